@@ -1,0 +1,41 @@
+// Package linkaddr signs the physical addresses a data service hands out for
+// uploads, and verifies them when the client links the upload, in lakeFS's
+// wire format.
+//
+// The flow is get-address, upload, link: the service gives the client a new
+// address (from package pathprovider) signed for a repository, branch and
+// path; the client uploads the object there, directly to the bucket; then it
+// asks the service to link the address to the path. Verify checks that the
+// address was signed for that repository, branch and path, and that it is not
+// older than the TTL. The TTL is what makes garbage collection safe: an object
+// uploaded but not yet linked is in no commit and no staging area, so the
+// collector must spare objects younger than the TTL, and a link must be
+// refused once the collector may have deleted its object.
+//
+// # Wire format
+//
+// A signed address is
+//
+//	<address>,<signature>
+//
+// split at the last ',' (an address may hold commas), where the signature is
+// base64.RawURLEncoding of HMAC-SHA256(key, payload) and the payload is Go's
+// encoding/json of
+//
+//	struct{ Repository, Branch, Path, PhysicalAddress string }
+//
+// with its default HTML escaping: a path a<b is written "a\u003cb". This is
+// lakeFS's format, so addresses signed by lakeFS with the same key verify here
+// and the other way round. Verify only accepts the canonical base64 spelling
+// of a signature, which is the one lakeFS writes.
+//
+// The address's time comes from a TimeResolver, normally the
+// pathprovider.Provider that made it. An address whose time cannot be read,
+// or lies more than a minute in the future, is invalid.
+//
+// # Beyond lakeFS
+//
+// WithVerifyKeys rotates keys; WithTTL and WithClock set the TTL and the
+// clock; VerifyOnce with a Redeemer (NewMemRedeemer, or one backed by the
+// host's database) makes each signed address link only once.
+package linkaddr

@@ -1,0 +1,242 @@
+package linkaddr
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"hash"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Delimiter separates the address from its signature in a signed address.
+const Delimiter = ","
+
+// DefaultTTL is how long a signed address stays valid unless WithTTL says
+// otherwise. It is lakeFS's.
+const DefaultTTL = 24 * time.Hour
+
+// maxSkew is how far in the future an address's time may be: clocks of the
+// machines that made and that verify an address differ a little.
+const maxSkew = time.Minute
+
+// Errors of Verify and VerifyOnce. Every rejection wraps exactly one of them.
+var (
+	// ErrInvalid is wrapped when a signed address is malformed, forged,
+	// signed for another repository, branch or path, of unknown or future
+	// time, or already redeemed.
+	ErrInvalid = errors.New("link address invalid")
+	// ErrExpired is wrapped when an address is older than the TTL.
+	ErrExpired = errors.New("link address expired")
+)
+
+// TimeResolver tells when an address was made. pathprovider.Provider
+// implements it: the time is read from the address itself.
+type TimeResolver interface {
+	ResolvePathTime(address string) (time.Time, error)
+}
+
+// Option configures New. An option given an invalid value makes New fail.
+type Option func(*config) error
+
+type config struct {
+	ttl        time.Duration
+	now        func() time.Time
+	verifyKeys [][]byte
+}
+
+// WithTTL sets how long after its address was made a signed address is
+// accepted: d > 0. Default DefaultTTL. A garbage collector must not delete
+// objects younger than this TTL, so hosts pass the same value to it.
+func WithTTL(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("linkaddr: TTL %v must be positive", d)
+		}
+		c.ttl = d
+		return nil
+	}
+}
+
+// WithClock sets the clock Verify judges expiry by. Default time.Now.
+func WithClock(now func() time.Time) Option {
+	return func(c *config) error {
+		if now == nil {
+			return errors.New("linkaddr: nil clock")
+		}
+		c.now = now
+		return nil
+	}
+}
+
+// WithVerifyKeys adds keys that Verify still accepts but Sign no longer uses:
+// to rotate keys, sign with the new key and verify with the old ones until
+// the addresses they signed have expired. Each key must be non-empty.
+func WithVerifyKeys(keys ...[]byte) Option {
+	return func(c *config) error {
+		for i, k := range keys {
+			if len(k) == 0 {
+				return fmt.Errorf("linkaddr: verify key %d is empty", i)
+			}
+			c.verifyKeys = append(c.verifyKeys, k)
+		}
+		return nil
+	}
+}
+
+// Signer signs physical addresses handed out for an upload and verifies them
+// when the upload is linked. It is safe for concurrent use.
+type Signer struct {
+	resolver TimeResolver
+	ttl      time.Duration
+	now      func() time.Time
+	keys     []*macKey // keys[0] signs; all of them verify
+}
+
+// New returns a Signer that signs with key and reads addresses' times with
+// resolver. The key must not be empty; the Signer keeps its own copy.
+func New(key []byte, resolver TimeResolver, opts ...Option) (*Signer, error) {
+	if len(key) == 0 {
+		return nil, errors.New("linkaddr: empty key")
+	}
+	if resolver == nil {
+		return nil, errors.New("linkaddr: nil time resolver")
+	}
+	cfg := config{ttl: DefaultTTL, now: time.Now}
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, errors.New("linkaddr: nil option")
+		}
+		if err := opt(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	s := &Signer{resolver: resolver, ttl: cfg.ttl, now: cfg.now, keys: []*macKey{newMACKey(key)}}
+	for _, k := range cfg.verifyKeys {
+		s.keys = append(s.keys, newMACKey(k))
+	}
+	return s, nil
+}
+
+// Sign returns address + Delimiter + signature, where the signature binds the
+// address to repository, branch and path (lakeFS's format: see the package
+// documentation).
+func (s *Signer) Sign(repository, branch, path, address string) string {
+	var mac [sha256.Size]byte
+	s.keys[0].mac(&mac, repository, branch, path, address)
+	var sig [sigLen]byte
+	base64.RawURLEncoding.Encode(sig[:], mac[:])
+	var b strings.Builder
+	b.Grow(len(address) + len(Delimiter) + sigLen)
+	b.WriteString(address)
+	b.WriteString(Delimiter)
+	b.Write(sig[:])
+	return b.String()
+}
+
+// sigLen is the length of an encoded signature: 32 bytes in unpadded base64.
+const sigLen = (sha256.Size*8 + 5) / 6
+
+// Verify checks that signed was made by Sign (with the signing key or a verify
+// key) for this repository, branch and path, and that its address is not
+// expired, and returns the address. Rejections wrap ErrInvalid, or ErrExpired
+// for an address older than the TTL.
+func (s *Signer) Verify(repository, branch, path, signed string) (string, error) {
+	address, _, err := s.verify(repository, branch, path, signed)
+	return address, err
+}
+
+// verify is Verify that also returns how long the address stays valid.
+func (s *Signer) verify(repository, branch, path, signed string) (address string, remaining time.Duration, err error) {
+	i := strings.LastIndex(signed, Delimiter)
+	if i < 0 {
+		return "", 0, fmt.Errorf("%w: no %q delimiter", ErrInvalid, Delimiter)
+	}
+	address, encoded := signed[:i], signed[i+len(Delimiter):]
+
+	// Only the canonical encoding is accepted: strict decoding refuses
+	// non-zero padding bits, and the exact length refuses the CR and LF the
+	// decoder would skip. So each signature has one spelling.
+	if len(encoded) != sigLen {
+		return "", 0, fmt.Errorf("%w: signature of %d characters, want %d", ErrInvalid, len(encoded), sigLen)
+	}
+	var sig [sigLen]byte
+	var got [sha256.Size]byte
+	copy(sig[:], encoded)
+	if n, err := strictBase64.Decode(got[:], sig[:]); err != nil || n != len(got) {
+		return "", 0, fmt.Errorf("%w: signature is not base64url", ErrInvalid)
+	}
+	if !s.anyKeyMatches(&got, repository, branch, path, address) {
+		return "", 0, fmt.Errorf("%w: signature does not match the address, repository, branch and path", ErrInvalid)
+	}
+
+	made, err := s.resolver.ResolvePathTime(address)
+	if err != nil {
+		return "", 0, fmt.Errorf("%w: cannot tell when the address was made: %w", ErrInvalid, err)
+	}
+	now := s.now()
+	if made.After(now.Add(maxSkew)) {
+		return "", 0, fmt.Errorf("%w: address made at %v, in the future", ErrInvalid, made.UTC())
+	}
+	expiry := made.Add(s.ttl)
+	if now.After(expiry) {
+		return "", 0, fmt.Errorf("%w: address made at %v, more than %v ago", ErrExpired, made.UTC(), s.ttl)
+	}
+	return address, expiry.Sub(now), nil
+}
+
+var strictBase64 = base64.RawURLEncoding.Strict()
+
+// anyKeyMatches reports whether the MAC of the payload under one of the keys
+// equals got, comparing in constant time.
+func (s *Signer) anyKeyMatches(got *[sha256.Size]byte, repository, branch, path, address string) bool {
+	var want [sha256.Size]byte
+	for _, k := range s.keys {
+		k.mac(&want, repository, branch, path, address)
+		if hmac.Equal(want[:], got[:]) {
+			return true
+		}
+	}
+	return false
+}
+
+// macKey computes HMAC-SHA256 with one key. It pools hash states and payload
+// buffers, so a MAC allocates nothing.
+type macKey struct {
+	pool sync.Pool // of *macState
+}
+
+type macState struct {
+	h   hash.Hash
+	buf []byte
+	out [sha256.Size]byte
+}
+
+// maxPooledPayload bounds the buffers kept for reuse: a rare huge path does
+// not pin its buffer in the pool.
+const maxPooledPayload = 4 << 10
+
+func newMACKey(key []byte) *macKey {
+	key = append([]byte(nil), key...)
+	m := &macKey{}
+	m.pool.New = func() any { return &macState{h: hmac.New(sha256.New, key)} }
+	return m
+}
+
+// mac sets out to the MAC of the payload of repository, branch, path and
+// address.
+func (m *macKey) mac(out *[sha256.Size]byte, repository, branch, path, address string) {
+	st := m.pool.Get().(*macState)
+	st.buf = appendPayload(st.buf[:0], repository, branch, path, address)
+	st.h.Reset()
+	st.h.Write(st.buf)
+	st.h.Sum(st.out[:0])
+	*out = st.out
+	if cap(st.buf) > maxPooledPayload {
+		st.buf = nil
+	}
+	m.pool.Put(st)
+}

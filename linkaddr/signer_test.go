@@ -1,0 +1,295 @@
+package linkaddr_test
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lakegc/lakegc/linkaddr"
+	"github.com/lakegc/lakegc/pathprovider"
+)
+
+const testKey = "k3y-that-must-never-leak-0123456789"
+
+// stoppedClock returns a clock that always says t.
+func stoppedClock(t time.Time) func() time.Time { return func() time.Time { return t } }
+
+// resolverFunc adapts a function to linkaddr.TimeResolver.
+type resolverFunc func(address string) (time.Time, error)
+
+func (f resolverFunc) ResolvePathTime(address string) (time.Time, error) { return f(address) }
+
+func mustSigner(t testing.TB, key string, resolver linkaddr.TimeResolver, opts ...linkaddr.Option) *linkaddr.Signer {
+	t.Helper()
+	s, err := linkaddr.New([]byte(key), resolver, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func mustProvider(t testing.TB, now func() time.Time) *pathprovider.Partitioned {
+	t.Helper()
+	p, err := pathprovider.New(pathprovider.WithClock(now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestNewRejects(t *testing.T) {
+	p := mustProvider(t, time.Now)
+	for _, tc := range []struct {
+		name     string
+		key      []byte
+		resolver linkaddr.TimeResolver
+		opts     []linkaddr.Option
+	}{
+		{"nil key", nil, p, nil},
+		{"empty key", []byte{}, p, nil},
+		{"nil resolver", []byte(testKey), nil, nil},
+		{"zero TTL", []byte(testKey), p, []linkaddr.Option{linkaddr.WithTTL(0)}},
+		{"negative TTL", []byte(testKey), p, []linkaddr.Option{linkaddr.WithTTL(-time.Hour)}},
+		{"nil clock", []byte(testKey), p, []linkaddr.Option{linkaddr.WithClock(nil)}},
+		{"empty verify key", []byte(testKey), p, []linkaddr.Option{linkaddr.WithVerifyKeys([]byte("old"), nil)}},
+		{"nil option", []byte(testKey), p, []linkaddr.Option{nil}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := linkaddr.New(tc.key, tc.resolver, tc.opts...)
+			if err == nil || s != nil {
+				t.Fatalf("New = %v, %v; want an error", s, err)
+			}
+			assertNoKey(t, err, testKey)
+		})
+	}
+}
+
+// assertNoKey fails when err's message holds the key in any usual spelling.
+func assertNoKey(t *testing.T, err error, key string) {
+	t.Helper()
+	msg := err.Error()
+	for _, spelling := range []string{
+		key,
+		hex.EncodeToString([]byte(key)),
+		base64.StdEncoding.EncodeToString([]byte(key)),
+		base64.RawURLEncoding.EncodeToString([]byte(key)),
+		key[:8],
+	} {
+		if strings.Contains(msg, spelling) {
+			t.Fatalf("error %q reveals the key", msg)
+		}
+	}
+}
+
+func TestVerifyRejections(t *testing.T) {
+	now := time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)
+	clock := now
+	p := mustProvider(t, func() time.Time { return clock })
+	s := mustSigner(t, testKey, p, linkaddr.WithClock(func() time.Time { return clock }), linkaddr.WithTTL(time.Hour))
+	other := mustSigner(t, "another key", p, linkaddr.WithClock(func() time.Time { return clock }))
+
+	address := p.NewPath()
+	signed := s.Sign("repo", "main", "a/b.csv", address)
+	sig := signed[strings.LastIndex(signed, ",")+1:]
+	mac, _ := base64.RawURLEncoding.DecodeString(sig)
+	flipped := []byte(sig)
+	flipped[10] ^= 1 // another base64url letter
+
+	// The last of 43 characters carries 4 bits of the MAC and 2 padding bits
+	// that must be zero; a lenient decoder maps this spelling to the same MAC.
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	last := strings.IndexByte(alphabet, sig[42])
+	nonCanonical := sig[:42] + string(alphabet[last|1])
+
+	otherAddress := p.NewPath()
+
+	for _, tc := range []struct {
+		name                     string
+		repository, branch, path string
+		signed                   string
+		at                       time.Time
+		want                     error
+	}{
+		{"tampered signature", "repo", "main", "a/b.csv", address + "," + string(flipped), now, linkaddr.ErrInvalid},
+		{"another repository", "repo2", "main", "a/b.csv", signed, now, linkaddr.ErrInvalid},
+		{"another branch", "repo", "dev", "a/b.csv", signed, now, linkaddr.ErrInvalid},
+		{"another path", "repo", "main", "a/b.csv2", signed, now, linkaddr.ErrInvalid},
+		{"another address", "repo", "main", "a/b.csv", otherAddress + "," + sig, now, linkaddr.ErrInvalid},
+		{"fields shifted", "repomain", "", "a/b.csv", signed, now, linkaddr.ErrInvalid},
+		{"signed by another key", "repo", "main", "a/b.csv", other.Sign("repo", "main", "a/b.csv", address), now, linkaddr.ErrInvalid},
+		{"no delimiter", "repo", "main", "a/b.csv", address + sig, now, linkaddr.ErrInvalid},
+		{"empty", "repo", "main", "a/b.csv", "", now, linkaddr.ErrInvalid},
+		{"empty signature", "repo", "main", "a/b.csv", address + ",", now, linkaddr.ErrInvalid},
+		{"bad base64", "repo", "main", "a/b.csv", address + "," + strings.Repeat("!", 43), now, linkaddr.ErrInvalid},
+		{"standard instead of URL alphabet", "repo", "main", "a/b.csv", address + "," + strings.Repeat("+", 43), now, linkaddr.ErrInvalid},
+		{"padded base64", "repo", "main", "a/b.csv", address + "," + base64.URLEncoding.EncodeToString(mac), now, linkaddr.ErrInvalid},
+		{"non-canonical last character", "repo", "main", "a/b.csv", address + "," + nonCanonical, now, linkaddr.ErrInvalid},
+		{"newline inside", "repo", "main", "a/b.csv", address + "," + sig[:20] + "\n" + sig[20:], now, linkaddr.ErrInvalid},
+		{"signature too short", "repo", "main", "a/b.csv", address + "," + base64.RawURLEncoding.EncodeToString(mac[:16]), now, linkaddr.ErrInvalid},
+		{"signature too long", "repo", "main", "a/b.csv", signed + "AAAA", now, linkaddr.ErrInvalid},
+		{"truncated MAC", "repo", "main", "a/b.csv", address + "," + sig[:42], now, linkaddr.ErrInvalid},
+		{"expired", "repo", "main", "a/b.csv", signed, now.Add(time.Hour + time.Second), linkaddr.ErrExpired},
+		{"from more than a minute in the future", "repo", "main", "a/b.csv", signed, now.Add(-time.Minute - time.Second), linkaddr.ErrInvalid},
+		{"time cannot be resolved", "repo", "main", "a/b.csv", s.Sign("repo", "main", "a/b.csv", "data/x/not-an-xid"), now, linkaddr.ErrInvalid},
+		{"accepted: new", "repo", "main", "a/b.csv", signed, now, nil},
+		{"accepted: at the TTL", "repo", "main", "a/b.csv", signed, now.Add(time.Hour), nil},
+		{"accepted: a minute in the future", "repo", "main", "a/b.csv", signed, now.Add(-time.Minute), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock = tc.at
+			got, err := s.Verify(tc.repository, tc.branch, tc.path, tc.signed)
+			if tc.want == nil {
+				if err != nil || got != address {
+					t.Fatalf("Verify = %q, %v; want %q", got, err, address)
+				}
+				return
+			}
+			if !errors.Is(err, tc.want) || got != "" {
+				t.Fatalf("Verify = %q, %v; want %v", got, err, tc.want)
+			}
+			if errors.Is(err, linkaddr.ErrInvalid) == errors.Is(err, linkaddr.ErrExpired) {
+				t.Fatalf("error %v wraps both or neither sentinel", err)
+			}
+			assertNoKey(t, err, testKey)
+		})
+	}
+}
+
+// TestVerifyRejectsEveryBitFlip flips each bit of the MAC in turn: every
+// byte of the signature counts.
+func TestVerifyRejectsEveryBitFlip(t *testing.T) {
+	p := mustProvider(t, time.Now)
+	s := mustSigner(t, testKey, p)
+	address := p.NewPath()
+	signed := s.Sign("r", "b", "p", address)
+	mac, err := base64.RawURLEncoding.DecodeString(signed[len(address)+1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for bit := range 8 * len(mac) {
+		mac[bit/8] ^= 1 << (bit % 8)
+		forged := address + "," + base64.RawURLEncoding.EncodeToString(mac)
+		if _, err := s.Verify("r", "b", "p", forged); !errors.Is(err, linkaddr.ErrInvalid) {
+			t.Fatalf("bit %d flipped: err = %v", bit, err)
+		}
+		mac[bit/8] ^= 1 << (bit % 8)
+	}
+}
+
+func TestUnresolvableTimeKeepsTheCause(t *testing.T) {
+	s := mustSigner(t, testKey, mustProvider(t, time.Now))
+	_, err := s.Verify("r", "b", "p", s.Sign("r", "b", "p", "data/slice/not-an-xid"))
+	if !errors.Is(err, linkaddr.ErrInvalid) || !errors.Is(err, pathprovider.ErrInvalidAddress) {
+		t.Fatalf("err = %v; want ErrInvalid wrapping the resolver's error", err)
+	}
+}
+
+func TestKeyRotation(t *testing.T) {
+	p := mustProvider(t, time.Now)
+	oldKey, newKey := "old key", "new key"
+	before := mustSigner(t, oldKey, p)
+	during := mustSigner(t, newKey, p, linkaddr.WithVerifyKeys([]byte("unrelated"), []byte(oldKey)))
+	after := mustSigner(t, newKey, p)
+
+	address := p.NewPath()
+	signedOld := before.Sign("r", "b", "p", address)
+	signedNew := during.Sign("r", "b", "p", address)
+	if signedNew == signedOld {
+		t.Fatal("Sign used a verify key")
+	}
+	for _, tc := range []struct {
+		name   string
+		s      *linkaddr.Signer
+		signed string
+		ok     bool
+	}{
+		{"old signature, during rotation", during, signedOld, true},
+		{"new signature, during rotation", during, signedNew, true},
+		{"new signature, after", after, signedNew, true},
+		{"old signature, after", after, signedOld, false},
+		{"new signature, before", before, signedNew, false},
+	} {
+		_, err := tc.s.Verify("r", "b", "p", tc.signed)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: err = %v", tc.name, err)
+		}
+	}
+}
+
+func TestSignerKeepsItsOwnKeyCopy(t *testing.T) {
+	key := []byte(testKey)
+	old := []byte("old key")
+	p := mustProvider(t, time.Now)
+	s := mustSigner(t, string(key), p, linkaddr.WithVerifyKeys(old))
+	address := p.NewPath()
+	signed := s.Sign("r", "b", "p", address)
+	signedOld := mustSigner(t, "old key", p).Sign("r", "b", "p", address)
+	key[0]++
+	old[0]++
+	if _, err := s.Verify("r", "b", "p", signed); err != nil {
+		t.Fatalf("changing the caller's key slice changed the Signer: %v", err)
+	}
+	if _, err := s.Verify("r", "b", "p", signedOld); err != nil {
+		t.Fatalf("changing the caller's verify key slice changed the Signer: %v", err)
+	}
+}
+
+// FuzzVerify feeds Verify arbitrary inputs. It must never panic, and it
+// accepts a string only when it is exactly what Sign writes for the same
+// repository, branch, path and address. Sign must also match a signature
+// computed by hand from encoding/json, and verify.
+func FuzzVerify(f *testing.F) {
+	made := time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)
+	anyAddressIsNew := resolverFunc(func(string) (time.Time, error) { return made, nil })
+	s, err := linkaddr.New([]byte(testKey), anyAddressIsNew, linkaddr.WithClock(stoppedClock(made)))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, seed := range [][4]string{
+		{"repo", "main", "a/b.csv", "data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0"},
+		{"r&d", "feature<1>", "a<b>&c,d", "s3://b/a,b/data/x/y"},
+		{"dépôt", "主", "x\u2028y", "bad\xffbyte"},
+		{"", "", "", ""},
+		{"r", "b", "a<b", "x"},
+		{"r", "b", "a>b", "x"},
+		{"r", "b", "a&b", "x"},
+		{"r", "b", "a\"b\\c", "x"},
+		{"r", "b", "a\x00\x1f\x7f", "x"},
+	} {
+		f.Add(seed[0], seed[1], seed[2], s.Sign(seed[0], seed[1], seed[2], seed[3]))
+		f.Add(seed[0], seed[1], seed[2], seed[3])
+	}
+	f.Add("repo", "main", "p", "addr,cPWPReDC_to7BOmMGSy0YReW9aWIv819XlODed5eSv=")
+	f.Fuzz(func(t *testing.T, repository, branch, path, signed string) {
+		address, err := s.Verify(repository, branch, path, signed)
+		if err == nil {
+			if want := s.Sign(repository, branch, path, address); signed != want {
+				t.Fatalf("Verify accepted %q, which Sign writes as %q", signed, want)
+			}
+		} else if !errors.Is(err, linkaddr.ErrInvalid) && !errors.Is(err, linkaddr.ErrExpired) {
+			t.Fatalf("Verify error %v wraps no sentinel", err)
+		}
+
+		// Treat the input as an address: signing it must verify, and match
+		// the signature computed from encoding/json by hand.
+		own := s.Sign(repository, branch, path, signed)
+		if got, err := s.Verify(repository, branch, path, own); err != nil || got != signed {
+			t.Fatalf("Verify(Sign(%q)) = %q, %v", signed, got, err)
+		}
+		payload, err := json.Marshal(struct{ Repository, Branch, Path, PhysicalAddress string }{repository, branch, path, signed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mac := hmac.New(sha256.New, []byte(testKey))
+		mac.Write(payload)
+		if want := signed + "," + base64.RawURLEncoding.EncodeToString(mac.Sum(nil)); own != want {
+			t.Fatalf("Sign = %q, encoding/json by hand gives %q", own, want)
+		}
+	})
+}
