@@ -1,0 +1,37 @@
+package sqlstore
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"testing"
+)
+
+func TestSuccessor(t *testing.T) {
+	for _, tt := range []struct{ prefix, want []byte }{
+		{nil, nil},
+		{[]byte{}, nil},
+		{[]byte("a"), []byte("b")},
+		{[]byte("a\xff"), []byte("b")},
+		{[]byte("a\xff\xff"), []byte("b")},
+		{[]byte("a\x00"), []byte("a\x01")},
+		{[]byte("\xff"), nil},
+		{[]byte("\xff\xff"), nil},
+		{[]byte("\xfe\xff"), []byte("\xff")},
+	} {
+		got := successor(tt.prefix)
+		if !bytes.Equal(got, tt.want) || (got == nil) != (tt.want == nil) {
+			t.Errorf("successor(%q) = %q, want %q", tt.prefix, got, tt.want)
+		}
+	}
+}
+
+func TestNewRejectsBadTableNames(t *testing.T) {
+	db := sql.OpenDB(nil) // never used: the name is checked first
+	for _, name := range []string{"", "1t", "t;drop table x", `"t"`, "a.b.c", "t-1", "t t"} {
+		if _, err := New(context.Background(), db, name); !errors.Is(err, ErrInvalidTable) {
+			t.Errorf("New(%q) = %v, want ErrInvalidTable", name, err)
+		}
+	}
+}
