@@ -1,0 +1,5 @@
+//go:build !race
+
+package retention
+
+const raceEnabled = false

@@ -1,0 +1,93 @@
+package retention
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rs/xid"
+	"gocloud.dev/blob"
+)
+
+// commitsKeyTemplate is where lakeFS's GC client reads the commits report of
+// a run, below the storage prefix.
+const commitsKeyTemplate = "retention/gc/commits/run_id=%s/commits.csv"
+
+// WriteCommitsCSV writes the commits report of run runID, the file lakeFS's
+// GC client reads, to <storagePrefix>/retention/gc/commits/run_id=<runID>/commits.csv
+// in bucket, and returns its key. The report is a CSV file with the header
+// commit_id,expired,metarange_id and the row <id>,false,<metarange> for each
+// active commit, in the order of active.
+//
+// The report is streamed to the bucket. If ctx is canceled or a write fails,
+// the upload is aborted and no object appears under the key. runID must be
+// non-empty and contain no slash.
+func WriteCommitsCSV(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string, active []ActiveCommit) (key string, err error) {
+	if runID == "" || strings.Contains(runID, "/") {
+		return "", fmt.Errorf("retention: invalid run ID %q", runID)
+	}
+	key = prefixedKey(storagePrefix, fmt.Sprintf(commitsKeyTemplate, runID))
+	// Canceling wctx before Close aborts the upload: see blob.Bucket.NewWriter.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := bucket.NewWriter(wctx, key, &blob.WriterOptions{ContentType: "text/csv"})
+	if err != nil {
+		return "", fmt.Errorf("retention: write %s: %w", key, err)
+	}
+	if err := writeCommitsCSV(ctx, csv.NewWriter(w), active); err != nil {
+		cancel()
+		return "", errors.Join(fmt.Errorf("retention: write %s: %w", key, err), discard(w))
+	}
+	if err := w.Close(); err != nil {
+		return "", fmt.Errorf("retention: write %s: %w", key, err)
+	}
+	return key, nil
+}
+
+// discard closes an aborted writer. Its error says the upload was
+// canceled, which is the point, so only other errors are kept.
+func discard(w *blob.Writer) error {
+	if err := w.Close(); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+func writeCommitsCSV(ctx context.Context, w *csv.Writer, active []ActiveCommit) error {
+	if err := w.Write([]string{"commit_id", "expired", "metarange_id"}); err != nil {
+		return err
+	}
+	row := make([]string, 3)
+	for i, c := range active {
+		if i%ctxCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		row[0], row[1], row[2] = c.CommitID, "false", c.MetaRangeID
+		if err := w.Write(row); err != nil {
+			return err
+		}
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// runIDEpoch is 4000-01-01T00:00:00Z in Unix seconds. Run IDs are xids of
+// the time left until then, so a later run has a smaller ID and a listing of
+// runs, in key order, starts with the newest (as lakeFS's run IDs do).
+const runIDEpoch = 64060588800
+
+// NewRunID returns a new, unique ID for a GC run started at now, made as
+// lakeFS makes its run IDs. IDs descend: a run started a second or more later
+// has a smaller ID. (The xid keeps 32 bits of the time, so the order holds
+// until 2094, when that value wraps, as it does for lakeFS.)
+func NewRunID(now time.Time) string {
+	return xid.NewWithTime(time.Unix(runIDEpoch-now.Unix(), 0)).String()
+}

@@ -1,0 +1,134 @@
+package retention
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"testing"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/fileblob"
+	"gocloud.dev/blob/memblob"
+)
+
+// buckets returns one bucket of each kind the store is tested on.
+func buckets(t *testing.T) map[string]*blob.Bucket {
+	t.Helper()
+	file, err := fileblob.OpenBucket(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*blob.Bucket{"memblob": memblob.OpenBucket(nil), "fileblob": file}
+	for _, b := range out {
+		t.Cleanup(func() { b.Close() })
+	}
+	return out
+}
+
+func TestRulesStore(t *testing.T) {
+	for name, bucket := range buckets(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			s := NewRulesStore(bucket)
+			if _, err := s.Get(ctx); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("Get before Save: %v, want ErrNotFound", err)
+			}
+			if err := s.Delete(ctx); err != nil {
+				t.Fatalf("Delete of nothing: %v", err)
+			}
+			rules := &Rules{DefaultRetentionDays: 14, BranchRetentionDays: map[string]int32{"main": 60, "tmp": 0}}
+			if err := s.Save(ctx, rules); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Get(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rulesEqual(*got, *rules) {
+				t.Errorf("Get = %+v, want %+v", got, rules)
+			}
+			stored, err := bucket.ReadAll(ctx, "_lakefs/retention/gc/rules/config.json")
+			if err != nil {
+				t.Fatalf("rules not at lakeFS's key: %v", err)
+			}
+			want, _ := rules.MarshalBinary()
+			if string(stored) != string(want) {
+				t.Errorf("stored % x, want % x", stored, want)
+			}
+
+			if err := s.Save(ctx, &Rules{DefaultRetentionDays: -1}); !errors.Is(err, ErrInvalidRules) {
+				t.Errorf("Save of invalid rules: %v, want ErrInvalidRules", err)
+			}
+			if got, err := s.Get(ctx); err != nil || !rulesEqual(*got, *rules) {
+				t.Errorf("invalid Save changed the rules: %+v, %v", got, err)
+			}
+
+			zero := &Rules{}
+			if err := s.Save(ctx, zero); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := s.Get(ctx); err != nil || !rulesEqual(*got, *zero) {
+				t.Errorf("rules of 0 days read back as %+v, %v", got, err)
+			}
+
+			if err := s.Delete(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Get(ctx); !errors.Is(err, ErrNotFound) {
+				t.Errorf("Get after Delete: %v, want ErrNotFound", err)
+			}
+			if err := s.Delete(ctx); err != nil {
+				t.Errorf("second Delete: %v", err)
+			}
+		})
+	}
+}
+
+func TestRulesStoreFileStates(t *testing.T) {
+	for name, bucket := range buckets(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			key := "repo1/_lakefs/retention/gc/rules/config.json"
+			s := NewRulesStore(bucket, WithStoragePrefix("repo1/_lakefs/"))
+			if err := bucket.WriteAll(ctx, key, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Get(ctx); !errors.Is(err, ErrNotFound) {
+				t.Errorf("empty file: %v, want ErrNotFound", err)
+			}
+			if err := bucket.WriteAll(ctx, key, []byte{0x08}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Get(ctx); !errors.Is(err, ErrInvalidRules) {
+				t.Errorf("truncated file: %v, want ErrInvalidRules", err)
+			}
+			lakeFS := []byte{0x12, 0x08, 0x0a, 0x04, 'm', 'a', 'i', 'n', 0x10, 0x5a} // default 0 omitted
+			if err := bucket.WriteAll(ctx, key, lakeFS, nil); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Get(ctx)
+			if err != nil || got.DefaultRetentionDays != 0 || !maps.Equal(got.BranchRetentionDays, map[string]int32{"main": 90}) {
+				t.Errorf("lakeFS's file read as %+v, %v", got, err)
+			}
+		})
+	}
+}
+
+func TestRulesStoreCanceled(t *testing.T) {
+	for name, bucket := range buckets(t) {
+		t.Run(name, func(t *testing.T) {
+			s := NewRulesStore(bucket, WithStoragePrefix(""))
+			ctx, cancel := context.WithCancel(t.Context())
+			cancel()
+			if err := s.Save(ctx, &Rules{DefaultRetentionDays: 3}); err == nil {
+				t.Error("Save with a canceled context succeeded")
+			}
+			if ok, err := bucket.Exists(t.Context(), "retention/gc/rules/config.json"); err != nil || ok {
+				t.Errorf("canceled Save left the rules file (exists %v, %v)", ok, err)
+			}
+			if _, err := s.Get(ctx); err == nil || errors.Is(err, ErrNotFound) {
+				t.Errorf("Get with a canceled context: %v, want the cancellation", err)
+			}
+		})
+	}
+}
