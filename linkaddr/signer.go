@@ -61,7 +61,8 @@ func WithTTL(d time.Duration) Option {
 	}
 }
 
-// WithClock sets the clock Verify judges expiry by. Default time.Now.
+// WithClock sets the clock Verify judges expiry by. It is called
+// concurrently by concurrent Verify calls. Default time.Now.
 func WithClock(now func() time.Time) Option {
 	return func(c *config) error {
 		if now == nil {
@@ -88,7 +89,8 @@ func WithVerifyKeys(keys ...[]byte) Option {
 }
 
 // Signer signs physical addresses handed out for an upload and verifies them
-// when the upload is linked. It is safe for concurrent use.
+// when the upload is linked. It is safe for concurrent use. The zero value is
+// not usable: call New.
 type Signer struct {
 	resolver TimeResolver
 	ttl      time.Duration
