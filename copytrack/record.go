@@ -3,7 +3,6 @@ package copytrack
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 	"time"
 )
 
@@ -75,7 +74,7 @@ func decodeRecord(key, value []byte) (Copy, error) {
 	var fields [4]string
 	for i := range fields {
 		n, w := uvarint(rest)
-		if w <= 0 || n > math.MaxInt || n > uint64(len(rest)-w) {
+		if w <= 0 || n > uint64(len(rest)-w) {
 			return Copy{}, fmt.Errorf("%w: key %q: truncated value", ErrCorruptRecord, key)
 		}
 		fields[i] = string(rest[w : w+int(n)])

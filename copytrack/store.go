@@ -3,6 +3,7 @@ package copytrack
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"sort"
@@ -31,6 +32,19 @@ type Store interface {
 
 // KV is one key-value pair yielded by Store.Scan.
 type KV struct{ Key, Value []byte }
+
+// errNilStore is the error of every call of a Tracker made with a nil Store.
+var errNilStore = errors.New("copytrack: nil Store")
+
+// nilStore stands in for a nil Store given to New, so that the Tracker's
+// calls fail instead of panicking.
+type nilStore struct{}
+
+func (nilStore) Set(context.Context, []byte, []byte) error { return errNilStore }
+func (nilStore) Delete(context.Context, []byte) error      { return errNilStore }
+func (nilStore) Scan(context.Context, []byte) iter.Seq2[KV, error] {
+	return func(yield func(KV, error) bool) { yield(KV{}, errNilStore) }
+}
 
 // memPageSize is how many pairs memStore.Scan copies per lock acquisition.
 const memPageSize = 128

@@ -48,6 +48,7 @@ type Copy struct {
 // whose branch scan races a rename (copy, then delete of the source) still
 // finds the source's physical address. A Tracker is safe for concurrent use,
 // and several Trackers (in several processes) may share one Store.
+// The zero value is not usable: call New.
 type Tracker struct {
 	store Store
 	ttl   time.Duration
@@ -80,10 +81,16 @@ func WithClock(now func() time.Time) Option {
 
 // New returns a Tracker keeping its records in store. The store should hold
 // nothing but copy records (give the Tracker its own table or key space).
+// With a nil store every call of the Tracker fails; nil options are ignored.
 func New(store Store, opts ...Option) *Tracker {
+	if store == nil {
+		store = nilStore{}
+	}
 	t := &Tracker{store: store, ttl: DefaultTTL, now: time.Now}
 	for _, o := range opts {
-		o(t)
+		if o != nil {
+			o(t)
+		}
 	}
 	return t
 }
@@ -209,11 +216,15 @@ func (t *Tracker) expiredBatch(ctx context.Context, prefix []byte, cutoff time.T
 	return batch, nil
 }
 
-// ForgetBranch drops the repository's records of one branch, for the host
-// to call once the branch's staging area was committed, reset or deleted. It
-// reads every record of the repository, and deletes nothing if one of them
-// does not decode.
+// ForgetBranch drops the repository's records of one branch created up to
+// the clock's now when it is called, for the host to call once the branch's
+// staging area was committed, reset or deleted. Records created after that
+// are kept: they are copies in the branch's next staging area, which no
+// commit protects yet (a rename tracked while ForgetBranch runs, say). It
+// reads the repository's records up to that time, and deletes nothing if one
+// of them does not decode.
 func (t *Tracker) ForgetBranch(ctx context.Context, repository, branch string) (removed int, err error) {
+	until := t.now()
 	var keys [][]byte
 	for kv, err := range t.store.Scan(ctx, repositoryPrefix(repository)) {
 		if err != nil {
@@ -222,6 +233,9 @@ func (t *Tracker) ForgetBranch(ctx context.Context, repository, branch string) (
 		c, err := decodeRecord(kv.Key, kv.Value)
 		if err != nil {
 			return 0, err
+		}
+		if c.CreatedAt.After(until) {
+			break // keys are in time order: every later record is newer still
 		}
 		if c.Branch == branch {
 			keys = append(keys, kv.Key)

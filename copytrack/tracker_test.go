@@ -85,7 +85,10 @@ func TestTrackerModel(t *testing.T) {
 			default:
 				branch := branches[rng.IntN(len(branches))]
 				n := len(model)
-				model = slices.DeleteFunc(model, func(c Copy) bool { return c.Repository == repo && c.Branch == branch })
+				until := clk.Now()
+				model = slices.DeleteFunc(model, func(c Copy) bool {
+					return c.Repository == repo && c.Branch == branch && !c.CreatedAt.After(until)
+				})
 				removed, err := tr.ForgetBranch(ctx, repo, branch)
 				if err != nil || removed != n-len(model) {
 					t.Fatalf("seed %d: ForgetBranch(%q, %q) = %d, %v; want %d", seed, repo, branch, removed, err, n-len(model))
@@ -120,7 +123,7 @@ func TestRepositoryPrefixesArePrefixFree(t *testing.T) {
 
 func TestForgetBranchLeavesOthersIntact(t *testing.T) {
 	ctx := context.Background()
-	tr := New(NewMemStore(), WithClock(func() time.Time { return t0 }))
+	tr := New(NewMemStore(), WithClock(func() time.Time { return t0.Add(time.Second) })) // after every copy
 	var all []Copy
 	for i, c := range []struct{ repo, branch string }{{"a", "main"}, {"a", "dev"}, {"a/b", "main"}, {"a", "main"}, {"b", "main"}, {"a", "main2"}} {
 		cp := Copy{Repository: c.repo, Branch: c.branch, PhysicalAddress: fmt.Sprint("addr", i), CreatedAt: t0.Add(time.Duration(i))}
@@ -296,7 +299,9 @@ func TestCorruptRecordIsReportedNotSkipped(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	badKey := encodeKey("r", t0.Add(time.Nanosecond/2), [seqLen]byte{1})
+	// At t0, with a sequence number above any counter: between the first
+	// two records.
+	badKey := encodeKey("r", t0, [seqLen]byte{1})
 	if err := store.Set(ctx, badKey, []byte{recordVersion + 1, 0, 0, 0, 0}); err != nil {
 		t.Fatal(err)
 	}
@@ -344,10 +349,15 @@ func TestCancelledContext(t *testing.T) {
 	if _, err := tr.ForgetBranch(ctx, "r", "b"); !errors.Is(err, context.Canceled) {
 		t.Errorf("ForgetBranch = %v", err)
 	}
+	yielded := 0
 	for _, err := range tr.Addresses(ctx, "r") {
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("Addresses = %v", err)
 		}
+		yielded++
+	}
+	if yielded != 1 {
+		t.Errorf("Addresses yielded %d times, want the error once", yielded)
 	}
 }
 
@@ -374,4 +384,85 @@ func FuzzDecodeRecord(f *testing.F) {
 			t.Errorf("value %q decodes to %+v, which encodes to %q", value, c, v)
 		}
 	})
+}
+
+// hookStore runs hook once, after its Scan yielded the first pair.
+type hookStore struct {
+	Store
+	hook func()
+}
+
+func (s *hookStore) Scan(ctx context.Context, prefix []byte) iter.Seq2[KV, error] {
+	return func(yield func(KV, error) bool) {
+		for kv, err := range s.Store.Scan(ctx, prefix) {
+			if !yield(kv, err) {
+				return
+			}
+			if s.hook != nil {
+				s.hook()
+				s.hook = nil
+			}
+		}
+	}
+}
+
+// TestForgetBranchKeepsCopiesTrackedWhileItRuns commits a branch and, while
+// ForgetBranch reads its records, renames a file on the branch's new staging
+// area: that copy is not covered by the commit, so its record must stay.
+func TestForgetBranchKeepsCopiesTrackedWhileItRuns(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock(t0)
+	store := &hookStore{Store: NewMemStore()}
+	tr := New(store, WithClock(clk.Now))
+	const committed = 2 * memPageSize // enough for the scan to read a page after the hook
+	for i := range committed {
+		if err := tr.Track(ctx, Copy{Repository: "r", Branch: "main", PhysicalAddress: fmt.Sprint("old", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.set(t0.Add(time.Second))
+	store.hook = func() {
+		clk.set(t0.Add(2 * time.Second))
+		if err := tr.Track(ctx, Copy{Repository: "r", Branch: "main", PhysicalAddress: "new"}); err != nil {
+			t.Error(err)
+		}
+	}
+	removed, err := tr.ForgetBranch(ctx, "r", "main")
+	if err != nil || removed != committed {
+		t.Fatalf("ForgetBranch = %d, %v; want %d, nil", removed, err, committed)
+	}
+	if got := list(t, tr, "r"); len(got) != 1 || got[0].PhysicalAddress != "new" {
+		t.Fatalf("after ForgetBranch, List = %v; want only the copy tracked while it ran", got)
+	}
+}
+
+// TestNewWithoutStoreOrOptions checks that a nil Store and nil options make
+// errors, not panics.
+func TestNewWithoutStoreOrOptions(t *testing.T) {
+	ctx := context.Background()
+	tr := New(NewMemStore(), nil, WithTTL(time.Hour), nil)
+	if err := tr.Track(ctx, Copy{Repository: "r", PhysicalAddress: "x"}); err != nil {
+		t.Fatalf("Track with nil options given: %v", err)
+	}
+
+	tr = New(nil)
+	if err := tr.Track(ctx, Copy{Repository: "r", PhysicalAddress: "x"}); err == nil {
+		t.Error("Track on a nil Store succeeded")
+	}
+	errs := 0
+	for _, err := range tr.List(ctx, "r") {
+		if err == nil {
+			t.Error("List on a nil Store yielded a record")
+		}
+		errs++
+	}
+	if errs != 1 {
+		t.Errorf("List on a nil Store yielded %d errors, want 1", errs)
+	}
+	if _, err := tr.Expire(ctx, "r"); err == nil {
+		t.Error("Expire on a nil Store succeeded")
+	}
+	if _, err := tr.ForgetBranch(ctx, "r", "b"); err == nil {
+		t.Error("ForgetBranch on a nil Store succeeded")
+	}
 }

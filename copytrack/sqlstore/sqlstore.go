@@ -19,6 +19,10 @@ var ErrInvalidTable = errors.New("sqlstore: invalid table name")
 // option is given.
 const DefaultPageSize = 500
 
+// maxPagePrealloc bounds the room a page reserves before its rows arrive, so
+// that a huge WithPageSize costs only the rows actually read.
+const maxPagePrealloc = 1024
+
 // tableName is an identifier, optionally schema-qualified. Only these are
 // accepted, so the name can go into SQL text without injection.
 var tableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$`)
@@ -62,8 +66,14 @@ func New(ctx context.Context, db *sql.DB, table string, opts ...Option) (*Store,
 	if !tableName.MatchString(table) {
 		return nil, fmt.Errorf("%w: %q", ErrInvalidTable, table)
 	}
+	if db == nil {
+		return nil, errors.New("sqlstore: nil *sql.DB")
+	}
 	s := &Store{db: db, table: table, pageSize: DefaultPageSize}
 	for _, o := range opts {
+		if o == nil {
+			return nil, errors.New("sqlstore: nil option")
+		}
 		o(s)
 	}
 	s.upsert = "INSERT INTO " + table + " (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
@@ -181,7 +191,7 @@ func (s *Store) page(ctx context.Context, lower, upper, after []byte) ([]copytra
 		return nil, s.errorf(ctx, "scan", err)
 	}
 	defer rows.Close()
-	page := make([]copytrack.KV, 0, s.pageSize)
+	page := make([]copytrack.KV, 0, min(s.pageSize, maxPagePrealloc))
 	for rows.Next() {
 		var kv copytrack.KV
 		if err := rows.Scan(&kv.Key, &kv.Value); err != nil {

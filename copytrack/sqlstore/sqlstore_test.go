@@ -35,3 +35,13 @@ func TestNewRejectsBadTableNames(t *testing.T) {
 		}
 	}
 }
+
+func TestNewRejectsNilDBAndNilOption(t *testing.T) {
+	if _, err := New(context.Background(), nil, "copytrack", WithCreateTable()); err == nil {
+		t.Error("New accepted a nil *sql.DB")
+	}
+	db := sql.OpenDB(nil) // never used: the options are checked first
+	if _, err := New(context.Background(), db, "copytrack", nil, WithCreateTable()); err == nil {
+		t.Error("New accepted a nil Option")
+	}
+}

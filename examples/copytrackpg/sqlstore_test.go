@@ -3,6 +3,7 @@ package copytrackpg
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -56,6 +57,7 @@ func TestTrackerOnPostgres(t *testing.T) {
 	if n, err := tr.Expire(ctx, "repo\x000"); err != nil || n != 1 {
 		t.Errorf("Expire = %d, %v; want 1 (addr0)", n, err)
 	}
+	now = now.Add(time.Hour) // after every copy: ForgetBranch keeps copies newer than its call
 	if n, err := tr.ForgetBranch(ctx, "repo\x001", "b1"); err != nil || n != 2 {
 		t.Errorf("ForgetBranch = %d, %v; want 2 (addr1, addr7)", n, err)
 	}
@@ -123,4 +125,26 @@ func benchmarkExpire(b *testing.B, store copytrack.Store, batch int) {
 		}
 	}
 	b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "records/s")
+}
+
+// TestHugePageSize scans with a page size far beyond any table: the page
+// size bounds the query, not what Scan allocates up front.
+func TestHugePageSize(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, sqlstore.WithPageSize(math.MaxInt))
+	for _, k := range []string{"a", "b"} {
+		if err := s.Set(ctx, []byte(k), []byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for kv, err := range s.Scan(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, string(kv.Key))
+	}
+	if fmt.Sprint(got) != "[a b]" {
+		t.Errorf("Scan = %v, want [a b]", got)
+	}
 }
