@@ -1,0 +1,43 @@
+// Package uncommitted exports the staging area of a repository (every
+// staged, uncommitted object) to Parquet files, so that a garbage collector
+// keeps those objects: lakeFS's prepare-uncommitted step, byte-compatible
+// with it.
+//
+// # A run, in pages
+//
+// A host calls [Preparer.Prepare] with a nil [Mark] to start a run, then
+// again with each returned Result.Mark until it is nil. Each call writes at
+// most one file, bounded by a size and a time budget, under
+//
+//	<prefix>/retention/gc/uncommitted/<run_id>/uncommitted/<xid>
+//
+// and the union of a run's files is exactly the set of staged entries that
+// reference data in the repository's storage namespace: tombstones and full
+// addresses outside the namespace are left out, full addresses inside it
+// are made relative. Every row is written once, whatever the budgets and
+// wherever the run was interrupted: a mark points at the first entry not
+// yet written. Between calls, a mark travels as a continuation token
+// ([EncodeToken], [DecodeToken]) in lakeFS's format, so a lakeFS GC client
+// drives a run of this package, and a run started by lakeFS can continue
+// here. [ReadRun] reads a run's rows back for the GC.
+//
+// The host provides its staging area as a [Source]. A branch deleted during
+// the run ([ErrBranchNotFound]) is skipped; any other error fails the call,
+// which then leaves no file, and the same mark can be retried. Addresses to
+// keep that are not in any branch, such as recent shallow copies, come
+// through [WithTrailer], read once every branch was scanned.
+//
+// # Files
+//
+// The files are what lakeFS writes and what every Parquet reader (Spark
+// before 3.4 included) reads: columns physical_address (BYTE_ARRAY, UTF8)
+// and creation_date (INT64, Unix seconds), both required, data page v1,
+// PLAIN values, GZIP by default. They stream into the bucket through a
+// blob.Writer; memory is bounded by one row group, never by the number of
+// rows.
+//
+// # Ordering
+//
+// The export must complete before the GC lists committed data: an object
+// committed and unstaged during the export is then seen on one side.
+package uncommitted

@@ -1,0 +1,434 @@
+package uncommitted_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lakegc/lakegc/uncommitted"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/deprecated"
+	"github.com/parquet-go/parquet-go/format"
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/memblob"
+)
+
+var repo = uncommitted.Repository{ID: "repo1", StorageNamespace: namespace}
+
+// bigSource has branches of n generated entries, enough for several row
+// groups per file.
+func bigSource(branches, n int) *memSource {
+	src := newMemSource()
+	for b := range branches {
+		es := make([]uncommitted.Entry, n)
+		for i := range es {
+			es[i] = uncommitted.Entry{
+				Key:             fmt.Sprintf("k%07d", i),
+				PhysicalAddress: fmt.Sprintf("data/b%d/%016x", b, uint64(i)*0x9e3779b97f4a7c15),
+				CreationDate:    time.Unix(int64(i), 0),
+			}
+		}
+		src.add(fmt.Sprint("branch", b), es...)
+	}
+	return src
+}
+
+func listKeys(t *testing.T, bucket *blob.Bucket) []string {
+	t.Helper()
+	var keys []string
+	it := bucket.List(nil)
+	for {
+		obj, err := it.Next(context.Background())
+		if err == io.EOF {
+			return keys
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, obj.Key)
+	}
+}
+
+// TestPrepareCancelledMidWrite cancels a call after row groups went into the
+// bucket's writer: the call fails, no object appears, and the same mark
+// then completes the run with every row exactly once.
+func TestPrepareCancelledMidWrite(t *testing.T) {
+	for name, open := range buckets(t) {
+		t.Run(name, func(t *testing.T) {
+			bucket := open(t)
+			src := bigSource(3, 5000)
+			p := uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(64<<10))
+
+			first, err := p.Prepare(context.Background(), repo, src, nil)
+			if err != nil || first.Mark == nil {
+				t.Fatalf("first call: %+v, %v", first, err)
+			}
+			before := listKeys(t, bucket)
+
+			ctx, cancel := context.WithCancel(context.Background())
+			seen := 0
+			src.onEntry = func(string, uncommitted.Entry) error {
+				if seen++; seen == 4000 { // past a row group of 64 KiB
+					cancel()
+				}
+				return nil
+			}
+			big := uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(512<<10))
+			if _, err := big.Prepare(ctx, repo, src, first.Mark); !errors.Is(err, context.Canceled) {
+				t.Fatalf("cancelled call: err %v, want context.Canceled", err)
+			}
+			if seen < 4000 {
+				t.Fatalf("cancelled after %d entries only", seen)
+			}
+			if after := listKeys(t, bucket); !slices.Equal(before, after) {
+				t.Fatalf("objects after a cancelled call: %v, before: %v", after, before)
+			}
+
+			src.onEntry = nil
+			runToEnd(t, context.Background(), p, bucket, src, first.Mark, 100)
+			got := readAll(t, context.Background(), bucket, first.RunID)
+			if len(got) != 15000 {
+				t.Fatalf("%d rows, want 15000", len(got))
+			}
+			sortRows(got)
+			for i := 1; i < len(got); i++ {
+				if got[i] == got[i-1] {
+					t.Fatalf("row %v written twice", got[i])
+				}
+			}
+		})
+	}
+}
+
+// TestPrepareErrors: an error of the source, the branch listing or the
+// trailer fails the call, wrapped, with no object written; a deleted
+// branch is skipped.
+func TestPrepareErrors(t *testing.T) {
+	boom := errors.New("boom")
+	cases := []struct {
+		name    string
+		onEntry func(string, uncommitted.Entry) error
+		trailer func(context.Context) iter.Seq2[string, error]
+		want    error
+		rows    int64
+	}{
+		{name: "source error mid-branch", want: boom,
+			onEntry: func(b string, e uncommitted.Entry) error {
+				if b == "branch1" && e.Key == "k0000500" {
+					return fmt.Errorf("kv: %w", boom)
+				}
+				return nil
+			}},
+		{name: "branch deleted mid-branch is skipped", rows: 2500,
+			onEntry: func(b string, e uncommitted.Entry) error {
+				if b == "branch1" && e.Key == "k0000500" {
+					return fmt.Errorf("kv: %w", uncommitted.ErrBranchNotFound)
+				}
+				return nil
+			}},
+		{name: "trailer error", want: boom,
+			trailer: func(context.Context) iter.Seq2[string, error] {
+				return func(yield func(string, error) bool) {
+					if yield("data/t/1", nil) {
+						yield("", boom)
+					}
+				}
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			bucket := memblob.OpenBucket(nil)
+			defer bucket.Close()
+			src := bigSource(3, 1000)
+			src.onEntry = c.onEntry
+			var opts []uncommitted.Option
+			if c.trailer != nil {
+				opts = append(opts, uncommitted.WithTrailer(c.trailer))
+			}
+			res, err := uncommitted.NewPreparer(bucket, opts...).Prepare(context.Background(), repo, src, nil)
+			if c.want != nil {
+				if !errors.Is(err, c.want) {
+					t.Fatalf("err %v, want %v", err, c.want)
+				}
+				if keys := listKeys(t, bucket); len(keys) != 0 {
+					t.Fatalf("a failed call left %v", keys)
+				}
+				return
+			}
+			if err != nil || res.Rows != c.rows || res.Mark != nil {
+				t.Fatalf("got %+v, %v; want %d rows", res, err, c.rows)
+			}
+		})
+	}
+}
+
+type orderSource struct {
+	*memSource
+	branches iter.Seq2[string, error]
+}
+
+func (s *orderSource) Branches(context.Context, string) iter.Seq2[string, error] {
+	return s.branches
+}
+
+func TestPrepareOutOfOrderSource(t *testing.T) {
+	bucket := memblob.OpenBucket(nil)
+	defer bucket.Close()
+	p := uncommitted.NewPreparer(bucket)
+
+	src := &orderSource{memSource: bigSource(2, 3)}
+	src.branches = func(yield func(string, error) bool) { _ = yield("branch1", nil) && yield("branch0", nil) }
+	if _, err := p.Prepare(context.Background(), repo, src, nil); !errors.Is(err, uncommitted.ErrOutOfOrder) {
+		t.Fatalf("branches out of order: %v", err)
+	}
+
+	keys := newMemSource()
+	keys.entries["main"] = []uncommitted.Entry{{Key: "b", PhysicalAddress: "data/1"}, {Key: "a", PhysicalAddress: "data/2"}}
+	if _, err := p.Prepare(context.Background(), repo, keys, nil); !errors.Is(err, uncommitted.ErrOutOfOrder) {
+		t.Fatalf("keys out of order: %v", err)
+	}
+	if k := listKeys(t, bucket); len(k) != 0 {
+		t.Fatalf("failed calls left %v", k)
+	}
+}
+
+// TestPrepareInvalidUTF8Keys: JSON cannot carry invalid UTF-8, so marks
+// are chosen among valid names between the last entry scanned and the next
+// one; every row is still written exactly once, and every call progresses.
+func TestPrepareInvalidUTF8Keys(t *testing.T) {
+	for _, budget := range []int64{1, 300} {
+		bucket := memblob.OpenBucket(nil)
+		defer bucket.Close()
+		src := newMemSource()
+		var want []string
+		for _, branch := range []string{"a", "b\x80", "b\x80\x01", "b\xffy", "c"} {
+			var es []uncommitted.Entry
+			for _, k := range []string{"k", "k\x01", "k\x80", "k\x80\x00", "k\x80\x01", "k\x81z", "k\xc3", "k\xff", "l"} {
+				addr := fmt.Sprintf("data/%x/%x", branch, k)
+				es = append(es, uncommitted.Entry{Key: k, PhysicalAddress: addr})
+				want = append(want, addr)
+			}
+			src.add(branch, es...)
+		}
+		p := uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(budget))
+		runID, files := runToEnd(t, context.Background(), p, bucket, src, nil, len(want))
+		var got []string
+		for _, r := range readAll(t, context.Background(), bucket, runID) {
+			got = append(got, r.PhysicalAddress)
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("budget %d: got %q\nwant %q", budget, got, want)
+		}
+		// Branches a and c stop before k\x01, k\x80 and l (no valid name
+		// lies between k\x80 and k\xff) and at their end; the three invalid
+		// branches cannot hold a mark, so they share one file.
+		if budget == 1 && files != 9 {
+			t.Fatalf("%d files for budget 1, want 9: calls did not stop where they could", files)
+		}
+	}
+}
+
+// TestPrepareNothingToExport: no rows, no file, no location, run complete.
+func TestPrepareNothingToExport(t *testing.T) {
+	bucket := memblob.OpenBucket(nil)
+	defer bucket.Close()
+	src := newMemSource()
+	src.add("main", uncommitted.Entry{Key: "a", Tombstone: true}, uncommitted.Entry{Key: "b", PhysicalAddress: "gs://x/y", AddressType: uncommitted.Full})
+	res, err := uncommitted.NewPreparer(bucket).Prepare(context.Background(), repo, src, nil)
+	if err != nil || res.Location != "" || res.Filename != "" || res.Mark != nil || res.Rows != 0 || res.RunID == "" {
+		t.Fatalf("got %+v, %v", res, err)
+	}
+	if k := listKeys(t, bucket); len(k) != 0 {
+		t.Fatalf("objects %v", k)
+	}
+}
+
+func TestPrepareRunIDs(t *testing.T) {
+	bucket := memblob.OpenBucket(nil)
+	defer bucket.Close()
+	src := bigSource(1, 3)
+	clock := func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
+	older, err := uncommitted.NewPreparer(bucket, uncommitted.WithClock(clock)).Prepare(context.Background(), repo, src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer, err := uncommitted.NewPreparer(bucket, uncommitted.WithClock(func() time.Time { return clock().Add(time.Second) })).Prepare(context.Background(), repo, src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(newer.RunID) != 20 || newer.RunID >= older.RunID {
+		t.Fatalf("run IDs %q (newer) and %q (older): the newer run must sort first", newer.RunID, older.RunID)
+	}
+	if _, err := uncommitted.NewPreparer(bucket, uncommitted.WithRunID(func() string { return "a/b" })).Prepare(context.Background(), repo, src, nil); !errors.Is(err, uncommitted.ErrInvalidToken) {
+		t.Fatalf("run ID with '/': %v", err)
+	}
+	if _, err := uncommitted.NewPreparer(bucket).Prepare(context.Background(), repo, src, &uncommitted.Mark{BranchID: "x"}); !errors.Is(err, uncommitted.ErrInvalidToken) {
+		t.Fatalf("mark without run ID: %v", err)
+	}
+}
+
+func TestLocation(t *testing.T) {
+	for _, c := range [][4]string{
+		{"s3://b/repo", "_lakefs", "r1", "s3://b/repo/_lakefs/retention/gc/uncommitted/r1/uncommitted/"},
+		{"s3://b/repo/", "/_lakefs/", "r1", "s3://b/repo/_lakefs/retention/gc/uncommitted/r1/uncommitted/"},
+		{"local://x//", "meta/gc", "r2", "local://x/meta/gc/retention/gc/uncommitted/r2/uncommitted/"},
+	} {
+		if got := uncommitted.Location(c[0], c[1], c[2]); got != c[3] {
+			t.Errorf("Location(%q, %q, %q) = %q, want %q", c[0], c[1], c[2], got, c[3])
+		}
+	}
+}
+
+// TestParquetLayout checks what readers depend on: the two columns and
+// their types, GZIP, data page v1 and PLAIN values, several row groups.
+func TestParquetLayout(t *testing.T) {
+	bucket := memblob.OpenBucket(nil)
+	defer bucket.Close()
+	res, err := uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(256<<10)).Prepare(context.Background(), repo, bigSource(1, 20000), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := "_lakefs/retention/gc/uncommitted/" + res.RunID + "/uncommitted/" + res.Filename
+	data, err := bucket.ReadAll(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := parquet.OpenFile(strings.NewReader(string(data)), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := f.Metadata()
+	if md.NumRows != res.Rows || len(md.RowGroups) < 2 {
+		t.Fatalf("%d rows in %d row groups; want %d rows in several", md.NumRows, len(md.RowGroups), res.Rows)
+	}
+	wantSchema := map[string]struct {
+		typ       format.Type
+		converted deprecated.ConvertedType
+	}{"physical_address": {format.ByteArray, deprecated.UTF8}, "creation_date": {format.Int64, -1}}
+	for _, el := range md.Schema[1:] {
+		want, ok := wantSchema[el.Name]
+		if typ, set := el.Type.Get(); !ok || !set || typ != want.typ {
+			t.Fatalf("schema element %+v", el)
+		}
+		if ct, set := el.ConvertedType.Get(); want.converted >= 0 && (!set || ct != want.converted) {
+			t.Fatalf("column %s converted type %v, want %v", el.Name, ct, want.converted)
+		}
+		if rep, _ := el.RepetitionType.Get(); rep != format.Required {
+			t.Fatalf("column %s is %v, want required", el.Name, rep)
+		}
+	}
+	for _, rg := range md.RowGroups {
+		for _, col := range rg.Columns {
+			if col.MetaData.Codec != format.Gzip {
+				t.Fatalf("codec %v", col.MetaData.Codec)
+			}
+			for _, e := range col.MetaData.Encoding {
+				if e != format.Plain && e != format.RLE { // RLE: the levels
+					t.Fatalf("column %v encoding %v", col.MetaData.PathInSchema, e)
+				}
+			}
+			if len(col.MetaData.EncodingStats) == 0 {
+				t.Fatal("no page encoding stats")
+			}
+			for _, s := range col.MetaData.EncodingStats {
+				if s.PageType != format.DataPage {
+					t.Fatalf("page type %v, want DATA_PAGE (v1)", s.PageType)
+				}
+			}
+		}
+	}
+}
+
+// TestPrepareTimeBudget: with a clock that moves 1 s a read and a 5 s
+// budget, a call stops at its fifth read of the clock, which it reads every
+// 16 entries: no call writes more than 5*16 rows.
+func TestPrepareTimeBudget(t *testing.T) {
+	bucket := memblob.OpenBucket(nil)
+	defer bucket.Close()
+	src := bigSource(3, 400)
+	clock := &fakeClock{t: time.Unix(1e9, 0), step: time.Second}
+	p := uncommitted.NewPreparer(bucket, uncommitted.WithClock(clock.now), uncommitted.WithPrepareDuration(5*time.Second))
+	var mark *uncommitted.Mark
+	calls := 0
+	for {
+		calls++
+		res, err := p.Prepare(context.Background(), repo, src, mark)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Rows > 5*16 || res.Rows == 0 {
+			t.Fatalf("call %d wrote %d rows in a 5 s budget at 1 s a clock read", calls, res.Rows)
+		}
+		if mark = res.Mark; mark == nil {
+			break
+		}
+	}
+	if calls < 1200/(5*16) {
+		t.Fatalf("%d calls for 1200 rows", calls)
+	}
+}
+
+// TestTrailerAfterBranches: the trailer is read once, in the call that
+// completes the run, after the last branch was scanned.
+func TestTrailerAfterBranches(t *testing.T) {
+	bucket := memblob.OpenBucket(nil)
+	defer bucket.Close()
+	src := bigSource(3, 100)
+	scanned := map[string]bool{}
+	src.onEntry = func(b string, e uncommitted.Entry) error {
+		if e.Key == "k0000099" {
+			scanned[b] = true
+		}
+		return nil
+	}
+	reads := 0
+	trailer := func(context.Context) iter.Seq2[string, error] {
+		return func(yield func(string, error) bool) {
+			reads++
+			if len(scanned) != 3 {
+				t.Errorf("trailer read after %d of 3 branches", len(scanned))
+			}
+			for i := range 5000 { // far beyond the budget: never split
+				if !yield(fmt.Sprintf("data/copies/%d", i), nil) {
+					t.Error("trailer split")
+					return
+				}
+			}
+		}
+	}
+	p := uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(1<<10), uncommitted.WithTrailer(trailer))
+	runID, _ := runToEnd(t, context.Background(), p, bucket, src, nil, 1000)
+	if reads != 1 {
+		t.Fatalf("trailer read %d times", reads)
+	}
+	if n := len(readAll(t, context.Background(), bucket, runID)); n != 300+5000 {
+		t.Fatalf("%d rows, want %d", n, 300+5000)
+	}
+}
+
+func TestPrepareLogs(t *testing.T) {
+	bucket := memblob.OpenBucket(nil)
+	defer bucket.Close()
+	src := bigSource(2, 3)
+	src.gone["branch0"] = true
+	var buf strings.Builder
+	logger := slog.New(slog.NewTextHandler(&buf, nil))
+	res, err := uncommitted.NewPreparer(bucket, uncommitted.WithLogger(logger)).Prepare(context.Background(), repo, src, nil)
+	if err != nil || res.Rows != 3 {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	for _, want := range []string{"prepare uncommitted: start", "branch deleted, skipped", "branch=branch0", "prepare uncommitted: done", "rows=3"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, buf.String())
+		}
+	}
+}

@@ -1,0 +1,378 @@
+package uncommitted
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/compress/gzip"
+	"github.com/rs/xid"
+	"gocloud.dev/blob"
+)
+
+// Repository names the repository being exported.
+type Repository struct {
+	// ID is used in log messages only.
+	ID string
+	// StorageNamespace is the URI the bucket is rooted at, such as
+	// "s3://bucket/repo1"; full addresses are exported relative to it.
+	StorageNamespace string
+}
+
+// Result is what one Prepare call did.
+type Result struct {
+	// RunID names the run; it is the same for every call of a run.
+	RunID string
+	// Location is the folder of the run's files (see Location), or "" when
+	// this call wrote no file.
+	Location string
+	// Filename is the name, inside Location, of the file this call wrote,
+	// or "" when it wrote none.
+	Filename string
+	// Mark is where the next call resumes; nil when the run is complete.
+	Mark *Mark
+	// Rows is the number of rows in the file.
+	Rows int64
+}
+
+// ErrOutOfOrder is returned when a Source yields branches or entries out of
+// ascending order: resuming from a mark would then skip entries.
+var ErrOutOfOrder = errors.New("uncommitted: source out of order")
+
+// Preparer exports the staging area of a repository into Parquet files, in
+// calls bounded in size and time: lakeFS's prepare-uncommitted. A host calls
+// Prepare with a nil mark, then again with each Result.Mark until it is nil;
+// the union of the files written is exactly the set of staged,
+// non-tombstone entries whose data lives in the namespace, plus the trailer.
+//
+// Each call writes at most one file,
+// <prefix>/retention/gc/uncommitted/<run_id>/uncommitted/<xid>, streamed
+// into the bucket: memory is bounded by one row group (at most 4 MiB
+// encoded) plus parquet-go's page buffers, whatever the number of rows
+// (plus what the bucket's driver buffers: memblob keeps whole objects in
+// memory, s3blob a few upload parts). A call that fails or whose ctx is
+// cancelled leaves no object behind.
+//
+// # Budgets
+//
+// A call stops before an entry when the file's size (bytes written, plus
+// the encoded pages and the raw size of values still buffered) has reached
+// the size budget, or when the time budget has passed (the clock is read
+// between branches and every 16 entries); but it always writes at least one
+// row when rows remain. So a file exceeds the size budget by at most one
+// row plus Parquet's page headers and footer (about 100 bytes a row group
+// and 1 KiB of fixed metadata; a row group is an eighth of the budget,
+// 64 KiB to 4 MiB): TestPrepareFileSizeBound checks 4 KiB plus a row. The
+// call that completes the run also holds the trailer, which is never
+// split: that file exceeds the budget by the trailer's size, bounded by
+// what the host keeps there (for copytrack, by its TTL). Small budgets
+// give files somewhat under the budget, as buffered values count at their
+// raw size.
+//
+// A Preparer holds no state between calls and takes no lock: it is safe
+// for concurrent use, and a run may continue in another process.
+type Preparer struct {
+	bucket          *blob.Bucket
+	maxFileSize     int64
+	prepareDuration time.Duration
+	storagePrefix   string
+	now             func() time.Time
+	newRunID        func() string
+	codec           compress.Codec
+	logger          *slog.Logger
+	trailer         func(context.Context) iter.Seq2[string, error]
+}
+
+// NewPreparer returns a Preparer writing into bucket, which is rooted at the
+// repository's storage namespace.
+func NewPreparer(bucket *blob.Bucket, opts ...Option) *Preparer {
+	p := &Preparer{
+		bucket:          bucket,
+		maxFileSize:     DefaultMaxFileSize,
+		prepareDuration: DefaultPrepareDuration,
+		storagePrefix:   DefaultStoragePrefix,
+		now:             time.Now,
+		codec:           &gzip.Codec{Level: DefaultGzipLevel},
+	}
+	for _, opt := range opts {
+		opt(p)
+	}
+	return p
+}
+
+// Location returns the URI of the folder holding a run's files:
+// <namespace>/<prefix>/retention/gc/uncommitted/<run_id>/uncommitted/, with
+// one '/' between parts. It is lakeFS's gc_uncommitted_location.
+func Location(storageNamespace, storagePrefix, runID string) string {
+	return strings.TrimRight(storageNamespace, "/") + "/" + runFolder(cleanPrefix(storagePrefix), runID)
+}
+
+// runFolder is the key prefix of a run's files in the bucket.
+func runFolder(storagePrefix, runID string) string {
+	if storagePrefix == "" {
+		return "retention/gc/uncommitted/" + runID + "/uncommitted/"
+	}
+	return storagePrefix + "/retention/gc/uncommitted/" + runID + "/uncommitted/"
+}
+
+func cleanPrefix(p string) string { return strings.Trim(p, "/") }
+
+// descendingRunID is lakeFS's run ID: an xid whose time counts down from
+// 4000-01-01, so that newer runs sort first.
+func descendingRunID(now time.Time) string {
+	return xid.NewWithTime(time.Unix(64060588800-now.Unix(), 0)).String()
+}
+
+// Prepare writes the next file of a run: the first call passes a nil mark
+// and starts a run, each later call passes the previous Result.Mark. It
+// returns the next mark, nil once the run is complete.
+//
+// Branches the Source reports as deleted (ErrBranchNotFound) are skipped;
+// any other error of the Source, of the trailer or of the bucket is
+// returned wrapped, and then no file was written: the same mark can be
+// retried.
+func (p *Preparer) Prepare(ctx context.Context, repo Repository, src Source, mark *Mark) (*Result, error) {
+	if p.bucket == nil || src == nil {
+		return nil, errors.New("uncommitted: Prepare needs a bucket and a Source")
+	}
+	start := p.now()
+	runID, err := p.runID(mark, start)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s := &scan{
+		p:        p,
+		ctx:      ctx,
+		runID:    runID,
+		nsPrefix: namespacePrefix(repo.StorageNamespace),
+		start:    start,
+		key:      runFolder(p.storagePrefix, runID) + xid.NewWithTime(start).String(),
+	}
+	p.log(ctx, "prepare uncommitted: start", "repository", repo.ID, "run_id", runID, "mark", mark)
+	next, err := s.branches(src, mark)
+	if err == nil && next == nil && p.trailer != nil {
+		err = s.trailer()
+	}
+	if err != nil {
+		if s.file != nil {
+			s.file.abort()
+		}
+		return nil, err
+	}
+	res := &Result{RunID: runID, Mark: next}
+	if s.file != nil {
+		if err := s.file.commit(); err != nil {
+			return nil, err
+		}
+		res.Location = Location(repo.StorageNamespace, p.storagePrefix, runID)
+		res.Filename = s.key[strings.LastIndexByte(s.key, '/')+1:]
+		res.Rows = s.file.rows
+	}
+	if p.logger != nil {
+		p.log(ctx, "prepare uncommitted: done", "repository", repo.ID, "run_id", runID,
+			"rows", res.Rows, "file", res.Filename, "next", next, "elapsed", p.now().Sub(start))
+	}
+	return res, nil
+}
+
+func (p *Preparer) runID(mark *Mark, now time.Time) (string, error) {
+	if mark != nil {
+		return mark.RunID, validRunID(mark.RunID)
+	}
+	if p.newRunID == nil {
+		return descendingRunID(now), nil
+	}
+	id := p.newRunID()
+	if err := validRunID(id); err != nil {
+		return "", fmt.Errorf("uncommitted: WithRunID: %w", err)
+	}
+	return id, nil
+}
+
+func (p *Preparer) log(ctx context.Context, msg string, args ...any) {
+	if p.logger != nil {
+		p.logger.InfoContext(ctx, msg, args...)
+	}
+}
+
+// scan is the state of one Prepare call.
+type scan struct {
+	p        *Preparer
+	ctx      context.Context
+	runID    string
+	nsPrefix string
+	start    time.Time
+	key      string
+	file     *fileWriter // nil until the first row
+	scanned  int
+}
+
+const (
+	// ctxCheckEvery is how many entries pass between checks of ctx, which
+	// takes a lock.
+	ctxCheckEvery = 256
+	// clockEvery is how many entries pass between reads of the clock, which
+	// costs as much as exporting a row on some virtual machines. A call
+	// overruns its time budget by at most the time of that many entries.
+	clockEvery = 16
+)
+
+// branches exports the branches from the mark on, and returns the next mark.
+func (s *scan) branches(src Source, mark *Mark) (*Mark, error) {
+	from := ""
+	if mark != nil {
+		from = mark.BranchID
+	}
+	floor, floorScanned := from, false
+	for branch, err := range src.Branches(s.ctx, from) {
+		if err != nil {
+			return nil, fmt.Errorf("uncommitted: list branches: %w", err)
+		}
+		if branch < floor || floorScanned && branch == floor {
+			return nil, fmt.Errorf("%w: branch %q after %q", ErrOutOfOrder, branch, floor)
+		}
+		if err := s.ctx.Err(); err != nil {
+			return nil, err
+		}
+		if s.overBudget(true) {
+			if id, ok := resumeAt(floor, floorScanned, branch); ok {
+				return &Mark{BranchID: id, RunID: s.runID}, nil
+			}
+		}
+		path := ""
+		if mark != nil && branch == mark.BranchID {
+			path = mark.Path
+		}
+		next, err := s.branch(src, branch, path)
+		if err != nil || next != nil {
+			return next, err
+		}
+		floor, floorScanned = branch, true
+	}
+	return nil, nil
+}
+
+// branch exports one branch's entries from path on; it returns a mark when a
+// budget stopped it.
+func (s *scan) branch(src Source, branch, path string) (*Mark, error) {
+	floor, floorScanned := path, false
+	// A mark must name its branch: inside a branch whose name JSON cannot
+	// carry, the call only stops between branches.
+	canStop := utf8.ValidString(branch)
+	for e, err := range src.Uncommitted(s.ctx, branch, path) {
+		if err != nil {
+			if errors.Is(err, ErrBranchNotFound) {
+				s.p.log(s.ctx, "prepare uncommitted: branch deleted, skipped", "branch", branch)
+				return nil, nil
+			}
+			return nil, fmt.Errorf("uncommitted: branch %q: %w", branch, err)
+		}
+		if e.Key < floor || floorScanned && e.Key == floor {
+			return nil, fmt.Errorf("%w: branch %q: key %q after %q", ErrOutOfOrder, branch, e.Key, floor)
+		}
+		if s.scanned++; s.scanned%ctxCheckEvery == 0 {
+			if err := s.ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		if canStop && s.overBudget(s.scanned%clockEvery == 0) {
+			if p, ok := resumeAt(floor, floorScanned, e.Key); ok {
+				return &Mark{BranchID: branch, Path: p, RunID: s.runID}, nil
+			}
+		}
+		floor, floorScanned = e.Key, true
+		if e.Tombstone {
+			continue
+		}
+		addr, ok := exportAddress(e.PhysicalAddress, e.AddressType, s.nsPrefix)
+		if !ok {
+			continue
+		}
+		if err := s.write(Row{PhysicalAddress: addr, CreationDate: e.CreationDate.Unix()}); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// trailer exports the trailer's addresses, all of them, in this file.
+func (s *scan) trailer() error {
+	created := s.p.now().Unix()
+	for a, err := range s.p.trailer(s.ctx) {
+		if err != nil {
+			return fmt.Errorf("uncommitted: trailer: %w", err)
+		}
+		addr, ok := trailerAddress(a, s.nsPrefix)
+		if !ok {
+			continue
+		}
+		if err := s.write(Row{PhysicalAddress: addr, CreationDate: created}); err != nil {
+			return err
+		}
+	}
+	return s.ctx.Err()
+}
+
+// overBudget reports whether the call should stop before the next entry or
+// branch: only once it wrote a row, so every call makes progress. The clock
+// is read only when readClock is set.
+func (s *scan) overBudget(readClock bool) bool {
+	if s.file == nil {
+		return false
+	}
+	if s.file.size() >= s.p.maxFileSize {
+		return true
+	}
+	return readClock && s.p.prepareDuration > 0 && s.p.now().Sub(s.start) >= s.p.prepareDuration
+}
+
+// resumeAt returns where to resume so that nothing is scanned twice or
+// skipped: a name in (floor, next], or in [floor, next] when floor itself
+// was not scanned yet. JSON cannot carry invalid UTF-8 (it would come back
+// as U+FFFD, possibly past entries not yet exported), so the name must be
+// valid UTF-8; when no valid name lies in the range, it returns false and
+// the call does not stop there.
+func resumeAt(floor string, floorScanned bool, next string) (string, bool) {
+	switch {
+	case utf8.ValidString(next):
+		return next, true
+	case !floorScanned:
+		return floor, true // floor came from a mark or is "": valid
+	case utf8.ValidString(floor):
+		return floor + "\x00", true // the smallest name after floor
+	}
+	valid := next
+	for i, r := range next {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(next[i:]); size == 1 {
+				valid = next[:i]
+				break
+			}
+		}
+	}
+	// valid+"\x00" <= next, since next continues with a byte >= 0x80.
+	if m := valid + "\x00"; m > floor {
+		return m, true
+	}
+	return "", false
+}
+
+func (s *scan) write(r Row) error {
+	if s.file == nil {
+		f, err := newFileWriter(s.ctx, s.p.bucket, s.key, s.p.codec, s.p.maxFileSize)
+		if err != nil {
+			return err
+		}
+		s.file = f
+	}
+	return s.file.write(r)
+}

@@ -1,0 +1,313 @@
+package uncommitted_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"iter"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lakegc/lakegc/uncommitted"
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/fileblob"
+	"gocloud.dev/blob/memblob"
+)
+
+var modelCases = flag.Int("uncommitted.cases", 0, "random repositories per bucket in TestPrepareMatchesModel (0: a CI-sized default)")
+
+// fakeClock advances by step each time it is read.
+type fakeClock struct {
+	mu   sync.Mutex
+	t    time.Time
+	step time.Duration
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(c.step)
+	return c.t
+}
+
+// buckets are the gocloud drivers every storage test runs on.
+func buckets(t *testing.T) map[string]func(t *testing.T) *blob.Bucket {
+	return map[string]func(t *testing.T) *blob.Bucket{
+		"memblob": func(t *testing.T) *blob.Bucket {
+			b := memblob.OpenBucket(nil)
+			t.Cleanup(func() { b.Close() })
+			return b
+		},
+		"fileblob": func(t *testing.T) *blob.Bucket {
+			b, err := fileblob.OpenBucket(t.TempDir(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { b.Close() })
+			return b
+		},
+	}
+}
+
+const namespace = "s3://bucket/repo1"
+
+// keyRunes are the characters keys and branch names are made of: '/', a
+// prefix-ordering trap ('-' sorts before '/'), multi-byte UTF-8, and now
+// and then a byte that is not UTF-8 (no mark can carry it).
+var keyRunes = []rune("ab/-.zé日🙂")
+
+func randName(r *rand.Rand, n int) string {
+	var b strings.Builder
+	for range 1 + r.IntN(n) {
+		if r.IntN(30) == 0 {
+			b.WriteByte([]byte{0x80, 0xff}[r.IntN(2)])
+			continue
+		}
+		b.WriteRune(keyRunes[r.IntN(len(keyRunes))])
+	}
+	return b.String()
+}
+
+// randAddress returns an entry's address and the row it exports to, if any.
+func randAddress(r *rand.Rand) (addr string, typ uncommitted.AddressType, exported string, ok bool) {
+	rel := "data/" + randName(r, 3) + "/" + randName(r, 6)
+	switch r.IntN(6) {
+	case 0, 1:
+		return rel, uncommitted.Relative, rel, true
+	case 2:
+		return namespace + "/" + rel, uncommitted.Full, rel, true
+	case 3: // a sibling namespace sharing the prefix without the '/'
+		return namespace + "x/" + rel, uncommitted.Full, "", false
+	case 4:
+		return "gs://elsewhere/" + rel, uncommitted.Full, "", false
+	default:
+		return namespace + "/", uncommitted.Full, "", false // the namespace itself
+	}
+}
+
+type model struct {
+	src      *memSource
+	trailer  []string
+	expected []uncommitted.Row // without the trailer's, whose date is the clock's
+	trailerN int               // rows the trailer exports
+}
+
+func randModel(r *rand.Rand) *model {
+	m := &model{src: newMemSource()}
+	for range r.IntN(10) {
+		branch := randName(r, 5)
+		if _, dup := m.src.entries[branch]; dup {
+			continue
+		}
+		gone := r.IntN(8) == 0
+		m.src.gone[branch] = gone
+		m.src.entries[branch] = nil
+		keys := map[string]bool{}
+		for range r.IntN(40) {
+			k := randName(r, 8)
+			if keys[k] {
+				continue
+			}
+			keys[k] = true
+			addr, typ, exported, ok := randAddress(r)
+			e := uncommitted.Entry{
+				Key: k, PhysicalAddress: addr, AddressType: typ,
+				CreationDate: time.Unix(r.Int64N(1e9), 0), Tombstone: r.IntN(5) == 0,
+			}
+			m.src.add(branch, e)
+			if ok && !e.Tombstone && !gone {
+				m.expected = append(m.expected, uncommitted.Row{PhysicalAddress: exported, CreationDate: e.CreationDate.Unix()})
+			}
+		}
+	}
+	if r.IntN(2) == 0 {
+		for range r.IntN(6) {
+			addr, typ, exported, ok := randAddress(r)
+			if typ == uncommitted.Relative && r.IntN(2) == 0 {
+				addr = "/" + addr // a relative address is kept as it is
+				exported = addr
+			}
+			m.trailer = append(m.trailer, addr)
+			if ok {
+				m.trailerN++
+				m.expected = append(m.expected, uncommitted.Row{PhysicalAddress: exported, CreationDate: -1})
+			}
+		}
+	}
+	return m
+}
+
+func (m *model) trailerSeq(ctx context.Context) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		for _, a := range m.trailer {
+			if !yield(a, nil) {
+				return
+			}
+		}
+	}
+}
+
+func sortRows(rows []uncommitted.Row) {
+	slices.SortFunc(rows, func(a, b uncommitted.Row) int {
+		if c := strings.Compare(a.PhysicalAddress, b.PhysicalAddress); c != 0 {
+			return c
+		}
+		return int(min(max(a.CreationDate-b.CreationDate, -1), 1))
+	})
+}
+
+// runToEnd calls Prepare from mark until the run completes, passing each
+// mark through a token, and checks what every call promises.
+func runToEnd(t *testing.T, ctx context.Context, p *uncommitted.Preparer, bucket *blob.Bucket, src uncommitted.Source, mark *uncommitted.Mark, maxCalls int) (runID string, files int) {
+	t.Helper()
+	for call := 0; ; call++ {
+		if call > maxCalls {
+			t.Fatalf("run did not complete in %d calls", maxCalls)
+		}
+		res, err := p.Prepare(ctx, uncommitted.Repository{ID: "repo1", StorageNamespace: namespace + "/"}, src, mark)
+		if err != nil {
+			t.Fatalf("call %d: %v", call, err)
+		}
+		if runID == "" {
+			runID = res.RunID
+		} else if res.RunID != runID {
+			t.Fatalf("call %d: run ID %q, want %q", call, res.RunID, runID)
+		}
+		if res.Mark != nil && res.Rows == 0 {
+			t.Fatalf("call %d made no progress: mark %+v and no rows", call, res.Mark)
+		}
+		if (res.Rows > 0) != (res.Filename != "") || (res.Rows > 0) != (res.Location != "") {
+			t.Fatalf("call %d: rows %d, filename %q, location %q", call, res.Rows, res.Filename, res.Location)
+		}
+		if res.Rows > 0 {
+			files++
+			if want := uncommitted.Location(namespace, "_lakefs", runID); res.Location != want {
+				t.Fatalf("location %q, want %q", res.Location, want)
+			}
+		}
+		tok := uncommitted.EncodeToken(res.Mark)
+		mark, err = uncommitted.DecodeToken(tok)
+		if err != nil {
+			t.Fatalf("call %d: decode own token %q: %v", call, tok, err)
+		}
+		if mark == nil {
+			return runID, files
+		}
+	}
+}
+
+func readAll(t *testing.T, ctx context.Context, bucket *blob.Bucket, runID string) []uncommitted.Row {
+	t.Helper()
+	var rows []uncommitted.Row
+	for row, err := range uncommitted.ReadRun(ctx, bucket, "_lakefs", runID) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// TestPrepareMatchesModel is the main invariant: whatever the repository,
+// the budgets and the resumption points, the rows of a run's files are
+// exactly the model's rows, each once.
+func TestPrepareMatchesModel(t *testing.T) {
+	for name, open := range buckets(t) {
+		t.Run(name, func(t *testing.T) {
+			n := 40 // each fileblob case costs ~10 file syscalls a call
+			if name == "fileblob" {
+				n = 10
+			}
+			if *modelCases > 0 {
+				n = *modelCases
+			}
+			for i := range n {
+				seed := uint64(i)
+				r := rand.New(rand.NewPCG(seed, 42))
+				m := randModel(r)
+				bucket := open(t)
+				clock := &fakeClock{t: time.Unix(1.7e9, 0), step: time.Duration(r.IntN(3)) * time.Second}
+				maxSize := []int64{1, 200, 1 << 10, 8 << 10, 1 << 20}[r.IntN(5)]
+				opts := []uncommitted.Option{
+					uncommitted.WithMaxFileSize(maxSize),
+					uncommitted.WithPrepareDuration(time.Duration(r.IntN(20)) * time.Second),
+					uncommitted.WithClock(clock.now),
+				}
+				if m.trailer != nil {
+					opts = append(opts, uncommitted.WithTrailer(m.trailerSeq))
+				}
+				p := uncommitted.NewPreparer(bucket, opts...)
+				ctx := context.Background()
+				runID, _ := runToEnd(t, ctx, p, bucket, m.src, nil, len(m.expected)+2)
+
+				got := readAll(t, ctx, bucket, runID)
+				for j := range got { // the trailer's dates come from the clock
+					if got[j].CreationDate >= 1.7e9 {
+						got[j].CreationDate = -1
+					}
+				}
+				sortRows(got)
+				sortRows(m.expected)
+				if !slices.Equal(got, m.expected) {
+					t.Fatalf("seed %d (max size %d): rows differ\n got %d: %v\nwant %d: %v", seed, maxSize, len(got), got, len(m.expected), m.expected)
+				}
+			}
+		})
+	}
+}
+
+// TestPrepareFileSizeBound checks the documented overshoot: a file that is
+// not the run's last exceeds the size budget by at most one row plus the
+// footer.
+func TestPrepareFileSizeBound(t *testing.T) {
+	ctx := context.Background()
+	for _, maxSize := range []int64{64 << 10, 256 << 10} {
+		t.Run(fmt.Sprint(maxSize), func(t *testing.T) {
+			bucket := memblob.OpenBucket(nil)
+			defer bucket.Close()
+			src := newMemSource()
+			r := rand.New(rand.NewPCG(uint64(maxSize), 1))
+			for b := range 2 {
+				var es []uncommitted.Entry
+				for i := range 15000 {
+					es = append(es, uncommitted.Entry{
+						Key:             fmt.Sprintf("k%07d", i),
+						PhysicalAddress: fmt.Sprintf("data/%x/%x", r.Uint64(), r.Uint64()),
+						CreationDate:    time.Unix(r.Int64N(2e9), 0),
+					})
+				}
+				src.add(fmt.Sprint("b", b), es...)
+			}
+			p := uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(maxSize))
+			runID, files := runToEnd(t, ctx, p, bucket, src, nil, 1000)
+			if files < 2 {
+				t.Fatalf("only %d files: the budget was never reached", files)
+			}
+			iter := bucket.List(&blob.ListOptions{Prefix: "_lakefs/retention/gc/uncommitted/" + runID + "/"})
+			var sizes []int64
+			for {
+				obj, err := iter.Next(ctx)
+				if err != nil {
+					break
+				}
+				sizes = append(sizes, obj.Size)
+			}
+			slices.Sort(sizes)
+			sizes = sizes[1:] // the run's last file may be small
+			const footer, row = 4 << 10, 64
+			for _, s := range sizes {
+				if s > maxSize+footer+row {
+					t.Errorf("file of %d bytes, budget %d: overshoot %d", s, maxSize, s-maxSize)
+				}
+				if s < maxSize*3/4 {
+					t.Errorf("file of %d bytes, budget %d: stopped far too early", s, maxSize)
+				}
+			}
+			t.Logf("budget %d: file sizes %v", maxSize, sizes)
+		})
+	}
+}

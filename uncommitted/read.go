@@ -1,0 +1,175 @@
+package uncommitted
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"path"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+	"gocloud.dev/blob"
+)
+
+// ErrInvalidFile is wrapped by ReadRun's error for a file of the run that
+// is not a Parquet file with a physical_address string column.
+var ErrInvalidFile = errors.New("uncommitted: invalid run file")
+
+// readWindow is how much of a file ReadRun fetches per range read.
+const readWindow = 1 << 20
+
+// ReadRun yields every row of every file of a run, file by file in key
+// order: the addresses a GC must keep. It reads the files Prepare wrote, and
+// those lakeFS writes; names starting with '_' or '.' (markers such as
+// _SUCCESS) are skipped. Memory is bounded by one page and a 1 MiB read
+// window, whatever the size and number of files. A consumer may stop early;
+// every reader is closed.
+func ReadRun(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string) iter.Seq2[Row, error] {
+	return func(yield func(Row, error) bool) {
+		if err := validRunID(runID); err != nil {
+			yield(Row{}, err)
+			return
+		}
+		list := bucket.List(&blob.ListOptions{Prefix: runFolder(cleanPrefix(storagePrefix), runID)})
+		for {
+			if err := ctx.Err(); err != nil {
+				yield(Row{}, err)
+				return
+			}
+			obj, err := list.Next(ctx)
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				yield(Row{}, fmt.Errorf("uncommitted: list run %s: %w", runID, err))
+				return
+			}
+			if obj.IsDir || strings.HasPrefix(path.Base(obj.Key), "_") || strings.HasPrefix(path.Base(obj.Key), ".") {
+				continue
+			}
+			if !readFile(ctx, bucket, obj.Key, obj.Size, yield) {
+				return
+			}
+		}
+	}
+}
+
+// readFile yields the rows of one file; it returns false when iteration
+// must stop (the consumer stopped, or an error was yielded).
+func readFile(ctx context.Context, bucket *blob.Bucket, key string, size int64, yield func(Row, error) bool) bool {
+	fail := func(err error) bool {
+		yield(Row{}, fmt.Errorf("uncommitted: read %s: %w", key, err))
+		return false
+	}
+	ra := &blobReaderAt{ctx: ctx, bucket: bucket, key: key, size: size}
+	r, err := openRows(ra, size)
+	if err != nil {
+		return fail(err)
+	}
+	defer r.Close()
+	rows := make([]Row, 256)
+	for {
+		n, err := readRows(r, rows)
+		for _, row := range rows[:n] {
+			if !yield(row, nil) {
+				return false
+			}
+		}
+		if err == io.EOF {
+			return true
+		}
+		if err != nil {
+			return fail(err)
+		}
+		if err := ctx.Err(); err != nil {
+			return fail(err)
+		}
+	}
+}
+
+// openRows opens a Parquet file of rows. parquet-go may panic on a corrupt
+// file: that is reported as ErrInvalidFile.
+func openRows(ra io.ReaderAt, size int64) (r *parquet.GenericReader[Row], err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			r, err = nil, fmt.Errorf("%w: %v", ErrInvalidFile, v)
+		}
+	}()
+	f, err := parquet.OpenFile(ra, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidFile, err)
+	}
+	col, ok := f.Schema().Lookup("physical_address")
+	if !ok || col.Node.Type().Kind() != parquet.ByteArray || col.MaxRepetitionLevel > 0 {
+		return nil, fmt.Errorf("%w: no physical_address string column", ErrInvalidFile)
+	}
+	return parquet.NewGenericReader[Row](f), nil
+}
+
+// readRows reads the next rows, reporting a panic of parquet-go on a
+// corrupt page as ErrInvalidFile.
+func readRows(r *parquet.GenericReader[Row], rows []Row) (n int, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			n, err = 0, fmt.Errorf("%w: %v", ErrInvalidFile, v)
+		}
+	}()
+	n, err = r.Read(rows)
+	if err != nil && err != io.EOF {
+		err = fmt.Errorf("%w: %v", ErrInvalidFile, err)
+	}
+	return n, err
+}
+
+// blobReaderAt reads a blob by ranges of at least readWindow bytes, and
+// serves reads within the last window from memory.
+type blobReaderAt struct {
+	ctx    context.Context
+	bucket *blob.Bucket
+	key    string
+	size   int64
+
+	winOff int64
+	win    []byte
+}
+
+func (r *blobReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, fmt.Errorf("negative offset %d", off)
+	}
+	if off >= r.size {
+		return 0, io.EOF
+	}
+	want := min(int64(len(p)), r.size-off)
+	if off < r.winOff || off+want > r.winOff+int64(len(r.win)) {
+		if err := r.fill(off, want); err != nil {
+			return 0, err
+		}
+	}
+	n := copy(p, r.win[off-r.winOff:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (r *blobReaderAt) fill(off, want int64) error {
+	length := min(max(want, readWindow), r.size-off)
+	rr, err := r.bucket.NewRangeReader(r.ctx, r.key, off, length, nil)
+	if err != nil {
+		return err
+	}
+	defer rr.Close()
+	if int64(cap(r.win)) < length {
+		r.win = make([]byte, length)
+	}
+	r.win = r.win[:length]
+	if _, err := io.ReadFull(rr, r.win); err != nil {
+		r.win = r.win[:0]
+		return err
+	}
+	r.winOff = off
+	return nil
+}
