@@ -13,6 +13,7 @@ import (
 
 // A Commit is what ActiveCommits needs to know of a commit.
 type Commit struct {
+	// ID identifies the commit; it must not be empty.
 	ID string
 	// Parents are the IDs of the parent commits; a merge has several.
 	Parents []string
@@ -67,8 +68,8 @@ type ActiveCommit struct {
 // parent that Get cannot return either is an error: without its ancestry the
 // result could miss live commits. Every error of branches, commits and ctx is
 // returned, wrapped; so are invalid rules (wrapping [ErrInvalidRules]), a
-// commit or branch with an empty ID and a commit that Get returns under
-// another ID.
+// commit ID, main parent ID or branch HEAD that is empty or longer than 64 KiB,
+// and a commit that Get returns under another ID.
 //
 // Memory is about 110 bytes per commit for lakeFS's hexadecimal IDs, plus the
 // result.

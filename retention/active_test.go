@@ -516,6 +516,11 @@ func TestActiveCommitsErrors(t *testing.T) {
 		name: "a commit with an empty parent ID",
 		src:  func() *fakeSource { return newFakeSource(append(slices.Clone(chain), commit("d", testNow, ""))) },
 	}, {
+		name: "a commit ID longer than 64 KiB",
+		src: func() *fakeSource {
+			return newFakeSource(append(slices.Clone(chain), commit(strings.Repeat("d", maxIDLen+1), testNow, "c")))
+		},
+	}, {
 		name:     "a branch without HEAD",
 		branches: branchSeq(Branch{"main", "c"}, Branch{"empty", ""}),
 	}, {

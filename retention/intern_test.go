@@ -85,3 +85,42 @@ func TestInternerTagCollisions(t *testing.T) {
 	}
 	t.Logf("%d tag collisions", collisions)
 }
+
+// TestInternerEqualTags interns two IDs whose hashes share the 32 bits a slot
+// keeps, found by a birthday search with the interner's own seed, so the
+// comparison of records that tells them apart runs in every test run,
+// including under -race and -short, where TestInternerTagCollisions skips.
+func TestInternerEqualTags(t *testing.T) {
+	in := newInterner()
+	tag := func(id string) uint64 { return maphash.Bytes(in.seed, appendRecord(nil, id)) >> 32 }
+	seen := make(map[uint64]string)
+	var a, b string
+	for k := 0; a == ""; k++ {
+		if k == 4<<20 {
+			t.Fatal("no two of 4 Mi IDs share a tag: is the hash 32 bits wide?")
+		}
+		// Half the IDs are lowercase hex (compacted records), half not.
+		id := fmt.Sprintf("%x", k)
+		if k%2 == 1 {
+			id = fmt.Sprintf("id-%d", k)
+		}
+		if other, ok := seen[tag(id)]; ok {
+			a, b = other, id
+		}
+		seen[tag(id)] = id
+	}
+	t.Logf("%q and %q share tag %#x", a, b, tag(a))
+	for _, step := range []struct {
+		id    string
+		idx   int32
+		added bool
+	}{{a, 0, true}, {b, 1, true}, {a, 0, false}, {b, 1, false}} {
+		idx, added, err := in.intern(step.id)
+		if err != nil || idx != step.idx || added != step.added {
+			t.Fatalf("intern(%q) = %d, added %v, %v; want %d, added %v", step.id, idx, added, err, step.idx, step.added)
+		}
+	}
+	if in.id(0) != a || in.id(1) != b {
+		t.Errorf("ids read back as %q, %q; want %q, %q", in.id(0), in.id(1), a, b)
+	}
+}

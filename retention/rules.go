@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"unicode/utf8"
 )
@@ -62,12 +63,7 @@ func (r *Rules) RetentionDays(branch string) int32 {
 // sortedBranches returns the branch IDs that have a rule, sorted, so that
 // encodings and error messages do not depend on map order.
 func (r *Rules) sortedBranches() []string {
-	branches := make([]string, 0, len(r.BranchRetentionDays))
-	for branch := range r.BranchRetentionDays {
-		branches = append(branches, branch)
-	}
-	slices.Sort(branches)
-	return branches
+	return slices.Sorted(maps.Keys(r.BranchRetentionDays))
 }
 
 // jsonRules and jsonBranchRule are the lakeFS API form of the rules
@@ -101,10 +97,16 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON decodes the lakeFS API form written by [Rules.MarshalJSON].
 // Both default_retention_days and branches are required (branches may be
-// []), and so are both fields of every branch rule; a branch listed twice,
-// a number that is not an int32, or rules that fail [Rules.Validate] are an
-// error wrapping [ErrInvalidRules]. On error r is left unchanged.
+// []), and so are both fields of every branch rule; input that is not
+// UTF-8, a branch listed twice, a number that is not an int32, or rules that
+// fail [Rules.Validate] are an error wrapping [ErrInvalidRules]. On error r
+// is left unchanged.
 func (r *Rules) UnmarshalJSON(b []byte) error {
+	// encoding/json replaces invalid UTF-8 with U+FFFD, which would turn a
+	// rule for one branch into a rule for another.
+	if !utf8.Valid(b) {
+		return fmt.Errorf("%w: JSON is not valid UTF-8", ErrInvalidRules)
+	}
 	var in jsonRules
 	if err := json.Unmarshal(b, &in); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidRules, err)

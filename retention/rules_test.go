@@ -251,6 +251,10 @@ func TestUnmarshalJSON(t *testing.T) {
 		`{"default_retention_days":"7","branches":[]}`,
 		`{"default_retention_days":7,"branches":{}}`,
 		`{"default_retention_days":7,"branches":[]}x`,
+		// Not UTF-8: encoding/json would read the branch as "ma\ufffdin", a
+		// rule for another branch than the one the writer meant.
+		"{\"default_retention_days\":7,\"branches\":[{\"branch_id\":\"ma\xffin\",\"retention_days\":1}]}",
+		"{\"default_retention_days\":7,\"branches\":[],\"note\":\"\xfe\"}",
 	}
 	for _, in := range bad {
 		r := Rules{DefaultRetentionDays: 9}
