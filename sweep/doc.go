@@ -1,0 +1,56 @@
+// Package sweep is a garbage collector for a lakeFS-style storage namespace
+// that runs on one machine, in bounded memory, and reads and writes the
+// reports of lakeFS's Spark client, so either side can sweep what the other
+// marked.
+//
+// # Mark
+//
+// Mark computes the seeds' Clean Run:
+//
+//	candidates = namespace listing − uncommitted − committed − objects younger than the cutoff
+//
+// The namespace is every object under the data folder (data/<slice>/<id>,
+// listed slice by slice, several at once) plus the top-level objects of the
+// old flat layout, except lakeFS's "dummy" marker; nothing under the storage
+// prefix (_lakefs/) or in other folders is ever listed.
+//
+// The cutoff is min(Inputs.ExportStart, Mark's start) − MinAge − ClockSkew.
+// It is anchored at the uncommitted export, not at Mark: an address handed
+// out just under the link TTL before the export, uploaded, and linked just
+// after it, is in neither input, and only its age protects it. So MinAge must
+// be at least the host's link TTL (ErrUnsafeMinAge otherwise). A slice whose
+// start time, decoded from its name, is at or after the cutoff only holds
+// newer objects and is not listed at all.
+//
+// The keep set (Inputs.Uncommitted, read first, then Inputs.Committed) and
+// the listing are sorted in blocks that fit WithMemoryBudget, spilled to
+// temporary files, and merge-joined; a slice whose listing arrives in order
+// (every real object store lists in order) is not sorted again, and the
+// listing order of a backend is never trusted. Keys that cannot match a
+// listed key (full URIs, a leading '/') fail the mark rather than leave their
+// objects unprotected.
+//
+// # The report
+//
+// A run's report is lakeFS's, at <prefix>/retention/gc/unified/<run_id>/:
+//
+//   - deleted/: Parquet, one UTF8 column "address" (PLAIN, data page v1),
+//     keys relative to the namespace;
+//   - summary.json, written last: run_id, success, first_slice, start_time,
+//     cutoff_time, num_deleted_objects;
+//   - after a sweep, failed/ (address, error) and sweep.json.
+//
+// A failed Mark leaves success:false and no candidates.
+//
+// # Sweep
+//
+// Sweep deletes the candidates of a successful run in batches through a
+// BatchDeleter (by default bucket.Delete; package s3delete uses S3's
+// DeleteObjects), with bounded concurrency, an optional rate limit and
+// retries of transient errors. It refuses, and reports, any candidate
+// outside what Mark scans, so a corrupt or foreign report cannot reach
+// lakeFS's own files. Sweeping twice is safe.
+//
+// When in doubt, the package keeps: every ambiguity resolves towards not
+// deleting a live object.
+package sweep

@@ -1,0 +1,69 @@
+package sweep
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestSorter compares the external sort with slices.Sort on random keys,
+// budgets and fan-ins.
+func TestSorter(t *testing.T) {
+	for seed := range uint64(30) {
+		r := rand.New(rand.NewPCG(seed, 3))
+		dir, err := newSpillDir(t.TempDir(), 512)
+		require.NoError(t, err)
+		s := newSorter(dir, 1024<<r.IntN(6), 2+r.IntN(4))
+		var want []string
+		for range r.IntN(1500) {
+			k := strconv.Itoa(r.IntN(2000)) + string(make([]byte, r.IntN(40)))
+			if r.IntN(50) == 0 {
+				k = string(bytes.Repeat([]byte("L"), 600)) // larger than a block
+			}
+			want = append(want, k)
+			require.NoError(t, s.add([]byte(k)))
+			if len(s.refs) > 1 {
+				require.LessOrEqual(t, cap(s.arena)+8*cap(s.refs), s.maxBytes, "block beyond its budget")
+			}
+		}
+		slices.Sort(want)
+		want = slices.Compact(want)
+		it, err := s.finish()
+		require.NoError(t, err)
+		var got []string
+		for {
+			k, ok, err := it.next()
+			require.NoError(t, err)
+			if !ok {
+				break
+			}
+			got = append(got, string(k))
+		}
+		require.NoError(t, it.close())
+		require.Equal(t, len(want), len(got))
+		require.Equal(t, want, got)
+		entries, err := os.ReadDir(dir.dir)
+		require.NoError(t, err)
+		require.Empty(t, entries, "runs are removed once read")
+		require.NoError(t, dir.remove())
+	}
+}
+
+func TestSliceTime(t *testing.T) {
+	for _, tm := range []int64{0, 1, 1e9, 1764500000, 2e9, 4e9} {
+		name := descendingName(time.Unix(tm, 0))
+		got, ok := sliceTime(name)
+		require.True(t, ok)
+		require.Equal(t, tm, got.Unix(), name)
+	}
+	for _, bad := range []string{"", "short", "ZZZZZZZZZZZZZZZZZZZZ", "ft1hvo9ksdubjir1711g/"} {
+		_, ok := sliceTime(bad)
+		require.False(t, ok, bad)
+	}
+}

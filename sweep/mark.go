@@ -1,0 +1,304 @@
+package sweep
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+	"time"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
+)
+
+// Inputs are the keep set of a mark run: the keys, relative to the namespace
+// (the bucket's root), of every object that must not be deleted.
+type Inputs struct {
+	// Uncommitted yields the addresses of the uncommitted export (for
+	// example from uncommitted.ReadRun). It is consumed first.
+	Uncommitted iter.Seq2[string, error]
+	// Committed yields the addresses of the active commits. It is consumed
+	// after Uncommitted.
+	Committed iter.Seq2[string, error]
+	// ExportStart is when the uncommitted export's first Prepare call began;
+	// the cutoff is anchored there. Required.
+	ExportStart time.Time
+}
+
+// cleanupTimeout bounds the writes that record a failed run after the
+// caller's context was cancelled.
+const cleanupTimeout = 30 * time.Second
+
+// Mark lists the namespace in bucket (rooted at the storage namespace),
+// subtracts the inputs and every object younger than the cutoff, and writes
+// the rest as the candidates of run runID, in lakeFS's report format:
+// <prefix>/retention/gc/unified/<runID>/deleted/ and then summary.json.
+//
+// The cutoff is min(in.ExportStart, Mark's start) − MinAge − ClockSkew. Mark
+// refuses a run ID whose summary says success (ErrRunExists) and overwrites a
+// failed one. Any other failure — a bad input, an input's error, a storage
+// error, a cancelled context — leaves a summary with success false and no
+// candidates, and is returned. Concurrent Marks of one run ID are not
+// supported.
+func Mark(ctx context.Context, bucket *blob.Bucket, runID string, in Inputs, opts ...Option) (*Summary, error) {
+	if bucket == nil {
+		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
+	}
+	if err := validRunID(runID); err != nil {
+		return nil, err
+	}
+	cfg := newConfig(opts)
+	if err := validPrefix(cfg.storagePrefix); err != nil {
+		return nil, err
+	}
+	m := &marker{
+		bucket: bucket,
+		cfg:    cfg,
+		dir:    reportDir(cfg.storagePrefix, runID),
+		sum:    Summary{RunID: runID},
+		cnt:    &counters{progress: cfg.progress},
+	}
+	prev, err := ReadSummary(ctx, bucket, cfg.storagePrefix, runID)
+	switch {
+	case err == nil && prev.Success:
+		return nil, fmt.Errorf("%w: %s", ErrRunExists, runID)
+	case err != nil && !errors.Is(err, ErrNoRun) && !errors.Is(err, ErrInvalidInput):
+		// The summary could not be read; it may say success, so it stays.
+		return nil, err
+	}
+	m.sum.StartTime = cfg.clock().UTC().Truncate(time.Second)
+	if err := m.run(ctx, in); err != nil {
+		m.fail(ctx, err)
+		return nil, err
+	}
+	return &m.sum, nil
+}
+
+type marker struct {
+	bucket *blob.Bucket
+	cfg    *config
+	dir    string // the report folder
+	sum    Summary
+	cnt    *counters
+	spill  *spillDir
+}
+
+func (m *marker) log(msg string, args ...any) {
+	if m.cfg.logger != nil {
+		m.cfg.logger.Info(msg, append([]any{"run_id", m.sum.RunID}, args...)...)
+	}
+}
+
+// Shares of the memory budget: the keep set's block, the block of the loose
+// objects, the block that sorts a folder listed out of order, and the file
+// buffers of the merges.
+func (m *marker) budgets() (keep, loose, folder, ioBuf, fanIn int) {
+	b := int(m.cfg.memoryBudget)
+	ioBuf = min(max(b/256, 512), 64<<10)
+	fanIn = min(max(b/8/ioBuf, 2), 64)
+	return b / 2, b / 8, b / 8, ioBuf, fanIn
+}
+
+func (m *marker) run(ctx context.Context, in Inputs) error {
+	cfg := m.cfg
+	if cfg.err != nil {
+		return cfg.err
+	}
+	if in.ExportStart.IsZero() {
+		return fmt.Errorf("%w: zero ExportStart", ErrInvalidInput)
+	}
+	if in.Uncommitted == nil || in.Committed == nil {
+		return fmt.Errorf("%w: nil input iterator", ErrInvalidInput)
+	}
+	if cfg.minAge < cfg.linkTTL && !cfg.unsafeMinAge {
+		return fmt.Errorf("%w: min age %v < link TTL %v", ErrUnsafeMinAge, cfg.minAge, cfg.linkTTL)
+	}
+	anchor := in.ExportStart.UTC()
+	if m.sum.StartTime.Before(anchor) {
+		anchor = m.sum.StartTime
+	}
+	// Whole seconds, rounded down: what the summary says is what is applied.
+	m.sum.CutoffTime = anchor.Add(-cfg.minAge - cfg.clockSkew).Truncate(time.Second)
+	m.log("sweep: mark started", "cutoff", m.sum.CutoffTime)
+
+	if err := m.removeStale(ctx); err != nil {
+		return err
+	}
+	keepBytes, looseBytes, folderBytes, ioBuf, fanIn := m.budgets()
+	var err error
+	if m.spill, err = newSpillDir(cfg.tempDir, ioBuf); err != nil {
+		return err
+	}
+	defer m.spill.remove()
+
+	m.cnt.phase("keep")
+	keep := newSorter(m.spill, keepBytes, fanIn)
+	defer keep.release()
+	for _, seq := range []iter.Seq2[string, error]{in.Uncommitted, in.Committed} {
+		if err := readKeep(ctx, seq, keep); err != nil {
+			return err
+		}
+	}
+
+	m.cnt.phase("list")
+	l := &lister{
+		bucket: m.bucket,
+		cfg:    cfg,
+		dir:    m.spill,
+		cutoff: m.sum.CutoffTime,
+		cnt:    m.cnt,
+		loose:  newSorter(m.spill, looseBytes, fanIn),
+	}
+	defer l.loose.release()
+	if err := l.listTop(ctx); err != nil {
+		return err
+	}
+	if err := l.listFolders(ctx); err != nil {
+		return err
+	}
+	m.sum.FirstSlice = l.firstSlice
+
+	m.cnt.phase("join")
+	keepIt, err := keep.finish()
+	if err != nil {
+		return err
+	}
+	defer keepIt.close()
+	listIt, err := l.stream(folderBytes, fanIn)
+	if err != nil {
+		return err
+	}
+	defer listIt.close()
+	n, err := m.writeCandidates(ctx, listIt, keepIt)
+	if err != nil {
+		return err
+	}
+	m.sum.NumDeletedObjects = n
+	m.sum.Success = true
+	if err := writeJSON(ctx, m.bucket, m.dir+"summary.json", m.sum); err != nil {
+		m.sum.Success = false
+		return err
+	}
+	m.cnt.phase("done")
+	m.log("sweep: mark done", "candidates", n, "first_slice", m.sum.FirstSlice)
+	return nil
+}
+
+// fullURI reports whether key starts with a URI scheme and "://".
+func fullURI(key string) bool {
+	i := strings.Index(key, "://")
+	if i <= 0 {
+		return false
+	}
+	for j, r := range key[:i] {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case j > 0 && (r >= '0' && r <= '9' || r == '+' || r == '.' || r == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// readKeep adds every key of seq to the keep sorter, refusing keys that could
+// never match a listed key and so would leave their object unprotected.
+func readKeep(ctx context.Context, seq iter.Seq2[string, error], keep *sorter) error {
+	var n int64
+	for key, err := range seq {
+		if err != nil {
+			return fmt.Errorf("sweep: input: %w", err)
+		}
+		if key == "" || key[0] == '/' || fullURI(key) {
+			return fmt.Errorf("%w: keep key %q is not relative to the namespace", ErrInvalidInput, key)
+		}
+		if err := keep.add([]byte(key)); err != nil {
+			return err
+		}
+		if n++; n%4096 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return ctx.Err()
+}
+
+// writeCandidates writes the listed keys that are not kept to deleted/.
+func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (int64, error) {
+	w, err := newPartWriter[addressRow](ctx, m.bucket, m.dir+"deleted/"+partName)
+	if err != nil {
+		return 0, err
+	}
+	kk, kok, err := keepIt.next()
+	var kept, marked int64
+	report := func() {
+		m.cnt.update(func(p *Progress) { p.Kept += kept; p.Marked += marked })
+		kept, marked = 0, 0
+	}
+	for err == nil {
+		var lk []byte
+		var lok bool
+		if lk, lok, err = listIt.next(); err != nil || !lok {
+			break
+		}
+		for kok && bytes.Compare(kk, lk) < 0 {
+			if kk, kok, err = keepIt.next(); err != nil {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+		if kok && bytes.Equal(kk, lk) {
+			kept++
+		} else {
+			marked++
+			err = w.write(addressRow{Address: string(lk)})
+		}
+		if kept+marked >= 4096 {
+			report()
+			err = errors.Join(err, ctx.Err())
+		}
+	}
+	report()
+	if err != nil {
+		w.abort()
+		return 0, err
+	}
+	m.cnt.phase("write")
+	if err := w.close(); err != nil {
+		return 0, err
+	}
+	return w.rows, nil
+}
+
+// removeStale removes what a failed run with the same ID left: its
+// candidates, and any sweep report.
+func (m *marker) removeStale(ctx context.Context) error {
+	for _, sub := range []string{"deleted/", "failed/"} {
+		if err := removeFolder(ctx, m.bucket, m.dir+sub); err != nil {
+			return err
+		}
+	}
+	if err := m.bucket.Delete(ctx, m.dir+"sweep.json"); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+		return fmt.Errorf("sweep: remove %ssweep.json: %w", m.dir, err)
+	}
+	return nil
+}
+
+// fail records a failed run: no candidates, and a summary with success
+// false. It runs even when ctx was cancelled.
+func (m *marker) fail(ctx context.Context, cause error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	m.sum.Success = false
+	m.sum.NumDeletedObjects = 0
+	if err := removeFolder(ctx, m.bucket, m.dir+"deleted/"); err != nil {
+		m.log("sweep: mark failed; removing candidates failed too", "error", err)
+	}
+	if err := writeJSON(ctx, m.bucket, m.dir+"summary.json", m.sum); err != nil {
+		m.log("sweep: mark failed; writing its summary failed too", "error", err)
+	}
+	m.log("sweep: mark failed", "error", cause)
+}

@@ -1,0 +1,281 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/xid"
+	"github.com/stretchr/testify/require"
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/fileblob"
+	"gocloud.dev/blob/memblob"
+)
+
+// t0 is the fixed "now" of the tests.
+var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+// descendingName is a slice name as pathprovider makes it (written here from
+// the format, as the library's packages do not import each other).
+func descendingName(t time.Time) string {
+	return xid.NewWithTime(time.Unix(reversalPoint-t.Unix(), 0)).String()
+}
+
+// world is a random namespace, keep set and configuration, with the model's
+// answer.
+type world struct {
+	objects     map[string]time.Time // key → modification time (zero: unknown)
+	uncommitted []string
+	committed   []string
+	exportStart time.Time
+	cutoff      time.Time
+	budget      int64
+	conc        int
+	shuffle     bool
+	// the model
+	marked     []string
+	firstSlice string
+}
+
+var runes = []string{"a", "b", "z", "0", "9", "-", "_", ".", "é", "日本", "ü", "😀", " ", "+", "=", "~"}
+
+func randName(r *rand.Rand, n int) string {
+	var b strings.Builder
+	for range 1 + r.IntN(n) {
+		b.WriteString(runes[r.IntN(len(runes))])
+	}
+	return b.String()
+}
+
+// modAround returns a time around the cutoff, sometimes unknown.
+func modAround(r *rand.Rand, cutoff time.Time) time.Time {
+	if r.IntN(20) == 0 {
+		return time.Time{}
+	}
+	return cutoff.Add(time.Duration(r.IntN(4*3600)-2*3600) * time.Second)
+}
+
+func newWorld(r *rand.Rand) *world {
+	w := &world{objects: map[string]time.Time{}}
+	w.exportStart = t0.Add(-time.Duration(r.IntN(3*3600)) * time.Second)
+	if r.IntN(5) == 0 {
+		w.exportStart = t0.Add(time.Hour) // an export "after" Mark: Mark's start anchors
+	}
+	anchor := w.exportStart
+	if t0.Before(anchor) {
+		anchor = t0
+	}
+	w.cutoff = anchor.Add(-DefaultMinAge - DefaultClockSkew).Truncate(time.Second)
+	w.budget = int64(4<<10) << r.IntN(9) // 4 KiB .. 1 MiB
+	w.conc = 1 + r.IntN(4)
+	w.shuffle = r.IntN(2) == 0
+
+	inScope := map[string]bool{}
+	// Slices of many ages, distinct seconds; one straddles the cutoff.
+	var newest time.Time
+	used := map[int64]bool{}
+	nSlices := r.IntN(8)
+	for i := range nSlices {
+		start := w.cutoff.Add(time.Duration(r.IntN(96*3600)-72*3600) * time.Second)
+		if i == 0 {
+			start = w.cutoff.Add(-time.Duration(1+r.IntN(3600)) * time.Second) // straddles
+		}
+		if r.IntN(6) == 0 {
+			start = w.cutoff // at the cutoff: skipped
+		}
+		if used[start.Unix()] {
+			continue
+		}
+		used[start.Unix()] = true
+		name := descendingName(start)
+		listed := start.Before(w.cutoff)
+		n := r.IntN(40)
+		if listed && n > 0 && start.After(newest) {
+			newest, w.firstSlice = start, name
+		}
+		for range n {
+			key := "data/" + name + "/" + xid.NewWithTime(start).String() + randName(r, 3)
+			if r.IntN(10) == 0 {
+				key = "data/" + name + "/nested/n" + randName(r, 4)
+			}
+			mod := start.Add(time.Duration(r.IntN(6*3600)) * time.Second)
+			if r.IntN(20) == 0 {
+				mod = time.Time{}
+			}
+			w.objects[key] = mod
+			inScope[key] = listed
+		}
+	}
+	// Folders under data/ that are not slices, and loose objects there.
+	for range r.IntN(4) {
+		dir := "data/f" + randName(r, 4) + "/"
+		for range r.IntN(15) {
+			key := dir + "k" + randName(r, 6)
+			if r.IntN(4) == 0 {
+				key = dir + "x/y" + randName(r, 3)
+			}
+			w.objects[key] = modAround(r, w.cutoff)
+			inScope[key] = true
+		}
+	}
+	for range r.IntN(6) {
+		key := "data/l" + randName(r, 5)
+		w.objects[key] = modAround(r, w.cutoff)
+		inScope[key] = true
+	}
+	// Top level: legacy objects and lakeFS's dummy marker.
+	for range r.IntN(10) {
+		key := "t" + randName(r, 6)
+		w.objects[key] = modAround(r, w.cutoff)
+		inScope[key] = true
+	}
+	w.objects["dummy"] = w.cutoff.Add(-100 * time.Hour)
+	// Never scanned: lakeFS's own folder and other folders.
+	for range r.IntN(8) {
+		w.objects["_lakefs/a"+randName(r, 3)+"/b"+randName(r, 4)] = w.cutoff.Add(-100 * time.Hour)
+		w.objects["o"+randName(r, 3)+"/b"+randName(r, 4)] = w.cutoff.Add(-100 * time.Hour)
+	}
+
+	// Keep set: a random part of the namespace plus absent keys, with
+	// duplicates, split randomly between the inputs.
+	var keep []string
+	keepSet := map[string]bool{}
+	for k := range w.objects {
+		if r.IntN(3) == 0 {
+			keep = append(keep, k)
+			keepSet[k] = true
+			if r.IntN(4) == 0 {
+				keep = append(keep, k)
+			}
+		}
+	}
+	for range r.IntN(20) {
+		keep = append(keep, "data/"+descendingName(w.cutoff.Add(-time.Hour))+"/absent"+randName(r, 4))
+	}
+	r.Shuffle(len(keep), func(i, j int) { keep[i], keep[j] = keep[j], keep[i] })
+	for _, k := range keep {
+		if r.IntN(2) == 0 {
+			w.uncommitted = append(w.uncommitted, k)
+		} else {
+			w.committed = append(w.committed, k)
+		}
+	}
+
+	for k, mod := range w.objects {
+		if inScope[k] && !keepSet[k] && !young(mod, w.cutoff) {
+			w.marked = append(w.marked, k)
+		}
+	}
+	slices.Sort(w.marked)
+	return w
+}
+
+func (w *world) inputs() Inputs {
+	return Inputs{Uncommitted: seqOf(w.uncommitted), Committed: seqOf(w.committed), ExportStart: w.exportStart}
+}
+
+func (w *world) bucket(t testing.TB, base *blob.Bucket, seed uint64) *blob.Bucket {
+	ctx := context.Background()
+	for k := range w.objects {
+		require.NoError(t, base.WriteAll(ctx, k, []byte(k), nil))
+	}
+	d := &testDriver{modTime: func(key string) time.Time {
+		if mod, ok := w.objects[key]; ok {
+			return mod
+		}
+		return t0 // the report's own files
+	}}
+	if w.shuffle {
+		d.rng = rand.New(rand.NewPCG(seed, 1))
+	}
+	return newTestBucket(base, d)
+}
+
+func seqOf(keys []string) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		for _, k := range keys {
+			if !yield(k, nil) {
+				return
+			}
+		}
+	}
+}
+
+func collect(t testing.TB, seq iter.Seq2[string, error]) []string {
+	t.Helper()
+	var out []string
+	for k, err := range seq {
+		require.NoError(t, err)
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func fixedClock() time.Time { return t0 }
+
+// TestMarkSweepInvariant checks Mark against the model on random worlds, and
+// that Sweep deletes exactly the marked objects.
+func TestMarkSweepInvariant(t *testing.T) {
+	rounds := 40
+	if testing.Short() {
+		rounds = 10
+	}
+	for seed := range uint64(rounds) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		w := newWorld(r)
+		var base *blob.Bucket
+		kind := "mem"
+		if seed%6 == 5 {
+			kind = "file"
+			var err error
+			base, err = fileblob.OpenBucket(t.TempDir(), nil)
+			require.NoError(t, err)
+		} else {
+			base = memblob.OpenBucket(nil)
+		}
+		t.Run(fmt.Sprintf("%s-%d", kind, seed), func(t *testing.T) {
+			ctx := context.Background()
+			b := w.bucket(t, base, seed)
+			tmp := t.TempDir()
+			runID := "run-" + fmt.Sprint(seed)
+			sum, err := Mark(ctx, b, runID, w.inputs(),
+				WithClock(fixedClock), WithMemoryBudget(w.budget), WithListConcurrency(w.conc), WithTempDir(tmp))
+			require.NoError(t, err)
+			require.True(t, sum.Success)
+			require.Equal(t, w.cutoff, sum.CutoffTime)
+			require.Equal(t, w.firstSlice, sum.FirstSlice)
+			require.Equal(t, int64(len(w.marked)), sum.NumDeletedObjects)
+			require.Equal(t, nonNil(w.marked), nonNil(collect(t, Candidates(ctx, b, DefaultStoragePrefix, runID))))
+			entries, err := os.ReadDir(tmp)
+			require.NoError(t, err)
+			require.Empty(t, entries, "spill files left behind")
+
+			res, err := Sweep(ctx, b, runID, WithClock(fixedClock), WithDeleteConcurrency(1+int(seed%3)))
+			require.NoError(t, err)
+			require.Equal(t, SweepResult{Deleted: int64(len(w.marked))}, *res)
+			marked := map[string]bool{}
+			for _, k := range w.marked {
+				marked[k] = true
+			}
+			for k := range w.objects {
+				ok, err := b.Exists(ctx, k)
+				require.NoError(t, err)
+				require.Equal(t, !marked[k], ok, "key %q", k)
+			}
+		})
+	}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,328 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/xid"
+	"gocloud.dev/blob"
+)
+
+// reversalPoint is lakeFS's year 4000 (4000-01-01T00:00:00Z in Unix seconds):
+// a slice is named by the xid of reversalPoint minus its start time, so newer
+// slices sort first. The constant is part of the address format.
+const reversalPoint = 64060588800
+
+// sliceTime decodes the start time of a slice from its name; false when the
+// name is not a 20-character xid.
+func sliceTime(name string) (time.Time, bool) {
+	if len(name) != 20 {
+		return time.Time{}, false
+	}
+	id, err := xid.FromString(name)
+	if err != nil {
+		return time.Time{}, false
+	}
+	// xid holds 32 bits of seconds, so the stored value wrapped the same way.
+	return time.Unix(int64(uint32(reversalPoint-id.Time().Unix())), 0).UTC(), true
+}
+
+// scope says which keys Mark scans: everything under the data folder except
+// slices started at or after the cutoff, and the top-level objects except
+// "dummy" (lakeFS's marker of a namespace in use).
+type scope struct {
+	dataPrefix string // with a trailing '/'
+	cutoff     time.Time
+}
+
+// reason returns why key is outside the scope, or "" when Mark scans it.
+func (s scope) reason(key string) string {
+	switch {
+	case key == "":
+		return "empty key"
+	case key == "dummy":
+		return "namespace marker"
+	case strings.HasPrefix(key, s.dataPrefix):
+		rest := key[len(s.dataPrefix):]
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			if t, ok := sliceTime(rest[:i]); ok && !t.Before(s.cutoff) {
+				return "slice newer than the cutoff"
+			}
+		}
+		return ""
+	case strings.Contains(key, "/"):
+		return "outside the data folder"
+	}
+	return ""
+}
+
+// young reports whether an object is protected by its age: modified at or
+// after the cutoff, or at an unknown time.
+func young(mod, cutoff time.Time) bool {
+	return mod.IsZero() || !mod.Before(cutoff)
+}
+
+// folder is one folder under the data prefix, listed by one worker.
+type folder struct {
+	prefix string // "<data>/<name>/"
+	slice  bool   // the name is a slice ID
+	run    string // its listing, a run file
+	sorted bool   // the listing came in ascending order
+}
+
+// counters are the shared progress counters of a Mark.
+type counters struct {
+	mu       sync.Mutex
+	progress func(Progress)
+	p        Progress
+	lastSent int64
+}
+
+func (c *counters) update(f func(p *Progress)) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f(&c.p)
+	if c.progress != nil {
+		if n := c.p.Listed + c.p.Deleted + c.p.Failed + c.p.AlreadyGone + c.p.Refused + c.p.Marked; n-c.lastSent >= 10000 {
+			c.lastSent = n
+			c.progress(c.p)
+		}
+	}
+}
+
+func (c *counters) phase(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.p.Phase = name
+	if c.progress != nil {
+		c.progress(c.p)
+	}
+}
+
+func (c *counters) snapshot() Progress {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.p
+}
+
+// lister lists a namespace for Mark.
+type lister struct {
+	bucket     *blob.Bucket
+	cfg        *config
+	dir        *spillDir
+	cutoff     time.Time
+	cnt        *counters
+	loose      *sorter // top-level objects and objects directly under data/
+	folders    []folder
+	firstSlice string
+	firstTime  time.Time
+}
+
+// listTop lists the top level and the data folder with a delimiter: loose
+// objects go to the loose sorter, folders are collected for listFolders.
+func (l *lister) listTop(ctx context.Context) error {
+	if err := l.listLevel(ctx, "", func(o *blob.ListObject) error {
+		if o.IsDir || o.Key == "dummy" {
+			return nil
+		}
+		return l.addLoose(o)
+	}); err != nil {
+		return err
+	}
+	data := l.cfg.dataPrefix + "/"
+	return l.listLevel(ctx, data, func(o *blob.ListObject) error {
+		if !o.IsDir {
+			return l.addLoose(o)
+		}
+		name := strings.TrimSuffix(o.Key[len(data):], "/")
+		if name == "" || strings.Contains(name, "/") {
+			return fmt.Errorf("sweep: listing %s returned folder %q", data, o.Key)
+		}
+		f := folder{prefix: o.Key}
+		if t, ok := sliceTime(name); ok {
+			if !t.Before(l.cutoff) {
+				return nil // only objects newer than the cutoff: not listed
+			}
+			f.slice = true
+			if l.firstSlice == "" || t.After(l.firstTime) || t.Equal(l.firstTime) && name < l.firstSlice {
+				l.firstSlice, l.firstTime = name, t
+			}
+		}
+		l.folders = append(l.folders, f)
+		return nil
+	})
+}
+
+func (l *lister) listLevel(ctx context.Context, prefix string, f func(*blob.ListObject) error) error {
+	it := l.bucket.List(&blob.ListOptions{Prefix: prefix, Delimiter: "/"})
+	for {
+		o, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("sweep: list %q: %w", prefix, err)
+		}
+		if !strings.HasPrefix(o.Key, prefix) {
+			return fmt.Errorf("sweep: listing %q returned %q", prefix, o.Key)
+		}
+		if err := f(o); err != nil {
+			return err
+		}
+	}
+}
+
+func (l *lister) addLoose(o *blob.ListObject) error {
+	l.cnt.update(func(p *Progress) { p.Listed++ })
+	if young(o.ModTime, l.cutoff) {
+		l.cnt.update(func(p *Progress) { p.Kept++ })
+		return nil
+	}
+	return l.loose.add([]byte(o.Key))
+}
+
+// listFolders lists every folder in full, cfg.listConcurrency at once, each
+// into its own run file.
+func (l *lister) listFolders(ctx context.Context) error {
+	slices.SortFunc(l.folders, func(a, b folder) int { return strings.Compare(a.prefix, b.prefix) })
+	for i := 1; i < len(l.folders); i++ {
+		if l.folders[i].prefix == l.folders[i-1].prefix {
+			return fmt.Errorf("sweep: listing returned folder %q twice", l.folders[i].prefix)
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+		next     = make(chan int)
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+		cancel()
+	}
+	for range min(l.cfg.listConcurrency, len(l.folders)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := l.listFolder(ctx, &l.folders[i]); err != nil {
+					fail(err)
+				}
+			}
+		}()
+	}
+feed:
+	for i := range l.folders {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if firstErr == nil && ctx.Err() != nil {
+		firstErr = ctx.Err()
+	}
+	return firstErr
+}
+
+func (l *lister) listFolder(ctx context.Context, f *folder) error {
+	rw, err := l.dir.create()
+	if err != nil {
+		return err
+	}
+	var listed, kept int64
+	flush := func() {
+		l.cnt.update(func(p *Progress) { p.Listed += listed; p.Kept += kept })
+		listed, kept = 0, 0
+	}
+	it := l.bucket.List(&blob.ListOptions{Prefix: f.prefix})
+	for {
+		o, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err == nil && !strings.HasPrefix(o.Key, f.prefix) {
+			err = fmt.Errorf("returned %q", o.Key)
+		}
+		if err != nil {
+			rw.abort()
+			return fmt.Errorf("sweep: list %q: %w", f.prefix, err)
+		}
+		if o.IsDir {
+			continue
+		}
+		listed++
+		if young(o.ModTime, l.cutoff) {
+			kept++
+		} else if err := rw.add([]byte(o.Key)); err != nil {
+			rw.abort()
+			return err
+		}
+		if listed >= 1000 {
+			flush()
+		}
+	}
+	flush()
+	f.sorted = rw.ordered
+	f.run, err = rw.finish()
+	return err
+}
+
+// stream returns every listed key older than the cutoff, in ascending order
+// and once each. Folders sort as a whole ("<data>/<a>/" before "<data>/<b>/"
+// puts every key of a before every key of b), so their listings are
+// concatenated; a listing that came out of order is sorted first.
+func (l *lister) stream(sortBytes, fanIn int) (keyIter, error) {
+	opens := make([]func() (keyIter, error), len(l.folders))
+	for i := range l.folders {
+		f := l.folders[i]
+		opens[i] = func() (keyIter, error) {
+			fr, err := openRun(f.run, l.dir.ioBuf)
+			if err != nil {
+				return nil, err
+			}
+			if f.sorted {
+				return fr, nil
+			}
+			s := newSorter(l.dir, sortBytes, fanIn)
+			defer fr.close()
+			for {
+				k, ok, err := fr.next()
+				if err != nil {
+					s.release()
+					return nil, err
+				}
+				if !ok {
+					break
+				}
+				if err := s.add(k); err != nil {
+					s.release()
+					return nil, err
+				}
+			}
+			return s.finish()
+		}
+	}
+	loose, err := l.loose.finish()
+	if err != nil {
+		return nil, err
+	}
+	return newMerge([]keyIter{&concat{open: opens}, loose}), nil
+}

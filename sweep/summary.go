@@ -1,0 +1,222 @@
+package sweep
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
+)
+
+// Errors of the package; every error wraps at most one of them.
+var (
+	// ErrRunFailed: Sweep was asked to delete the candidates of a failed mark.
+	ErrRunFailed = errors.New("sweep: mark run failed")
+	// ErrNoRun: the run has no summary.
+	ErrNoRun = errors.New("sweep: no such run")
+	// ErrRunExists: Mark was given the ID of a run that already succeeded.
+	ErrRunExists = errors.New("sweep: run already exists")
+	// ErrUnsafeMinAge: the min age is below the link TTL.
+	ErrUnsafeMinAge = errors.New("sweep: min age below link TTL")
+	// ErrInvalidInput: a bad argument, option, run ID, keep key or report.
+	ErrInvalidInput = errors.New("sweep: invalid input")
+)
+
+// timeLayout is the report's time format: ISO-8601, UTC, whole seconds.
+const timeLayout = "2006-01-02T15:04:05Z"
+
+// Summary is lakeFS's summary.json of a mark run, written last: a run without
+// one is incomplete, and Sweep only deletes the candidates of a successful one.
+type Summary struct {
+	RunID   string `json:"run_id"`
+	Success bool   `json:"success"`
+	// FirstSlice is the newest slice that was listed; an incremental run must
+	// list it again, as it can hold objects newer than this run's cutoff.
+	FirstSlice string `json:"first_slice"`
+	// StartTime is when Mark began; CutoffTime is the age limit it applied.
+	StartTime  time.Time `json:"start_time"`
+	CutoffTime time.Time `json:"cutoff_time"`
+	// NumDeletedObjects is the number of candidates marked for deletion.
+	NumDeletedObjects int64 `json:"num_deleted_objects"`
+}
+
+type summaryJSON struct {
+	RunID             string `json:"run_id"`
+	Success           bool   `json:"success"`
+	FirstSlice        string `json:"first_slice"`
+	StartTime         string `json:"start_time"`
+	CutoffTime        string `json:"cutoff_time"`
+	NumDeletedObjects int64  `json:"num_deleted_objects"`
+}
+
+// MarshalJSON writes the summary with lakeFS's field names and times in
+// UTC whole seconds.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	return json.Marshal(summaryJSON{
+		RunID:             s.RunID,
+		Success:           s.Success,
+		FirstSlice:        s.FirstSlice,
+		StartTime:         formatTime(s.StartTime),
+		CutoffTime:        formatTime(s.CutoffTime),
+		NumDeletedObjects: s.NumDeletedObjects,
+	})
+}
+
+// UnmarshalJSON reads a summary written by Mark or by lakeFS's Spark client;
+// times may be RFC 3339 with any offset and fraction, or empty.
+func (s *Summary) UnmarshalJSON(b []byte) error {
+	var j summaryJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return fmt.Errorf("%w: summary: %v", ErrInvalidInput, err)
+	}
+	start, err := parseTime(j.StartTime)
+	if err != nil {
+		return err
+	}
+	cutoff, err := parseTime(j.CutoffTime)
+	if err != nil {
+		return err
+	}
+	if j.NumDeletedObjects < 0 {
+		return fmt.Errorf("%w: summary: negative num_deleted_objects", ErrInvalidInput)
+	}
+	*s = Summary{
+		RunID:             j.RunID,
+		Success:           j.Success,
+		FirstSlice:        j.FirstSlice,
+		StartTime:         start,
+		CutoffTime:        cutoff,
+		NumDeletedObjects: j.NumDeletedObjects,
+	}
+	return nil
+}
+
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Truncate(time.Second).Format(timeLayout)
+}
+
+func parseTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		// Without an offset, as a JVM's LocalDateTime prints: UTC.
+		var lerr error
+		if t, lerr = time.Parse("2006-01-02T15:04:05.999999999", s); lerr != nil {
+			return time.Time{}, fmt.Errorf("%w: summary time %q: %v", ErrInvalidInput, s, err)
+		}
+	}
+	if y := t.UTC().Year(); y < 1 || y > 9999 {
+		return time.Time{}, fmt.Errorf("%w: summary time %q out of range", ErrInvalidInput, s)
+	}
+	return t.UTC(), nil
+}
+
+// SweepResult counts what Sweep did with a run's candidates. It is also
+// written as sweep.json beside the run's summary, with the start and end times.
+type SweepResult struct {
+	Deleted     int64 // deleted (or, on S3's DeleteObjects, absent already)
+	AlreadyGone int64 // the store said the object did not exist
+	Failed      int64 // not deleted after the retries; listed in failed/
+	Refused     int64 // outside what Mark scans: never deleted, listed in failed/
+}
+
+type sweepJSON struct {
+	Deleted     int64  `json:"deleted"`
+	AlreadyGone int64  `json:"already_gone"`
+	Failed      int64  `json:"failed"`
+	Refused     int64  `json:"refused"`
+	StartTime   string `json:"start_time"`
+	EndTime     string `json:"end_time"`
+}
+
+// Progress is a snapshot of the counters of Mark or Sweep, given to the
+// function of WithProgress. Phase is one of "keep" (reading the inputs),
+// "list", "join" (sorting and subtracting), "write", "delete" and "done".
+type Progress struct {
+	Phase                                 string
+	Listed, Kept, Marked                  int64
+	Deleted, AlreadyGone, Failed, Refused int64
+}
+
+// reportDir is the folder of a run's report, with a trailing '/'.
+func reportDir(storagePrefix, runID string) string {
+	return storagePrefix + "/retention/gc/unified/" + runID + "/"
+}
+
+// validRunID accepts the run IDs of Mark (descending xids) and of lakeFS's
+// Spark client (UUIDs): a short name of letters, digits, '-', '_', '.' and
+// '=' that is a single path element.
+func validRunID(id string) error {
+	if id == "" || len(id) > 128 || id == "." || id == ".." {
+		return fmt.Errorf("%w: run ID %q", ErrInvalidInput, id)
+	}
+	for _, r := range id {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.', r == '=':
+		default:
+			return fmt.Errorf("%w: run ID %q", ErrInvalidInput, id)
+		}
+	}
+	return nil
+}
+
+// maxSummarySize bounds what ReadSummary reads: a summary is one short line.
+const maxSummarySize = 64 << 10
+
+// ReadSummary reads the summary of a run, written by Mark or by lakeFS's
+// Spark client. A run without one gives ErrNoRun.
+func ReadSummary(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string) (*Summary, error) {
+	if bucket == nil {
+		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
+	}
+	if err := validRunID(runID); err != nil {
+		return nil, err
+	}
+	if err := validPrefix(storagePrefix); err != nil {
+		return nil, err
+	}
+	key := reportDir(storagePrefix, runID) + "summary.json"
+	r, err := bucket.NewReader(ctx, key, nil)
+	if err != nil {
+		if gcerrors.Code(err) == gcerrors.NotFound {
+			return nil, fmt.Errorf("%w: %s", ErrNoRun, key)
+		}
+		return nil, fmt.Errorf("sweep: read %s: %w", key, err)
+	}
+	defer r.Close()
+	b, err := io.ReadAll(io.LimitReader(r, maxSummarySize+1))
+	if err != nil {
+		return nil, fmt.Errorf("sweep: read %s: %w", key, err)
+	}
+	if len(b) > maxSummarySize {
+		return nil, fmt.Errorf("%w: %s larger than %d bytes", ErrInvalidInput, key, maxSummarySize)
+	}
+	var s Summary
+	if err := json.Unmarshal(bytes.TrimSpace(b), &s); err != nil {
+		return nil, fmt.Errorf("sweep: %s: %w", key, err)
+	}
+	return &s, nil
+}
+
+// writeJSON writes v as one line of JSON at key.
+func writeJSON(ctx context.Context, bucket *blob.Bucket, key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if err := bucket.WriteAll(ctx, key, b, &blob.WriterOptions{ContentType: "application/json"}); err != nil {
+		return fmt.Errorf("sweep: write %s: %w", key, err)
+	}
+	return nil
+}

@@ -1,0 +1,308 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
+	"golang.org/x/time/rate"
+)
+
+// BatchDeleter is how Sweep deletes. DeleteBatch deletes keys (relative to
+// the bucket's root) and returns the keys it could not delete with their
+// errors; err fails the whole batch. Errors are classified by their gocloud
+// code: gcerrors.Code, or the ErrorCode() gcerrors.ErrorCode method of an
+// error in the chain, which lets a deleter outside gocloud classify its
+// errors. NotFound means the object was already gone; ResourceExhausted,
+// Unknown (the code of any plain error), Internal and DeadlineExceeded are
+// retried; any other code fails the key at once.
+// Implementations must be safe for concurrent use: Sweep keeps up to
+// WithDeleteConcurrency calls in flight.
+type BatchDeleter interface {
+	DeleteBatch(ctx context.Context, keys []string) (failed map[string]error, err error)
+}
+
+// bucketDeleter is the default BatchDeleter: bucket.Delete key by key.
+type bucketDeleter struct{ bucket *blob.Bucket }
+
+func (d bucketDeleter) DeleteBatch(ctx context.Context, keys []string) (map[string]error, error) {
+	var failed map[string]error
+	for _, k := range keys {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := d.bucket.Delete(ctx, k); err != nil {
+			if failed == nil {
+				failed = make(map[string]error)
+			}
+			failed[k] = err
+		}
+	}
+	return failed, nil
+}
+
+// Batch sizes: S3's DeleteObjects takes 1000 keys; the default deleter
+// deletes one by one, so smaller batches spread better over the workers.
+const (
+	maxBatch     = 1000
+	defaultBatch = 100
+)
+
+// errorCode is the gocloud code of err; see BatchDeleter.
+func errorCode(err error) gcerrors.ErrorCode {
+	var c interface{ ErrorCode() gcerrors.ErrorCode }
+	if errors.As(err, &c) {
+		return c.ErrorCode()
+	}
+	return gcerrors.Code(err)
+}
+
+func isNotFound(err error) bool { return err != nil && errorCode(err) == gcerrors.NotFound }
+
+func transient(err error) bool {
+	switch errorCode(err) {
+	case gcerrors.ResourceExhausted, gcerrors.Unknown, gcerrors.Internal, gcerrors.DeadlineExceeded:
+		return true
+	}
+	return false
+}
+
+// Sweep deletes the candidates of a successful mark run, written by Mark or
+// by lakeFS's Spark client. A run without a summary gives ErrNoRun, a failed
+// one ErrRunFailed. A candidate outside what Mark scans (see Mark) is
+// refused: never deleted, counted and listed in failed/ with the reason. The
+// scope uses the summary's cutoff_time; a summary without one makes every
+// candidate inside a slice refused.
+// The others are deleted in batches through the BatchDeleter, with transient
+// errors retried with exponential backoff; the ones that still fail are
+// listed in failed/. Sweep then writes failed/ and sweep.json beside the
+// summary, replacing those of an earlier sweep: running it twice is safe.
+func Sweep(ctx context.Context, bucket *blob.Bucket, runID string, opts ...Option) (*SweepResult, error) {
+	if bucket == nil {
+		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
+	}
+	cfg := newConfig(opts)
+	if cfg.err != nil {
+		return nil, cfg.err
+	}
+	sum, err := ReadSummary(ctx, bucket, cfg.storagePrefix, runID)
+	if err != nil {
+		return nil, err
+	}
+	if !sum.Success {
+		return nil, fmt.Errorf("%w: %s", ErrRunFailed, runID)
+	}
+	s := &sweeper{
+		bucket:  bucket,
+		cfg:     cfg,
+		scope:   scope{dataPrefix: cfg.dataPrefix + "/", cutoff: sum.CutoffTime},
+		cnt:     &counters{progress: cfg.progress},
+		deleter: cfg.deleter,
+		batch:   maxBatch,
+	}
+	if s.deleter == nil {
+		s.deleter = bucketDeleter{bucket: bucket}
+		s.batch = defaultBatch
+	}
+	if cfg.deleteRate > 0 {
+		s.batch = min(s.batch, max(1, int(cfg.deleteRate)))
+		s.limiter = rate.NewLimiter(rate.Limit(cfg.deleteRate), s.batch)
+	}
+	return s.run(ctx, runID)
+}
+
+type sweeper struct {
+	bucket  *blob.Bucket
+	cfg     *config
+	scope   scope
+	cnt     *counters
+	deleter BatchDeleter
+	batch   int
+	limiter *rate.Limiter
+
+	mu     sync.Mutex // guards failed
+	failed *partWriter[failedRow]
+}
+
+func (s *sweeper) run(ctx context.Context, runID string) (*SweepResult, error) {
+	start := s.cfg.clock()
+	dir := reportDir(s.cfg.storagePrefix, runID)
+	if err := removeFolder(ctx, s.bucket, dir+"failed/"); err != nil {
+		return nil, err
+	}
+	var err error
+	if s.failed, err = newPartWriter[failedRow](ctx, s.bucket, dir+"failed/"+partName); err != nil {
+		return nil, err
+	}
+	if s.cfg.logger != nil {
+		s.cfg.logger.Info("sweep: sweep started", "run_id", runID)
+	}
+	s.cnt.phase("delete")
+	if err := s.deleteAll(ctx, runID); err != nil {
+		s.failed.abort()
+		return nil, err
+	}
+	if err := s.failed.close(); err != nil {
+		return nil, err
+	}
+	p := s.cnt.snapshot()
+	res := &SweepResult{Deleted: p.Deleted, AlreadyGone: p.AlreadyGone, Failed: p.Failed, Refused: p.Refused}
+	if err := writeJSON(ctx, s.bucket, dir+"sweep.json", sweepJSON{
+		Deleted:     res.Deleted,
+		AlreadyGone: res.AlreadyGone,
+		Failed:      res.Failed,
+		Refused:     res.Refused,
+		StartTime:   formatTime(start),
+		EndTime:     formatTime(s.cfg.clock()),
+	}); err != nil {
+		return nil, err
+	}
+	s.cnt.phase("done")
+	if s.cfg.logger != nil {
+		s.cfg.logger.Info("sweep: sweep done", "run_id", runID, "deleted", res.Deleted,
+			"already_gone", res.AlreadyGone, "failed", res.Failed, "refused", res.Refused)
+	}
+	return res, nil
+}
+
+// deleteAll reads the candidates and feeds batches to the workers.
+func (s *sweeper) deleteAll(ctx context.Context, runID string) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		errMu    sync.Mutex
+		firstErr error
+		batches  = make(chan []string)
+	)
+	fail := func(err error) {
+		errMu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		errMu.Unlock()
+		cancel()
+	}
+	for range s.cfg.deleteConcurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range batches {
+				if err := s.deleteBatch(ctx, b); err != nil {
+					fail(err)
+				}
+			}
+		}()
+	}
+	send := func(b []string) bool {
+		select {
+		case batches <- b:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	batch := make([]string, 0, s.batch)
+	for key, err := range Candidates(ctx, s.bucket, s.cfg.storagePrefix, runID) {
+		if err != nil {
+			fail(err)
+			break
+		}
+		if why := s.scope.reason(key); why != "" {
+			if err := s.record(key, "refused: "+why, func(p *Progress) { p.Refused++ }); err != nil {
+				fail(err)
+				break
+			}
+			continue
+		}
+		if batch = append(batch, key); len(batch) == s.batch {
+			if !send(batch) {
+				break
+			}
+			batch = make([]string, 0, s.batch)
+		}
+	}
+	if len(batch) > 0 && ctx.Err() == nil {
+		send(batch)
+	}
+	close(batches)
+	wg.Wait()
+	if firstErr == nil {
+		firstErr = ctx.Err()
+	}
+	return firstErr
+}
+
+// record lists a key in failed/ and counts it.
+func (s *sweeper) record(key, why string, count func(*Progress)) error {
+	s.mu.Lock()
+	err := s.failed.write(failedRow{Address: key, Error: why})
+	s.mu.Unlock()
+	s.cnt.update(count)
+	return err
+}
+
+// deleteBatch deletes keys, retrying the transient failures; an error is
+// returned only when the sweep must stop.
+func (s *sweeper) deleteBatch(ctx context.Context, keys []string) error {
+	if s.limiter != nil {
+		if err := s.limiter.WaitN(ctx, len(keys)); err != nil {
+			return err
+		}
+	}
+	backoff := s.cfg.backoff
+	for attempt := 1; ; attempt++ {
+		failed, err := s.deleter.DeleteBatch(ctx, keys)
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		var retry []string
+		if err != nil {
+			failed = make(map[string]error, len(keys))
+			for _, k := range keys {
+				failed[k] = err
+			}
+		}
+		var deleted, gone int64
+		for _, k := range keys {
+			kerr, bad := failed[k]
+			switch {
+			case !bad || kerr == nil:
+				deleted++
+			case isNotFound(kerr):
+				gone++
+			case transient(kerr) && attempt < s.cfg.maxAttempts:
+				retry = append(retry, k)
+			default:
+				if err := s.record(k, kerr.Error(), func(p *Progress) { p.Failed++ }); err != nil {
+					return err
+				}
+			}
+		}
+		s.cnt.update(func(p *Progress) { p.Deleted += deleted; p.AlreadyGone += gone })
+		if len(retry) == 0 {
+			return nil
+		}
+		keys = retry
+		if err := sleep(ctx, backoff/2+rand.N(backoff/2+1)); err != nil {
+			return err
+		}
+		backoff *= 2
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
