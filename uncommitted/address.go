@@ -3,8 +3,8 @@ package uncommitted
 import "strings"
 
 // namespacePrefix returns the storage namespace with exactly one trailing
-// '/', the prefix every full address inside it starts with. An empty
-// namespace holds no full address.
+// '/', the prefix every full address inside it starts with, or "" for an
+// empty namespace (which Prepare refuses).
 func namespacePrefix(storageNamespace string) string {
 	ns := strings.TrimRight(storageNamespace, "/")
 	if ns == "" {
@@ -20,7 +20,7 @@ func exportAddress(address string, typ AddressType, nsPrefix string) (string, bo
 	if typ == Relative {
 		return address, address != ""
 	}
-	if nsPrefix == "" || len(address) <= len(nsPrefix) || !strings.HasPrefix(address, nsPrefix) {
+	if len(address) <= len(nsPrefix) || !strings.HasPrefix(address, nsPrefix) {
 		return "", false
 	}
 	return address[len(nsPrefix):], true

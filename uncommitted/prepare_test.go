@@ -432,3 +432,64 @@ func TestPrepareLogs(t *testing.T) {
 		}
 	}
 }
+
+// TestPrepareMarkAtDeletedBranch: when the branch a mark points into was
+// deleted between two calls (no longer listed, or listed but reported
+// deleted), the run continues with the next branch from its first key.
+func TestPrepareMarkAtDeletedBranch(t *testing.T) {
+	for _, how := range []string{"unlisted", "not found"} {
+		t.Run(how, func(t *testing.T) {
+			bucket := memblob.OpenBucket(nil)
+			defer bucket.Close()
+			src := bigSource(3, 10)
+			p := uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(1))
+			var mark *uncommitted.Mark
+			for range 3 { // into branch0, then stop before its key k0000003
+				res, err := p.Prepare(context.Background(), repo, src, mark)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mark = res.Mark
+			}
+			if mark == nil || mark.BranchID != "branch0" || mark.Path == "" {
+				t.Fatalf("mark %+v, want one inside branch0", mark)
+			}
+			if how == "unlisted" {
+				delete(src.entries, "branch0")
+			} else {
+				src.gone["branch0"] = true
+			}
+			runToEnd(t, context.Background(), p, bucket, src, mark, 100)
+			got := map[string]int{}
+			for _, r := range readAll(t, context.Background(), bucket, mark.RunID) {
+				got[r.PhysicalAddress]++
+			}
+			for _, b := range []string{"branch1", "branch2"} {
+				for _, e := range src.entries[b] {
+					if got[e.PhysicalAddress] != 1 {
+						t.Errorf("%s %s: %d rows", b, e.Key, got[e.PhysicalAddress])
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestPrepareNeedsNamespace: without a storage namespace no full address
+// can be placed, and skipping them all would let a GC delete them: the call
+// fails instead.
+func TestPrepareNeedsNamespace(t *testing.T) {
+	bucket := memblob.OpenBucket(nil)
+	defer bucket.Close()
+	src := newMemSource()
+	src.add("main", uncommitted.Entry{Key: "a", PhysicalAddress: namespace + "/data/a", AddressType: uncommitted.Full})
+	for _, ns := range []string{"", "/", "//"} {
+		res, err := uncommitted.NewPreparer(bucket).Prepare(context.Background(), uncommitted.Repository{ID: "r", StorageNamespace: ns}, src, nil)
+		if err == nil {
+			t.Errorf("namespace %q: %+v, want an error", ns, res)
+		}
+	}
+	if k := listKeys(t, bucket); len(k) != 0 {
+		t.Fatalf("objects %v", k)
+	}
+}

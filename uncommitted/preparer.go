@@ -22,6 +22,7 @@ type Repository struct {
 	ID string
 	// StorageNamespace is the URI the bucket is rooted at, such as
 	// "s3://bucket/repo1"; full addresses are exported relative to it.
+	// It is required.
 	StorageNamespace string
 }
 
@@ -136,10 +137,15 @@ func descendingRunID(now time.Time) string {
 // Branches the Source reports as deleted (ErrBranchNotFound) are skipped;
 // any other error of the Source, of the trailer or of the bucket is
 // returned wrapped, and then no file was written: the same mark can be
-// retried.
+// retried. A Repository without a StorageNamespace is an error: every full
+// address would be skipped, and a GC would delete its object.
 func (p *Preparer) Prepare(ctx context.Context, repo Repository, src Source, mark *Mark) (*Result, error) {
 	if p.bucket == nil || src == nil {
 		return nil, errors.New("uncommitted: Prepare needs a bucket and a Source")
+	}
+	nsPrefix := namespacePrefix(repo.StorageNamespace)
+	if nsPrefix == "" {
+		return nil, errors.New("uncommitted: Prepare needs the repository's storage namespace")
 	}
 	start := p.now()
 	runID, err := p.runID(mark, start)
@@ -153,7 +159,7 @@ func (p *Preparer) Prepare(ctx context.Context, repo Repository, src Source, mar
 		p:        p,
 		ctx:      ctx,
 		runID:    runID,
-		nsPrefix: namespacePrefix(repo.StorageNamespace),
+		nsPrefix: nsPrefix,
 		start:    start,
 		key:      runFolder(p.storagePrefix, runID) + xid.NewWithTime(start).String(),
 	}

@@ -14,7 +14,9 @@ import (
 )
 
 // ErrInvalidFile is wrapped by ReadRun's error for a file of the run that
-// is not a Parquet file with a physical_address string column.
+// is not a Parquet file with a physical_address string column, or whose
+// footer disagrees with itself or with the rows stored: such a file is
+// refused rather than read short.
 var ErrInvalidFile = errors.New("uncommitted: invalid run file")
 
 // readWindow is how much of a file ReadRun fetches per range read.
@@ -23,9 +25,12 @@ const readWindow = 1 << 20
 // ReadRun yields every row of every file of a run, file by file in key
 // order: the addresses a GC must keep. It reads the files Prepare wrote, and
 // those lakeFS writes; names starting with '_' or '.' (markers such as
-// _SUCCESS) are skipped. Memory is bounded by one page and a 1 MiB read
-// window, whatever the size and number of files. A consumer may stop early;
-// every reader is closed.
+// _SUCCESS) are skipped. A file that cannot be read whole ends the
+// iteration with an error, possibly after some of its rows (wrapping
+// ErrInvalidFile when the file is damaged): a GC must not run on a partial
+// read. Memory is bounded by one page and a 1 MiB read window, whatever the
+// size and number of files. A consumer may stop early; every reader is
+// closed.
 func ReadRun(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string) iter.Seq2[Row, error] {
 	return func(yield func(Row, error) bool) {
 		if err := validRunID(runID); err != nil {
@@ -64,14 +69,22 @@ func readFile(ctx context.Context, bucket *blob.Bucket, key string, size int64, 
 		return false
 	}
 	ra := &blobReaderAt{ctx: ctx, bucket: bucket, key: key, size: size}
-	r, err := openRows(ra, size)
+	r, want, err := openRows(ra, size)
 	if err != nil {
 		return fail(err)
 	}
 	defer r.Close()
 	rows := make([]Row, 256)
+	var read int64
 	for {
 		n, err := readRows(r, rows)
+		read += int64(n)
+		if err == io.EOF && read != want {
+			// parquet-go's reader can stop short of a damaged file's
+			// end without an error: a GC reading fewer rows deletes
+			// live objects.
+			return fail(fmt.Errorf("%w: %d rows, the footer says %d", ErrInvalidFile, read, want))
+		}
 		for _, row := range rows[:n] {
 			if !yield(row, nil) {
 				return false
@@ -89,23 +102,53 @@ func readFile(ctx context.Context, bucket *blob.Bucket, key string, size int64, 
 	}
 }
 
-// openRows opens a Parquet file of rows. parquet-go may panic on a corrupt
-// file: that is reported as ErrInvalidFile.
-func openRows(ra io.ReaderAt, size int64) (r *parquet.GenericReader[Row], err error) {
+// openRows opens a Parquet file of rows, and returns the number of rows its
+// footer says it holds. parquet-go may panic on a corrupt file: that is
+// reported as ErrInvalidFile.
+func openRows(ra io.ReaderAt, size int64) (r *parquet.GenericReader[Row], numRows int64, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			r, err = nil, fmt.Errorf("%w: %v", ErrInvalidFile, v)
+			r, numRows, err = nil, 0, fmt.Errorf("%w: %v", ErrInvalidFile, v)
 		}
 	}()
 	f, err := parquet.OpenFile(ra, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidFile, err)
+		return nil, 0, fmt.Errorf("%w: %v", ErrInvalidFile, err)
 	}
 	col, ok := f.Schema().Lookup("physical_address")
 	if !ok || col.Node.Type().Kind() != parquet.ByteArray || col.MaxRepetitionLevel > 0 {
-		return nil, fmt.Errorf("%w: no physical_address string column", ErrInvalidFile)
+		return nil, 0, fmt.Errorf("%w: no physical_address string column", ErrInvalidFile)
 	}
-	return parquet.NewGenericReader[Row](f), nil
+	if err := checkChunks(f); err != nil {
+		return nil, 0, err
+	}
+	return parquet.NewGenericReader[Row](f), f.NumRows(), nil
+}
+
+// checkChunks checks that the footer's column chunks agree with its schema
+// and row counts: parquet-go trusts them, and on a damaged footer it reads
+// values of the wrong type or stops short without an error.
+func checkChunks(f *parquet.File) error {
+	md := f.Metadata()
+	var rows int64
+	for i, rg := range md.RowGroups {
+		rows += rg.NumRows
+		for j, chunk := range rg.Columns {
+			leaf, ok := f.Schema().Lookup(chunk.MetaData.PathInSchema...)
+			switch {
+			case !ok || leaf.ColumnIndex != j:
+				return fmt.Errorf("%w: row group %d: chunk %d is column %q", ErrInvalidFile, i, j, chunk.MetaData.PathInSchema)
+			case leaf.Node.Type().Kind() != parquet.Kind(chunk.MetaData.Type):
+				return fmt.Errorf("%w: row group %d: column %q: chunk of type %v", ErrInvalidFile, i, chunk.MetaData.PathInSchema, chunk.MetaData.Type)
+			case leaf.MaxRepetitionLevel == 0 && chunk.MetaData.NumValues != rg.NumRows:
+				return fmt.Errorf("%w: row group %d: column %q: %d values in %d rows", ErrInvalidFile, i, chunk.MetaData.PathInSchema, chunk.MetaData.NumValues, rg.NumRows)
+			}
+		}
+	}
+	if rows != md.NumRows {
+		return fmt.Errorf("%w: %d rows in row groups, %d in the footer", ErrInvalidFile, rows, md.NumRows)
+	}
+	return nil
 }
 
 // readRows reads the next rows, reporting a panic of parquet-go on a

@@ -1,0 +1,44 @@
+package uncommitted
+
+import "testing"
+
+// TestAddressRules lists the SPEC's address rules, entries and trailer.
+func TestAddressRules(t *testing.T) {
+	cases := []struct {
+		namespace, address string
+		typ                AddressType
+		trailer            bool
+		want               string // "" = not exported
+	}{
+		{"s3://b/repo1", "data/a/b", Relative, false, "data/a/b"},
+		{"s3://b/repo1", "s3://b/other/x", Relative, false, "s3://b/other/x"}, // relative: as it is
+		{"s3://b/repo1", "/data/a", Relative, false, "/data/a"},
+		{"s3://b/repo1", "", Relative, false, ""},
+		{"s3://b/repo1", "s3://b/repo1/data/a", Full, false, "data/a"},
+		{"s3://b/repo1/", "s3://b/repo1/data/a", Full, false, "data/a"},
+		{"s3://b/repo1//", "s3://b/repo1/data/a", Full, false, "data/a"},
+		{"s3://b/repo1", "s3://b/repo1x/data/a", Full, false, ""}, // sibling namespace
+		{"s3://b/repo1", "s3://b/repo1", Full, false, ""},
+		{"s3://b/repo1", "s3://b/repo1/", Full, false, ""},
+		{"s3://b/repo1", "gs://b/repo1/data/a", Full, false, ""},
+		{"s3://b/repo1", "data/a", Full, false, ""},
+		{"s3://b/repo1", "data/t", Relative, true, "data/t"},
+		{"s3://b/repo1", "s3://b/repo1/data/t", Relative, true, "data/t"},
+		{"s3://b/repo1", "s3://b/repo1x/data/t", Relative, true, ""},
+		{"s3://b/repo1", "data/x://y", Relative, true, "data/x://y"},
+		{"s3://b/repo1", "://x", Relative, true, "://x"},
+	}
+	for _, c := range cases {
+		ns := namespacePrefix(c.namespace)
+		var got string
+		var ok bool
+		if c.trailer {
+			got, ok = trailerAddress(c.address, ns)
+		} else {
+			got, ok = exportAddress(c.address, c.typ, ns)
+		}
+		if ok != (c.want != "") || got != c.want {
+			t.Errorf("namespace %q, %v address %q (trailer %v): got %q, %v; want %q", c.namespace, c.typ, c.address, c.trailer, got, ok, c.want)
+		}
+	}
+}
