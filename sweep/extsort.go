@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -125,7 +126,7 @@ func (fr *fileRun) next() ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("sweep: spill read: %w", err)
 	}
-	if n > 1<<30 {
+	if n > maxKeyLen {
 		return nil, false, fmt.Errorf("sweep: spill read: corrupt length %d", n)
 	}
 	if uint64(cap(fr.buf)) < n {
@@ -149,6 +150,14 @@ func (fr *fileRun) close() error {
 // keyRef locates a key in a block's arena.
 type keyRef struct{ off, n uint32 }
 
+// maxBlock bounds a block so that keyRef's 32-bit offsets address all of it,
+// whatever the memory budget; maxKeyLen bounds a key (object stores allow
+// about 1 KiB).
+const (
+	maxBlock  = math.MaxInt32
+	maxKeyLen = 1 << 30
+)
+
 // sorter gathers keys in a block of at most maxBytes (arena plus index),
 // spilling each full block as a sorted run, and merges the runs in the end.
 // Duplicates are dropped. Not safe for concurrent use.
@@ -163,10 +172,13 @@ type sorter struct {
 }
 
 func newSorter(dir *spillDir, maxBytes, fanIn int) *sorter {
-	return &sorter{dir: dir, maxBytes: maxBytes, fanIn: fanIn, ordered: true}
+	return &sorter{dir: dir, maxBytes: min(maxBytes, maxBlock), fanIn: fanIn, ordered: true}
 }
 
 func (s *sorter) add(key []byte) error {
+	if len(key) > maxKeyLen {
+		return fmt.Errorf("%w: key of %d bytes", ErrInvalidInput, len(key))
+	}
 	if !s.fits(len(key)) && !s.grow(len(key)) {
 		if err := s.spill(); err != nil {
 			return err
@@ -224,6 +236,9 @@ func resize[T any](s []T, c int) []T {
 	return out
 }
 
+// size is the memory the block holds.
+func (s *sorter) size() int { return cap(s.arena) + 8*cap(s.refs) }
+
 func (s *sorter) key(r keyRef) []byte { return s.arena[r.off : r.off+r.n] }
 
 func (s *sorter) sortBlock() {
@@ -273,14 +288,9 @@ func (s *sorter) finish() (keyIter, error) {
 			return nil, err
 		}
 	}
-	iters := make([]keyIter, 0, len(s.runs)+1)
-	for _, name := range s.runs {
-		fr, err := openRun(name, s.dir.ioBuf)
-		if err != nil {
-			closeAll(iters)
-			return nil, err
-		}
-		iters = append(iters, fr)
+	iters, err := s.openRuns(s.runs, 1)
+	if err != nil {
+		return nil, err
 	}
 	s.runs = nil
 	if len(s.refs) > 0 {
@@ -289,16 +299,25 @@ func (s *sorter) finish() (keyIter, error) {
 	return newMerge(iters), nil
 }
 
-// mergeRuns merges the first fanIn runs into one.
-func (s *sorter) mergeRuns() error {
-	iters := make([]keyIter, 0, s.fanIn)
-	for _, name := range s.runs[:s.fanIn] {
+// openRuns opens the named runs, with room for extra more streams.
+func (s *sorter) openRuns(names []string, extra int) ([]keyIter, error) {
+	iters := make([]keyIter, 0, len(names)+extra)
+	for _, name := range names {
 		fr, err := openRun(name, s.dir.ioBuf)
 		if err != nil {
 			closeAll(iters)
-			return err
+			return nil, err
 		}
 		iters = append(iters, fr)
+	}
+	return iters, nil
+}
+
+// mergeRuns merges the first fanIn runs into one.
+func (s *sorter) mergeRuns() error {
+	iters, err := s.openRuns(s.runs[:s.fanIn], 0)
+	if err != nil {
+		return err
 	}
 	m := newMerge(iters)
 	defer m.close()
@@ -511,3 +530,27 @@ func (c *concat) close() error {
 	}
 	return nil
 }
+
+// strictIter passes on the keys of it and fails as soon as they do not
+// strictly ascend. The merge-join trusts the order of both streams: a key
+// out of order would make it skip a kept key and mark its object.
+type strictIter struct {
+	it   keyIter
+	name string
+	last []byte
+	seen bool
+}
+
+func (s *strictIter) next() ([]byte, bool, error) {
+	k, ok, err := s.it.next()
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	if s.seen && bytes.Compare(k, s.last) <= 0 {
+		return nil, false, fmt.Errorf("sweep: %s out of order: %q after %q", s.name, k, s.last)
+	}
+	s.last, s.seen = append(s.last[:0], k...), true
+	return k, true, nil
+}
+
+func (s *strictIter) close() error { return s.it.close() }

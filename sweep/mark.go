@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"strings"
 	"time"
 
@@ -14,7 +15,12 @@ import (
 )
 
 // Inputs are the keep set of a mark run: the keys, relative to the namespace
-// (the bucket's root), of every object that must not be deleted.
+// (the bucket's root), of every object that must not be deleted. A keep key
+// protects the listed key with exactly the same bytes: nothing is
+// normalised (no URL unescaping, Unicode normalisation, or cleaning of '/'),
+// since an object store holds "a%20b" and "a b", NFC and NFD spellings,
+// "x/" and "x" as distinct objects, and a normalised key could protect the
+// wrong one. Keys must be spelled as the store lists them.
 type Inputs struct {
 	// Uncommitted yields the addresses of the uncommitted export (for
 	// example from uncommitted.ReadRun). It is consumed first.
@@ -37,8 +43,9 @@ const cleanupTimeout = 30 * time.Second
 // <prefix>/retention/gc/unified/<runID>/deleted/ and then summary.json.
 //
 // The cutoff is min(in.ExportStart, Mark's start) − MinAge − ClockSkew. Mark
-// refuses a run ID whose summary says success (ErrRunExists) and overwrites a
-// failed one. Any other failure — a bad input, an input's error, a storage
+// refuses a run ID whose summary says success (ErrRunExists) or cannot be
+// read or parsed (the error, with nothing written), and overwrites a failed
+// one. Any other failure — a bad input, an input's error, a storage
 // error, a cancelled context — leaves a summary with success false and no
 // candidates, and is returned. Concurrent Marks of one run ID are not
 // supported.
@@ -64,9 +71,10 @@ func Mark(ctx context.Context, bucket *blob.Bucket, runID string, in Inputs, opt
 	switch {
 	case err == nil && prev.Success:
 		return nil, fmt.Errorf("%w: %s", ErrRunExists, runID)
-	case err != nil && !errors.Is(err, ErrNoRun) && !errors.Is(err, ErrInvalidInput):
-		// The summary could not be read; it may say success, so it stays.
-		return nil, err
+	case err != nil && !errors.Is(err, ErrNoRun):
+		// The summary could not be read or parsed; it may say success, so
+		// it stays, and so does its report.
+		return nil, fmt.Errorf("sweep: existing summary of run %s: %w", runID, err)
 	}
 	m.sum.StartTime = cfg.clock().UTC().Truncate(time.Second)
 	if err := m.run(ctx, in); err != nil {
@@ -92,13 +100,14 @@ func (m *marker) log(msg string, args ...any) {
 }
 
 // Shares of the memory budget: the keep set's block, the block of the loose
-// objects, the block that sorts a folder listed out of order, and the file
-// buffers of the merges.
-func (m *marker) budgets() (keep, loose, folder, ioBuf, fanIn int) {
-	b := int(m.cfg.memoryBudget)
+// objects, the listings of small folders held in memory (plus what the keep
+// set left of its share), the block that sorts a spilled folder listed out
+// of order, and the file buffers of the merges.
+func (m *marker) budgets() (keep, loose, mem, folder, ioBuf, fanIn int) {
+	b := int(min(m.cfg.memoryBudget, math.MaxInt))
 	ioBuf = min(max(b/256, 512), 64<<10)
 	fanIn = min(max(b/8/ioBuf, 2), 64)
-	return b / 2, b / 8, b / 8, ioBuf, fanIn
+	return b / 8 * 3, b / 8, b / 8, b / 8, ioBuf, fanIn
 }
 
 func (m *marker) run(ctx context.Context, in Inputs) error {
@@ -126,7 +135,7 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	if err := m.removeStale(ctx); err != nil {
 		return err
 	}
-	keepBytes, looseBytes, folderBytes, ioBuf, fanIn := m.budgets()
+	keepBytes, looseBytes, memBytes, folderBytes, ioBuf, fanIn := m.budgets()
 	var err error
 	if m.spill, err = newSpillDir(cfg.tempDir, ioBuf); err != nil {
 		return err
@@ -150,7 +159,9 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 		cutoff: m.sum.CutoffTime,
 		cnt:    m.cnt,
 		loose:  newSorter(m.spill, looseBytes, fanIn),
+		pool:   new(memPool),
 	}
+	l.pool.left.Store(int64(memBytes + keepBytes - keep.size()))
 	defer l.loose.release()
 	if err := l.listTop(ctx); err != nil {
 		return err
@@ -224,8 +235,11 @@ func readKeep(ctx context.Context, seq iter.Seq2[string, error], keep *sorter) e
 	return ctx.Err()
 }
 
-// writeCandidates writes the listed keys that are not kept to deleted/.
+// writeCandidates writes the listed keys that are not kept to deleted/. Both
+// streams must be strictly ascending; one that is not fails the run.
 func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (int64, error) {
+	listIt = &strictIter{it: listIt, name: "listing"}
+	keepIt = &strictIter{it: keepIt, name: "keep set"}
 	w, err := newPartWriter[addressRow](ctx, m.bucket, m.dir+"deleted/"+partName)
 	if err != nil {
 		return 0, err
@@ -262,6 +276,13 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (i
 		}
 	}
 	report()
+	// Read the keep set to its end, so that its order is checked throughout:
+	// a key out of order there may have been skipped.
+	for n := 1; err == nil && kok; n++ {
+		if _, kok, err = keepIt.next(); n%4096 == 0 && err == nil {
+			err = ctx.Err()
+		}
+	}
 	if err != nil {
 		w.abort()
 		return 0, err

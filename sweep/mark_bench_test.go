@@ -395,3 +395,30 @@ func BenchmarkStandalone(b *testing.B) {
 	b.ReportMetric(float64(deleted), "deleted")
 	b.ReportMetric(float64(objects)*float64(b.N)/b.Elapsed().Seconds(), "objects/s")
 }
+
+// BenchmarkMarkSmallSlices marks a namespace of many small slices (a busy
+// repository with short slice periods), where a temp file per slice would
+// cost more than the keys.
+func BenchmarkMarkSmallSlices(b *testing.B) {
+	const nSlices, perSlice = 5000, 20
+	d := newGenDriver(nSlices, perSlice)
+	d.discardParts = true
+	bucket := blob.NewBucket(d)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		d.reset()
+		sum, err := Mark(ctx, bucket, "bench", Inputs{
+			Uncommitted: d.keepSet(func(n int) bool { return n%40 == 1 }),
+			Committed:   d.keepSet(func(n int) bool { return n%4 != 0 && n%40 != 1 }),
+			ExportStart: t0,
+		}, WithClock(fixedClock), WithMemoryBudget(64<<20), WithTempDir(b.TempDir()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if sum.NumDeletedObjects != nSlices*perSlice/4 {
+			b.Fatalf("marked %d, want %d", sum.NumDeletedObjects, nSlices*perSlice/4)
+		}
+	}
+	b.ReportMetric(float64(nSlices*perSlice)*float64(b.N)/b.Elapsed().Seconds(), "keys/s")
+}

@@ -189,8 +189,8 @@ func WithDeleteConcurrency(n int) Option {
 	}
 }
 
-// WithDeleteRate limits Sweep to perSecond keys a second (default, or <= 0:
-// unlimited).
+// WithDeleteRate limits Sweep to perSecond keys a second (default, <= 0,
+// NaN or +Inf: unlimited).
 func WithDeleteRate(perSecond float64) Option {
 	return func(c *config) { c.deleteRate = perSecond }
 }

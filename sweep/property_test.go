@@ -43,7 +43,11 @@ type world struct {
 	firstSlice string
 }
 
-var runes = []string{"a", "b", "z", "0", "9", "-", "_", ".", "é", "日本", "ü", "😀", " ", "+", "=", "~"}
+// runes include bytes that sort before '/' (so "a-b/" sorts before "a/"
+// while "a/x" is a prefix of "a/xy"), URL escapes, and Unicode. No control
+// characters: fileblob escapes them in file names and then misses them when
+// it lists a prefix that holds them.
+var runes = []string{"a", "b", "z", "0", "9", "-", "_", ".", "é", "日本", "ü", "😀", " ", "+", "=", "~", "!", "%20"}
 
 func randName(r *rand.Rand, n int) string {
 	var b strings.Builder
@@ -113,8 +117,16 @@ func newWorld(r *rand.Rand) *world {
 		}
 	}
 	// Folders under data/ that are not slices, and loose objects there.
+	var dirs []string
 	for range r.IntN(4) {
 		dir := "data/f" + randName(r, 4) + "/"
+		if len(dirs) > 0 && r.IntN(2) == 0 {
+			// A sibling whose name extends an earlier one's with a byte
+			// that sorts before '/': its folder sorts first.
+			prev := dirs[r.IntN(len(dirs))]
+			dir = prev[:len(prev)-1] + []string{"-", " ", "."}[r.IntN(3)] + randName(r, 2) + "/"
+		}
+		dirs = append(dirs, dir)
 		for range r.IntN(15) {
 			key := dir + "k" + randName(r, 6)
 			if r.IntN(4) == 0 {
@@ -122,6 +134,23 @@ func newWorld(r *rand.Rand) *world {
 			}
 			w.objects[key] = modAround(r, w.cutoff)
 			inScope[key] = true
+		}
+	}
+	// A folder named by a 20-character xid that is not a slice's: its name
+	// decodes to some time, and Mark and Sweep must agree on it; skipped
+	// or listed, its young objects stay.
+	if r.IntN(3) == 0 {
+		name := xid.NewWithTime(w.cutoff.Add(time.Duration(r.IntN(1<<20)) * time.Hour)).String()
+		st, ok := sliceTime(name)
+		listed := !ok || st.Before(w.cutoff)
+		n := r.IntN(10)
+		if ok && listed && n > 0 && (st.After(newest) || st.Equal(newest) && name < w.firstSlice) {
+			newest, w.firstSlice = st, name
+		}
+		for range n {
+			key := "data/" + name + "/p" + randName(r, 4)
+			w.objects[key] = modAround(r, w.cutoff)
+			inScope[key] = listed
 		}
 	}
 	for range r.IntN(6) {

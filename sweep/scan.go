@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/xid"
@@ -70,10 +72,84 @@ func young(mod, cutoff time.Time) bool {
 
 // folder is one folder under the data prefix, listed by one worker.
 type folder struct {
-	prefix string // "<data>/<name>/"
-	slice  bool   // the name is a slice ID
-	run    string // its listing, a run file
-	sorted bool   // the listing came in ascending order
+	prefix string  // "<data>/<name>/"
+	slice  bool    // the name is a slice ID
+	mem    *memRun // its listing, when it stayed in memory; else
+	run    string  // its listing, a run file
+	sorted bool    // the listing came in ascending order
+}
+
+// memPool is the share of the memory budget that holds the listings of small
+// folders from the listing to the join, so that they need no temp file. Safe
+// for concurrent use.
+type memPool struct{ left atomic.Int64 }
+
+func (p *memPool) take(n int) bool {
+	if p.left.Add(-int64(n)) >= 0 {
+		return true
+	}
+	p.left.Add(int64(n))
+	return false
+}
+
+// memRun is a folder's listing in memory, its bytes taken from a memPool.
+type memRun struct {
+	arena     []byte
+	refs      []keyRef
+	unordered bool // the keys did not come in strictly ascending order
+	taken     int
+}
+
+// add appends key, growing the run with bytes taken from pool; false when
+// the pool has not enough left.
+func (r *memRun) add(key []byte, pool *memPool) bool {
+	if len(r.arena)+len(key) > cap(r.arena) {
+		c := max(2*cap(r.arena), 512, len(r.arena)+len(key))
+		if c > maxBlock || !pool.take(c-cap(r.arena)) {
+			return false
+		}
+		r.taken += c - cap(r.arena)
+		r.arena = resize(r.arena, c)
+	}
+	if len(r.refs) == cap(r.refs) {
+		c := max(2*cap(r.refs), 16)
+		if !pool.take(8 * (c - cap(r.refs))) {
+			return false
+		}
+		r.taken += 8 * (c - cap(r.refs))
+		r.refs = resize(r.refs, c)
+	}
+	if n := len(r.refs); n > 0 && !r.unordered && bytes.Compare(key, r.key(n-1)) <= 0 {
+		r.unordered = true
+	}
+	r.refs = append(r.refs, keyRef{off: uint32(len(r.arena)), n: uint32(len(key))})
+	r.arena = append(r.arena, key...)
+	return true
+}
+
+func (r *memRun) key(i int) []byte { return r.arena[r.refs[i].off : r.refs[i].off+r.refs[i].n] }
+
+// trim gives back to pool what the run took beyond its keys.
+func (r *memRun) trim(pool *memPool) {
+	r.arena, r.refs = resize(r.arena, len(r.arena)), resize(r.refs, len(r.refs))
+	used := cap(r.arena) + 8*cap(r.refs)
+	pool.left.Add(int64(r.taken - used))
+	r.taken = used
+}
+
+// release gives the run's memory back to pool.
+func (r *memRun) release(pool *memPool) {
+	pool.left.Add(int64(r.taken))
+	r.arena, r.refs, r.taken = nil, nil, 0
+}
+
+// iter returns the run's keys in ascending order (duplicates adjacent),
+// sorting them in place if they came out of order.
+func (r *memRun) iter() keyIter {
+	s := &sorter{arena: r.arena, refs: r.refs, ordered: !r.unordered}
+	r.arena, r.refs = nil, nil
+	s.sortBlock()
+	return &blockIter{s: s}
 }
 
 // counters are the shared progress counters of a Mark.
@@ -121,7 +197,8 @@ type lister struct {
 	dir        *spillDir
 	cutoff     time.Time
 	cnt        *counters
-	loose      *sorter // top-level objects and objects directly under data/
+	loose      *sorter  // top-level objects and objects directly under data/
+	pool       *memPool // for the listings of small folders
 	folders    []folder
 	firstSlice string
 	firstTime  time.Time
@@ -242,9 +319,36 @@ feed:
 	return firstErr
 }
 
+// listFolder lists a folder into memory, within what is left of the pool, or
+// else into a run file.
 func (l *lister) listFolder(ctx context.Context, f *folder) error {
-	rw, err := l.dir.create()
-	if err != nil {
+	var (
+		mem memRun
+		rw  *runWriter
+	)
+	add := func(key []byte) error {
+		if rw == nil {
+			if mem.add(key, l.pool) {
+				return nil
+			}
+			var err error
+			if rw, err = l.dir.create(); err != nil {
+				return err
+			}
+			for i := range mem.refs {
+				if err := rw.add(mem.key(i)); err != nil {
+					return err
+				}
+			}
+			mem.release(l.pool)
+		}
+		return rw.add(key)
+	}
+	abort := func(err error) error {
+		if rw != nil {
+			rw.abort()
+		}
+		mem.release(l.pool)
 		return err
 	}
 	var listed, kept int64
@@ -262,8 +366,7 @@ func (l *lister) listFolder(ctx context.Context, f *folder) error {
 			err = fmt.Errorf("returned %q", o.Key)
 		}
 		if err != nil {
-			rw.abort()
-			return fmt.Errorf("sweep: list %q: %w", f.prefix, err)
+			return abort(fmt.Errorf("sweep: list %q: %w", f.prefix, err))
 		}
 		if o.IsDir {
 			continue
@@ -271,16 +374,21 @@ func (l *lister) listFolder(ctx context.Context, f *folder) error {
 		listed++
 		if young(o.ModTime, l.cutoff) {
 			kept++
-		} else if err := rw.add([]byte(o.Key)); err != nil {
-			rw.abort()
-			return err
+		} else if err := add([]byte(o.Key)); err != nil {
+			return abort(err)
 		}
 		if listed >= 1000 {
 			flush()
 		}
 	}
 	flush()
+	if rw == nil {
+		mem.trim(l.pool)
+		f.mem = &mem
+		return nil
+	}
 	f.sorted = rw.ordered
+	var err error
 	f.run, err = rw.finish()
 	return err
 }
@@ -292,8 +400,12 @@ func (l *lister) listFolder(ctx context.Context, f *folder) error {
 func (l *lister) stream(sortBytes, fanIn int) (keyIter, error) {
 	opens := make([]func() (keyIter, error), len(l.folders))
 	for i := range l.folders {
-		f := l.folders[i]
+		f := &l.folders[i]
 		opens[i] = func() (keyIter, error) {
+			if m := f.mem; m != nil {
+				f.mem = nil // its memory goes once read
+				return m.iter(), nil
+			}
 			fr, err := openRun(f.run, l.dir.ioBuf)
 			if err != nil {
 				return nil, err

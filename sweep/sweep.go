@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -109,7 +110,7 @@ func Sweep(ctx context.Context, bucket *blob.Bucket, runID string, opts ...Optio
 		s.deleter = bucketDeleter{bucket: bucket}
 		s.batch = defaultBatch
 	}
-	if cfg.deleteRate > 0 {
+	if cfg.deleteRate > 0 && !math.IsInf(cfg.deleteRate, 1) {
 		s.batch = min(s.batch, max(1, int(cfg.deleteRate)))
 		s.limiter = rate.NewLimiter(rate.Limit(cfg.deleteRate), s.batch)
 	}
@@ -250,13 +251,14 @@ func (s *sweeper) record(key, why string, count func(*Progress)) error {
 // deleteBatch deletes keys, retrying the transient failures; an error is
 // returned only when the sweep must stop.
 func (s *sweeper) deleteBatch(ctx context.Context, keys []string) error {
-	if s.limiter != nil {
-		if err := s.limiter.WaitN(ctx, len(keys)); err != nil {
-			return err
-		}
-	}
 	backoff := s.cfg.backoff
 	for attempt := 1; ; attempt++ {
+		// Retries count against the rate limit too.
+		if s.limiter != nil {
+			if err := s.limiter.WaitN(ctx, len(keys)); err != nil {
+				return err
+			}
+		}
 		failed, err := s.deleter.DeleteBatch(ctx, keys)
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
