@@ -24,6 +24,7 @@ const storagePrefix = "_lakefs"
 type wiring struct {
 	noTrailer        bool // export without copytrack's Addresses as the trailer
 	cutoffAtMark     bool // ExportStart = Mark's start instead of the export's
+	startAfterFirst  bool // ExportStart taken after the first Prepare call returned
 	committedFirst   bool // list active commits before the export instead of after
 	skipMain         bool // the export's Source skips branch "main"
 	ignoreBranchDays bool // retention without the per-branch rules
@@ -314,6 +315,9 @@ func (w *world) gcCycle(ctx context.Context, wire wiring, tempDir string) (*cycl
 			return nil, fmt.Errorf("Prepare #%d: %w", rep.prepareCalls+1, err)
 		}
 		rep.prepareCalls++
+		if wire.startAfterFirst && rep.prepareCalls == 1 {
+			rep.exportStart = w.clock.Now()
+		}
 		runID = res.RunID
 		if res.Mark == nil {
 			break

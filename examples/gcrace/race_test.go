@@ -86,7 +86,7 @@ func runSeed(t testing.TB, seed uint64, cfg runConfig, wire wiring) (string, run
 						return
 					default:
 					}
-					w.writerStepFrom("concurrent writer")
+					w.writerStepFrom(concurrentWriter)
 					runtime.Gosched()
 				}
 			}()
@@ -160,11 +160,13 @@ func seeds(t *testing.T, n int) []uint64 {
 func TestGCRacesWriters(t *testing.T) {
 	start := time.Now()
 	var (
-		mu    sync.Mutex
-		total = runStats{points: make(map[string]int)}
+		mu            sync.Mutex
+		total         = runStats{points: make(map[string]int)}
+		ranConcurrent bool // an even seed ran, with its concurrent writer
 	)
 	t.Run("seeds", func(t *testing.T) {
 		for _, seed := range seeds(t, 5) {
+			ranConcurrent = ranConcurrent || seed%2 == 0
 			t.Run(fmt.Sprint(seed), func(t *testing.T) {
 				t.Parallel()
 				cfg := defaultRun
@@ -198,7 +200,37 @@ func TestGCRacesWriters(t *testing.T) {
 	if total.cycles == 0 || total.deleted == 0 || total.legacy == 0 {
 		t.Fatalf("the schedule exercised nothing: %+v", total)
 	}
+	// Every point of the cycle where writers can run must have seen some:
+	// a cycle that never yields to writers would pass without racing them.
+	for _, p := range racePoints {
+		if total.points[p] == 0 {
+			t.Errorf("no writer step ran at %q: the GC cycles raced nothing there", p)
+		}
+	}
+	if ranConcurrent && total.points[concurrentWriter] == 0 {
+		t.Errorf("the concurrent writer never ran a step during a cycle")
+	}
 }
+
+// racePoints are the points of a GC cycle where the hooks run writers
+// (see writerStepFrom for how a point is named).
+var racePoints = []string{
+	"export: scanning",
+	"export: before next branch",
+	"export: between Prepare calls",
+	"export: reading copy records",
+	"after the export",
+	"retention: before next branch",
+	"before Mark",
+	"Mark: listing",
+	"Mark: reading committed",
+	"between Mark and Sweep",
+	"Sweep: between deletes",
+}
+
+// concurrentWriter names the steps of the writer goroutine that runs in
+// parallel with a cycle.
+const concurrentWriter = "concurrent writer"
 
 // The failure messages of the two invariants.
 const (
@@ -226,6 +258,9 @@ func TestMutationsAreCaught(t *testing.T) {
 		// linked after its branch was scanned, is protected only by age
 		// measured from the export's start.
 		{"CutoffAnchoredAtMark", wiring{cutoffAtMark: true}, deletedLive},
+		// The same, anchored only a little late: after the first Prepare
+		// call, which may already have passed the path of a later link.
+		{"ExportStartAfterFirstPrepare", wiring{startAfterFirst: true}, deletedLive},
 		// A commit made during the export moves staged objects into a
 		// commit the early committed listing did not see.
 		{"CommittedBeforeUncommitted", wiring{committedFirst: true}, deletedLive},
