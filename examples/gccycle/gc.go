@@ -63,37 +63,54 @@ type gcRun struct {
 // between, if set, is called after each call of the export that leaves
 // more to do, with the next mark: the store keeps working during a GC.
 func (l *lake) collect(ctx context.Context, opts gcOptions, between func(next *uncommitted.Mark) error) (*gcRun, error) {
+	// The cutoff is anchored here, before the first Prepare call: an
+	// upload linked after the export passed its path is in neither input.
 	run := &gcRun{exportStart: l.clock.Now()}
-	if _, err := l.copies.Expire(ctx, repoID); err != nil {
-		return nil, fmt.Errorf("expire copy records: %w", err)
-	}
 	if err := l.export(ctx, run, opts.exportFileSize, between); err != nil {
 		return nil, err
 	}
-	for _, err := range l.copies.Addresses(ctx, repoID) {
-		if err != nil {
-			return nil, fmt.Errorf("count copy records: %w", err)
-		}
-		run.copyRecords++
+	if err := l.activeCommits(ctx, run); err != nil {
+		return nil, err
 	}
+	if err := l.mark(ctx, run, opts); err != nil {
+		return nil, err
+	}
+	if !opts.sweep {
+		return run, nil
+	}
+	return run, l.sweep(ctx, run, opts)
+}
 
+// activeCommits reads the GC rules, computes the commits retention keeps
+// and writes their CSV. It runs after the export: a commit made during the
+// export holds objects the export may not have seen staged.
+func (l *lake) activeCommits(ctx context.Context, run *gcRun) error {
 	rules, err := l.rules.Get(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("read GC rules: %w", err)
+		return fmt.Errorf("read GC rules: %w", err)
 	}
 	run.rules = rules
 	run.commits = len(l.store.order)
 	now := l.clock.Now()
 	run.active, err = retention.ActiveCommits(ctx, l.store.refs(), l.store, rules, now)
 	if err != nil {
-		return nil, fmt.Errorf("active commits: %w", err)
+		return fmt.Errorf("active commits: %w", err)
 	}
 	run.runID = retention.NewRunID(now)
 	run.commitCSV, err = retention.WriteCommitsCSV(ctx, l.bucket, retention.DefaultStoragePrefix, run.runID, run.active)
 	if err != nil {
-		return nil, fmt.Errorf("write commits CSV: %w", err)
+		return fmt.Errorf("write commits CSV: %w", err)
 	}
+	return nil
+}
 
+// mark marks the garbage: the uncommitted rows are read first, then the
+// committed addresses, and nothing newer than the export's start minus
+// the minimum age is a candidate. It then reads the candidates back, with
+// their sizes, for the report.
+func (l *lake) mark(ctx context.Context, run *gcRun, opts gcOptions) error {
+	// The minimum age must cover the link TTL: an address handed out just
+	// under it before the export can still be linked after it.
 	run.minAge = l.linkTTL
 	markOpts := append([]sweep.Option{
 		sweep.WithClock(l.clock.Now),
@@ -106,22 +123,23 @@ func (l *lake) collect(ctx context.Context, opts gcOptions, between func(next *u
 			}
 		}),
 	}, opts.sweepOptions...)
+	var err error
 	run.summary, err = sweep.Mark(ctx, l.bucket, run.runID, sweep.Inputs{
 		Uncommitted: exported(ctx, l, run.exportRunID),
 		Committed:   l.store.committed(run.active),
 		ExportStart: run.exportStart,
 	}, markOpts...)
 	if err != nil {
-		return nil, fmt.Errorf("mark: %w", err)
+		return fmt.Errorf("mark: %w", err)
 	}
 	for key, err := range sweep.Candidates(ctx, l.bucket, sweep.DefaultStoragePrefix, run.runID) {
 		if err != nil {
-			return nil, fmt.Errorf("read candidates: %w", err)
+			return fmt.Errorf("read candidates: %w", err)
 		}
 		run.candidates = append(run.candidates, key)
 	}
 	if err := l.countSlices(ctx, run); err != nil {
-		return nil, err
+		return err
 	}
 	run.sizes = map[string]int64{}
 	for _, key := range run.candidates {
@@ -130,23 +148,26 @@ func (l *lake) collect(ctx context.Context, opts gcOptions, between func(next *u
 			run.sizes[key] = attrs.Size
 		}
 	}
+	return nil
+}
 
-	if opts.sweep {
-		sweepOpts := append([]sweep.Option{sweep.WithClock(l.clock.Now)}, opts.sweepOptions...)
-		// On S3, delete 1000 keys a request rather than one by one.
-		if deleter, err := s3delete.FromBucket(l.bucket); err == nil {
-			sweepOpts = append(sweepOpts, sweep.WithBatchDeleter(deleter))
-			run.batchDeletes = true
-		}
-		if opts.progress != nil {
-			sweepOpts = append(sweepOpts, sweep.WithProgress(opts.progress))
-		}
-		run.swept, err = sweep.Sweep(ctx, l.bucket, run.runID, sweepOpts...)
-		if err != nil {
-			return nil, fmt.Errorf("sweep: %w", err)
-		}
+// sweep deletes the marked candidates.
+func (l *lake) sweep(ctx context.Context, run *gcRun, opts gcOptions) error {
+	sweepOpts := append([]sweep.Option{sweep.WithClock(l.clock.Now)}, opts.sweepOptions...)
+	// On S3, delete 1000 keys a request rather than one by one.
+	if deleter, err := s3delete.FromBucket(l.bucket); err == nil {
+		sweepOpts = append(sweepOpts, sweep.WithBatchDeleter(deleter))
+		run.batchDeletes = true
 	}
-	return run, nil
+	if opts.progress != nil {
+		sweepOpts = append(sweepOpts, sweep.WithProgress(opts.progress))
+	}
+	var err error
+	run.swept, err = sweep.Sweep(ctx, l.bucket, run.runID, sweepOpts...)
+	if err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	return nil
 }
 
 // exportCallTime is the simulated duration of one call of the export.
@@ -155,6 +176,9 @@ const exportCallTime = 20 * time.Minute
 // export runs the uncommitted export to completion, one Prepare call (one
 // file) at a time, as a host's GC job would across API calls.
 func (l *lake) export(ctx context.Context, run *gcRun, fileSize int64, between func(*uncommitted.Mark) error) error {
+	if _, err := l.copies.Expire(ctx, repoID); err != nil {
+		return fmt.Errorf("expire copy records: %w", err)
+	}
 	p := uncommitted.NewPreparer(l.bucket,
 		uncommitted.WithClock(l.clock.Now),
 		uncommitted.WithMaxFileSize(fileSize),
@@ -179,7 +203,7 @@ func (l *lake) export(ctx context.Context, run *gcRun, fileSize int64, between f
 		// the end of it would be a poor anchor for the cutoff.
 		l.clock.advance(exportCallTime)
 		if mark = res.Mark; mark == nil {
-			return nil
+			return l.countCopyRecords(ctx, run)
 		}
 		if between != nil {
 			if err := between(mark); err != nil {
@@ -187,6 +211,17 @@ func (l *lake) export(ctx context.Context, run *gcRun, fileSize int64, between f
 			}
 		}
 	}
+}
+
+// countCopyRecords counts the copy records the export's trailer read.
+func (l *lake) countCopyRecords(ctx context.Context, run *gcRun) error {
+	for _, err := range l.copies.Addresses(ctx, repoID) {
+		if err != nil {
+			return fmt.Errorf("count copy records: %w", err)
+		}
+		run.copyRecords++
+	}
+	return nil
 }
 
 // exported yields the addresses of an uncommitted run.

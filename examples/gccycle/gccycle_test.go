@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,8 +114,8 @@ func TestCycleFileblob(t *testing.T) {
 }
 
 // The same cycle against an S3-protocol server, through s3blob: listings of
-// 7 keys a page, object times set by the server from the simulated clock, a
-// larger staging area exported in more files.
+// 7 keys a page, object times set by the server from the simulated clock, an
+// export split over more, smaller files.
 func TestCycleS3(t *testing.T) {
 	ctx := context.Background()
 	clock := newSimClock(time.Now())
@@ -124,8 +125,8 @@ func TestCycleS3(t *testing.T) {
 	res, err := run(ctx, config{
 		bucket: bucket, namespace: "s3://gccycle", where: "test",
 		clock:   clock,
-		landing: 400,
-		gc:      gcOptions{exportFileSize: 4 << 10, sweep: true},
+		landing: 200,
+		gc:      gcOptions{exportFileSize: 2 << 10, sweep: true},
 		out:     &out,
 	})
 	if err != nil {
@@ -133,16 +134,16 @@ func TestCycleS3(t *testing.T) {
 	}
 	checkRun(t, res, out.String())
 	if res.gc.exportFiles < 5 {
-		t.Errorf("export wrote %d files, want at least 5 for 400 staged objects", res.gc.exportFiles)
+		t.Errorf("export wrote %d files, want at least 5 for 200 staged objects in 2 KiB files", res.gc.exportFiles)
 	}
 	counts := srv.Counts()
-	if counts.ListPages < 400/7 {
-		t.Errorf("%d listing pages, want at least %d (400 objects, 7 a page)", counts.ListPages, 400/7)
+	if counts.ListPages < 200/7 {
+		t.Errorf("%d listing pages, want at least %d (200 objects, 7 a page)", counts.ListPages, 200/7)
 	}
 	if counts.DeletedKeys != 4 || counts.DeleteObjects != 1 || counts.DeleteObject != 0 {
 		t.Errorf("server counts %+v, want 4 keys deleted in one DeleteObjects request", counts)
 	}
-	if !strings.Contains(out.String(), "Check: the 4 garbage objects are gone; the 408 live objects are all still there.") {
+	if !strings.Contains(out.String(), "Check: the 4 garbage objects are gone; the 208 live objects are all still there.") {
 		t.Errorf("sweep check missing:\n%s", out.String())
 	}
 }
@@ -195,5 +196,45 @@ func TestCancelledRunStops(t *testing.T) {
 	})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("run with a cancelled context = %v, want context.Canceled", err)
+	}
+}
+
+// The namespace the program prints is where its objects are: a bucket URL's
+// prefix parameter is part of it, an s3:// URL's path (which s3blob
+// ignores) is not.
+func TestOpenFolderNamespace(t *testing.T) {
+	dir := filepath.ToSlash(t.TempDir())
+	bucket, namespace, err := openFolder(context.Background(), "file://"+dir+"?prefix=team/a/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bucket.Close()
+	if err := bucket.WriteAll(context.Background(), "dummy", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	folder, ok := strings.CutPrefix(namespace, "file://")
+	if !ok {
+		t.Fatalf("namespace %q is not a file:// URI", namespace)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.FromSlash(folder), "dummy")); err != nil {
+		t.Errorf("namespace %q does not hold the object written: %v", namespace, err)
+	}
+	if !strings.HasPrefix(folder, dir+"/team/a/gccycle-") {
+		t.Errorf("namespace %q is not a new folder under %s/team/a/", namespace, dir)
+	}
+
+	for _, tc := range []struct{ url, want string }{
+		{"s3://b?region=eu-west-1", "s3://b/gccycle-x"},
+		{"s3://b/ignored/path?region=eu-west-1", "s3://b/gccycle-x"},
+		{"s3://b?prefix=team/", "s3://b/team/gccycle-x"},
+		{"mem://", "mem:///gccycle-x"},
+	} {
+		u, err := url.Parse(tc.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := folderURI(u, "gccycle-x"); got != tc.want {
+			t.Errorf("folderURI(%s) = %q, want %q", tc.url, got, tc.want)
+		}
 	}
 }

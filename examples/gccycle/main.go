@@ -14,8 +14,9 @@
 //	go run ./examples/gccycle -bucket 's3://my-bucket?region=eu-west-1'
 //
 // -bucket takes s3://, file:// and mem:// URLs (gocloud.dev's drivers for
-// gs:// and azblob:// are one import away). With -bucket, everything happens under a new folder gccycle-<id>/ of the
-// bucket, and nothing outside it is read or deleted.
+// gs:// and azblob:// are one import away). With -bucket, everything
+// happens under a new folder gccycle-<id>/ of the bucket (under the URL's
+// prefix parameter, if any), and nothing outside it is read or deleted.
 package main
 
 import (
@@ -120,9 +121,18 @@ func openFolder(ctx context.Context, bucketURL string) (*blob.Bucket, string, er
 		return nil, "", fmt.Errorf("-bucket: %w", err)
 	}
 	folder := "gccycle-" + xid.New().String()
-	u.RawQuery = ""
-	namespace := strings.TrimRight(u.String(), "/") + "/" + folder
-	return blob.PrefixedBucket(bucket, folder+"/"), namespace, nil
+	return blob.PrefixedBucket(bucket, folder+"/"), folderURI(u, folder), nil
+}
+
+// folderURI is the URI of a folder at the root of the bucket a URL opens.
+// gocloud.dev applies the URL's prefix parameter to every key; the path of
+// a URL is the directory for file:// and ignored by the other drivers.
+func folderURI(u *url.URL, folder string) string {
+	root := u.Host
+	if u.Scheme == "file" {
+		root += u.Path
+	}
+	return u.Scheme + "://" + strings.TrimSuffix(root, "/") + "/" + u.Query().Get("prefix") + folder
 }
 
 // config is one run of the example.

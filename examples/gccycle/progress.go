@@ -12,6 +12,7 @@ import (
 // a terminal, rewritten in place at most ten times a second.
 type progressLine struct {
 	out  *os.File
+	now  func() time.Time
 	last time.Time
 	used bool
 }
@@ -23,11 +24,11 @@ func newProgressLine(out *os.File) *progressLine {
 	if err != nil || info.Mode()&os.ModeCharDevice == 0 {
 		return nil
 	}
-	return &progressLine{out: out}
+	return &progressLine{out: out, now: time.Now}
 }
 
 func (p *progressLine) update(pr sweep.Progress) {
-	now := time.Now()
+	now := p.now()
 	if pr.Phase != "done" && now.Sub(p.last) < 100*time.Millisecond {
 		return
 	}

@@ -19,8 +19,7 @@ import (
 type result struct {
 	story *story
 	gc    *gcRun
-	sizes map[string]int64 // candidates' sizes, read before any sweep
-	ok    bool             // the mark matched the story, and the sweep kept every live object
+	ok    bool // the mark matched the story, and the sweep kept every live object
 }
 
 // run plays the story, runs one GC cycle and prints both.
@@ -42,33 +41,31 @@ func run(ctx context.Context, cfg config) (*result, error) {
 
 	cfg.clock.set(30, 0, 0)
 	log.printf("\nGC preparation, %s, while the store keeps working\n", strings.TrimSpace(cfg.clock.label(cfg.clock.Now())))
-	first := true
-	between := func(next *uncommitted.Mark) error {
-		if !first {
-			return nil
-		}
-		first = false
-		if err := s.linkDuringExport(ctx, next); err != nil {
-			return err
-		}
-		if err := s.renameDuringExport(ctx, next); err != nil {
-			return err
-		}
-		return s.commitDuringExport(ctx, next)
-	}
-	gc, err := l.collect(ctx, cfg.gc, between)
+	gc, err := l.collect(ctx, cfg.gc, func(next *uncommitted.Mark) error {
+		return s.duringExport(ctx, next)
+	})
 	if err != nil {
 		return nil, err
 	}
-	res := &result{story: s, gc: gc, sizes: gc.sizes}
-	res.ok = printGC(log, cfg, l, s, gc)
+	res := &result{story: s, gc: gc}
+	res.ok = printGC(log, cfg, s, gc)
 	if gc.swept != nil {
 		res.ok = printSweep(ctx, log, l, s, gc) && res.ok
 	}
 	return res, log.err
 }
 
-func printGC(log *journal, cfg config, l *lake, s *story, gc *gcRun) bool {
+// printGC prints the GC cycle and returns whether its mark matches the
+// story.
+func printGC(log *journal, cfg config, s *story, gc *gcRun) bool {
+	printPreparation(log, cfg.clock, s, gc)
+	printCandidates(log, s, gc)
+	printKept(log, s)
+	return printCheck(log, s, gc)
+}
+
+// printPreparation prints the steps of the cycle, in the order they ran.
+func printPreparation(log *journal, clock *simClock, s *story, gc *gcRun) {
 	log.printf("  1. uncommitted export  run %s: %d files, %d rows (%d from copy records)\n",
 		gc.exportRunID, gc.exportFiles, gc.exportRows, gc.copyRecords)
 	log.printf("                         %s\n", gc.exportDir)
@@ -83,17 +80,20 @@ func printGC(log *journal, cfg config, l *lake, s *story, gc *gcRun) bool {
 		gc.runID, gc.counts.Listed, gc.slices-gc.slicesSkipped, gc.slices, gc.counts.Kept, gc.summary.NumDeletedObjects)
 	margin := gc.exportStart.Sub(gc.summary.CutoffTime)
 	log.printf("                         cutoff %s: the export's start (%s) − %s minimum age − %s clock skew;\n",
-		cfg.clock.label(gc.summary.CutoffTime), cfg.clock.label(gc.exportStart), duration(gc.minAge), duration(margin-gc.minAge))
+		clock.label(gc.summary.CutoffTime), clock.label(gc.exportStart), duration(gc.minAge), duration(margin-gc.minAge))
 	log.printf("                         the %d slices from then on hold only newer objects and were not listed\n", gc.slicesSkipped)
 	if late, ok := s.fates[s.inFlightAddress]; ok {
 		markCutoff := gc.summary.StartTime.Add(-margin)
 		if addr, err := pathprovider.Parse(s.inFlightAddress); err == nil && addr.SliceTime.Before(markCutoff) {
-			log.printf("                         (anchored at the mark's start, %s, the cutoff would be %s,\n", cfg.clock.label(gc.summary.StartTime), cfg.clock.label(markCutoff))
+			log.printf("                         (anchored at the mark's start, %s, the cutoff would be %s,\n", clock.label(gc.summary.StartTime), clock.label(markCutoff))
 			log.printf("                         and %s would be deleted)\n", late.what)
 		}
 	}
 	log.printf("                         report: _lakefs/retention/gc/unified/%s/ (summary.json, deleted/)\n", gc.runID)
+}
 
+// printCandidates prints what the mark picked, with each object's story.
+func printCandidates(log *journal, s *story, gc *gcRun) {
 	var total int64
 	for _, n := range gc.sizes {
 		total += max(n, 0)
@@ -110,7 +110,10 @@ func printGC(log *journal, cfg config, l *lake, s *story, gc *gcRun) bool {
 		}
 		log.printf("  %s %8s  %s\n        %s\n", key, size(gc.sizes[key]), f.what, f.why)
 	}
+}
 
+// printKept prints the story's live objects, grouped by why they live.
+func printKept(log *journal, s *story) {
 	byWhy := map[string][]string{}
 	kept := 0
 	for _, f := range s.fates {
@@ -132,7 +135,11 @@ func printGC(log *journal, cfg config, l *lake, s *story, gc *gcRun) bool {
 		}
 		log.printf("  %4d  %s\n        %s\n", len(whats), what, why)
 	}
+}
 
+// printCheck compares the mark with the story's garbage and prints the
+// outcome; it returns whether they are the same set.
+func printCheck(log *journal, s *story, gc *gcRun) bool {
 	missed, extra := compareMark(s, gc)
 	ok := len(missed) == 0 && len(extra) == 0
 	if ok {

@@ -34,6 +34,8 @@ type story struct {
 	inFlightSigned, inFlightAddress string
 	// events28 and events29 are committed while the GC runs.
 	events28, events29 object
+	// raced is set once the writes during the export are done.
+	raced bool
 }
 
 func (s *story) expect(o object, what string, garbage bool, why string) {
@@ -208,6 +210,23 @@ func (s *story) inFlight(ctx context.Context) (signed string, err error) {
 	}
 	l.log.event("ingest", "a client gets an address for %s and starts a slow upload", inFlightPath)
 	return signed, nil
+}
+
+// duringExport is what the store does while the export runs: after its
+// first call, the in-flight upload is linked, a staged object renamed and
+// main committed; later pauses see no writes.
+func (s *story) duringExport(ctx context.Context, next *uncommitted.Mark) error {
+	if s.raced {
+		return nil
+	}
+	s.raced = true
+	if err := s.linkDuringExport(ctx, next); err != nil {
+		return err
+	}
+	if err := s.renameDuringExport(ctx, next); err != nil {
+		return err
+	}
+	return s.commitDuringExport(ctx, next)
 }
 
 // inFlightPath is where the in-flight upload is linked: on ingest, before
