@@ -75,6 +75,10 @@ func randomStaging(rng *rand.Rand, branches, entries int) (staging, []row) {
 		for _, key := range slices.Sorted(maps.Keys(keys)) {
 			created := base.Add(time.Duration(rng.IntN(1e6)) * time.Second)
 			rel := fmt.Sprintf("data/g%03d/obj-%08d", rng.IntN(50), rng.IntN(1e8))
+			if len(want) > 0 && rng.IntN(10) == 0 {
+				// A shallow copy: the address of an earlier entry, one row each.
+				rel = want[rng.IntN(len(want))].address
+			}
 			e := uncommitted.Entry{Key: key, PhysicalAddress: rel, CreationDate: created}
 			exported := true
 			switch rng.IntN(10) {
