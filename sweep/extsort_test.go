@@ -36,16 +36,7 @@ func TestSorter(t *testing.T) {
 		want = slices.Compact(want)
 		it, err := s.finish()
 		require.NoError(t, err)
-		var got []string
-		for {
-			k, ok, err := it.next()
-			require.NoError(t, err)
-			if !ok {
-				break
-			}
-			got = append(got, string(k))
-		}
-		require.NoError(t, it.close())
+		got := drainKeys(t, it)
 		require.Equal(t, len(want), len(got))
 		require.Equal(t, want, got)
 		entries, err := os.ReadDir(dir.dir)
@@ -66,4 +57,20 @@ func TestSliceTime(t *testing.T) {
 		_, ok := sliceTime(bad)
 		require.False(t, ok, bad)
 	}
+}
+
+// drainKeys reads it to its end, closes it, and returns its keys.
+func drainKeys(t testing.TB, it keyIter) []string {
+	t.Helper()
+	var got []string
+	for {
+		k, ok, err := it.next()
+		require.NoError(t, err)
+		if !ok {
+			break
+		}
+		got = append(got, string(k))
+	}
+	require.NoError(t, it.close())
+	return got
 }

@@ -130,16 +130,7 @@ func TestListFoldersInMemory(t *testing.T) {
 		require.Less(t, l.pool.left.Load(), pool, "nothing taken from the pool")
 		it, err := l.stream(1<<20, 2)
 		require.NoError(t, err)
-		var got []string
-		for {
-			k, ok, err := it.next()
-			require.NoError(t, err)
-			if !ok {
-				break
-			}
-			got = append(got, string(k))
-		}
-		require.NoError(t, it.close())
+		got := drainKeys(t, it)
 		require.Equal(t, keys, got)
 	}
 }
