@@ -265,7 +265,7 @@ func openAddresses(r io.ReaderAt, size int64) (ar *addressReader, err error) {
 	}
 	f, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
-		return nil, fmt.Errorf("%w: parquet: %v", ErrInvalidInput, err)
+		return nil, fmt.Errorf("%w: parquet: %w", ErrInvalidInput, err)
 	}
 	leaf, ok := f.Schema().Lookup("address")
 	if !ok {
@@ -300,7 +300,7 @@ func (ar *addressReader) nextBatch() (batch []string, err error) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: parquet page: %v", ErrInvalidInput, err)
+			return nil, fmt.Errorf("%w: parquet page: %w", ErrInvalidInput, err)
 		}
 		batch = batch[:0]
 		vr := page.Values()
@@ -320,7 +320,7 @@ func (ar *addressReader) nextBatch() (batch []string, err error) {
 			}
 			if err != nil {
 				parquet.Release(page)
-				return nil, fmt.Errorf("%w: parquet values: %v", ErrInvalidInput, err)
+				return nil, fmt.Errorf("%w: parquet values: %w", ErrInvalidInput, err)
 			}
 		}
 		parquet.Release(page)
@@ -355,7 +355,7 @@ func checkFile(r io.ReaderAt, size int64) error {
 		return fmt.Errorf("%w: parquet file of %d bytes", ErrInvalidInput, size)
 	}
 	if _, err := r.ReadAt(tail[:], size-8); err != nil {
-		return fmt.Errorf("%w: parquet footer: %v", ErrInvalidInput, err)
+		return fmt.Errorf("%w: parquet footer: %w", ErrInvalidInput, err)
 	}
 	n := int64(binary.LittleEndian.Uint32(tail[:4]))
 	if string(tail[4:]) != "PAR1" || n > size-12 || n > maxFooterSize {
@@ -363,7 +363,7 @@ func checkFile(r io.ReaderAt, size int64) error {
 	}
 	footer := make([]byte, n)
 	if _, err := r.ReadAt(footer, size-8-n); err != nil {
-		return fmt.Errorf("%w: parquet footer: %v", ErrInvalidInput, err)
+		return fmt.Errorf("%w: parquet footer: %w", ErrInvalidInput, err)
 	}
 	var md format.FileMetaData
 	if err := thrift.Unmarshal(new(thrift.CompactProtocol), footer, &md); err != nil {
@@ -401,7 +401,7 @@ func checkChunk(r io.ReaderAt, size int64, md *format.ColumnMetaData) error {
 	for pos := start; pos < end; {
 		w := window[:min(end-pos, maxHeaderSize)]
 		if n, err := r.ReadAt(w, pos); n < len(w) {
-			return fmt.Errorf("%w: page header: %v", ErrInvalidInput, err)
+			return fmt.Errorf("%w: page header: %w", ErrInvalidInput, err)
 		}
 		br := bytes.NewReader(w)
 		var h format.PageHeader
@@ -456,8 +456,11 @@ func checkSnappy(r io.ReaderAt, h *format.PageHeader, data, end int64) error {
 		return nil
 	}
 	var b [binary.MaxVarintLen64]byte
-	n, _ := r.ReadAt(b[:min(int64(len(b)), end-data)], data)
+	n, err := r.ReadAt(b[:min(int64(len(b)), end-data)], data)
 	decoded, k := binary.Uvarint(b[:n])
+	if k <= 0 && err != nil {
+		return fmt.Errorf("%w: snappy block: %w", ErrInvalidInput, err)
+	}
 	if k <= 0 || decoded > uint64(max(limit, 0)) {
 		return fmt.Errorf("%w: snappy block larger than its page", ErrInvalidInput)
 	}

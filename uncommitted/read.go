@@ -113,7 +113,7 @@ func openRows(ra io.ReaderAt, size int64) (r *parquet.GenericReader[Row], numRow
 	}()
 	f, err := parquet.OpenFile(ra, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: %v", ErrInvalidFile, err)
+		return nil, 0, fmt.Errorf("%w: %w", ErrInvalidFile, err)
 	}
 	col, ok := f.Schema().Lookup("physical_address")
 	if !ok || col.Node.Type().Kind() != parquet.ByteArray || col.MaxRepetitionLevel > 0 {
@@ -161,7 +161,7 @@ func readRows(r *parquet.GenericReader[Row], rows []Row) (n int, err error) {
 	}()
 	n, err = r.Read(rows)
 	if err != nil && err != io.EOF {
-		err = fmt.Errorf("%w: %v", ErrInvalidFile, err)
+		err = fmt.Errorf("%w: %w", ErrInvalidFile, err)
 	}
 	return n, err
 }
