@@ -50,6 +50,10 @@ func TestTrackerModel(t *testing.T) {
 	branches := []string{"main", "dev", ""}
 	times := []time.Time{t0.Add(-3 * time.Hour), t0.Add(-time.Hour), t0, t0.Add(time.Nanosecond), time.Unix(-5, 0).UTC(), t0.Add(time.Hour)}
 	const ttl = 90 * time.Minute
+	// What the random calls exercised: copies Expire and ForgetBranch
+	// removed, and copies of the same repository (and, for ForgetBranch,
+	// branch) they had to keep.
+	var expired, expireKept, expireAtCutoff, forgotten, forgetKept int
 	for seed := range uint64(20) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		clk := newClock(t0)
@@ -75,9 +79,25 @@ func TestTrackerModel(t *testing.T) {
 				model = append(model, c)
 			case op < 8:
 				clk.set(times[rng.IntN(len(times))].Add(time.Duration(rng.IntN(3)) * time.Hour))
+				if len(model) > 0 && rng.IntN(3) == 0 {
+					// Exactly ttl after a tracked copy: that copy is at the
+					// cutoff, not before it, and stays.
+					c := model[rng.IntN(len(model))]
+					repo = c.Repository
+					clk.set(c.CreatedAt.Add(ttl))
+				}
 				cutoff := clk.Now().Add(-ttl)
 				n := len(model)
 				model = slices.DeleteFunc(model, func(c Copy) bool { return c.Repository == repo && c.CreatedAt.Before(cutoff) })
+				expired += n - len(model)
+				for _, c := range model {
+					if c.Repository == repo {
+						expireKept++
+						if c.CreatedAt.Equal(cutoff) {
+							expireAtCutoff++
+						}
+					}
+				}
 				removed, err := tr.Expire(ctx, repo)
 				if err != nil || removed != n-len(model) {
 					t.Fatalf("seed %d: Expire(%q) = %d, %v; want %d", seed, repo, removed, err, n-len(model))
@@ -89,6 +109,12 @@ func TestTrackerModel(t *testing.T) {
 				model = slices.DeleteFunc(model, func(c Copy) bool {
 					return c.Repository == repo && c.Branch == branch && !c.CreatedAt.After(until)
 				})
+				forgotten += n - len(model)
+				for _, c := range model {
+					if c.Repository == repo && c.Branch == branch {
+						forgetKept++
+					}
+				}
 				removed, err := tr.ForgetBranch(ctx, repo, branch)
 				if err != nil || removed != n-len(model) {
 					t.Fatalf("seed %d: ForgetBranch(%q, %q) = %d, %v; want %d", seed, repo, branch, removed, err, n-len(model))
@@ -107,6 +133,10 @@ func TestTrackerModel(t *testing.T) {
 				t.Fatalf("seed %d: List(%q):\n got  %v\n want %v", seed, repo, got, want)
 			}
 		}
+	}
+	if expired == 0 || expireKept == 0 || expireAtCutoff == 0 || forgotten == 0 || forgetKept == 0 {
+		t.Errorf("the random calls never exercised a case: Expire removed %d and kept %d (%d at the cutoff), ForgetBranch removed %d and kept %d",
+			expired, expireKept, expireAtCutoff, forgotten, forgetKept)
 	}
 }
 

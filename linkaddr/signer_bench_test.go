@@ -15,8 +15,12 @@ func benchSigner(b *testing.B) (*linkaddr.Signer, string) {
 func BenchmarkSign(b *testing.B) {
 	s, address := benchSigner(b)
 	b.ReportAllocs()
+	var signed string
 	for b.Loop() {
-		_ = s.Sign("repo1", "main", "tables/events/date=2026-11-30/part-00001.parquet", address)
+		signed = s.Sign("repo1", "main", "tables/events/date=2026-11-30/part-00001.parquet", address)
+	}
+	if got, err := s.Verify("repo1", "main", "tables/events/date=2026-11-30/part-00001.parquet", signed); err != nil || got != address {
+		b.Fatalf("Verify of the last signature = %q, %v; want %q", got, err, address)
 	}
 }
 
@@ -25,8 +29,12 @@ func BenchmarkSign(b *testing.B) {
 func BenchmarkSignEscaped(b *testing.B) {
 	s, address := benchSigner(b)
 	b.ReportAllocs()
+	var signed string
 	for b.Loop() {
-		_ = s.Sign("repo1", "main", "tables/a<b>&c/données.parquet", address)
+		signed = s.Sign("repo1", "main", "tables/a<b>&c/données.parquet", address)
+	}
+	if got, err := s.Verify("repo1", "main", "tables/a<b>&c/données.parquet", signed); err != nil || got != address {
+		b.Fatalf("Verify of the last signature = %q, %v; want %q", got, err, address)
 	}
 }
 

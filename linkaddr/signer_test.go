@@ -172,6 +172,11 @@ func TestVerifyRejectsEveryBitFlip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The unflipped signature verifies, and has bits to flip: else every
+	// "rejected" below would prove nothing.
+	if got, err := s.Verify("r", "b", "p", signed); err != nil || got != address || len(mac) < 16 {
+		t.Fatalf("Verify of the signature itself = %q, %v (%d-byte MAC); want %q", got, err, len(mac), address)
+	}
 	for bit := range 8 * len(mac) {
 		mac[bit/8] ^= 1 << (bit % 8)
 		forged := address + "," + base64.RawURLEncoding.EncodeToString(mac)

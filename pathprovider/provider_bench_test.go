@@ -39,16 +39,24 @@ type newPather interface{ NewPath() string }
 func benchNewPath(b *testing.B, p newPather) {
 	b.Run("serial", func(b *testing.B) {
 		b.ReportAllocs()
+		var last string
 		for b.Loop() {
-			_ = p.NewPath()
+			last = p.NewPath()
+		}
+		if _, err := pathprovider.Parse(last); err != nil {
+			b.Fatalf("last path %q: %v", last, err)
 		}
 	})
 	b.Run("parallel", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetParallelism(8) // 8 goroutines per CPU: heavy contention
 		b.RunParallel(func(pb *testing.PB) {
+			var last string
 			for pb.Next() {
-				_ = p.NewPath()
+				last = p.NewPath()
+			}
+			if _, err := pathprovider.Parse(last); last != "" && err != nil {
+				b.Errorf("last path %q: %v", last, err)
 			}
 		})
 	})

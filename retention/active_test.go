@@ -410,6 +410,9 @@ func TestActiveCommitsMatchesModel(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	r := rand.New(rand.NewPCG(seed, 1))
+	// What the cases exercised: commits found active, listed commits left
+	// inactive, and Gets of commits List missed.
+	var active, inactive, gets int
 	for i := range cases {
 		rp := randomRepo(r)
 		src := newFakeSource(rp.listed, rp.getOnly...)
@@ -418,6 +421,13 @@ func TestActiveCommitsMatchesModel(t *testing.T) {
 			t.Fatalf("case %d: %v", i, err)
 		}
 		want := modelActiveCommits(rp, testNow)
+		active += len(want)
+		for _, c := range rp.listed {
+			if !slices.ContainsFunc(want, func(a ActiveCommit) bool { return a.CommitID == c.ID }) {
+				inactive++
+			}
+		}
+		gets += len(src.gets)
 		if !slices.Equal(got, want) {
 			t.Fatalf("case %d (seed %d): %d commits, %d branches, rules %+v:\ngot  %v\nwant %v",
 				i, seed, len(rp.commits), len(rp.branches), *rp.rules, got, want)
@@ -434,6 +444,9 @@ func TestActiveCommitsMatchesModel(t *testing.T) {
 		if len(src.gets) != len(slices.Compact(slices.Sorted(slices.Values(src.gets)))) {
 			t.Fatalf("case %d: Get called twice for one commit: %v", i, src.gets)
 		}
+	}
+	if active == 0 || inactive == 0 || gets == 0 {
+		t.Errorf("the cases never exercised a case: %d commits active, %d inactive, %d Gets", active, inactive, gets)
 	}
 }
 

@@ -181,6 +181,9 @@ func benchmarkPrepare(b *testing.B, src genSource, opts ...uncommitted.Option) {
 	i := 0
 	for b.Loop() {
 		r, n := prepareRun(b, filepath.Join(b.TempDir(), fmt.Sprint(i)), src, opts...)
+		if want := int64(src.branches * src.perBranch); r != want {
+			b.Fatalf("run exported %d rows, want %d", r, want)
+		}
 		rows, bytes = rows+r, bytes+n
 		i++
 	}

@@ -243,6 +243,9 @@ func TestPrepareMatchesModel(t *testing.T) {
 			if *modelCases > 0 {
 				n = *modelCases
 			}
+			// What the repositories exercised: runs resumed from a mark,
+			// rows that must be exported, and branches deleted mid-run.
+			var resumed, rows, mayRows int
 			for i := range n {
 				seed := uint64(i)
 				r := rand.New(rand.NewPCG(seed, 42))
@@ -260,7 +263,12 @@ func TestPrepareMatchesModel(t *testing.T) {
 				}
 				p := uncommitted.NewPreparer(bucket, opts...)
 				ctx := context.Background()
-				runID, _ := runToEnd(t, ctx, p, bucket, m.src, nil, len(m.expected)+len(m.may)+2)
+				runID, files := runToEnd(t, ctx, p, bucket, m.src, nil, len(m.expected)+len(m.may)+2)
+				if files > 1 {
+					resumed++
+				}
+				rows += len(m.expected)
+				mayRows += len(m.may)
 
 				got := readAll(t, ctx, bucket, runID)
 				for j := range got { // the trailer's dates come from the clock
@@ -276,6 +284,9 @@ func TestPrepareMatchesModel(t *testing.T) {
 				if !slices.Equal(got, m.expected) {
 					t.Fatalf("seed %d (max size %d): rows differ\n got %d: %v\nwant %d: %v", seed, maxSize, len(got), got, len(m.expected), m.expected)
 				}
+			}
+			if *modelCases == 0 && (resumed == 0 || rows == 0 || mayRows == 0) { // a few cases asked for may miss one
+				t.Errorf("the repositories never exercised a case: %d runs resumed, %d rows, %d rows of branches deleted mid-run", resumed, rows, mayRows)
 			}
 		})
 	}
