@@ -18,14 +18,24 @@ import (
 
 // testDriver wraps a bucket to control what the tests need: the order of
 // listings (shuffled across pages), the modification times objects report,
-// and injected failures.
+// keys listed more than once, delimiters ignored, and injected failures.
 type testDriver struct {
 	base *blob.Bucket
 
-	mu        sync.Mutex
-	rng       *rand.Rand // non-nil: listings come back shuffled
-	listings  map[string][]*driver.ListObject
-	modTime   func(key string) time.Time // nil: the base's
+	mu       sync.Mutex
+	rng      *rand.Rand // non-nil: listings come back shuffled
+	listings map[string][]*driver.ListObject
+	modTime  func(key string) time.Time // nil: the base's
+	// copies gives the modification times of further copies of key that a
+	// listing returns, as a store that lists versions or replays a page
+	// would: after the listing's last key (in order), or anywhere when
+	// shuffled.
+	copies func(key string) []time.Time
+	// ignoreDelimiter says which delimited listings come back as if no
+	// delimiter had been given, as from a backend that ignores it.
+	ignoreDelimiter func(prefix string) bool
+	// edit changes an entry of a listing of prefix before it is returned.
+	edit      func(prefix string, o *driver.ListObject)
 	listErr   func(prefix string) error
 	deleteErr func(key string) error
 	writeErr  func(key string) error
@@ -88,7 +98,10 @@ func (d *testDriver) ListPaged(ctx context.Context, opts *driver.ListOptions) (*
 		pageSize = 1000
 	}
 	bopts := &blob.ListOptions{Prefix: opts.Prefix, Delimiter: opts.Delimiter}
-	if d.rng == nil {
+	if d.ignoreDelimiter != nil && d.ignoreDelimiter(opts.Prefix) {
+		bopts.Delimiter = ""
+	}
+	if d.rng == nil && d.copies == nil {
 		tok := opts.PageToken
 		if len(tok) == 0 {
 			tok = blob.FirstPageToken
@@ -99,18 +112,18 @@ func (d *testDriver) ListPaged(ctx context.Context, opts *driver.ListOptions) (*
 		}
 		page := &driver.ListPage{NextPageToken: next}
 		for _, o := range objs {
-			page.Objects = append(page.Objects, d.convert(o))
+			page.Objects = append(page.Objects, d.convert(opts.Prefix, o))
 		}
 		return page, nil
 	}
-	// Shuffled: the whole listing is read on the first page, shuffled, and
-	// served in pages from memory.
+	// Shuffled or with copies: the whole listing is read on the first page,
+	// copies added, shuffled, and served in pages from memory.
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var id string
 	offset := 0
 	if len(opts.PageToken) == 0 {
-		var all []*driver.ListObject
+		var all, again []*driver.ListObject
 		it := d.base.List(bopts)
 		for {
 			o, err := it.Next(ctx)
@@ -120,9 +133,17 @@ func (d *testDriver) ListPaged(ctx context.Context, opts *driver.ListOptions) (*
 			if err != nil {
 				return nil, err
 			}
-			all = append(all, d.convert(o))
+			all = append(all, d.convert(opts.Prefix, o))
+			if d.copies != nil && !o.IsDir {
+				for _, mod := range d.copies(o.Key) {
+					again = append(again, &driver.ListObject{Key: o.Key, ModTime: mod, Size: o.Size, MD5: o.MD5})
+				}
+			}
 		}
-		d.rng.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+		all = append(all, again...)
+		if d.rng != nil {
+			d.rng.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+		}
 		id = strconv.Itoa(len(d.listings))
 		d.listings[id] = all
 	} else {
@@ -150,12 +171,16 @@ func parseToken(tok string) (string, int, error) {
 	return id, n, nil
 }
 
-func (d *testDriver) convert(o *blob.ListObject) *driver.ListObject {
+func (d *testDriver) convert(prefix string, o *blob.ListObject) *driver.ListObject {
 	mod := o.ModTime
 	if !o.IsDir {
 		mod = d.mod(o.Key, o.ModTime)
 	}
-	return &driver.ListObject{Key: o.Key, ModTime: mod, Size: o.Size, MD5: o.MD5, IsDir: o.IsDir}
+	out := &driver.ListObject{Key: o.Key, ModTime: mod, Size: o.Size, MD5: o.MD5, IsDir: o.IsDir}
+	if d.edit != nil {
+		d.edit(prefix, out)
+	}
+	return out
 }
 
 type testReader struct{ r *blob.Reader }
