@@ -22,6 +22,10 @@
 // start time, decoded from its name, is at or after the cutoff only holds
 // newer objects and is not listed at all.
 //
+// A folder under the data folder whose name is empty ("data//", made by a
+// stray object such as "data//x") is not a slice, and is listed in full like
+// any other folder.
+//
 // The keep set (Inputs.Uncommitted, read first, then Inputs.Committed) and
 // the listing are sorted in blocks that fit WithMemoryBudget, spilled to
 // temporary files, and merge-joined; a slice whose listing arrives in order
@@ -32,6 +36,24 @@
 // match listed keys byte for byte, without any normalisation; keys that
 // cannot match a listed key (full URIs, a leading '/') fail the mark rather
 // than leave their objects unprotected.
+//
+// A key listed more than once with different modification times (a store
+// that lists versions, or replays a page) is kept when any listed copy is
+// young or of unknown age: the keys of young objects join the keep set as
+// they are listed.
+//
+// The listing itself is checked too: a delimited listing (the top level, the
+// data folder) that returns an object below a delimiter, as a backend that
+// ignores the delimiter does with lakeFS's own files, a key outside the
+// listed prefix, or a folder listed twice, fails the mark with ErrBadListing.
+//
+// The list of folders under the data folder counts against the budget: each
+// entry holds its name and about 120 bytes more (its slot, and the handle of
+// its listing) from the listing to the join. When the budget's share cannot
+// hold another entry, that folder is listed at once, alone, and its keys are
+// sorted with the loose objects: slower, as it is not listed alongside the
+// others, but memory stays bounded by the budget however many folders there
+// are. The default budget has room for about 200,000 entries or more.
 //
 // # The report
 //

@@ -46,6 +46,9 @@ func newSpillDir(parent string, ioBuf int) (*spillDir, error) {
 
 func (d *spillDir) remove() error { return os.RemoveAll(d.dir) }
 
+// maxNameLen bounds the length of a run file's name.
+func (d *spillDir) maxNameLen() int { return len(filepath.Join(d.dir, "run-")) + 20 }
+
 // runWriter writes keys to a new run file, noting whether they came in
 // strictly ascending order.
 type runWriter struct {

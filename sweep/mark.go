@@ -99,15 +99,29 @@ func (m *marker) log(msg string, args ...any) {
 	}
 }
 
-// Shares of the memory budget: the keep set's block, the block of the loose
-// objects, the listings of small folders held in memory (plus what the keep
-// set left of its share), the block that sorts a spilled folder listed out
-// of order, and the file buffers of the merges.
-func (m *marker) budgets() (keep, loose, mem, folder, ioBuf, fanIn int) {
+// shares divides the memory budget.
+type shares struct {
+	keep   int // the keep set's block while its inputs are read
+	young  int // the least room it keeps for the young listed keys
+	loose  int // the block of the loose objects
+	mem    int // the list of folders and the small listings (the pool), with what the keep set leaves
+	folder int // the block that sorts a spilled folder listed out of order
+	ioBuf  int // one file buffer
+	fanIn  int // the runs a merge reads at once
+}
+
+func (m *marker) budgets() shares {
 	b := int(min(m.cfg.memoryBudget, math.MaxInt))
-	ioBuf = min(max(b/256, 512), 64<<10)
-	fanIn = min(max(b/8/ioBuf, 2), 64)
-	return b / 8 * 3, b / 8, b / 8, b / 8, ioBuf, fanIn
+	ioBuf := min(max(b/256, 512), 64<<10)
+	return shares{
+		keep:   b / 8 * 3,
+		young:  b / 16,
+		loose:  b / 8,
+		mem:    b / 8,
+		folder: b / 8,
+		ioBuf:  ioBuf,
+		fanIn:  min(max(b/8/ioBuf, 2), 64),
+	}
 }
 
 func (m *marker) run(ctx context.Context, in Inputs) error {
@@ -135,15 +149,15 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	if err := m.removeStale(ctx); err != nil {
 		return err
 	}
-	keepBytes, looseBytes, memBytes, folderBytes, ioBuf, fanIn := m.budgets()
+	sh := m.budgets()
 	var err error
-	if m.spill, err = newSpillDir(cfg.tempDir, ioBuf); err != nil {
+	if m.spill, err = newSpillDir(cfg.tempDir, sh.ioBuf); err != nil {
 		return err
 	}
 	defer m.spill.remove()
 
 	m.cnt.phase("keep")
-	keep := newSorter(m.spill, keepBytes, fanIn)
+	keep := newSorter(m.spill, sh.keep, sh.fanIn)
 	defer keep.release()
 	for _, seq := range []iter.Seq2[string, error]{in.Uncommitted, in.Committed} {
 		if err := readKeep(ctx, seq, keep); err != nil {
@@ -152,16 +166,20 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	}
 
 	m.cnt.phase("list")
+	// Young listed keys join the keep set: its block keeps room for them,
+	// and the pool gets the rest of its share.
+	keep.maxBytes = min(keep.maxBytes, max(keep.size(), sh.young))
 	l := &lister{
 		bucket: m.bucket,
 		cfg:    cfg,
 		dir:    m.spill,
 		cutoff: m.sum.CutoffTime,
 		cnt:    m.cnt,
-		loose:  newSorter(m.spill, looseBytes, fanIn),
+		loose:  newSorter(m.spill, sh.loose, sh.fanIn),
+		keep:   &lockedSorter{s: keep},
 		pool:   new(memPool),
 	}
-	l.pool.left.Store(int64(memBytes + keepBytes - keep.size()))
+	l.pool.left.Store(int64(sh.mem + sh.keep - max(keep.size(), keep.maxBytes)))
 	defer l.loose.release()
 	if err := l.listTop(ctx); err != nil {
 		return err
@@ -177,7 +195,7 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 		return err
 	}
 	defer keepIt.close()
-	listIt, err := l.stream(folderBytes, fanIn)
+	listIt, err := l.stream(sh.folder, sh.fanIn)
 	if err != nil {
 		return err
 	}

@@ -152,10 +152,11 @@ func WithTempDir(dir string) Option {
 	return func(c *config) { c.tempDir = dir }
 }
 
-// WithMemoryBudget bounds the bytes Mark holds in key buffers (default
-// 256 MiB, at least 4 KiB); beyond it keys are spilled to temporary files.
-// The Go heap may reach about twice the budget with the default GOGC, plus a
-// few MiB of listing pages and Parquet buffers.
+// WithMemoryBudget bounds the bytes Mark holds in key buffers and in its
+// list of folders (default 256 MiB, at least 4 KiB); beyond it keys are
+// spilled to temporary files, and folders are listed one at a time without
+// an entry. The Go heap may reach about twice the budget with the default
+// GOGC, plus a few MiB of listing pages and Parquet buffers.
 func WithMemoryBudget(bytes int64) Option {
 	return func(c *config) {
 		if bytes < minMemoryBudget {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/rs/xid"
 	"gocloud.dev/blob"
@@ -73,11 +74,18 @@ func young(mod, cutoff time.Time) bool {
 // folder is one folder under the data prefix, listed by one worker.
 type folder struct {
 	prefix string  // "<data>/<name>/"
-	slice  bool    // the name is a slice ID
 	mem    *memRun // its listing, when it stayed in memory; else
 	run    string  // its listing, a run file
+	slice  bool    // the name is a slice ID
 	sorted bool    // the listing came in ascending order
 }
+
+// The memory of a folder's entry in the list of folders, beyond its name:
+// its slot, and the memRun that holds its listing in memory.
+const (
+	folderSize = unsafe.Sizeof(folder{})
+	memRunSize = unsafe.Sizeof(memRun{})
+)
 
 // memPool is the share of the memory budget that holds the listings of small
 // folders from the listing to the join, so that they need no temp file. Safe
@@ -190,15 +198,34 @@ func (c *counters) snapshot() Progress {
 	return c.p
 }
 
+// lockedSorter is a sorter that listing workers share.
+type lockedSorter struct {
+	mu sync.Mutex
+	s  *sorter
+}
+
+func (l *lockedSorter) add(key []byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.s.add(key)
+}
+
 // lister lists a namespace for Mark.
 type lister struct {
-	bucket     *blob.Bucket
-	cfg        *config
-	dir        *spillDir
-	cutoff     time.Time
-	cnt        *counters
-	loose      *sorter  // top-level objects and objects directly under data/
-	pool       *memPool // for the listings of small folders
+	bucket *blob.Bucket
+	cfg    *config
+	dir    *spillDir
+	cutoff time.Time
+	cnt    *counters
+	// loose holds the old top-level objects, the old objects directly
+	// under data/, and those of the folders the pool could not hold an
+	// entry for.
+	loose *sorter
+	// keep is the keep set, which every young listed key joins: a key
+	// listed twice is kept when any copy is young, wherever the copies
+	// land.
+	keep       *lockedSorter
+	pool       *memPool // for the list of folders and the listings of small folders
 	folders    []folder
 	firstSlice string
 	firstTime  time.Time
@@ -220,10 +247,9 @@ func (l *lister) listTop(ctx context.Context) error {
 		if !o.IsDir {
 			return l.addLoose(o)
 		}
-		name := strings.TrimSuffix(o.Key[len(data):], "/")
-		if name == "" || strings.Contains(name, "/") {
-			return fmt.Errorf("sweep: listing %s returned folder %q", data, o.Key)
-		}
+		// The name may be empty ("data//", from a stray "data//x"): a
+		// folder that is not a slice, listed in full as any other.
+		name := o.Key[len(data) : len(o.Key)-1]
 		f := folder{prefix: o.Key}
 		if t, ok := sliceTime(name); ok {
 			if !t.Before(l.cutoff) {
@@ -234,11 +260,41 @@ func (l *lister) listTop(ctx context.Context) error {
 				l.firstSlice, l.firstTime = name, t
 			}
 		}
-		l.folders = append(l.folders, f)
-		return nil
+		if l.addFolder(f) {
+			return nil
+		}
+		// No memory for one more entry: list the folder now, one at a
+		// time, and sort its keys with the loose objects.
+		return l.listAll(ctx, f.prefix, l.loose.add)
 	})
 }
 
+// addFolder appends f to the list of folders, taking from the pool what its
+// entry holds until the join: its slot (the list grows by a quarter at a
+// time), its name, and the handle of its listing, a memRun or a run file's
+// name. False when the pool cannot hold it.
+func (l *lister) addFolder(f folder) bool {
+	need := len(f.prefix) + max(int(memRunSize), l.dir.maxNameLen())
+	grow := 0
+	if len(l.folders) == cap(l.folders) {
+		grow = max(cap(l.folders)/4, 16)
+		need += grow * int(folderSize)
+	}
+	if !l.pool.take(need) {
+		return false
+	}
+	if grow > 0 {
+		l.folders = resize(l.folders, cap(l.folders)+grow)
+	}
+	l.folders = append(l.folders, f)
+	return true
+}
+
+// listLevel lists prefix with a delimiter and checks that the backend kept
+// to it: every key is below prefix, every folder is one name and the
+// delimiter, and no other key has a delimiter after prefix (a backend that
+// ignores the delimiter would hand lakeFS's own files and other folders to
+// Mark as loose objects).
 func (l *lister) listLevel(ctx context.Context, prefix string, f func(*blob.ListObject) error) error {
 	it := l.bucket.List(&blob.ListOptions{Prefix: prefix, Delimiter: "/"})
 	for {
@@ -249,8 +305,15 @@ func (l *lister) listLevel(ctx context.Context, prefix string, f func(*blob.List
 		if err != nil {
 			return fmt.Errorf("sweep: list %q: %w", prefix, err)
 		}
-		if !strings.HasPrefix(o.Key, prefix) {
-			return fmt.Errorf("sweep: listing %q returned %q", prefix, o.Key)
+		rest, ok := strings.CutPrefix(o.Key, prefix)
+		slash := strings.IndexByte(rest, '/')
+		switch {
+		case !ok:
+			return fmt.Errorf("%w: list %q returned %q", ErrBadListing, prefix, o.Key)
+		case o.IsDir && slash != len(rest)-1:
+			return fmt.Errorf("%w: list %q returned folder %q", ErrBadListing, prefix, o.Key)
+		case !o.IsDir && slash >= 0:
+			return fmt.Errorf("%w: list %q with delimiter \"/\" returned %q", ErrBadListing, prefix, o.Key)
 		}
 		if err := f(o); err != nil {
 			return err
@@ -262,7 +325,7 @@ func (l *lister) addLoose(o *blob.ListObject) error {
 	l.cnt.update(func(p *Progress) { p.Listed++ })
 	if young(o.ModTime, l.cutoff) {
 		l.cnt.update(func(p *Progress) { p.Kept++ })
-		return nil
+		return l.keep.add([]byte(o.Key))
 	}
 	return l.loose.add([]byte(o.Key))
 }
@@ -273,7 +336,7 @@ func (l *lister) listFolders(ctx context.Context) error {
 	slices.SortFunc(l.folders, func(a, b folder) int { return strings.Compare(a.prefix, b.prefix) })
 	for i := 1; i < len(l.folders); i++ {
 		if l.folders[i].prefix == l.folders[i-1].prefix {
-			return fmt.Errorf("sweep: listing returned folder %q twice", l.folders[i].prefix)
+			return fmt.Errorf("%w: list %q returned folder %q twice", ErrBadListing, l.cfg.dataPrefix+"/", l.folders[i].prefix)
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -344,44 +407,13 @@ func (l *lister) listFolder(ctx context.Context, f *folder) error {
 		}
 		return rw.add(key)
 	}
-	abort := func(err error) error {
+	if err := l.listAll(ctx, f.prefix, add); err != nil {
 		if rw != nil {
 			rw.abort()
 		}
 		mem.release(l.pool)
 		return err
 	}
-	var listed, kept int64
-	flush := func() {
-		l.cnt.update(func(p *Progress) { p.Listed += listed; p.Kept += kept })
-		listed, kept = 0, 0
-	}
-	it := l.bucket.List(&blob.ListOptions{Prefix: f.prefix})
-	for {
-		o, err := it.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err == nil && !strings.HasPrefix(o.Key, f.prefix) {
-			err = fmt.Errorf("returned %q", o.Key)
-		}
-		if err != nil {
-			return abort(fmt.Errorf("sweep: list %q: %w", f.prefix, err))
-		}
-		if o.IsDir {
-			continue
-		}
-		listed++
-		if young(o.ModTime, l.cutoff) {
-			kept++
-		} else if err := add([]byte(o.Key)); err != nil {
-			return abort(err)
-		}
-		if listed >= 1000 {
-			flush()
-		}
-	}
-	flush()
 	if rw == nil {
 		mem.trim(l.pool)
 		f.mem = &mem
@@ -391,6 +423,46 @@ func (l *lister) listFolder(ctx context.Context, f *folder) error {
 	var err error
 	f.run, err = rw.finish()
 	return err
+}
+
+// listAll lists every object under prefix, without a delimiter: the keys of
+// old objects go to add, those of young ones to the keep set.
+func (l *lister) listAll(ctx context.Context, prefix string, add func(key []byte) error) error {
+	var listed, kept int64
+	flush := func() {
+		l.cnt.update(func(p *Progress) { p.Listed += listed; p.Kept += kept })
+		listed, kept = 0, 0
+	}
+	defer flush()
+	it := l.bucket.List(&blob.ListOptions{Prefix: prefix})
+	for {
+		o, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("sweep: list %q: %w", prefix, err)
+		}
+		if !strings.HasPrefix(o.Key, prefix) {
+			return fmt.Errorf("%w: list %q returned %q", ErrBadListing, prefix, o.Key)
+		}
+		if o.IsDir {
+			continue
+		}
+		listed++
+		if young(o.ModTime, l.cutoff) {
+			kept++
+			err = l.keep.add([]byte(o.Key))
+		} else {
+			err = add([]byte(o.Key))
+		}
+		if err != nil {
+			return err
+		}
+		if listed >= 1000 {
+			flush()
+		}
+	}
 }
 
 // stream returns every listed key older than the cutoff, in ascending order

@@ -25,6 +25,11 @@ var (
 	ErrUnsafeMinAge = errors.New("sweep: min age below link TTL")
 	// ErrInvalidInput: a bad argument, option, run ID, keep key or report.
 	ErrInvalidInput = errors.New("sweep: invalid input")
+	// ErrBadListing: the store's listing broke its contract, so Mark cannot
+	// tell what it scanned: a key outside the listed prefix, a key below a
+	// delimiter (a backend that ignores delimiters), a folder without a
+	// trailing delimiter, or a folder listed twice.
+	ErrBadListing = errors.New("sweep: bad listing")
 )
 
 // timeLayout is the report's time format: ISO-8601, UTC, whole seconds.
