@@ -227,6 +227,7 @@ type lister struct {
 	keep       *lockedSorter
 	pool       *memPool // for the list of folders and the listings of small folders
 	folders    []folder
+	handleSize int // what an entry's listing handle holds, a memRun or a run file's name
 	firstSlice string
 	firstTime  time.Time
 }
@@ -274,7 +275,10 @@ func (l *lister) listTop(ctx context.Context) error {
 // time), its name, and the handle of its listing, a memRun or a run file's
 // name. False when the pool cannot hold it.
 func (l *lister) addFolder(f folder) bool {
-	need := len(f.prefix) + max(int(memRunSize), l.dir.maxNameLen())
+	if l.handleSize == 0 {
+		l.handleSize = max(int(memRunSize), l.dir.maxNameLen())
+	}
+	need := len(f.prefix) + l.handleSize
 	grow := 0
 	if len(l.folders) == cap(l.folders) {
 		grow = max(cap(l.folders)/4, 16)
