@@ -326,8 +326,8 @@ func TestOversizedAnswer(t *testing.T) {
 	big := `{"id":"` + strings.Repeat("x", maxResponseBytes) + `"}`
 	_, srv := newScript(t, map[string][]answer{"GET /api/v1/repositories/r": json200(big)})
 	c, _ := testClient(t, srv)
-	if _, err := c.GetRepository(t.Context(), "r"); !errors.Is(err, ErrMalformed) {
-		t.Errorf("oversized answer: %v, want ErrMalformed", err)
+	if _, err := c.GetRepository(t.Context(), "r"); !errors.Is(err, ErrMalformed) || !errors.Is(err, errTooLarge) {
+		t.Errorf("oversized answer: %v, want ErrMalformed for its size", err)
 	}
 }
 
@@ -376,5 +376,21 @@ func TestInvalidInputSendsNothing(t *testing.T) {
 	}
 	if n := len(s.requests()); n != 0 {
 		t.Errorf("%d requests sent", n)
+	}
+}
+
+func TestDecodeRepositoryRefuses(t *testing.T) {
+	for _, body := range []string{
+		`{"creation_date":1796047085,"default_branch":"main","id":"rec"}`,
+		`{"creation_date":1796047085,"default_branch":"main","storage_namespace":"local://rec"}`,
+		`{"creation_date":1796047085,"id":"rec","storage_namespace":"local://rec"}`,
+		`{"default_branch":"main","id":"rec","storage_namespace":"local://rec"}`,
+		`{"creation_date":"x","default_branch":"main","id":"rec","storage_namespace":"local://rec"}`,
+		strings.TrimSpace(recordedRepository) + `{}`,
+		`[]`, ``,
+	} {
+		if r, err := decodeRepository([]byte(body)); err == nil {
+			t.Errorf("decodeRepository(%s) = %+v, want an error", body, r)
+		}
 	}
 }

@@ -144,11 +144,11 @@ func TestIntegration(t *testing.T) {
 
 	t.Run("read-only repository", func(t *testing.T) {
 		got := s.Raw(t, http.MethodPost, "/repositories", nil, "application/json", strings.NewReader(
-			`{"name":"api-it-ro","storage_namespace":"`+h.Namespace+`-ro","read_only":true}`))
+			`{"name":"`+h.Repo+`-ro","storage_namespace":"`+h.Namespace+`-ro","read_only":true}`))
 		if got.Status != http.StatusCreated {
 			t.Skipf("cannot create a read-only repository here: %d %s", got.Status, got.Body)
 		}
-		if _, err := c.PrepareUncommitted(ctx, "api-it-ro", ""); !errors.Is(err, api.ErrForbidden) {
+		if _, err := c.PrepareUncommitted(ctx, h.Repo+"-ro", ""); !errors.Is(err, api.ErrForbidden) {
 			t.Errorf("prepare uncommitted of a read-only repository: %v, want ErrForbidden", err)
 		}
 	})

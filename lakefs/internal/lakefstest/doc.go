@@ -2,8 +2,9 @@
 // garbage-collect.
 //
 // [Start] uses the lakeFS the environment names — a running one
-// (LAKEFS_ENDPOINT, LAKEFS_ACCESS_KEY_ID, LAKEFS_SECRET_ACCESS_KEY, and
-// LAKEFS_NAMESPACE for where its repositories go) or a binary (LAKEFS_BIN)
+// (LAKEFS_ENDPOINT, LAKEFS_ACCESS_KEY_ID, LAKEFS_SECRET_ACCESS_KEY;
+// LAKEFS_NAMESPACE for where its repositories go, "local://" by default, and
+// LAKEFS_BLOCKSTORE_PATH for its local blockstore's folder) or a binary (LAKEFS_BIN)
 // that it starts on a free loopback port with a local blockstore and a local
 // KV store in the test's temporary folders, sets up through the API and stops
 // when the test ends — and skips the test, saying why, without either.

@@ -80,7 +80,8 @@ func (h *History) filter(kept bool) []Object {
 	return out
 }
 
-// BuildHistory creates repository repo on s and fills it (all commit dates
+// BuildHistory creates repository repo (with a random suffix on an external
+// lakeFS: History.Repo has the name) on s and fills it (all commit dates
 // relative to now):
 //
 //	rules: default 7 days, branch feature 3 days
@@ -104,16 +105,19 @@ func (h *History) filter(kept bool) []Object {
 func BuildHistory(t testing.TB, s *Server, repo string) *History {
 	t.Helper()
 	now := time.Now().UTC()
+	if s.External { // a lakeFS others use: never reuse a name or a namespace
+		repo += "-" + randomHex(t)[:8]
+	}
 	ns := s.NamespacePrefix
 	if !strings.HasSuffix(ns, "://") {
 		ns = strings.TrimRight(ns, "/") + "/"
 	}
 	ns += repo
-	if s.BlockstorePath == "" { // an external lakeFS: do not reuse a namespace
-		ns += "-" + randomHex(t)[:8]
-	}
 	h := &History{Repo: repo, Namespace: ns, AddressNamespace: ns, Built: now, Commits: map[string]string{}}
-	if nsPath, ok := strings.CutPrefix(ns, "local://"); ok && s.BlockstorePath != "" {
+	if nsPath, ok := strings.CutPrefix(ns, "local://"); ok {
+		if s.BlockstorePath == "" {
+			t.Fatalf("lakefstest: namespace %s is on lakeFS's local blockstore: set %s to its blockstore.local.path", ns, EnvBlockstorePath)
+		}
 		h.AddressNamespace = "local://" + filepath.ToSlash(filepath.Join(s.BlockstorePath, nsPath))
 	}
 	b := &builder{t: t, s: s, h: h, now: now,

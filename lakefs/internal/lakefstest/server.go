@@ -27,6 +27,10 @@ const (
 	// tests create on an external lakeFS, e.g. "s3://bucket/lakegc-tests"
 	// (default "local://": the lakeFS's local blockstore).
 	EnvNamespace = "LAKEFS_NAMESPACE"
+	// EnvBlockstorePath is the local blockstore's folder of a running lakeFS
+	// (blockstore.local.path), when it uses one; the history writes its linked
+	// objects there, since that blockstore cannot pre-sign URLs.
+	EnvBlockstorePath = "LAKEFS_BLOCKSTORE_PATH"
 	// EnvBin names a lakeFS binary that Start runs on loopback.
 	EnvBin = "LAKEFS_BIN"
 )
@@ -41,8 +45,11 @@ type Server struct {
 	// started lakeFS, or EnvNamespace's value.
 	NamespacePrefix string
 	// BlockstorePath is the root of the local blockstore of a lakeFS this
-	// package started; empty for an external lakeFS.
+	// package started, or EnvBlockstorePath's value; empty otherwise.
 	BlockstorePath string
+	// External is true for a running lakeFS named by EnvEndpoint: the
+	// repositories the tests create there get a random suffix.
+	External bool
 	// LogPath is the log file of a started lakeFS.
 	LogPath string
 
@@ -64,7 +71,8 @@ func Start(t testing.TB) *Server {
 			ns = "local://"
 		}
 		s := &Server{Endpoint: strings.TrimRight(endpoint, "/"), AccessKeyID: key, SecretAccessKey: secret,
-			NamespacePrefix: ns, http: &http.Client{Timeout: 5 * time.Minute}}
+			NamespacePrefix: ns, BlockstorePath: os.Getenv(EnvBlockstorePath), External: true,
+			http: &http.Client{Timeout: 5 * time.Minute}}
 		s.waitHealthy(t, nil, 30*time.Second)
 		return s
 	}
