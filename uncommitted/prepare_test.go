@@ -493,3 +493,22 @@ func TestPrepareNeedsNamespace(t *testing.T) {
 		t.Fatalf("objects %v", k)
 	}
 }
+
+// TestPrepareUnknownAddressType: an entry whose type is neither Relative
+// nor Full fails the call; treating it as Full would drop a relative
+// address from the export.
+func TestPrepareUnknownAddressType(t *testing.T) {
+	for _, typ := range []uncommitted.AddressType{2, -1, 1 << 20} {
+		bucket := memblob.OpenBucket(nil)
+		defer bucket.Close()
+		src := newMemSource()
+		src.add("main", uncommitted.Entry{Key: "a", PhysicalAddress: "data/a"}, uncommitted.Entry{Key: "b", PhysicalAddress: "data/b", AddressType: typ})
+		res, err := uncommitted.NewPreparer(bucket).Prepare(context.Background(), repo, src, nil)
+		if !errors.Is(err, uncommitted.ErrUnknownAddressType) {
+			t.Errorf("type %v: got %+v, %v; want ErrUnknownAddressType", typ, res, err)
+		}
+		if k := listKeys(t, bucket); len(k) != 0 {
+			t.Errorf("type %v: a failed call left %v", typ, k)
+		}
+	}
+}

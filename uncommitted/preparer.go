@@ -137,8 +137,10 @@ func descendingRunID(now time.Time) string {
 // Branches the Source reports as deleted (ErrBranchNotFound) are skipped;
 // any other error of the Source, of the trailer or of the bucket is
 // returned wrapped, and then no file was written: the same mark can be
-// retried. A Repository without a StorageNamespace is an error: every full
-// address would be skipped, and a GC would delete its object.
+// retried. An entry of an unknown AddressType is an error
+// (ErrUnknownAddressType). A Repository without a StorageNamespace is an
+// error: every full address would be skipped, and a GC would delete its
+// object.
 func (p *Preparer) Prepare(ctx context.Context, repo Repository, src Source, mark *Mark) (*Result, error) {
 	if p.bucket == nil || src == nil {
 		return nil, errors.New("uncommitted: Prepare needs a bucket and a Source")
@@ -298,6 +300,9 @@ func (s *scan) branch(src Source, branch, path string) (*Mark, error) {
 		floor, floorScanned = e.Key, true
 		if e.Tombstone {
 			continue
+		}
+		if e.AddressType != Relative && e.AddressType != Full {
+			return nil, fmt.Errorf("%w: branch %q: key %q: %v", ErrUnknownAddressType, branch, e.Key, e.AddressType)
 		}
 		addr, ok := exportAddress(e.PhysicalAddress, e.AddressType, s.nsPrefix)
 		if !ok {
