@@ -1,6 +1,10 @@
 package uncommitted
 
-import "strings"
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
 
 // namespacePrefix returns the storage namespace with exactly one trailing
 // '/', the prefix every full address inside it starts with, or "" for an
@@ -53,4 +57,48 @@ func hasScheme(s string) bool {
 		}
 	}
 	return true
+}
+
+// lakeFS's values of its catalog's Entry.AddressType (and of the block
+// adapter's IdentifierType, which has the same numbers).
+const (
+	lakeFSByPrefixDeprecated = 0
+	lakeFSRelative           = 1
+	lakeFSFull               = 2
+)
+
+// lakeFSSchemes are the URI schemes lakeFS's block adapters resolve as
+// full addresses.
+var lakeFSSchemes = map[string]bool{
+	"s3": true, "gs": true, "http": true, "https": true,
+	"local": true, "mem": true, "memory": true,
+}
+
+// AddressTypeFromLakeFS converts the address type of a lakeFS entry (the
+// catalog's Entry.AddressType, stored in lakeFS's staging area) to an
+// AddressType, for a host that reads lakeFS's staging area. lakeFS numbers
+// its types BY_PREFIX_DEPRECATED = 0, RELATIVE = 1, FULL = 2.
+//
+// BY_PREFIX_DEPRECATED, the type of entries written before lakeFS
+// recorded one, decides by the address itself, as lakeFS's block adapters
+// do when they read the object: an address that parses as an absolute URI
+// (Go's url.ParseRequestURI) of a scheme lakeFS stores data in (s3, gs,
+// http, https, local, mem, memory) is Full, any other is Relative. So the
+// export names the object lakeFS reads. (lakeFS's own export counts every
+// such address as full, and leaves out a relative one.)
+//
+// Any other value is an error wrapping ErrUnknownAddressType.
+func AddressTypeFromLakeFS(v int32, address string) (AddressType, error) {
+	switch v {
+	case lakeFSRelative:
+		return Relative, nil
+	case lakeFSFull:
+		return Full, nil
+	case lakeFSByPrefixDeprecated:
+		if u, err := url.ParseRequestURI(address); err == nil && lakeFSSchemes[u.Scheme] {
+			return Full, nil
+		}
+		return Relative, nil
+	}
+	return 0, fmt.Errorf("%w: lakeFS address type %d", ErrUnknownAddressType, v)
 }

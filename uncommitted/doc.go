@@ -9,23 +9,42 @@
 // again with each returned Result.Mark until it is nil. Each call writes at
 // most one file, bounded by a size and a time budget, under
 //
-//	<prefix>/retention/gc/uncommitted/<run_id>/uncommitted/<xid>
+//	<prefix>/retention/gc/uncommitted/<run_id>/uncommitted/<name>
 //
 // and the union of a run's files is exactly the set of staged entries that
 // reference data in the repository's storage namespace: tombstones and full
 // addresses outside the namespace are left out, full addresses inside it
 // are made relative. Every row is written once, whatever the budgets and
 // wherever the run was interrupted: a mark points at the first entry not
-// yet written. Between calls, a mark travels as a continuation token
-// ([EncodeToken], [DecodeToken]) in lakeFS's format, so a lakeFS GC client
-// drives a run of this package, and a run started by lakeFS can continue
-// here. [ReadRun] reads a run's rows back for the GC.
+// yet written, and a file is named after the run and the mark its call
+// started from, so a call retried after an upload of unknown outcome
+// replaces the file of its first attempt. Between calls, a mark travels as
+// a continuation token ([EncodeToken], [DecodeToken]) in lakeFS's format,
+// so a lakeFS GC client drives a run of this package, and a run started by
+// lakeFS can continue here.
 //
 // The host provides its staging area as a [Source]. A branch deleted during
 // the run ([ErrBranchNotFound]) is skipped; any other error fails the call,
-// which then leaves no file, and the same mark can be retried. Addresses to
+// which then leaves no new file, and the same mark can be retried. So does
+// a cancelled context, even when the Source stopped quietly. Addresses to
 // keep that are not in any branch, such as recent shallow copies, come
-// through [WithTrailer], read once every branch was scanned.
+// through [WithTrailer], read once every branch was scanned. A host that
+// reads lakeFS's staging area converts lakeFS's address types with
+// [AddressTypeFromLakeFS].
+//
+// # Reading a run back
+//
+// The call that completes a run writes a manifest ([ManifestName]) of the
+// run's files and row counts into the run's folder; its name starts with
+// '_', so lakeFS's and Spark's readers skip it. [Addresses] yields the
+// addresses of a complete run, the input of a GC (sweep's
+// Inputs.Uncommitted), and [ReadRun] its rows. Both check the run against
+// its manifest before the first row: an absent run (a mistyped run ID, the
+// storage prefix "lakefs" for "_lakefs") fails with [ErrNoRun], an
+// unfinished one, or one whose files differ from the manifest, with
+// [ErrIncomplete]. A run written by stock lakeFS has no manifest; it is
+// read only with [AllowUnverified], on the host's word that its Prepare
+// loop ran to the end.
 //
 // # Files
 //

@@ -2,6 +2,7 @@ package uncommitted_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"time"
@@ -71,19 +72,26 @@ func Example() {
 			break
 		}
 	}
-	for row, err := range uncommitted.ReadRun(ctx, bucket, "_lakefs", "run1") {
+	// The GC's input: the run's addresses, once its manifest shows it is
+	// complete (sweep.Inputs.Uncommitted takes this sequence as it is).
+	for addr, err := range uncommitted.Addresses(ctx, bucket, "_lakefs", "run1") {
 		if err != nil {
 			fmt.Println(err)
 			return
 		}
-		fmt.Println(row.PhysicalAddress, time.Unix(row.CreationDate, 0).UTC().Format(time.DateOnly))
+		fmt.Println(addr)
+	}
+	// A mistyped storage prefix names no run: an error, not an empty export.
+	for _, err := range uncommitted.Addresses(ctx, bucket, "lakefs", "run1") {
+		fmt.Println(errors.Is(err, uncommitted.ErrNoRun), err)
 	}
 	// Unordered output:
 	// page 1: 1 row(s) in s3://bucket/repo1/_lakefs/retention/gc/uncommitted/run1/uncommitted/, continue: "eyJicmFuY2giOiJkZXYiLCJwYXRoIjoibG9ncy8yLmpzb24iLCJydW5faWQiOiJydW4xIiwia2V5IjoiIn0="
 	// page 2: 1 row(s) in s3://bucket/repo1/_lakefs/retention/gc/uncommitted/run1/uncommitted/, continue: "eyJicmFuY2giOiJtYWluIiwicGF0aCI6ImIuY3N2IiwicnVuX2lkIjoicnVuMSIsImtleSI6IiJ9"
 	// page 3: 1 row(s) in s3://bucket/repo1/_lakefs/retention/gc/uncommitted/run1/uncommitted/, continue: "eyJicmFuY2giOiJtYWluIiwicGF0aCI6ImMuY3N2IiwicnVuX2lkIjoicnVuMSIsImtleSI6IiJ9"
-	// page 4: 0 row(s) in , continue: ""
-	// data/gqj0/cv1 2026-05-01
-	// data/gqj0/cv2 2026-05-01
-	// data/gqj1/cv3 2026-05-01
+	// page 4: 0 row(s) in s3://bucket/repo1/_lakefs/retention/gc/uncommitted/run1/uncommitted/, continue: ""
+	// data/gqj0/cv1
+	// data/gqj0/cv2
+	// data/gqj1/cv3
+	// true uncommitted: no such run run1: no file and no manifest in lakefs/retention/gc/uncommitted/run1/uncommitted/
 }

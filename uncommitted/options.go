@@ -49,8 +49,8 @@ func WithStoragePrefix(prefix string) Option {
 	return func(p *Preparer) { p.storagePrefix = cleanPrefix(prefix) }
 }
 
-// WithClock sets the clock used for run IDs, file names, the time budget and
-// the trailer's creation_date (default time.Now).
+// WithClock sets the clock used for run IDs, the time budget and the
+// trailer's creation_date (default time.Now).
 func WithClock(now func() time.Time) Option {
 	return func(p *Preparer) {
 		if now != nil {

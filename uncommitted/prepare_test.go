@@ -237,18 +237,24 @@ func TestPrepareInvalidUTF8Keys(t *testing.T) {
 	}
 }
 
-// TestPrepareNothingToExport: no rows, no file, no location, run complete.
+// TestPrepareNothingToExport: no rows, no data file, but the run's
+// location and its manifest: the run reads back as complete and empty.
 func TestPrepareNothingToExport(t *testing.T) {
+	ctx := context.Background()
 	bucket := memblob.OpenBucket(nil)
 	defer bucket.Close()
 	src := newMemSource()
 	src.add("main", uncommitted.Entry{Key: "a", Tombstone: true}, uncommitted.Entry{Key: "b", PhysicalAddress: "gs://x/y", AddressType: uncommitted.Full})
-	res, err := uncommitted.NewPreparer(bucket).Prepare(context.Background(), repo, src, nil)
-	if err != nil || res.Location != "" || res.Filename != "" || res.Mark != nil || res.Rows != 0 || res.RunID == "" {
+	res, err := uncommitted.NewPreparer(bucket).Prepare(ctx, repo, src, nil)
+	if err != nil || res.Location != uncommitted.Location(namespace, "_lakefs", res.RunID) || res.Filename != "" || res.Mark != nil || res.Rows != 0 || res.RunID == "" {
 		t.Fatalf("got %+v, %v", res, err)
 	}
-	if k := listKeys(t, bucket); len(k) != 0 {
-		t.Fatalf("objects %v", k)
+	manifest := "_lakefs/retention/gc/uncommitted/" + res.RunID + "/uncommitted/" + uncommitted.ManifestName
+	if k := listKeys(t, bucket); !slices.Equal(k, []string{manifest}) {
+		t.Fatalf("objects %v, want the manifest only", k)
+	}
+	for a, err := range uncommitted.Addresses(ctx, bucket, "_lakefs", res.RunID) {
+		t.Fatalf("an empty run yields %q, %v", a, err)
 	}
 }
 
@@ -492,4 +498,223 @@ func TestPrepareNeedsNamespace(t *testing.T) {
 	if k := listKeys(t, bucket); len(k) != 0 {
 		t.Fatalf("objects %v", k)
 	}
+}
+
+// quietSource stops iterating, without an error, once its ctx is done, as
+// many iterators do.
+type quietSource struct{ *memSource }
+
+func (s quietSource) Branches(ctx context.Context, from string) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		for b, err := range s.memSource.Branches(ctx, from) {
+			if ctx.Err() != nil || !yield(b, err) {
+				return
+			}
+		}
+	}
+}
+
+func (s quietSource) Uncommitted(ctx context.Context, branch, from string) iter.Seq2[uncommitted.Entry, error] {
+	return func(yield func(uncommitted.Entry, error) bool) {
+		for e, err := range s.memSource.Uncommitted(ctx, branch, from) {
+			if ctx.Err() != nil || !yield(e, err) {
+				return
+			}
+		}
+	}
+}
+
+// TestPrepareQuietCancellation: a Source that stops quietly when ctx is
+// cancelled must not make the run look complete, whether the call wrote
+// rows or only scanned tombstones.
+func TestPrepareQuietCancellation(t *testing.T) {
+	for _, tombstones := range []bool{true, false} {
+		t.Run(fmt.Sprint("tombstones=", tombstones), func(t *testing.T) {
+			bucket := memblob.OpenBucket(nil)
+			defer bucket.Close()
+			src := bigSource(2, 300)
+			if tombstones {
+				for i := range src.entries["branch0"] {
+					src.entries["branch0"][i].Tombstone = true
+				}
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			src.onEntry = func(b string, e uncommitted.Entry) error {
+				if b == "branch0" && e.Key == "k0000100" {
+					cancel()
+				}
+				return nil
+			}
+			res, err := uncommitted.NewPreparer(bucket).Prepare(ctx, repo, quietSource{src}, nil)
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("got %+v, %v; want context.Canceled", res, err)
+			}
+			if k := listKeys(t, bucket); len(k) != 0 {
+				t.Fatalf("a cancelled call left %v", k)
+			}
+		})
+	}
+}
+
+// TestPrepareUnknownAddressType: an entry whose type is neither Relative
+// nor Full fails the call; treating it as Full would drop a relative
+// address from the export.
+func TestPrepareUnknownAddressType(t *testing.T) {
+	for _, typ := range []uncommitted.AddressType{2, -1, 1 << 20} {
+		bucket := memblob.OpenBucket(nil)
+		defer bucket.Close()
+		src := newMemSource()
+		src.add("main", uncommitted.Entry{Key: "a", PhysicalAddress: "data/a"}, uncommitted.Entry{Key: "b", PhysicalAddress: "data/b", AddressType: typ})
+		res, err := uncommitted.NewPreparer(bucket).Prepare(context.Background(), repo, src, nil)
+		if !errors.Is(err, uncommitted.ErrUnknownAddressType) {
+			t.Errorf("type %v: got %+v, %v; want ErrUnknownAddressType", typ, res, err)
+		}
+		if k := listKeys(t, bucket); len(k) != 0 {
+			t.Errorf("type %v: a failed call left %v", typ, k)
+		}
+	}
+}
+
+// TestPrepareTimeBudgetWithoutRows: the time budget holds when the call
+// writes nothing: a staging area of tombstones, of addresses outside the
+// namespace, or of empty branches is scanned over several calls, each
+// returning a mark, the run's location and no file.
+func TestPrepareTimeBudgetWithoutRows(t *testing.T) {
+	const n = 2000
+	cases := map[string]func(src *memSource){
+		"tombstones": func(src *memSource) {
+			for i := range n {
+				src.add("main", uncommitted.Entry{Key: fmt.Sprintf("k%05d", i), Tombstone: true})
+			}
+		},
+		"outside the namespace": func(src *memSource) {
+			for i := range n {
+				src.add("main", uncommitted.Entry{Key: fmt.Sprintf("k%05d", i), PhysicalAddress: fmt.Sprintf("gs://other/%d", i), AddressType: uncommitted.Full})
+			}
+		},
+		"empty branches": func(src *memSource) {
+			for i := range n / 10 {
+				src.entries[fmt.Sprintf("b%05d", i)] = nil
+			}
+		},
+	}
+	for name, fill := range cases {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			bucket := memblob.OpenBucket(nil)
+			defer bucket.Close()
+			src := newMemSource()
+			fill(src)
+			clock := &fakeClock{t: time.Unix(1e9, 0), step: time.Second}
+			p := uncommitted.NewPreparer(bucket, uncommitted.WithClock(clock.now), uncommitted.WithPrepareDuration(5*time.Second))
+			var mark *uncommitted.Mark
+			calls := 0
+			for {
+				calls++
+				start := clock.now()
+				res, err := p.Prepare(ctx, repo, src, mark)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// 5 s of budget, a clock read every 16 entries or every
+				// branch, and this test's two reads.
+				if elapsed := clock.now().Sub(start); elapsed > 8*time.Second {
+					t.Fatalf("call %d took %v of a 5 s budget", calls, elapsed)
+				}
+				if res.Rows != 0 || res.Filename != "" || res.Location != uncommitted.Location(namespace, "_lakefs", res.RunID) {
+					t.Fatalf("call %d: %+v", calls, res)
+				}
+				if res.Mark != nil && !markAfter(res.Mark, mark) {
+					t.Fatalf("call %d: mark %+v after %+v", calls, res.Mark, mark)
+				}
+				if mark = res.Mark; mark == nil {
+					break
+				}
+			}
+			if calls < 10 {
+				t.Fatalf("%d calls: the budget did not stop them", calls)
+			}
+			if k := listKeys(t, bucket); len(k) != 1 || !strings.HasSuffix(k[0], "/"+uncommitted.ManifestName) {
+				t.Fatalf("objects %v, want the manifest only", k)
+			}
+		})
+	}
+}
+
+// TestPrepareRetryAfterAmbiguousClose: an upload that committed but
+// reported an error is retried from the same mark; the retry replaces the
+// file instead of adding its rows a second time, also for the call that
+// completes the run (its manifest too).
+func TestPrepareRetryAfterAmbiguousClose(t *testing.T) {
+	ctx := context.Background()
+	base := memblob.OpenBucket(nil)
+	defer base.Close()
+	failed := map[string]bool{}
+	writes := 0
+	bucket := newFlakyBucket(base, func(key string) bool {
+		// the first, the third and the last file, and the manifest
+		writes++
+		fail := !failed[key] && (writes == 1 || writes == 4 || strings.HasSuffix(key, uncommitted.ManifestName))
+		failed[key] = failed[key] || fail
+		return fail
+	})
+	src := bigSource(2, 300)
+	p := uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(2<<10))
+	var mark *uncommitted.Mark
+	var runID string
+	ambiguous := 0
+	for calls := 0; calls < 1000; calls++ {
+		res, err := p.Prepare(ctx, repo, src, mark)
+		if errors.Is(err, errAmbiguous) {
+			ambiguous++
+			continue // retry from the same mark
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if runID, mark = res.RunID, res.Mark; mark == nil {
+			break
+		}
+	}
+	if ambiguous < 3 {
+		t.Fatalf("%d ambiguous failures, want 3", ambiguous)
+	}
+	got, err := drain(uncommitted.Addresses(ctx, base, "_lakefs", runID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	if len(got) != 600 || len(slices.Compact(got)) != 600 {
+		t.Fatalf("%d addresses, want the 600 staged ones once each", len(got))
+	}
+
+	t.Run("retry finds nothing to write", func(t *testing.T) {
+		base := memblob.OpenBucket(nil)
+		defer base.Close()
+		src := bigSource(2, 100)
+		runID := uncommitted.WithRunID(func() string { return "r1" })
+		budget := uncommitted.WithMaxFileSize(1 << 10)
+		p := uncommitted.NewPreparer(base, runID, budget)
+		first, err := p.Prepare(ctx, repo, src, nil)
+		if err != nil || first.Mark == nil {
+			t.Fatalf("first page: %+v, %v", first, err)
+		}
+		flaky := uncommitted.NewPreparer(newFlakyBucket(base, func(string) bool { return true }), runID, budget)
+		if _, err := flaky.Prepare(ctx, repo, src, first.Mark); !errors.Is(err, errAmbiguous) {
+			t.Fatalf("second page: %v", err)
+		}
+		// Before the retry, every entry from the mark on was committed
+		// and unstaged.
+		src.entries["branch1"] = nil
+		src.entries["branch0"] = src.entries["branch0"][:first.Rows]
+		res, err := p.Prepare(ctx, repo, src, first.Mark)
+		if err != nil || res.Rows != 0 || res.Mark != nil {
+			t.Fatalf("retry: %+v, %v", res, err)
+		}
+		got, err := drain(uncommitted.Addresses(ctx, base, "_lakefs", res.RunID))
+		if err != nil || int64(len(got)) != first.Rows {
+			t.Fatalf("%d addresses, %v; want the first page's %d: the failed attempt's file is stale", len(got), err, first.Rows)
+		}
+	})
 }

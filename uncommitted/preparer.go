@@ -2,6 +2,9 @@ package uncommitted
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"iter"
@@ -30,15 +33,16 @@ type Repository struct {
 type Result struct {
 	// RunID names the run; it is the same for every call of a run.
 	RunID string
-	// Location is the folder of the run's files (see Location), or "" when
-	// this call wrote no file.
+	// Location is the folder of the run's files (see Location). Every call
+	// sets it, also one that wrote no file: lakeFS's Spark client reads
+	// the run at the location of the last call only.
 	Location string
 	// Filename is the name, inside Location, of the file this call wrote,
 	// or "" when it wrote none.
 	Filename string
 	// Mark is where the next call resumes; nil when the run is complete.
 	Mark *Mark
-	// Rows is the number of rows in the file.
+	// Rows is the number of rows in the file, 0 when there is none.
 	Rows int64
 }
 
@@ -53,28 +57,48 @@ var ErrOutOfOrder = errors.New("uncommitted: source out of order")
 // non-tombstone entries whose data lives in the namespace, plus the trailer.
 //
 // Each call writes at most one file,
-// <prefix>/retention/gc/uncommitted/<run_id>/uncommitted/<xid>, streamed
+// <prefix>/retention/gc/uncommitted/<run_id>/uncommitted/<name>, streamed
 // into the bucket: memory is bounded by one row group (at most 4 MiB
 // encoded) plus parquet-go's page buffers, whatever the number of rows
 // (plus what the bucket's driver buffers: memblob keeps whole objects in
 // memory, s3blob a few upload parts). A call that fails or whose ctx is
-// cancelled leaves no object behind.
+// cancelled leaves no new object behind. The name is 32 hex digits derived
+// from the run and the mark the call started from: a call retried from
+// the same mark (after an upload whose outcome was unknown) replaces the
+// file of the first attempt instead of adding a second copy of its rows,
+// and a retry that finds nothing left to write removes it. (A first call
+// retried starts another run, unless WithRunID names it: the abandoned
+// run has no manifest, and no GC reads it.)
+//
+// # Completion manifest
+//
+// The call that completes a run (its Result.Mark is nil) lists the run's
+// folder, reads the row count of each file's footer (one range read of
+// 8 KiB a file), and writes the manifest ManifestName into the folder:
+// the run ID, each file's name, rows and size, and the total. Every call
+// first removes a manifest left in the folder, so that a folder changed
+// after its run completed never verifies. ReadRun and Addresses check a
+// run against its manifest, so that a GC never takes an unfinished run, or
+// a mistyped one, for an empty export.
 //
 // # Budgets
 //
 // A call stops before an entry when the file's size (bytes written, plus
 // the encoded pages and the raw size of values still buffered) has reached
 // the size budget, or when the time budget has passed (the clock is read
-// between branches and every 16 entries); but it always writes at least one
-// row when rows remain. So a file exceeds the size budget by at most one
-// row plus Parquet's page headers and footer (about 100 bytes a row group
-// and 1 KiB of fixed metadata; a row group is an eighth of the budget,
-// 64 KiB to 4 MiB): TestPrepareFileSizeBound checks 4 KiB plus a row. The
-// call that completes the run also holds the trailer, which is never
-// split: that file exceeds the budget by the trailer's size, bounded by
-// what the host keeps there (for copytrack, by its TTL). Small budgets
-// give files somewhat under the budget, as buffered values count at their
-// raw size.
+// between branches and every 16 entries), whether or not it wrote a row:
+// a staging area of tombstones is scanned in as many calls as its time
+// takes. A call always makes progress: it stops only once it consumed an
+// entry or a branch, so the mark it returns is past the one it started
+// from. A file exceeds the size budget by at most one row plus Parquet's
+// page headers and footer (about 100 bytes a row group and 1 KiB of fixed
+// metadata; a row group is an eighth of the budget, 64 KiB to 4 MiB):
+// TestPrepareFileSizeBound checks 4 KiB plus a row. The call that
+// completes the run also holds the trailer, which is never split: that
+// file exceeds the budget by the trailer's size, bounded by what the host
+// keeps there (for copytrack, by its TTL). Small budgets give files
+// somewhat under the budget, as buffered values count at their raw size.
+// The manifest's footer reads are not counted against the time budget.
 //
 // A Preparer holds no state between calls and takes no lock: it is safe
 // for concurrent use, and a run may continue in another process.
@@ -107,7 +131,8 @@ func NewPreparer(bucket *blob.Bucket, opts ...Option) *Preparer {
 	return p
 }
 
-// Location returns the URI of the folder holding a run's files:
+// Location returns the URI of the folder holding a run's files and its
+// manifest:
 // <namespace>/<prefix>/retention/gc/uncommitted/<run_id>/uncommitted/, with
 // one '/' between parts. It is lakeFS's gc_uncommitted_location.
 func Location(storageNamespace, storagePrefix, runID string) string {
@@ -136,9 +161,12 @@ func descendingRunID(now time.Time) string {
 //
 // Branches the Source reports as deleted (ErrBranchNotFound) are skipped;
 // any other error of the Source, of the trailer or of the bucket is
-// returned wrapped, and then no file was written: the same mark can be
-// retried. A Repository without a StorageNamespace is an error: every full
-// address would be skipped, and a GC would delete its object.
+// returned wrapped, and then the same mark can be retried. So is the
+// context's error whenever ctx is done when the scan ends, even if the
+// Source stopped quietly: a scan cut short must not look complete. An
+// entry of an unknown AddressType is an error (ErrUnknownAddressType). A
+// Repository without a StorageNamespace is an error: every full address
+// would be skipped, and a GC would delete its object.
 func (p *Preparer) Prepare(ctx context.Context, repo Repository, src Source, mark *Mark) (*Result, error) {
 	if p.bucket == nil || src == nil {
 		return nil, errors.New("uncommitted: Prepare needs a bucket and a Source")
@@ -155,18 +183,26 @@ func (p *Preparer) Prepare(ctx context.Context, repo Repository, src Source, mar
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	folder := runFolder(p.storagePrefix, runID)
 	s := &scan{
 		p:        p,
 		ctx:      ctx,
 		runID:    runID,
 		nsPrefix: nsPrefix,
 		start:    start,
-		key:      runFolder(p.storagePrefix, runID) + xid.NewWithTime(start).String(),
+		key:      folder + fileName(runID, mark),
 	}
 	p.log(ctx, "prepare uncommitted: start", "repository", repo.ID, "run_id", runID, "mark", mark)
+	if err := removeObject(ctx, p.bucket, folder+ManifestName); err != nil {
+		return nil, err
+	}
 	next, err := s.branches(src, mark)
 	if err == nil && next == nil && p.trailer != nil {
 		err = s.trailer()
+	}
+	if err == nil {
+		// A Source may stop quietly when ctx is done.
+		err = ctx.Err()
 	}
 	if err != nil {
 		if s.file != nil {
@@ -174,20 +210,55 @@ func (p *Preparer) Prepare(ctx context.Context, repo Repository, src Source, mar
 		}
 		return nil, err
 	}
-	res := &Result{RunID: runID, Mark: next}
+	res := &Result{RunID: runID, Mark: next, Location: Location(repo.StorageNamespace, p.storagePrefix, runID)}
 	if s.file != nil {
 		if err := s.file.commit(); err != nil {
 			return nil, err
 		}
-		res.Location = Location(repo.StorageNamespace, p.storagePrefix, runID)
-		res.Filename = s.key[strings.LastIndexByte(s.key, '/')+1:]
+		res.Filename = s.key[len(folder):]
 		res.Rows = s.file.rows
+	} else if err := removeObject(ctx, p.bucket, s.key); err != nil {
+		// A file of an earlier attempt from this mark, whose rows
+		// the next calls write again.
+		return nil, err
+	}
+	if next == nil {
+		if err := p.complete(ctx, folder, runID); err != nil {
+			return nil, err
+		}
 	}
 	if p.logger != nil {
 		p.log(ctx, "prepare uncommitted: done", "repository", repo.ID, "run_id", runID,
 			"rows", res.Rows, "file", res.Filename, "next", next, "elapsed", p.now().Sub(start))
 	}
 	return res, nil
+}
+
+// complete writes the manifest of a run whose last file was written.
+func (p *Preparer) complete(ctx context.Context, folder, runID string) error {
+	m, err := describeRun(ctx, p.bucket, folder, runID)
+	if err != nil {
+		return err
+	}
+	return writeManifest(ctx, p.bucket, folder, m)
+}
+
+// fileName names the file of the call of run runID that starts from mark
+// (nil: the run's first call): 32 hex digits of a SHA-256 of both, which
+// never start with '_' or '.'. The run ID, branch and path are hashed with
+// their lengths, so distinct marks give distinct names.
+func fileName(runID string, mark *Mark) string {
+	var branch, path string
+	if mark != nil {
+		branch, path = mark.BranchID, mark.Path
+	}
+	var b []byte
+	for _, part := range []string{runID, branch, path} {
+		b = binary.AppendUvarint(b, uint64(len(part)))
+		b = append(b, part...)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
 }
 
 func (p *Preparer) runID(mark *Mark, now time.Time) (string, error) {
@@ -220,6 +291,9 @@ type scan struct {
 	key      string
 	file     *fileWriter // nil until the first row
 	scanned  int
+	// progressed is set once the call consumed an entry or a branch: a
+	// mark taken then is past the one the call started from.
+	progressed bool
 }
 
 const (
@@ -263,6 +337,7 @@ func (s *scan) branches(src Source, mark *Mark) (*Mark, error) {
 			return next, err
 		}
 		floor, floorScanned = branch, true
+		s.progressed = true
 	}
 	return nil, nil
 }
@@ -296,8 +371,12 @@ func (s *scan) branch(src Source, branch, path string) (*Mark, error) {
 			}
 		}
 		floor, floorScanned = e.Key, true
+		s.progressed = true
 		if e.Tombstone {
 			continue
+		}
+		if e.AddressType != Relative && e.AddressType != Full {
+			return nil, fmt.Errorf("%w: branch %q: key %q: %v", ErrUnknownAddressType, branch, e.Key, e.AddressType)
 		}
 		addr, ok := exportAddress(e.PhysicalAddress, e.AddressType, s.nsPrefix)
 		if !ok {
@@ -329,13 +408,13 @@ func (s *scan) trailer() error {
 }
 
 // overBudget reports whether the call should stop before the next entry or
-// branch: only once it wrote a row, so every call makes progress. The clock
-// is read only when readClock is set.
+// branch: only once it consumed an entry or a branch, so every call makes
+// progress. The clock is read only when readClock is set.
 func (s *scan) overBudget(readClock bool) bool {
-	if s.file == nil {
+	if !s.progressed {
 		return false
 	}
-	if s.file.size() >= s.p.maxFileSize {
+	if s.file != nil && s.file.size() >= s.p.maxFileSize {
 		return true
 	}
 	return readClock && s.p.prepareDuration > 0 && s.p.now().Sub(s.start) >= s.p.prepareDuration

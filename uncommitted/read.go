@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"path"
-	"strings"
 
 	"github.com/parquet-go/parquet-go"
 	"gocloud.dev/blob"
@@ -19,51 +17,126 @@ import (
 // refused rather than read short.
 var ErrInvalidFile = errors.New("uncommitted: invalid run file")
 
+// ErrNoRun is returned by ReadRun and Addresses for a run whose folder
+// holds no file and no manifest: a mistyped run ID or storage prefix, or
+// a run that never wrote anything.
+var ErrNoRun = errors.New("uncommitted: no such run")
+
+// ErrIncomplete is returned by ReadRun and Addresses for a run that has no
+// manifest (it did not complete, or stock lakeFS wrote it: see
+// AllowUnverified), whose manifest cannot be read, or whose files, sizes
+// or row counts differ from its manifest.
+var ErrIncomplete = errors.New("uncommitted: incomplete run")
+
 // readWindow is how much of a file ReadRun fetches per range read.
 const readWindow = 1 << 20
 
-// ReadRun yields every row of every file of a run, file by file in key
-// order: the addresses a GC must keep. It reads the files Prepare wrote, and
-// those lakeFS writes; names starting with '_' or '.' (markers such as
-// _SUCCESS) are skipped. A file that cannot be read whole ends the
-// iteration with an error, possibly after some of its rows (wrapping
-// ErrInvalidFile when the file is damaged): a GC must not run on a partial
-// read. Memory is bounded by one page and a 1 MiB read window, whatever the
-// size and number of files. A consumer may stop early; every reader is
-// closed.
-func ReadRun(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string) iter.Seq2[Row, error] {
-	return func(yield func(Row, error) bool) {
-		if err := validRunID(runID); err != nil {
-			yield(Row{}, err)
-			return
-		}
-		list := bucket.List(&blob.ListOptions{Prefix: runFolder(cleanPrefix(storagePrefix), runID)})
-		for {
-			if err := ctx.Err(); err != nil {
-				yield(Row{}, err)
-				return
-			}
-			obj, err := list.Next(ctx)
-			if err == io.EOF {
-				return
-			}
-			if err != nil {
-				yield(Row{}, fmt.Errorf("uncommitted: list run %s: %w", runID, err))
-				return
-			}
-			if obj.IsDir || strings.HasPrefix(path.Base(obj.Key), "_") || strings.HasPrefix(path.Base(obj.Key), ".") {
-				continue
-			}
-			if !readFile(ctx, bucket, obj.Key, obj.Size, yield) {
+// ReadOption configures ReadRun and Addresses.
+type ReadOption func(*readConfig)
+
+type readConfig struct {
+	unverified bool
+}
+
+// AllowUnverified lets ReadRun and Addresses read a run that has no
+// manifest, as stock lakeFS writes them: its files are read as they are.
+// Nothing then shows that the run is complete: the host vouches that its
+// Prepare loop ran until the mark was nil, for otherwise a GC deletes the
+// staged objects of the pages never written. A run that has a manifest is
+// verified all the same, and an absent run is still ErrNoRun (a lakeFS run
+// that exported no rows has no file: a host that saw every call of it
+// write none need not read it).
+func AllowUnverified() ReadOption {
+	return func(c *readConfig) { c.unverified = true }
+}
+
+// Addresses yields the addresses of a run's rows (relative to the storage
+// namespace), as ReadRun reads them: the input a GC keeps, such as
+// sweep's Inputs.Uncommitted.
+func Addresses(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string, opts ...ReadOption) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		for row, err := range ReadRun(ctx, bucket, storagePrefix, runID, opts...) {
+			if !yield(row.PhysicalAddress, err) || err != nil {
 				return
 			}
 		}
 	}
 }
 
-// readFile yields the rows of one file; it returns false when iteration
-// must stop (the consumer stopped, or an error was yielded).
-func readFile(ctx context.Context, bucket *blob.Bucket, key string, size int64, yield func(Row, error) bool) bool {
+// ReadRun yields every row of every file of a complete run, file by file
+// in name order: the addresses a GC must keep. It reads the files Prepare
+// wrote, and with AllowUnverified those lakeFS writes; a name with a path
+// element starting with '_' or '.' (markers such as _SUCCESS, the
+// manifest, folders such as _temporary/) is not a file of the run.
+//
+// Before any row, ReadRun checks the run against its manifest: the folder
+// must hold exactly the files it lists, with their sizes, or the iteration
+// ends at once with an error wrapping ErrIncomplete (ErrNoRun when the
+// folder holds neither files nor a manifest). Each file's footer must then
+// declare the manifest's row count, and the rows read must be as many. A
+// file that cannot be read whole ends the iteration with an error, possibly
+// after some of its rows (wrapping ErrInvalidFile when the file is
+// damaged): a GC must not run on a partial read. Memory is bounded by one
+// page, a 1 MiB read window and the manifest (at most MaxManifestSize),
+// whatever the size of the files. A consumer may stop early; every reader
+// is closed.
+func ReadRun(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string, opts ...ReadOption) iter.Seq2[Row, error] {
+	var cfg readConfig
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	return func(yield func(Row, error) bool) {
+		if err := validRunID(runID); err != nil {
+			yield(Row{}, err)
+			return
+		}
+		folder := runFolder(cleanPrefix(storagePrefix), runID)
+		m, err := readManifest(ctx, bucket, folder, runID)
+		if err == nil && m != nil {
+			err = checkListing(ctx, bucket, folder, m)
+		}
+		if err != nil {
+			yield(Row{}, err)
+			return
+		}
+		if m == nil {
+			readUnverified(ctx, bucket, folder, runID, cfg, yield)
+			return
+		}
+		for _, f := range m.Files {
+			if !readFile(ctx, bucket, folder+f.Name, f.Size, f.Rows, yield) {
+				return
+			}
+		}
+	}
+}
+
+// readUnverified reads the files of a run that has no manifest.
+func readUnverified(ctx context.Context, bucket *blob.Bucket, folder, runID string, cfg readConfig, yield func(Row, error) bool) {
+	files := 0
+	stopped := errors.New("stopped")
+	err := listRun(ctx, bucket, folder, func(name string, size int64) error {
+		if files++; !cfg.unverified {
+			return fmt.Errorf("%w %s: no manifest: the run did not complete, or stock lakeFS wrote it (see AllowUnverified)", ErrIncomplete, runID)
+		}
+		if !readFile(ctx, bucket, folder+name, size, -1, yield) {
+			return stopped
+		}
+		return nil
+	})
+	switch {
+	case err == stopped:
+	case err != nil:
+		yield(Row{}, err)
+	case files == 0:
+		yield(Row{}, fmt.Errorf("%w %s: no file and no manifest in %s", ErrNoRun, runID, folder))
+	}
+}
+
+// readFile yields the rows of one file, which must hold wantRows rows
+// when wantRows >= 0; it returns false when iteration must stop (the
+// consumer stopped, or an error was yielded).
+func readFile(ctx context.Context, bucket *blob.Bucket, key string, size, wantRows int64, yield func(Row, error) bool) bool {
 	fail := func(err error) bool {
 		yield(Row{}, fmt.Errorf("uncommitted: read %s: %w", key, err))
 		return false
@@ -74,6 +147,9 @@ func readFile(ctx context.Context, bucket *blob.Bucket, key string, size int64, 
 		return fail(err)
 	}
 	defer r.Close()
+	if wantRows >= 0 && want != wantRows {
+		return fail(fmt.Errorf("%w: the footer says %d rows, the manifest %d", ErrIncomplete, want, wantRows))
+	}
 	rows := make([]Row, 256)
 	var read int64
 	for {

@@ -15,6 +15,8 @@ import (
 	"gocloud.dev/blob/memblob"
 )
 
+// TestReadRun reads a folder as lakeFS leaves it: no manifest, so only
+// with AllowUnverified.
 func TestReadRun(t *testing.T) {
 	ctx := context.Background()
 	bucket := memblob.OpenBucket(nil)
@@ -39,8 +41,13 @@ func TestReadRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var got []uncommitted.Row
 	for r, err := range uncommitted.ReadRun(ctx, bucket, "/_lakefs/", "r1") {
+		if !errors.Is(err, uncommitted.ErrIncomplete) {
+			t.Fatalf("a run without manifest, read without AllowUnverified: %v, %v; want ErrIncomplete", r, err)
+		}
+	}
+	var got []uncommitted.Row
+	for r, err := range uncommitted.ReadRun(ctx, bucket, "/_lakefs/", "r1", uncommitted.AllowUnverified()) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +58,7 @@ func TestReadRun(t *testing.T) {
 	}
 
 	// early break
-	for range uncommitted.ReadRun(ctx, bucket, "_lakefs", "r1") {
+	for range uncommitted.ReadRun(ctx, bucket, "_lakefs", "r1", uncommitted.AllowUnverified()) {
 		break
 	}
 
@@ -73,7 +80,7 @@ func TestReadRun(t *testing.T) {
 		data, _ := bucket.ReadAll(ctx, folder+bad)
 		_ = b2.WriteAll(ctx, folder+bad, data, nil)
 		var err error
-		for _, e := range uncommitted.ReadRun(ctx, b2, "_lakefs", "r1") {
+		for _, e := range uncommitted.ReadRun(ctx, b2, "_lakefs", "r1", uncommitted.AllowUnverified()) {
 			if e != nil {
 				err = e
 			}
@@ -93,7 +100,7 @@ func TestReadRun(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	var cerr error
-	for _, err := range uncommitted.ReadRun(cctx, bucket, "_lakefs", "r1") {
+	for _, err := range uncommitted.ReadRun(cctx, bucket, "_lakefs", "r1", uncommitted.AllowUnverified()) {
 		cerr = err
 	}
 	if !errors.Is(cerr, context.Canceled) {
@@ -119,7 +126,7 @@ func FuzzReadRun(f *testing.F) {
 		if err := bucket.WriteAll(ctx, "_lakefs/retention/gc/uncommitted/r/uncommitted/f", data, nil); err != nil {
 			t.Fatal(err)
 		}
-		for _, err := range uncommitted.ReadRun(ctx, bucket, "_lakefs", "r") {
+		for _, err := range uncommitted.ReadRun(ctx, bucket, "_lakefs", "r", uncommitted.AllowUnverified()) {
 			if err != nil && !errors.Is(err, uncommitted.ErrInvalidFile) {
 				t.Fatalf("error %v does not wrap ErrInvalidFile", err)
 			}
@@ -160,7 +167,7 @@ func TestReadRunDamagedFooter(t *testing.T) {
 				t.Fatal(err)
 			}
 			n := 0
-			for _, err := range uncommitted.ReadRun(ctx, damaged, "_lakefs", res.RunID) {
+			for _, err := range uncommitted.ReadRun(ctx, damaged, "_lakefs", res.RunID, uncommitted.AllowUnverified()) {
 				if err != nil {
 					if !errors.Is(err, uncommitted.ErrInvalidFile) {
 						t.Fatalf("byte %d ^ %#x: error %v does not wrap ErrInvalidFile", i, bit, err)
@@ -236,7 +243,7 @@ func TestReadRunInconsistentFooter(t *testing.T) {
 				t.Fatal(err)
 			}
 			n := 0
-			for _, err := range uncommitted.ReadRun(ctx, b, "_lakefs", res.RunID) {
+			for _, err := range uncommitted.ReadRun(ctx, b, "_lakefs", res.RunID, uncommitted.AllowUnverified()) {
 				if err != nil {
 					if !errors.Is(err, uncommitted.ErrInvalidFile) {
 						t.Fatalf("error %v does not wrap ErrInvalidFile", err)

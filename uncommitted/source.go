@@ -9,7 +9,10 @@ import (
 )
 
 // AddressType says how an Entry's PhysicalAddress is to be read. The zero
-// value is Relative.
+// value is Relative; any value but Relative and Full is an error
+// (ErrUnknownAddressType). lakeFS numbers its address types differently
+// (BY_PREFIX_DEPRECATED = 0, RELATIVE = 1, FULL = 2): a host that holds
+// lakeFS's values converts them with AddressTypeFromLakeFS.
 type AddressType int
 
 const (
@@ -32,6 +35,12 @@ func (t AddressType) String() string {
 	return "AddressType(" + strconv.Itoa(int(t)) + ")"
 }
 
+// ErrUnknownAddressType is wrapped by the error of Prepare for an entry
+// whose AddressType is neither Relative nor Full, and by that of
+// AddressTypeFromLakeFS for a value lakeFS does not define. Guessing
+// could drop a live object from the export.
+var ErrUnknownAddressType = errors.New("uncommitted: unknown address type")
+
 // Entry is one staged change of a branch, as the host's staging area holds it.
 type Entry struct {
 	// Key is the logical path of the object in the branch; entries of a
@@ -39,7 +48,8 @@ type Entry struct {
 	Key string
 	// PhysicalAddress is where the object's data lives.
 	PhysicalAddress string
-	// AddressType says whether PhysicalAddress is Relative or Full.
+	// AddressType says whether PhysicalAddress is Relative or Full; any
+	// other value fails the Prepare call.
 	AddressType AddressType
 	// CreationDate is when the object was staged; exported as Unix seconds.
 	CreationDate time.Time

@@ -47,6 +47,17 @@ func (s *memSource) add(branch string, es ...uncommitted.Entry) {
 	slices.SortStableFunc(s.entries[branch], func(a, b uncommitted.Entry) int { return cmp.Compare(a.Key, b.Key) })
 }
 
+// size is the number of branches and entries.
+func (s *memSource) size() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.entries)
+	for _, es := range s.entries {
+		n += len(es)
+	}
+	return n
+}
+
 func (s *memSource) branchIDs() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()

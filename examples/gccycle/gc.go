@@ -224,15 +224,10 @@ func (l *lake) countCopyRecords(ctx context.Context, run *gcRun) error {
 	return nil
 }
 
-// exported yields the addresses of an uncommitted run.
+// exported yields the addresses of an uncommitted run, once its manifest
+// shows it complete.
 func exported(ctx context.Context, l *lake, runID string) iter.Seq2[string, error] {
-	return func(yield func(string, error) bool) {
-		for row, err := range uncommitted.ReadRun(ctx, l.bucket, uncommitted.DefaultStoragePrefix, runID) {
-			if !yield(row.PhysicalAddress, err) || err != nil {
-				return
-			}
-		}
-	}
+	return uncommitted.Addresses(ctx, l.bucket, uncommitted.DefaultStoragePrefix, runID)
 }
 
 // countSlices counts the slices of data/, and those the mark skipped

@@ -345,13 +345,7 @@ func (w *world) gcCycle(ctx context.Context, wire wiring, tempDir string) (*cycl
 	// 3. Mark, with writers running while it lists the namespace.
 	rep.markStart = w.clock.Now()
 	in := sweep.Inputs{
-		Uncommitted: func(yield func(string, error) bool) {
-			for row, err := range uncommitted.ReadRun(ctx, w.bucket, storagePrefix, runID) {
-				if !yield(row.PhysicalAddress, err) || err != nil {
-					return
-				}
-			}
-		},
+		Uncommitted: uncommitted.Addresses(ctx, w.bucket, storagePrefix, runID),
 		Committed:   committed,
 		ExportStart: rep.exportStart,
 	}
