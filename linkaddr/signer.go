@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Delimiter separates the address from its signature in a signed address.
@@ -27,7 +28,8 @@ const maxSkew = time.Minute
 var (
 	// ErrInvalid is wrapped when a signed address is malformed, forged,
 	// signed for another repository, branch or path, of unknown or future
-	// time, or already redeemed.
+	// time, or already redeemed, and when a repository, branch, path or
+	// address is not valid UTF-8 (by SignChecked too).
 	ErrInvalid = errors.New("link address invalid")
 	// ErrExpired is wrapped when an address is older than the TTL.
 	ErrExpired = errors.New("link address expired")
@@ -126,7 +128,29 @@ func New(key []byte, resolver TimeResolver, opts ...Option) (*Signer, error) {
 // Sign returns address + Delimiter + signature, where the signature binds the
 // address to repository, branch and path (lakeFS's format: see the package
 // documentation).
+//
+// The four strings must be valid UTF-8 (see "Inputs must be UTF-8" in the
+// package documentation). Sign has no error result, as the SPEC and the
+// examples use it; for an input that is not valid UTF-8 it returns address +
+// Delimiter with an empty signature, which neither Verify nor lakeFS accepts,
+// so the address can never be linked. A host that signs repository, branch
+// or path names taken from a request calls SignChecked instead, which
+// refuses such an input with an error.
 func (s *Signer) Sign(repository, branch, path, address string) string {
+	signed, err := s.SignChecked(repository, branch, path, address)
+	if err != nil {
+		return address + Delimiter
+	}
+	return signed
+}
+
+// SignChecked is Sign with an error: it refuses a repository, branch, path
+// or address that is not valid UTF-8 with an error wrapping ErrInvalid, and
+// otherwise returns what Sign returns.
+func (s *Signer) SignChecked(repository, branch, path, address string) (string, error) {
+	if err := checkUTF8(repository, branch, path, address); err != nil {
+		return "", fmt.Errorf("linkaddr: sign: %w", err)
+	}
 	var mac [sha256.Size]byte
 	s.keys[0].mac(&mac, repository, branch, path, address)
 	var sig [sigLen]byte
@@ -136,7 +160,22 @@ func (s *Signer) Sign(repository, branch, path, address string) string {
 	b.WriteString(address)
 	b.WriteString(Delimiter)
 	b.Write(sig[:])
-	return b.String()
+	return b.String(), nil
+}
+
+// checkUTF8 returns an error wrapping ErrInvalid naming the first of the
+// payload's strings that is not valid UTF-8. encoding/json writes each
+// invalid byte as U+FFFD, so two such strings can share a payload, and a
+// signature made for one would hold for the other.
+func checkUTF8(repository, branch, path, address string) error {
+	for _, f := range [...]struct{ name, value string }{
+		{"repository", repository}, {"branch", branch}, {"path", path}, {"address", address},
+	} {
+		if !utf8.ValidString(f.value) {
+			return fmt.Errorf("%w: %s is not valid UTF-8", ErrInvalid, f.name)
+		}
+	}
+	return nil
 }
 
 // sigLen is the length of an encoded signature: 32 bytes in unpadded base64.
@@ -158,6 +197,9 @@ func (s *Signer) verify(repository, branch, path, signed string) (address string
 		return "", 0, fmt.Errorf("%w: no %q delimiter", ErrInvalid, Delimiter)
 	}
 	address, encoded := signed[:i], signed[i+len(Delimiter):]
+	if err := checkUTF8(repository, branch, path, address); err != nil {
+		return "", 0, err
+	}
 
 	// Only the canonical encoding is accepted: strict decoding refuses
 	// non-zero padding bits, and the exact length refuses the CR and LF the
