@@ -57,6 +57,7 @@ func FuzzUnmarshalJSON(f *testing.F) {
 	f.Add([]byte(`{"default_retention_days":7,"branches":[{"branch_id":"a\u00e9","retention_days":1}],"x":[1]}`))
 	f.Add([]byte(`{"default_retention_days":7,"branches":[{"branch_id":"a","retention_days":-1}]}`))
 	f.Add([]byte(`null`))
+	f.Add([]byte(`{"default_retention_days":7,"branches":null}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var r Rules
 		if err := r.UnmarshalJSON(b); err != nil {

@@ -223,6 +223,9 @@ func TestUnmarshalJSON(t *testing.T) {
 		`{"branches":[{"retention_days":1,"branch_id":"a"}],"default_retention_days":0}`: {
 			BranchRetentionDays: map[string]int32{"a": 1}},
 		`{"default_retention_days":7,"branches":[],"extra":true}`: {DefaultRetentionDays: 7},
+		// lakeFS's GET /settings/gc_rules when no branch has a rule.
+		`{"default_retention_days":7,"branches":null}`: {DefaultRetentionDays: 7},
+		`{"branches":null,"default_retention_days":0}`: {},
 	}
 	for in, want := range ok {
 		var r Rules
@@ -239,8 +242,9 @@ func TestUnmarshalJSON(t *testing.T) {
 		`{"default_retention_days":7}`,
 		`{"branches":[]}`,
 		`{"default_retention_days":null,"branches":[]}`,
-		`{"default_retention_days":7,"branches":null}`,
 		`{"default_retention_days":7,"branches":[{"branch_id":"a"}]}`,
+		`{"default_retention_days":7,"branches":[null]}`,
+		`{"default_retention_days":7,"branches":"main"}`,
 		`{"default_retention_days":7,"branches":[{"retention_days":1}]}`,
 		`{"default_retention_days":7,"branches":[{"branch_id":"","retention_days":1}]}`,
 		`{"default_retention_days":7,"branches":[{"branch_id":"a","retention_days":1},{"branch_id":"a","retention_days":2}]}`,
