@@ -67,7 +67,8 @@ type ActiveCommit struct {
 // commits.Get for every HEAD or main parent that List did not yield. A main
 // parent that Get cannot return either is an error: without its ancestry the
 // result could miss live commits. Every error of branches, commits and ctx is
-// returned, wrapped; so are invalid rules (wrapping [ErrInvalidRules]), a
+// returned, wrapped; so are invalid rules (wrapping [ErrInvalidRules]), the
+// zero rules, which are no rules (wrapping [ErrNotFound]: keep every commit), a
 // commit ID, main parent ID or branch HEAD that is empty or longer than 64 KiB,
 // and a commit that Get returns under another ID.
 //
@@ -76,6 +77,9 @@ type ActiveCommit struct {
 func ActiveCommits(ctx context.Context, branches iter.Seq2[Branch, error], commits CommitSource, rules *Rules, now time.Time) ([]ActiveCommit, error) {
 	if err := rules.Validate(); err != nil {
 		return nil, err
+	}
+	if rules.isZero() {
+		return nil, fmt.Errorf("%w: ActiveCommits given 0 days and no branch rules", ErrNotFound)
 	}
 	if branches == nil || commits == nil {
 		return nil, errors.New("retention: ActiveCommits needs branches and a commit source")

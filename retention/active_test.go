@@ -577,7 +577,7 @@ func TestActiveCommitsCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	src := newFakeSource([]Commit{commit("a", testNow)})
-	if _, err := ActiveCommits(ctx, branchSeq(Branch{"main", "a"}), src, &Rules{}, testNow); !errors.Is(err, context.Canceled) {
+	if _, err := ActiveCommits(ctx, branchSeq(Branch{"main", "a"}), src, &Rules{DefaultRetentionDays: 1}, testNow); !errors.Is(err, context.Canceled) {
 		t.Errorf("canceled: %v", err)
 	}
 	// A cancellation in the middle of a long List: the context is checked
@@ -591,7 +591,7 @@ func TestActiveCommitsCanceled(t *testing.T) {
 	ctx2.n.Store(int64(nb + 2))
 	listed := 0
 	counting := &countingSource{CommitSource: rp, listed: &listed}
-	if _, err := ActiveCommits(ctx2, rp.branchSeq(), counting, &Rules{}, testNow); !errors.Is(err, context.Canceled) {
+	if _, err := ActiveCommits(ctx2, rp.branchSeq(), counting, &Rules{DefaultRetentionDays: 1}, testNow); !errors.Is(err, context.Canceled) {
 		t.Errorf("canceled during List: %v", err)
 	}
 	if listed != 2*ctxCheckEvery {

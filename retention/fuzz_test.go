@@ -24,7 +24,10 @@ func FuzzUnmarshalBinary(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{0x12, 0x02, 0x10, 0x05})
 	f.Add([]byte{0x7b, 0x08, 0x01, 0x7c, 0x08, 0x01})
+	f.Add([]byte{0x08, 0x00})
+	f.Add([]byte{0x0a, 0x01, 0x07, 0x08, 0x07})
 	f.Fuzz(func(t *testing.T, b []byte) {
+		checkLikeProtobuf(t, b)
 		var r Rules
 		if err := r.UnmarshalBinary(b); err != nil {
 			return

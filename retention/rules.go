@@ -22,9 +22,20 @@ var ErrInvalidRules = errors.New("retention: invalid rules")
 //
 // Rules is lakeFS's graveler.GarbageCollectionRules. A nil BranchRetentionDays
 // is the same as an empty one.
+//
+// The zero Rules (0 days, no branch rules) are no rules, as in lakeFS: it
+// stores them as an empty file, which it reads as no rules, and its GC then
+// keeps every commit. [Rules.MarshalBinary] writes them as no bytes,
+// [Rules.UnmarshalBinary] and [RulesStore.Get] return [ErrNotFound] for
+// them, and [ActiveCommits] refuses them with [ErrNotFound].
 type Rules struct {
 	DefaultRetentionDays int32
 	BranchRetentionDays  map[string]int32
+}
+
+// isZero reports whether r are the zero rules, which mean no rules.
+func (r *Rules) isZero() bool {
+	return r.DefaultRetentionDays == 0 && len(r.BranchRetentionDays) == 0
 }
 
 // Validate reports whether r is usable: every number of days is zero or
