@@ -62,6 +62,17 @@ func ExampleSigner_SignChecked() {
 	// linkaddr: sign: link address invalid: path is not valid UTF-8
 }
 
+func ExampleSplit() {
+	// The stored address of an object linked in lakeFS.
+	address, signature, ok := linkaddr.Split("data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0,cPWPReDC_to7BOmMGSy0YReW9aWIv819XlODed5eSvw")
+	fmt.Println(address, signature, ok)
+	_, _, ok = linkaddr.Split("data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0")
+	fmt.Println(ok)
+	// Output:
+	// data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0 cPWPReDC_to7BOmMGSy0YReW9aWIv819XlODed5eSvw true
+	// false
+}
+
 func ExampleSigner_Verify_expired() {
 	const address = "data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0" // made 2021-06-01T12:34:56Z
 	paths, _ := pathprovider.New()

@@ -192,26 +192,12 @@ func (s *Signer) Verify(repository, branch, path, signed string) (string, error)
 
 // verify is Verify that also returns how long the address stays valid.
 func (s *Signer) verify(repository, branch, path, signed string) (address string, remaining time.Duration, err error) {
-	i := strings.LastIndex(signed, Delimiter)
-	if i < 0 {
-		return "", 0, fmt.Errorf("%w: no %q delimiter", ErrInvalid, Delimiter)
-	}
-	address, encoded := signed[:i], signed[i+len(Delimiter):]
-	if err := checkUTF8(repository, branch, path, address); err != nil {
+	address, _, got, err := split(signed)
+	if err != nil {
 		return "", 0, err
 	}
-
-	// Only the canonical encoding is accepted: strict decoding refuses
-	// non-zero padding bits, and the exact length refuses the CR and LF the
-	// decoder would skip. So each signature has one spelling.
-	if len(encoded) != sigLen {
-		return "", 0, fmt.Errorf("%w: signature of %d characters, want %d", ErrInvalid, len(encoded), sigLen)
-	}
-	var sig [sigLen]byte
-	var got [sha256.Size]byte
-	copy(sig[:], encoded)
-	if n, err := strictBase64.Decode(got[:], sig[:]); err != nil || n != len(got) {
-		return "", 0, fmt.Errorf("%w: signature is not base64url", ErrInvalid)
+	if err := checkUTF8(repository, branch, path, address); err != nil {
+		return "", 0, err
 	}
 	if !s.anyKeyMatches(&got, repository, branch, path, address) {
 		return "", 0, fmt.Errorf("%w: signature does not match the address, repository, branch and path", ErrInvalid)
@@ -233,6 +219,44 @@ func (s *Signer) verify(repository, branch, path, signed string) (address string
 }
 
 var strictBase64 = base64.RawURLEncoding.Strict()
+
+// Split splits a signed address into its address and its signature, at the
+// last Delimiter, as Verify does. ok is false when signed has no Delimiter
+// or what follows it is not a signature in the form Sign and lakeFS write:
+// 43 characters of unpadded base64url, in canonical spelling. Split does not
+// verify the signature; Verify does.
+//
+// It is for readers of stored addresses: lakeFS stores a linked object under
+// the signed address the client uploaded to (pathprovider.Parse reads such
+// an address too).
+func Split(signed string) (address, signature string, ok bool) {
+	address, signature, _, err := split(signed)
+	if err != nil {
+		return "", "", false
+	}
+	return address, signature, true
+}
+
+// split splits signed at the last Delimiter and decodes the signature. Only
+// the canonical encoding is accepted: strict decoding refuses non-zero
+// padding bits, and the exact length refuses the CR and LF the decoder would
+// skip, so each signature has one spelling. Errors wrap ErrInvalid.
+func split(signed string) (address, encoded string, mac [sha256.Size]byte, err error) {
+	i := strings.LastIndex(signed, Delimiter)
+	if i < 0 {
+		return "", "", mac, fmt.Errorf("%w: no %q delimiter", ErrInvalid, Delimiter)
+	}
+	address, encoded = signed[:i], signed[i+len(Delimiter):]
+	if len(encoded) != sigLen {
+		return "", "", mac, fmt.Errorf("%w: signature of %d characters, want %d", ErrInvalid, len(encoded), sigLen)
+	}
+	var sig [sigLen]byte
+	copy(sig[:], encoded)
+	if n, err := strictBase64.Decode(mac[:], sig[:]); err != nil || n != len(mac) {
+		return "", "", mac, fmt.Errorf("%w: signature is not base64url", ErrInvalid)
+	}
+	return address, encoded, mac, nil
+}
 
 // anyKeyMatches reports whether the MAC of the payload under one of the keys
 // equals got, comparing in constant time.

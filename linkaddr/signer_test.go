@@ -281,6 +281,13 @@ func FuzzVerify(f *testing.F) {
 	f.Add("r", "b", "a\xfe", "x,"+handMAC("r", "b", "a\xff", "x")) // signed for another invalid path
 	f.Fuzz(func(t *testing.T, repository, branch, path, signed string) {
 		address, err := s.Verify(repository, branch, path, signed)
+		splitAddress, sig, ok := linkaddr.Split(signed)
+		if ok && splitAddress+linkaddr.Delimiter+sig != signed {
+			t.Fatalf("Split(%q) = %q, %q", signed, splitAddress, sig)
+		}
+		if err == nil && (!ok || splitAddress != address) {
+			t.Fatalf("Verify accepted %q as %q, Split = %q, %q, %v", signed, address, splitAddress, sig, ok)
+		}
 		if err == nil {
 			if want := s.Sign(repository, branch, path, address); signed != want {
 				t.Fatalf("Verify accepted %q, which Sign writes as %q", signed, want)
@@ -372,5 +379,28 @@ func TestNonUTF8Refused(t *testing.T) {
 				t.Errorf("Verify(Sign(...)) = %q, %v; want ErrInvalid", got, err)
 			}
 		})
+	}
+}
+
+func TestSplit(t *testing.T) {
+	s := mustSigner(t, testKey, resolverFunc(func(string) (time.Time, error) { return time.Now(), nil }))
+	for _, address := range []string{"data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0", "s3://b/a,b/data/x/y", "", ","} {
+		signed := s.Sign("r", "b", "p", address)
+		got, sig, ok := linkaddr.Split(signed)
+		if !ok || got != address || address+","+sig != signed {
+			t.Errorf("Split(%q) = %q, %q, %v; want %q", signed, got, sig, ok, address)
+		}
+		for _, bad := range []string{
+			address,                      // not signed
+			signed[:len(signed)-1],       // short
+			signed + "A",                 // long
+			signed[:len(signed)-1] + "x", // non-canonical last character (2 padding bits set)
+			signed[:len(signed)-2] + "+A",
+			address + ",",
+		} {
+			if got, sig, ok := linkaddr.Split(bad); ok && bad != signed {
+				t.Errorf("Split(%q) = %q, %q, true; want false", bad, got, sig)
+			}
+		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"gocloud.dev/blob"
@@ -103,11 +102,10 @@ func (l *lake) getAddress(branch, path string) string {
 // uploadTo is the client's step: it writes the data straight to the
 // address it was given (here through the same bucket).
 func (l *lake) uploadTo(ctx context.Context, signed string, data []byte) (string, error) {
-	i := strings.LastIndex(signed, linkaddr.Delimiter)
-	if i < 0 {
+	address, _, ok := linkaddr.Split(signed)
+	if !ok {
 		return "", fmt.Errorf("not a link address: %q", signed)
 	}
-	address := signed[:i]
 	return address, l.write(ctx, address, data)
 }
 
