@@ -611,6 +611,14 @@ func (w *world) opImport() {
 // dangling commit, the per-step rule), independent of package retention.
 func (w *world) retained(now time.Time) map[string]bool {
 	keep := make(map[string]bool)
+	if w.rules.DefaultRetentionDays == 0 && len(w.rules.BranchRetentionDays) == 0 {
+		// No rules (lakeFS stores these as an empty file): every commit
+		// is kept.
+		for id := range w.commits {
+			keep[id] = true
+		}
+		return keep
+	}
 	walk := func(start string, days int32) {
 		t := now.AddDate(0, 0, -int(days))
 		for c := w.commits[start]; c != nil; {
