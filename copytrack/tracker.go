@@ -18,6 +18,8 @@ var (
 	// ErrCorruptRecord is returned when a record in the Store does not decode.
 	// The error names the record's key; the record is never skipped.
 	ErrCorruptRecord = errors.New("copytrack: corrupt record")
+	// ErrInvalidCutoff is returned by ForgetBranch for a zero cut-off time.
+	ErrInvalidCutoff = errors.New("copytrack: invalid cut-off time")
 )
 
 // DefaultTTL is how long a copy record is kept when no WithTTL option is
@@ -216,15 +218,24 @@ func (t *Tracker) expiredBatch(ctx context.Context, prefix []byte, cutoff time.T
 	return batch, nil
 }
 
-// ForgetBranch drops the repository's records of one branch created up to
-// the clock's now when it is called, for the host to call once the branch's
-// staging area was committed, reset or deleted. Records created after that
-// are kept: they are copies in the branch's next staging area, which no
-// commit protects yet (a rename tracked while ForgetBranch runs, say). It
-// reads the repository's records up to that time, and deletes nothing if one
-// of them does not decode.
-func (t *Tracker) ForgetBranch(ctx context.Context, repository, branch string) (removed int, err error) {
-	until := t.now()
+// ForgetBranch drops the repository's records of one branch created before
+// before, and returns how many it dropped. The host calls it once the
+// branch's staging area was committed, reset or deleted, with before the
+// time it read before it sealed that staging area: for a commit, the
+// commit's time as lakeFS sets it (NewCommit reads the clock before the
+// staging token is sealed), never a date the user gave the commit. Records
+// created at or after before are kept: they may be copies in the branch's
+// next staging area, which no commit protects yet (a rename tracked between
+// the commit and this call, say). before and the records' CreatedAt must
+// come from the same clock.
+//
+// A zero before is an error wrapping ErrInvalidCutoff. ForgetBranch reads
+// the repository's records created before before, and deletes nothing if
+// one of them does not decode.
+func (t *Tracker) ForgetBranch(ctx context.Context, repository, branch string, before time.Time) (removed int, err error) {
+	if before.IsZero() {
+		return 0, fmt.Errorf("%w: forget branch %q of %q: zero time", ErrInvalidCutoff, branch, repository)
+	}
 	var keys [][]byte
 	for kv, err := range t.store.Scan(ctx, repositoryPrefix(repository)) {
 		if err != nil {
@@ -234,7 +245,7 @@ func (t *Tracker) ForgetBranch(ctx context.Context, repository, branch string) (
 		if err != nil {
 			return 0, err
 		}
-		if c.CreatedAt.After(until) {
+		if !c.CreatedAt.Before(before) {
 			break // keys are in time order: every later record is newer still
 		}
 		if c.Branch == branch {

@@ -53,7 +53,7 @@ func TestTrackerModel(t *testing.T) {
 	// What the random calls exercised: copies Expire and ForgetBranch
 	// removed, and copies of the same repository (and, for ForgetBranch,
 	// branch) they had to keep.
-	var expired, expireKept, expireAtCutoff, forgotten, forgetKept int
+	var expired, expireKept, expireAtCutoff, forgotten, forgetKept, forgetAtCutoff int
 	for seed := range uint64(20) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		clk := newClock(t0)
@@ -104,18 +104,27 @@ func TestTrackerModel(t *testing.T) {
 				}
 			default:
 				branch := branches[rng.IntN(len(branches))]
+				before := times[rng.IntN(len(times))]
+				if len(model) > 0 && rng.IntN(3) == 0 {
+					// The cut-off is a tracked copy's time: that copy is
+					// not before it, and stays.
+					c := model[rng.IntN(len(model))]
+					repo, branch, before = c.Repository, c.Branch, c.CreatedAt
+				}
 				n := len(model)
-				until := clk.Now()
 				model = slices.DeleteFunc(model, func(c Copy) bool {
-					return c.Repository == repo && c.Branch == branch && !c.CreatedAt.After(until)
+					return c.Repository == repo && c.Branch == branch && c.CreatedAt.Before(before)
 				})
 				forgotten += n - len(model)
 				for _, c := range model {
 					if c.Repository == repo && c.Branch == branch {
 						forgetKept++
+						if c.CreatedAt.Equal(before) {
+							forgetAtCutoff++
+						}
 					}
 				}
-				removed, err := tr.ForgetBranch(ctx, repo, branch)
+				removed, err := tr.ForgetBranch(ctx, repo, branch, before)
 				if err != nil || removed != n-len(model) {
 					t.Fatalf("seed %d: ForgetBranch(%q, %q) = %d, %v; want %d", seed, repo, branch, removed, err, n-len(model))
 				}
@@ -134,9 +143,9 @@ func TestTrackerModel(t *testing.T) {
 			}
 		}
 	}
-	if expired == 0 || expireKept == 0 || expireAtCutoff == 0 || forgotten == 0 || forgetKept == 0 {
-		t.Errorf("the random calls never exercised a case: Expire removed %d and kept %d (%d at the cutoff), ForgetBranch removed %d and kept %d",
-			expired, expireKept, expireAtCutoff, forgotten, forgetKept)
+	if expired == 0 || expireKept == 0 || expireAtCutoff == 0 || forgotten == 0 || forgetKept == 0 || forgetAtCutoff == 0 {
+		t.Errorf("the random calls never exercised a case: Expire removed %d and kept %d (%d at the cutoff), ForgetBranch removed %d and kept %d (%d at the cutoff)",
+			expired, expireKept, expireAtCutoff, forgotten, forgetKept, forgetAtCutoff)
 	}
 }
 
@@ -162,7 +171,7 @@ func TestForgetBranchLeavesOthersIntact(t *testing.T) {
 		}
 		all = append(all, cp)
 	}
-	removed, err := tr.ForgetBranch(ctx, "a", "main")
+	removed, err := tr.ForgetBranch(ctx, "a", "main", t0.Add(time.Second))
 	if err != nil || removed != 2 {
 		t.Fatalf("ForgetBranch = %d, %v; want 2, nil", removed, err)
 	}
@@ -344,7 +353,7 @@ func TestCorruptRecordIsReportedNotSkipped(t *testing.T) {
 	if !errors.Is(listErr, ErrCorruptRecord) || !bytes.Contains([]byte(listErr.Error()), []byte(fmt.Sprintf("%q", badKey))) {
 		t.Errorf("List error = %v, want ErrCorruptRecord naming key %q", listErr, badKey)
 	}
-	if n, err := tr.ForgetBranch(ctx, "r", "main"); !errors.Is(err, ErrCorruptRecord) || n != 0 {
+	if n, err := tr.ForgetBranch(ctx, "r", "main", t0.Add(time.Hour)); !errors.Is(err, ErrCorruptRecord) || n != 0 {
 		t.Errorf("ForgetBranch = %d, %v; want 0, ErrCorruptRecord", n, err)
 	}
 	if err := store.Set(ctx, append(repositoryPrefix("r"), "short"...), nil); err != nil {
@@ -376,7 +385,7 @@ func TestCancelledContext(t *testing.T) {
 	if _, err := tr.Expire(ctx, "r"); !errors.Is(err, context.Canceled) {
 		t.Errorf("Expire = %v", err)
 	}
-	if _, err := tr.ForgetBranch(ctx, "r", "b"); !errors.Is(err, context.Canceled) {
+	if _, err := tr.ForgetBranch(ctx, "r", "b", t0); !errors.Is(err, context.Canceled) {
 		t.Errorf("ForgetBranch = %v", err)
 	}
 	yielded := 0
@@ -451,18 +460,56 @@ func TestForgetBranchKeepsCopiesTrackedWhileItRuns(t *testing.T) {
 		}
 	}
 	clk.set(t0.Add(time.Second))
+	commitTime := clk.Now()
 	store.hook = func() {
 		clk.set(t0.Add(2 * time.Second))
 		if err := tr.Track(ctx, Copy{Repository: "r", Branch: "main", PhysicalAddress: "new"}); err != nil {
 			t.Error(err)
 		}
 	}
-	removed, err := tr.ForgetBranch(ctx, "r", "main")
+	removed, err := tr.ForgetBranch(ctx, "r", "main", commitTime)
 	if err != nil || removed != committed {
 		t.Fatalf("ForgetBranch = %d, %v; want %d, nil", removed, err, committed)
 	}
 	if got := list(t, tr, "r"); len(got) != 1 || got[0].PhysicalAddress != "new" {
 		t.Fatalf("after ForgetBranch, List = %v; want only the copy tracked while it ran", got)
+	}
+}
+
+// TestForgetBranchCutsAtTheCommitTime commits a branch, renames a file on
+// its new staging area, and only then calls ForgetBranch with the commit's
+// time: the rename's record is newer than the commit and must stay, however
+// late the call comes; a record older than the commit goes.
+func TestForgetBranchCutsAtTheCommitTime(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock(t0)
+	tr := New(NewMemStore(), WithClock(clk.Now))
+	for _, c := range []Copy{
+		{Repository: "r", Branch: "main", PhysicalAddress: "committed", CreatedAt: t0.Add(-time.Second)},
+		{Repository: "r", Branch: "main", PhysicalAddress: "at-commit", CreatedAt: t0}, // ambiguous: kept
+		{Repository: "r", Branch: "main", PhysicalAddress: "renamed-after", CreatedAt: t0.Add(time.Second)},
+	} {
+		if err := tr.Track(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.set(t0.Add(time.Minute)) // the host calls ForgetBranch a minute after the commit
+	removed, err := tr.ForgetBranch(ctx, "r", "main", t0)
+	if err != nil || removed != 1 {
+		t.Fatalf("ForgetBranch = %d, %v; want 1, nil", removed, err)
+	}
+	var got []string
+	for _, c := range list(t, tr, "r") {
+		got = append(got, c.PhysicalAddress)
+	}
+	if want := []string{"at-commit", "renamed-after"}; !slices.Equal(got, want) {
+		t.Errorf("after ForgetBranch, records %q; want %q", got, want)
+	}
+	if n, err := tr.ForgetBranch(ctx, "r", "main", time.Time{}); !errors.Is(err, ErrInvalidCutoff) || n != 0 {
+		t.Errorf("ForgetBranch with a zero time = %d, %v; want 0, ErrInvalidCutoff", n, err)
+	}
+	if got := list(t, tr, "r"); len(got) != 2 {
+		t.Errorf("a refused ForgetBranch left %d records, want 2", len(got))
 	}
 }
 
@@ -492,7 +539,7 @@ func TestNewWithoutStoreOrOptions(t *testing.T) {
 	if _, err := tr.Expire(ctx, "r"); err == nil {
 		t.Error("Expire on a nil Store succeeded")
 	}
-	if _, err := tr.ForgetBranch(ctx, "r", "b"); err == nil {
+	if _, err := tr.ForgetBranch(ctx, "r", "b", t0); err == nil {
 		t.Error("ForgetBranch on a nil Store succeeded")
 	}
 }

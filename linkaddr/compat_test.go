@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"testing"
 	"time"
 
@@ -54,6 +55,7 @@ func TestLakeFSWireFormat(t *testing.T) {
 		repository, branch, path, address string
 		made                              time.Time
 		json                              string // what Go's encoding/json writes, by hand
+		refused                           bool   // we refuse what lakeFS signs
 	}{
 		{
 			name:       "plain",
@@ -116,9 +118,18 @@ func TestLakeFSWireFormat(t *testing.T) {
 			json: `{"Repository":"r","Branch":"b","Path":"q\"\\\n\t\r\u0001` + "\x7f" + `","PhysicalAddress":"data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0"}`,
 		},
 		{
-			name:       "invalid UTF-8 becomes U+FFFD",
+			// Unlike an invalid byte, which is written as the escape \ufffd.
+			name:       "U+FFFD is written as UTF-8",
+			repository: "r", branch: "b", path: "bad\ufffdbyte", address: addr2021, made: made2021,
+			json: `{"Repository":"r","Branch":"b","Path":"bad` + "\ufffd" + `byte","PhysicalAddress":"data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0"}`,
+		},
+		{
+			// lakeFS signs and accepts this payload for any path with one
+			// invalid byte in place of the \ufffd: we refuse the path.
+			name:       "invalid UTF-8 is refused where lakeFS writes U+FFFD",
 			repository: "r", branch: "b", path: "bad\xffbyte", address: addr2021, made: made2021,
-			json: `{"Repository":"r","Branch":"b","Path":"bad\ufffdbyte","PhysicalAddress":"data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0"}`,
+			json:    `{"Repository":"r","Branch":"b","Path":"bad\ufffdbyte","PhysicalAddress":"data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0"}`,
+			refused: true,
 		},
 		{
 			name:       "commas in the path and in the address",
@@ -136,6 +147,15 @@ func TestLakeFSWireFormat(t *testing.T) {
 			lakeFS := tc.address + "," + handSign(key, tc.json)
 
 			got, err := s.Verify(tc.repository, tc.branch, tc.path, lakeFS)
+			if tc.refused {
+				if !errors.Is(err, linkaddr.ErrInvalid) {
+					t.Fatalf("Verify(lakeFS signature) = %q, %v; want ErrInvalid", got, err)
+				}
+				if ours := s.Sign(tc.repository, tc.branch, tc.path, tc.address); ours != tc.address+"," {
+					t.Fatalf("Sign = %q, want the address with an empty signature", ours)
+				}
+				return
+			}
 			if err != nil || got != tc.address {
 				t.Fatalf("Verify(lakeFS signature) = %q, %v", got, err)
 			}

@@ -29,6 +29,17 @@
 // and the other way round. Verify only accepts the canonical base64 spelling
 // of a signature, which is the one lakeFS writes.
 //
+// # Inputs must be UTF-8
+//
+// encoding/json writes every byte of invalid UTF-8 as U+FFFD, so the paths
+// "a\xff" and "a\xfe" have the same payload, and a signature made for one
+// would hold for the other. Verify therefore refuses a repository, branch,
+// path or address that is not valid UTF-8 (ErrInvalid), before any MAC is
+// computed, and SignChecked refuses to sign one. Sign, which has no error
+// result, returns such an address with an empty signature, which neither
+// Verify nor lakeFS accepts. The bytes of every signature of valid input are
+// unchanged: the wire format is lakeFS's.
+//
 // The address's time comes from a TimeResolver, normally the
 // pathprovider.Provider that made it. An address whose time cannot be read,
 // or lies more than a minute in the future, is invalid.

@@ -49,6 +49,30 @@ func ExampleSigner_Sign() {
 	// data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0,cPWPReDC_to7BOmMGSy0YReW9aWIv819XlODed5eSvw
 }
 
+func ExampleSigner_SignChecked() {
+	paths, _ := pathprovider.New()
+	signer, err := linkaddr.New([]byte("a secret key"), paths)
+	if err != nil {
+		panic(err)
+	}
+	// A path taken from a request, with a byte that is not UTF-8.
+	_, err = signer.SignChecked("repo1", "main", "tables/caf\xe9.csv", paths.NewPath())
+	fmt.Println(err)
+	// Output:
+	// linkaddr: sign: link address invalid: path is not valid UTF-8
+}
+
+func ExampleSplit() {
+	// The stored address of an object linked in lakeFS.
+	address, signature, ok := linkaddr.Split("data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0,cPWPReDC_to7BOmMGSy0YReW9aWIv819XlODed5eSvw")
+	fmt.Println(address, signature, ok)
+	_, _, ok = linkaddr.Split("data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0")
+	fmt.Println(ok)
+	// Output:
+	// data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0 cPWPReDC_to7BOmMGSy0YReW9aWIv819XlODed5eSvw true
+	// false
+}
+
 func ExampleSigner_Verify_expired() {
 	const address = "data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0" // made 2021-06-01T12:34:56Z
 	paths, _ := pathprovider.New()

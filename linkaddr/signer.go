@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Delimiter separates the address from its signature in a signed address.
@@ -27,7 +28,8 @@ const maxSkew = time.Minute
 var (
 	// ErrInvalid is wrapped when a signed address is malformed, forged,
 	// signed for another repository, branch or path, of unknown or future
-	// time, or already redeemed.
+	// time, or already redeemed, and when a repository, branch, path or
+	// address is not valid UTF-8 (by SignChecked too).
 	ErrInvalid = errors.New("link address invalid")
 	// ErrExpired is wrapped when an address is older than the TTL.
 	ErrExpired = errors.New("link address expired")
@@ -126,7 +128,29 @@ func New(key []byte, resolver TimeResolver, opts ...Option) (*Signer, error) {
 // Sign returns address + Delimiter + signature, where the signature binds the
 // address to repository, branch and path (lakeFS's format: see the package
 // documentation).
+//
+// The four strings must be valid UTF-8 (see "Inputs must be UTF-8" in the
+// package documentation). Sign has no error result, as the SPEC and the
+// examples use it; for an input that is not valid UTF-8 it returns address +
+// Delimiter with an empty signature, which neither Verify nor lakeFS accepts,
+// so the address can never be linked. A host that signs repository, branch
+// or path names taken from a request calls SignChecked instead, which
+// refuses such an input with an error.
 func (s *Signer) Sign(repository, branch, path, address string) string {
+	signed, err := s.SignChecked(repository, branch, path, address)
+	if err != nil {
+		return address + Delimiter
+	}
+	return signed
+}
+
+// SignChecked is Sign with an error: it refuses a repository, branch, path
+// or address that is not valid UTF-8 with an error wrapping ErrInvalid, and
+// otherwise returns what Sign returns.
+func (s *Signer) SignChecked(repository, branch, path, address string) (string, error) {
+	if err := checkUTF8(repository, branch, path, address); err != nil {
+		return "", fmt.Errorf("linkaddr: sign: %w", err)
+	}
 	var mac [sha256.Size]byte
 	s.keys[0].mac(&mac, repository, branch, path, address)
 	var sig [sigLen]byte
@@ -136,7 +160,22 @@ func (s *Signer) Sign(repository, branch, path, address string) string {
 	b.WriteString(address)
 	b.WriteString(Delimiter)
 	b.Write(sig[:])
-	return b.String()
+	return b.String(), nil
+}
+
+// checkUTF8 returns an error wrapping ErrInvalid naming the first of the
+// payload's strings that is not valid UTF-8. encoding/json writes each
+// invalid byte as U+FFFD, so two such strings can share a payload, and a
+// signature made for one would hold for the other.
+func checkUTF8(repository, branch, path, address string) error {
+	for _, f := range [...]struct{ name, value string }{
+		{"repository", repository}, {"branch", branch}, {"path", path}, {"address", address},
+	} {
+		if !utf8.ValidString(f.value) {
+			return fmt.Errorf("%w: %s is not valid UTF-8", ErrInvalid, f.name)
+		}
+	}
+	return nil
 }
 
 // sigLen is the length of an encoded signature: 32 bytes in unpadded base64.
@@ -153,23 +192,12 @@ func (s *Signer) Verify(repository, branch, path, signed string) (string, error)
 
 // verify is Verify that also returns how long the address stays valid.
 func (s *Signer) verify(repository, branch, path, signed string) (address string, remaining time.Duration, err error) {
-	i := strings.LastIndex(signed, Delimiter)
-	if i < 0 {
-		return "", 0, fmt.Errorf("%w: no %q delimiter", ErrInvalid, Delimiter)
+	address, _, got, err := split(signed)
+	if err != nil {
+		return "", 0, err
 	}
-	address, encoded := signed[:i], signed[i+len(Delimiter):]
-
-	// Only the canonical encoding is accepted: strict decoding refuses
-	// non-zero padding bits, and the exact length refuses the CR and LF the
-	// decoder would skip. So each signature has one spelling.
-	if len(encoded) != sigLen {
-		return "", 0, fmt.Errorf("%w: signature of %d characters, want %d", ErrInvalid, len(encoded), sigLen)
-	}
-	var sig [sigLen]byte
-	var got [sha256.Size]byte
-	copy(sig[:], encoded)
-	if n, err := strictBase64.Decode(got[:], sig[:]); err != nil || n != len(got) {
-		return "", 0, fmt.Errorf("%w: signature is not base64url", ErrInvalid)
+	if err := checkUTF8(repository, branch, path, address); err != nil {
+		return "", 0, err
 	}
 	if !s.anyKeyMatches(&got, repository, branch, path, address) {
 		return "", 0, fmt.Errorf("%w: signature does not match the address, repository, branch and path", ErrInvalid)
@@ -191,6 +219,44 @@ func (s *Signer) verify(repository, branch, path, signed string) (address string
 }
 
 var strictBase64 = base64.RawURLEncoding.Strict()
+
+// Split splits a signed address into its address and its signature, at the
+// last Delimiter, as Verify does. ok is false when signed has no Delimiter
+// or what follows it is not a signature in the form Sign and lakeFS write:
+// 43 characters of unpadded base64url, in canonical spelling. Split does not
+// verify the signature; Verify does.
+//
+// It is for readers of stored addresses: lakeFS stores a linked object under
+// the signed address the client uploaded to (pathprovider.Parse reads such
+// an address too).
+func Split(signed string) (address, signature string, ok bool) {
+	address, signature, _, err := split(signed)
+	if err != nil {
+		return "", "", false
+	}
+	return address, signature, true
+}
+
+// split splits signed at the last Delimiter and decodes the signature. Only
+// the canonical encoding is accepted: strict decoding refuses non-zero
+// padding bits, and the exact length refuses the CR and LF the decoder would
+// skip, so each signature has one spelling. Errors wrap ErrInvalid.
+func split(signed string) (address, encoded string, mac [sha256.Size]byte, err error) {
+	i := strings.LastIndex(signed, Delimiter)
+	if i < 0 {
+		return "", "", mac, fmt.Errorf("%w: no %q delimiter", ErrInvalid, Delimiter)
+	}
+	address, encoded = signed[:i], signed[i+len(Delimiter):]
+	if len(encoded) != sigLen {
+		return "", "", mac, fmt.Errorf("%w: signature of %d characters, want %d", ErrInvalid, len(encoded), sigLen)
+	}
+	var sig [sigLen]byte
+	copy(sig[:], encoded)
+	if n, err := strictBase64.Decode(mac[:], sig[:]); err != nil || n != len(mac) {
+		return "", "", mac, fmt.Errorf("%w: signature is not base64url", ErrInvalid)
+	}
+	return address, encoded, mac, nil
+}
 
 // anyKeyMatches reports whether the MAC of the payload under one of the keys
 // equals got, comparing in constant time.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/lakegc/lakegc/linkaddr"
 	"github.com/lakegc/lakegc/pathprovider"
@@ -247,8 +248,10 @@ func TestSignerKeepsItsOwnKeyCopy(t *testing.T) {
 
 // FuzzVerify feeds Verify arbitrary inputs. It must never panic, and it
 // accepts a string only when it is exactly what Sign writes for the same
-// repository, branch, path and address. Sign must also match a signature
-// computed by hand from encoding/json, and verify.
+// repository, branch, path and address, which must all be valid UTF-8. Sign
+// must also match a signature computed by hand from encoding/json, and
+// verify; for input that is not valid UTF-8, SignChecked must refuse, and
+// neither Sign's output nor the hand-made signature may verify.
 func FuzzVerify(f *testing.F) {
 	made := time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)
 	anyAddressIsNew := resolverFunc(func(string) (time.Time, error) { return made, nil })
@@ -266,35 +269,138 @@ func FuzzVerify(f *testing.F) {
 		{"r", "b", "a&b", "x"},
 		{"r", "b", "a\"b\\c", "x"},
 		{"r", "b", "a\x00\x1f\x7f", "x"},
+		{"r", "b", "a\xff", "x"},
+		{"r", "b", "a\xfe", "x"},
+		{"r\xc3", "b", "p", "x"},
+		{"r", "b\xed\xa0\x80", "p", "x"}, // an encoded surrogate
 	} {
 		f.Add(seed[0], seed[1], seed[2], s.Sign(seed[0], seed[1], seed[2], seed[3]))
 		f.Add(seed[0], seed[1], seed[2], seed[3])
 	}
 	f.Add("repo", "main", "p", "addr,cPWPReDC_to7BOmMGSy0YReW9aWIv819XlODed5eSv=")
+	f.Add("r", "b", "a\xfe", "x,"+handMAC("r", "b", "a\xff", "x")) // signed for another invalid path
 	f.Fuzz(func(t *testing.T, repository, branch, path, signed string) {
 		address, err := s.Verify(repository, branch, path, signed)
+		splitAddress, sig, ok := linkaddr.Split(signed)
+		if ok && splitAddress+linkaddr.Delimiter+sig != signed {
+			t.Fatalf("Split(%q) = %q, %q", signed, splitAddress, sig)
+		}
+		if err == nil && (!ok || splitAddress != address) {
+			t.Fatalf("Verify accepted %q as %q, Split = %q, %q, %v", signed, address, splitAddress, sig, ok)
+		}
 		if err == nil {
 			if want := s.Sign(repository, branch, path, address); signed != want {
 				t.Fatalf("Verify accepted %q, which Sign writes as %q", signed, want)
+			}
+			if !utf8.ValidString(repository) || !utf8.ValidString(branch) || !utf8.ValidString(path) || !utf8.ValidString(address) {
+				t.Fatalf("Verify accepted input that is not valid UTF-8: %q %q %q %q", repository, branch, path, signed)
 			}
 		} else if !errors.Is(err, linkaddr.ErrInvalid) && !errors.Is(err, linkaddr.ErrExpired) {
 			t.Fatalf("Verify error %v wraps no sentinel", err)
 		}
 
 		// Treat the input as an address: signing it must verify, and match
-		// the signature computed from encoding/json by hand.
+		// the signature computed from encoding/json by hand, exactly when
+		// every string is valid UTF-8.
+		valid := utf8.ValidString(repository) && utf8.ValidString(branch) && utf8.ValidString(path) && utf8.ValidString(signed)
+		hand := signed + "," + handMAC(repository, branch, path, signed)
+		checked, err := s.SignChecked(repository, branch, path, signed)
 		own := s.Sign(repository, branch, path, signed)
+		if !valid {
+			if !errors.Is(err, linkaddr.ErrInvalid) || checked != "" {
+				t.Fatalf("SignChecked of input that is not valid UTF-8 = %q, %v; want ErrInvalid", checked, err)
+			}
+			if own != signed+"," {
+				t.Fatalf("Sign of input that is not valid UTF-8 = %q; want the address with an empty signature", own)
+			}
+			for _, try := range []string{own, hand} {
+				if got, err := s.Verify(repository, branch, path, try); !errors.Is(err, linkaddr.ErrInvalid) {
+					t.Fatalf("Verify(%q) of input that is not valid UTF-8 = %q, %v; want ErrInvalid", try, got, err)
+				}
+			}
+			return
+		}
+		if err != nil || checked != own {
+			t.Fatalf("SignChecked = %q, %v; Sign = %q", checked, err, own)
+		}
 		if got, err := s.Verify(repository, branch, path, own); err != nil || got != signed {
 			t.Fatalf("Verify(Sign(%q)) = %q, %v", signed, got, err)
 		}
-		payload, err := json.Marshal(struct{ Repository, Branch, Path, PhysicalAddress string }{repository, branch, path, signed})
-		if err != nil {
-			t.Fatal(err)
-		}
-		mac := hmac.New(sha256.New, []byte(testKey))
-		mac.Write(payload)
-		if want := signed + "," + base64.RawURLEncoding.EncodeToString(mac.Sum(nil)); own != want {
-			t.Fatalf("Sign = %q, encoding/json by hand gives %q", own, want)
+		if own != hand {
+			t.Fatalf("Sign = %q, encoding/json by hand gives %q", own, hand)
 		}
 	})
+}
+
+// handMAC is a signature computed as lakeFS does, with encoding/json and
+// crypto/hmac under testKey, whatever the input.
+func handMAC(repository, branch, path, address string) string {
+	payload, err := json.Marshal(struct{ Repository, Branch, Path, PhysicalAddress string }{repository, branch, path, address})
+	if err != nil {
+		panic(err) // four strings: cannot fail
+	}
+	mac := hmac.New(sha256.New, []byte(testKey))
+	mac.Write(payload)
+	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// TestNonUTF8Refused signs, as lakeFS would, a path with an invalid byte,
+// and links the address to another path whose invalid byte differs: the
+// JSON payloads are equal (both bytes become U+FFFD), so only the UTF-8
+// check stops the second link. The same for repository, branch and
+// address, and SignChecked and Sign refuse to sign any of them.
+func TestNonUTF8Refused(t *testing.T) {
+	made := time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)
+	anyAddressIsNew := resolverFunc(func(string) (time.Time, error) { return made, nil })
+	s := mustSigner(t, testKey, anyAddressIsNew, linkaddr.WithClock(stoppedClock(made)))
+	address := "data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0"
+	for _, tc := range []struct {
+		name                                     string
+		repository, branch, path, address        string // signed for
+		linkRepository, linkBranch, linkPath, at string // linked to, with the signature's address
+	}{
+		{"path", "repo", "main", "a\xff.csv", address, "repo", "main", "a\xfe.csv", address},
+		{"same path", "repo", "main", "a\xff.csv", address, "repo", "main", "a\xff.csv", address},
+		{"repository", "repo\xff", "main", "a.csv", address, "repo\x80", "main", "a.csv", address},
+		{"branch", "repo", "m\xc3", "a.csv", address, "repo", "m\xc4", "a.csv", address},
+		{"address", "repo", "main", "a.csv", address + "\xff", "repo", "main", "a.csv", address + "\xfe"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			forged := tc.at + "," + handMAC(tc.repository, tc.branch, tc.path, tc.address)
+			if got, err := s.Verify(tc.linkRepository, tc.linkBranch, tc.linkPath, forged); !errors.Is(err, linkaddr.ErrInvalid) {
+				t.Errorf("Verify of an address signed for %q %q %q %q = %q, %v; want ErrInvalid",
+					tc.repository, tc.branch, tc.path, tc.address, got, err)
+			}
+			if got, err := s.SignChecked(tc.repository, tc.branch, tc.path, tc.address); !errors.Is(err, linkaddr.ErrInvalid) || got != "" {
+				t.Errorf("SignChecked = %q, %v; want ErrInvalid", got, err)
+			}
+			signed := s.Sign(tc.repository, tc.branch, tc.path, tc.address)
+			if got, err := s.Verify(tc.repository, tc.branch, tc.path, signed); !errors.Is(err, linkaddr.ErrInvalid) {
+				t.Errorf("Verify(Sign(...)) = %q, %v; want ErrInvalid", got, err)
+			}
+		})
+	}
+}
+
+func TestSplit(t *testing.T) {
+	s := mustSigner(t, testKey, resolverFunc(func(string) (time.Time, error) { return time.Now(), nil }))
+	for _, address := range []string{"data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0", "s3://b/a,b/data/x/y", "", ","} {
+		signed := s.Sign("r", "b", "p", address)
+		got, sig, ok := linkaddr.Split(signed)
+		if !ok || got != address || address+","+sig != signed {
+			t.Errorf("Split(%q) = %q, %q, %v; want %q", signed, got, sig, ok, address)
+		}
+		for _, bad := range []string{
+			address,                      // not signed
+			signed[:len(signed)-1],       // short
+			signed + "A",                 // long
+			signed[:len(signed)-1] + "x", // non-canonical last character (2 padding bits set)
+			signed[:len(signed)-2] + "+A",
+			address + ",",
+		} {
+			if got, sig, ok := linkaddr.Split(bad); ok && bad != signed {
+				t.Errorf("Split(%q) = %q, %q, true; want false", bad, got, sig)
+			}
+		}
+	}
 }

@@ -37,22 +37,50 @@ func DescendingTime(id xid.ID) time.Time {
 	return time.Unix(int64(uint32(year4000-id.Time().Unix())), 0).UTC()
 }
 
-// Address is a parsed address "<prefix>/<slice>/<name>".
+// Address is a parsed address "<prefix>/<slice>/<name>", or the stored
+// address of a linked object, "<prefix>/<slice>/<name>,<signature>".
 type Address struct {
-	Prefix     string    // everything before the slice; may hold '/'
-	Slice      string    // a DescendingID, 20 characters
-	Name       string    // an xid, 20 characters
+	Prefix string // everything before the slice; may hold '/'
+	Slice  string // a DescendingID, 20 characters
+	Name   string // an xid, 20 characters
+	// Signature is the signature part of a linked object's stored address,
+	// 43 characters of unpadded base64url (lakeFS's HMAC-SHA256, see
+	// package linkaddr), or "" for an address without one. Parse does not
+	// verify it.
+	Signature  string
 	SliceTime  time.Time // when the slice started, to the second (UTC)
 	ObjectTime time.Time // when the address was made, to the second (UTC)
 }
+
+// String returns the address Parse read: Prefix/Slice/Name, with
+// ",Signature" when there is a signature.
+func (a Address) String() string {
+	if a.Signature == "" {
+		return a.Prefix + "/" + a.Slice + "/" + a.Name
+	}
+	return a.Prefix + "/" + a.Slice + "/" + a.Name + signatureDelimiter + a.Signature
+}
+
+// signatureDelimiter separates an address from its signature (linkaddr's
+// Delimiter), and sigLen is the length of a signature: 32 bytes of
+// HMAC-SHA256 in unpadded base64url.
+const (
+	signatureDelimiter = ","
+	sigLen             = 43
+)
 
 // Parse splits address into prefix, slice and name, splitting at the last two
 // '/' so the prefix may hold '/' (a full URI such as s3://bucket/repo/data
 // too), and decodes both times. It accepts addresses made by Partitioned and
 // by lakeFS, and rejects anything that is not a non-empty prefix, a 20-character
 // xid and a 20-character xid. Errors wrap ErrInvalidAddress.
+//
+// The name may be followed by "," and a signature of 43 base64url characters:
+// lakeFS stores a linked object under the signed address the client uploaded
+// to, data/<slice>/<xid>,<signature>. The object's time is still the xid's;
+// the signature goes to Address.Signature, unverified.
 func Parse(address string) (Address, error) {
-	rest, name, ok := cutLast(address)
+	rest, last, ok := cutLast(address)
 	if !ok {
 		return Address{}, fmt.Errorf("%w: %q has no '/'", ErrInvalidAddress, clip(address))
 	}
@@ -67,7 +95,7 @@ func Parse(address string) (Address, error) {
 	if err != nil {
 		return Address{}, err
 	}
-	nameID, err := parseID(name, "object name")
+	nameID, name, signature, err := parseName(last)
 	if err != nil {
 		return Address{}, err
 	}
@@ -75,9 +103,36 @@ func Parse(address string) (Address, error) {
 		Prefix:     prefix,
 		Slice:      sliceName,
 		Name:       name,
+		Signature:  signature,
 		SliceTime:  DescendingTime(sliceID),
 		ObjectTime: nameID.Time().UTC(),
 	}, nil
+}
+
+// parseName decodes the last path element of an address: an xid, or an xid,
+// ',' and a signature.
+func parseName(s string) (id xid.ID, name, signature string, err error) {
+	name, signature, signed := strings.Cut(s, signatureDelimiter)
+	if signed && !isSignature(signature) {
+		return xid.ID{}, "", "", fmt.Errorf("%w: signature %q is not 43 base64url characters", ErrInvalidAddress, clip(signature))
+	}
+	id, err = parseID(name, "object name")
+	return id, name, signature, err
+}
+
+// isSignature reports whether s has the form of a signature: sigLen
+// characters of the base64url alphabet.
+func isSignature(s string) bool {
+	if len(s) != sigLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // cutLast splits s around its last '/'.

@@ -148,7 +148,58 @@ func TestParseRejects(t *testing.T) {
 // addressModel is what Parse accepts, written as a regular expression: a
 // non-empty prefix not ending in '/', then two canonical xids. The last
 // character of an xid encodes one bit, so it is '0' or 'g'.
-var addressModel = regexp.MustCompile(`^(?s)(.*[^/])/([0-9a-v]{19}[0g])/([0-9a-v]{19}[0g])$`)
+// A signature is optional: ',' and 43 base64url characters.
+var addressModel = regexp.MustCompile(`^(?s)(.*[^/])/([0-9a-v]{19}[0g])/([0-9a-v]{19}[0g])(,[A-Za-z0-9_-]{43})?$`)
+
+// lakeFSSig is a signature lakeFS wrote (key "lakefs-secret-for-tests") for
+// data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0, repo1, main,
+// tables/a<b>&c,1.parquet; see package linkaddr's tests.
+const lakeFSSig = "cPWPReDC_to7BOmMGSy0YReW9aWIv819XlODed5eSvw"
+
+// TestParseSignedAddress parses the stored address of an object linked in
+// lakeFS, which is the signed address the client uploaded to: the object's
+// time is the xid's, and the signature is kept apart.
+func TestParseSignedAddress(t *testing.T) {
+	p := mustNew(t)
+	made := time.Date(2021, 6, 1, 12, 34, 56, 0, time.UTC)
+	for _, prefix := range []string{"data", "s3://bucket/repo1/data"} {
+		address := prefix + "/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0," + lakeFSSig
+		a, err := pathprovider.Parse(address)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", address, err)
+		}
+		if a.Prefix != prefix || a.Slice != "h6ce3g624eave3ils1cg" || a.Name != "c2r2is7s9gbrjaemnik0" || a.Signature != lakeFSSig ||
+			!a.ObjectTime.Equal(made) || a.String() != address {
+			t.Errorf("Parse(%q) = %+v", address, a)
+		}
+		if got, err := p.ResolvePathTime(address); err != nil || !got.Equal(made) {
+			t.Errorf("ResolvePathTime(%q) = %v, %v; want %v", address, got, err, made)
+		}
+	}
+	const unsigned = "data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0"
+	for _, address := range []string{
+		unsigned + ",",                        // empty signature
+		unsigned + "," + lakeFSSig[:42],       // too short
+		unsigned + "," + lakeFSSig + "A",      // too long
+		unsigned + "," + lakeFSSig + "=",      // padded
+		unsigned + "," + lakeFSSig[:42] + "+", // standard alphabet
+		unsigned + "," + lakeFSSig + "," + lakeFSSig,
+		unsigned + ",," + lakeFSSig,
+		"data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik1," + lakeFSSig, // bad xid
+	} {
+		if a, err := pathprovider.Parse(address); !errors.Is(err, pathprovider.ErrInvalidAddress) {
+			t.Errorf("Parse(%q) = %+v, %v; want ErrInvalidAddress", address, a, err)
+		}
+		if got, err := p.ResolvePathTime(address); !errors.Is(err, pathprovider.ErrInvalidAddress) {
+			t.Errorf("ResolvePathTime(%q) = %v, %v; want ErrInvalidAddress", address, got, err)
+		}
+	}
+	// A signature belongs to the name only (ResolvePathTime reads the last
+	// element only, so it accepts this one).
+	if a, err := pathprovider.Parse("data/h6ce3g624eave3ils1cg," + lakeFSSig + "/c2r2is7s9gbrjaemnik0"); !errors.Is(err, pathprovider.ErrInvalidAddress) {
+		t.Errorf("Parse of a signed slice = %+v, %v; want ErrInvalidAddress", a, err)
+	}
+}
 
 // TestParseMatchesModel assembles addresses from valid and broken parts and
 // checks Parse accepts exactly those the model accepts.
@@ -157,21 +208,34 @@ func TestParseMatchesModel(t *testing.T) {
 	seps := []string{"/", "/", "/", "", "//", "\\"}
 	ids := []string{"h6ce3g624eave3ils1cg", "c2r2is7s9gbrjaemnik0", "vvvvvvvvvvvvvvvvvvvg", "00000000000000000000",
 		"c2r2is7s9gbrjaemnik1", "C2R2IS7S9GBRJAEMNIK0", "c2r2is7s9gbrjaemnik", "c2r2is7s9gbrjaemnik00", "", "c2r2is7s9gbrjaemnikw"}
+	sigs := []string{"", "", "", "," + lakeFSSig, "," + lakeFSSig, ",", "," + lakeFSSig[:42], "," + lakeFSSig + "=",
+		"," + lakeFSSig[:40] + "+/-", "," + lakeFSSig + "," + lakeFSSig, ",-_" + lakeFSSig[:41]}
 	pick := func(rng *rand.Rand, from []string) string { return from[rng.IntN(len(from))] }
 	rng := rand.New(rand.NewPCG(5, 6))
-	accepted := 0
-	for range 5000 {
-		address := pick(rng, prefixes) + pick(rng, seps) + pick(rng, ids) + pick(rng, seps) + pick(rng, ids)
-		_, err := pathprovider.Parse(address)
+	p := mustNew(t)
+	accepted, signed := 0, 0
+	for range 8000 {
+		slice := pick(rng, ids)
+		if rng.IntN(8) == 0 {
+			slice += pick(rng, sigs)
+		}
+		address := pick(rng, prefixes) + pick(rng, seps) + slice + pick(rng, seps) + pick(rng, ids) + pick(rng, sigs)
+		a, err := pathprovider.Parse(address)
 		if want := addressModel.MatchString(address); (err == nil) != want {
 			t.Fatalf("Parse(%q) err = %v; model accepts: %v", address, err, want)
 		}
 		if err == nil {
 			accepted++
+			if a.Signature != "" {
+				signed++
+			}
+			if got, err := p.ResolvePathTime(address); err != nil || !got.Equal(a.ObjectTime) {
+				t.Fatalf("ResolvePathTime(%q) = %v, %v; Parse says %v", address, got, err, a.ObjectTime)
+			}
 		}
 	}
-	if accepted < 50 {
-		t.Fatalf("only %d accepted addresses: the generator is too weak", accepted)
+	if accepted < 50 || signed < 20 {
+		t.Fatalf("only %d accepted addresses, %d signed: the generator is too weak", accepted, signed)
 	}
 }
 
@@ -182,6 +246,13 @@ func FuzzParse(f *testing.F) {
 	f.Add("data//h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0")
 	f.Add("h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik1")
 	f.Add("")
+	f.Add("data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0," + lakeFSSig)
+	f.Add("data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0,")
+	f.Add("data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0," + lakeFSSig + "," + lakeFSSig)
+	p, err := pathprovider.New()
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, address string) {
 		a, err := pathprovider.Parse(address)
 		if want := addressModel.MatchString(address); (err == nil) != want {
@@ -193,8 +264,14 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		if got := a.Prefix + "/" + a.Slice + "/" + a.Name; got != address {
+		if got := a.String(); got != address {
 			t.Fatalf("Parse(%q) does not round-trip: %q", address, got)
+		}
+		if a.Signature != "" && !strings.HasSuffix(address, ","+a.Signature) {
+			t.Fatalf("Parse(%q) read signature %q", address, a.Signature)
+		}
+		if got, err := p.ResolvePathTime(address); err != nil || !got.Equal(a.ObjectTime) {
+			t.Fatalf("ResolvePathTime(%q) = %v, %v; Parse says %v", address, got, err, a.ObjectTime)
 		}
 		sliceID, err1 := xid.FromString(a.Slice)
 		nameID, err2 := xid.FromString(a.Name)

@@ -23,6 +23,11 @@
 // time runs backwards only until 2094-07-27T05:24:16Z (64060588800 mod 2^32
 // seconds, see DescendingID); after that point new slices sort last.
 //
+// An object linked in lakeFS is stored under the signed address the client
+// uploaded to (package linkaddr), data/<slice>/<xid>,<signature>: Parse and
+// ResolvePathTime read it too, the object's time being the xid's, and Parse
+// puts the signature in Address.Signature.
+//
 // The layout, DescendingID and the year-4000 constant are lakeFS's, so Parse
 // and ResolvePathTime read addresses written by stock lakeFS, and lakeFS reads
 // ours.

@@ -76,3 +76,17 @@ func ExampleDescendingID() {
 	// true
 	// 2026-01-01T00:00:00Z
 }
+
+func ExampleParse_linkedObject() {
+	// lakeFS stores a linked object under the signed address the client
+	// uploaded to.
+	a, err := pathprovider.Parse("data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0,cPWPReDC_to7BOmMGSy0YReW9aWIv819XlODed5eSvw")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(a.Name, a.ObjectTime)
+	fmt.Println(a.Signature)
+	// Output:
+	// c2r2is7s9gbrjaemnik0 2021-06-01 12:34:56 +0000 UTC
+	// cPWPReDC_to7BOmMGSy0YReW9aWIv819XlODed5eSvw
+}

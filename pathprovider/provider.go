@@ -195,11 +195,11 @@ func (s *slice) path(id xid.ID) string {
 
 // ResolvePathTime returns the time encoded in the last path element of
 // address, which must be an xid: the creation time of an address made by
-// NewPath, or by lakeFS. Any prefix is accepted, full URIs included. Errors
-// wrap ErrInvalidAddress.
+// NewPath, or by lakeFS. As in Parse, the xid may be followed by "," and a
+// signature: the stored address of a linked object. Any prefix is accepted,
+// full URIs included. Errors wrap ErrInvalidAddress.
 func (p *Partitioned) ResolvePathTime(address string) (time.Time, error) {
-	name := address[strings.LastIndexByte(address, '/')+1:]
-	id, err := parseID(name, "object name")
+	id, _, _, err := parseName(address[strings.LastIndexByte(address, '/')+1:])
 	if err != nil {
 		return time.Time{}, err
 	}

@@ -39,6 +39,17 @@ func (c *Commit) mainParent() string {
 	}
 }
 
+// lakeFSParent returns the parent lakeFS's dangling test counts as the
+// commit's first parent: Parents[1] for a commit of version 0 with several
+// parents. It differs from mainParent only for a version-0 merge of three or
+// more parents, whose walk follows the last one.
+func (c *Commit) lakeFSParent() string {
+	if c.Version < 1 && len(c.Parents) > 1 {
+		return c.Parents[1]
+	}
+	return c.mainParent()
+}
+
 // A Branch is a branch's name and the ID of its HEAD commit.
 type Branch struct {
 	ID, CommitID string
@@ -60,14 +71,16 @@ type ActiveCommit struct {
 }
 
 // ActiveCommits returns the commits that rules keep at time now, sorted by
-// CommitID. The package documentation gives the semantics, those of lakeFS
-// except at fork points, where lakeFS expires a commit it should keep.
+// CommitID. The package documentation gives the semantics: every commit
+// lakeFS keeps, and the commits lakeFS expires where it departs from its own
+// rules (see "Differences from lakeFS").
 //
 // ActiveCommits reads branches, then commits.List once, then calls
 // commits.Get for every HEAD or main parent that List did not yield. A main
 // parent that Get cannot return either is an error: without its ancestry the
 // result could miss live commits. Every error of branches, commits and ctx is
-// returned, wrapped; so are invalid rules (wrapping [ErrInvalidRules]), a
+// returned, wrapped; so are invalid rules (wrapping [ErrInvalidRules]), the
+// zero rules, which are no rules (wrapping [ErrNotFound]: keep every commit), a
 // commit ID, main parent ID or branch HEAD that is empty or longer than 64 KiB,
 // and a commit that Get returns under another ID.
 //
@@ -76,6 +89,9 @@ type ActiveCommit struct {
 func ActiveCommits(ctx context.Context, branches iter.Seq2[Branch, error], commits CommitSource, rules *Rules, now time.Time) ([]ActiveCommit, error) {
 	if err := rules.Validate(); err != nil {
 		return nil, err
+	}
+	if rules.isZero() {
+		return nil, fmt.Errorf("%w: ActiveCommits given 0 days and no branch rules", ErrNotFound)
 	}
 	if branches == nil || commits == nil {
 		return nil, errors.New("retention: ActiveCommits needs branches and a commit source")
@@ -103,11 +119,12 @@ func ActiveCommits(ctx context.Context, branches iter.Seq2[Branch, error], commi
 
 // Bits of graph.flags.
 const (
-	loaded   uint8 = 1 << iota // the commit's node is filled in
-	head                       // the commit is a branch HEAD
-	hasChild                   // the commit is the main parent of a loaded commit
-	passed                     // a walk went through the commit and on to its ancestry
-	active                     // a walk kept the commit
+	loaded         uint8 = 1 << iota // the commit's node is filled in
+	head                             // the commit is a branch HEAD
+	hasChild                         // the commit is the main parent of a loaded commit
+	hasLakeFSChild                   // the commit is the lakeFSParent of a loaded commit
+	passed                           // a walk went through the commit and on to its ancestry
+	active                           // a walk kept the commit
 )
 
 // graph is the main ancestry of a repository, indexed by interned commit
@@ -217,28 +234,37 @@ func (g *graph) list(ctx context.Context, commits CommitSource) error {
 
 // fetchMissing gets every commit that is a HEAD or the main parent of a
 // loaded commit but was not listed. Commits it loads may add new indexes,
-// which the loop reaches too.
+// which a pass reaches too, and make an earlier index a main parent, which
+// the next pass reaches. A commit known only as the lakeFSParent of another
+// is not fetched: no walk goes through it, and it is a starting point only
+// if List yields it.
 func (g *graph) fetchMissing(ctx context.Context, commits CommitSource) error {
-	for i := int32(0); int(i) < len(g.nodes); i++ {
-		if g.flags[i]&loaded != 0 {
-			continue
+	for {
+		fetched := false
+		for i := int32(0); int(i) < len(g.nodes); i++ {
+			if g.flags[i]&loaded != 0 || g.flags[i]&(head|hasChild) == 0 {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			id := g.ids.id(i)
+			c, err := commits.Get(ctx, id)
+			if err != nil {
+				return fmt.Errorf("retention: get commit %s, not listed: %w", id, err)
+			}
+			if c.ID != id {
+				return fmt.Errorf("retention: get commit %s returned commit %q", id, c.ID)
+			}
+			if err := g.load(i, &c); err != nil {
+				return err
+			}
+			fetched = true
 		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		id := g.ids.id(i)
-		c, err := commits.Get(ctx, id)
-		if err != nil {
-			return fmt.Errorf("retention: get commit %s, not listed: %w", id, err)
-		}
-		if c.ID != id {
-			return fmt.Errorf("retention: get commit %s returned commit %q", id, c.ID)
-		}
-		if err := g.load(i, &c); err != nil {
-			return err
+		if !fetched {
+			return nil
 		}
 	}
-	return nil
 }
 
 // load fills in the node of commit c, whose index is i.
@@ -251,6 +277,13 @@ func (g *graph) load(i int32, c *Commit) error {
 		}
 		g.flags[p] |= hasChild
 		parent = p
+		q := p
+		if lp := c.lakeFSParent(); lp != c.mainParent() {
+			if q, err = g.index(lp); err != nil {
+				return fmt.Errorf("retention: commit %s parent %q: %w", c.ID, lp, err)
+			}
+		}
+		g.flags[q] |= hasLakeFSChild
 	}
 	mr, err := g.metaranges.add(appendRecord(g.ids.scratch[:0], c.MetaRangeID))
 	if err != nil {
@@ -280,9 +313,12 @@ func (g *graph) startingPoints(heads []branchHead, rules *Rules, now time.Time) 
 	for _, h := range heads {
 		starts = append(starts, startPoint{commit: h.commit, head: true, threshold: threshold(h.days)})
 	}
+	// A commit is dangling when no loaded commit has it as its main parent,
+	// or none as its lakeFSParent: the union of the two readings, so that
+	// every walk either would start is started.
 	dangling := threshold(rules.DefaultRetentionDays)
 	for i, f := range g.flags {
-		if f&(head|hasChild) == 0 {
+		if f&(loaded|head) == loaded && f&(hasChild|hasLakeFSChild) != hasChild|hasLakeFSChild {
 			starts = append(starts, startPoint{commit: int32(i), threshold: dangling})
 		}
 	}

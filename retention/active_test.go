@@ -215,6 +215,97 @@ func TestActiveCommitsForkPoint(t *testing.T) {
 	}
 }
 
+// TestActiveCommitsForkPointEqualRetention is the package documentation's
+// example: both branches keep 30 days, and F, the parent of main's fresh
+// HEAD m, is kept whatever the ID of feature's old HEAD (lakeFS keeps it
+// only when that ID sorts after m).
+func TestActiveCommitsForkPointEqualRetention(t *testing.T) {
+	for _, old := range []string{"a", "z"} {
+		commits := []Commit{
+			commit("R", daysAgo(60)),
+			commit("F", daysAgo(50), "R"),
+			commit(old, daysAgo(40), "F"),
+			commit("m", daysAgo(1), "F"),
+		}
+		branches := []Branch{{"main", "m"}, {"feature", old}}
+		rules := &Rules{DefaultRetentionDays: 30}
+		got, err := ActiveCommits(t.Context(), branchSeq(branches...), newFakeSource(commits), rules, testNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ids, want := commitIDs(got), slices.Sorted(slices.Values([]string{"F", "m", old})); !slices.Equal(ids, want) {
+			t.Errorf("feature at %q: active = %v, want %v", old, ids, want)
+		}
+		lk := lakeFSActiveCommits(repo{commits: commits, listed: commits, branches: branches, rules: rules}, testNow)
+		if lk.active["F"] != (old == "z") {
+			t.Errorf("feature at %q: the lakeFS model keeps F: %v", old, lk.active["F"])
+		}
+	}
+}
+
+// TestActiveCommitsVersion0MergeOfThree is a merge M of version 0 with
+// parents P0, P1, P2: its walk follows P2, the last, but lakeFS's dangling
+// test counts P1 as M's parent. So lakeFS starts a walk at P2 (default
+// retention, which keeps it) and none at P1; the walk-parent reading starts
+// one at P1 and none at P2. ActiveCommits starts both and keeps what either
+// keeps.
+func TestActiveCommitsVersion0MergeOfThree(t *testing.T) {
+	commits := []Commit{
+		commit("R", daysAgo(10)),
+		commit("P0", daysAgo(3), "R"),
+		commit("P1", daysAgo(3)),
+		commit("P2", daysAgo(3), "R"),
+		{ID: "M", Parents: []string{"P0", "P1", "P2"}, CreationDate: daysAgo(2), MetaRangeID: "mr-M", Version: 0},
+	}
+	rules := &Rules{DefaultRetentionDays: 30, BranchRetentionDays: map[string]int32{"main": 1}}
+	got, err := ActiveCommits(t.Context(), branchSeq(Branch{"main", "M"}), newFakeSource(commits), rules, testNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids, want := commitIDs(got), []string{"M", "P0", "P1", "P2", "R"}; !slices.Equal(ids, want) {
+		t.Errorf("active = %v, want %v", ids, want)
+	}
+	lk := lakeFSActiveCommits(repo{commits: commits, listed: commits, branches: []Branch{{"main", "M"}}, rules: rules}, testNow)
+	if got, want := slices.Sorted(mapKeys(lk.active)), []string{"M", "P0", "P2", "R"}; !slices.Equal(got, want) {
+		t.Errorf("lakeFS model keeps %v, want %v", got, want)
+	}
+}
+
+// TestActiveCommitsLakeFSParentOnly covers commits known first, or only, as
+// the lakeFSParent of a version-0 merge of three parents: one that does not
+// exist is never fetched, and one that turns out to be the main parent of a
+// commit fetched later is fetched, so its ancestry is walked.
+func TestActiveCommitsLakeFSParentOnly(t *testing.T) {
+	n := Commit{ID: "N", Parents: []string{"Q", "X", "Q"}, CreationDate: daysAgo(20), MetaRangeID: "mr-N", Version: 0}
+	q := commit("Q", daysAgo(30))
+	m := commit("M", daysAgo(1), "B")
+	b := commit("B", daysAgo(2), "X")  // not listed: fetched, after X was indexed
+	x := commit("X", daysAgo(3), "XP") // not listed
+	xp := commit("XP", daysAgo(4))     // listed
+	src := newFakeSource([]Commit{n, q, m, xp}, b, x)
+	got, err := ActiveCommits(t.Context(), branchSeq(Branch{"main", "M"}), src, &Rules{DefaultRetentionDays: 10}, testNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids, want := commitIDs(got), []string{"B", "M", "X", "XP"}; !slices.Equal(ids, want) {
+		t.Errorf("active = %v, want %v", ids, want)
+	}
+	if !slices.Equal(src.gets, []string{"B", "X"}) {
+		t.Errorf("Get calls = %v, want [B X]", src.gets)
+	}
+
+	// N's lakeFSParent does not exist: it is not fetched.
+	ghost := Commit{ID: "G", Parents: []string{"Q", "missing", "Q"}, CreationDate: daysAgo(1), MetaRangeID: "mr-G", Version: 0}
+	src = newFakeSource([]Commit{ghost, q})
+	got, err = ActiveCommits(t.Context(), branchSeq(Branch{"main", "G"}), src, &Rules{DefaultRetentionDays: 10}, testNow)
+	if err != nil || len(src.gets) != 0 {
+		t.Fatalf("ActiveCommits = %v, %v after Gets %v; want no Get", got, err, src.gets)
+	}
+	if ids, want := commitIDs(got), []string{"G", "Q"}; !slices.Equal(ids, want) {
+		t.Errorf("active = %v, want %v", ids, want)
+	}
+}
+
 func reversed[S ~[]E, E any](s S) S {
 	r := slices.Clone(s)
 	slices.Reverse(r)
@@ -329,19 +420,14 @@ func randomDate(r *rand.Rand, monotonic bool, k, n int) time.Time {
 // modelActiveCommits is the definition, computed the slow way: from every
 // starting point, walk the whole main ancestry and apply the per-step rule.
 // It sees the commits List yields plus those that are HEADs or main parents of
-// what it sees (the ones ActiveCommits must Get).
+// what it sees (the ones ActiveCommits must Get). A commit it sees is
+// dangling when it is no HEAD and no commit it sees has it as its main
+// parent, or none as its parent in lakeFS's dangling test (lakeFSParent,
+// which differs for a version-0 merge of three or more parents).
 func modelActiveCommits(rp repo, now time.Time) []ActiveCommit {
-	// The model finds main parents itself: a bug in Commit.mainParent must
-	// not be copied into the expected result.
-	mainParent := func(c Commit) string {
-		switch {
-		case len(c.Parents) == 0:
-			return ""
-		case c.Version < 1:
-			return c.Parents[len(c.Parents)-1]
-		}
-		return c.Parents[0]
-	}
+	// The model finds main parents itself (walkParent, lakeFSParent): a bug
+	// in Commit.mainParent must not be copied into the expected result.
+	mainParent := walkParent
 	byID := map[string]Commit{}
 	for _, c := range rp.commits {
 		byID[c.ID] = c
@@ -361,13 +447,14 @@ func modelActiveCommits(rp repo, now time.Time) []ActiveCommit {
 	for _, c := range rp.listed {
 		add(c.ID)
 	}
-	isHead, isParent := map[string]bool{}, map[string]bool{}
+	isHead, isParent, isLakeFSParent := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, b := range rp.branches {
 		add(b.CommitID)
 		isHead[b.CommitID] = true
 	}
 	for _, c := range seen {
 		isParent[mainParent(c)] = true
+		isLakeFSParent[lakeFSParent(c)] = true
 	}
 	active := map[string]bool{}
 	walk := func(id string, days int32, head bool) {
@@ -387,7 +474,7 @@ func modelActiveCommits(rp repo, now time.Time) []ActiveCommit {
 		walk(b.CommitID, rp.rules.RetentionDays(b.ID), true)
 	}
 	for id := range seen {
-		if !isHead[id] && !isParent[id] {
+		if !isHead[id] && (!isParent[id] || !isLakeFSParent[id]) {
 			walk(id, rp.rules.DefaultRetentionDays, false)
 		}
 	}
@@ -577,7 +664,7 @@ func TestActiveCommitsCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	src := newFakeSource([]Commit{commit("a", testNow)})
-	if _, err := ActiveCommits(ctx, branchSeq(Branch{"main", "a"}), src, &Rules{}, testNow); !errors.Is(err, context.Canceled) {
+	if _, err := ActiveCommits(ctx, branchSeq(Branch{"main", "a"}), src, &Rules{DefaultRetentionDays: 1}, testNow); !errors.Is(err, context.Canceled) {
 		t.Errorf("canceled: %v", err)
 	}
 	// A cancellation in the middle of a long List: the context is checked
@@ -591,7 +678,7 @@ func TestActiveCommitsCanceled(t *testing.T) {
 	ctx2.n.Store(int64(nb + 2))
 	listed := 0
 	counting := &countingSource{CommitSource: rp, listed: &listed}
-	if _, err := ActiveCommits(ctx2, rp.branchSeq(), counting, &Rules{}, testNow); !errors.Is(err, context.Canceled) {
+	if _, err := ActiveCommits(ctx2, rp.branchSeq(), counting, &Rules{DefaultRetentionDays: 1}, testNow); !errors.Is(err, context.Canceled) {
 		t.Errorf("canceled during List: %v", err)
 	}
 	if listed != 2*ctxCheckEvery {

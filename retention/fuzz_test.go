@@ -24,7 +24,10 @@ func FuzzUnmarshalBinary(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{0x12, 0x02, 0x10, 0x05})
 	f.Add([]byte{0x7b, 0x08, 0x01, 0x7c, 0x08, 0x01})
+	f.Add([]byte{0x08, 0x00})
+	f.Add([]byte{0x0a, 0x01, 0x07, 0x08, 0x07})
 	f.Fuzz(func(t *testing.T, b []byte) {
+		checkLikeProtobuf(t, b)
 		var r Rules
 		if err := r.UnmarshalBinary(b); err != nil {
 			return
@@ -57,6 +60,7 @@ func FuzzUnmarshalJSON(f *testing.F) {
 	f.Add([]byte(`{"default_retention_days":7,"branches":[{"branch_id":"a\u00e9","retention_days":1}],"x":[1]}`))
 	f.Add([]byte(`{"default_retention_days":7,"branches":[{"branch_id":"a","retention_days":-1}]}`))
 	f.Add([]byte(`null`))
+	f.Add([]byte(`{"default_retention_days":7,"branches":null}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var r Rules
 		if err := r.UnmarshalJSON(b); err != nil {

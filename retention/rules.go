@@ -22,9 +22,20 @@ var ErrInvalidRules = errors.New("retention: invalid rules")
 //
 // Rules is lakeFS's graveler.GarbageCollectionRules. A nil BranchRetentionDays
 // is the same as an empty one.
+//
+// The zero Rules (0 days, no branch rules) are no rules, as in lakeFS: it
+// stores them as an empty file, which it reads as no rules, and its GC then
+// keeps every commit. [Rules.MarshalBinary] writes them as no bytes,
+// [Rules.UnmarshalBinary] and [RulesStore.Get] return [ErrNotFound] for
+// them, and [ActiveCommits] refuses them with [ErrNotFound].
 type Rules struct {
 	DefaultRetentionDays int32
 	BranchRetentionDays  map[string]int32
+}
+
+// isZero reports whether r are the zero rules, which mean no rules.
+func (r *Rules) isZero() bool {
+	return r.DefaultRetentionDays == 0 && len(r.BranchRetentionDays) == 0
 }
 
 // Validate reports whether r is usable: every number of days is zero or
@@ -68,10 +79,12 @@ func (r *Rules) sortedBranches() []string {
 
 // jsonRules and jsonBranchRule are the lakeFS API form of the rules
 // (GarbageCollectionRules in openapi.yaml). Pointers tell a missing field
-// from a zero one: every field is required.
+// from a zero one: every field is required. Branches is decoded in a second
+// step, because a missing list and a null one differ: lakeFS answers
+// "branches": null when no branch has a rule.
 type jsonRules struct {
-	DefaultRetentionDays *int32            `json:"default_retention_days"`
-	Branches             *[]jsonBranchRule `json:"branches"`
+	DefaultRetentionDays *int32          `json:"default_retention_days"`
+	Branches             json.RawMessage `json:"branches"`
 }
 
 type jsonBranchRule struct {
@@ -92,12 +105,18 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		days := r.BranchRetentionDays[branch]
 		branches = append(branches, jsonBranchRule{BranchID: &branch, RetentionDays: &days})
 	}
-	return json.Marshal(jsonRules{DefaultRetentionDays: &r.DefaultRetentionDays, Branches: &branches})
+	list, err := json.Marshal(branches)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(jsonRules{DefaultRetentionDays: &r.DefaultRetentionDays, Branches: list})
 }
 
 // UnmarshalJSON decodes the lakeFS API form written by [Rules.MarshalJSON].
-// Both default_retention_days and branches are required (branches may be
-// []), and so are both fields of every branch rule; input that is not
+// Both default_retention_days and branches are required, and so are both
+// fields of every branch rule. branches may be [] or null, both meaning no
+// branch rules: lakeFS's GET /settings/gc_rules answers null when no branch
+// has a rule. Input that is not
 // UTF-8, a branch listed twice, a number that is not an int32, or rules that
 // fail [Rules.Validate] are an error wrapping [ErrInvalidRules]. On error r
 // is left unchanged.
@@ -117,11 +136,15 @@ func (r *Rules) UnmarshalJSON(b []byte) error {
 	if in.Branches == nil {
 		return fmt.Errorf("%w: branches is required", ErrInvalidRules)
 	}
+	var branches []jsonBranchRule // stays nil for null
+	if err := json.Unmarshal(in.Branches, &branches); err != nil {
+		return fmt.Errorf("%w: branches: %w", ErrInvalidRules, err)
+	}
 	out := Rules{
 		DefaultRetentionDays: *in.DefaultRetentionDays,
-		BranchRetentionDays:  make(map[string]int32, len(*in.Branches)),
+		BranchRetentionDays:  make(map[string]int32, len(branches)),
 	}
-	for i, rule := range *in.Branches {
+	for i, rule := range branches {
 		if rule.BranchID == nil || rule.RetentionDays == nil {
 			return fmt.Errorf("%w: branches[%d]: branch_id and retention_days are required", ErrInvalidRules, i)
 		}

@@ -24,20 +24,26 @@ const (
 )
 
 // MarshalBinary encodes r as lakeFS's graveler.GarbageCollectionRules
-// protobuf message, the content of the rules file. Branch entries are
-// written in branch order, so equal rules give equal bytes.
+// protobuf message, the content of the rules file, with the bytes lakeFS's
+// proto.Marshal writes: default_retention_days is omitted when it is 0
+// (proto3), and every map entry holds its key and its value, even a value of
+// 0. lakeFS writes map entries in Go's random map order; MarshalBinary sorts
+// them by branch ID, as protobuf's deterministic marshalling does, so equal
+// rules give equal bytes.
 //
-// default_retention_days is written even when it is 0, where proto3 would
-// omit it: lakeFS reads an empty rules file as "no rules", so rules of
-// 0 days and no branch rules would otherwise read back as missing. Invalid
-// rules are an error wrapping [ErrInvalidRules].
+// The zero rules (0 days, no branch rules) encode as no bytes at all, which
+// lakeFS, [Rules.UnmarshalBinary] and [RulesStore.Get] read as no rules: a
+// GC then keeps every commit. Invalid rules are an error wrapping
+// [ErrInvalidRules].
 func (r *Rules) MarshalBinary() ([]byte, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
-	var b []byte
-	b = protowire.AppendTag(b, fieldDefaultRetentionDays, protowire.VarintType)
-	b = protowire.AppendVarint(b, uint64(r.DefaultRetentionDays))
+	b := []byte{}
+	if r.DefaultRetentionDays != 0 {
+		b = protowire.AppendTag(b, fieldDefaultRetentionDays, protowire.VarintType)
+		b = protowire.AppendVarint(b, uint64(r.DefaultRetentionDays))
+	}
 	var entry []byte
 	for _, branch := range r.sortedBranches() {
 		entry = protowire.AppendTag(entry[:0], fieldMapKey, protowire.BytesType)
@@ -54,10 +60,22 @@ func (r *Rules) MarshalBinary() ([]byte, error) {
 // message as any protobuf parser would: fields and map entries in any order
 // (the last of repeated values wins), a map entry without a value means 0,
 // unknown fields are skipped. Truncated or malformed bytes, a known field
-// with the wrong wire type, and rules that fail [Rules.Validate] (a map entry
+// with the wrong wire type (which protobuf would keep as an unknown field),
+// and rules that fail [Rules.Validate] (a map entry
 // without a key is branch "", which no branch has) are an error wrapping
-// [ErrInvalidRules]. On error r is left unchanged.
+// [ErrInvalidRules].
+//
+// Bytes that decode to the zero rules (0 days, no branch rules) are an error
+// wrapping [ErrNotFound]: they are no rules. That is what lakeFS makes of
+// the empty message, the only spelling its own writer produces for them (it
+// answers 404 and its GC keeps every commit). A message that spells the
+// zero out (08 00, as versions of this package before it encoded like lakeFS
+// wrote) reads as no rules too, where lakeFS would apply 0 days: the reading
+// that keeps more. On error r is left unchanged.
 func (r *Rules) UnmarshalBinary(b []byte) error {
+	if len(b) == 0 {
+		return fmt.Errorf("%w: empty rules message", ErrNotFound)
+	}
 	out := Rules{BranchRetentionDays: map[string]int32{}}
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
@@ -96,6 +114,9 @@ func (r *Rules) UnmarshalBinary(b []byte) error {
 	}
 	if err := out.Validate(); err != nil {
 		return err
+	}
+	if out.isZero() {
+		return fmt.Errorf("%w: rules message of 0 days and no branch rules", ErrNotFound)
 	}
 	*r = out
 	return nil

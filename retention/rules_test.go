@@ -167,7 +167,6 @@ func TestUnmarshalBinaryProto3(t *testing.T) {
 		name, hex string
 		want      Rules
 	}{
-		{"empty message", "", Rules{}},
 		{"entry without value", "12 06 0a 04 6d 61 69 6e", Rules{BranchRetentionDays: map[string]int32{"main": 0}}},
 		{"last default wins", "08 01 08 02", Rules{DefaultRetentionDays: 2}},
 		{"last entry for a key wins", "12 05 0a 01 61 10 01 12 05 0a 01 61 10 02", Rules{BranchRetentionDays: map[string]int32{"a": 2}}},
@@ -189,6 +188,42 @@ func TestUnmarshalBinaryProto3(t *testing.T) {
 		if !rulesEqual(r, tc.want) {
 			t.Errorf("%s: got %+v, want %+v", tc.name, r, tc.want)
 		}
+	}
+}
+
+// TestZeroRulesAreNoRules checks that the zero rules, in every protobuf
+// spelling, read as no rules (ErrNotFound) and encode as no bytes, as lakeFS
+// writes them; and that ActiveCommits refuses them.
+func TestZeroRulesAreNoRules(t *testing.T) {
+	for _, r := range []Rules{{}, {BranchRetentionDays: map[string]int32{}}} {
+		b, err := r.MarshalBinary()
+		if err != nil || len(b) != 0 {
+			t.Errorf("MarshalBinary(%+v) = % x, %v; want no bytes", r, b, err)
+		}
+	}
+	for _, h := range []string{
+		"",                  // lakeFS's spelling
+		"08 00",             // spelt out
+		"08 80 80 80 80 10", // 2^32: int32 keeps the low 32 bits, 0
+		"78 01",             // an unknown field only
+		"08 05 08 00",       // the last default wins
+	} {
+		b, err := hex.DecodeString(strings.ReplaceAll(h, " ", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := Rules{DefaultRetentionDays: 9}
+		r := before
+		if err := r.UnmarshalBinary(b); !errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalidRules) {
+			t.Errorf("UnmarshalBinary(% x) = %v; want ErrNotFound", b, err)
+		}
+		if !reflect.DeepEqual(r, before) {
+			t.Errorf("UnmarshalBinary(% x) changed the rules: %+v", b, r)
+		}
+	}
+	src := newFakeSource([]Commit{commit("a", testNow)})
+	if got, err := ActiveCommits(t.Context(), branchSeq(Branch{"main", "a"}), src, &Rules{}, testNow); !errors.Is(err, ErrNotFound) || got != nil {
+		t.Errorf("ActiveCommits with the zero rules = %v, %v; want ErrNotFound", got, err)
 	}
 }
 
@@ -223,6 +258,9 @@ func TestUnmarshalJSON(t *testing.T) {
 		`{"branches":[{"retention_days":1,"branch_id":"a"}],"default_retention_days":0}`: {
 			BranchRetentionDays: map[string]int32{"a": 1}},
 		`{"default_retention_days":7,"branches":[],"extra":true}`: {DefaultRetentionDays: 7},
+		// lakeFS's GET /settings/gc_rules when no branch has a rule.
+		`{"default_retention_days":7,"branches":null}`: {DefaultRetentionDays: 7},
+		`{"branches":null,"default_retention_days":0}`: {},
 	}
 	for in, want := range ok {
 		var r Rules
@@ -239,8 +277,9 @@ func TestUnmarshalJSON(t *testing.T) {
 		`{"default_retention_days":7}`,
 		`{"branches":[]}`,
 		`{"default_retention_days":null,"branches":[]}`,
-		`{"default_retention_days":7,"branches":null}`,
 		`{"default_retention_days":7,"branches":[{"branch_id":"a"}]}`,
+		`{"default_retention_days":7,"branches":[null]}`,
+		`{"default_retention_days":7,"branches":"main"}`,
 		`{"default_retention_days":7,"branches":[{"retention_days":1}]}`,
 		`{"default_retention_days":7,"branches":[{"branch_id":"","retention_days":1}]}`,
 		`{"default_retention_days":7,"branches":[{"branch_id":"a","retention_days":1},{"branch_id":"a","retention_days":2}]}`,

@@ -10,9 +10,13 @@ import (
 	"gocloud.dev/gcerrors"
 )
 
-// ErrNotFound is wrapped by the error [RulesStore.Get] returns when the
-// repository has no rules: the rules file is missing or empty.
-var ErrNotFound = errors.New("retention: rules not found")
+// ErrNotFound is wrapped by the errors that say a repository has no rules:
+// [RulesStore.Get] returns it when the rules file is missing or holds the
+// zero rules (0 days and no branch rules, an empty file as lakeFS writes
+// them), [Rules.UnmarshalBinary] for bytes that decode to the zero rules,
+// and [ActiveCommits] for the zero rules. lakeFS answers no rules with 404
+// and its GC then keeps every commit; a GC answers ErrNotFound the same way.
+var ErrNotFound = errors.New("retention: no rules")
 
 // DefaultStoragePrefix is the prefix of lakeFS's own objects inside a
 // repository's storage namespace.
@@ -65,8 +69,9 @@ func prefixedKey(prefix, suffix string) string {
 	return prefix + "/" + suffix
 }
 
-// Get reads the rules. A missing or empty rules file is an error wrapping
-// [ErrNotFound]; a file that does not decode is an error wrapping
+// Get reads the rules. A missing rules file, an empty one, and one holding
+// the zero rules are an error wrapping [ErrNotFound] (no rules: a GC keeps
+// every commit); a file that does not decode is an error wrapping
 // [ErrInvalidRules].
 func (s *RulesStore) Get(ctx context.Context) (*Rules, error) {
 	b, err := s.bucket.ReadAll(ctx, s.key)
@@ -85,7 +90,9 @@ func (s *RulesStore) Get(ctx context.Context) (*Rules, error) {
 		return nil, fmt.Errorf("%w: %s is empty", ErrNotFound, s.key)
 	}
 	var r Rules
-	if err := r.UnmarshalBinary(b); err != nil {
+	if err := r.UnmarshalBinary(b); errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("%w: %s holds 0 days and no branch rules", ErrNotFound, s.key)
+	} else if err != nil {
 		return nil, fmt.Errorf("retention: rules %s: %w", s.key, err)
 	}
 	return &r, nil
@@ -93,7 +100,8 @@ func (s *RulesStore) Get(ctx context.Context) (*Rules, error) {
 
 // Save validates r and replaces the stored rules with it. Invalid rules are
 // an error wrapping [ErrInvalidRules] and leave the stored rules unchanged; a
-// canceled write leaves them unchanged too.
+// canceled write leaves them unchanged too. The zero rules are written, as
+// lakeFS writes them, as an empty file: no rules.
 func (s *RulesStore) Save(ctx context.Context, r *Rules) error {
 	b, err := r.MarshalBinary() // validates
 	if err != nil {

@@ -57,8 +57,7 @@ func TestTrackerOnPostgres(t *testing.T) {
 	if n, err := tr.Expire(ctx, "repo\x000"); err != nil || n != 1 {
 		t.Errorf("Expire = %d, %v; want 1 (addr0)", n, err)
 	}
-	now = now.Add(time.Hour) // after every copy: ForgetBranch keeps copies newer than its call
-	if n, err := tr.ForgetBranch(ctx, "repo\x001", "b1"); err != nil || n != 2 {
+	if n, err := tr.ForgetBranch(ctx, "repo\x001", "b1", now.Add(time.Hour)); err != nil || n != 2 { // after every copy
 		t.Errorf("ForgetBranch = %d, %v; want 2 (addr1, addr7)", n, err)
 	}
 	for repo, want := range map[string][]string{

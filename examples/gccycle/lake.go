@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"gocloud.dev/blob"
@@ -103,11 +102,10 @@ func (l *lake) getAddress(branch, path string) string {
 // uploadTo is the client's step: it writes the data straight to the
 // address it was given (here through the same bucket).
 func (l *lake) uploadTo(ctx context.Context, signed string, data []byte) (string, error) {
-	i := strings.LastIndex(signed, linkaddr.Delimiter)
-	if i < 0 {
+	address, _, ok := linkaddr.Split(signed)
+	if !ok {
 		return "", fmt.Errorf("not a link address: %q", signed)
 	}
-	address := signed[:i]
 	return address, l.write(ctx, address, data)
 }
 
@@ -157,11 +155,14 @@ func (l *lake) rename(ctx context.Context, branch, src, dst string) (object, err
 // commit commits a branch; its copy records are no longer needed, the
 // commit protects their addresses.
 func (l *lake) commit(ctx context.Context, branch, message string) (string, error) {
-	id, err := l.store.commit(branch, message, l.clock.Now())
+	date := l.clock.Now() // read before the staging area is committed
+	id, err := l.store.commit(branch, message, date)
 	if err != nil {
 		return "", err
 	}
-	if _, err := l.copies.ForgetBranch(ctx, repoID, branch); err != nil {
+	// Only the records older than the commit: a rename after it is in the
+	// branch's next staging area.
+	if _, err := l.copies.ForgetBranch(ctx, repoID, branch, date); err != nil {
 		return "", err
 	}
 	return id, nil
@@ -169,8 +170,9 @@ func (l *lake) commit(ctx context.Context, branch, message string) (string, erro
 
 // deleteBranch drops a branch, its staging and its copy records.
 func (l *lake) deleteBranch(ctx context.Context, branch string) error {
+	before := l.clock.Now()
 	l.store.deleteBranch(branch)
-	_, err := l.copies.ForgetBranch(ctx, repoID, branch)
+	_, err := l.copies.ForgetBranch(ctx, repoID, branch, before)
 	return err
 }
 

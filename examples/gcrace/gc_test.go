@@ -212,10 +212,11 @@ func (w *world) activeCommits(ctx context.Context, wire wiring) (iter.Seq2[strin
 		rules = retention.Rules{DefaultRetentionDays: w.rules.DefaultRetentionDays}
 	}
 	active, err := retention.ActiveCommits(ctx, w.branchHeads(ctx), commitSource{w}, &rules, w.clock.Now())
-	if err != nil {
+	noRules := errors.Is(err, retention.ErrNotFound) // 0 days, no branch rules: keep every commit, as lakeFS does
+	if err != nil && !noRules {
 		return nil, nil, fmt.Errorf("ActiveCommits: %w", err)
 	}
-	if wire.keepAllCommits {
+	if wire.keepAllCommits || noRules {
 		w.mu.Lock()
 		active = active[:0]
 		for id, c := range w.commits {

@@ -508,13 +508,15 @@ func (w *world) opDelete() {
 	w.logf("delete %s:%s (%s)", bn, p, v[p].addr)
 }
 
-func (w *world) forget(bn string) {
-	if _, err := w.track.ForgetBranch(w.ctx, repoID, bn); err != nil {
+// forget drops the branch's copy records older than before: the time of
+// the commit, reset or branch deletion.
+func (w *world) forget(bn string, before time.Time) {
+	if _, err := w.track.ForgetBranch(w.ctx, repoID, bn, before); err != nil {
 		w.violate("ForgetBranch: %v", err)
 	}
 	kept := w.copies[:0]
 	for _, c := range w.copies {
-		if c.branch != bn {
+		if c.branch != bn || !c.at.Before(before) {
 			kept = append(kept, c)
 		}
 	}
@@ -534,7 +536,7 @@ func (w *world) opCommit() {
 	w.commits[c.id] = c
 	b.head = c.id
 	b.staging = map[string]entry{}
-	w.forget(bn)
+	w.forget(bn, c.date)
 	w.logf("commit %s on %s (%d objects)", c.id, bn, len(c.tree))
 }
 
@@ -568,7 +570,7 @@ func (w *world) opMerge() {
 func (w *world) opReset() {
 	bn, b := w.pickBranch()
 	b.staging = map[string]entry{}
-	w.forget(bn)
+	w.forget(bn, w.clock.Now())
 	w.logf("reset %s", bn)
 }
 
@@ -591,7 +593,7 @@ func (w *world) opDeleteBranch() {
 		return
 	}
 	delete(w.branches, bn)
-	w.forget(bn)
+	w.forget(bn, w.clock.Now())
 	w.logf("delete branch %s", bn)
 }
 
@@ -609,6 +611,14 @@ func (w *world) opImport() {
 // dangling commit, the per-step rule), independent of package retention.
 func (w *world) retained(now time.Time) map[string]bool {
 	keep := make(map[string]bool)
+	if w.rules.DefaultRetentionDays == 0 && len(w.rules.BranchRetentionDays) == 0 {
+		// No rules (lakeFS stores these as an empty file): every commit
+		// is kept.
+		for id := range w.commits {
+			keep[id] = true
+		}
+		return keep
+	}
 	walk := func(start string, days int32) {
 		t := now.AddDate(0, 0, -int(days))
 		for c := w.commits[start]; c != nil; {
