@@ -1,0 +1,336 @@
+package lakegc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"strings"
+	"time"
+
+	"gocloud.dev/blob"
+
+	"github.com/lakegc/lakegc/retention"
+	"github.com/lakegc/lakegc/sweep"
+)
+
+// Collect runs one GC cycle of a repository, in the order its safety needs:
+//
+//  1. the uncommitted export, to completion, with the copy records as its
+//     trailer (read after every branch); its start, recorded before its
+//     first call, anchors the cutoff;
+//  2. the retention rules, read from the namespace: a repository without
+//     rules keeps every commit, as lakeFS does;
+//  3. the active commits, read after the export (a commit made during it
+//     holds objects the export may not have seen staged), and their
+//     report, commits.csv;
+//  4. the mark: the namespace listing minus the export's addresses (read
+//     back through a reader that refuses a missing or unfinished export),
+//     minus the addresses of the active commits, minus every object younger
+//     than the cutoff;
+//  5. the sweep, only with Config.Sweep.
+//
+// Collect makes the run IDs: Report.ExportRunID and Report.RunID. Without
+// Config.Sweep it is a dry run: Report.Mark says how many objects a sweep
+// deletes and where they are listed.
+//
+// Collect is safe to interrupt anywhere: a cancelled or failed phase stops
+// the cycle before the next one, an export that did not finish is never
+// read, and a mark that did not finish is never swept. Then run Collect
+// again: a new cycle, or Config.ResumeExport with Report.ExportRunID to
+// continue the export, or Config.ResumeMark with Report.RunID to sweep a
+// finished mark. The error names the phase that stopped; the report holds
+// what was done until then.
+//
+// cfg and host are checked before any I/O: an error wrapping
+// ErrInvalidConfig says what is wrong.
+func Collect(ctx context.Context, host Host, cfg Config) (*Report, error) {
+	s, err := cfg.validated()
+	if err != nil {
+		return nil, err
+	}
+	if s.ResumeMark == "" {
+		if err := host.validate(s); err != nil {
+			return nil, err
+		}
+	}
+	c := &cycle{cfg: s, host: host, report: &Report{DryRun: !s.Sweep}}
+	return c.report, c.run(ctx)
+}
+
+func (h Host) validate(s settings) error {
+	switch {
+	case h.Staging == nil:
+		return fmt.Errorf("%w: Host without Staging", ErrInvalidConfig)
+	case h.Commits == nil:
+		return fmt.Errorf("%w: Host without Commits", ErrInvalidConfig)
+	case h.Committed == nil:
+		return fmt.Errorf("%w: Host without Committed", ErrInvalidConfig)
+	case h.Copies != nil && s.Repository == "":
+		return fmt.Errorf("%w: no Repository, needed to read the Host's copy records", ErrInvalidConfig)
+	}
+	return nil
+}
+
+// cycle is one run of Collect.
+type cycle struct {
+	cfg    settings
+	host   Host
+	report *Report
+
+	export exportState           // the export, once done
+	rules  *retention.Rules      // nil: keep every commit
+	active []retention.ActiveCommit
+}
+
+func (c *cycle) run(ctx context.Context) error {
+	if c.cfg.ResumeMark != "" {
+		c.report.RunID = c.cfg.ResumeMark
+		if err := c.resumeMark(ctx); err != nil {
+			return err
+		}
+	} else {
+		for _, phase := range []func(context.Context) error{c.runExport, c.readRules, c.activeCommits, c.mark} {
+			if err := phase(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	if !c.cfg.Sweep {
+		return nil
+	}
+	return c.sweep(ctx)
+}
+
+// phase logs the start of a phase and returns a function that logs its end
+// and returns its duration.
+func (c *cycle) phase(ctx context.Context, name string) (done func(args ...any) time.Duration) {
+	start := c.cfg.Clock()
+	c.log(ctx, "lakegc: "+name+" started")
+	return func(args ...any) time.Duration {
+		d := c.cfg.Clock().Sub(start)
+		c.log(ctx, "lakegc: "+name+" done", append(args, "duration", d)...)
+		return d
+	}
+}
+
+func (c *cycle) log(ctx context.Context, msg string, args ...any) {
+	if c.cfg.Logger != nil {
+		c.cfg.Logger.InfoContext(ctx, msg, append([]any{"export_run_id", c.report.ExportRunID, "run_id", c.report.RunID}, args...)...)
+	}
+}
+
+func (c *cycle) progress(p Progress) {
+	if c.cfg.Progress != nil {
+		p.ExportRunID, p.RunID = c.report.ExportRunID, c.report.RunID
+		c.cfg.Progress(p)
+	}
+}
+
+// rulesKey is where lakeFS keeps a repository's GC rules, below the storage
+// prefix; retention.RulesStore reads it.
+const rulesKey = "/retention/gc/rules/config.json"
+
+// readRules reads the repository's rules. A repository without rules keeps
+// every commit, as lakeFS does: its prepare-commits step refuses to run, and
+// its GC client then expires nothing.
+func (c *cycle) readRules(ctx context.Context) error {
+	done := c.phase(ctx, PhaseRules)
+	c.progress(Progress{Phase: PhaseRules})
+	rep := &RulesReport{Key: c.cfg.StoragePrefix + rulesKey}
+	c.report.Rules = rep
+	store := retention.NewRulesStore(c.cfg.Bucket, retention.WithStoragePrefix(c.cfg.StoragePrefix))
+	rules, err := store.Get(ctx)
+	switch {
+	case err == nil:
+		c.rules, rep.Rules, rep.Found = rules, rules, true
+	case noRules(err):
+		c.rules = nil
+	default:
+		return fmt.Errorf("lakegc: rules: %w", err)
+	}
+	rep.Duration = done("found", rep.Found)
+	return nil
+}
+
+// noRules reports whether err says that the repository has no rules.
+//
+// SEAM(hardening): retention may gain ErrNoRules for an empty rules object;
+// both mean "keep every commit". Today an empty file is ErrNotFound.
+func noRules(err error) bool {
+	return errors.Is(err, retention.ErrNotFound)
+}
+
+// keepAll are rules that keep every commit: every commit is newer than a
+// threshold of 2^31-1 days (about 5.9 million years) ago, so every step of
+// every walk keeps the next commit.
+var keepAll = &retention.Rules{DefaultRetentionDays: 1<<31 - 1}
+
+// activeCommits computes the commits the rules keep and writes their
+// report. It runs after the export.
+func (c *cycle) activeCommits(ctx context.Context) error {
+	done := c.phase(ctx, PhaseCommits)
+	now := c.cfg.Clock()
+	c.report.RunID = retention.NewRunID(now)
+	c.progress(Progress{Phase: PhaseCommits})
+	rules := c.rules
+	if rules == nil {
+		rules = keepAll
+	}
+	var err error
+	c.active, err = retention.ActiveCommits(ctx, c.host.Commits.Heads(ctx), c.host.Commits, rules, now)
+	if err != nil {
+		return fmt.Errorf("lakegc: active commits: %w", err)
+	}
+	rep := &CommitsReport{Active: len(c.active)}
+	c.report.Commits = rep
+	rep.Key, err = retention.WriteCommitsCSV(ctx, c.cfg.Bucket, c.cfg.StoragePrefix, c.report.RunID, c.active)
+	if err != nil {
+		return fmt.Errorf("lakegc: commits report: %w", err)
+	}
+	if rep.Bytes, err = folderSize(ctx, c.cfg.Bucket, rep.Key); err != nil {
+		return fmt.Errorf("lakegc: commits report: %w", err)
+	}
+	rep.Duration = done("active", rep.Active)
+	return nil
+}
+
+// reportFolder is the folder of a mark's report.
+func (c *cycle) reportFolder() string {
+	return c.cfg.StoragePrefix + "/retention/gc/unified/" + c.report.RunID + "/"
+}
+
+func (c *cycle) sweepOptions(counters *sweep.Progress, phase string) []sweep.Option {
+	opts := []sweep.Option{
+		sweep.WithStoragePrefix(c.cfg.StoragePrefix),
+		sweep.WithDataPrefix(c.cfg.DataPrefix),
+		sweep.WithLinkTTL(c.cfg.LinkTTL),
+		sweep.WithMinAge(c.cfg.minAge),
+		sweep.WithClock(c.cfg.Clock),
+		sweep.WithMemoryBudget(c.cfg.MemoryBudget),
+		sweep.WithTempDir(c.cfg.TempDir),
+		sweep.WithLogger(c.cfg.Logger),
+		sweep.WithProgress(func(p sweep.Progress) {
+			*counters = p
+			c.progress(Progress{Phase: phase, Counters: p})
+		}),
+	}
+	if c.cfg.BatchDeleter != nil {
+		opts = append(opts, sweep.WithBatchDeleter(c.cfg.BatchDeleter))
+	}
+	return opts
+}
+
+// mark marks the garbage: the export's addresses are read first, then the
+// active commits', and nothing newer than the export's start minus the
+// minimum age is a candidate.
+func (c *cycle) mark(ctx context.Context) error {
+	done := c.phase(ctx, PhaseMark)
+	var counters sweep.Progress
+	sum, err := sweep.Mark(ctx, c.cfg.Bucket, c.report.RunID, sweep.Inputs{
+		Uncommitted: exportedAddresses(ctx, c.cfg.Bucket, c.cfg.StoragePrefix, c.report.ExportRunID, c.export),
+		Committed:   relativeTo(c.cfg.Namespace, c.host.Committed.CommittedAddresses(ctx, c.active)),
+		ExportStart: c.export.Start,
+	}, c.sweepOptions(&counters, PhaseMark)...)
+	if err != nil {
+		return fmt.Errorf("lakegc: mark: %w", err)
+	}
+	rep := &MarkReport{
+		Summary: sum,
+		Report:  c.reportFolder(),
+		Listed:  counters.Listed,
+		Kept:    counters.Kept,
+		Marked:  counters.Marked,
+	}
+	c.report.Mark = rep
+	if rep.Bytes, err = folderSize(ctx, c.cfg.Bucket, rep.Report+"deleted/"); err != nil {
+		return fmt.Errorf("lakegc: mark: %w", err)
+	}
+	rep.Duration = done("candidates", sum.NumDeletedObjects, "cutoff", sum.CutoffTime)
+	return nil
+}
+
+// resumeMark reads the summary of a finished mark, to sweep it.
+func (c *cycle) resumeMark(ctx context.Context) error {
+	done := c.phase(ctx, PhaseMark)
+	sum, err := sweep.ReadSummary(ctx, c.cfg.Bucket, c.cfg.StoragePrefix, c.report.RunID)
+	if err != nil {
+		return fmt.Errorf("lakegc: resume mark %s: %w", c.report.RunID, err)
+	}
+	if !sum.Success {
+		return fmt.Errorf("lakegc: resume mark %s: %w", c.report.RunID, sweep.ErrRunFailed)
+	}
+	rep := &MarkReport{Summary: sum, Report: c.reportFolder()}
+	c.report.Mark = rep
+	if rep.Bytes, err = folderSize(ctx, c.cfg.Bucket, rep.Report+"deleted/"); err != nil {
+		return fmt.Errorf("lakegc: resume mark %s: %w", c.report.RunID, err)
+	}
+	rep.Duration = done("candidates", sum.NumDeletedObjects)
+	return nil
+}
+
+// sweep deletes the candidates of the mark.
+func (c *cycle) sweep(ctx context.Context) error {
+	done := c.phase(ctx, PhaseSweep)
+	var counters sweep.Progress
+	res, err := sweep.Sweep(ctx, c.cfg.Bucket, c.report.RunID, c.sweepOptions(&counters, PhaseSweep)...)
+	if err != nil {
+		return fmt.Errorf("lakegc: sweep: %w", err)
+	}
+	c.report.Sweep = &SweepReport{
+		Deleted:     res.Deleted,
+		AlreadyGone: res.AlreadyGone,
+		Failed:      res.Failed,
+		Refused:     res.Refused,
+		Report:      c.reportFolder(),
+	}
+	c.report.Sweep.Duration = done("deleted", res.Deleted, "failed", res.Failed, "refused", res.Refused)
+	return nil
+}
+
+// relativeTo makes the full addresses under namespace relative to it, and
+// leaves out the full addresses outside it, whose objects are not in the
+// namespace: the rules of the uncommitted export.
+func relativeTo(namespace string, seq iter.Seq2[string, error]) iter.Seq2[string, error] {
+	prefix := strings.TrimRight(namespace, "/") + "/"
+	return func(yield func(string, error) bool) {
+		if seq == nil {
+			yield("", errors.New("lakegc: CommittedAddresses returned a nil iterator"))
+			return
+		}
+		for a, err := range seq {
+			if err != nil {
+				yield("", fmt.Errorf("lakegc: committed addresses: %w", err))
+				return
+			}
+			if hasScheme(a) {
+				rel, ok := strings.CutPrefix(a, prefix)
+				if !ok || rel == "" {
+					continue
+				}
+				a = rel
+			}
+			if !yield(a, nil) {
+				return
+			}
+		}
+	}
+}
+
+// folderSize returns the total size of the objects under prefix (or of the
+// one object named prefix).
+func folderSize(ctx context.Context, bucket *blob.Bucket, prefix string) (int64, error) {
+	var n int64
+	it := bucket.List(&blob.ListOptions{Prefix: prefix})
+	for {
+		obj, err := it.Next(ctx)
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		n += obj.Size
+	}
+}

@@ -1,0 +1,242 @@
+package lakegc
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"gocloud.dev/blob"
+
+	"github.com/lakegc/lakegc/linkaddr"
+	"github.com/lakegc/lakegc/sweep"
+	"github.com/lakegc/lakegc/uncommitted"
+)
+
+// Defaults of a Config's zero values.
+const (
+	// DefaultStoragePrefix is the folder of the namespace that holds
+	// lakeFS's own files (rules, exports, reports): "_lakefs".
+	DefaultStoragePrefix = "_lakefs"
+	// DefaultDataPrefix is the folder of the data slices: "data".
+	DefaultDataPrefix = "data"
+	// DefaultLinkTTL is how long a signed upload address lives, as
+	// linkaddr's default.
+	DefaultLinkTTL = linkaddr.DefaultTTL
+	// DefaultMinAge is the minimum age of a candidate when the link TTL is
+	// not longer.
+	DefaultMinAge = sweep.DefaultMinAge
+	// DefaultMemoryBudget bounds the mark's key buffers: 256 MiB.
+	DefaultMemoryBudget = sweep.DefaultMemoryBudget
+	// DefaultExportFileSize is the size budget of one export file: 20 MiB.
+	DefaultExportFileSize = uncommitted.DefaultMaxFileSize
+)
+
+// minMemoryBudget is the smallest budget the mark accepts.
+const minMemoryBudget = 4 << 10
+
+// ErrInvalidConfig is wrapped by the error Collect returns, before any I/O,
+// for a Config or Host it cannot run with.
+var ErrInvalidConfig = errors.New("lakegc: invalid config")
+
+// Config is one repository's GC settings. The zero value of every field but
+// Bucket and Namespace means its default; a value that cannot be right (a
+// negative duration, a prefix with a leading '/', a minimum age below the
+// link TTL) is an error wrapping ErrInvalidConfig before any I/O.
+type Config struct {
+	// Bucket is rooted at the repository's storage namespace: its keys are
+	// the addresses relative to it, such as "data/<slice>/<xid>". Required.
+	Bucket *blob.Bucket
+	// Namespace is the URI Bucket is rooted at, such as "s3://bucket/repo1":
+	// full addresses under it count as the repository's. Required.
+	Namespace string
+	// Repository is the repository's ID, used in logs and to read its copy
+	// records; required when Host.Copies is set.
+	Repository string
+
+	// StoragePrefix is the folder of lakeFS's own files in the namespace
+	// (default DefaultStoragePrefix): the rules are read, and the export,
+	// the commits report and the GC report written, under it. It is never
+	// scanned for garbage.
+	StoragePrefix string
+	// DataPrefix is the folder of the data slices (default
+	// DefaultDataPrefix): the host's pathprovider prefix.
+	DataPrefix string
+
+	// LinkTTL is the lifetime of the host's signed upload addresses
+	// (default DefaultLinkTTL). The host's linkaddr.Signer must use the
+	// same TTL: an object uploaded to a signed address is in no input
+	// until it is linked, and only its age protects it, so LinkTTL is the
+	// floor of MinAge.
+	LinkTTL time.Duration
+	// MinAge is how much older than the start of the export an object must
+	// be to be marked (default the longer of DefaultMinAge and LinkTTL). An
+	// object's age is the modification time the bucket's listing reports;
+	// a time it does not report keeps the object. It must be at least
+	// LinkTTL.
+	MinAge time.Duration
+	// Clock is the time of every decision of the cycle: the export's
+	// start, the retention threshold, the mark's start, run IDs and phase
+	// durations (default time.Now).
+	Clock func() time.Time
+
+	// ExportFileSize is the size budget, in bytes, of one file of the
+	// uncommitted export (default DefaultExportFileSize).
+	ExportFileSize int64
+	// MemoryBudget bounds the bytes the mark holds in key buffers (default
+	// DefaultMemoryBudget, at least 4 KiB); beyond it keys spill to TempDir.
+	MemoryBudget int64
+	// TempDir is where the mark spills (default os.TempDir()).
+	TempDir string
+
+	// Logger, if set, receives the start and end of each phase, and the
+	// packages' own progress logs.
+	Logger *slog.Logger
+	// Progress, if set, is called after each call of the export and with
+	// the counters of the mark and the sweep. Calls never overlap and
+	// Collect waits for each: it may be slow, but it should not fail.
+	Progress func(Progress)
+
+	// Sweep deletes the marked candidates. Without it, Collect only marks:
+	// a dry run whose report says what a sweep would delete.
+	Sweep bool
+	// BatchDeleter is how the sweep deletes (default: the bucket's Delete,
+	// key by key); see package sweep/s3delete for S3.
+	BatchDeleter sweep.BatchDeleter
+
+	// ResumeExport is the ID of an export that Collect started and that was
+	// interrupted: Collect continues it where it stopped, and the cycle
+	// keeps its start time as the anchor of the cutoff. Empty: a new
+	// export.
+	ResumeExport string
+	// ResumeMark is the ID of a finished mark (Report.RunID): Collect
+	// skips to the sweep of its candidates, and reads nothing of the host.
+	// Set Sweep to delete them; without it, Collect reports the mark.
+	ResumeMark string
+}
+
+// settings is a Config with its defaults applied.
+type settings struct {
+	Config
+	minAge time.Duration
+}
+
+func (c Config) withDefaults() settings {
+	s := settings{Config: c}
+	if s.StoragePrefix == "" {
+		s.StoragePrefix = DefaultStoragePrefix
+	}
+	if s.DataPrefix == "" {
+		s.DataPrefix = DefaultDataPrefix
+	}
+	if s.LinkTTL == 0 {
+		s.LinkTTL = DefaultLinkTTL
+	}
+	s.minAge = s.MinAge
+	if s.minAge == 0 {
+		s.minAge = max(DefaultMinAge, s.LinkTTL)
+	}
+	if s.Clock == nil {
+		s.Clock = time.Now
+	}
+	if s.ExportFileSize == 0 {
+		s.ExportFileSize = DefaultExportFileSize
+	}
+	if s.MemoryBudget == 0 {
+		s.MemoryBudget = DefaultMemoryBudget
+	}
+	return s
+}
+
+// Validate reports whether Collect can run with c, without any I/O: an
+// error wrapping ErrInvalidConfig names the first field that is wrong.
+func (c Config) Validate() error {
+	_, err := c.validated()
+	return err
+}
+
+func (c Config) validated() (settings, error) {
+	s := c.withDefaults()
+	invalid := func(format string, args ...any) (settings, error) {
+		return settings{}, fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case s.Bucket == nil:
+		return invalid("no Bucket")
+	case !hasScheme(s.Namespace):
+		return invalid("Namespace %q is not a URI such as s3://bucket/repo", s.Namespace)
+	case s.LinkTTL < 0:
+		return invalid("negative LinkTTL %v", s.LinkTTL)
+	case s.MinAge < 0:
+		return invalid("negative MinAge %v", s.MinAge)
+	case s.minAge < s.LinkTTL:
+		return invalid("MinAge %v below LinkTTL %v: an object uploaded to a signed address could be deleted before it is linked", s.minAge, s.LinkTTL)
+	case s.ExportFileSize < 0:
+		return invalid("negative ExportFileSize %d", s.ExportFileSize)
+	case s.MemoryBudget < minMemoryBudget:
+		return invalid("MemoryBudget %d below %d bytes", s.MemoryBudget, minMemoryBudget)
+	case s.ResumeExport != "" && s.ResumeMark != "":
+		return invalid("both ResumeExport and ResumeMark: a resumed mark has no export")
+	}
+	if err := validPrefixes(s.StoragePrefix, s.DataPrefix); err != nil {
+		return settings{}, err
+	}
+	for _, id := range []struct{ field, id string }{{"ResumeExport", s.ResumeExport}, {"ResumeMark", s.ResumeMark}} {
+		if id.id != "" && !validRunID(id.id) {
+			return invalid("%s %q is not a run ID", id.field, id.id)
+		}
+	}
+	return s, nil
+}
+
+// validPrefixes checks that both prefixes are folder names and that neither
+// folder holds the other: the data folder is scanned for garbage and the
+// storage folder never is.
+func validPrefixes(storage, data string) error {
+	for _, p := range []struct{ field, prefix string }{{"StoragePrefix", storage}, {"DataPrefix", data}} {
+		if strings.HasPrefix(p.prefix, "/") || strings.HasSuffix(p.prefix, "/") || strings.Contains(p.prefix, "//") || strings.Contains(p.prefix, "://") {
+			return fmt.Errorf("%w: %s %q must be a folder name without leading or trailing '/'", ErrInvalidConfig, p.field, p.prefix)
+		}
+	}
+	if storage == data || strings.HasPrefix(data+"/", storage+"/") || strings.HasPrefix(storage+"/", data+"/") {
+		return fmt.Errorf("%w: DataPrefix %q and StoragePrefix %q overlap", ErrInvalidConfig, data, storage)
+	}
+	return nil
+}
+
+// validRunID accepts the run IDs Collect makes and lakeFS's (xids, UUIDs):
+// a short name of letters, digits, '-', '_', '.' and '=' that is one path
+// element.
+func validRunID(id string) bool {
+	if id == "" || len(id) > 128 || id == "." || id == ".." {
+		return false
+	}
+	for _, r := range id {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.', r == '=':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// hasScheme reports whether s starts with "<scheme>://", scheme being
+// ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) as in RFC 3986.
+func hasScheme(s string) bool {
+	i := strings.Index(s, "://")
+	if i <= 0 {
+		return false
+	}
+	for j := 0; j < i; j++ {
+		c := s[j]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case j > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,311 @@
+package sourcetest
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lakegc/lakegc/retention"
+)
+
+func TestFakeSource(t *testing.T) {
+	Run(t, func(t *testing.T, f Fixture) Harness { return newFake(f, none) })
+}
+
+// recorder is a reporter that records failures instead of failing the test,
+// and ends the check (like t.FailNow) on Fatalf.
+type recorder struct {
+	mu     sync.Mutex
+	failed bool
+	logs   []string
+}
+
+func (r *recorder) Helper() {}
+
+func (r *recorder) Errorf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failed = true
+	r.logs = append(r.logs, fmt.Sprintf(format, args...))
+}
+
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.Errorf(format, args...)
+	runtime.Goexit()
+}
+
+// runCheck runs one check against fakes with bug b and reports whether it
+// failed; a panic counts as a failure.
+func runCheck(c check, b bug) (failed bool, logs string) {
+	r := &recorder{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() {
+			if p := recover(); p != nil {
+				r.Errorf("panic: %v", p)
+			}
+		}()
+		c.run(r, func(f Fixture) Harness { return newFake(f, b) })
+	}()
+	<-done
+	return r.failed, strings.Join(r.logs, "\n")
+}
+
+// TestSuiteCatchesBrokenSources proves that each check fails for an
+// adapter with the bug it is meant to catch, and that the correct adapter
+// passes them all.
+func TestSuiteCatchesBrokenSources(t *testing.T) {
+	defer func(d time.Duration) { blockTimeout = d }(blockTimeout)
+	blockTimeout = 300 * time.Millisecond
+
+	for _, c := range checks {
+		if failed, logs := runCheck(c, none); failed {
+			t.Errorf("%s fails for the correct fake:\n%s", c.name, logs)
+		}
+	}
+	tests := []struct {
+		bug    bug
+		caught []string
+	}{
+		{hiddenOmitted, []string{"Heads"}},
+		{headsLastPageLost, []string{"Heads"}},
+		{listLastPageLost, []string{"ListEveryCommit", "ActiveCommits"}},
+		{parentsSorted, []string{"Parents", "ListEveryCommit", "Get", "ActiveCommits"}},
+		{versionDropped, []string{"Parents", "Get", "ActiveCommits"}},
+		{secondParentDropped, []string{"Get", "ListEveryCommit"}},
+		{dateToDay, []string{"Get", "ListEveryCommit", "ActiveCommits"}},
+		{metarangeDropped, []string{"Get", "ActiveCommits"}},
+		{getMissingZero, []string{"GetMissing"}},
+		{getFromSnapshot, []string{"GetCommitAfterListBegan"}},
+		{headsFromSnapshot, []string{"GetCommitAfterListBegan"}},
+		{continueAfterBreak, []string{"EarlyBreak"}},
+		{quietOnCancel, []string{"CancelledContext", "CancelDuringList"}},
+		{contextAtStartOnly, []string{"CancelDuringList"}},
+		{getIgnoresContext, []string{"CancelledContext"}},
+		{swallowsErrors, []string{"ErrorsPassedThrough"}},
+		{quietFailureMidway, []string{"ErrorsPassedThrough"}},
+	}
+	targeted := map[string]bool{}
+	for _, tt := range tests {
+		for _, name := range tt.caught {
+			targeted[name] = true
+			i := slices.IndexFunc(checks, func(c check) bool { return c.name == name })
+			if i < 0 {
+				t.Fatalf("no check %s", name)
+			}
+			if failed, _ := runCheck(checks[i], tt.bug); !failed {
+				t.Errorf("%s passes for an adapter with bug %v", name, tt.bug)
+			}
+		}
+	}
+	for _, c := range checks {
+		if !targeted[c.name] {
+			t.Errorf("no broken adapter proves that check %s can fail", c.name)
+		}
+	}
+}
+
+type bug int
+
+const (
+	none bug = iota
+	hiddenOmitted
+	headsLastPageLost
+	listLastPageLost
+	parentsSorted
+	versionDropped
+	secondParentDropped
+	dateToDay
+	metarangeDropped
+	getMissingZero
+	getFromSnapshot
+	headsFromSnapshot
+	continueAfterBreak
+	quietOnCancel
+	contextAtStartOnly
+	getIgnoresContext
+	swallowsErrors
+	quietFailureMidway
+)
+
+func (b bug) String() string {
+	return [...]string{"none", "hiddenOmitted", "headsLastPageLost", "listLastPageLost", "parentsSorted",
+		"versionDropped", "secondParentDropped", "dateToDay", "metarangeDropped", "getMissingZero",
+		"getFromSnapshot", "headsFromSnapshot", "continueAfterBreak", "quietOnCancel", "contextAtStartOnly",
+		"getIgnoresContext", "swallowsErrors", "quietFailureMidway"}[b]
+}
+
+// fake is a commit store in memory whose adapter has at most one bug.
+type fake struct {
+	bug  bug
+	mu   sync.Mutex
+	data *fakeData
+	snap *fakeData // what the snapshot bugs read: the data as loaded
+	fail error
+}
+
+type fakeData struct {
+	commits  map[string]retention.Commit
+	order    []string
+	branches map[string]Branch
+}
+
+func (d *fakeData) add(f Fixture) {
+	for _, c := range f.Commits {
+		if _, ok := d.commits[c.ID]; !ok {
+			d.order = append(d.order, c.ID)
+		}
+		d.commits[c.ID] = c
+	}
+	for _, b := range f.Branches {
+		d.branches[b.ID] = b
+	}
+}
+
+func (d *fakeData) clone() *fakeData {
+	c := &fakeData{commits: map[string]retention.Commit{}, branches: map[string]Branch{}}
+	c.add(Fixture{})
+	for _, id := range d.order {
+		c.commits[id] = d.commits[id]
+	}
+	c.order = slices.Clone(d.order)
+	for id, b := range d.branches {
+		c.branches[id] = b
+	}
+	return c
+}
+
+func newFake(f Fixture, b bug) Harness {
+	s := &fake{bug: b, data: &fakeData{commits: map[string]retention.Commit{}, branches: map[string]Branch{}}}
+	s.data.add(f)
+	s.snap = s.data.clone()
+	return Harness{Source: s, Add: s.add, FailReads: s.failReads}
+}
+
+func (s *fake) add(_ context.Context, f Fixture) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.data.add(f)
+	return nil
+}
+
+func (s *fake) failReads(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fail = err
+}
+
+func (s *fake) failure() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fail
+}
+
+// read returns the data a call reads.
+func (s *fake) read(snapshot bool) *fakeData {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if snapshot {
+		return s.snap
+	}
+	return s.data.clone()
+}
+
+// convert returns a commit as the buggy adapter reports it.
+func (s *fake) convert(c retention.Commit) retention.Commit {
+	c.Parents = slices.Clone(c.Parents)
+	switch s.bug {
+	case parentsSorted:
+		slices.Sort(c.Parents)
+	case versionDropped:
+		c.Version = 1
+	case secondParentDropped:
+		if len(c.Parents) > 1 {
+			c.Parents = c.Parents[:1]
+		}
+	case dateToDay:
+		c.CreationDate = c.CreationDate.Truncate(24 * time.Hour)
+	case metarangeDropped:
+		c.MetaRangeID = ""
+	}
+	return c
+}
+
+func (s *fake) Heads(ctx context.Context) iter.Seq2[retention.Branch, error] {
+	d := s.read(s.bug == headsFromSnapshot)
+	var out []retention.Branch
+	for _, b := range d.branches {
+		if !(b.Hidden && s.bug == hiddenOmitted) {
+			out = append(out, retention.Branch{ID: b.ID, CommitID: b.Head})
+		}
+	}
+	slices.SortFunc(out, func(a, b retention.Branch) int { return strings.Compare(a.ID, b.ID) })
+	if s.bug == headsLastPageLost {
+		out = out[:len(out)/4*4]
+	}
+	return iterate(s, ctx, out)
+}
+
+func (s *fake) List(ctx context.Context) iter.Seq2[retention.Commit, error] {
+	d := s.read(false)
+	var out []retention.Commit
+	for _, id := range d.order {
+		out = append(out, s.convert(d.commits[id]))
+	}
+	if s.bug == listLastPageLost {
+		out = out[:len(out)/8*8]
+	}
+	return iterate(s, ctx, out)
+}
+
+func (s *fake) Get(ctx context.Context, id string) (retention.Commit, error) {
+	if err := ctx.Err(); err != nil && s.bug != getIgnoresContext {
+		return retention.Commit{}, err
+	}
+	if err := s.failure(); err != nil && s.bug != swallowsErrors {
+		return retention.Commit{}, fmt.Errorf("fake: get: %w", err)
+	}
+	c, ok := s.read(s.bug == getFromSnapshot).commits[id]
+	if !ok {
+		if s.bug == getMissingZero {
+			return retention.Commit{}, nil
+		}
+		return retention.Commit{}, fmt.Errorf("fake: commit %q not found", id)
+	}
+	return s.convert(c), nil
+}
+
+// iterate yields items, checking ctx and the injected failure before each,
+// as the bug allows.
+func iterate[T any](s *fake, ctx context.Context, items []T) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		for i, v := range items {
+			if err := ctx.Err(); err != nil && (s.bug != contextAtStartOnly || i == 0) {
+				if s.bug != quietOnCancel {
+					yield(zero, err)
+				}
+				return
+			}
+			if err := s.failure(); err != nil {
+				if s.bug != swallowsErrors && (s.bug != quietFailureMidway || i == 0) {
+					yield(zero, fmt.Errorf("fake: read: %w", err))
+				}
+				return
+			}
+			if !yield(v, nil) && s.bug != continueAfterBreak {
+				return
+			}
+		}
+		if err := ctx.Err(); err != nil && s.bug != quietOnCancel && s.bug != contextAtStartOnly {
+			yield(zero, err)
+		}
+	}
+}
