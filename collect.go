@@ -79,8 +79,8 @@ type cycle struct {
 	host   Host
 	report *Report
 
-	export exportState           // the export, once done
-	rules  *retention.Rules      // nil: keep every commit
+	export exportState      // the export, once done
+	rules  *retention.Rules // nil: keep every commit
 	active []retention.ActiveCommit
 }
 

@@ -106,9 +106,14 @@ type Config struct {
 	BatchDeleter sweep.BatchDeleter
 
 	// ResumeExport is the ID of an export that Collect started and that was
-	// interrupted: Collect continues it where it stopped, and the cycle
-	// keeps its start time as the anchor of the cutoff. Empty: a new
-	// export.
+	// interrupted (Report.ExportRunID): Collect continues it where it
+	// stopped, and the cycle keeps its start time as the anchor of the
+	// cutoff. Collect records where an export stands beside its files
+	// (<prefix>/retention/gc/uncommitted/<run_id>/_lakegc_export.json);
+	// a run without that record, or of another namespace, is refused
+	// (ErrNoExport). Resume within the copy tracker's TTL: the records of
+	// renames made during the first calls must still exist when the last
+	// call reads them. Empty: a new export.
 	ResumeExport string
 	// ResumeMark is the ID of a finished mark (Report.RunID): Collect
 	// skips to the sweep of its candidates, and reads nothing of the host.

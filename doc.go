@@ -1,7 +1,8 @@
 // Package lakegc is the root of a library of garbage-collection primitives for
 // versioned object stores: data lakes with branches, commits and a staging area
-// over a bucket, in the style of lakeFS. It holds no code of its own; a host
-// imports the packages it needs and plugs in its own KV and blob adapters.
+// over a bucket, in the style of lakeFS. A host imports the packages it needs
+// and plugs in its own KV and blob adapters; [Collect] composes them into one
+// safe GC cycle.
 //
 // # The GC model
 //
@@ -31,6 +32,35 @@
 //     minus at least the link TTL, so an object uploaded to a signed address
 //     just before the export and linked just after it is protected by its age.
 //
+// # One GC cycle
+//
+// [Collect] runs a whole cycle in that order: the uncommitted export (copy
+// records last), the rules, the active commits and their report, the mark,
+// and — only with [Config].Sweep — the sweep. The host gives it a [Host]: its
+// staging area (an uncommitted.Source), its branches and commits ([Commits]),
+// and the addresses of the commits the rules keep ([Committed]), plus its
+// copy tracker if it has one. Collect does the rest: it records the export's
+// start, makes the run IDs, loops the export to completion, reads it back
+// through a reader that refuses a missing or unfinished run, treats a
+// repository without rules as lakeFS does (every commit is kept), and returns
+// a [Report] of each phase, which marshals to JSON.
+//
+// One [Config] holds the settings the packages would otherwise each take: the
+// bucket and its namespace URI, one storage prefix, one link TTL (the floor of
+// the minimum age; the host's linkaddr.Signer must use the same), one clock.
+// Zero values are the defaults, and invalid values are errors wrapping
+// [ErrInvalidConfig] before any I/O.
+//
+// Without Config.Sweep a cycle is a dry run: the report says how many objects
+// a sweep deletes and where the mark lists them. Config.ResumeMark then sweeps
+// that mark, and Config.ResumeExport continues an export that was interrupted.
+// A cycle interrupted anywhere leaves nothing a later one could misread:
+// running Collect again, afresh or resuming, is safe.
+//
+// The conformance suites uncommitted/sourcetest and retention/sourcetest prove
+// a host's adapters with one call each, as copytrack/storetest proves its KV
+// store.
+//
 // # Packages
 //
 //   - pathprovider: physical addresses under time-descending slices
@@ -46,7 +76,8 @@
 //   - sweep: mark candidates and sweep them on one machine, in bounded memory,
 //     writing lakeFS's report.
 //
-// No package imports another package of this module: each can be adopted alone.
+// No package imports another package of this module: each can be adopted
+// alone. Only this root package composes them.
 //
 // # Compatibility with lakeFS
 //

@@ -4,9 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
+	"slices"
+	"time"
 
+	"gocloud.dev/blob/memblob"
+
+	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/linkaddr"
 	"github.com/lakegc/lakegc/pathprovider"
+	"github.com/lakegc/lakegc/retention"
+	"github.com/lakegc/lakegc/sweep"
+	"github.com/lakegc/lakegc/uncommitted"
 )
 
 // Example shows the get-address → upload → link flow that keeps objects in
@@ -43,4 +53,118 @@ func Example() {
 	// linked twice: true
 	// linked on another branch: true
 	// prefix: data <nil>
+}
+
+// tinyStore is a versioned store of one branch: a commit and a staging
+// area. A real host adapts its own metadata the same way.
+type tinyStore struct {
+	head   retention.Commit
+	tree   []string          // the addresses of the commit's objects
+	staged map[string]string // path → address
+}
+
+func (s *tinyStore) Branches(ctx context.Context, from string) iter.Seq2[string, error] {
+	return items(ctx, slices.DeleteFunc([]string{"main"}, func(id string) bool { return id < from }))
+}
+
+func (s *tinyStore) Uncommitted(ctx context.Context, branch, from string) iter.Seq2[uncommitted.Entry, error] {
+	if branch != "main" {
+		return items[uncommitted.Entry](ctx, nil, uncommitted.ErrBranchNotFound)
+	}
+	var entries []uncommitted.Entry
+	for _, path := range slices.Sorted(maps.Keys(s.staged)) {
+		if path >= from {
+			entries = append(entries, uncommitted.Entry{Key: path, PhysicalAddress: s.staged[path]})
+		}
+	}
+	return items(ctx, entries)
+}
+
+func (s *tinyStore) Heads(ctx context.Context) iter.Seq2[retention.Branch, error] {
+	return items(ctx, []retention.Branch{{ID: "main", CommitID: s.head.ID}})
+}
+
+func (s *tinyStore) List(ctx context.Context) iter.Seq2[retention.Commit, error] {
+	return items(ctx, []retention.Commit{s.head})
+}
+
+func (s *tinyStore) Get(ctx context.Context, id string) (retention.Commit, error) {
+	if id != s.head.ID {
+		return retention.Commit{}, fmt.Errorf("no commit %q", id)
+	}
+	return s.head, ctx.Err()
+}
+
+func (s *tinyStore) CommittedAddresses(ctx context.Context, active []retention.ActiveCommit) iter.Seq2[string, error] {
+	return items(ctx, s.tree) // one commit: it is active
+}
+
+// items yields vs, then err if not nil, and stops with ctx's error.
+func items[T any](ctx context.Context, vs []T, errs ...error) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		for _, v := range vs {
+			if ctx.Err() != nil {
+				break
+			}
+			if !yield(v, nil) {
+				return
+			}
+		}
+		for _, err := range append(errs, ctx.Err()) {
+			if err != nil {
+				yield(zero, err)
+				return
+			}
+		}
+	}
+}
+
+// ExampleCollect runs a GC cycle of a tiny store: a dry run first, then a
+// sweep of what it marked.
+func ExampleCollect() {
+	ctx := context.Background()
+	bucket := memblob.OpenBucket(nil) // rooted at the repository's namespace
+	defer bucket.Close()
+	for _, key := range []string{"data/s/committed", "data/s/staged", "data/s/orphan"} {
+		if err := bucket.WriteAll(ctx, key, []byte(key), nil); err != nil {
+			panic(err)
+		}
+	}
+	store := &tinyStore{
+		head:   retention.Commit{ID: "c1", CreationDate: time.Now(), MetaRangeID: "m1"},
+		tree:   []string{"data/s/committed"},
+		staged: map[string]string{"tables/t/part-0.parquet": "data/s/staged"},
+	}
+	host := lakegc.Host{Staging: store, Commits: store, Committed: store}
+	cfg := lakegc.Config{
+		Bucket:     bucket,
+		Namespace:  "mem://repo1",
+		Repository: "repo1",
+		// The objects were written just now: run the GC as if two days
+		// had passed, so that they are older than the minimum age.
+		Clock: func() time.Time { return time.Now().Add(48 * time.Hour) },
+	}
+
+	report, err := lakegc.Collect(ctx, host, cfg) // a dry run
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("rules found:", report.Rules.Found, "- active commits:", report.Commits.Active)
+	fmt.Println("a sweep would delete:", report.Mark.Summary.NumDeletedObjects)
+	for key, err := range sweep.Candidates(ctx, bucket, lakegc.DefaultStoragePrefix, report.RunID) {
+		fmt.Println("  ", key, err)
+	}
+
+	cfg.ResumeMark, cfg.Sweep = report.RunID, true
+	swept, err := lakegc.Collect(ctx, lakegc.Host{}, cfg)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("deleted:", swept.Sweep.Deleted)
+	// Output:
+	// rules found: false - active commits: 1
+	// a sweep would delete: 1
+	//    data/s/orphan <nil>
+	// deleted: 1
 }

@@ -289,7 +289,9 @@ func checkCancelDuringIteration(r reporter, load func(Fixture) Harness) {
 		seq  func(ctx context.Context) func(func(any, error) bool)
 	}{
 		{"Branches", func(ctx context.Context) func(func(any, error) bool) { return anySeq(h.Source.Branches(ctx, "")) }},
-		{"Uncommitted", func(ctx context.Context) func(func(any, error) bool) { return anySeq(h.Source.Uncommitted(ctx, "main", "")) }},
+		{"Uncommitted", func(ctx context.Context) func(func(any, error) bool) {
+			return anySeq(h.Source.Uncommitted(ctx, "main", ""))
+		}},
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
 		n := 0

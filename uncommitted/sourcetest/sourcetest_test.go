@@ -211,7 +211,9 @@ func (s *fake) branchOrder(ids []string) {
 		slices.SortStableFunc(ids, func(a, b string) int { return strings.Compare(strings.ToLower(a), strings.ToLower(b)) })
 	case collationSkipsPunctuation:
 		strip := strings.NewReplacer("-", "", "_", "")
-		slices.SortStableFunc(ids, func(a, b string) int { return cmp.Or(strings.Compare(strip.Replace(a), strip.Replace(b)), strings.Compare(a, b)) })
+		slices.SortStableFunc(ids, func(a, b string) int {
+			return cmp.Or(strings.Compare(strip.Replace(a), strip.Replace(b)), strings.Compare(a, b))
+		})
 	default:
 		slices.Sort(ids)
 	}
