@@ -141,7 +141,7 @@ func (c *cycle) runExport(ctx context.Context) error {
 			err = ctx.Err()
 		}
 		if err == nil && res.RunID != runID {
-			err = fmt.Errorf("Prepare wrote run %q", res.RunID)
+			err = fmt.Errorf("a call wrote run %q", res.RunID)
 		}
 		if err != nil {
 			return fail(err)

@@ -121,8 +121,7 @@ var baseTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // history builds a fixture, commit by commit: a commit named n has the ID
 // ID(n), the metarange "mr-n", and parents named by their names.
 type history struct {
-	f      Fixture
-	byName map[string]int
+	f Fixture
 }
 
 func (h *history) commit(name string, day int, parents ...string) *history {
