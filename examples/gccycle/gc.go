@@ -11,6 +11,7 @@ import (
 	"github.com/rs/xid"
 	"gocloud.dev/blob"
 
+	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/pathprovider"
 	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
@@ -26,8 +27,6 @@ type gcOptions struct {
 	sweep bool
 	// progress, if set, sees the counters of the mark and the sweep.
 	progress func(sweep.Progress)
-	// sweepOptions are added to the mark and the sweep (deleter, temp dir…).
-	sweepOptions []sweep.Option
 }
 
 // gcRun is what one GC cycle did.
@@ -37,7 +36,7 @@ type gcRun struct {
 	exportFiles int
 	exportRows  int64
 	exportDir   string
-	copyRecords int // rows of the export's trailer
+	copyRecords int64 // rows of the export's trailer
 
 	rules     *retention.Rules
 	commits   int
@@ -56,82 +55,109 @@ type gcRun struct {
 	batchDeletes bool // the sweep used S3's DeleteObjects
 }
 
-// collect runs one GC cycle in the order the GC's safety needs: the
-// uncommitted export (copy records last, as its trailer) is complete before
-// the committed data is read; then the active commits and their CSV; then
-// the mark, anchored at the export's start; then, if asked, the sweep.
-// between, if set, is called after each call of the export that leaves
-// more to do, with the next mark: the store keeps working during a GC.
+// exportCallTime is the simulated duration of one call of the export.
+const exportCallTime = 20 * time.Minute
+
+// collect runs one GC cycle through lakegc.Collect, which keeps the order
+// the GC's safety needs: the uncommitted export (copy records last, as its
+// trailer) is complete before the committed data is read; then the active
+// commits and their CSV; then the mark, anchored at the export's start.
+// The cycle is a dry run; with opts.sweep, a second call sweeps what it
+// marked, once the candidates' sizes are read for the report. between, if
+// set, is called after each call of the export that leaves more to do,
+// with the next mark: the store keeps working during a GC.
 func (l *lake) collect(ctx context.Context, opts gcOptions, between func(next *uncommitted.Mark) error) (*gcRun, error) {
-	// The cutoff is anchored here, before the first Prepare call: an
-	// upload linked after the export passed its path is in neither input.
-	run := &gcRun{exportStart: l.clock.Now()}
-	if err := l.export(ctx, run, opts.exportFileSize, between); err != nil {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var storyErr error
+	active := &activeCommits{store: l.store}
+	cfg := lakegc.Config{
+		Bucket:     l.bucket,
+		Namespace:  l.namespace,
+		Repository: repoID,
+		// The host's signer uses the same TTL: an address handed out just
+		// under it before the export can still be linked after it.
+		LinkTTL:        l.linkTTL,
+		MinAge:         l.linkTTL,
+		Clock:          l.clock.Now,
+		ExportFileSize: opts.exportFileSize,
+		Progress: func(p lakegc.Progress) {
+			if p.Phase != lakegc.PhaseExport {
+				if opts.progress != nil {
+					opts.progress(p.Counters)
+				}
+				return
+			}
+			// Exporting a large staging area takes a while: a mark taken
+			// at the end of it would be a poor anchor for the cutoff.
+			l.clock.advance(exportCallTime)
+			if p.ExportNext != nil && between != nil && storyErr == nil {
+				if storyErr = between(p.ExportNext); storyErr != nil {
+					cancel()
+				}
+			}
+		},
+	}
+	host := lakegc.Host{Staging: l.store, Commits: l.store, Committed: active, Copies: l.copies}
+	report, err := lakegc.Collect(ctx, host, cfg)
+	if storyErr != nil {
+		return nil, storyErr
+	}
+	if err != nil {
 		return nil, err
 	}
-	if err := l.activeCommits(ctx, run); err != nil {
-		return nil, err
+	run := &gcRun{
+		exportStart: report.Export.Start,
+		exportRunID: report.ExportRunID,
+		exportFiles: report.Export.Files,
+		exportRows:  report.Export.Rows,
+		exportDir:   report.Export.Location,
+		copyRecords: report.Export.CopyRecords,
+		rules:       report.Rules.Rules,
+		commits:     len(l.store.order),
+		active:      active.asked,
+		runID:       report.RunID,
+		commitCSV:   report.Commits.Key,
+		minAge:      cfg.MinAge,
+		summary:     report.Mark.Summary,
+		counts:      sweep.Progress{Listed: report.Mark.Listed, Kept: report.Mark.Kept, Marked: report.Mark.Marked},
 	}
-	if err := l.mark(ctx, run, opts); err != nil {
+	if err := l.readCandidates(ctx, run); err != nil {
 		return nil, err
 	}
 	if !opts.sweep {
 		return run, nil
 	}
-	return run, l.sweep(ctx, run, opts)
+	// On S3, delete 1000 keys a request rather than one by one.
+	if deleter, err := s3delete.FromBucket(l.bucket); err == nil {
+		cfg.BatchDeleter = deleter
+		run.batchDeletes = true
+	}
+	cfg.ResumeMark, cfg.Sweep = report.RunID, true
+	swept, err := lakegc.Collect(ctx, lakegc.Host{}, cfg)
+	if err != nil {
+		return nil, err
+	}
+	run.swept = &sweep.SweepResult{Deleted: swept.Sweep.Deleted, AlreadyGone: swept.Sweep.AlreadyGone,
+		Failed: swept.Sweep.Failed, Refused: swept.Sweep.Refused}
+	return run, nil
 }
 
-// activeCommits reads the GC rules, computes the commits retention keeps
-// and writes their CSV. It runs after the export: a commit made during the
-// export holds objects the export may not have seen staged.
-func (l *lake) activeCommits(ctx context.Context, run *gcRun) error {
-	rules, err := l.rules.Get(ctx)
-	if err != nil {
-		return fmt.Errorf("read GC rules: %w", err)
-	}
-	run.rules = rules
-	run.commits = len(l.store.order)
-	now := l.clock.Now()
-	run.active, err = retention.ActiveCommits(ctx, l.store.refs(), l.store, rules, now)
-	if err != nil {
-		return fmt.Errorf("active commits: %w", err)
-	}
-	run.runID = retention.NewRunID(now)
-	run.commitCSV, err = retention.WriteCommitsCSV(ctx, l.bucket, retention.DefaultStoragePrefix, run.runID, run.active)
-	if err != nil {
-		return fmt.Errorf("write commits CSV: %w", err)
-	}
-	return nil
+// activeCommits reads the committed addresses from the store, and keeps
+// the active commits it was asked for, for the report.
+type activeCommits struct {
+	store *store
+	asked []retention.ActiveCommit
 }
 
-// mark marks the garbage: the uncommitted rows are read first, then the
-// committed addresses, and nothing newer than the export's start minus
-// the minimum age is a candidate. It then reads the candidates back, with
-// their sizes, for the report.
-func (l *lake) mark(ctx context.Context, run *gcRun, opts gcOptions) error {
-	// The minimum age must cover the link TTL: an address handed out just
-	// under it before the export can still be linked after it.
-	run.minAge = l.linkTTL
-	markOpts := append([]sweep.Option{
-		sweep.WithClock(l.clock.Now),
-		sweep.WithLinkTTL(l.linkTTL),
-		sweep.WithMinAge(run.minAge),
-		sweep.WithProgress(func(p sweep.Progress) {
-			run.counts = p
-			if opts.progress != nil {
-				opts.progress(p)
-			}
-		}),
-	}, opts.sweepOptions...)
-	var err error
-	run.summary, err = sweep.Mark(ctx, l.bucket, run.runID, sweep.Inputs{
-		Uncommitted: exported(ctx, l, run.exportRunID),
-		Committed:   l.store.committed(run.active),
-		ExportStart: run.exportStart,
-	}, markOpts...)
-	if err != nil {
-		return fmt.Errorf("mark: %w", err)
-	}
+func (a *activeCommits) CommittedAddresses(ctx context.Context, active []retention.ActiveCommit) iter.Seq2[string, error] {
+	a.asked = active
+	return a.store.CommittedAddresses(ctx, active)
+}
+
+// readCandidates reads the marked candidates back, with their sizes, for
+// the report.
+func (l *lake) readCandidates(ctx context.Context, run *gcRun) error {
 	for key, err := range sweep.Candidates(ctx, l.bucket, sweep.DefaultStoragePrefix, run.runID) {
 		if err != nil {
 			return fmt.Errorf("read candidates: %w", err)
@@ -149,85 +175,6 @@ func (l *lake) mark(ctx context.Context, run *gcRun, opts gcOptions) error {
 		}
 	}
 	return nil
-}
-
-// sweep deletes the marked candidates.
-func (l *lake) sweep(ctx context.Context, run *gcRun, opts gcOptions) error {
-	sweepOpts := append([]sweep.Option{sweep.WithClock(l.clock.Now)}, opts.sweepOptions...)
-	// On S3, delete 1000 keys a request rather than one by one.
-	if deleter, err := s3delete.FromBucket(l.bucket); err == nil {
-		sweepOpts = append(sweepOpts, sweep.WithBatchDeleter(deleter))
-		run.batchDeletes = true
-	}
-	if opts.progress != nil {
-		sweepOpts = append(sweepOpts, sweep.WithProgress(opts.progress))
-	}
-	var err error
-	run.swept, err = sweep.Sweep(ctx, l.bucket, run.runID, sweepOpts...)
-	if err != nil {
-		return fmt.Errorf("sweep: %w", err)
-	}
-	return nil
-}
-
-// exportCallTime is the simulated duration of one call of the export.
-const exportCallTime = 20 * time.Minute
-
-// export runs the uncommitted export to completion, one Prepare call (one
-// file) at a time, as a host's GC job would across API calls.
-func (l *lake) export(ctx context.Context, run *gcRun, fileSize int64, between func(*uncommitted.Mark) error) error {
-	if _, err := l.copies.Expire(ctx, repoID); err != nil {
-		return fmt.Errorf("expire copy records: %w", err)
-	}
-	p := uncommitted.NewPreparer(l.bucket,
-		uncommitted.WithClock(l.clock.Now),
-		uncommitted.WithMaxFileSize(fileSize),
-		uncommitted.WithTrailer(func(ctx context.Context) iter.Seq2[string, error] {
-			return l.copies.Addresses(ctx, repoID)
-		}),
-	)
-	repo := uncommitted.Repository{ID: repoID, StorageNamespace: l.namespace}
-	var mark *uncommitted.Mark
-	for {
-		res, err := p.Prepare(ctx, repo, l.store, mark)
-		if err != nil {
-			return fmt.Errorf("uncommitted export: %w", err)
-		}
-		run.exportRunID = res.RunID
-		if res.Filename != "" {
-			run.exportFiles++
-			run.exportRows += res.Rows
-			run.exportDir = res.Location
-		}
-		// Exporting a large staging area takes a while: a mark taken at
-		// the end of it would be a poor anchor for the cutoff.
-		l.clock.advance(exportCallTime)
-		if mark = res.Mark; mark == nil {
-			return l.countCopyRecords(ctx, run)
-		}
-		if between != nil {
-			if err := between(mark); err != nil {
-				return err
-			}
-		}
-	}
-}
-
-// countCopyRecords counts the copy records the export's trailer read.
-func (l *lake) countCopyRecords(ctx context.Context, run *gcRun) error {
-	for _, err := range l.copies.Addresses(ctx, repoID) {
-		if err != nil {
-			return fmt.Errorf("count copy records: %w", err)
-		}
-		run.copyRecords++
-	}
-	return nil
-}
-
-// exported yields the addresses of an uncommitted run, once its manifest
-// shows it complete.
-func exported(ctx context.Context, l *lake, runID string) iter.Seq2[string, error] {
-	return uncommitted.Addresses(ctx, l.bucket, uncommitted.DefaultStoragePrefix, runID)
 }
 
 // countSlices counts the slices of data/, and those the mark skipped

@@ -4,10 +4,10 @@
 // The store (branches, commits and staging in memory; object data in a
 // bucket) lives through a simulated month: uploads through signed link
 // addresses, overwrites, a deleted branch, an upload whose client crashed,
-// a rename racing the GC, an upload still in flight. Then it prepares a GC
-// as lakeFS does — the uncommitted export first, then the active commits
-// and their CSV — and marks the garbage with package sweep. It deletes only
-// with -sweep.
+// a rename racing the GC, an upload still in flight. Then it runs one GC
+// cycle through lakegc.Collect — the uncommitted export first, then the
+// active commits and their CSV, then the mark — and deletes the garbage
+// only with -sweep, by sweeping the mark it reported.
 //
 //	go run ./examples/gccycle                  # a temporary file:// bucket
 //	go run ./examples/gccycle -sweep           # and delete the garbage

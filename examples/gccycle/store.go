@@ -24,15 +24,19 @@ type object struct {
 // deletion (Tombstone) of a committed one.
 type staged struct {
 	object
+	// Full says that Address is a full URI, not relative to the namespace
+	// (the story's uploads are all relative).
+	Full      bool
 	Tombstone bool
 }
 
 type commit struct {
-	ID      string
-	Parent  string // "" for the first commit
-	Message string
-	Created time.Time
-	Tree    map[string]object // path → version
+	ID        string
+	Parents   []string // the branch's HEAD first (none for the first commit); merges have more
+	Message   string
+	Created   time.Time
+	MetaRange string
+	Tree      map[string]object // path → version
 }
 
 type branch struct {
@@ -144,7 +148,11 @@ func (s *store) commit(branchID, message string, now time.Time) (string, error) 
 		}
 	}
 	id := fmt.Sprintf("c%d", len(s.order)+1)
-	s.commits[id] = &commit{ID: id, Parent: b.Head, Message: message, Created: now, Tree: tree}
+	c := &commit{ID: id, Message: message, Created: now, MetaRange: "metarange-" + id, Tree: tree}
+	if b.Head != "" {
+		c.Parents = []string{b.Head}
+	}
+	s.commits[id] = c
 	s.order = append(s.order, id)
 	b.Head = id
 	b.Staging = map[string]staged{}
@@ -180,6 +188,9 @@ func (s *store) Uncommitted(ctx context.Context, branchID, from string) iter.Seq
 				entries = append(entries, uncommitted.Entry{
 					Key: path, PhysicalAddress: st.Address, CreationDate: st.Created, Tombstone: st.Tombstone,
 				})
+				if st.Full {
+					entries[len(entries)-1].AddressType = uncommitted.Full
+				}
 			}
 		}
 	}
@@ -200,10 +211,15 @@ func (s *store) Uncommitted(ctx context.Context, branchID, from string) iter.Seq
 	}
 }
 
-// refs yields every branch and its HEAD, for retention.ActiveCommits.
-func (s *store) refs() iter.Seq2[retention.Branch, error] {
+// Heads implements lakegc.Commits: every branch that has a commit, and its
+// HEAD.
+func (s *store) Heads(ctx context.Context) iter.Seq2[retention.Branch, error] {
 	return func(yield func(retention.Branch, error) bool) {
 		for _, id := range slices.Sorted(maps.Keys(s.branches)) {
+			if err := ctx.Err(); err != nil {
+				yield(retention.Branch{}, err)
+				return
+			}
 			if head := s.branches[id].Head; head != "" && !yield(retention.Branch{ID: id, CommitID: head}, nil) {
 				return
 			}
@@ -228,6 +244,9 @@ func (s *store) List(ctx context.Context) iter.Seq2[retention.Commit, error] {
 
 // Get implements retention.CommitSource.
 func (s *store) Get(ctx context.Context, id string) (retention.Commit, error) {
+	if err := ctx.Err(); err != nil {
+		return retention.Commit{}, err
+	}
 	c, ok := s.commits[id]
 	if !ok {
 		return retention.Commit{}, fmt.Errorf("commit %s not found", id)
@@ -236,18 +255,20 @@ func (s *store) Get(ctx context.Context, id string) (retention.Commit, error) {
 }
 
 func (c *commit) retention() retention.Commit {
-	rc := retention.Commit{ID: c.ID, CreationDate: c.Created, MetaRangeID: "metarange-" + c.ID, Version: 1}
-	if c.Parent != "" {
-		rc.Parents = []string{c.Parent}
-	}
+	rc := retention.Commit{ID: c.ID, CreationDate: c.Created, MetaRangeID: c.MetaRange, Version: 1}
+	rc.Parents = slices.Clone(c.Parents)
 	return rc
 }
 
-// committed yields the address of every version in the given commits: the
-// committed half of the GC's keep set.
-func (s *store) committed(active []retention.ActiveCommit) iter.Seq2[string, error] {
+// CommittedAddresses implements lakegc.Committed: the address of every
+// version in the given commits, the committed half of the GC's keep set.
+func (s *store) CommittedAddresses(ctx context.Context, active []retention.ActiveCommit) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
 		for _, a := range active {
+			if err := ctx.Err(); err != nil {
+				yield("", err)
+				return
+			}
 			c, ok := s.commits[a.CommitID]
 			if !ok {
 				yield("", fmt.Errorf("active commit %s not found", a.CommitID))
