@@ -1,12 +1,3 @@
-// Package sourcetest is the conformance suite of what package retention
-// reads of a host: its branches with their HEADs, and its commits. A host
-// proves its adapter with one call of Run in a test.
-//
-// An adapter that leaves out a branch or a commit, reverses a merge's
-// parents, loses a commit's date, or ends quietly on an error makes
-// retention.ActiveCommits expire commits the rules keep, and a GC then
-// deletes their objects: Run checks each of these on fixtures the host
-// loads into its own store.
 package sourcetest
 
 import (

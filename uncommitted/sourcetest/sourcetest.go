@@ -1,16 +1,10 @@
-// Package sourcetest is the conformance suite of uncommitted.Source: a host
-// proves its staging-area adapter with one call of Run in a test.
-//
-// An adapter that yields entries out of order, skips some when resuming,
-// hides a branch, or ends quietly on an error or a cancelled context makes
-// the export miss staged objects, and a GC then deletes them: Run checks
-// each of these on a fixture the host loads into its own store.
 package sourcetest
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -286,10 +280,10 @@ func checkCancelDuringIteration(r reporter, load func(Fixture) Harness) {
 	h := load(many)
 	for _, call := range []struct {
 		name string
-		seq  func(ctx context.Context) func(func(any, error) bool)
+		seq  func(ctx context.Context) iter.Seq2[any, error]
 	}{
-		{"Branches", func(ctx context.Context) func(func(any, error) bool) { return anySeq(h.Source.Branches(ctx, "")) }},
-		{"Uncommitted", func(ctx context.Context) func(func(any, error) bool) {
+		{"Branches", func(ctx context.Context) iter.Seq2[any, error] { return anySeq(h.Source.Branches(ctx, "")) }},
+		{"Uncommitted", func(ctx context.Context) iter.Seq2[any, error] {
 			return anySeq(h.Source.Uncommitted(ctx, "main", ""))
 		}},
 	} {
@@ -511,7 +505,7 @@ func formatEntries(es []uncommitted.Entry) string {
 }
 
 // drain collects an iteration until its end or its first error.
-func drain[T any](seq func(func(T, error) bool)) ([]T, error) {
+func drain[T any](seq iter.Seq2[T, error]) ([]T, error) {
 	var out []T
 	for v, err := range seq {
 		if err != nil {
@@ -522,7 +516,7 @@ func drain[T any](seq func(func(T, error) bool)) ([]T, error) {
 	return out, nil
 }
 
-func anySeq[T any](seq func(func(T, error) bool)) func(func(any, error) bool) {
+func anySeq[T any](seq iter.Seq2[T, error]) iter.Seq2[any, error] {
 	return func(yield func(any, error) bool) {
 		for v, err := range seq {
 			if !yield(v, err) {

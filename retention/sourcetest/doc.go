@@ -1,0 +1,29 @@
+// Package sourcetest is the conformance suite of what package retention
+// reads of a host: its branches with their HEADs, and its commits (the
+// Source interface, which lakegc.Commits is too). A host proves its adapter
+// with one call, giving a function that loads a fixture into a new, empty
+// store of its own:
+//
+//	func TestCommits(t *testing.T) {
+//		sourcetest.Run(t, func(t *testing.T, f sourcetest.Fixture) sourcetest.Harness {
+//			store := newEmptyStore(t)
+//			add := func(ctx context.Context, f sourcetest.Fixture) error {
+//				// ... write f.Commits and f.Branches into store ...
+//				return nil
+//			}
+//			if err := add(context.Background(), f); err != nil {
+//				t.Fatal(err)
+//			}
+//			return sourcetest.Harness{Source: store, Add: add}
+//		})
+//	}
+//
+// An adapter that leaves out a branch (a hidden one, say) or a commit, loses
+// a merge's main parent or a commit's date, cannot Get a commit made after
+// List began, answers a missing commit without an error, or ends quietly on
+// a store error or a cancelled context makes retention.ActiveCommits expire
+// commits the rules keep, or fail: the suite checks each of these, and
+// compares ActiveCommits over the adapter with ActiveCommits over the
+// fixture on random histories. The suite's own tests prove that every check
+// fails on an adapter with the bug it targets.
+package sourcetest
