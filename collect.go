@@ -44,7 +44,7 @@ import (
 // what was done until then.
 //
 // cfg and host are checked before any I/O: an error wrapping
-// ErrInvalidConfig says what is wrong.
+// ErrInvalidConfig, with no report, says what is wrong.
 func Collect(ctx context.Context, host Host, cfg Config) (*Report, error) {
 	s, err := cfg.validated()
 	if err != nil {

@@ -1,9 +1,11 @@
 package lakegc_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -272,6 +274,8 @@ func TestCollectProgress(t *testing.T) {
 	w := newWorld(t)
 	cfg := w.config()
 	cfg.Sweep = true
+	var logs bytes.Buffer
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	var phases []string
 	var exports []lakegc.Progress
 	cfg.Progress = func(p lakegc.Progress) {
@@ -292,6 +296,11 @@ func TestCollectProgress(t *testing.T) {
 	}
 	if len(exports) != rep.Export.Calls {
 		t.Errorf("%d export progress calls, %d export calls", len(exports), rep.Export.Calls)
+	}
+	for _, phase := range want {
+		if !strings.Contains(logs.String(), "lakegc: "+phase+" done") {
+			t.Errorf("no log of the end of phase %s:\n%s", phase, logs.String())
+		}
 	}
 	for i, p := range exports {
 		last := i == len(exports)-1
