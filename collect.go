@@ -145,21 +145,13 @@ func (c *cycle) readRules(ctx context.Context) error {
 	switch {
 	case err == nil:
 		c.rules, rep.Rules, rep.Found = rules, rules, true
-	case noRules(err):
+	case errors.Is(err, retention.ErrNotFound): // missing, or the zero rules
 		c.rules = nil
 	default:
 		return fmt.Errorf("lakegc: rules: %w", err)
 	}
 	rep.Duration = done("found", rep.Found)
 	return nil
-}
-
-// noRules reports whether err says that the repository has no rules.
-//
-// SEAM(hardening): retention may gain ErrNoRules for an empty rules object;
-// both mean "keep every commit". Today an empty file is ErrNotFound.
-func noRules(err error) bool {
-	return errors.Is(err, retention.ErrNotFound)
 }
 
 // keepAll are rules that keep every commit: every commit is newer than a
@@ -229,7 +221,7 @@ func (c *cycle) mark(ctx context.Context) error {
 	done := c.phase(ctx, PhaseMark)
 	var counters sweep.Progress
 	sum, err := sweep.Mark(ctx, c.cfg.Bucket, c.report.RunID, sweep.Inputs{
-		Uncommitted: exportedAddresses(ctx, c.cfg.Bucket, c.cfg.StoragePrefix, c.report.ExportRunID, c.export),
+		Uncommitted: exportedAddresses(ctx, c.cfg.Bucket, c.cfg.StoragePrefix, c.report.ExportRunID, c.export.Done),
 		Committed:   relativeTo(c.cfg.Namespace, c.host.Committed.CommittedAddresses(ctx, c.active)),
 		ExportStart: c.export.Start,
 	}, c.sweepOptions(&counters, PhaseMark)...)

@@ -136,8 +136,8 @@ func (c *cycle) runExport(ctx context.Context) error {
 		trailer = 0
 		res, err := p.Prepare(ctx, repo, c.host.Staging, mark)
 		if err == nil {
-			// A Source that stops quietly when ctx is cancelled makes
-			// the call look complete: it is not.
+			// A call that ends as ctx is cancelled is not trusted to be
+			// complete, whatever it returned.
 			err = ctx.Err()
 		}
 		if err == nil && res.RunID != runID {
@@ -230,33 +230,15 @@ func runFolder(storagePrefix, runID string) string {
 }
 
 // exportedAddresses yields the addresses of the finished export run runID,
-// whose state is st; any error ends the iteration, and the mark then
-// marks nothing.
-//
-// SEAM(hardening): uncommitted.Addresses, which checks the run against the
-// completion manifest of its last call, replaces this when it lands. Until
-// then the run is checked against Collect's own state: it must be done,
-// and its files must hold at least the rows its calls wrote (a retried
-// call may have written some twice).
-func exportedAddresses(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string, st exportState) iter.Seq2[string, error] {
-	return func(yield func(string, error) bool) {
-		if !st.Done {
-			yield("", fmt.Errorf("lakegc: export %s is not complete", runID))
-			return
-		}
-		var rows int64
-		for row, err := range uncommitted.ReadRun(ctx, bucket, storagePrefix, runID) {
-			if err != nil {
-				yield("", err)
-				return
-			}
-			rows++
-			if !yield(row.PhysicalAddress, nil) {
-				return
-			}
-		}
-		if rows < st.Rows {
-			yield("", fmt.Errorf("lakegc: export %s: read %d rows, its calls wrote %d", runID, rows, st.Rows))
+// checked against the manifest of its last call: a run that is absent
+// (uncommitted.ErrNoRun) or unfinished (uncommitted.ErrIncomplete) ends
+// the iteration with the error, and the mark then marks nothing. Collect's
+// own record must say done too.
+func exportedAddresses(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string, done bool) iter.Seq2[string, error] {
+	if !done {
+		return func(yield func(string, error) bool) {
+			yield("", fmt.Errorf("lakegc: export %s: %w", runID, uncommitted.ErrIncomplete))
 		}
 	}
+	return uncommitted.Addresses(ctx, bucket, storagePrefix, runID)
 }
