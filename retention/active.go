@@ -81,8 +81,10 @@ type ActiveCommit struct {
 // result could miss live commits. Every error of branches, commits and ctx is
 // returned, wrapped; so are invalid rules (wrapping [ErrInvalidRules]), the
 // zero rules, which are no rules (wrapping [ErrNotFound]: keep every commit), a
-// commit ID, main parent ID or branch HEAD that is empty or longer than 64 KiB,
-// and a commit that Get returns under another ID.
+// commit ID, main parent ID, branch HEAD or Parents[1] of a version-0 merge
+// (lakeFS's dangling test reads it) that is empty or longer than 64 KiB, and
+// a commit that Get returns under another ID. Get is called once per commit,
+// so a CommitSource that keeps naming new ancestors is stopped only by ctx.
 //
 // Memory is about 110 bytes per commit for lakeFS's hexadecimal IDs, plus the
 // result.
