@@ -183,6 +183,8 @@ func TestParseSignedAddress(t *testing.T) {
 		unsigned + "," + lakeFSSig + "A",      // too long
 		unsigned + "," + lakeFSSig + "=",      // padded
 		unsigned + "," + lakeFSSig[:42] + "+", // standard alphabet
+		unsigned + "," + lakeFSSig[:42] + "=", // 43 characters, one of them padding
+		unsigned + "," + lakeFSSig[:42] + ".", // 43 characters, one outside base64url
 		unsigned + "," + lakeFSSig + "," + lakeFSSig,
 		unsigned + ",," + lakeFSSig,
 		"data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik1," + lakeFSSig, // bad xid
@@ -249,6 +251,7 @@ func FuzzParse(f *testing.F) {
 	f.Add("data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0," + lakeFSSig)
 	f.Add("data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0,")
 	f.Add("data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0," + lakeFSSig + "," + lakeFSSig)
+	f.Add("data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0," + lakeFSSig[:41] + "==")
 	p, err := pathprovider.New()
 	if err != nil {
 		f.Fatal(err)

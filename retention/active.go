@@ -81,8 +81,10 @@ type ActiveCommit struct {
 // result could miss live commits. Every error of branches, commits and ctx is
 // returned, wrapped; so are invalid rules (wrapping [ErrInvalidRules]), the
 // zero rules, which are no rules (wrapping [ErrNotFound]: keep every commit), a
-// commit ID, main parent ID or branch HEAD that is empty or longer than 64 KiB,
-// and a commit that Get returns under another ID.
+// commit ID, main parent ID, branch HEAD or Parents[1] of a version-0 merge
+// (lakeFS's dangling test reads it) that is empty or longer than 64 KiB, and
+// a commit that Get returns under another ID. Get is called once per commit,
+// so a CommitSource that keeps naming new ancestors is stopped only by ctx.
 //
 // Memory is about 110 bytes per commit for lakeFS's hexadecimal IDs, plus the
 // result.
@@ -233,38 +235,44 @@ func (g *graph) list(ctx context.Context, commits CommitSource) error {
 }
 
 // fetchMissing gets every commit that is a HEAD or the main parent of a
-// loaded commit but was not listed. Commits it loads may add new indexes,
-// which a pass reaches too, and make an earlier index a main parent, which
-// the next pass reaches. A commit known only as the lakeFSParent of another
-// is not fetched: no walk goes through it, and it is a starting point only
-// if List yields it.
+// loaded commit but was not listed. A commit known only as the lakeFSParent
+// of another is not fetched: no walk goes through it, and it is a starting
+// point only if List yields it. Loading a commit can make one more index
+// needed, its main parent, which may be new or an earlier index known so far
+// only as a lakeFSParent: it joins the queue. Each commit is fetched once, so
+// the work is linear in the commits, whatever order they come in.
 func (g *graph) fetchMissing(ctx context.Context, commits CommitSource) error {
-	for {
-		fetched := false
-		for i := int32(0); int(i) < len(g.nodes); i++ {
-			if g.flags[i]&loaded != 0 || g.flags[i]&(head|hasChild) == 0 {
-				continue
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			id := g.ids.id(i)
-			c, err := commits.Get(ctx, id)
-			if err != nil {
-				return fmt.Errorf("retention: get commit %s, not listed: %w", id, err)
-			}
-			if c.ID != id {
-				return fmt.Errorf("retention: get commit %s returned commit %q", id, c.ID)
-			}
-			if err := g.load(i, &c); err != nil {
-				return err
-			}
-			fetched = true
-		}
-		if !fetched {
-			return nil
+	var queue []int32
+	for i, f := range g.flags {
+		if f&loaded == 0 && f&(head|hasChild) != 0 {
+			queue = append(queue, int32(i))
 		}
 	}
+	for len(queue) > 0 {
+		i := queue[0]
+		queue = queue[1:]
+		if g.flags[i]&loaded != 0 {
+			continue // queued twice
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		id := g.ids.id(i)
+		c, err := commits.Get(ctx, id)
+		if err != nil {
+			return fmt.Errorf("retention: get commit %s, not listed: %w", id, err)
+		}
+		if c.ID != id {
+			return fmt.Errorf("retention: get commit %s returned commit %q", id, c.ID)
+		}
+		if err := g.load(i, &c); err != nil {
+			return err
+		}
+		if p := g.nodes[i].parent; p >= 0 && g.flags[p]&loaded == 0 {
+			queue = append(queue, p)
+		}
+	}
+	return nil
 }
 
 // load fills in the node of commit c, whose index is i.

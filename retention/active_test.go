@@ -306,6 +306,40 @@ func TestActiveCommitsLakeFSParentOnly(t *testing.T) {
 	}
 }
 
+// TestActiveCommitsFetchIsLinear is a source whose unlisted commits form a
+// chain H → x0 → x1 → … that Get walks, where each x(k+1) was indexed
+// before x(k), as the lakeFS parent of a listed version-0 merge. Fetching
+// must cost time linear in the commits, not a scan of every index per Get:
+// 100,000 commits take well under a second, and a scan per Get takes
+// minutes, which the deadline stops.
+func TestActiveCommitsFetchIsLinear(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("100,000 commits: a test of time, not of concurrency")
+	}
+	const n = 100_000
+	x := func(k int) string { return fmt.Sprintf("x%06d", k) }
+	listed := []Commit{commit("A", daysAgo(100))}
+	for k := range n {
+		// Listed in this order, x(n-1) is indexed first and x(0) last.
+		listed = append(listed, Commit{ID: fmt.Sprintf("m%06d", k), Parents: []string{"A", x(n - 1 - k), "A"}, CreationDate: daysAgo(50)})
+	}
+	getOnly := []Commit{commit("H", daysAgo(1), x(0))}
+	for k := range n - 1 {
+		getOnly = append(getOnly, commit(x(k), daysAgo(2), x(k+1)))
+	}
+	getOnly = append(getOnly, commit(x(n-1), daysAgo(2)))
+	src := newFakeSource(listed, getOnly...)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	got, err := ActiveCommits(ctx, branchSeq(Branch{"main", "H"}), src, &Rules{DefaultRetentionDays: 10}, testNow)
+	if err != nil {
+		t.Fatalf("ActiveCommits after %d Gets: %v", len(src.gets), err)
+	}
+	if len(got) != n+1 || len(src.gets) != n+1 {
+		t.Errorf("%d active commits after %d Gets; want H and every x, %d, after as many Gets", len(got), len(src.gets), n+1)
+	}
+}
+
 func reversed[S ~[]E, E any](s S) S {
 	r := slices.Clone(s)
 	slices.Reverse(r)
