@@ -67,6 +67,18 @@ func TestMarkRefusesBadListing(t *testing.T) {
 				o.Key = strings.TrimSuffix(o.Key, "/")
 			}
 		}},
+		// A folder must have a name, even an empty one ("data//"): the
+		// listed prefix itself is no folder of it.
+		{"data folder lists itself as a folder", func(prefix string, o *driver.ListObject) {
+			if prefix == "data/" && o.IsDir {
+				o.Key = prefix
+			}
+		}},
+		{"top level lists an empty folder key", func(prefix string, o *driver.ListObject) {
+			if prefix == "" && o.IsDir {
+				o.Key = prefix
+			}
+		}},
 		{"folder of two names", func(prefix string, o *driver.ListObject) {
 			if prefix == "data/" && o.IsDir {
 				o.Key += "x/"
