@@ -67,6 +67,18 @@ func TestMarkRefusesBadListing(t *testing.T) {
 				o.Key = strings.TrimSuffix(o.Key, "/")
 			}
 		}},
+		// A folder must have a name, even an empty one ("data//"): the
+		// listed prefix itself is no folder of it.
+		{"data folder lists itself as a folder", func(prefix string, o *driver.ListObject) {
+			if prefix == "data/" && o.IsDir {
+				o.Key = prefix
+			}
+		}},
+		{"top level lists an empty folder key", func(prefix string, o *driver.ListObject) {
+			if prefix == "" && o.IsDir {
+				o.Key = prefix
+			}
+		}},
 		{"folder of two names", func(prefix string, o *driver.ListObject) {
 			if prefix == "data/" && o.IsDir {
 				o.Key += "x/"
@@ -272,4 +284,41 @@ func TestMarkManySlicesTinyBudget(t *testing.T) {
 	require.Equal(t, int64(600), sum.NumDeletedObjects)
 	require.Equal(t, keys[300:900], collect(t, Candidates(ctx, b, DefaultStoragePrefix, "run1")))
 	require.True(t, strings.HasPrefix(keys[0], "data/"+sum.FirstSlice+"/"))
+}
+
+// TestYoungKeysWithinBudget adds many young listed keys to keep sets read
+// from inputs of every size: the keep set's block and the pool together
+// never hold more than their two shares of the budget, the pool keeps at
+// least its own, and every key stays in the keep set.
+func TestYoungKeysWithinBudget(t *testing.T) {
+	for _, inputs := range []int{0, 10, 300, 5000} {
+		t.Run(fmt.Sprint("inputs=", inputs), func(t *testing.T) {
+			dir, err := newSpillDir(t.TempDir(), 512)
+			require.NoError(t, err)
+			defer dir.remove()
+			m := &marker{cfg: newConfig([]Option{WithMemoryBudget(64 << 10)}), spill: dir, cnt: &counters{}}
+			sh := m.budgets()
+			keep := newSorter(dir, sh.keep, sh.fanIn)
+			defer keep.release()
+			var want []string
+			for i := range inputs {
+				want = append(want, fmt.Sprintf("in/%06d", i))
+				require.NoError(t, keep.add([]byte(want[i])))
+			}
+			l := m.newLister(keep, sh)
+			defer l.loose.release()
+			pool := int(l.pool.left.Load())
+			require.GreaterOrEqual(t, pool, sh.mem, "the pool lost its own share")
+			for i := range 20000 {
+				k := fmt.Sprintf("young/%06d", i)
+				want = append(want, k)
+				require.NoError(t, l.keep.add([]byte(k)))
+				require.LessOrEqual(t, keep.size()+pool, sh.keep+sh.mem, "after %d young keys", i+1)
+			}
+			it, err := keep.finish()
+			require.NoError(t, err)
+			defer it.close()
+			require.Equal(t, want, drainKeys(t, it))
+		})
+	}
 }

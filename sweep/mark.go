@@ -166,20 +166,7 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	}
 
 	m.cnt.phase("list")
-	// Young listed keys join the keep set: its block keeps room for them,
-	// and the pool gets the rest of its share.
-	keep.maxBytes = min(keep.maxBytes, max(keep.size(), sh.young))
-	l := &lister{
-		bucket: m.bucket,
-		cfg:    cfg,
-		dir:    m.spill,
-		cutoff: m.sum.CutoffTime,
-		cnt:    m.cnt,
-		loose:  newSorter(m.spill, sh.loose, sh.fanIn),
-		keep:   &lockedSorter{s: keep},
-		pool:   new(memPool),
-	}
-	l.pool.left.Store(int64(sh.mem + sh.keep - max(keep.size(), keep.maxBytes)))
+	l := m.newLister(keep, sh)
 	defer l.loose.release()
 	if err := l.listTop(ctx); err != nil {
 		return err
@@ -213,6 +200,25 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	m.cnt.phase("done")
 	m.log("sweep: mark done", "candidates", n, "first_slice", m.sum.FirstSlice)
 	return nil
+}
+
+// newLister returns the lister of the namespace, once the inputs are in
+// keep. Young listed keys join keep: its block keeps room for them, and the
+// pool gets the rest of the keep set's share besides its own.
+func (m *marker) newLister(keep *sorter, sh shares) *lister {
+	keep.maxBytes = min(keep.maxBytes, max(keep.size(), sh.young))
+	l := &lister{
+		bucket: m.bucket,
+		cfg:    m.cfg,
+		dir:    m.spill,
+		cutoff: m.sum.CutoffTime,
+		cnt:    m.cnt,
+		loose:  newSorter(m.spill, sh.loose, sh.fanIn),
+		keep:   &lockedSorter{s: keep},
+		pool:   new(memPool),
+	}
+	l.pool.left.Store(int64(sh.mem + sh.keep - max(keep.size(), keep.maxBytes)))
+	return l
 }
 
 // fullURI reports whether key starts with a URI scheme and "://".

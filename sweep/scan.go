@@ -314,7 +314,9 @@ func (l *lister) listLevel(ctx context.Context, prefix string, f func(*blob.List
 		switch {
 		case !ok:
 			return fmt.Errorf("%w: list %q returned %q", ErrBadListing, prefix, o.Key)
-		case o.IsDir && slash != len(rest)-1:
+		case o.IsDir && (slash < 0 || slash != len(rest)-1):
+			// A folder is a name (maybe empty) and one delimiter; the
+			// prefix itself is none.
 			return fmt.Errorf("%w: list %q returned folder %q", ErrBadListing, prefix, o.Key)
 		case !o.IsDir && slash >= 0:
 			return fmt.Errorf("%w: list %q with delimiter \"/\" returned %q", ErrBadListing, prefix, o.Key)
