@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"errors"
+	"io/fs"
 	"net/http"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -11,14 +12,14 @@ import (
 
 // storeCode classifies a failed delete by the store's own answer, found in
 // err's chain (gocloud's errors unwrap to the driver's): an Azure or GCS SDK
-// error, or an AWS SDK error that tells its HTTP status. ok is false for any
-// other error.
+// error, an AWS SDK error that tells its HTTP status, or a file system's
+// permission error. ok is false for any other error.
 //
 // gocloud's portable codes are not enough to decide: gcsblob maps GCS's 403
 // (a retention policy, a hold, a missing permission) to NotFound, which would
 // count a refused delete as already gone; azureblob maps Azure's 409 and 412
 // (a lease, snapshots, an immutability policy) to Unknown, which would retry
-// a permanent refusal.
+// a permanent refusal, and so does fileblob for a file it may not remove.
 func storeCode(err error) (code gcerrors.ErrorCode, ok bool) {
 	var az *azcore.ResponseError
 	if errors.As(err, &az) {
@@ -31,6 +32,10 @@ func storeCode(err error) (code gcerrors.ErrorCode, ok bool) {
 	var aws interface{ HTTPStatusCode() int }
 	if errors.As(err, &aws) {
 		return s3Code(aws.HTTPStatusCode()), true
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		// A file system's EACCES or EPERM (fileblob says Unknown).
+		return gcerrors.PermissionDenied, true
 	}
 	return gcerrors.Unknown, false
 }

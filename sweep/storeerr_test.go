@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -91,6 +93,9 @@ func TestStoreCodes(t *testing.T) {
 		{"S3 503 SlowDown", s3Err(503), gcerrors.Unknown, gcerrors.ResourceExhausted},
 		{"S3 409 OperationAborted", s3Err(409), gcerrors.Unknown, gcerrors.Unknown},
 		{"S3 405 MethodNotAllowed", s3Err(405), gcerrors.Unknown, gcerrors.FailedPrecondition},
+		{"file EPERM", &os.PathError{Op: "remove", Path: "/lake/x", Err: syscall.EPERM}, gcerrors.Unknown, gcerrors.PermissionDenied},
+		{"file EACCES", &os.PathError{Op: "remove", Path: "/lake/x", Err: syscall.EACCES}, gcerrors.Unknown, gcerrors.PermissionDenied},
+		{"file ENOTEMPTY", &os.PathError{Op: "remove", Path: "/lake/x", Err: syscall.ENOTEMPTY}, gcerrors.Unknown, gcerrors.Unknown},
 		{"a plain error", &plainErr{"connection reset"}, gcerrors.Unknown, gcerrors.Unknown},
 		{"a plain error the driver calls NotFound", &plainErr{"no such file"}, gcerrors.NotFound, gcerrors.NotFound},
 	} {

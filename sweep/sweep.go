@@ -19,8 +19,9 @@ import (
 // errors; err fails the whole batch. Errors are classified by a gocloud
 // code, the first found of: the ErrorCode() gcerrors.ErrorCode method of an
 // error in the chain, which lets a deleter classify its errors; the store's
-// own answer, when the chain holds an Azure or GCS SDK error or an AWS SDK
-// error with its HTTP status (see below); gcerrors.Code. NotFound means the
+// own answer, when the chain holds an Azure or GCS SDK error, an AWS SDK
+// error with its HTTP status or a file system's permission error (see
+// below); gcerrors.Code. NotFound means the
 // object was already gone; ResourceExhausted, Unknown (the code of any plain
 // error), Internal and DeadlineExceeded are retried; any other code fails
 // the key at once.
@@ -32,7 +33,8 @@ import (
 // Azure's 409 and 412 (a lease, snapshots, an immutability policy) are
 // FailedPrecondition (azureblob says Unknown); 429, 503 and Azure's
 // ServerBusy are ResourceExhausted; other 5xx are Internal; 408 is
-// DeadlineExceeded; S3's 409 (OperationAborted, "try again") is Unknown.
+// DeadlineExceeded; S3's 409 (OperationAborted, "try again") is Unknown; a
+// file system's EACCES or EPERM is PermissionDenied (fileblob says Unknown).
 // Implementations must be safe for concurrent use: Sweep keeps up to
 // WithDeleteConcurrency calls in flight.
 type BatchDeleter interface {
