@@ -70,11 +70,13 @@
 // # Sweep
 //
 // Sweep deletes the candidates of a successful run in batches through a
-// BatchDeleter (by default bucket.Delete; package s3delete uses S3's
-// DeleteObjects), with bounded concurrency, an optional rate limit and
-// retries of transient errors. It refuses, and reports, any candidate
-// outside what Mark scans, so a corrupt or foreign report cannot reach
-// lakeFS's own files. Sweeping twice is safe.
+// BatchDeleter (by default bucket.Delete; packages s3delete, azdelete and
+// gcsdelete use S3's DeleteObjects, Azure's Blob Batch and concurrent GCS
+// deletes), with bounded concurrency, an optional rate limit and retries of
+// transient errors, judged by the store's own answer (see BatchDeleter): a
+// refusal lands in failed/ at once, throttling is retried. It refuses, and
+// reports, any candidate outside what Mark scans, so a corrupt or foreign
+// report cannot reach lakeFS's own files. Sweeping twice is safe.
 //
 // When in doubt, the package keeps: every ambiguity resolves towards not
 // deleting a live object.

@@ -16,12 +16,25 @@ import (
 
 // BatchDeleter is how Sweep deletes. DeleteBatch deletes keys (relative to
 // the bucket's root) and returns the keys it could not delete with their
-// errors; err fails the whole batch. Errors are classified by their gocloud
-// code: gcerrors.Code, or the ErrorCode() gcerrors.ErrorCode method of an
-// error in the chain, which lets a deleter outside gocloud classify its
-// errors. NotFound means the object was already gone; ResourceExhausted,
-// Unknown (the code of any plain error), Internal and DeadlineExceeded are
-// retried; any other code fails the key at once.
+// errors; err fails the whole batch. Errors are classified by a gocloud
+// code, the first found of: the ErrorCode() gcerrors.ErrorCode method of an
+// error in the chain, which lets a deleter classify its errors; the store's
+// own answer, when the chain holds an Azure or GCS SDK error, an AWS SDK
+// error with its HTTP status or a file system's permission error (see
+// below); gcerrors.Code. NotFound means the
+// object was already gone; ResourceExhausted, Unknown (the code of any plain
+// error), Internal and DeadlineExceeded are retried; any other code fails
+// the key at once.
+//
+// The store's answer is read from its HTTP status and error code, because
+// gocloud's own codes mislead here: a 404 is NotFound; 401 and 403 are
+// PermissionDenied (gcsblob says NotFound for GCS's 403, which a retention
+// policy, a hold or a missing permission answer: the object is still there);
+// Azure's 409 and 412 (a lease, snapshots, an immutability policy) are
+// FailedPrecondition (azureblob says Unknown); 429, 503 and Azure's
+// ServerBusy are ResourceExhausted; other 5xx are Internal; 408 is
+// DeadlineExceeded; S3's 409 (OperationAborted, "try again") is Unknown; a
+// file system's EACCES or EPERM is PermissionDenied (fileblob says Unknown).
 // Implementations must be safe for concurrent use: Sweep keeps up to
 // WithDeleteConcurrency calls in flight.
 type BatchDeleter interface {
@@ -59,6 +72,9 @@ func errorCode(err error) gcerrors.ErrorCode {
 	var c interface{ ErrorCode() gcerrors.ErrorCode }
 	if errors.As(err, &c) {
 		return c.ErrorCode()
+	}
+	if code, ok := storeCode(err); ok {
+		return code
 	}
 	return gcerrors.Code(err)
 }
