@@ -101,7 +101,14 @@ var ErrOutOfOrder = errors.New("uncommitted: source out of order")
 // The manifest's footer reads are not counted against the time budget.
 //
 // A Preparer holds no state between calls and takes no lock: it is safe
-// for concurrent use, and a run may continue in another process.
+// for concurrent use, and a run may continue in another process. The calls
+// of one run, though, must not overlap, and the host continues from the
+// mark of its latest call: a call replaces the file of every earlier call
+// from its mark, so a host that follows an earlier call's mark (a first
+// attempt that timed out on the host's side, then finished after its
+// retry) loses the rows between the two calls' stops, and a manifest
+// written after the replaced file does not show it
+// (TestPrepareRemovesManifestBeforeWriting builds the case).
 type Preparer struct {
 	bucket          *blob.Bucket
 	maxFileSize     int64
