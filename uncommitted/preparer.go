@@ -103,12 +103,12 @@ var ErrOutOfOrder = errors.New("uncommitted: source out of order")
 // A Preparer holds no state between calls and takes no lock: it is safe
 // for concurrent use, and a run may continue in another process. The calls
 // of one run, though, must not overlap, and the host continues from the
-// mark of its latest call: a call replaces the file of every earlier call
-// from its mark, so a host that follows an earlier call's mark (a first
-// attempt that timed out on the host's side, then finished after its
-// retry) loses the rows between the two calls' stops, and a manifest
-// written after the replaced file does not show it
-// (TestPrepareRemovesManifestBeforeWriting builds the case).
+// mark of the call it made last. A call replaces the file of any other
+// call from its mark: when a first attempt that timed out on the host's
+// side finishes after its retry, its file stays while the host follows
+// the retry's mark, the rows between the two calls' stops are in no file,
+// and a manifest written after that does not show it
+// (TestPrepareRemovesManifestBeforeWriting builds such a folder).
 type Preparer struct {
 	bucket          *blob.Bucket
 	maxFileSize     int64
