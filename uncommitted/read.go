@@ -78,9 +78,9 @@ func Addresses(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID st
 // after some of its rows (wrapping ErrInvalidFile when the file is
 // damaged): a GC must not run on a partial read. Memory is bounded by one
 // page, a 1 MiB read window, the manifest (at most MaxManifestSize) and a
-// footer (at most 16 MiB, decoded within about 100 MiB: footers past
-// 65,536 list elements or 64 schema elements are refused), whatever the
-// size of the files. A consumer may stop early; every reader
+// footer (at most 16 MiB, which parquet-go decodes and opens within about
+// 64 MiB: a footer of more than 65,536 list elements or 64 schema
+// elements is refused), whatever the size of the files. A consumer may stop early; every reader
 // is closed.
 func ReadRun(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string, opts ...ReadOption) iter.Seq2[Row, error] {
 	var cfg readConfig
