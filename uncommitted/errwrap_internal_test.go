@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 
@@ -30,13 +31,21 @@ func (f *failAt) ReadAt(p []byte, off int64) (int, error) {
 func TestReadKeepsIOCause(t *testing.T) {
 	var buf bytes.Buffer
 	w := parquet.NewGenericWriter[Row](&buf)
-	if _, err := w.Write([]Row{{PhysicalAddress: "data/a", CreationDate: 1}}); err != nil {
+	// Pages past the footer's first read: openRows reads the footer first.
+	rows := make([]Row, 2000)
+	for i := range rows {
+		rows[i] = Row{PhysicalAddress: fmt.Sprintf("data/%06d", i), CreationDate: int64(i)}
+	}
+	if _, err := w.Write(rows); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 	size := int64(buf.Len())
+	if size < 2*footerTail {
+		t.Fatalf("a file of %d bytes: its pages are in the footer's first read", size)
+	}
 
 	_, _, err := openRows(&failAt{r: bytes.NewReader(buf.Bytes()), off: 0, err: context.Canceled}, size)
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrInvalidFile) {

@@ -20,6 +20,16 @@ const (
 	maxFooterSize = 16 << 20
 	// maxThriftDepth caps the nesting of structures and lists in a footer.
 	maxThriftDepth = 64
+	// maxFooterItems caps the elements of all lists, sets and maps of a
+	// footer. parquet-go's decoder allocates a list's elements before it
+	// reads them, up to 560 bytes each (a column chunk), however few
+	// bytes encode them: the cap bounds that to about 36 MiB. A file of
+	// Prepare's has about 20 a row group.
+	maxFooterItems = 1 << 16
+	// maxSchemaElements caps a footer's schema. parquet-go's reader
+	// allocates memory quadratic in the schema's depth, and the product
+	// of its leaves and the row groups; lakeFS's files have 3 elements.
+	maxSchemaElements = 64
 )
 
 // footerRows returns the number of rows a Parquet file's footer declares.
@@ -28,27 +38,84 @@ const (
 // most maxFooterSize bytes and time linear in its size, where a decoder
 // would allocate whatever lengths it claims.
 func footerRows(ctx context.Context, bucket *blob.Bucket, key string, size int64) (int64, error) {
-	if size < 12 { // "PAR1", the footer's length, "PAR1"
-		return 0, fmt.Errorf("%w: %d bytes, too short for Parquet", ErrInvalidFile, size)
-	}
-	tail, err := readRange(ctx, bucket, key, size-min(size, footerTail), min(size, footerTail))
+	tail, err := readTail(&rangeReaderAt{ctx: ctx, bucket: bucket, key: key}, size)
 	if err != nil {
 		return 0, err
 	}
+	return numRows(tail[:len(tail)-8])
+}
+
+// readTail reads a Parquet file's footer, its length and its closing
+// magic: the file's last bytes. It reads the last footerTail bytes first,
+// then the footer when it is longer; a footer claiming more than the file
+// or maxFooterSize is refused, not read.
+func readTail(r io.ReaderAt, size int64) ([]byte, error) {
+	if size < 12 { // "PAR1", the footer's length, "PAR1"
+		return nil, fmt.Errorf("%w: %d bytes, too short for Parquet", ErrInvalidFile, size)
+	}
+	tail := make([]byte, min(size, footerTail))
+	if _, err := r.ReadAt(tail, size-int64(len(tail))); err != nil {
+		return nil, err
+	}
 	if string(tail[len(tail)-4:]) != "PAR1" {
-		return 0, fmt.Errorf("%w: no Parquet magic at the end", ErrInvalidFile)
+		return nil, fmt.Errorf("%w: no Parquet magic at the end", ErrInvalidFile)
 	}
 	n := int64(binary.LittleEndian.Uint32(tail[len(tail)-8:]))
 	if n > size-12 || n > maxFooterSize {
-		return 0, fmt.Errorf("%w: footer of %d bytes in a file of %d", ErrInvalidFile, n, size)
+		return nil, fmt.Errorf("%w: footer of %d bytes in a file of %d", ErrInvalidFile, n, size)
 	}
-	footer := tail[max(int64(len(tail))-8-n, 0) : len(tail)-8]
-	if int64(len(footer)) < n {
-		if footer, err = readRange(ctx, bucket, key, size-8-n, n); err != nil {
-			return 0, err
+	if int64(len(tail)) >= n+8 {
+		return tail[int64(len(tail))-8-n:], nil
+	}
+	full := make([]byte, n+8)
+	if _, err := r.ReadAt(full[:n], size-8-n); err != nil {
+		return nil, err
+	}
+	copy(full[n:], tail[len(tail)-8:])
+	return full, nil
+}
+
+// rangeReaderAt reads a blob with one range read a call.
+type rangeReaderAt struct {
+	ctx    context.Context
+	bucket *blob.Bucket
+	key    string
+}
+
+func (r *rangeReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	b, err := readRange(r.ctx, r.bucket, r.key, off, int64(len(p)))
+	return copy(p, b), err
+}
+
+// pinnedTail reads a file through r, except its last bytes, which come
+// from tail: a footer that was read once and checked.
+type pinnedTail struct {
+	r    io.ReaderAt
+	off  int64 // of tail in the file
+	tail []byte
+}
+
+func (t *pinnedTail) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, fmt.Errorf("negative offset %d", off)
+	}
+	if off >= t.off {
+		if off-t.off >= int64(len(t.tail)) {
+			return 0, io.EOF
 		}
+		n := copy(p, t.tail[off-t.off:])
+		if n < len(p) {
+			return n, io.EOF
+		}
+		return n, nil
 	}
-	return numRows(footer)
+	head := p[:min(int64(len(p)), t.off-off)]
+	n, err := t.r.ReadAt(head, off)
+	if n < len(head) || len(head) == len(p) {
+		return n, err
+	}
+	m, err := t.ReadAt(p[n:], t.off)
+	return n + m, err
 }
 
 func readRange(ctx context.Context, bucket *blob.Bucket, key string, off, n int64) ([]byte, error) {
@@ -84,7 +151,9 @@ var errThrift = errors.New("malformed footer")
 
 // numRows returns field 3 (num_rows, i64) of a Parquet FileMetaData in
 // Thrift compact encoding, after checking that the whole structure is well
-// formed: every length it declares fits in the bytes that follow.
+// formed (every length it declares fits in the bytes that follow) and
+// within maxFooterItems and maxSchemaElements: then parquet-go decodes and
+// opens it in bounded memory.
 func numRows(footer []byte) (int64, error) {
 	w := thriftWalker{b: footer}
 	rows, found := int64(0), false
@@ -108,8 +177,12 @@ func numRows(footer []byte) (int64, error) {
 		if id == 3 {
 			return 0, fmt.Errorf("%w: num_rows of Thrift type %d", ErrInvalidFile, typ)
 		}
+		w.listLen = 0
 		if err := w.skip(typ, 1); err != nil {
 			return 0, fmt.Errorf("%w: %w", ErrInvalidFile, err)
+		}
+		if id == 2 && w.listLen > maxSchemaElements { // the schema
+			return 0, fmt.Errorf("%w: schema of %d elements, over %d", ErrInvalidFile, w.listLen, maxSchemaElements)
 		}
 	}
 	switch {
@@ -123,8 +196,20 @@ func numRows(footer []byte) (int64, error) {
 
 // thriftWalker reads a Thrift compact encoding without building values.
 type thriftWalker struct {
-	b   []byte
-	off int
+	b     []byte
+	off   int
+	items int // elements of the lists, sets and maps passed
+	// listLen is the length of the last list or set that was a field
+	// of the top structure.
+	listLen int
+}
+
+// count adds n elements to the items passed.
+func (w *thriftWalker) count(n int) error {
+	if w.items += n; w.items > maxFooterItems {
+		return fmt.Errorf("%w: more than %d list elements", errThrift, maxFooterItems)
+	}
+	return nil
 }
 
 func (w *thriftWalker) byte() (byte, error) {
@@ -234,6 +319,12 @@ func (w *thriftWalker) skipList(depth int) error {
 	} else if n > len(w.b)-w.off {
 		return fmt.Errorf("%w: length %d past the end", errThrift, n)
 	}
+	if err := w.count(n); err != nil {
+		return err
+	}
+	if depth == 1 {
+		w.listLen = n
+	}
 	for range n {
 		if elem == tBoolTrue || elem == tBoolFalse {
 			// In a list, a boolean takes a byte.
@@ -252,6 +343,9 @@ func (w *thriftWalker) skipList(depth int) error {
 func (w *thriftWalker) skipMap(depth int) error {
 	n, err := w.length(2)
 	if err != nil || n == 0 {
+		return err
+	}
+	if err := w.count(n); err != nil {
 		return err
 	}
 	kv, err := w.byte()

@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -115,4 +117,120 @@ func FuzzFooterRows(f *testing.F) {
 			t.Fatalf("numRows %d, parquet-go reads %d", n, md.NumRows)
 		}
 	})
+}
+
+// thriftList is the compact header of a list of n elements of type typ.
+func thriftList(n int, typ byte) []byte {
+	if n < 15 {
+		return []byte{byte(n)<<4 | typ}
+	}
+	return binary.AppendUvarint([]byte{0xf0 | typ}, uint64(n))
+}
+
+// hostileFooter returns a FileMetaData (version 1, num_rows 0) with the
+// given schema elements and row groups, each already encoded.
+func hostileFooter(schema, rowGroups [][]byte) []byte {
+	b := []byte{0x15, 0x02, 0x19} // version 1, field 2: schema
+	b = append(b, thriftList(len(schema), tStruct)...)
+	for _, s := range schema {
+		b = append(b, s...)
+	}
+	b = append(b, 0x16, 0x00, 0x19) // num_rows 0, field 4: row_groups
+	b = append(b, thriftList(len(rowGroups), tStruct)...)
+	for _, g := range rowGroups {
+		b = append(b, g...)
+	}
+	return append(b, 0x00)
+}
+
+func repeated(b []byte, n int) [][]byte {
+	s := make([][]byte, n)
+	for i := range s {
+		s[i] = b
+	}
+	return s
+}
+
+// TestReadRunHostileFooter: ReadRun decodes a footer with parquet-go,
+// whose decoder allocates whatever counts a footer claims, and whose
+// reader then allocates by products of them. A footer within the caps
+// costs bounded memory; one past them is refused before parquet-go sees
+// it. Without the checks, the first two footers (9 and 360,012 bytes) make
+// ReadRun allocate 24 GiB and 27 GiB.
+func TestReadRunHostileFooter(t *testing.T) {
+	ctx := context.Background()
+	const bound = 128 << 20
+	// The fields parquet-go requires, and no more.
+	leaf := []byte{0x15, 0x0c, 0x38, 0x01, 'a', 0x00} // BYTE_ARRAY, name "a"
+	group := func(n int) []byte {                     // name "a", n children
+		return binary.AppendUvarint([]byte{0x48, 0x01, 'a', 0x15}, uint64(n)<<1)
+	}
+	rowGroup := []byte{0x19, 0x0c, 0x16, 0x00, 0x16, 0x00, 0x00} // no columns, 0 bytes, 0 rows
+	chunk := []byte{0x26, 0x00, 0x00}                            // file_offset 0
+	schema := func(leaves int) [][]byte {
+		return append([][]byte{append(group(leaves), 0x00)}, repeated(leaf, leaves)...)
+	}
+	cases := []struct {
+		name    string
+		footer  []byte
+		refused bool // by the checks, before parquet-go
+	}{
+		{"list of 2^28 schema elements", []byte{0x15, 0x02, 0x19, 0xfc, 0x80, 0x80, 0x80, 0x80, 0x01}, true},
+		// Each element has one child: parquet-go's reader allocates a
+		// path of every depth, quadratic in the schema's length.
+		{"schema of 60,000 nested elements", hostileFooter(repeated(append(group(1), 0x00), 60000), nil), true},
+		{"more list elements than the cap", hostileFooter(schema(2), repeated(rowGroup, maxFooterItems)), true},
+		// Within the caps: bounded, and refused by parquet-go or checkChunks.
+		{"63 leaves in 65,000 row groups", hostileFooter(schema(maxSchemaElements-1), repeated(rowGroup, maxFooterItems-maxSchemaElements)), false},
+		{"a row group of 65,000 column chunks", hostileFooter(schema(2), [][]byte{
+			slices.Concat([]byte{0x19}, thriftList(maxFooterItems-4, tStruct), bytes.Repeat(chunk, maxFooterItems-4), rowGroup[2:]),
+		}), false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			bucket := memblob.OpenBucket(nil)
+			defer bucket.Close()
+			if err := bucket.WriteAll(ctx, "_lakefs/retention/gc/uncommitted/r/uncommitted/f", withFooter(c.footer), nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := numRows(c.footer); (err != nil) != c.refused {
+				t.Errorf("footer checks: %v, want refused %v", err, c.refused)
+			}
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			var err error
+			for _, err = range ReadRun(ctx, bucket, "_lakefs", "r", AllowUnverified()) {
+			}
+			runtime.ReadMemStats(&after)
+			if !errors.Is(err, ErrInvalidFile) {
+				t.Errorf("ReadRun: %v, want ErrInvalidFile", err)
+			}
+			if n := after.TotalAlloc - before.TotalAlloc; n > bound {
+				t.Errorf("ReadRun allocated %d MiB, bound %d MiB", n>>20, bound>>20)
+			} else {
+				t.Logf("%d footer bytes: ReadRun allocated %.1f MiB: %v", len(c.footer), float64(n)/(1<<20), err)
+			}
+		})
+	}
+}
+
+// TestPinnedTail: reads of every range, inside the tail, across its start
+// or before it, return the file's bytes, as a bytes.Reader does.
+func TestPinnedTail(t *testing.T) {
+	file := []byte("0123456789abcdefghij")
+	for cut := 0; cut <= len(file); cut++ {
+		r := &pinnedTail{r: bytes.NewReader(file[:cut]), off: int64(cut), tail: slices.Clone(file[cut:])}
+		want := bytes.NewReader(file)
+		for off := range len(file) + 2 {
+			for n := range len(file) + 2 {
+				got, wantBuf := make([]byte, n), make([]byte, n)
+				gn, gerr := r.ReadAt(got, int64(off))
+				wn, werr := want.ReadAt(wantBuf, int64(off))
+				if gn != wn || (gerr == nil) != (werr == nil) || !bytes.Equal(got[:gn], wantBuf[:wn]) {
+					t.Fatalf("tail from %d: ReadAt(%d bytes, %d) = %d %q %v, want %d %q %v", cut, n, off, gn, got[:gn], gerr, wn, wantBuf[:wn], werr)
+				}
+			}
+		}
+	}
 }

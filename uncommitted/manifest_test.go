@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"iter"
 	"slices"
 	"strings"
@@ -340,5 +341,60 @@ func TestReadRunSkipsHiddenFolders(t *testing.T) {
 	got, err = drain(uncommitted.Addresses(ctx, lakeFS, "_lakefs", "r1", uncommitted.AllowUnverified()))
 	if err != nil || !slices.Equal(got, []string{"data/a"}) {
 		t.Fatalf("without a manifest: %q, %v; want [data/a]", got, err)
+	}
+}
+
+// TestPrepareRemovesManifestBeforeWriting: a call of a complete run (a
+// replayed mark) removes the manifest before it writes, so that a call
+// that dies after its write leaves no manifest. Here the replay's file has
+// the size and row count of the file it replaces but stops earlier (new
+// entries were staged before it): a manifest left in place would verify,
+// and the rows between the two stops would be in no file.
+func TestPrepareRemovesManifestBeforeWriting(t *testing.T) {
+	ctx := context.Background()
+	base := memblob.OpenBucket(nil)
+	defer base.Close()
+	src := newMemSource()
+	for i := range 300 {
+		src.add("main", uncommitted.Entry{Key: fmt.Sprintf("k%03d", i), PhysicalAddress: fmt.Sprintf("data/a%03d", i)})
+	}
+	opts := []uncommitted.Option{
+		uncommitted.WithRunID(func() string { return "r1" }),
+		uncommitted.WithMaxFileSize(1 << 10),
+		uncommitted.WithCompression(&parquet.Uncompressed), // sizes depend on row counts only
+	}
+	p := uncommitted.NewPreparer(base, opts...)
+	first, err := p.Prepare(ctx, repo, src, nil)
+	if err != nil || first.Mark == nil {
+		t.Fatalf("first page: %+v, %v", first, err)
+	}
+	runToEnd(t, ctx, p, base, src, first.Mark, src.size())
+	want, err := drain(uncommitted.Addresses(ctx, base, "_lakefs", "r1"))
+	if err != nil || len(want) != 300 {
+		t.Fatalf("complete: %d addresses, %v", len(want), err)
+	}
+
+	for i := range 5 {
+		src.add("main", uncommitted.Entry{Key: fmt.Sprintf("j%03d", i), PhysicalAddress: fmt.Sprintf("data/b%03d", i)})
+	}
+	// The replay's write commits, and the call dies right after it.
+	dies := uncommitted.NewPreparer(newFlakyBucket(base, func(key string) bool { return !strings.HasSuffix(key, uncommitted.ManifestName) }), opts...)
+	if _, err := dies.Prepare(ctx, repo, src, nil); !errors.Is(err, errAmbiguous) {
+		t.Fatalf("replay: %v, want it to fail after its write", err)
+	}
+	folder := runPrefix + "r1/uncommitted/"
+	if a, err := base.Attributes(ctx, folder+first.Filename); err != nil || a.Size == 0 {
+		t.Fatalf("the replay's file: %v", err)
+	}
+	got, err := drain(uncommitted.Addresses(ctx, base, "_lakefs", "r1"))
+	if !errors.Is(err, uncommitted.ErrIncomplete) {
+		slices.Sort(got)
+		var lost []string
+		for _, a := range want {
+			if _, ok := slices.BinarySearch(got, a); !ok {
+				lost = append(lost, a)
+			}
+		}
+		t.Fatalf("after a replay that died: %d addresses, %v, missing %q; want ErrIncomplete", len(got), err, lost)
 	}
 }

@@ -101,7 +101,14 @@ var ErrOutOfOrder = errors.New("uncommitted: source out of order")
 // The manifest's footer reads are not counted against the time budget.
 //
 // A Preparer holds no state between calls and takes no lock: it is safe
-// for concurrent use, and a run may continue in another process.
+// for concurrent use, and a run may continue in another process. The calls
+// of one run, though, must not overlap, and the host continues from the
+// mark of the call it made last. A call replaces the file of any other
+// call from its mark: when a first attempt that timed out on the host's
+// side finishes after its retry, its file stays while the host follows
+// the retry's mark, the rows between the two calls' stops are in no file,
+// and a manifest written after that does not show it
+// (TestPrepareRemovesManifestBeforeWriting builds such a folder).
 type Preparer struct {
 	bucket          *blob.Bucket
 	maxFileSize     int64

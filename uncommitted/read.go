@@ -77,8 +77,10 @@ func Addresses(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID st
 // file that cannot be read whole ends the iteration with an error, possibly
 // after some of its rows (wrapping ErrInvalidFile when the file is
 // damaged): a GC must not run on a partial read. Memory is bounded by one
-// page, a 1 MiB read window and the manifest (at most MaxManifestSize),
-// whatever the size of the files. A consumer may stop early; every reader
+// page, a 1 MiB read window, the manifest (at most MaxManifestSize) and a
+// footer (at most 16 MiB, which parquet-go decodes and opens within about
+// 64 MiB: a footer of more than 65,536 list elements or 64 schema
+// elements is refused), whatever the size of the files. A consumer may stop early; every reader
 // is closed.
 func ReadRun(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string, opts ...ReadOption) iter.Seq2[Row, error] {
 	var cfg readConfig
@@ -179,17 +181,33 @@ func readFile(ctx context.Context, bucket *blob.Bucket, key string, size, wantRo
 }
 
 // openRows opens a Parquet file of rows, and returns the number of rows its
-// footer says it holds. parquet-go may panic on a corrupt file: that is
-// reported as ErrInvalidFile.
-func openRows(ra io.ReaderAt, size int64) (r *parquet.GenericReader[Row], numRows int64, err error) {
+// footer says it holds. The footer is read and checked first (numRows),
+// and parquet-go reads that copy: its decoder allocates whatever counts a
+// footer claims. parquet-go may panic on a corrupt file: that is reported
+// as ErrInvalidFile.
+func openRows(ra io.ReaderAt, size int64) (r *parquet.GenericReader[Row], rows int64, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			r, numRows, err = nil, 0, fmt.Errorf("%w: %v", ErrInvalidFile, v)
+			r, rows, err = nil, 0, fmt.Errorf("%w: %v", ErrInvalidFile, v)
 		}
 	}()
-	f, err := parquet.OpenFile(ra, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	tail, err := readTail(ra, size)
+	if err == nil {
+		rows, err = numRows(tail[:len(tail)-8])
+	}
+	if err != nil {
+		if !errors.Is(err, ErrInvalidFile) {
+			err = fmt.Errorf("%w: %w", ErrInvalidFile, err)
+		}
+		return nil, 0, err
+	}
+	pinned := &pinnedTail{r: ra, off: size - int64(len(tail)), tail: tail}
+	f, err := parquet.OpenFile(pinned, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: %w", ErrInvalidFile, err)
+	}
+	if f.NumRows() != rows {
+		return nil, 0, fmt.Errorf("%w: parquet-go reads %d rows in the footer, not %d", ErrInvalidFile, f.NumRows(), rows)
 	}
 	col, ok := f.Schema().Lookup("physical_address")
 	if !ok || col.Node.Type().Kind() != parquet.ByteArray || col.MaxRepetitionLevel > 0 {

@@ -118,6 +118,8 @@ func FuzzReadRun(f *testing.F) {
 	f.Add(valid[:len(valid)-9])
 	f.Add(append([]byte("PAR1"), valid[len(valid)/2:]...))
 	f.Add([]byte("PAR1PAR1"))
+	// A footer of a list of 2^28 schema elements, in 9 bytes.
+	f.Add([]byte("PAR1\x15\x02\x19\xfc\x80\x80\x80\x80\x01\x09\x00\x00\x00PAR1"))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ctx := context.Background()
