@@ -1,0 +1,205 @@
+package metarange
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/cockroachdb/pebble/sstable"
+)
+
+// seedTables are tables as lakeFS writes them and variants that reach the
+// rest of the format, written once per process. They are small, a few
+// KiB: the fuzzer minimizes an input byte by byte.
+var seedTables = sync.OnceValue(func() [][]byte {
+	t := &testing.T{}
+	entries := randomEntries(rand.New(rand.NewPCG(3, 4)), 8, "seed")
+	records := rangeRecords(entries)
+	tables := [][]byte{
+		writeTable(t, typeRanges, records, lakeFSOptions),
+		writeTable(t, typeRanges, records, tableOptions{compression: sstable.NoCompression}),
+		writeTable(t, typeRanges, records, tableOptions{blockSize: 64, compression: sstable.NoCompression}),
+		writeTable(t, typeRanges, records, tableOptions{blockSize: 64, compression: sstable.SnappyCompression}),
+		writeTable(t, typeRanges, nil, lakeFSOptions),
+		writeTable(t, typeMetaRanges, metaRangeRecords([]fixtureRange{{id: string(bytes.Repeat([]byte("ab"), 32)), maxKey: "k"}}), lakeFSOptions),
+	}
+	golden, _ := filepath.Glob("testdata/namespace/_lakefs/*")
+	for _, name := range golden {
+		if data, err := os.ReadFile(name); err == nil {
+			tables = append(tables, data)
+		}
+	}
+	return tables
+})
+
+// readAll reads a table the way Addresses reads ranges and metaranges,
+// and fails the test on a panic, which layout's checks must prevent.
+func readAll(t *testing.T, table []byte) {
+	ns, err := parseNamespace(testNamespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []string{typeRanges, typeMetaRanges} {
+		var keys []string
+		err := eachValue(table, typ, "fuzz", func(value []byte) error {
+			identity, data, err := splitValue(value)
+			if err != nil {
+				return err
+			}
+			if typ == typeMetaRanges {
+				parseID(identity)
+				return checkMessage(data)
+			}
+			address, at, err := decodeEntry(data)
+			if err != nil {
+				return err
+			}
+			keys, _ = ns.keys(keys[:0], string(address), at)
+			return nil
+		})
+		if errors.Is(err, errPanicked) {
+			t.Fatalf("%s: %v", typ, err)
+		}
+	}
+}
+
+// FuzzTable reads a seed table cut short and altered, its checksums left
+// as they are. Inputs are small (which seed, how much to cut, what to
+// alter): the fuzzer minimizes an input byte by byte, which would take it
+// most of its time on whole tables.
+func FuzzTable(f *testing.F) {
+	for i := range seedTables() {
+		f.Add(uint8(i), uint16(0), []byte{})
+	}
+	f.Add(uint8(0), uint16(1), []byte{})
+	f.Add(uint8(1), uint16(0), []byte{0, 20, 0x80})
+	f.Fuzz(func(t *testing.T, which uint8, cut uint16, mutations []byte) {
+		tables := seedTables()
+		table := bytes.Clone(tables[int(which)%len(tables)])
+		table = table[:len(table)-int(cut)%(len(table)+1)]
+		alter(table, mutations)
+		readAll(t, table)
+	})
+}
+
+// alter xors bytes of a table: mutations are triples of a big-endian
+// offset (modulo the table's length) and a mask.
+func alter(table, mutations []byte) {
+	for ; len(mutations) >= 3 && len(table) > 0; mutations = mutations[3:] {
+		at := (int(mutations[0])<<8 | int(mutations[1])) % len(table)
+		table[at] ^= mutations[2]
+	}
+}
+
+// FuzzCraftedTable alters a valid table and reseals its block checksums,
+// as a crafted file would, so that the altered bytes get past pebble's
+// checksums into the structure it trusts.
+func FuzzCraftedTable(f *testing.F) {
+	f.Add(uint8(0), []byte{0, 10, 0xff})
+	f.Add(uint8(2), []byte{0, 2, 0x80, 1, 0, 0x7f})
+	f.Add(uint8(3), []byte{0, 0, 1})
+	f.Fuzz(func(t *testing.T, which uint8, mutations []byte) {
+		tables := seedTables()
+		table := bytes.Clone(tables[int(which)%len(tables)])
+		l, err := layoutOf(table)
+		if err != nil {
+			t.Skip("not a table pebble lays out")
+		}
+		alter(table, mutations)
+		reseal(table, l)
+		readAll(t, table)
+	})
+}
+
+func layoutOf(table []byte) (l *sstable.Layout, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	r, err := sstable.NewReader(memReadable(table), sstable.ReaderOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.Layout()
+}
+
+// FuzzEntry compares decodeEntry with the protobuf runtime: what it
+// accepts, the runtime accepts and reads alike.
+func FuzzEntry(f *testing.F) {
+	f.Add(encodeEntry("data/gx/cy", relative))
+	f.Add(encodeEntry("s3://bucket/repo/x", full))
+	f.Add(encodeEntry("4d2f", byPrefixDeprecated))
+	f.Add(append(encodeEntry("data/a", relative), 0x22, 0x01, 0xff)) // an e_tag that is not UTF-8: skipped
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 5 {
+		f.Add(randomEntry(rng))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		address, typ, err := decodeEntry(b)
+		if err != nil {
+			return
+		}
+		modelAddress, modelType, err := modelEntry(b)
+		if err != nil {
+			t.Fatalf("decodeEntry accepts %x, the protobuf runtime does not: %v", b, err)
+		}
+		if string(address) != modelAddress || int32(typ) != modelType {
+			t.Fatalf("decodeEntry(%x) = %q, %d; the runtime reads %q, %d", b, address, typ, modelAddress, modelType)
+		}
+	})
+}
+
+// FuzzValue splits graveler values: those it builds come back whole,
+// anything else is split or refused without a panic.
+func FuzzValue(f *testing.F) {
+	f.Add([]byte("id"), []byte("data"), []byte{}, gravelerValue([]byte("id"), []byte("data")))
+	f.Add([]byte{}, []byte{}, []byte("tail"), []byte{0x01})
+	f.Fuzz(func(t *testing.T, identity, data, tail, raw []byte) {
+		gotID, gotData, err := splitValue(append(gravelerValue(identity, data), tail...))
+		if err != nil || !bytes.Equal(gotID, identity) || !bytes.Equal(gotData, data) {
+			t.Fatalf("split(%q, %q) = %q, %q, %v", identity, data, gotID, gotData, err)
+		}
+		if id, d, err := splitValue(raw); err == nil && len(id)+len(d) > len(raw) {
+			t.Fatalf("split(%x) returned more bytes than it was given", raw)
+		}
+	})
+}
+
+// FuzzAddress checks the outcomes of the address rules: a relative address
+// is kept as stored, a full one inside the namespace yields one or two
+// non-empty keys, one outside yields none.
+func FuzzAddress(f *testing.F) {
+	f.Add("s3://bucket/repo", "s3://bucket/repo/data/x", uint8(full))
+	f.Add("s3://bucket/repo", "S3://BUCKET/repo/a%20b", uint8(full))
+	f.Add("s3://bucket/repo", "data/x", uint8(relative))
+	f.Add("local:///var/repo", "4d2f", uint8(byPrefixDeprecated))
+	f.Fuzz(func(t *testing.T, namespace, address string, typ uint8) {
+		ns, err := parseNamespace(namespace)
+		if err != nil {
+			return
+		}
+		at := addressType(typ % 3)
+		keys, oc := ns.keys(nil, address, at)
+		switch oc {
+		case asStored:
+			if len(keys) != 1 || keys[0] != address {
+				t.Fatalf("kept as stored: %q", keys)
+			}
+		case madeRelative:
+			if len(keys) == 0 || len(keys) > 2 || keys[0] == "" || keys[len(keys)-1] == "" || at == relative {
+				t.Fatalf("made relative: %q", keys)
+			}
+		case outside:
+			if len(keys) != 0 || at == relative {
+				t.Fatalf("outside: %q", keys)
+			}
+		}
+	})
+}

@@ -1,0 +1,301 @@
+package metarange
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/golang/snappy"
+)
+
+// Pebble's sstable reader trusts a block once its checksum matches: it
+// allocates a block's buffer from the length in its handle before reading
+// it (with cgo, through C's calloc, and a failed allocation ends the
+// process), sizes a decompressed block by the length its header claims,
+// and walks a block's entries with unchecked pointer arithmetic. A checksum
+// is no defence against a crafted file. So before pebble reads a table,
+// layout walks every part of it that pebble's point iteration will read
+// and proves what pebble assumes: every block handle lies inside the file,
+// every block is small and decompresses to at most maxBlockSize bytes, and
+// every entry and restart point of every block lies inside its block. It
+// decodes exactly as pebble does, and refuses anything it would decode
+// otherwise, so the blocks pebble reads are the ones checked here.
+
+// maxBlockSize bounds a block, as stored and decompressed. lakeFS's blocks
+// hold about 4 KiB; only an entry larger than this would need more.
+const maxBlockSize = 16 << 20
+
+// The table formats read: those lakeFS's pebble writes (RocksDBv2 is its
+// default) and the next two, which differ only in what a point reader
+// ignores. Later pebble formats store values apart and are refused.
+const (
+	footerLen       = 53 // RocksDB's and Pebble's footer
+	blockTrailerLen = 5  // compression type, checksum
+	rocksDBMagic    = "\xf7\xcf\xf4\x85\xb7\x41\xe2\x88"
+	pebbleMagic     = "\xf0\x9f\xaa\xb3\xf0\x9f\xaa\xb3"
+
+	noCompression     = 0
+	snappyCompression = 1
+
+	metaPropertiesName = "rocksdb.properties"
+	metaValueIndexName = "pebble.value_index"
+)
+
+var errBlockOverrun = errors.New("entry overruns its block")
+
+type handle struct{ off, length uint64 }
+
+// layout checks a table held in memory.
+type layout struct {
+	data []byte
+}
+
+// checkFooter reads the footer: the handles of the metaindex and index.
+func (l *layout) checkFooter() (metaindex, index handle, err error) {
+	if len(l.data) < footerLen {
+		return handle{}, handle{}, fmt.Errorf("%d bytes is too short for a table", len(l.data))
+	}
+	f := l.data[len(l.data)-footerLen:]
+	magic, version := string(f[footerLen-8:]), binary.LittleEndian.Uint32(f[footerLen-12:])
+	switch {
+	case magic == rocksDBMagic && version == 2:
+	case magic == pebbleMagic && (version == 1 || version == 2):
+	default:
+		return handle{}, handle{}, fmt.Errorf("unsupported table format (magic %x, version %d)", magic, version)
+	}
+	const crc32c, xxhash64 = 1, 3
+	if f[0] != crc32c && f[0] != xxhash64 {
+		return handle{}, handle{}, fmt.Errorf("unsupported checksum type %d", f[0])
+	}
+	metaindex, n, err := decodeHandle(f[1:])
+	if err != nil {
+		return handle{}, handle{}, fmt.Errorf("metaindex handle: %w", err)
+	}
+	index, _, err = decodeHandle(f[1+n:])
+	if err != nil {
+		return handle{}, handle{}, fmt.Errorf("index handle: %w", err)
+	}
+	return metaindex, index, nil
+}
+
+// checkMeta checks what pebble's sstable.NewReader reads: the footer, the
+// metaindex block, the properties block, and the bounds of every block the
+// metaindex names. It returns the index block's handle.
+func (l *layout) checkMeta() (index handle, err error) {
+	metaindex, index, err := l.checkFooter()
+	if err != nil {
+		return handle{}, err
+	}
+	if err := l.checkBounds(index); err != nil {
+		return handle{}, fmt.Errorf("index block: %w", err)
+	}
+	var buf, propsBuf []byte
+	meta, err := l.block(metaindex, &buf)
+	if err != nil {
+		return handle{}, fmt.Errorf("metaindex block: %w", err)
+	}
+	err = walkBlock(meta, func(name, value []byte) error {
+		if string(name) == metaValueIndexName {
+			return fmt.Errorf("value blocks are not supported")
+		}
+		h, n, err := decodeHandle(value)
+		if err != nil || n != len(value) {
+			return fmt.Errorf("bad handle of %q", name)
+		}
+		if string(name) != metaPropertiesName {
+			return l.checkBounds(h)
+		}
+		props, err := l.block(h, &propsBuf)
+		if err != nil {
+			return fmt.Errorf("properties block: %w", err)
+		}
+		return walkBlock(props, nil)
+	})
+	if err != nil {
+		return handle{}, fmt.Errorf("metaindex: %w", err)
+	}
+	return index, nil
+}
+
+// checkIndex checks the index blocks (two levels when twoLevel, as the
+// table's properties say) and every data block they name, and returns the
+// number of entries of the data blocks.
+func (l *layout) checkIndex(index handle, twoLevel bool) (entries int64, err error) {
+	var topBuf, indexBuf, dataBuf []byte
+	countData := func(_, value []byte) error {
+		h, _, err := decodeHandle(value)
+		if err != nil {
+			return fmt.Errorf("data block handle: %w", err)
+		}
+		data, err := l.block(h, &dataBuf)
+		if err != nil {
+			return fmt.Errorf("data block at %d: %w", h.off, err)
+		}
+		return walkBlock(data, func(key, _ []byte) error {
+			if len(key) < 8 {
+				return fmt.Errorf("data block at %d: key of %d bytes has no trailer", h.off, len(key))
+			}
+			entries++
+			return nil
+		})
+	}
+	top, err := l.block(index, &topBuf)
+	if err != nil {
+		return 0, fmt.Errorf("index block: %w", err)
+	}
+	if !twoLevel {
+		return entries, walkBlock(top, countData)
+	}
+	err = walkBlock(top, func(_, value []byte) error {
+		h, _, err := decodeHandle(value)
+		if err != nil {
+			return fmt.Errorf("index block handle: %w", err)
+		}
+		b, err := l.block(h, &indexBuf)
+		if err != nil {
+			return fmt.Errorf("index block at %d: %w", h.off, err)
+		}
+		return walkBlock(b, countData)
+	})
+	return entries, err
+}
+
+// checkBounds checks that a block and its trailer lie inside the file.
+func (l *layout) checkBounds(h handle) error {
+	size := uint64(len(l.data))
+	if h.length > maxBlockSize {
+		return fmt.Errorf("block of %d bytes", h.length)
+	}
+	if h.off > size || h.length+blockTrailerLen > size-h.off {
+		return fmt.Errorf("block at %d of %d bytes overruns the %d-byte file", h.off, h.length, size)
+	}
+	return nil
+}
+
+// block returns the contents of a block, decompressed into *buf when it is
+// compressed. The checksum is left to pebble.
+func (l *layout) block(h handle, buf *[]byte) ([]byte, error) {
+	if err := l.checkBounds(h); err != nil {
+		return nil, err
+	}
+	raw := l.data[h.off : h.off+h.length]
+	switch typ := l.data[h.off+h.length]; typ {
+	case noCompression:
+		return raw, nil
+	case snappyCompression:
+		n, err := snappy.DecodedLen(raw)
+		if err != nil {
+			return nil, fmt.Errorf("snappy: %w", err)
+		}
+		if n > maxBlockSize {
+			return nil, fmt.Errorf("block decompresses to %d bytes", n)
+		}
+		if cap(*buf) < n {
+			*buf = make([]byte, n)
+		}
+		out, err := snappy.Decode((*buf)[:n], raw)
+		if err != nil {
+			return nil, fmt.Errorf("snappy: %w", err)
+		}
+		if len(out) != n {
+			return nil, fmt.Errorf("snappy: %d bytes decoded, %d announced", len(out), n)
+		}
+		return out, nil
+	default:
+		return nil, fmt.Errorf("block compression %d (lakeFS writes Snappy)", typ)
+	}
+}
+
+// walkBlock checks a block's entries and restart points, and calls fn, if
+// not nil, with each entry. A block is
+//
+//	entries | restart offsets (uint32 each) | number of restarts (uint32)
+//
+// and an entry is varint shared, varint unshared, varint value length, the
+// key's bytes after those it shares with the previous key, and the value.
+// Every restart offset must be the start of an entry, in order, that shares
+// nothing with its predecessor.
+func walkBlock(b []byte, fn func(key, value []byte) error) error {
+	if len(b) < 4 {
+		return fmt.Errorf("block of %d bytes", len(b))
+	}
+	numRestarts := uint64(binary.LittleEndian.Uint32(b[len(b)-4:]))
+	if numRestarts == 0 || 4*(numRestarts+1) > uint64(len(b)) {
+		return fmt.Errorf("%d restart points in a %d-byte block", numRestarts, len(b))
+	}
+	end := len(b) - 4*int(numRestarts+1) // where entries end and restarts begin
+	restarts := b[end : len(b)-4]
+	if end == 0 {
+		return nil // no entries; pebble never reads the restarts of an empty block
+	}
+	var key []byte
+	next := 0 // the next restart point
+	for pos := 0; pos < end; {
+		shared, n := uvarint32(b[pos:end])
+		if n <= 0 {
+			return errBlockOverrun
+		}
+		isRestart := next < int(numRestarts) && int(binary.LittleEndian.Uint32(restarts[4*next:])) == pos
+		if isRestart {
+			next++
+		}
+		if pos == 0 && !isRestart {
+			return fmt.Errorf("first entry is not a restart point")
+		}
+		if isRestart && shared != 0 || int64(shared) > int64(len(key)) {
+			return fmt.Errorf("entry at %d shares %d bytes of a %d-byte key", pos, shared, len(key))
+		}
+		pos += n
+		unshared, n := uvarint32(b[pos:end])
+		if n <= 0 {
+			return errBlockOverrun
+		}
+		pos += n
+		valueLen, n := uvarint32(b[pos:end])
+		if n <= 0 {
+			return errBlockOverrun
+		}
+		pos += n
+		if uint64(unshared)+uint64(valueLen) > uint64(end-pos) {
+			return errBlockOverrun
+		}
+		key = append(key[:shared], b[pos:pos+int(unshared)]...)
+		pos += int(unshared)
+		value := b[pos : pos+int(valueLen)]
+		pos += int(valueLen)
+		if fn != nil {
+			if err := fn(key, value); err != nil {
+				return err
+			}
+		}
+	}
+	if next != int(numRestarts) {
+		return fmt.Errorf("restart point %d is not the start of an entry", next)
+	}
+	return nil
+}
+
+// uvarint32 decodes a varint of at most 5 bytes and 32 bits, which pebble
+// decodes alike; anything longer or larger is refused (n <= 0).
+func uvarint32(b []byte) (uint32, int) {
+	v, n := binary.Uvarint(b)
+	if n <= 0 || n > 5 || v > math.MaxUint32 {
+		return 0, -1
+	}
+	return uint32(v), n
+}
+
+// decodeHandle decodes a block handle as pebble does (two uvarints), and
+// returns the bytes it took.
+func decodeHandle(b []byte) (handle, int, error) {
+	off, n := binary.Uvarint(b)
+	if n <= 0 {
+		return handle{}, 0, fmt.Errorf("bad offset varint")
+	}
+	length, m := binary.Uvarint(b[n:])
+	if m <= 0 {
+		return handle{}, 0, fmt.Errorf("bad length varint")
+	}
+	return handle{off, length}, n + m, nil
+}

@@ -1,0 +1,113 @@
+package metarange
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Defaults of the options.
+const (
+	DefaultStoragePrefix = "_lakefs"
+	DefaultConcurrency   = 8
+	DefaultMaxFileSize   = 64 << 20
+	DefaultMaxRanges     = 1 << 21
+)
+
+// An Option configures Addresses.
+type Option func(*config)
+
+type config struct {
+	storagePrefix string
+	concurrency   int
+	maxFileSize   int64
+	maxRanges     int
+	stats         func(Stats)
+
+	err error // the first invalid option
+}
+
+func newConfig(opts []Option) *config {
+	c := &config{
+		storagePrefix: DefaultStoragePrefix,
+		concurrency:   DefaultConcurrency,
+		maxFileSize:   DefaultMaxFileSize,
+		maxRanges:     DefaultMaxRanges,
+	}
+	for _, o := range opts {
+		if o != nil {
+			o(c)
+		}
+	}
+	return c
+}
+
+func (c *config) invalid(format string, args ...any) {
+	if c.err == nil {
+		c.err = fmt.Errorf("%w: %s", ErrInvalidInput, fmt.Sprintf(format, args...))
+	}
+}
+
+// WithStoragePrefix sets the folder of lakeFS's metadata in the namespace
+// (default "_lakefs", lakeFS's committed.block_storage_prefix): a table
+// with ID id is read at <prefix>/<id>.
+func WithStoragePrefix(p string) Option {
+	return func(c *config) {
+		if p == "" || strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") {
+			c.invalid("storage prefix %q must be a non-empty folder without leading or trailing '/'", p)
+		}
+		c.storagePrefix = p
+	}
+}
+
+// WithConcurrency sets how many tables are read at once (default 8), which
+// is also how many are held in memory at once. Zero means the default.
+func WithConcurrency(n int) Option {
+	return func(c *config) {
+		switch {
+		case n < 0:
+			c.invalid("negative concurrency %d", n)
+		case n > 0:
+			c.concurrency = n
+		}
+	}
+}
+
+// WithMaxFileSize sets the size of the largest table read (default 64 MiB;
+// lakeFS cuts ranges at about 20 MiB): a table is read whole into memory,
+// so a larger one fails the iteration with ErrLimit. Zero means the
+// default.
+func WithMaxFileSize(n int64) Option {
+	return func(c *config) {
+		switch {
+		case n < 0:
+			c.invalid("negative max file size %d", n)
+		case n > 0:
+			c.maxFileSize = n
+		}
+	}
+}
+
+// WithMaxRanges sets how many distinct ranges an iteration reads at most
+// (default 2,097,152): each range is read once, however many metaranges
+// list it, and remembering those read takes about 50 bytes a range, so
+// 100 MiB at the default. More distinct ranges fail the iteration with
+// ErrLimit. Zero means the default.
+func WithMaxRanges(n int) Option {
+	return func(c *config) {
+		switch {
+		case n < 0:
+			c.invalid("negative max ranges %d", n)
+		case n > 0:
+			c.maxRanges = n
+		}
+	}
+}
+
+// WithStats sets a function called with the running totals after each
+// range is read, and once more, with Done set, when the iteration ends,
+// whether it succeeded or not: before the error, if there is one. It is
+// called on the goroutine that iterates, between two addresses, so it
+// should be quick.
+func WithStats(fn func(Stats)) Option {
+	return func(c *config) { c.stats = fn }
+}
