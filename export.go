@@ -22,6 +22,12 @@ import (
 // another prefix), or one of another namespace.
 var ErrNoExport = errors.New("lakegc: no such export")
 
+// ErrStaleExport is wrapped by the error for an export that began the copy
+// tracker's TTL or more ago (Host.Copies): the records of renames that raced
+// its first calls may have expired before its last call read them. Such an
+// export is neither resumed nor marked; run a new cycle.
+var ErrStaleExport = errors.New("lakegc: export older than the copy records' TTL")
+
 // exportState is Collect's record of an export, beside the run's folder:
 // where the next call resumes and what the calls so far wrote. It is
 // written before the first call and after each, so that an interrupted
@@ -152,6 +158,12 @@ func (c *cycle) runExport(ctx context.Context) error {
 			st.Rows += res.Rows
 		}
 		mark = res.Mark
+		if mark == nil {
+			// The call read the copy records: were they all still there?
+			if err := c.checkCopyTTL(st.Start); err != nil {
+				return fail(err)
+			}
+		}
 		st.Next, st.Done = uncommitted.EncodeToken(mark), mark == nil
 		if st.Done {
 			st.CopyRecords = trailer
@@ -186,6 +198,9 @@ func (c *cycle) startExport(ctx context.Context) (exportState, *uncommitted.Mark
 		if err == nil && mark != nil && mark.RunID != runID {
 			err = fmt.Errorf("%w: next call of run %q", ErrNoExport, mark.RunID)
 		}
+		if err == nil && !st.Done {
+			err = c.checkCopyTTL(st.Start)
+		}
 		if err != nil {
 			return exportState{}, nil, fmt.Errorf("lakegc: resume export %s: %w", runID, err)
 		}
@@ -208,6 +223,21 @@ func (c *cycle) startExport(ctx context.Context) (exportState, *uncommitted.Mark
 		return exportState{}, nil, fmt.Errorf("lakegc: export %s: %w", runID, err)
 	}
 	return st, nil, nil
+}
+
+// checkCopyTTL refuses an export that began the copy tracker's TTL or more
+// ago: a record of a rename made after its start, once it passed the
+// rename's destination, may be expired before its last call reads the
+// records, and the object it keeps would be marked.
+func (c *cycle) checkCopyTTL(start time.Time) error {
+	if c.host.Copies == nil {
+		return nil
+	}
+	ttl := c.host.Copies.TTL()
+	if age := c.cfg.Clock().Sub(start); age >= ttl {
+		return fmt.Errorf("%w: it began %v ago, and copy records expire after %v; run a new cycle", ErrStaleExport, age, ttl)
+	}
+	return nil
 }
 
 // counted yields seq, counting its items into n.
