@@ -170,7 +170,8 @@ func (c Config) validated() (settings, error) {
 	switch {
 	case s.Bucket == nil:
 		return invalid("no Bucket")
-	case !hasScheme(s.Namespace):
+	case !hasScheme(strings.TrimRight(s.Namespace, "/")):
+		// "s3://" alone would make every s3:// address the namespace's.
 		return invalid("Namespace %q is not a URI such as s3://bucket/repo", s.Namespace)
 	case s.LinkTTL < 0:
 		return invalid("negative LinkTTL %v", s.LinkTTL)
