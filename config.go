@@ -110,11 +110,13 @@ type Config struct {
 	// stopped, and the cycle keeps its start time as the anchor of the
 	// cutoff. Collect records where an export stands beside its files
 	// (<prefix>/retention/gc/uncommitted/<run_id>/_lakegc_export.json);
-	// a run without that record, or of another namespace, is refused
-	// (ErrNoExport). With Host.Copies, an unfinished export that began
-	// the tracker's TTL or more ago is refused (ErrStaleExport): the
-	// records of renames made during its first calls may be gone when its
-	// last call reads them. Empty: a new export.
+	// a run without that record, of another namespace, or whose first
+	// calls read copy records that this Host (Host.Copies, Repository)
+	// does not, is refused (ErrNoExport). With Host.Copies, an unfinished
+	// export that began the tracker's TTL or more ago is refused
+	// (ErrStaleExport): the records of renames made during its first
+	// calls may be gone when its last call reads them. Empty: a new
+	// export.
 	ResumeExport string
 	// ResumeMark is the ID of a finished mark (Report.RunID): Collect
 	// skips to the sweep of its candidates, and reads nothing of the host.

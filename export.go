@@ -19,7 +19,8 @@ import (
 
 // ErrNoExport is wrapped by the error for a Config.ResumeExport that names
 // no export Collect started under the storage prefix (a mistyped run ID, or
-// another prefix), or one of another namespace.
+// another prefix), one of another namespace, or one that read copy records
+// the resuming Host does not read.
 var ErrNoExport = errors.New("lakegc: no such export")
 
 // ErrStaleExport is wrapped by the error for an export that began the copy
@@ -37,6 +38,10 @@ type exportState struct {
 	Start time.Time `json:"start"`
 	// Namespace is the repository's storage namespace.
 	Namespace string `json:"namespace"`
+	// Copies is set when the export reads the copy records of Repository:
+	// a resume must read the same ones.
+	Copies     bool   `json:"copies,omitempty"`
+	Repository string `json:"repository,omitempty"`
 	// Next is the continuation token of the next call: "" before the first
 	// call completed, and once Done.
 	Next string `json:"next"`
@@ -198,6 +203,9 @@ func (c *cycle) startExport(ctx context.Context) (exportState, *uncommitted.Mark
 		if err == nil && mark != nil && mark.RunID != runID {
 			err = fmt.Errorf("%w: next call of run %q", ErrNoExport, mark.RunID)
 		}
+		if err == nil && !st.Done && st.Copies && (c.host.Copies == nil || st.Repository != c.cfg.Repository) {
+			err = fmt.Errorf("%w: an export that reads the copy records of repository %q, resumed without them", ErrNoExport, st.Repository)
+		}
 		if err == nil && !st.Done {
 			err = c.checkCopyTTL(st.Start)
 		}
@@ -217,6 +225,9 @@ func (c *cycle) startExport(ctx context.Context) (exportState, *uncommitted.Mark
 	// The cutoff is anchored here, before the first call: an upload linked
 	// after the export passed its path is in neither input.
 	st := exportState{Start: c.cfg.Clock(), Namespace: c.cfg.Namespace}
+	if c.host.Copies != nil {
+		st.Copies, st.Repository = true, c.cfg.Repository
+	}
 	runID := retention.NewRunID(st.Start)
 	c.report.ExportRunID = runID
 	if err := writeExportState(ctx, c.cfg.Bucket, stateKey(c.cfg.StoragePrefix, runID), st); err != nil {
