@@ -283,7 +283,10 @@ func (c *cycle) sweep(ctx context.Context) error {
 
 // relativeTo makes the full addresses under namespace relative to it, and
 // leaves out the full addresses outside it, whose objects are not in the
-// namespace: the rules of the uncommitted export.
+// namespace: the rules of the uncommitted export. The scheme and authority
+// of an address are compared regardless of ASCII case, as URIs are (RFC
+// 3986): a reader that parses "S3://bucket/..." reads the namespace's
+// object, which leaving it out would mark.
 func relativeTo(namespace string, seq iter.Seq2[string, error]) iter.Seq2[string, error] {
 	prefix := strings.TrimRight(namespace, "/") + "/"
 	return func(yield func(string, error) bool) {
@@ -297,7 +300,7 @@ func relativeTo(namespace string, seq iter.Seq2[string, error]) iter.Seq2[string
 				return
 			}
 			if hasScheme(a) {
-				rel, ok := strings.CutPrefix(a, prefix)
+				rel, ok := cutNamespace(a, prefix)
 				if !ok || rel == "" {
 					continue
 				}
@@ -308,6 +311,42 @@ func relativeTo(namespace string, seq iter.Seq2[string, error]) iter.Seq2[string
 			}
 		}
 	}
+}
+
+// cutNamespace returns the rest of the full address a after prefix (a
+// namespace URI ending in '/'), its scheme and authority matched regardless
+// of ASCII case and its path exactly.
+func cutNamespace(a, prefix string) (string, bool) {
+	if len(a) < len(prefix) {
+		return "", false
+	}
+	// The authority ends at the first '/' after "://"; prefix ends in '/'.
+	i := strings.Index(prefix, "://") + len("://")
+	end := i + strings.IndexByte(prefix[i:], '/')
+	if !asciiEqualFold(a[:end], prefix[:end]) || a[end:len(prefix)] != prefix[end:] {
+		return "", false
+	}
+	return a[len(prefix):], true
+}
+
+// asciiEqualFold reports whether a and b are equal under ASCII case folding.
+func asciiEqualFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range len(a) {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 // folderSize returns the total size of the objects under prefix (or of the

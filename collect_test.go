@@ -147,6 +147,8 @@ func TestCollectRefusesInvalidConfig(t *testing.T) {
 		{"no bucket", func(c *lakegc.Config, _ *lakegc.Host) { c.Bucket = nil }},
 		{"no namespace", func(c *lakegc.Config, _ *lakegc.Host) { c.Namespace = "" }},
 		{"namespace without scheme", func(c *lakegc.Config, _ *lakegc.Host) { c.Namespace = "bucket/repo" }},
+		{"namespace of a scheme only", func(c *lakegc.Config, _ *lakegc.Host) { c.Namespace = "s3://" }},
+		{"namespace of a scheme and slashes", func(c *lakegc.Config, _ *lakegc.Host) { c.Namespace = "s3:////" }},
 		{"storage prefix with a leading slash", func(c *lakegc.Config, _ *lakegc.Host) { c.StoragePrefix = "/_lakefs" }},
 		{"storage prefix with a trailing slash", func(c *lakegc.Config, _ *lakegc.Host) { c.StoragePrefix = "_lakefs/" }},
 		{"storage prefix inside data", func(c *lakegc.Config, _ *lakegc.Host) { c.StoragePrefix = "data/_lakefs" }},
@@ -266,6 +268,23 @@ func TestCollectCommittedFullAddresses(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.expectMarked(rep.RunID) // data/old/full kept, data/old/orphan still garbage
+}
+
+// A URI's scheme is case-insensitive (RFC 3986): a full address that
+// spells the namespace's scheme in another case names an object of the
+// namespace, which a reader that parses it (as lakeFS does) reads.
+func TestCollectCommittedFullAddressSchemeCase(t *testing.T) {
+	w := newWorld(t)
+	upper := "FILE" + strings.TrimPrefix(w.ns, "file") + "/data/old/orphan"
+	w.host.stage("main", uncommitted.Entry{Key: "upper", PhysicalAddress: upper, AddressType: uncommitted.Full})
+	w.host.commit("main", w.commitAt("c4", 0))
+	delete(w.garbage, "data/old/orphan")
+	w.live["data/old/orphan"] = "in c4 by a full address with an upper-case scheme"
+	rep, err := lakegc.Collect(context.Background(), w.host.host(), w.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.expectMarked(rep.RunID)
 }
 
 // Every phase reports its progress, in order, and the export's after each

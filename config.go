@@ -110,10 +110,13 @@ type Config struct {
 	// stopped, and the cycle keeps its start time as the anchor of the
 	// cutoff. Collect records where an export stands beside its files
 	// (<prefix>/retention/gc/uncommitted/<run_id>/_lakegc_export.json);
-	// a run without that record, or of another namespace, is refused
-	// (ErrNoExport). Resume within the copy tracker's TTL: the records of
-	// renames made during the first calls must still exist when the last
-	// call reads them. Empty: a new export.
+	// a run without that record, of another namespace, or whose first
+	// calls read copy records that this Host (Host.Copies, Repository)
+	// does not, is refused (ErrNoExport). With Host.Copies, an unfinished
+	// export that began the tracker's TTL or more ago is refused
+	// (ErrStaleExport): the records of renames made during its first
+	// calls may be gone when its last call reads them. Empty: a new
+	// export.
 	ResumeExport string
 	// ResumeMark is the ID of a finished mark (Report.RunID): Collect
 	// skips to the sweep of its candidates, and reads nothing of the host.
@@ -169,7 +172,8 @@ func (c Config) validated() (settings, error) {
 	switch {
 	case s.Bucket == nil:
 		return invalid("no Bucket")
-	case !hasScheme(s.Namespace):
+	case !hasScheme(strings.TrimRight(s.Namespace, "/")):
+		// "s3://" alone would make every s3:// address the namespace's.
 		return invalid("Namespace %q is not a URI such as s3://bucket/repo", s.Namespace)
 	case s.LinkTTL < 0:
 		return invalid("negative LinkTTL %v", s.LinkTTL)

@@ -19,8 +19,15 @@ import (
 
 // ErrNoExport is wrapped by the error for a Config.ResumeExport that names
 // no export Collect started under the storage prefix (a mistyped run ID, or
-// another prefix), or one of another namespace.
+// another prefix), one of another namespace, or one that read copy records
+// the resuming Host does not read.
 var ErrNoExport = errors.New("lakegc: no such export")
+
+// ErrStaleExport is wrapped by the error for an export that began the copy
+// tracker's TTL or more ago (Host.Copies): the records of renames that raced
+// its first calls may have expired before its last call read them. Such an
+// export is neither resumed nor marked; run a new cycle.
+var ErrStaleExport = errors.New("lakegc: export older than the copy records' TTL")
 
 // exportState is Collect's record of an export, beside the run's folder:
 // where the next call resumes and what the calls so far wrote. It is
@@ -31,6 +38,10 @@ type exportState struct {
 	Start time.Time `json:"start"`
 	// Namespace is the repository's storage namespace.
 	Namespace string `json:"namespace"`
+	// Copies is set when the export reads the copy records of Repository:
+	// a resume must read the same ones.
+	Copies     bool   `json:"copies,omitempty"`
+	Repository string `json:"repository,omitempty"`
 	// Next is the continuation token of the next call: "" before the first
 	// call completed, and once Done.
 	Next string `json:"next"`
@@ -152,6 +163,12 @@ func (c *cycle) runExport(ctx context.Context) error {
 			st.Rows += res.Rows
 		}
 		mark = res.Mark
+		if mark == nil {
+			// The call read the copy records: were they all still there?
+			if err := c.checkCopyTTL(st.Start); err != nil {
+				return fail(err)
+			}
+		}
 		st.Next, st.Done = uncommitted.EncodeToken(mark), mark == nil
 		if st.Done {
 			st.CopyRecords = trailer
@@ -186,6 +203,12 @@ func (c *cycle) startExport(ctx context.Context) (exportState, *uncommitted.Mark
 		if err == nil && mark != nil && mark.RunID != runID {
 			err = fmt.Errorf("%w: next call of run %q", ErrNoExport, mark.RunID)
 		}
+		if err == nil && !st.Done && st.Copies && (c.host.Copies == nil || st.Repository != c.cfg.Repository) {
+			err = fmt.Errorf("%w: an export that reads the copy records of repository %q, resumed without them", ErrNoExport, st.Repository)
+		}
+		if err == nil && !st.Done {
+			err = c.checkCopyTTL(st.Start)
+		}
 		if err != nil {
 			return exportState{}, nil, fmt.Errorf("lakegc: resume export %s: %w", runID, err)
 		}
@@ -202,12 +225,30 @@ func (c *cycle) startExport(ctx context.Context) (exportState, *uncommitted.Mark
 	// The cutoff is anchored here, before the first call: an upload linked
 	// after the export passed its path is in neither input.
 	st := exportState{Start: c.cfg.Clock(), Namespace: c.cfg.Namespace}
+	if c.host.Copies != nil {
+		st.Copies, st.Repository = true, c.cfg.Repository
+	}
 	runID := retention.NewRunID(st.Start)
 	c.report.ExportRunID = runID
 	if err := writeExportState(ctx, c.cfg.Bucket, stateKey(c.cfg.StoragePrefix, runID), st); err != nil {
 		return exportState{}, nil, fmt.Errorf("lakegc: export %s: %w", runID, err)
 	}
 	return st, nil, nil
+}
+
+// checkCopyTTL refuses an export that began the copy tracker's TTL or more
+// ago: a record of a rename made after its start, once it passed the
+// rename's destination, may be expired before its last call reads the
+// records, and the object it keeps would be marked.
+func (c *cycle) checkCopyTTL(start time.Time) error {
+	if c.host.Copies == nil {
+		return nil
+	}
+	ttl := c.host.Copies.TTL()
+	if age := c.cfg.Clock().Sub(start); age >= ttl {
+		return fmt.Errorf("%w: it began %v ago, and copy records expire after %v; run a new cycle", ErrStaleExport, age, ttl)
+	}
+	return nil
 }
 
 // counted yields seq, counting its items into n.

@@ -28,7 +28,8 @@ type Host struct {
 	// Copies, if set, is the host's table of shallow copies: their
 	// addresses are exported after every branch, so that a rename racing
 	// the export keeps its object. Collect drops the records older than
-	// the tracker's TTL before a new export.
+	// the tracker's TTL before a new export, and refuses an export that
+	// ran that long (ErrStaleExport).
 	Copies *copytrack.Tracker
 }
 

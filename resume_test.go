@@ -351,3 +351,129 @@ func TestCollectCommittedErrorFailsTheMark(t *testing.T) {
 		t.Errorf("deleted %q", gone)
 	}
 }
+
+// A copy record lives for the tracker's TTL. An export that has run that
+// long may have lost the record of a rename that raced its first calls
+// before its last call reads the records: Collect refuses to resume it, and
+// refuses an export that finished that late, and marks nothing.
+func TestCollectRefusesAnExportOlderThanTheCopyTTL(t *testing.T) {
+	for _, resume := range []bool{false, true} {
+		t.Run(map[bool]string{false: "finished late", true: "resumed late"}[resume], func(t *testing.T) {
+			w := newWorld(t)
+			now := gcTime
+			clock := func() time.Time { return now }
+			tracker := copytrack.New(copytrack.NewMemStore(), copytrack.WithClock(clock))
+			host := w.host.host()
+			host.Copies = tracker
+			cfg := w.config()
+			cfg.Clock = clock
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			raced := false
+			cfg.Progress = func(p lakegc.Progress) {
+				if p.Phase != lakegc.PhaseExport || p.ExportNext == nil || raced {
+					return
+				}
+				raced = true
+				// Rename feature's last part to a path the export passed.
+				last := w.host.branches["feature"].staging["part-11.json"]
+				if err := tracker.Track(context.Background(), copytrack.Copy{
+					Repository: "repo1", Branch: "feature", SrcPath: "part-11.json", DstPath: "a-renamed.json", PhysicalAddress: last.PhysicalAddress,
+				}); err != nil {
+					t.Error(err)
+				}
+				w.host.stage("feature", uncommitted.Entry{Key: "a-renamed.json", PhysicalAddress: last.PhysicalAddress})
+				w.host.unstage("feature", "part-11.json")
+				// A TTL later, another cycle expires the records.
+				now = gcTime.Add(copytrack.DefaultTTL + time.Minute)
+				if _, err := tracker.Expire(context.Background(), "repo1"); err != nil {
+					t.Error(err)
+				}
+				if resume {
+					cancel()
+				}
+			}
+			rep, err := lakegc.Collect(ctx, host, cfg)
+			if resume {
+				if !errors.Is(err, context.Canceled) {
+					t.Fatalf("Collect cancelled during the export = %v", err)
+				}
+				again := w.config()
+				again.Clock, again.ResumeExport = clock, rep.ExportRunID
+				rep, err = lakegc.Collect(context.Background(), host, again)
+				if rep.Export != nil && rep.Export.Calls > 0 {
+					t.Errorf("a stale export was resumed for %d calls before it was refused", rep.Export.Calls)
+				}
+			}
+			if !raced {
+				t.Fatal("the export finished in one call")
+			}
+			if !errors.Is(err, lakegc.ErrStaleExport) || !strings.HasPrefix(err.Error(), "lakegc: ") {
+				t.Errorf("Collect = %v, want an error wrapping ErrStaleExport", err)
+			}
+			if err == nil {
+				w.expectMarked(rep.RunID)
+			}
+			if rep.Mark != nil || len(w.marks()) > 0 {
+				t.Errorf("an export older than the copy TTL was marked: %q", w.marks())
+			}
+			w.expectLiveKept()
+		})
+	}
+}
+
+// An export whose first calls ran with the host's copy records is resumed
+// only with the same records: those of the same repository, from a Host
+// with Copies. Otherwise a rename that raced the first calls loses its
+// object.
+func TestCollectResumeNeedsTheSameCopyRecords(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*lakegc.Config, *lakegc.Host)
+	}{
+		{"without copies", func(_ *lakegc.Config, h *lakegc.Host) { h.Copies = nil }},
+		{"of another repository", func(c *lakegc.Config, _ *lakegc.Host) { c.Repository = "repo2" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			tracker := copytrack.New(copytrack.NewMemStore(), copytrack.WithClock(func() time.Time { return gcTime }))
+			host := w.host.host()
+			host.Copies = tracker
+			cfg := w.config()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			cfg.Progress = func(p lakegc.Progress) {
+				if p.Phase != lakegc.PhaseExport || p.ExportNext == nil {
+					return
+				}
+				// Rename feature's last part to a path the export passed.
+				last := w.host.branches["feature"].staging["part-11.json"]
+				if err := tracker.Track(context.Background(), copytrack.Copy{
+					Repository: "repo1", Branch: "feature", SrcPath: "part-11.json", DstPath: "a-renamed.json", PhysicalAddress: last.PhysicalAddress,
+				}); err != nil {
+					t.Error(err)
+				}
+				w.host.stage("feature", uncommitted.Entry{Key: "a-renamed.json", PhysicalAddress: last.PhysicalAddress})
+				w.host.unstage("feature", "part-11.json")
+				cancel()
+			}
+			rep, err := lakegc.Collect(ctx, host, cfg)
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("Collect cancelled during the export = %v", err)
+			}
+			again, host2 := w.config(), host
+			again.ResumeExport = rep.ExportRunID
+			tc.edit(&again, &host2)
+			rep, err = lakegc.Collect(context.Background(), host2, again)
+			if !errors.Is(err, lakegc.ErrNoExport) {
+				t.Errorf("Collect = %v, want an error wrapping ErrNoExport", err)
+			}
+			if err == nil {
+				w.expectMarked(rep.RunID)
+			}
+			if len(w.marks()) > 0 {
+				t.Errorf("marked %q", w.marks())
+			}
+		})
+	}
+}

@@ -71,6 +71,10 @@ func WithTTL(d time.Duration) Option {
 	}
 }
 
+// TTL returns how old a record must be for Expire to drop it: a GC whose
+// uncommitted export runs longer than that may miss a copy record.
+func (t *Tracker) TTL() time.Duration { return t.ttl }
+
 // WithClock sets the clock used for zero CreatedAt values and by Expire
 // (default time.Now). A nil now is ignored.
 func WithClock(now func() time.Time) Option {

@@ -543,3 +543,21 @@ func TestNewWithoutStoreOrOptions(t *testing.T) {
 		t.Error("ForgetBranch on a nil Store succeeded")
 	}
 }
+
+// TTL reports the TTL Expire uses: the option's, or the default for none
+// or an ignored one.
+func TestTrackerTTL(t *testing.T) {
+	for _, tc := range []struct {
+		opts []Option
+		want time.Duration
+	}{
+		{nil, DefaultTTL},
+		{[]Option{WithTTL(6 * time.Hour)}, 6 * time.Hour},
+		{[]Option{WithTTL(0)}, DefaultTTL},
+		{[]Option{WithTTL(-time.Hour)}, DefaultTTL},
+	} {
+		if got := New(NewMemStore(), tc.opts...).TTL(); got != tc.want {
+			t.Errorf("TTL() = %v, want %v", got, tc.want)
+		}
+	}
+}
