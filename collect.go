@@ -61,12 +61,20 @@ func Collect(ctx context.Context, host Host, cfg Config) (*Report, error) {
 
 func (h Host) validate(s settings) error {
 	switch {
-	case h.Staging == nil:
-		return fmt.Errorf("%w: Host without Staging", ErrInvalidConfig)
-	case h.Commits == nil:
-		return fmt.Errorf("%w: Host without Commits", ErrInvalidConfig)
+	case h.Staging == nil && h.Export == nil:
+		return fmt.Errorf("%w: Host without Staging or Export", ErrInvalidConfig)
+	case h.Staging != nil && h.Export != nil:
+		return fmt.Errorf("%w: Host with both Staging and Export: which export protects the staged objects?", ErrInvalidConfig)
+	case h.Commits == nil && h.Active == nil:
+		return fmt.Errorf("%w: Host without Commits or Active", ErrInvalidConfig)
+	case h.Commits != nil && h.Active != nil:
+		return fmt.Errorf("%w: Host with both Commits and Active: which decides the kept commits?", ErrInvalidConfig)
 	case h.Committed == nil:
 		return fmt.Errorf("%w: Host without Committed", ErrInvalidConfig)
+	case h.Export != nil && h.Copies != nil:
+		return fmt.Errorf("%w: Host with Export and Copies: a host's own export must add its copy records itself", ErrInvalidConfig)
+	case h.Export != nil && s.ResumeExport != "":
+		return fmt.Errorf("%w: ResumeExport with a Host's own Export, which Collect cannot resume", ErrInvalidConfig)
 	case h.Copies != nil && s.Repository == "":
 		return fmt.Errorf("%w: no Repository, needed to read the Host's copy records", ErrInvalidConfig)
 	}
@@ -79,9 +87,11 @@ type cycle struct {
 	host   Host
 	report *Report
 
-	export exportState      // the export, once done
-	rules  *retention.Rules // nil: keep every commit
-	active []retention.ActiveCommit
+	export exportState // the export, once done
+	// exported are the addresses of a host's own export (Host.Export).
+	exported iter.Seq2[string, error]
+	rules    *retention.Rules // nil: keep every commit
+	active   []retention.ActiveCommit
 }
 
 func (c *cycle) run(ctx context.Context) error {
@@ -91,7 +101,14 @@ func (c *cycle) run(ctx context.Context) error {
 			return err
 		}
 	} else {
-		for _, phase := range []func(context.Context) error{c.runExport, c.readRules, c.activeCommits, c.mark} {
+		phases := []func(context.Context) error{c.runExport, c.readRules, c.activeCommits, c.mark}
+		if c.host.Export != nil {
+			phases[0] = c.hostExport
+		}
+		if c.host.Active != nil {
+			phases = []func(context.Context) error{phases[0], c.hostActive, c.mark}
+		}
+		for _, phase := range phases {
 			if err := phase(ctx); err != nil {
 				return err
 			}
@@ -175,17 +192,56 @@ func (c *cycle) activeCommits(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("lakegc: active commits: %w", err)
 	}
-	rep := &CommitsReport{Active: len(c.active)}
+	return c.commitsReport(ctx, done, "")
+}
+
+// commitsReport writes the active commits' report, unless the host wrote
+// one at key, and reports it.
+func (c *cycle) commitsReport(ctx context.Context, done func(...any) time.Duration, key string) error {
+	rep := &CommitsReport{Active: len(c.active), Key: key}
 	c.report.Commits = rep
-	rep.Key, err = retention.WriteCommitsCSV(ctx, c.cfg.Bucket, c.cfg.StoragePrefix, c.report.RunID, c.active)
-	if err != nil {
-		return fmt.Errorf("lakegc: commits report: %w", err)
+	var err error
+	if rep.Key == "" {
+		rep.Key, err = retention.WriteCommitsCSV(ctx, c.cfg.Bucket, c.cfg.StoragePrefix, c.report.RunID, c.active)
+		if err != nil {
+			return fmt.Errorf("lakegc: commits report: %w", err)
+		}
 	}
 	if rep.Bytes, err = folderSize(ctx, c.cfg.Bucket, rep.Key); err != nil {
 		return fmt.Errorf("lakegc: commits report: %w", err)
 	}
 	rep.Duration = done("active", rep.Active)
 	return nil
+}
+
+// hostActive asks the host for the kept commits (Host.Active). It runs
+// after the export, as activeCommits does.
+func (c *cycle) hostActive(ctx context.Context) error {
+	done := c.phase(ctx, PhaseCommits)
+	now := c.cfg.Clock()
+	c.progress(Progress{Phase: PhaseCommits})
+	hc, err := c.host.Active.ActiveCommits(ctx, now)
+	if err == nil {
+		err = ctx.Err()
+	}
+	switch {
+	case err != nil:
+	case hc == nil || len(hc.Active) == 0:
+		err = errors.New("the host kept no commit")
+	case hc.RunID != "" && !validRunID(hc.RunID):
+		err = fmt.Errorf("the host's run ID %q is not a run ID", hc.RunID)
+	case hc.Key != "" && (strings.HasPrefix(hc.Key, "/") || hasScheme(hc.Key)):
+		err = fmt.Errorf("the host's commits report %q is not a key relative to the namespace", hc.Key)
+	}
+	if err != nil {
+		return fmt.Errorf("lakegc: active commits: %w", err)
+	}
+	c.report.RunID = hc.RunID
+	if c.report.RunID == "" {
+		c.report.RunID = retention.NewRunID(now)
+	}
+	c.active = hc.Active
+	return c.commitsReport(ctx, done, hc.Key)
 }
 
 // reportFolder is the folder of a mark's report.
@@ -221,8 +277,8 @@ func (c *cycle) mark(ctx context.Context) error {
 	done := c.phase(ctx, PhaseMark)
 	var counters sweep.Progress
 	sum, err := sweep.Mark(ctx, c.cfg.Bucket, c.report.RunID, sweep.Inputs{
-		Uncommitted: exportedAddresses(ctx, c.cfg.Bucket, c.cfg.StoragePrefix, c.report.ExportRunID, c.export.Done),
-		Committed:   relativeTo(c.cfg.Namespace, c.host.Committed.CommittedAddresses(ctx, c.active)),
+		Uncommitted: c.uncommittedAddresses(ctx),
+		Committed:   relativeAddresses(c.cfg.Namespace, "committed", c.host.Committed.CommittedAddresses(ctx, c.active)),
 		ExportStart: c.export.Start,
 	}, c.sweepOptions(&counters, PhaseMark)...)
 	if err != nil {
@@ -241,6 +297,15 @@ func (c *cycle) mark(ctx context.Context) error {
 	}
 	rep.Duration = done("candidates", sum.NumDeletedObjects, "cutoff", sum.CutoffTime)
 	return nil
+}
+
+// uncommittedAddresses yields the addresses of the finished export: the
+// host's own, or Collect's read back from the bucket.
+func (c *cycle) uncommittedAddresses(ctx context.Context) iter.Seq2[string, error] {
+	if c.host.Export != nil {
+		return c.exported
+	}
+	return exportedAddresses(ctx, c.cfg.Bucket, c.cfg.StoragePrefix, c.report.ExportRunID, c.export.Done)
 }
 
 // resumeMark reads the summary of a finished mark, to sweep it.
@@ -281,22 +346,22 @@ func (c *cycle) sweep(ctx context.Context) error {
 	return nil
 }
 
-// relativeTo makes the full addresses under namespace relative to it, and
-// leaves out the full addresses outside it, whose objects are not in the
-// namespace: the rules of the uncommitted export. The scheme and authority
-// of an address are compared regardless of ASCII case, as URIs are (RFC
-// 3986): a reader that parses "S3://bucket/..." reads the namespace's
-// object, which leaving it out would mark.
-func relativeTo(namespace string, seq iter.Seq2[string, error]) iter.Seq2[string, error] {
+// relativeAddresses makes the full addresses under namespace relative to
+// it, and leaves out the full addresses outside it, whose objects are not in
+// the namespace: the rules of the uncommitted export. The scheme and
+// authority of an address are compared regardless of ASCII case, as URIs are
+// (RFC 3986): a reader that parses "S3://bucket/..." reads the namespace's
+// object, which leaving it out would mark. what names the input in errors.
+func relativeAddresses(namespace, what string, seq iter.Seq2[string, error]) iter.Seq2[string, error] {
 	prefix := strings.TrimRight(namespace, "/") + "/"
 	return func(yield func(string, error) bool) {
 		if seq == nil {
-			yield("", errors.New("lakegc: CommittedAddresses returned a nil iterator"))
+			yield("", fmt.Errorf("lakegc: %s addresses: the host returned a nil iterator", what))
 			return
 		}
 		for a, err := range seq {
 			if err != nil {
-				yield("", fmt.Errorf("lakegc: committed addresses: %w", err))
+				yield("", fmt.Errorf("lakegc: %s addresses: %w", what, err))
 				return
 			}
 			if hasScheme(a) {

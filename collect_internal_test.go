@@ -16,7 +16,7 @@ func addresses(as []string) iter.Seq2[string, error] {
 	}
 }
 
-// relativeTo compares a full address's scheme and authority with the
+// relativeAddresses compares a full address's scheme and authority with the
 // namespace's regardless of ASCII case, as RFC 3986 says, and its path
 // exactly.
 func TestRelativeTo(t *testing.T) {
@@ -38,14 +38,14 @@ func TestRelativeTo(t *testing.T) {
 	want := []string{"data/a", "data/b", "data/c", "data/d", "data/\u212a", "/data/j"}
 	for _, ns := range []string{"s3://bucket/repo", "s3://bucket/repo/", "s3://bucket/repo//"} {
 		var got []string
-		for a, err := range relativeTo(ns, addresses(in)) {
+		for a, err := range relativeAddresses(ns, "test", addresses(in)) {
 			if err != nil {
 				t.Fatal(err)
 			}
 			got = append(got, a)
 		}
 		if !slices.Equal(got, want) {
-			t.Errorf("relativeTo(%q):\n got  %q\n want %q", ns, got, want)
+			t.Errorf("relativeAddresses(%q):\n got  %q\n want %q", ns, got, want)
 		}
 	}
 }

@@ -39,7 +39,13 @@
 // and — only with [Config].Sweep — the sweep. The host gives it a [Host]: its
 // staging area (an uncommitted.Source), its branches and commits ([Commits]),
 // and the addresses of the commits the rules keep ([Committed]), plus its
-// copy tracker if it has one. Collect does the rest: it records the export's
+// copy tracker if it has one. A host that runs the export or the retention
+// itself, as lakeFS does through its prepare_uncommited and prepare_commits
+// calls, gives [Host].Export instead of Staging, or [Host].Active instead of
+// Commits; Collect keeps the order all the same: the export's start
+// recorded before the host's export begins, the export finished before the
+// kept commits are asked for and before any committed address is read, and
+// an empty list of kept commits refused. Collect does the rest: it records the export's
 // start, makes the run IDs, loops the export to completion, reads it back
 // through a reader that refuses a missing or unfinished run, treats a
 // repository without rules as lakeFS does (every commit is kept), and returns

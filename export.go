@@ -187,6 +187,36 @@ func (c *cycle) runExport(ctx context.Context) error {
 	return nil
 }
 
+// hostExport runs the host's own export (Host.Export) after recording its
+// start, the anchor of the cutoff. Its addresses are read by the mark, made
+// relative to the namespace as the committed ones are.
+func (c *cycle) hostExport(ctx context.Context) error {
+	done := c.phase(ctx, PhaseExport)
+	start := c.cfg.Clock()
+	rep := &ExportReport{Start: start, Host: true}
+	c.report.Export = rep
+	c.progress(Progress{Phase: PhaseExport})
+	exp, err := c.host.Export.Export(ctx)
+	if err == nil {
+		// An export that ends as ctx is cancelled is not trusted to be
+		// complete, whatever it returned.
+		err = ctx.Err()
+	}
+	if err == nil && (exp == nil || exp.Addresses == nil) {
+		err = errors.New("the host's export returned no addresses")
+	}
+	if err != nil {
+		return fmt.Errorf("lakegc: export: %w", err)
+	}
+	rep.Calls = 1
+	c.report.ExportRunID, rep.Location = exp.RunID, exp.Location
+	c.export = exportState{Start: start, Namespace: c.cfg.Namespace, Done: true}
+	c.exported = relativeAddresses(c.cfg.Namespace, "export", exp.Addresses)
+	c.progress(Progress{Phase: PhaseExport})
+	rep.Duration = done()
+	return nil
+}
+
 // startExport records the start of a new export, or reads where the export
 // to resume stopped. It returns the state and the mark of the next call.
 func (c *cycle) startExport(ctx context.Context) (exportState, *uncommitted.Mark, error) {

@@ -3,6 +3,7 @@ package lakegc
 import (
 	"context"
 	"iter"
+	"time"
 
 	"github.com/lakegc/lakegc/copytrack"
 	"github.com/lakegc/lakegc/retention"
@@ -17,11 +18,25 @@ import (
 //
 // The conformance suites uncommitted/sourcetest and retention/sourcetest
 // prove a host's Staging and Commits.
+//
+// A host that runs the export or the retention itself — lakeFS, through its
+// prepare_uncommited and prepare_commits calls — sets Export instead of
+// Staging, or Active instead of Commits: exactly one of each pair.
 type Host struct {
-	// Staging is the repository's staging area. Required.
+	// Staging is the repository's staging area, which Collect exports.
+	// Required unless Export is set.
 	Staging uncommitted.Source
-	// Commits are the repository's branches and commits. Required.
+	// Export is an uncommitted export the host runs itself, instead of
+	// Collect's export of Staging. Collect records the export's start, the
+	// anchor of the cutoff, before it calls Export. Copies must then be nil.
+	Export Exporter
+	// Commits are the repository's branches and commits, to which Collect
+	// applies the retention rules read from the namespace. Required unless
+	// Active is set.
 	Commits Commits
+	// Active computes the kept commits itself, instead of Collect's
+	// retention over Commits; Collect then reads no rules.
+	Active ActiveCommitter
 	// Committed reads the addresses of the commits the rules keep.
 	// Required.
 	Committed Committed
@@ -29,7 +44,8 @@ type Host struct {
 	// addresses are exported after every branch, so that a rename racing
 	// the export keeps its object. Collect drops the records older than
 	// the tracker's TTL before a new export, and refuses an export that
-	// ran that long (ErrStaleExport).
+	// ran that long (ErrStaleExport). Only with Staging: a host that runs
+	// its own export adds its copies to it.
 	Copies *copytrack.Tracker
 }
 
@@ -54,4 +70,49 @@ type Committed interface {
 	// full URI: a full one under Config.Namespace is made relative, any
 	// other full one is left out (its object is not in the namespace).
 	CommittedAddresses(ctx context.Context, active []retention.ActiveCommit) iter.Seq2[string, error]
+}
+
+// Exporter is an uncommitted export that a host runs itself.
+type Exporter interface {
+	// Export runs the export to its end and returns it. It is called once
+	// per cycle, after Collect recorded the export's start: every object
+	// staged before that start and still staged when Export returns must be
+	// in HostExport.Addresses. An error, or a return after ctx ended, fails
+	// the cycle before any committed data is read.
+	Export(ctx context.Context) (*HostExport, error)
+}
+
+// HostExport is a finished export of a host.
+type HostExport struct {
+	// RunID names the export in the report (Report.ExportRunID).
+	RunID string
+	// Location, if known, is the URI of the export's files.
+	Location string
+	// Addresses yields the address of every object the export found
+	// staged, relative to the namespace or a full URI (made relative as
+	// Committed's are), and ends with an error if it cannot yield them
+	// all. Required; the mark reads it once, after the active commits.
+	Addresses iter.Seq2[string, error]
+}
+
+// ActiveCommitter is a host that decides itself which commits its rules
+// keep.
+type ActiveCommitter interface {
+	// ActiveCommits returns the commits kept at time now, at least one: a
+	// repository always keeps its branches' heads, so an empty answer is
+	// taken for a lost one. Collect calls it after the export.
+	ActiveCommits(ctx context.Context, now time.Time) (*HostCommits, error)
+}
+
+// HostCommits is the kept commits a host computed.
+type HostCommits struct {
+	// RunID, if set, names the GC run (Report.RunID) and so the folder of
+	// the mark's report: lakeFS's prepare_commits run ID, for example.
+	// Empty: Collect makes one.
+	RunID string
+	// Key, if set, is the host's commits report, relative to the
+	// namespace. Empty: Collect writes one.
+	Key string
+	// Active are the kept commits, given to Committed.CommittedAddresses.
+	Active []retention.ActiveCommit
 }

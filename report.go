@@ -38,6 +38,9 @@ type ExportReport struct {
 	Location string `json:"location"`
 	// Resumed is set when the export continued an interrupted one.
 	Resumed bool `json:"resumed,omitempty"`
+	// Host is set when the host ran the export itself (Host.Export): then
+	// Location is the host's, Calls is 1 and the counts are zero.
+	Host bool `json:"host,omitempty"`
 	// Calls is the number of Prepare calls this Collect made.
 	Calls int `json:"calls"`
 	// Files and Rows count the run's files and rows, those of the calls

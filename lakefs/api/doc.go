@@ -14,6 +14,10 @@
 //     export of every branch's staged objects to Parquet files, one call per
 //     continuation token (POST /repositories/{repo}/gc/prepare_uncommited, in
 //     lakeFS's spelling).
+//   - [Client.ListBranches] (hidden ones with show_hidden),
+//     [Client.BranchChanges] (a branch's uncommitted changes, its diff) and
+//     [Client.StatObject]: what a GC needs to find the staged objects that
+//     lakeFS's own export leaves out (see below).
 //   - [ResolveNamespace] and [RelativeKey]: the namespace as lakeFS spells
 //     full addresses, and a location made a key under it.
 //

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lakegc/lakegc"
+	"github.com/lakegc/lakegc/lakefs/api"
+)
+
+// Exit codes.
+const (
+	exitOK     = 0 // done: a dry run, or a sweep that deleted every candidate
+	exitFailed = 1 // the GC failed or was interrupted, or some deletes failed
+	exitUsage  = 2 // wrong flags or arguments
+	exitLakeFS = 3 // lakeFS refused or could not be reached (credentials, repository, API)
+)
+
+// Environment variables of the command, beside lakectl's (api.EnvEndpointURL,
+// api.EnvAccessKeyID, api.EnvSecretAccessKey).
+const (
+	envBlockstorePath = "LAKEGC_BLOCKSTORE_PATH"
+	// envNow sets the clock of the GC (RFC 3339). Tests only: it makes the
+	// GC decide as of another time.
+	envNow = "LAKEGC_NOW"
+)
+
+const usage = `lakegc collects the garbage of a lakeFS repository, without Spark.
+
+Usage:
+  lakegc gc --endpoint URL --repo NAME [flags]   mark (and with --sweep, delete) the garbage
+  lakegc version                                 print the version
+  lakegc help                                    print this help
+
+Example:
+  export LAKECTL_SERVER_ENDPOINT_URL=https://lakefs.example.com
+  export LAKECTL_CREDENTIALS_ACCESS_KEY_ID=AKIA...
+  export LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY=...
+  lakegc gc --repo my-repo            # dry run: what would be deleted
+  lakegc gc --repo my-repo --sweep    # delete it
+
+Run "lakegc gc --help" for the flags of gc.
+
+Exit codes: 0 done, 1 GC failed (or some deletes failed), 2 usage, 3 lakeFS error (auth, repository, API).
+`
+
+// run is the command: args without the program name. It returns the exit
+// code.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	case "version", "--version":
+		fmt.Fprintln(stdout, "lakegc", version())
+		return exitOK
+	case "gc":
+		o, code := parseGC(args[1:], getenv, stdout, stderr)
+		if code >= 0 {
+			return code
+		}
+		return gc(ctx, o, stdout, stderr)
+	default:
+		fmt.Fprintf(stderr, "lakegc: unknown command %q\n\n%s", args[0], usage)
+		return exitUsage
+	}
+}
+
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+// gcOptions are the flags of gc.
+type gcOptions struct {
+	endpoint, accessKeyID, secretAccessKey string
+	repo                                   string
+	sweep, json                            bool
+	minAge                                 time.Duration
+	memory                                 int64
+	blockstorePath                         string
+	now                                    time.Time // zero: time.Now
+	progress                               bool      // draw progress bars on stderr
+}
+
+// parseGC parses gc's flags; code is -1 when gc should run.
+func parseGC(args []string, getenv func(string) string, stdout, stderr io.Writer) (o gcOptions, code int) {
+	fs := flag.NewFlagSet("lakegc gc", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.endpoint, "endpoint", getenv(api.EnvEndpointURL), "lakeFS `URL` (env "+api.EnvEndpointURL+")")
+	fs.StringVar(&o.accessKeyID, "access-key-id", getenv(api.EnvAccessKeyID), "access key ID (env "+api.EnvAccessKeyID+")")
+	fs.StringVar(&o.secretAccessKey, "secret-access-key", getenv(api.EnvSecretAccessKey), "secret access key (env "+api.EnvSecretAccessKey+")")
+	fs.StringVar(&o.repo, "repo", "", "repository `NAME` (required)")
+	fs.BoolVar(&o.sweep, "sweep", false, "delete the garbage; without it, a dry run")
+	fs.DurationVar(&o.minAge, "min-age", 0, "keep every object younger than this before the GC started (default 24h, at least the link TTL, 6h)")
+	memory := fs.String("memory", "256MiB", "memory budget of the mark's key buffers, e.g. 64MiB, 1GiB")
+	fs.StringVar(&o.blockstorePath, "blockstore-path", getenv(envBlockstorePath), "lakeFS's local blockstore folder (blockstore.local.path), for a local:// repository (env "+envBlockstorePath+")")
+	fs.BoolVar(&o.json, "json", false, "print the report as JSON on stdout")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `Usage: lakegc gc --endpoint URL --repo NAME [--sweep] [--min-age 24h] [--memory 256MiB] [--json]
+
+Asks lakeFS for its uncommitted export and its kept commits, reads the kept
+commits' objects from the repository's storage namespace, and marks every other
+object older than --min-age. A dry run unless --sweep. Progress and logs go to
+stderr, the summary (or with --json the report) to stdout.
+
+Example:
+  lakegc gc --endpoint http://localhost:8000 --repo my-repo --sweep
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return o, exitOK
+		}
+		return o, exitUsage
+	}
+	usageErr := func(format string, a ...any) (gcOptions, int) {
+		fmt.Fprintf(stderr, "lakegc gc: "+format+"\n", a...)
+		return o, exitUsage
+	}
+	if fs.NArg() > 0 {
+		return usageErr("unexpected argument %q", fs.Arg(0))
+	}
+	switch {
+	case o.repo == "":
+		return usageErr("--repo is required")
+	case o.endpoint == "":
+		return usageErr("--endpoint (or %s) is required", api.EnvEndpointURL)
+	case o.accessKeyID == "" || o.secretAccessKey == "":
+		return usageErr("an access key pair is required: --access-key-id and --secret-access-key, or %s and %s", api.EnvAccessKeyID, api.EnvSecretAccessKey)
+	case o.minAge < 0:
+		return usageErr("--min-age %v is negative", o.minAge)
+	}
+	var err error
+	if o.memory, err = parseSize(*memory); err != nil {
+		return usageErr("--memory: %v", err)
+	}
+	if v := getenv(envNow); v != "" {
+		if o.now, err = time.Parse(time.RFC3339, v); err != nil {
+			return usageErr("%s: %v", envNow, err)
+		}
+	}
+	if f, ok := stderr.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			o.progress = true
+		}
+	}
+	return o, -1
+}
+
+// parseSize parses a byte size: a number with an optional unit B, KiB,
+// MiB, GiB (or KB, MB, GB as powers of 1000).
+func parseSize(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
+	num, mult := strings.TrimSpace(s), int64(1)
+	for _, u := range units {
+		if n, ok := strings.CutSuffix(num, u.suffix); ok {
+			num, mult = strings.TrimSpace(n), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("%q is not a positive size such as 256MiB", s)
+	}
+	return n * mult, nil
+}
+
+// gc runs one GC cycle and prints its summary.
+func gc(ctx context.Context, o gcOptions, stdout, stderr io.Writer) int {
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	bar := newProgress(stderr, o.progress)
+	defer bar.finish()
+	if o.progress {
+		logger = slog.New(slog.NewTextHandler(bar, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	client, err := api.New(o.endpoint, o.accessKeyID, o.secretAccessKey)
+	if err != nil {
+		fmt.Fprintf(stderr, "lakegc gc: %v\n", err)
+		return exitUsage
+	}
+	rep, err := collect(ctx, client, o, logger, bar)
+	bar.finish()
+	if err != nil {
+		fmt.Fprintf(stderr, "lakegc gc: %v\n", err)
+		if rep != nil && rep.RunID != "" && rep.Mark != nil && rep.Mark.Summary != nil && rep.Mark.Summary.Success {
+			fmt.Fprintf(stderr, "lakegc gc: the mark %s finished; its candidates are listed under %s\n", rep.RunID, rep.Mark.Report)
+		}
+		if errors.Is(err, errLakeFS) {
+			return exitLakeFS
+		}
+		return exitFailed
+	}
+	if o.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintf(stderr, "lakegc gc: %v\n", err)
+			return exitFailed
+		}
+	} else {
+		summarize(stdout, o.repo, rep)
+	}
+	if rep.Sweep != nil && rep.Sweep.Failed+rep.Sweep.Refused > 0 {
+		fmt.Fprintf(stderr, "lakegc gc: %d deletes failed and %d were refused; see %s\n", rep.Sweep.Failed, rep.Sweep.Refused, rep.Sweep.Report)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// summarize prints what a cycle did, for people.
+func summarize(w io.Writer, repo string, rep *lakegc.Report) {
+	m := rep.Mark
+	fmt.Fprintf(w, "repository %s: %d kept commits, %d objects listed, %d kept, %d garbage (older than %s)\n",
+		repo, rep.Commits.Active, m.Listed, m.Kept, m.Summary.NumDeletedObjects, m.Summary.CutoffTime.Format(time.RFC3339))
+	if rep.Sweep == nil {
+		fmt.Fprintf(w, "dry run: nothing deleted; the candidates are listed under %s (run with --sweep to delete them)\n", m.Report)
+		return
+	}
+	s := rep.Sweep
+	fmt.Fprintf(w, "swept: %d deleted, %d already gone, %d failed, %d refused; report under %s\n",
+		s.Deleted, s.AlreadyGone, s.Failed, s.Refused, s.Report)
+}

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lakegc/lakegc/lakefs/api"
+	"github.com/lakegc/lakegc/retention"
+)
+
+func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestRunExitCodes(t *testing.T) {
+	creds := map[string]string{api.EnvEndpointURL: "http://127.0.0.1:1", api.EnvAccessKeyID: "AKIA", api.EnvSecretAccessKey: "s"}
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		code int
+		want string // in stdout+stderr
+	}{
+		{"no command", nil, nil, exitUsage, "Usage:"},
+		{"help", []string{"--help"}, nil, exitOK, "Example:"},
+		{"gc help", []string{"gc", "--help"}, nil, exitOK, "--sweep"},
+		{"version", []string{"version"}, nil, exitOK, "lakegc"},
+		{"unknown command", []string{"collect"}, nil, exitUsage, `unknown command "collect"`},
+		{"unknown flag", []string{"gc", "--repo", "r", "--swep"}, creds, exitUsage, "flag provided but not defined"},
+		{"no repo", []string{"gc"}, creds, exitUsage, "--repo is required"},
+		{"no endpoint", []string{"gc", "--repo", "r"}, map[string]string{api.EnvAccessKeyID: "a", api.EnvSecretAccessKey: "s"}, exitUsage, "--endpoint"},
+		{"no secret", []string{"gc", "--repo", "r", "--endpoint", "http://x", "--access-key-id", "a"}, nil, exitUsage, "access key pair"},
+		{"bad memory", []string{"gc", "--repo", "r", "--memory", "lots"}, creds, exitUsage, "--memory"},
+		{"negative min age", []string{"gc", "--repo", "r", "--min-age", "-1h"}, creds, exitUsage, "negative"},
+		{"extra argument", []string{"gc", "--repo", "r", "now"}, creds, exitUsage, `unexpected argument "now"`},
+		{"bad clock", []string{"gc", "--repo", "r"}, merge(creds, map[string]string{envNow: "tomorrow"}), exitUsage, envNow},
+		{"bad endpoint", []string{"gc", "--repo", "r", "--endpoint", "ftp://x"}, creds, exitUsage, "not an http(s) URL"},
+		{"lakeFS unreachable", []string{"gc", "--repo", "r"}, creds, exitLakeFS, "transport"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(t.Context(), tc.args, envOf(tc.env), &stdout, &stderr)
+			if code != tc.code || !strings.Contains(stdout.String()+stderr.String(), tc.want) {
+				t.Errorf("exit %d, want %d; output lacks %q:\n%s%s", code, tc.code, tc.want, stdout.String(), stderr.String())
+			}
+		})
+	}
+}
+
+func merge(a, b map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+// Credentials come from lakectl's variables; flags win over them.
+func TestParseGCFlagsAndEnv(t *testing.T) {
+	env := envOf(map[string]string{api.EnvEndpointURL: "http://env", api.EnvAccessKeyID: "env-key", api.EnvSecretAccessKey: "env-secret",
+		envBlockstorePath: "/var/lakefs", envNow: "2026-06-01T12:00:00Z"})
+	var stderr bytes.Buffer
+	o, code := parseGC([]string{"--repo", "r", "--endpoint", "http://flag", "--sweep", "--memory", "64MiB", "--min-age", "48h"}, env, &stderr, &stderr)
+	if code != -1 {
+		t.Fatalf("code %d: %s", code, stderr.String())
+	}
+	if o.endpoint != "http://flag" || o.accessKeyID != "env-key" || o.secretAccessKey != "env-secret" || !o.sweep ||
+		o.memory != 64<<20 || o.minAge.Hours() != 48 || o.blockstorePath != "/var/lakefs" || o.now.Day() != 1 || o.json || o.progress {
+		t.Errorf("options %+v", o)
+	}
+}
+
+// An access key pair lakeFS refuses is exit code 3, and nothing else is called.
+func TestGCUnauthorizedIsALakeFSError(t *testing.T) {
+	var paths []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		paths = append(paths, r.URL.Path)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"message":"error authenticating request"}`))
+	}))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), []string{"gc", "--repo", "r", "--sweep", "--endpoint", srv.URL, "--access-key-id", "a", "--secret-access-key", "b"},
+		envOf(nil), &stdout, &stderr)
+	if code != exitLakeFS || !strings.Contains(stderr.String(), "401") || stdout.Len() > 0 {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	}
+	if !slices.Equal(paths, []string{"/api/v1/repositories/r"}) {
+		t.Errorf("calls %q", paths)
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"256MiB": 256 << 20, "4096": 4096, "1GiB": 1 << 30, "10KB": 10000, "5 MiB": 5 << 20} {
+		if got, err := parseSize(in); err != nil || got != want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "0", "-1MiB", "MiB", "1TiB", "9999999999GiB", "1.5GiB"} {
+		if _, err := parseSize(in); err == nil {
+			t.Errorf("parseSize(%q) accepted", in)
+		}
+	}
+}
+
+func TestParseCommitsReport(t *testing.T) {
+	got, err := parseCommitsReport(strings.NewReader("commit_id,expired,metarange_id\nc1,false,m1\nc2,true,m2\nc3,false,\n"))
+	if err != nil || !slices.Equal(got, []retention.ActiveCommit{{CommitID: "c1", MetaRangeID: "m1"}, {CommitID: "c3"}}) {
+		t.Errorf("parseCommitsReport = %+v, %v", got, err)
+	}
+	for name, in := range map[string]string{
+		"empty":          "",
+		"no header":      "c1,false,m1\n",
+		"bad expired":    "commit_id,expired,metarange_id\nc1,maybe,m1\n",
+		"short row":      "commit_id,expired,metarange_id\nc1,false\n",
+		"no commit ID":   "commit_id,expired,metarange_id\n,false,m1\n",
+		"bad quote":      "commit_id,expired,metarange_id\n\"c1,false,m1\n",
+		"extra column":   "commit_id,expired,metarange_id\nc1,false,m1,x\n",
+		"other header":   "commit,expired,metarange\nc1,false,m1\n",
+		"header reorder": "expired,commit_id,metarange_id\nfalse,c1,m1\n",
+	} {
+		if _, err := parseCommitsReport(strings.NewReader(in)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// A linked object's address is kept with and without its signature.
+func TestWithUnsigned(t *testing.T) {
+	in := func(yield func(string, error) bool) {
+		for _, a := range []string{"data/g1/x,sig", "data/g1/y", "a,b/c"} {
+			if !yield(a, nil) {
+				return
+			}
+		}
+	}
+	var got []string
+	for a, err := range withUnsigned(in) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, a)
+	}
+	if want := []string{"data/g1/x,sig", "data/g1/x", "data/g1/y", "a,b/c"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestBucketURL(t *testing.T) {
+	for ns, want := range map[string]string{
+		"s3://bucket/repo1": "s3://bucket?prefix=repo1%2F",
+		"s3://bucket":       "s3://bucket",
+		"gs://b/a/b":        "gs://b?prefix=a%2Fb%2F",
+		"https://acct.blob.core.windows.net/container/repo1": "azblob://container?prefix=repo1%2F&storage_account=acct",
+	} {
+		if got, err := bucketURL(ns); err != nil || got != want {
+			t.Errorf("bucketURL(%q) = %q, %v; want %q", ns, got, err, want)
+		}
+	}
+	for _, ns := range []string{"ftp://x/y", "https://example.com/c/p", "s3://", "s3://b/p?x=1"} {
+		if got, err := bucketURL(ns); err == nil {
+			t.Errorf("bucketURL(%q) = %q, accepted", ns, got)
+		}
+	}
+}
+
+func Example() {
+	run(context.Background(), []string{"version"}, os.Getenv, os.Stdout, os.Stderr)
+	// Output: lakegc (devel)
+}

@@ -1,0 +1,59 @@
+// Command lakegc collects the garbage of a running lakeFS repository
+// without Spark: lakeFS's "Standalone GC", on one machine.
+//
+//	lakegc gc --endpoint URL --repo NAME [--sweep] [--min-age 24h] [--memory 256MiB] [--json]
+//	lakegc version
+//
+// Credentials come from the flags or from lakectl's environment variables
+// (LAKECTL_SERVER_ENDPOINT_URL, LAKECTL_CREDENTIALS_ACCESS_KEY_ID,
+// LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY); the storage namespace is opened
+// with the cloud SDKs' own credentials (S3, GCS, Azure), or, for a
+// repository on lakeFS's local blockstore, in the folder named by
+// --blockstore-path (or LAKEGC_BLOCKSTORE_PATH).
+//
+// One run is lakegc.Collect over the repository, in its safe order:
+//
+//  1. the export of the staged objects, whose start anchors the cutoff:
+//     lakeFS's own prepare_uncommited, its continuation loop driven to its
+//     end here (so the run is known to be complete although stock lakeFS
+//     writes no manifest), then every branch's uncommitted changes, hidden
+//     branches included, each added or changed object statted through the
+//     API for its physical address;
+//  2. lakeFS's prepare_commits: lakeFS applies its GC rules to every commit,
+//     those of deleted branches included, and writes its commits report,
+//     read back from the namespace (a repository without rules is refused:
+//     lakeFS keeps everything then);
+//  3. the kept commits' metaranges and ranges, read from the namespace
+//     (package metarange), each range once;
+//  4. the mark: every object of the namespace in neither input and older
+//     than the export's start minus --min-age; its report goes under
+//     _lakefs/retention/gc/unified/<run_id>/, lakeFS's layout;
+//  5. with --sweep only, the deletion of the marked objects.
+//
+// # Staged linked objects
+//
+// On lakeFS's local blockstore, an object linked through the staging API is
+// stored with a full address that does not start with the namespace as
+// lakeFS's export compares it, so lakeFS's export leaves staged linked
+// objects out, and a GC reading only that export would delete them. lakegc
+// therefore also lists each branch's uncommitted changes and stats each
+// added or changed object, on every blockstore: the cost is one API call per
+// staged object (bounded by the staging areas, not by the repository), and
+// the addresses are spilled to a temporary file, not held in memory. A
+// linked object's address carries its signature (",<signature>"); both that
+// key and the key without it are kept.
+//
+// # Output and exit codes
+//
+// Logs and, on a terminal, one progress line (export, listing, ranges,
+// deletes) go to stderr; a summary, or with --json the report of
+// lakegc.Collect, goes to stdout. Without --sweep nothing is deleted.
+//
+//	0  done: a dry run, or a sweep that deleted every candidate
+//	1  the GC failed or was interrupted, or some deletes failed
+//	2  usage: a wrong flag, argument or option value
+//	3  lakeFS refused or could not be reached (credentials, repository, API)
+//
+// LAKEGC_NOW (RFC 3339) moves the GC's clock; it exists for tests, which run
+// a GC as of days later, and must not be set otherwise.
+package main

@@ -1,0 +1,338 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gocloud.dev/blob"
+
+	"github.com/lakegc/lakegc"
+	"github.com/lakegc/lakegc/lakefs/api"
+	"github.com/lakegc/lakegc/retention"
+	"github.com/lakegc/lakegc/uncommitted"
+)
+
+// storagePrefix is lakeFS's folder of its own files in a namespace
+// (committed.block_storage_prefix).
+const storagePrefix = "_lakefs"
+
+// errLakeFS marks the errors of lakeFS's API, for the exit code.
+var errLakeFS = errors.New("lakeFS")
+
+// lakeFSError wraps an error of lakeFS's API with errLakeFS.
+func lakeFSError(err error) error {
+	for _, s := range []error{api.ErrUnauthorized, api.ErrForbidden, api.ErrNotFound, api.ErrTooManyRequests,
+		api.ErrServer, api.ErrRequest, api.ErrMalformed, api.ErrTransport, api.ErrTaskFailed, api.ErrOutsideNamespace} {
+		if errors.Is(err, s) {
+			return fmt.Errorf("%w: %w", errLakeFS, err)
+		}
+	}
+	return err
+}
+
+// collect runs one cycle of Collect over the repository: lakeFS runs the
+// export and the retention, the command reads the kept commits' objects.
+func collect(ctx context.Context, client *api.Client, o gcOptions, logger *slog.Logger, bar *progress) (*lakegc.Report, error) {
+	repo, err := client.GetRepository(ctx, o.repo)
+	if err != nil {
+		return nil, lakeFSError(err)
+	}
+	resolved, bucket, err := openNamespace(ctx, repo.StorageNamespace, o.blockstorePath)
+	if err != nil {
+		return nil, err
+	}
+	defer bucket.Close()
+	tmp, err := os.MkdirTemp("", "lakegc-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	h := &lakeFSHost{client: client, repo: o.repo, namespace: strings.TrimRight(repo.StorageNamespace, "/"),
+		resolved: resolved, bucket: bucket, tempDir: tmp, logger: logger, bar: bar}
+	if strings.HasPrefix(h.namespace, "local://") {
+		root, err := filepath.Abs(o.blockstorePath)
+		if err != nil {
+			return nil, err
+		}
+		h.doubled = "local://" + filepath.ToSlash(root) + strings.TrimPrefix(resolved, "local://")
+	}
+	cfg := lakegc.Config{
+		Bucket:        bucket,
+		Namespace:     resolved,
+		Repository:    o.repo,
+		StoragePrefix: storagePrefix,
+		MinAge:        o.minAge,
+		MemoryBudget:  o.memory,
+		TempDir:       tmp,
+		Logger:        logger,
+		Progress:      bar.collect,
+		Sweep:         o.sweep,
+	}
+	if !o.now.IsZero() {
+		offset := time.Until(o.now)
+		cfg.Clock = func() time.Time { return time.Now().Add(offset) }
+	}
+	logger.Info("lakegc: repository", "repo", o.repo, "namespace", repo.StorageNamespace, "resolved", resolved, "sweep", o.sweep)
+	return lakegc.Collect(ctx, lakegc.Host{Export: h, Active: h, Committed: h}, cfg)
+}
+
+// lakeFSHost is a lakeFS repository as Collect's host.
+type lakeFSHost struct {
+	client    *api.Client
+	repo      string
+	namespace string // as lakeFS's repository says, e.g. "local://repo1"
+	resolved  string // as lakeFS spells full addresses, e.g. "local:///var/lakefs/repo1"
+	// doubled is how lakeFS's object API spells a linked object's full
+	// address on the local blockstore: the blockstore's path twice,
+	// "local:///var/lakefs/var/lakefs/repo1"; empty on object stores.
+	doubled string
+	bucket  *blob.Bucket
+	tempDir string
+	logger  *slog.Logger
+	bar     *progress
+}
+
+// Export runs lakeFS's uncommitted export (prepare_uncommited) until lakeFS
+// returns no continuation token — this loop is ours, so the run is known to
+// be complete although stock lakeFS writes no manifest — and then lists
+// every branch's staged objects through the API (see doc.go: lakeFS's
+// export leaves out staged linked objects on the local blockstore).
+func (h *lakeFSHost) Export(ctx context.Context) (*lakegc.HostExport, error) {
+	exp, err := h.client.PrepareAllUncommitted(ctx, h.repo)
+	if err != nil {
+		return nil, lakeFSError(err)
+	}
+	var parts []iter.Seq2[string, error]
+	if exp.Files > 0 {
+		key, err := api.RelativeKey(h.resolved, exp.Location)
+		if want := storagePrefix + "/retention/gc/uncommitted/" + exp.RunID + "/uncommitted"; err != nil || strings.TrimSuffix(key, "/") != want {
+			return nil, fmt.Errorf("%w: uncommitted export at %q, not at %s/%s (%v)", errLakeFS, exp.Location, h.resolved, want, err)
+		}
+		// AllowUnverified: stock lakeFS writes no completion manifest, and
+		// PrepareAllUncommitted drove the continuation loop to its end.
+		parts = append(parts, uncommitted.Addresses(ctx, h.bucket, storagePrefix, exp.RunID, uncommitted.AllowUnverified()))
+	}
+	h.logger.Info("lakegc: lakeFS uncommitted export done", "run_id", exp.RunID, "calls", exp.Calls, "files", exp.Files)
+	staged, n, err := h.stagedAddresses(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h.logger.Info("lakegc: staged objects listed through the API", "objects", n)
+	parts = append(parts, staged)
+	return &lakegc.HostExport{RunID: exp.RunID, Location: exp.Location, Addresses: withUnsigned(concat(parts...))}, nil
+}
+
+// stagedAddresses lists the physical address of every staged object of
+// every branch, hidden ones included: each branch's uncommitted changes
+// (its diff), then a stat of each added or changed object. The keys are
+// spilled to a file, so memory does not grow with them.
+func (h *lakeFSHost) stagedAddresses(ctx context.Context) (iter.Seq2[string, error], int64, error) {
+	f, err := os.CreateTemp(h.tempDir, "staged-")
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	w := bufio.NewWriter(f)
+	var n, outside int64
+	for branch, err := range h.client.ListBranches(ctx, h.repo, true) {
+		if err != nil {
+			return nil, 0, lakeFSError(err)
+		}
+		for ch, err := range h.client.BranchChanges(ctx, h.repo, branch) {
+			if err != nil {
+				return nil, 0, lakeFSError(err)
+			}
+			if (ch.Type != "added" && ch.Type != "changed") || ch.PathType == "common_prefix" {
+				continue
+			}
+			st, err := h.client.StatObject(ctx, h.repo, branch, ch.Path)
+			if errors.Is(err, api.ErrNotFound) {
+				continue // unstaged since the diff: no longer the branch's
+			}
+			if err != nil {
+				return nil, 0, lakeFSError(err)
+			}
+			key, ok := h.relative(st.PhysicalAddress)
+			if !ok {
+				// Outside the namespace: not in its listing, nothing to keep.
+				outside++
+				h.logger.Warn("lakegc: staged object outside the namespace", "branch", branch, "path", ch.Path, "address", st.PhysicalAddress)
+				continue
+			}
+			if strings.ContainsAny(key, "\n\r") {
+				return nil, 0, fmt.Errorf("%w: staged address %q has a line break", errLakeFS, st.PhysicalAddress)
+			}
+			if _, err := w.WriteString(key + "\n"); err != nil {
+				return nil, 0, err
+			}
+			n++
+			h.bar.staged(n)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return nil, 0, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, 0, err
+	}
+	if outside > 0 {
+		h.logger.Warn("lakegc: staged objects outside the namespace, not in its listing", "objects", outside)
+	}
+	return fileLines(f.Name()), n, nil
+}
+
+// relative makes a physical address a key of the namespace: relative
+// addresses as they are, full ones under the namespace as lakeFS spells it
+// in addresses or as the repository names it.
+func (h *lakeFSHost) relative(address string) (string, bool) {
+	if !strings.Contains(address, "://") {
+		return address, address != ""
+	}
+	for _, ns := range []string{h.resolved, h.namespace, h.doubled} {
+		if ns == "" {
+			continue
+		}
+		if key, err := api.RelativeKey(ns, address); err == nil {
+			return key, true
+		}
+	}
+	return "", false
+}
+
+// ActiveCommits runs lakeFS's prepare_commits: lakeFS applies its rules to
+// every commit, those of deleted branches included, and writes its commits
+// report (commit_id, expired, metarange_id), read back here.
+func (h *lakeFSHost) ActiveCommits(ctx context.Context, _ time.Time) (*lakegc.HostCommits, error) {
+	res, err := h.client.PrepareCommitsAsync(ctx, h.repo)
+	if errors.Is(err, api.ErrNotFound) {
+		return nil, fmt.Errorf("%w: prepare commits: %w (a repository without GC rules keeps every commit: set rules with lakectl gc set-config)", errLakeFS, err)
+	}
+	if err != nil {
+		return nil, lakeFSError(err)
+	}
+	resolved, err := api.ResolveNamespace(h.namespace, res)
+	if err == nil && resolved != h.resolved {
+		err = fmt.Errorf("lakeFS writes under %q, the command reads %q: check --blockstore-path", resolved, h.resolved)
+	}
+	if err != nil {
+		return nil, lakeFSError(err)
+	}
+	key, err := api.RelativeKey(resolved, res.CommitsLocation)
+	if err != nil {
+		return nil, lakeFSError(err)
+	}
+	active, err := readCommitsReport(ctx, h.bucket, key)
+	if err != nil {
+		return nil, fmt.Errorf("commits report %s: %w", key, err)
+	}
+	h.logger.Info("lakegc: lakeFS kept commits", "run_id", res.RunID, "active", len(active))
+	return &lakegc.HostCommits{RunID: res.RunID, Key: key, Active: active}, nil
+}
+
+// readCommitsReport reads lakeFS's commits report: a header
+// commit_id,expired,metarange_id, then a row per commit. The commits not
+// expired are kept; any other row is an error.
+func readCommitsReport(ctx context.Context, bucket *blob.Bucket, key string) ([]retention.ActiveCommit, error) {
+	r, err := bucket.NewReader(ctx, key, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return parseCommitsReport(r)
+}
+
+func parseCommitsReport(r io.Reader) ([]retention.ActiveCommit, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = 3
+	cr.ReuseRecord = true
+	head, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("header: %w", err)
+	}
+	if head[0] != "commit_id" || head[1] != "expired" || head[2] != "metarange_id" {
+		return nil, fmt.Errorf("header %q, want commit_id,expired,metarange_id", head)
+	}
+	var active []retention.ActiveCommit
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return active, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if rec[0] == "" {
+			return nil, errors.New("a row without a commit ID")
+		}
+		switch rec[1] {
+		case "false":
+			active = append(active, retention.ActiveCommit{CommitID: rec[0], MetaRangeID: rec[2]})
+		case "true":
+		default:
+			return nil, fmt.Errorf("commit %s: expired is %q, not true or false", rec[0], rec[1])
+		}
+	}
+}
+
+// concat yields each sequence in turn.
+func concat(seqs ...iter.Seq2[string, error]) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		for _, s := range seqs {
+			for a, err := range s {
+				if !yield(a, err) || err != nil {
+					return
+				}
+			}
+		}
+	}
+}
+
+// withUnsigned yields every address, and after an address whose last
+// element carries a signature (lakeFS's linked "data/<slice>/<xid>,<sig>")
+// the address without it too: whichever key the object has, it is kept.
+func withUnsigned(seq iter.Seq2[string, error]) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		for a, err := range seq {
+			if !yield(a, err) || err != nil {
+				return
+			}
+			if i := strings.LastIndexByte(a, ','); i > strings.LastIndexByte(a, '/') {
+				if !yield(a[:i], nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// fileLines yields the lines of a file.
+func fileLines(name string) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		f, err := os.Open(name)
+		if err != nil {
+			yield("", err)
+			return
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			if !yield(sc.Text(), nil) {
+				return
+			}
+		}
+		if err := sc.Err(); err != nil {
+			yield("", err)
+		}
+	}
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/lakegc/lakegc"
+)
+
+// progress draws one status line on a terminal, redrawn in place with '\r',
+// at most every redrawEvery; logs written through it clear the line first.
+// Off a terminal it only passes the logs through.
+type progress struct {
+	w  io.Writer
+	on bool
+
+	mu    sync.Mutex
+	line  string
+	drawn bool
+	last  time.Time
+}
+
+const redrawEvery = 100 * time.Millisecond
+
+func newProgress(w io.Writer, on bool) *progress { return &progress{w: w, on: on} }
+
+// Write writes a log record above the status line.
+func (p *progress) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.on && p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.drawn = false
+	}
+	n, err := p.w.Write(b)
+	if p.on && p.line != "" {
+		fmt.Fprint(p.w, p.line)
+		p.drawn = true
+	}
+	return n, err
+}
+
+func (p *progress) set(line string, force bool) {
+	if !p.on {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.line = line
+	if now := time.Now(); force || now.Sub(p.last) >= redrawEvery {
+		p.last = now
+		fmt.Fprint(p.w, "\r\033[K"+line)
+		p.drawn = true
+	}
+}
+
+// collect shows Collect's progress.
+func (p *progress) collect(c lakegc.Progress) {
+	s := c.Counters
+	switch c.Phase {
+	case lakegc.PhaseExport:
+		p.set("export: lakeFS exports the staged objects…", true)
+	case lakegc.PhaseCommits:
+		p.set("commits: lakeFS applies the retention rules…", true)
+	case lakegc.PhaseMark:
+		p.set(fmt.Sprintf("listing: %d objects listed, %d kept, %d marked", s.Listed, s.Kept, s.Marked), false)
+	case lakegc.PhaseSweep:
+		p.set(fmt.Sprintf("deleting: %d deleted, %d already gone, %d failed", s.Deleted, s.AlreadyGone, s.Failed), false)
+	}
+}
+
+// staged shows the listing of staged objects through the API.
+func (p *progress) staged(n int64) {
+	p.set(fmt.Sprintf("staged: %d objects statted", n), false)
+}
+
+// finish ends the status line.
+func (p *progress) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.on && p.drawn {
+		fmt.Fprintln(p.w)
+		p.drawn = false
+	}
+	p.line = ""
+}
