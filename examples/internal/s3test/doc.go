@@ -9,5 +9,10 @@
 // chosen keys ([WithFailingDeletes]), and a clock that makes objects old
 // ([WithClock]).
 //
+// WithFailingDeletes refuses the way an S3 bucket policy does: 403
+// AccessDenied for a DeleteObject, and a per-key AccessDenied inside a
+// DeleteObjects reply. A WithMaxKeys of a few keys makes a few hundred
+// objects take dozens of listing pages, so paging is exercised.
+//
 // Everything a test starts is stopped by the test's cleanup.
 package s3test
