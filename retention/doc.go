@@ -49,7 +49,10 @@
 //     days, feature's HEAD a (40 days old) and main's HEAD m (1 day old) are
 //     both children of F; a sorts before m, so feature's walk passes F
 //     without keeping it and main's walk stops at F. Had feature's HEAD been
-//     z, lakeFS would keep F. ActiveCommits keeps F either way.
+//     z, lakeFS would keep F. ActiveCommits keeps F either way. The same
+//     happens with different retention: main keeping 30 days with a HEAD 40
+//     days old, feature keeping 1 day with a HEAD an hour old, F their fork
+//     point; lakeFS expires F when main's HEAD ID sorts first.
 //   - lakeFS compares creation times truncated to microseconds, so a commit
 //     less than a microsecond after a threshold counts as at it.
 //   - For a version-0 merge of three or more parents, lakeFS starts no walk at
@@ -58,6 +61,22 @@
 // lakeFS also returns no error for some failures of its commit source
 // (ActiveCommits returns every one).
 //
+// Besides the lakeFS model, the tests compare ActiveCommits with a brute-force
+// model that walks the whole ancestry of every starting point, on random
+// histories (TestActiveCommitsMatchesModel).
+//
 // [WriteCommitsCSV] writes the result where lakeFS's GC client reads it, under
 // a run ID from [NewRunID].
+//
+// # Memory and cost
+//
+// ActiveCommits keeps no map entry or heap object per commit. Commit and
+// metarange IDs are interned in a chunked byte arena, a lowercase hexadecimal
+// ID (lakeFS writes hex SHA-256 digests) as the bytes it spells, half its
+// length; parents are 32-bit indexes and dates two integers. That is about 110 bytes per
+// commit for lakeFS's IDs, plus the result; the IDs of one call may take up to
+// 4 GiB, beyond which it fails rather than guess. Most of its time goes to
+// cache misses on the ID hash table, two lookups per commit (the commit and
+// its main parent). Figures for a million commits are in the module's
+// BENCHMARKS.md.
 package retention

@@ -1,7 +1,10 @@
 // Package sweep is a garbage collector for a lakeFS-style storage namespace
 // that runs on one machine, in bounded memory, and reads and writes the
 // reports of lakeFS's Spark client, so either side can sweep what the other
-// marked.
+// marked: lakeFS's Spark client in sweep-only mode deletes what Mark marked,
+// and Sweep deletes what a Spark mark run marked. (lakeFS itself collects
+// garbage with a Spark job; running it without Spark is a paid product
+// there.)
 //
 // # Mark
 //
@@ -10,7 +13,7 @@
 //	candidates = namespace listing − uncommitted − committed − objects younger than the cutoff
 //
 // The namespace is every object under the data folder (data/<slice>/<id>,
-// listed slice by slice, several at once) plus the top-level objects of the
+// listed slice by slice, [DefaultListConcurrency] at once) plus the top-level objects of the
 // old flat layout, except lakeFS's "dummy" marker; nothing under the storage
 // prefix (_lakefs/) or in other folders is ever listed.
 //
@@ -59,8 +62,10 @@
 //
 // A run's report is lakeFS's, at <prefix>/retention/gc/unified/<run_id>/:
 //
-//   - deleted/: Parquet, one UTF8 column "address" (PLAIN, data page v1),
-//     keys relative to the namespace;
+//   - deleted/: Parquet, one UTF8 column "address" (PLAIN, data page v1,
+//     Snappy), keys relative to the namespace; a deleted/ written by Spark,
+//     with _SUCCESS and several parts, Snappy, GZIP or uncompressed, is read
+//     too ([Candidates]);
 //   - summary.json, written last: run_id, success, first_slice, start_time,
 //     cutoff_time, num_deleted_objects;
 //   - after a sweep, failed/ (address, error) and sweep.json.
@@ -72,12 +77,25 @@
 // Sweep deletes the candidates of a successful run in batches through a
 // BatchDeleter (by default bucket.Delete; packages s3delete, azdelete and
 // gcsdelete use S3's DeleteObjects, Azure's Blob Batch and concurrent GCS
-// deletes), with bounded concurrency, an optional rate limit and retries of
-// transient errors, judged by the store's own answer (see BatchDeleter): a
+// deletes), with bounded concurrency, an optional rate limit and up to five
+// attempts with exponential backoff on transient errors, judged by the store's own answer (see BatchDeleter): a
 // refusal lands in failed/ at once, throttling is retried. It refuses, and
 // reports, any candidate outside what Mark scans, so a corrupt or foreign
 // report cannot reach lakeFS's own files. Sweeping twice is safe.
 //
+// A mark and a sweep as a host runs them, with their output, are in the
+// repository's examples/gccycle (go run ./examples/gccycle -sweep).
+//
 // When in doubt, the package keeps: every ambiguity resolves towards not
 // deleting a live object.
+//
+// # Cost
+//
+// Mark's memory is bounded by [WithMemoryBudget], not by the number of keys:
+// the design case of 20 million keys, 15 million of them kept, runs in the
+// default 256 MiB budget on one machine, in about 35 seconds on two cores.
+// BenchmarkStandalone anchors the package to lakeFS's figure for its own
+// standalone GC: a 100,000-object repository with 250 commits and 100
+// branches, marked and swept. Figures and the commands that reproduce them
+// are in the module's BENCHMARKS.md.
 package sweep

@@ -21,7 +21,12 @@
 // replaces the file of its first attempt. Between calls, a mark travels as
 // a continuation token ([EncodeToken], [DecodeToken]) in lakeFS's format,
 // so a lakeFS GC client drives a run of this package, and a run started by
-// lakeFS can continue here.
+// lakeFS can continue here. The token is the standard base64 of the mark's
+// JSON, {"branch","path","run_id","key"}. JSON cannot carry a name that is
+// not valid UTF-8, so a mark never holds one: a call stops only where the
+// mark can name a valid key between the last entry written and the next one
+// (and only between branches when the branch's own name is not UTF-8), so
+// such names never lose or repeat a row.
 //
 // The host provides its staging area as a [Source]. A branch deleted during
 // the run ([ErrBranchNotFound]) is skipped; any other error fails the call,
@@ -59,4 +64,14 @@
 //
 // The export must complete before the GC lists committed data: an object
 // committed and unstaged during the export is then seen on one side.
+//
+// # Cost
+//
+// An export allocates nothing per row (about fifteen thousand allocations for
+// a million rows), reads the clock only every 16 entries, and compresses at
+// [DefaultGzipLevel]; together they make it several times faster than a
+// lakeFS-style writer. The writer is one goroutine: encoding on a second one,
+// fed in batches, was measured and was no faster on a machine with no idle
+// core, so the simpler design stays. Figures, the memory peak and the
+// commands that measure them are in the module's BENCHMARKS.md.
 package uncommitted

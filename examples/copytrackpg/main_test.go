@@ -1,8 +1,9 @@
 // Package copytrackpg tests copytrack/sqlstore against a real PostgreSQL
 // server: the one at LAKEGC_POSTGRES_URL, or else a private one the tests
 // start from the installed binaries (/usr/lib/postgresql/*/bin) on loopback,
-// in a temporary directory removed at the end. Without either the tests
-// skip, unless LAKEGC_REQUIRE_POSTGRES=1, when they fail.
+// in a temporary directory removed at the end, as the postgres user when the
+// tests run as root (PostgreSQL refuses to run as root). Without either the
+// tests skip, unless LAKEGC_REQUIRE_POSTGRES=1 (as in CI), when they fail.
 package copytrackpg
 
 import (

@@ -17,6 +17,59 @@
 // gs:// and azblob:// are one import away). With -bucket, everything
 // happens under a new folder gccycle-<id>/ of the bucket (under the URL's
 // prefix parameter, if any), and nothing outside it is read or deleted.
+// -export-file-size sets the export's size budget per file (4 KiB by
+// default, so the run spans several files; lakeFS uses 20 MiB), and -keep
+// keeps the temporary directory to look at the files.
+//
+// # The story
+//
+// Every package does its real job. An upload goes through linkaddr: the
+// server hands out a fresh pathprovider address signed for repository,
+// branch and path, the client writes the data there, and the server links
+// it with VerifyOnce; an address linked after it expired is refused. A
+// rename is a shallow copy recorded with copytrack plus a delete, and a
+// commit forgets its branch's copy records. The GC rules (7 days, main 21)
+// are saved and read back with retention's RulesStore.
+//
+// The store keeps working during the GC: between two calls of the export a
+// client links an upload the export has already passed, a staged file is
+// renamed, and main is committed. Each is a race the GC must survive, and
+// the output says why each object survives: the copy record in the export's
+// trailer, the age of the upload's slice (the cutoff is anchored at the
+// export's start, and the output shows what a cutoff anchored at the mark
+// would have deleted), the active commits being read after the export.
+//
+// One simulated clock drives every package, and objects' modification times
+// follow it (os.Chtimes on the temporary file:// bucket), so days of history
+// run in a second.
+//
+// # Output
+//
+// It prints the month of history, the four steps of the GC with where each
+// wrote its files, each object a sweep deletes with the reason it is
+// garbage, and each object kept with the reason it is live (abridged):
+//
+//	...
+//	4. mark    run fsdams1ksdubr8fj4nig: listed 209 objects in 8 of 10 slices, kept 205, marked 4
+//	           cutoff day 28 23:55: the export's start (day 30 00:00) − 24 h minimum age − 5 min clock skew;
+//	           the 2 slices from then on hold only newer objects and were not listed
+//	...
+//	     1  ingest:archive/part-0199.json (renamed during the export)
+//	        in neither scanned path: kept by its copy record, the export's trailer
+//
+// The program checks its own result: the marked set must be exactly the
+// garbage the story made, and after -sweep every live object must still be
+// there; otherwise it exits with status 1. On a terminal it shows a progress
+// line for listing and deleting on stderr; piped output stays clean. On an
+// s3:// bucket the sweep deletes through sweep/s3delete, 1000 keys a
+// DeleteObjects request, and says so.
+//
+// Its tests run the whole story against fileblob, against the S3-protocol
+// server of examples/internal/s3test (listing pages of 7 keys, the export
+// in at least 5 files, the sweep in one DeleteObjects request), and once
+// through -bucket s3://…, checking that objects placed outside the
+// program's folder, where a GC of the bucket's root would look, are still
+// there afterwards.
 package main
 
 import (

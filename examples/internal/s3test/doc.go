@@ -9,5 +9,12 @@
 // chosen keys ([WithFailingDeletes]), and a clock that makes objects old
 // ([WithClock]).
 //
+// WithFailingDeletes refuses the way an S3 bucket policy does: 403
+// AccessDenied for a DeleteObject, and a per-key AccessDenied inside a
+// DeleteObjects reply. A WithMaxKeys of a few keys makes a few hundred
+// objects take dozens of listing pages, so paging is exercised. Buckets are
+// addressed path-style, as a server on 127.0.0.1 has no per-bucket host
+// names.
+//
 // Everything a test starts is stopped by the test's cleanup.
 package s3test
