@@ -177,8 +177,8 @@ func removeFolder(ctx context.Context, bucket *blob.Bucket, dir string) error {
 // that claims more than it holds, or more than pages of 16 MiB and 2^20
 // values, addresses of 64 KiB or a footer of 16 MiB, is refused with
 // ErrInvalidInput having cost a few MiB; reading the costliest part within
-// those limits peaks under 170 MiB of heap (320 MiB in tests). Each part is
-// read twice. Candidates does not look at the summary: see ReadSummary, or
+// those limits peaked at about 170 MiB of heap (tests hold it under 320
+// MiB). Each part is read twice. Candidates does not look at the summary: see ReadSummary, or
 // Sweep, which checks it.
 func Candidates(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {

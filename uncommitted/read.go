@@ -37,7 +37,8 @@ const readWindow = 1 << 20
 // header claims. A file that claims more than it holds, or more than pages
 // of 16 MiB and 2^20 values, values of 64 KiB or a footer of 16 MiB, is
 // refused with ErrInvalidFile having cost a few MiB; reading the costliest
-// file within those limits peaks under 230 MiB of heap (320 MiB in tests).
+// file within those limits peaked at about 230 MiB of heap (tests hold it
+// under 320 MiB).
 // Every codec parquet-go reads is read (GZIP, lakeFS's, Snappy, ZSTD,
 // LZ4_RAW, Brotli, none), but for LZ4_RAW pages that compress less than
 // 3:1, which parquet-go v0.32 reads wrong without an error: they are

@@ -45,8 +45,9 @@
 // few MiB, at most about twice the largest page. Reading a file Check
 // accepted is bounded by those limits; the costliest such files (pages of
 // 16 MiB uncompressed from a few KiB, dictionaries of 2^20 entries, 40 000
-// row groups) peak under 230 MiB of heap through ReadRun's two columns and
-// under 170 MiB through Candidates, and their tests hold them under 320 MiB.
+// row groups) peaked at about 230 MiB of heap through ReadRun's two columns
+// and 170 MiB through Candidates (garbage not yet collected included), and
+// their tests hold them under 320 MiB.
 //
 // Check reads each page once more than parquet-go does, and uncompresses
 // it: a reader's I/O doubles, and its CPU grows by about the time
