@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-
-	"github.com/parquet-go/parquet-go/format"
 )
 
 type failingReaderAt struct{ err error }
@@ -19,12 +17,5 @@ func TestOpenAddressesKeepsIOCause(t *testing.T) {
 	_, err := openAddresses(failingReaderAt{context.Canceled}, 1<<10)
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("openAddresses with a canceled read = %v, want an error wrapping context.Canceled and ErrInvalidInput", err)
-	}
-}
-
-func TestCheckSnappyKeepsIOCause(t *testing.T) {
-	err := checkSnappy(failingReaderAt{context.Canceled}, &format.PageHeader{UncompressedPageSize: 100}, 4, 64)
-	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrInvalidInput) {
-		t.Errorf("checkSnappy with a canceled read = %v, want an error wrapping context.Canceled and ErrInvalidInput", err)
 	}
 }

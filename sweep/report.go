@@ -1,9 +1,7 @@
 package sweep
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -12,9 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/lakegc/lakegc/internal/parquetguard"
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/encoding/thrift"
-	"github.com/parquet-go/parquet-go/format"
 	"gocloud.dev/blob"
 )
 
@@ -167,11 +164,22 @@ func removeFolder(ctx context.Context, bucket *blob.Bucket, dir string) error {
 
 // Candidates yields the addresses of a run's deleted/ folder, written by Mark
 // or by lakeFS's Spark client (several part files, _SUCCESS, any extra
-// columns; null addresses are skipped). Parts compressed with Snappy (Spark's
-// default), GZIP or nothing are read; other codecs are refused with
-// ErrInvalidInput, as are pages whose headers claim more than the file can
-// hold, before anything is allocated for them. It does not look at the
-// summary: see ReadSummary, or Sweep, which checks it.
+// columns; null addresses are skipped). Parts compressed with every codec
+// parquet-go reads are read: Snappy (Spark's default), GZIP, ZSTD, LZ4_RAW,
+// Brotli or none; LZ4 in Hadoop's framing (Spark's "lz4" before parquet-mr
+// 1.12) and LZO are refused with ErrInvalidInput, and so are LZ4_RAW pages
+// that compress less than 3:1, which parquet-go v0.32 reads wrong without an
+// error.
+//
+// Memory is bounded whatever a part holds: before parquet-go reads it,
+// package parquetguard reads its footer and address pages and uncompresses
+// each page through a decoder capped at the size its header claims. A part
+// that claims more than it holds, or more than pages of 16 MiB and 2^20
+// values, addresses of 64 KiB or a footer of 16 MiB, is refused with
+// ErrInvalidInput having cost a few MiB; reading the costliest part within
+// those limits peaked at about 170 MiB of heap (tests hold it under 320
+// MiB). Each part is read twice. Candidates does not look at the summary: see ReadSummary, or
+// Sweep, which checks it.
 func Candidates(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
 		if bucket == nil {
@@ -248,20 +256,29 @@ func (ra *readerAt) ReadAt(p []byte, off int64) (int, error) {
 	return n, err
 }
 
-// addressReader reads the "address" column of a Parquet file page by page.
-// The file is outside input: a panic of the decoder becomes an error.
+// addressReader reads the "address" column of a Parquet file, a bounded
+// batch of values at a time. The file is outside input: a panic of the
+// decoder becomes an error.
 type addressReader struct {
 	f      *parquet.File
 	col    int
 	rg     int
 	pages  parquet.Pages
+	page   parquet.Page // being read, nil between pages
+	vr     parquet.ValueReader
+	left   int64 // values of page not read yet
 	values []parquet.Value
+	batch  []string
 }
+
+// batchValues bounds the values of a batch: at most 256 addresses of
+// parquetguard's largest value, 64 KiB, whatever a page holds.
+const batchValues = 256
 
 func openAddresses(r io.ReaderAt, size int64) (ar *addressReader, err error) {
 	defer recoverInto(&err)
-	if err := checkFile(r, size); err != nil {
-		return nil, err
+	if err := parquetguard.Check(r, size, parquetguard.Limits{}, "address"); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
 	}
 	f, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
@@ -274,21 +291,56 @@ func openAddresses(r io.ReaderAt, size int64) (ar *addressReader, err error) {
 	if leaf.Node.Type().Kind() != parquet.ByteArray || leaf.MaxRepetitionLevel != 0 {
 		return nil, fmt.Errorf("%w: address column is not a string", ErrInvalidInput)
 	}
-	return &addressReader{f: f, col: leaf.ColumnIndex, values: make([]parquet.Value, 1024)}, nil
+	return &addressReader{f: f, col: leaf.ColumnIndex, values: make([]parquet.Value, batchValues)}, nil
 }
 
-// nextBatch returns the next addresses, nil at the end.
+// nextBatch returns the next addresses, nil at the end; the slice is reused
+// by the next call.
 func (ar *addressReader) nextBatch() (batch []string, err error) {
 	defer recoverInto(&err)
+	for {
+		if ar.page == nil {
+			if err := ar.nextPage(); err != nil || ar.page == nil {
+				return nil, err
+			}
+		}
+		n, err := ar.vr.ReadValues(ar.values[:min(int64(len(ar.values)), ar.left)])
+		ar.left -= int64(n)
+		batch = ar.batch[:0]
+		for _, v := range ar.values[:n] {
+			if !v.IsNull() {
+				batch = append(batch, string(v.ByteArray()))
+			}
+		}
+		ar.batch = batch
+		if err == nil && n == 0 {
+			err = errors.New("no values read")
+		}
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("%w: parquet values: %w", ErrInvalidInput, err)
+		}
+		if err == io.EOF || ar.left == 0 {
+			parquet.Release(ar.page)
+			ar.page = nil
+		}
+		if len(batch) > 0 {
+			return batch, nil
+		}
+	}
+}
+
+// nextPage moves to the next page of the column, leaving page nil at the
+// end of the file.
+func (ar *addressReader) nextPage() error {
 	for {
 		if ar.pages == nil {
 			groups := ar.f.RowGroups()
 			if ar.rg >= len(groups) {
-				return nil, nil
+				return nil
 			}
 			chunks := groups[ar.rg].ColumnChunks()
 			if ar.col >= len(chunks) {
-				return nil, fmt.Errorf("%w: row group %d has no column %d", ErrInvalidInput, ar.rg, ar.col)
+				return fmt.Errorf("%w: row group %d has no column %d", ErrInvalidInput, ar.rg, ar.col)
 			}
 			ar.pages = chunks[ar.col].Pages()
 			ar.rg++
@@ -300,171 +352,24 @@ func (ar *addressReader) nextBatch() (batch []string, err error) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: parquet page: %w", ErrInvalidInput, err)
+			return fmt.Errorf("%w: parquet page: %w", ErrInvalidInput, err)
 		}
-		batch = batch[:0]
-		vr := page.Values()
-		for read, want := int64(0), page.NumValues(); read < want; {
-			n, err := vr.ReadValues(ar.values[:min(int64(len(ar.values)), want-read)])
-			read += int64(n)
-			for _, v := range ar.values[:n] {
-				if !v.IsNull() {
-					batch = append(batch, string(v.ByteArray()))
-				}
-			}
-			if err == io.EOF {
-				break
-			}
-			if err == nil && n == 0 {
-				err = errors.New("no values read")
-			}
-			if err != nil {
-				parquet.Release(page)
-				return nil, fmt.Errorf("%w: parquet values: %w", ErrInvalidInput, err)
-			}
+		if page.NumValues() == 0 {
+			parquet.Release(page)
+			continue
 		}
-		parquet.Release(page)
-		if len(batch) > 0 {
-			return batch, nil
-		}
+		ar.page, ar.vr, ar.left = page, page.Values(), page.NumValues()
+		return nil
 	}
 }
 
 func (ar *addressReader) close() {
+	if ar.page != nil {
+		parquet.Release(ar.page)
+	}
 	if ar.pages != nil {
 		ar.pages.Close()
 	}
-}
-
-// Bounds on what a page header may claim. Writers make pages of about
-// 1 MiB; a corrupt header must not make the decoder allocate gigabytes.
-const (
-	maxPageSize   = 64 << 20
-	maxPageValues = 1 << 24
-	maxHeaderSize = 64 << 10
-	maxRatio      = 1024
-	maxFooterSize = 64 << 20
-)
-
-// checkFile decodes the footer and checks the page headers of every column
-// chunk with checkChunk before parquet-go opens the file (it reads pages
-// as it opens).
-func checkFile(r io.ReaderAt, size int64) error {
-	var tail [8]byte
-	if size < 12 {
-		return fmt.Errorf("%w: parquet file of %d bytes", ErrInvalidInput, size)
-	}
-	if _, err := r.ReadAt(tail[:], size-8); err != nil {
-		return fmt.Errorf("%w: parquet footer: %w", ErrInvalidInput, err)
-	}
-	n := int64(binary.LittleEndian.Uint32(tail[:4]))
-	if string(tail[4:]) != "PAR1" || n > size-12 || n > maxFooterSize {
-		return fmt.Errorf("%w: parquet footer", ErrInvalidInput)
-	}
-	footer := make([]byte, n)
-	if _, err := r.ReadAt(footer, size-8-n); err != nil {
-		return fmt.Errorf("%w: parquet footer: %w", ErrInvalidInput, err)
-	}
-	var md format.FileMetaData
-	if err := thrift.Unmarshal(new(thrift.CompactProtocol), footer, &md); err != nil {
-		return fmt.Errorf("%w: parquet footer: %v", ErrInvalidInput, err)
-	}
-	for _, rg := range md.RowGroups {
-		for i := range rg.Columns {
-			if err := checkChunk(r, size, &rg.Columns[i].MetaData); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// checkChunk walks the page headers of a column chunk and rejects one whose
-// sizes do not fit in the chunk or exceed the bounds above, before parquet-go
-// allocates what they claim.
-func checkChunk(r io.ReaderAt, size int64, md *format.ColumnMetaData) error {
-	start := md.DataPageOffset
-	if md.DictionaryPageOffset > 0 && md.DictionaryPageOffset < start {
-		start = md.DictionaryPageOffset
-	}
-	end := start + md.TotalCompressedSize
-	if start < 4 || md.TotalCompressedSize < 0 || end > size || end < start {
-		return fmt.Errorf("%w: column chunk outside the file", ErrInvalidInput)
-	}
-	switch md.Codec {
-	case format.Uncompressed, format.Snappy, format.Gzip:
-	default:
-		// Other codecs' frames declare sizes this check does not read.
-		return fmt.Errorf("%w: compression codec %v not supported", ErrInvalidInput, md.Codec)
-	}
-	window := make([]byte, min(end-start, maxHeaderSize))
-	for pos := start; pos < end; {
-		w := window[:min(end-pos, maxHeaderSize)]
-		if n, err := r.ReadAt(w, pos); n < len(w) {
-			return fmt.Errorf("%w: page header: %w", ErrInvalidInput, err)
-		}
-		br := bytes.NewReader(w)
-		var h format.PageHeader
-		if err := thrift.NewDecoder(new(thrift.CompactProtocol).NewReader(br)).Decode(&h); err != nil {
-			return fmt.Errorf("%w: page header: %v", ErrInvalidInput, err)
-		}
-		var values int32
-		if v, ok := h.DataPageHeader.Get(); ok {
-			values = v.NumValues
-		} else if v, ok := h.DataPageHeaderV2.Get(); ok {
-			values = v.NumValues
-		} else if v, ok := h.DictionaryPageHeader.Get(); ok {
-			values = v.NumValues
-		}
-		// A page expands at most maxRatio times, and a value takes at
-		// least a bit.
-		if h.CompressedPageSize < 0 || h.UncompressedPageSize < 0 || h.UncompressedPageSize > maxPageSize ||
-			int64(h.UncompressedPageSize) > maxRatio*int64(h.CompressedPageSize)+maxHeaderSize ||
-			values < 0 || values > maxPageValues || int64(values) > 8*int64(h.UncompressedPageSize)+64 {
-			return fmt.Errorf("%w: page header claims %d bytes, %d values", ErrInvalidInput, h.UncompressedPageSize, values)
-		}
-		data := pos + int64(len(w)-br.Len())
-		pos = data + int64(h.CompressedPageSize)
-		if pos > end {
-			return fmt.Errorf("%w: page beyond its column chunk", ErrInvalidInput)
-		}
-		if md.Codec == format.Snappy {
-			if err := checkSnappy(r, &h, data, pos); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// checkSnappy checks the decoded length a Snappy block declares (a uvarint
-// at its start), which the decoder allocates, against the page header.
-func checkSnappy(r io.ReaderAt, h *format.PageHeader, data, end int64) error {
-	limit := int64(h.UncompressedPageSize)
-	if v2, ok := h.DataPageHeaderV2.Get(); ok {
-		if compressed, set := v2.IsCompressed.Get(); set && !compressed {
-			return nil
-		}
-		levels := int64(v2.RepetitionLevelsByteLength) + int64(v2.DefinitionLevelsByteLength)
-		if levels < 0 || levels > end-data {
-			return fmt.Errorf("%w: page levels beyond the page", ErrInvalidInput)
-		}
-		data += levels
-		limit -= levels
-	}
-	if data >= end {
-		return nil
-	}
-	var b [binary.MaxVarintLen64]byte
-	n, err := r.ReadAt(b[:min(int64(len(b)), end-data)], data)
-	decoded, k := binary.Uvarint(b[:n])
-	if k <= 0 && err != nil {
-		return fmt.Errorf("%w: snappy block: %w", ErrInvalidInput, err)
-	}
-	if k <= 0 || decoded > uint64(max(limit, 0)) {
-		return fmt.Errorf("%w: snappy block larger than its page", ErrInvalidInput)
-	}
-	return nil
 }
 
 // recoverInto turns a panic of a decoder of outside input into an error.

@@ -179,8 +179,9 @@ func FuzzSummaryJSON(f *testing.F) {
 	})
 }
 
-// FuzzCandidates feeds arbitrary bytes as a part file: Candidates yields
-// addresses or an error, never panics.
+// FuzzCandidates feeds arbitrary bytes as a part file, from parts of every
+// codec and hostile ones: Candidates yields addresses or an error, never
+// panics, and allocates at most fuzzAllocBound.
 func FuzzCandidates(f *testing.F) {
 	var buf bytes.Buffer
 	w := parquet.NewGenericWriter[addressRow](&buf, parquet.DataPageVersion(1))
@@ -189,18 +190,10 @@ func FuzzCandidates(f *testing.F) {
 	f.Add(buf.Bytes())
 	f.Add([]byte("PAR1\x00\x00\x00\x00PAR1"))
 	f.Add([]byte{})
-	f.Fuzz(func(t *testing.T, data []byte) {
-		ctx := context.Background()
-		b := memblob.OpenBucket(nil)
-		if err := b.WriteAll(ctx, reportDir(DefaultStoragePrefix, "r")+"deleted/part-0", data, nil); err != nil {
-			t.Fatal(err)
-		}
-		for _, err := range Candidates(ctx, b, DefaultStoragePrefix, "r") {
-			if err != nil {
-				return
-			}
-		}
-	})
+	for _, seed := range fuzzSeeds() {
+		f.Add(seed)
+	}
+	f.Fuzz(fuzzRead)
 }
 
 // TestCandidatesBoundsAllocation reads a part whose page header claims a
