@@ -29,7 +29,7 @@ var (
 	// ErrInvalid is wrapped when a signed address is malformed, forged,
 	// signed for another repository, branch or path, of unknown or future
 	// time, or already redeemed, and when a repository, branch, path or
-	// address is not valid UTF-8 (by SignChecked too).
+	// address is not valid UTF-8 (by Sign too).
 	ErrInvalid = errors.New("link address invalid")
 	// ErrExpired is wrapped when an address is older than the TTL.
 	ErrExpired = errors.New("link address expired")
@@ -130,24 +130,9 @@ func New(key []byte, resolver TimeResolver, opts ...Option) (*Signer, error) {
 // documentation).
 //
 // The four strings must be valid UTF-8 (see "Inputs must be UTF-8" in the
-// package documentation). Sign has no error result, as the SPEC and the
-// examples use it; for an input that is not valid UTF-8 it returns address +
-// Delimiter with an empty signature, which neither Verify nor lakeFS accepts,
-// so the address can never be linked. A host that signs repository, branch
-// or path names taken from a request calls SignChecked instead, which
-// refuses such an input with an error.
-func (s *Signer) Sign(repository, branch, path, address string) string {
-	signed, err := s.SignChecked(repository, branch, path, address)
-	if err != nil {
-		return address + Delimiter
-	}
-	return signed
-}
-
-// SignChecked is Sign with an error: it refuses a repository, branch, path
-// or address that is not valid UTF-8 with an error wrapping ErrInvalid, and
-// otherwise returns what Sign returns.
-func (s *Signer) SignChecked(repository, branch, path, address string) (string, error) {
+// package documentation): Sign refuses a repository, branch, path or address
+// that is not with an error wrapping ErrInvalid, and returns "".
+func (s *Signer) Sign(repository, branch, path, address string) (string, error) {
 	if err := checkUTF8(repository, branch, path, address); err != nil {
 		return "", fmt.Errorf("linkaddr: sign: %w", err)
 	}
