@@ -51,24 +51,29 @@ type config struct {
 }
 
 // WithTTL sets how long after its address was made a signed address is
-// accepted: d > 0. Default DefaultTTL. A garbage collector must not delete
-// objects younger than this TTL, so hosts pass the same value to it.
+// accepted (0: the default DefaultTTL; negative: invalid). A garbage
+// collector must not delete objects younger than this TTL, so hosts pass
+// the same value to it.
 func WithTTL(d time.Duration) Option {
 	return func(c *config) error {
-		if d <= 0 {
-			return fmt.Errorf("linkaddr: TTL %v must be positive", d)
+		switch {
+		case d < 0:
+			return fmt.Errorf("negative TTL %v", d)
+		case d == 0:
+			c.ttl = DefaultTTL
+		default:
+			c.ttl = d
 		}
-		c.ttl = d
 		return nil
 	}
 }
 
-// WithClock sets the clock Verify judges expiry by. It is called
-// concurrently by concurrent Verify calls. Default time.Now.
+// WithClock sets the clock Verify judges expiry by (nil: the default
+// time.Now). It is called concurrently by concurrent Verify calls.
 func WithClock(now func() time.Time) Option {
 	return func(c *config) error {
 		if now == nil {
-			return errors.New("linkaddr: nil clock")
+			now = time.Now
 		}
 		c.now = now
 		return nil
@@ -82,7 +87,7 @@ func WithVerifyKeys(keys ...[]byte) Option {
 	return func(c *config) error {
 		for i, k := range keys {
 			if len(k) == 0 {
-				return fmt.Errorf("linkaddr: verify key %d is empty", i)
+				return fmt.Errorf("verify key %d is empty", i)
 			}
 			c.verifyKeys = append(c.verifyKeys, k)
 		}
@@ -115,7 +120,7 @@ func New(key []byte, resolver TimeResolver, opts ...Option) (*Signer, error) {
 			return nil, errors.New("linkaddr: nil option")
 		}
 		if err := opt(&cfg); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("linkaddr: new: %w", err)
 		}
 	}
 	s := &Signer{resolver: resolver, ttl: cfg.ttl, now: cfg.now, keys: []*macKey{newMACKey(key)}}

@@ -65,9 +65,7 @@ func TestNewRejects(t *testing.T) {
 		{"nil key", nil, p, nil},
 		{"empty key", []byte{}, p, nil},
 		{"nil resolver", []byte(testKey), nil, nil},
-		{"zero TTL", []byte(testKey), p, []linkaddr.Option{linkaddr.WithTTL(0)}},
 		{"negative TTL", []byte(testKey), p, []linkaddr.Option{linkaddr.WithTTL(-time.Hour)}},
-		{"nil clock", []byte(testKey), p, []linkaddr.Option{linkaddr.WithClock(nil)}},
 		{"empty verify key", []byte(testKey), p, []linkaddr.Option{linkaddr.WithVerifyKeys([]byte("old"), nil)}},
 		{"nil option", []byte(testKey), p, []linkaddr.Option{nil}},
 	} {
@@ -406,5 +404,26 @@ func TestSplit(t *testing.T) {
 				t.Errorf("Split(%q) = %q, %q, true; want false", bad, got, sig)
 			}
 		}
+	}
+}
+
+// TestZeroOptionsAreDefaults: WithTTL(0) is DefaultTTL and WithClock(nil)
+// time.Now; a negative TTL is an error of New.
+func TestZeroOptionsAreDefaults(t *testing.T) {
+	var age time.Duration
+	resolver := resolverFunc(func(string) (time.Time, error) { return time.Now().Add(-age), nil })
+	s := mustSigner(t, testKey, resolver, linkaddr.WithTTL(0), linkaddr.WithClock(nil))
+	signed := mustSign(t, s, "r", "b", "p", "data/x/y")
+	age = linkaddr.DefaultTTL - time.Minute
+	if _, err := s.Verify("r", "b", "p", signed); err != nil {
+		t.Fatalf("Verify just under the default TTL: %v", err)
+	}
+	age = linkaddr.DefaultTTL + time.Minute
+	if _, err := s.Verify("r", "b", "p", signed); !errors.Is(err, linkaddr.ErrExpired) {
+		t.Fatalf("Verify just over the default TTL = %v; want ErrExpired", err)
+	}
+	_, err := linkaddr.New([]byte(testKey), resolver, linkaddr.WithTTL(-time.Hour))
+	if want := "linkaddr: new: negative TTL -1h0m0s"; err == nil || err.Error() != want {
+		t.Fatalf("New(WithTTL(-1h)) = %v; want %q", err, want)
 	}
 }
