@@ -90,7 +90,7 @@ func TestMarkFailures(t *testing.T) {
 		{"uncommitted error", nil, func(k []string) Inputs { in := good(); in.Uncommitted = errAfter(k, 5); return in }, nil, nil},
 		{"committed error", nil, func(k []string) Inputs { in := good(); in.Committed = errAfter(k, 50); return in }, nil, nil},
 		{"unsafe min age", nil, func([]string) Inputs { return good() }, []Option{WithMinAge(time.Hour)}, ErrUnsafeMinAge},
-		{"bad option", nil, func([]string) Inputs { return good() }, []Option{WithListConcurrency(0)}, ErrInvalidInput},
+		{"bad option", nil, func([]string) Inputs { return good() }, []Option{WithListConcurrency(-1)}, ErrInvalidInput},
 		{"overlapping prefixes", nil, func([]string) Inputs { return good() }, []Option{WithDataPrefix("_lakefs/data")}, ErrInvalidInput},
 		{"cancelled", cancelled, func([]string) Inputs { return good() }, nil, context.Canceled},
 	}
@@ -116,9 +116,9 @@ func TestMarkFailures(t *testing.T) {
 func TestMarkUnsafeMinAgeAllowed(t *testing.T) {
 	b, keys := oldNamespace(t, 10)
 	sum, err := Mark(context.Background(), b, "run1", Inputs{Uncommitted: seqOf(nil), Committed: seqOf(nil), ExportStart: t0},
-		WithClock(fixedClock), WithMinAge(time.Hour), WithClockSkew(0), WithUnsafeMinAge())
+		WithClock(fixedClock), WithMinAge(time.Hour), WithUnsafeMinAge())
 	require.NoError(t, err)
-	require.Equal(t, t0.Add(-time.Hour), sum.CutoffTime)
+	require.Equal(t, t0.Add(-time.Hour-DefaultClockSkew), sum.CutoffTime)
 	require.Equal(t, int64(len(keys)), sum.NumDeletedObjects)
 }
 
@@ -279,4 +279,14 @@ func TestMarkSummaryWriteFails(t *testing.T) {
 	require.Error(t, err)
 	requireFailedRun(t, b, "run1")
 	require.NotEmpty(t, keys)
+}
+
+// TestMarkZeroOptionsAreDefaults: a zero option is its default, not zero.
+func TestMarkZeroOptionsAreDefaults(t *testing.T) {
+	b, _ := oldNamespace(t, 3)
+	sum, err := Mark(context.Background(), b, "run1", Inputs{Uncommitted: seqOf(nil), Committed: seqOf(nil), ExportStart: t0},
+		WithClock(nil), WithMinAge(0), WithLinkTTL(0), WithClockSkew(0), WithMemoryBudget(0),
+		WithListConcurrency(0), WithStoragePrefix(""), WithDataPrefix(""))
+	require.NoError(t, err)
+	require.Equal(t, t0.Add(-DefaultMinAge-DefaultClockSkew), sum.CutoffTime)
 }
