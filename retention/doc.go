@@ -60,4 +60,13 @@
 //
 // [WriteCommitsCSV] writes the result where lakeFS's GC client reads it, under
 // a run ID from [NewRunID].
+//
+// # Storage prefix and options
+//
+// lakeFS keeps its own files under a folder of the storage namespace,
+// DefaultStoragePrefix ("_lakefs") unless configured. The packages of this
+// module take it one way: a function that names or reads one run's files
+// takes it as an argument next to the run ID ([WriteCommitsCSV]); a call
+// configured by options takes [WithStoragePrefix] ([NewRulesStore]). In
+// both, "" means DefaultStoragePrefix.
 package retention

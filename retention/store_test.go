@@ -135,7 +135,7 @@ func TestRulesStoreCanceled(t *testing.T) {
 			if err := s.Save(ctx, &Rules{DefaultRetentionDays: 3}); err == nil {
 				t.Error("Save with a canceled context succeeded")
 			}
-			if ok, err := bucket.Exists(t.Context(), "retention/gc/rules/config.json"); err != nil || ok {
+			if ok, err := bucket.Exists(t.Context(), "_lakefs/retention/gc/rules/config.json"); err != nil || ok {
 				t.Errorf("canceled Save left the rules file (exists %v, %v)", ok, err)
 			}
 			if _, err := s.Get(ctx); err == nil || errors.Is(err, ErrNotFound) {

@@ -80,4 +80,17 @@
 //
 // When in doubt, the package keeps: every ambiguity resolves towards not
 // deleting a live object.
+//
+// # Storage prefix and options
+//
+// lakeFS keeps its own files under a folder of the storage namespace,
+// DefaultStoragePrefix ("_lakefs") unless configured. The packages of this
+// module take it one way: a function that names or reads one run's files
+// takes it as an argument next to the run ID (ReadSummary, Candidates); a
+// call configured by options takes WithStoragePrefix (Mark, Sweep). ""
+// means DefaultStoragePrefix, except for Candidates, which refuses it.
+//
+// Every option's zero value means its default; an invalid value is an error
+// wrapping ErrInvalidInput, returned by Mark or Sweep before they touch the
+// bucket.
 package sweep

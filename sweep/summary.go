@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -179,7 +180,8 @@ func validRunID(id string) error {
 const maxSummarySize = 64 << 10
 
 // ReadSummary reads the summary of a run, written by Mark or by lakeFS's
-// Spark client. A run without one gives ErrNoRun.
+// Spark client. A run without one gives ErrNoRun. An empty storagePrefix is
+// DefaultStoragePrefix.
 func ReadSummary(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string) (*Summary, error) {
 	if bucket == nil {
 		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
@@ -187,6 +189,7 @@ func ReadSummary(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID 
 	if err := validRunID(runID); err != nil {
 		return nil, err
 	}
+	storagePrefix = cmp.Or(storagePrefix, DefaultStoragePrefix)
 	if err := validPrefix(storagePrefix); err != nil {
 		return nil, err
 	}

@@ -59,4 +59,17 @@
 //
 // The export must complete before the GC lists committed data: an object
 // committed and unstaged during the export is then seen on one side.
+//
+// # Storage prefix and options
+//
+// lakeFS keeps its own files under a folder of the storage namespace,
+// DefaultStoragePrefix ("_lakefs") unless configured. The packages of this
+// module take it one way: a function that names or reads one run's files
+// takes it as an argument next to the run ID (Location, ReadRun,
+// Addresses); a call configured by options takes WithStoragePrefix
+// (NewPreparer). In both, "" means DefaultStoragePrefix.
+//
+// Every option's zero value means its default; an invalid value (a
+// negative size or duration) is an error wrapping ErrInvalidOption,
+// returned by Prepare, as NewPreparer has no error result.
 package uncommitted

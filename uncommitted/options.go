@@ -79,8 +79,8 @@ func WithoutTimeBudget() Option {
 }
 
 // WithStoragePrefix sets the folder of the namespace that holds lakeFS's
-// own data (default DefaultStoragePrefix). Leading and trailing '/' are
-// ignored.
+// own data ("": the default DefaultStoragePrefix). Leading and trailing
+// '/' are ignored.
 func WithStoragePrefix(prefix string) Option {
 	return func(p *Preparer) { p.storagePrefix = cleanPrefix(prefix) }
 }

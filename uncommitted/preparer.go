@@ -159,7 +159,14 @@ func runFolder(storagePrefix, runID string) string {
 	return storagePrefix + "/retention/gc/uncommitted/" + runID + "/uncommitted/"
 }
 
-func cleanPrefix(p string) string { return strings.Trim(p, "/") }
+// cleanPrefix drops leading and trailing '/' from a storage prefix; an
+// empty one is DefaultStoragePrefix.
+func cleanPrefix(p string) string {
+	if p = strings.Trim(p, "/"); p == "" {
+		return DefaultStoragePrefix
+	}
+	return p
+}
 
 // descendingRunID is lakeFS's run ID: an xid whose time counts down from
 // 4000-01-01, so that newer runs sort first.
