@@ -92,7 +92,7 @@ func (s *RulesStore) Get(ctx context.Context) (*Rules, error) {
 	if err := r.UnmarshalBinary(b); errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s holds 0 days and no branch rules", ErrNotFound, s.key)
 	} else if err != nil {
-		return nil, fmt.Errorf("retention: rules %s: %w", s.key, err)
+		return nil, wrapOp("rules "+s.key, err)
 	}
 	return &r, nil
 }

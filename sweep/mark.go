@@ -74,7 +74,7 @@ func Mark(ctx context.Context, bucket *blob.Bucket, runID string, in Inputs, opt
 	case err != nil && !errors.Is(err, ErrNoRun):
 		// The summary could not be read or parsed; it may say success, so
 		// it stays, and so does its report.
-		return nil, fmt.Errorf("sweep: existing summary of run %s: %w", runID, err)
+		return nil, wrapOp("existing summary of run "+runID, err)
 	}
 	m.sum.StartTime = cfg.clock().UTC().Truncate(time.Second)
 	if err := m.run(ctx, in); err != nil {

@@ -290,3 +290,14 @@ func TestMarkZeroOptionsAreDefaults(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, t0.Add(-DefaultMinAge-DefaultClockSkew), sum.CutoffTime)
 }
+
+// TestMarkErrorText: an unreadable summary of the same run is an error that
+// names the package once.
+func TestMarkErrorText(t *testing.T) {
+	b, _ := oldNamespace(t, 3)
+	if err := b.WriteAll(context.Background(), "_lakefs/retention/gc/unified/run1/summary.json", []byte("{"), nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Mark(context.Background(), b, "run1", Inputs{Uncommitted: seqOf(nil), Committed: seqOf(nil), ExportStart: t0}, WithClock(fixedClock))
+	require.EqualError(t, err, "sweep: existing summary of run run1: _lakefs/retention/gc/unified/run1/summary.json: unexpected end of JSON input")
+}
