@@ -20,7 +20,12 @@
 // after it, is in neither input, and only its age protects it. So MinAge must
 // be at least the host's link TTL (ErrUnsafeMinAge otherwise). A slice whose
 // start time, decoded from its name, is at or after the cutoff only holds
-// newer objects and is not listed at all.
+// newer objects and is not listed at all. Every other object's age is the
+// modification time the listing reports for it (the store's LastModified):
+// an object whose listed time is at or after the cutoff, or unknown, is
+// kept, and counted as young (Progress.Young, Summary.NumYoungObjects),
+// apart from the older objects kept by reference (Progress.Kept,
+// Summary.NumKeptObjects).
 //
 // A folder under the data folder whose name is empty ("data//", made by a
 // stray object such as "data//x") is not a slice, and is listed in full like

@@ -42,8 +42,12 @@ const cleanupTimeout = 30 * time.Second
 // the rest as the candidates of run runID, in lakeFS's report format:
 // <prefix>/retention/gc/unified/<runID>/deleted/ and then summary.json.
 //
-// The cutoff is min(in.ExportStart, Mark's start) − MinAge − ClockSkew. Mark
-// refuses a run ID whose summary says success (ErrRunExists) or cannot be
+// The cutoff is min(in.ExportStart, Mark's start) − MinAge − ClockSkew. An
+// object's age is its modification time as the bucket's listing reports it
+// (LastModified), not the time in its address: an object whose listed time
+// is at or after the cutoff, or unknown, is kept, and counted in
+// Progress.Young and Summary.NumYoungObjects apart from the objects kept
+// by reference (Progress.Kept, Summary.NumKeptObjects). Mark refuses a run ID whose summary says success (ErrRunExists) or cannot be
 // read or parsed (the error, with nothing written), and overwrites a failed
 // one. Any other failure — a bad input, an input's error, a storage
 // error, a cancelled context — leaves a summary with success false and no
@@ -192,6 +196,10 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 		return err
 	}
 	m.sum.NumDeletedObjects = n
+	if m.cnt != nil {
+		c := m.cnt.snapshot()
+		m.sum.NumYoungObjects, m.sum.NumKeptObjects = c.Young, c.Kept
+	}
 	m.sum.Success = true
 	if err := writeJSON(ctx, m.bucket, m.dir+"summary.json", m.sum); err != nil {
 		m.sum.Success = false

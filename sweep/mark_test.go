@@ -301,3 +301,36 @@ func TestMarkErrorText(t *testing.T) {
 	_, err := Mark(context.Background(), b, "run1", Inputs{Uncommitted: seqOf(nil), Committed: seqOf(nil), ExportStart: t0}, WithClock(fixedClock))
 	require.EqualError(t, err, "sweep: existing summary of run run1: _lakefs/retention/gc/unified/run1/summary.json: unexpected end of JSON input")
 }
+
+// TestMarkCountsYoungApartFromKept: objects kept for their age (by the
+// listing's modification time) and objects kept by reference are counted
+// apart, in Progress and in the summary.
+func TestMarkCountsYoungApartFromKept(t *testing.T) {
+	base := memblob.OpenBucket(nil)
+	slice := descendingName(t0.Add(-100 * time.Hour))
+	var keys []string
+	for i := range 10 {
+		k := fmt.Sprintf("data/%s/obj-%05d", slice, i)
+		require.NoError(t, base.WriteAll(context.Background(), k, []byte("x"), nil))
+		keys = append(keys, k)
+	}
+	// keys[0..2] are young by their modification time, though their slice
+	// is old; keys[3..4] are referenced; the other five are garbage.
+	mod := func(key string) time.Time {
+		if slices.Index(keys, key) < 3 {
+			return t0
+		}
+		return t0.Add(-200 * time.Hour)
+	}
+	b := newTestBucket(base, &testDriver{modTime: mod})
+	var last Progress
+	sum, err := Mark(context.Background(), b, "run1",
+		Inputs{Uncommitted: seqOf(keys[3:4]), Committed: seqOf(keys[4:5]), ExportStart: t0},
+		WithClock(fixedClock), WithProgress(func(p Progress) { last = p }))
+	require.NoError(t, err)
+	require.Equal(t, Progress{Phase: "done", Listed: 10, Young: 3, Kept: 2, Marked: 5}, last)
+	read, err := ReadSummary(context.Background(), b, "", "run1")
+	require.NoError(t, err)
+	require.Equal(t, [3]int64{5, 3, 2}, [3]int64{read.NumDeletedObjects, read.NumYoungObjects, read.NumKeptObjects})
+	require.Equal(t, *sum, *read)
+}
