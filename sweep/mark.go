@@ -82,6 +82,10 @@ func Mark(ctx context.Context, bucket *blob.Bucket, runID string, in Inputs, opt
 	}
 	m.sum.StartTime = cfg.clock().UTC().Truncate(time.Second)
 	if err := m.run(ctx, in); err != nil {
+		if err == ctx.Err() {
+			// Say which phase the cancellation stopped.
+			err = fmt.Errorf("sweep: mark %s: %s: %w", runID, m.cnt.snapshot().Phase, err)
+		}
 		m.fail(ctx, err)
 		return nil, err
 	}

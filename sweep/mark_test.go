@@ -334,3 +334,21 @@ func TestMarkCountsYoungApartFromKept(t *testing.T) {
 	require.Equal(t, [3]int64{5, 3, 2}, [3]int64{read.NumDeletedObjects, read.NumYoungObjects, read.NumKeptObjects})
 	require.Equal(t, *sum, *read)
 }
+
+// TestMarkCancelledSaysThePhase: a Mark cancelled while reading its inputs
+// says so.
+func TestMarkCancelledSaysThePhase(t *testing.T) {
+	b, keys := oldNamespace(t, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	in := func(yield func(string, error) bool) {
+		cancel()
+		for _, k := range keys {
+			if !yield(k, nil) {
+				return
+			}
+		}
+	}
+	_, err := Mark(ctx, b, "run1", Inputs{Uncommitted: in, Committed: seqOf(nil), ExportStart: t0}, WithClock(fixedClock))
+	require.ErrorIs(t, err, context.Canceled)
+	require.EqualError(t, err, "sweep: mark run1: keep: context canceled")
+}
