@@ -35,7 +35,10 @@ func Example() {
 	once := linkaddr.NewMemRedeemer()
 
 	// get-address: the client will upload its data to this physical address.
-	signed := signer.Sign("repo1", "main", "tables/t/part-0.parquet", paths.NewPath())
+	signed, err := signer.Sign("repo1", "main", "tables/t/part-0.parquet", paths.NewPath())
+	if err != nil {
+		panic(err)
+	}
 
 	// link: the same repository, branch and path, once.
 	address, err := signer.VerifyOnce(ctx, once, "repo1", "main", "tables/t/part-0.parquet", signed)

@@ -34,16 +34,17 @@ type Store interface {
 type KV struct{ Key, Value []byte }
 
 // errNilStore is the error of every call of a Tracker made with a nil Store.
-var errNilStore = errors.New("copytrack: nil Store")
+var errNilStore = errors.New("nil Store")
 
-// nilStore stands in for a nil Store given to New, so that the Tracker's
-// calls fail instead of panicking.
-type nilStore struct{}
+// A nil Store given to New is an errStore of errNilStore, so that the
+// Tracker's calls fail instead of panicking.
+// errStore stands in for the store of a Tracker given an invalid option.
+type errStore struct{ err error }
 
-func (nilStore) Set(context.Context, []byte, []byte) error { return errNilStore }
-func (nilStore) Delete(context.Context, []byte) error      { return errNilStore }
-func (nilStore) Scan(context.Context, []byte) iter.Seq2[KV, error] {
-	return func(yield func(KV, error) bool) { yield(KV{}, errNilStore) }
+func (s errStore) Set(context.Context, []byte, []byte) error { return s.err }
+func (s errStore) Delete(context.Context, []byte) error      { return s.err }
+func (s errStore) Scan(context.Context, []byte) iter.Seq2[KV, error] {
+	return func(yield func(KV, error) bool) { yield(KV{}, s.err) }
 }
 
 // memPageSize is how many pairs memStore.Scan copies per lock acquisition.
@@ -78,7 +79,7 @@ func (m *memStore) search(key []byte) (int, bool) {
 
 func (m *memStore) Set(ctx context.Context, key, value []byte) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("copytrack: memstore set: %w", err)
+		return fmt.Errorf("memstore set: %w", err)
 	}
 	value = bytes.Clone(value)
 	if value == nil {
@@ -102,7 +103,7 @@ func (m *memStore) Set(ctx context.Context, key, value []byte) error {
 
 func (m *memStore) Delete(ctx context.Context, key []byte) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("copytrack: memstore delete: %w", err)
+		return fmt.Errorf("memstore delete: %w", err)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -139,7 +140,7 @@ func (m *memStore) Scan(ctx context.Context, prefix []byte) iter.Seq2[KV, error]
 			page := m.page(prefix, after)
 			for _, kv := range page {
 				if err := ctx.Err(); err != nil {
-					yield(KV{}, fmt.Errorf("copytrack: memstore scan: %w", err))
+					yield(KV{}, fmt.Errorf("memstore scan: %w", err))
 					return
 				}
 				if !yield(kv, nil) {
@@ -148,7 +149,7 @@ func (m *memStore) Scan(ctx context.Context, prefix []byte) iter.Seq2[KV, error]
 			}
 			if len(page) < memPageSize {
 				if err := ctx.Err(); err != nil {
-					yield(KV{}, fmt.Errorf("copytrack: memstore scan: %w", err))
+					yield(KV{}, fmt.Errorf("memstore scan: %w", err))
 				}
 				return
 			}

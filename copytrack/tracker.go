@@ -1,6 +1,7 @@
 package copytrack
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -55,17 +56,30 @@ type Tracker struct {
 	store Store
 	ttl   time.Duration
 	now   func() time.Time
+
+	invalid error // the first invalid option
 }
 
-// Option configures a Tracker.
+// Option configures a Tracker. A zero value means the option's default; an
+// invalid value makes every call of the Tracker fail with an error wrapping
+// ErrInvalidOption, as New returns no error.
 type Option func(*Tracker)
 
-// WithTTL sets how old a record must be for Expire to drop it (default
-// DefaultTTL). A non-positive d is ignored: expiring records at once would
-// let a running GC delete a live object.
+// ErrInvalidOption is wrapped by every call of a Tracker that New was given
+// an invalid option.
+var ErrInvalidOption = errors.New("invalid option")
+
+// WithTTL sets how old a record must be for Expire to drop it (0: the
+// default DefaultTTL). A negative d is invalid: expiring records at once
+// would let a running GC delete a live object.
 func WithTTL(d time.Duration) Option {
 	return func(t *Tracker) {
-		if d > 0 {
+		switch {
+		case d < 0:
+			t.invalid = cmp.Or(t.invalid, fmt.Errorf("%w: negative TTL %v", ErrInvalidOption, d))
+		case d == 0:
+			t.ttl = DefaultTTL
+		default:
 			t.ttl = d
 		}
 	}
@@ -76,27 +90,32 @@ func WithTTL(d time.Duration) Option {
 func (t *Tracker) TTL() time.Duration { return t.ttl }
 
 // WithClock sets the clock used for zero CreatedAt values and by Expire
-// (default time.Now). A nil now is ignored.
+// (nil: the default time.Now).
 func WithClock(now func() time.Time) Option {
 	return func(t *Tracker) {
-		if now != nil {
-			t.now = now
+		if now == nil {
+			now = time.Now
 		}
+		t.now = now
 	}
 }
 
 // New returns a Tracker keeping its records in store. The store should hold
 // nothing but copy records (give the Tracker its own table or key space).
-// With a nil store every call of the Tracker fails; nil options are ignored.
+// With a nil store or an invalid option every call of the Tracker fails;
+// nil options are ignored.
 func New(store Store, opts ...Option) *Tracker {
 	if store == nil {
-		store = nilStore{}
+		store = errStore{errNilStore}
 	}
 	t := &Tracker{store: store, ttl: DefaultTTL, now: time.Now}
 	for _, o := range opts {
 		if o != nil {
 			o(t)
 		}
+	}
+	if t.invalid != nil {
+		t.store = errStore{t.invalid}
 	}
 	return t
 }

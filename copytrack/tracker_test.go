@@ -545,7 +545,7 @@ func TestNewWithoutStoreOrOptions(t *testing.T) {
 }
 
 // TTL reports the TTL Expire uses: the option's, or the default for none
-// or an ignored one.
+// or an invalid one (which makes every call fail instead).
 func TestTrackerTTL(t *testing.T) {
 	for _, tc := range []struct {
 		opts []Option
@@ -559,5 +559,24 @@ func TestTrackerTTL(t *testing.T) {
 		if got := New(NewMemStore(), tc.opts...).TTL(); got != tc.want {
 			t.Errorf("TTL() = %v, want %v", got, tc.want)
 		}
+	}
+}
+
+// TestErrorTexts: each error says copytrack and its step once.
+func TestErrorTexts(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	c := Copy{Repository: "r", Branch: "b", DstPath: "p", PhysicalAddress: "data/a/b"}
+	err := New(NewMemStore()).Track(ctx, c)
+	if want := "copytrack: track: memstore set: context canceled"; err == nil || err.Error() != want || !errors.Is(err, context.Canceled) {
+		t.Errorf("Track with a cancelled context = %v; want %q", err, want)
+	}
+	err = New(NewMemStore(), WithTTL(-time.Hour)).Track(context.Background(), c)
+	if want := "copytrack: track: invalid option: negative TTL -1h0m0s"; err == nil || err.Error() != want || !errors.Is(err, ErrInvalidOption) {
+		t.Errorf("Track of a Tracker with a negative TTL = %v; want %q", err, want)
+	}
+	_, err = New(NewMemStore(), WithTTL(-time.Hour)).Expire(context.Background(), "r")
+	if !errors.Is(err, ErrInvalidOption) {
+		t.Errorf("Expire of a Tracker with a negative TTL = %v; want ErrInvalidOption", err)
 	}
 }

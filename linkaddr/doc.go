@@ -35,9 +35,7 @@
 // "a\xff" and "a\xfe" have the same payload, and a signature made for one
 // would hold for the other. Verify therefore refuses a repository, branch,
 // path or address that is not valid UTF-8 (ErrInvalid), before any MAC is
-// computed, and SignChecked refuses to sign one. Sign, which has no error
-// result, returns such an address with an empty signature, which neither
-// Verify nor lakeFS accepts. The bytes of every signature of valid input are
+// computed, and Sign refuses to sign one with the same error. The bytes of every signature of valid input are
 // unchanged: the wire format is lakeFS's.
 //
 // The address's time comes from a TimeResolver, normally the

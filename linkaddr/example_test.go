@@ -22,7 +22,10 @@ func Example() {
 	}
 
 	// get-address: hand the client an address signed for where it will link.
-	signed := signer.Sign("repo1", "main", "tables/events/part-0.parquet", paths.NewPath())
+	signed, err := signer.Sign("repo1", "main", "tables/events/part-0.parquet", paths.NewPath())
+	if err != nil {
+		panic(err)
+	}
 
 	// link: the client comes back with the signed address.
 	address, err := signer.Verify("repo1", "main", "tables/events/part-0.parquet", signed)
@@ -45,20 +48,12 @@ func ExampleSigner_Sign() {
 		panic(err)
 	}
 	fmt.Println(signer.Sign("repo1", "main", "tables/a<b>&c,1.parquet", address))
-	// Output:
-	// data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0,cPWPReDC_to7BOmMGSy0YReW9aWIv819XlODed5eSvw
-}
 
-func ExampleSigner_SignChecked() {
-	paths, _ := pathprovider.New()
-	signer, err := linkaddr.New([]byte("a secret key"), paths)
-	if err != nil {
-		panic(err)
-	}
 	// A path taken from a request, with a byte that is not UTF-8.
-	_, err = signer.SignChecked("repo1", "main", "tables/caf\xe9.csv", paths.NewPath())
+	_, err = signer.Sign("repo1", "main", "tables/caf\xe9.csv", address)
 	fmt.Println(err)
 	// Output:
+	// data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0,cPWPReDC_to7BOmMGSy0YReW9aWIv819XlODed5eSvw <nil>
 	// linkaddr: sign: link address invalid: path is not valid UTF-8
 }
 
@@ -79,7 +74,8 @@ func ExampleSigner_Verify_expired() {
 	clock := func() time.Time { return time.Date(2021, 6, 2, 13, 0, 0, 0, time.UTC) }
 	signer, _ := linkaddr.New([]byte("key"), paths, linkaddr.WithClock(clock), linkaddr.WithTTL(24*time.Hour))
 
-	_, err := signer.Verify("repo1", "main", "p", signer.Sign("repo1", "main", "p", address))
+	signed, _ := signer.Sign("repo1", "main", "p", address)
+	_, err := signer.Verify("repo1", "main", "p", signed)
 	fmt.Println(errors.Is(err, linkaddr.ErrExpired))
 	fmt.Println(err)
 	// Output:
@@ -90,7 +86,7 @@ func ExampleSigner_Verify_expired() {
 func ExampleWithVerifyKeys() {
 	paths, _ := pathprovider.New()
 	oldSigner, _ := linkaddr.New([]byte("key of 2025"), paths)
-	signed := oldSigner.Sign("repo1", "main", "p", paths.NewPath())
+	signed, _ := oldSigner.Sign("repo1", "main", "p", paths.NewPath())
 
 	// After the rotation: sign with the new key, still accept the old one.
 	signer, _ := linkaddr.New([]byte("key of 2026"), paths, linkaddr.WithVerifyKeys([]byte("key of 2025")))
@@ -103,7 +99,7 @@ func ExampleSigner_VerifyOnce() {
 	paths, _ := pathprovider.New()
 	signer, _ := linkaddr.New([]byte("a secret key"), paths)
 	redeemer := linkaddr.NewMemRedeemer()
-	signed := signer.Sign("repo1", "main", "p", paths.NewPath())
+	signed, _ := signer.Sign("repo1", "main", "p", paths.NewPath())
 
 	_, err := signer.VerifyOnce(context.Background(), redeemer, "repo1", "main", "p", signed)
 	fmt.Println(err)

@@ -16,7 +16,7 @@ func TestVerifyOnceConcurrent(t *testing.T) {
 	s := mustSigner(t, testKey, p)
 	r := linkaddr.NewMemRedeemer()
 	for round := range 20 {
-		signed := s.Sign("r", "b", "p", p.NewPath())
+		signed := mustSign(t, s, "r", "b", "p", p.NewPath())
 		var wg sync.WaitGroup
 		errs := make([]error, callers)
 		start := make(chan struct{})
@@ -51,7 +51,7 @@ func TestVerifyOnceRedeemsOnlyValidAddresses(t *testing.T) {
 	r := linkaddr.NewMemRedeemer()
 	ctx := context.Background()
 	address := p.NewPath()
-	signed := s.Sign("r", "b", "p", address)
+	signed := mustSign(t, s, "r", "b", "p", address)
 
 	if _, err := s.VerifyOnce(ctx, r, "r", "b", "other path", signed); !errors.Is(err, linkaddr.ErrInvalid) {
 		t.Fatalf("wrong path: %v", err)
@@ -81,18 +81,18 @@ func TestVerifyOnceRedeemerError(t *testing.T) {
 	s := mustSigner(t, testKey, p)
 	broken := errors.New("database down")
 	r := redeemerFunc(func(context.Context, string, time.Time) (bool, error) { return true, broken })
-	_, err := s.VerifyOnce(context.Background(), r, "r", "b", "p", s.Sign("r", "b", "p", p.NewPath()))
+	_, err := s.VerifyOnce(context.Background(), r, "r", "b", "p", mustSign(t, s, "r", "b", "p", p.NewPath()))
 	if !errors.Is(err, broken) || errors.Is(err, linkaddr.ErrInvalid) {
 		t.Fatalf("err = %v; want the redeemer's error, not ErrInvalid", err)
 	}
 
-	if _, err := s.VerifyOnce(context.Background(), nil, "r", "b", "p", s.Sign("r", "b", "p", p.NewPath())); err == nil {
+	if _, err := s.VerifyOnce(context.Background(), nil, "r", "b", "p", mustSign(t, s, "r", "b", "p", p.NewPath())); err == nil {
 		t.Fatal("VerifyOnce accepted a nil Redeemer")
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = s.VerifyOnce(ctx, linkaddr.NewMemRedeemer(), "r", "b", "p", s.Sign("r", "b", "p", p.NewPath()))
+	_, err = s.VerifyOnce(ctx, linkaddr.NewMemRedeemer(), "r", "b", "p", mustSign(t, s, "r", "b", "p", p.NewPath()))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled context: err = %v", err)
 	}
@@ -112,7 +112,7 @@ func TestVerifyOnceUntil(t *testing.T) {
 		var until time.Time
 		r := redeemerFunc(func(_ context.Context, a string, u time.Time) (bool, error) { until = u; return true, nil })
 		before := time.Now()
-		if _, err := s.VerifyOnce(context.Background(), r, "r", "b", "p", s.Sign("r", "b", "p", address)); err != nil {
+		if _, err := s.VerifyOnce(context.Background(), r, "r", "b", "p", mustSign(t, s, "r", "b", "p", address)); err != nil {
 			t.Fatal(err)
 		}
 		after := time.Now()

@@ -29,7 +29,7 @@ var (
 	// ErrInvalid is wrapped when a signed address is malformed, forged,
 	// signed for another repository, branch or path, of unknown or future
 	// time, or already redeemed, and when a repository, branch, path or
-	// address is not valid UTF-8 (by SignChecked too).
+	// address is not valid UTF-8 (by Sign too).
 	ErrInvalid = errors.New("link address invalid")
 	// ErrExpired is wrapped when an address is older than the TTL.
 	ErrExpired = errors.New("link address expired")
@@ -51,24 +51,29 @@ type config struct {
 }
 
 // WithTTL sets how long after its address was made a signed address is
-// accepted: d > 0. Default DefaultTTL. A garbage collector must not delete
-// objects younger than this TTL, so hosts pass the same value to it.
+// accepted (0: the default DefaultTTL; negative: invalid). A garbage
+// collector must not delete objects younger than this TTL, so hosts pass
+// the same value to it.
 func WithTTL(d time.Duration) Option {
 	return func(c *config) error {
-		if d <= 0 {
-			return fmt.Errorf("linkaddr: TTL %v must be positive", d)
+		switch {
+		case d < 0:
+			return fmt.Errorf("negative TTL %v", d)
+		case d == 0:
+			c.ttl = DefaultTTL
+		default:
+			c.ttl = d
 		}
-		c.ttl = d
 		return nil
 	}
 }
 
-// WithClock sets the clock Verify judges expiry by. It is called
-// concurrently by concurrent Verify calls. Default time.Now.
+// WithClock sets the clock Verify judges expiry by (nil: the default
+// time.Now). It is called concurrently by concurrent Verify calls.
 func WithClock(now func() time.Time) Option {
 	return func(c *config) error {
 		if now == nil {
-			return errors.New("linkaddr: nil clock")
+			now = time.Now
 		}
 		c.now = now
 		return nil
@@ -82,7 +87,7 @@ func WithVerifyKeys(keys ...[]byte) Option {
 	return func(c *config) error {
 		for i, k := range keys {
 			if len(k) == 0 {
-				return fmt.Errorf("linkaddr: verify key %d is empty", i)
+				return fmt.Errorf("verify key %d is empty", i)
 			}
 			c.verifyKeys = append(c.verifyKeys, k)
 		}
@@ -115,7 +120,7 @@ func New(key []byte, resolver TimeResolver, opts ...Option) (*Signer, error) {
 			return nil, errors.New("linkaddr: nil option")
 		}
 		if err := opt(&cfg); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("linkaddr: new: %w", err)
 		}
 	}
 	s := &Signer{resolver: resolver, ttl: cfg.ttl, now: cfg.now, keys: []*macKey{newMACKey(key)}}
@@ -130,24 +135,9 @@ func New(key []byte, resolver TimeResolver, opts ...Option) (*Signer, error) {
 // documentation).
 //
 // The four strings must be valid UTF-8 (see "Inputs must be UTF-8" in the
-// package documentation). Sign has no error result, as the SPEC and the
-// examples use it; for an input that is not valid UTF-8 it returns address +
-// Delimiter with an empty signature, which neither Verify nor lakeFS accepts,
-// so the address can never be linked. A host that signs repository, branch
-// or path names taken from a request calls SignChecked instead, which
-// refuses such an input with an error.
-func (s *Signer) Sign(repository, branch, path, address string) string {
-	signed, err := s.SignChecked(repository, branch, path, address)
-	if err != nil {
-		return address + Delimiter
-	}
-	return signed
-}
-
-// SignChecked is Sign with an error: it refuses a repository, branch, path
-// or address that is not valid UTF-8 with an error wrapping ErrInvalid, and
-// otherwise returns what Sign returns.
-func (s *Signer) SignChecked(repository, branch, path, address string) (string, error) {
+// package documentation): Sign refuses a repository, branch, path or address
+// that is not with an error wrapping ErrInvalid, and returns "".
+func (s *Signer) Sign(repository, branch, path, address string) (string, error) {
 	if err := checkUTF8(repository, branch, path, address); err != nil {
 		return "", fmt.Errorf("linkaddr: sign: %w", err)
 	}

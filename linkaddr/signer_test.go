@@ -35,6 +35,16 @@ func mustSigner(t testing.TB, key string, resolver linkaddr.TimeResolver, opts .
 	return s
 }
 
+// mustSign signs valid UTF-8 input, failing the test on an error.
+func mustSign(t testing.TB, s *linkaddr.Signer, repository, branch, path, address string) string {
+	t.Helper()
+	signed, err := s.Sign(repository, branch, path, address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return signed
+}
+
 func mustProvider(t testing.TB, now func() time.Time) *pathprovider.Partitioned {
 	t.Helper()
 	p, err := pathprovider.New(pathprovider.WithClock(now))
@@ -55,9 +65,7 @@ func TestNewRejects(t *testing.T) {
 		{"nil key", nil, p, nil},
 		{"empty key", []byte{}, p, nil},
 		{"nil resolver", []byte(testKey), nil, nil},
-		{"zero TTL", []byte(testKey), p, []linkaddr.Option{linkaddr.WithTTL(0)}},
 		{"negative TTL", []byte(testKey), p, []linkaddr.Option{linkaddr.WithTTL(-time.Hour)}},
-		{"nil clock", []byte(testKey), p, []linkaddr.Option{linkaddr.WithClock(nil)}},
 		{"empty verify key", []byte(testKey), p, []linkaddr.Option{linkaddr.WithVerifyKeys([]byte("old"), nil)}},
 		{"nil option", []byte(testKey), p, []linkaddr.Option{nil}},
 	} {
@@ -96,7 +104,7 @@ func TestVerifyRejections(t *testing.T) {
 	other := mustSigner(t, "another key", p, linkaddr.WithClock(func() time.Time { return clock }))
 
 	address := p.NewPath()
-	signed := s.Sign("repo", "main", "a/b.csv", address)
+	signed := mustSign(t, s, "repo", "main", "a/b.csv", address)
 	sig := signed[strings.LastIndex(signed, ",")+1:]
 	mac, _ := base64.RawURLEncoding.DecodeString(sig)
 	flipped := []byte(sig)
@@ -123,7 +131,7 @@ func TestVerifyRejections(t *testing.T) {
 		{"another path", "repo", "main", "a/b.csv2", signed, now, linkaddr.ErrInvalid},
 		{"another address", "repo", "main", "a/b.csv", otherAddress + "," + sig, now, linkaddr.ErrInvalid},
 		{"fields shifted", "repomain", "", "a/b.csv", signed, now, linkaddr.ErrInvalid},
-		{"signed by another key", "repo", "main", "a/b.csv", other.Sign("repo", "main", "a/b.csv", address), now, linkaddr.ErrInvalid},
+		{"signed by another key", "repo", "main", "a/b.csv", mustSign(t, other, "repo", "main", "a/b.csv", address), now, linkaddr.ErrInvalid},
 		{"no delimiter", "repo", "main", "a/b.csv", address + sig, now, linkaddr.ErrInvalid},
 		{"empty", "repo", "main", "a/b.csv", "", now, linkaddr.ErrInvalid},
 		{"empty signature", "repo", "main", "a/b.csv", address + ",", now, linkaddr.ErrInvalid},
@@ -137,7 +145,7 @@ func TestVerifyRejections(t *testing.T) {
 		{"truncated MAC", "repo", "main", "a/b.csv", address + "," + sig[:42], now, linkaddr.ErrInvalid},
 		{"expired", "repo", "main", "a/b.csv", signed, now.Add(time.Hour + time.Second), linkaddr.ErrExpired},
 		{"from more than a minute in the future", "repo", "main", "a/b.csv", signed, now.Add(-time.Minute - time.Second), linkaddr.ErrInvalid},
-		{"time cannot be resolved", "repo", "main", "a/b.csv", s.Sign("repo", "main", "a/b.csv", "data/x/not-an-xid"), now, linkaddr.ErrInvalid},
+		{"time cannot be resolved", "repo", "main", "a/b.csv", mustSign(t, s, "repo", "main", "a/b.csv", "data/x/not-an-xid"), now, linkaddr.ErrInvalid},
 		{"accepted: new", "repo", "main", "a/b.csv", signed, now, nil},
 		{"accepted: at the TTL", "repo", "main", "a/b.csv", signed, now.Add(time.Hour), nil},
 		{"accepted: a minute in the future", "repo", "main", "a/b.csv", signed, now.Add(-time.Minute), nil},
@@ -168,7 +176,7 @@ func TestVerifyRejectsEveryBitFlip(t *testing.T) {
 	p := mustProvider(t, time.Now)
 	s := mustSigner(t, testKey, p)
 	address := p.NewPath()
-	signed := s.Sign("r", "b", "p", address)
+	signed := mustSign(t, s, "r", "b", "p", address)
 	mac, err := base64.RawURLEncoding.DecodeString(signed[len(address)+1:])
 	if err != nil {
 		t.Fatal(err)
@@ -190,7 +198,7 @@ func TestVerifyRejectsEveryBitFlip(t *testing.T) {
 
 func TestUnresolvableTimeKeepsTheCause(t *testing.T) {
 	s := mustSigner(t, testKey, mustProvider(t, time.Now))
-	_, err := s.Verify("r", "b", "p", s.Sign("r", "b", "p", "data/slice/not-an-xid"))
+	_, err := s.Verify("r", "b", "p", mustSign(t, s, "r", "b", "p", "data/slice/not-an-xid"))
 	if !errors.Is(err, linkaddr.ErrInvalid) || !errors.Is(err, pathprovider.ErrInvalidAddress) {
 		t.Fatalf("err = %v; want ErrInvalid wrapping the resolver's error", err)
 	}
@@ -204,8 +212,8 @@ func TestKeyRotation(t *testing.T) {
 	after := mustSigner(t, newKey, p)
 
 	address := p.NewPath()
-	signedOld := before.Sign("r", "b", "p", address)
-	signedNew := during.Sign("r", "b", "p", address)
+	signedOld := mustSign(t, before, "r", "b", "p", address)
+	signedNew := mustSign(t, during, "r", "b", "p", address)
 	if signedNew == signedOld {
 		t.Fatal("Sign used a verify key")
 	}
@@ -234,8 +242,8 @@ func TestSignerKeepsItsOwnKeyCopy(t *testing.T) {
 	p := mustProvider(t, time.Now)
 	s := mustSigner(t, string(key), p, linkaddr.WithVerifyKeys(old))
 	address := p.NewPath()
-	signed := s.Sign("r", "b", "p", address)
-	signedOld := mustSigner(t, "old key", p).Sign("r", "b", "p", address)
+	signed := mustSign(t, s, "r", "b", "p", address)
+	signedOld := mustSign(t, mustSigner(t, "old key", p), "r", "b", "p", address)
 	key[0]++
 	old[0]++
 	if _, err := s.Verify("r", "b", "p", signed); err != nil {
@@ -250,8 +258,8 @@ func TestSignerKeepsItsOwnKeyCopy(t *testing.T) {
 // accepts a string only when it is exactly what Sign writes for the same
 // repository, branch, path and address, which must all be valid UTF-8. Sign
 // must also match a signature computed by hand from encoding/json, and
-// verify; for input that is not valid UTF-8, SignChecked must refuse, and
-// neither Sign's output nor the hand-made signature may verify.
+// verify; for input that is not valid UTF-8, Sign must refuse, and the
+// hand-made signature must not verify.
 func FuzzVerify(f *testing.F) {
 	made := time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)
 	anyAddressIsNew := resolverFunc(func(string) (time.Time, error) { return made, nil })
@@ -274,7 +282,9 @@ func FuzzVerify(f *testing.F) {
 		{"r\xc3", "b", "p", "x"},
 		{"r", "b\xed\xa0\x80", "p", "x"}, // an encoded surrogate
 	} {
-		f.Add(seed[0], seed[1], seed[2], s.Sign(seed[0], seed[1], seed[2], seed[3]))
+		if signed, err := s.Sign(seed[0], seed[1], seed[2], seed[3]); err == nil {
+			f.Add(seed[0], seed[1], seed[2], signed)
+		}
 		f.Add(seed[0], seed[1], seed[2], seed[3])
 	}
 	f.Add("repo", "main", "p", "addr,cPWPReDC_to7BOmMGSy0YReW9aWIv819XlODed5eSv=")
@@ -289,8 +299,8 @@ func FuzzVerify(f *testing.F) {
 			t.Fatalf("Verify accepted %q as %q, Split = %q, %q, %v", signed, address, splitAddress, sig, ok)
 		}
 		if err == nil {
-			if want := s.Sign(repository, branch, path, address); signed != want {
-				t.Fatalf("Verify accepted %q, which Sign writes as %q", signed, want)
+			if want, err := s.Sign(repository, branch, path, address); err != nil || signed != want {
+				t.Fatalf("Verify accepted %q, which Sign writes as %q, %v", signed, want, err)
 			}
 			if !utf8.ValidString(repository) || !utf8.ValidString(branch) || !utf8.ValidString(path) || !utf8.ValidString(address) {
 				t.Fatalf("Verify accepted input that is not valid UTF-8: %q %q %q %q", repository, branch, path, signed)
@@ -304,24 +314,20 @@ func FuzzVerify(f *testing.F) {
 		// every string is valid UTF-8.
 		valid := utf8.ValidString(repository) && utf8.ValidString(branch) && utf8.ValidString(path) && utf8.ValidString(signed)
 		hand := signed + "," + handMAC(repository, branch, path, signed)
-		checked, err := s.SignChecked(repository, branch, path, signed)
-		own := s.Sign(repository, branch, path, signed)
+		own, err := s.Sign(repository, branch, path, signed)
 		if !valid {
-			if !errors.Is(err, linkaddr.ErrInvalid) || checked != "" {
-				t.Fatalf("SignChecked of input that is not valid UTF-8 = %q, %v; want ErrInvalid", checked, err)
+			if !errors.Is(err, linkaddr.ErrInvalid) || own != "" {
+				t.Fatalf("Sign of input that is not valid UTF-8 = %q, %v; want ErrInvalid", own, err)
 			}
-			if own != signed+"," {
-				t.Fatalf("Sign of input that is not valid UTF-8 = %q; want the address with an empty signature", own)
-			}
-			for _, try := range []string{own, hand} {
+			for _, try := range []string{signed + ",", hand} {
 				if got, err := s.Verify(repository, branch, path, try); !errors.Is(err, linkaddr.ErrInvalid) {
 					t.Fatalf("Verify(%q) of input that is not valid UTF-8 = %q, %v; want ErrInvalid", try, got, err)
 				}
 			}
 			return
 		}
-		if err != nil || checked != own {
-			t.Fatalf("SignChecked = %q, %v; Sign = %q", checked, err, own)
+		if err != nil {
+			t.Fatalf("Sign = %q, %v", own, err)
 		}
 		if got, err := s.Verify(repository, branch, path, own); err != nil || got != signed {
 			t.Fatalf("Verify(Sign(%q)) = %q, %v", signed, got, err)
@@ -348,7 +354,7 @@ func handMAC(repository, branch, path, address string) string {
 // and links the address to another path whose invalid byte differs: the
 // JSON payloads are equal (both bytes become U+FFFD), so only the UTF-8
 // check stops the second link. The same for repository, branch and
-// address, and SignChecked and Sign refuse to sign any of them.
+// address, and Sign refuses to sign any of them.
 func TestNonUTF8Refused(t *testing.T) {
 	made := time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)
 	anyAddressIsNew := resolverFunc(func(string) (time.Time, error) { return made, nil })
@@ -371,12 +377,8 @@ func TestNonUTF8Refused(t *testing.T) {
 				t.Errorf("Verify of an address signed for %q %q %q %q = %q, %v; want ErrInvalid",
 					tc.repository, tc.branch, tc.path, tc.address, got, err)
 			}
-			if got, err := s.SignChecked(tc.repository, tc.branch, tc.path, tc.address); !errors.Is(err, linkaddr.ErrInvalid) || got != "" {
-				t.Errorf("SignChecked = %q, %v; want ErrInvalid", got, err)
-			}
-			signed := s.Sign(tc.repository, tc.branch, tc.path, tc.address)
-			if got, err := s.Verify(tc.repository, tc.branch, tc.path, signed); !errors.Is(err, linkaddr.ErrInvalid) {
-				t.Errorf("Verify(Sign(...)) = %q, %v; want ErrInvalid", got, err)
+			if got, err := s.Sign(tc.repository, tc.branch, tc.path, tc.address); !errors.Is(err, linkaddr.ErrInvalid) || got != "" {
+				t.Errorf("Sign = %q, %v; want ErrInvalid", got, err)
 			}
 		})
 	}
@@ -385,7 +387,7 @@ func TestNonUTF8Refused(t *testing.T) {
 func TestSplit(t *testing.T) {
 	s := mustSigner(t, testKey, resolverFunc(func(string) (time.Time, error) { return time.Now(), nil }))
 	for _, address := range []string{"data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0", "s3://b/a,b/data/x/y", "", ","} {
-		signed := s.Sign("r", "b", "p", address)
+		signed := mustSign(t, s, "r", "b", "p", address)
 		got, sig, ok := linkaddr.Split(signed)
 		if !ok || got != address || address+","+sig != signed {
 			t.Errorf("Split(%q) = %q, %q, %v; want %q", signed, got, sig, ok, address)
@@ -402,5 +404,26 @@ func TestSplit(t *testing.T) {
 				t.Errorf("Split(%q) = %q, %q, true; want false", bad, got, sig)
 			}
 		}
+	}
+}
+
+// TestZeroOptionsAreDefaults: WithTTL(0) is DefaultTTL and WithClock(nil)
+// time.Now; a negative TTL is an error of New.
+func TestZeroOptionsAreDefaults(t *testing.T) {
+	var age time.Duration
+	resolver := resolverFunc(func(string) (time.Time, error) { return time.Now().Add(-age), nil })
+	s := mustSigner(t, testKey, resolver, linkaddr.WithTTL(0), linkaddr.WithClock(nil))
+	signed := mustSign(t, s, "r", "b", "p", "data/x/y")
+	age = linkaddr.DefaultTTL - time.Minute
+	if _, err := s.Verify("r", "b", "p", signed); err != nil {
+		t.Fatalf("Verify just under the default TTL: %v", err)
+	}
+	age = linkaddr.DefaultTTL + time.Minute
+	if _, err := s.Verify("r", "b", "p", signed); !errors.Is(err, linkaddr.ErrExpired) {
+		t.Fatalf("Verify just over the default TTL = %v; want ErrExpired", err)
+	}
+	_, err := linkaddr.New([]byte(testKey), resolver, linkaddr.WithTTL(-time.Hour))
+	if want := "linkaddr: new: negative TTL -1h0m0s"; err == nil || err.Error() != want {
+		t.Fatalf("New(WithTTL(-1h)) = %v; want %q", err, want)
 	}
 }

@@ -42,12 +42,12 @@ func ExampleNew() {
 	fmt.Println(a.Prefix, a.SliceTime, a.ObjectTime)
 	fmt.Println(a.Slice == b.Slice, b.Slice == c.Slice)
 
-	_, err = pathprovider.New(pathprovider.WithPartitionSize(0))
+	_, err = pathprovider.New(pathprovider.WithPartitionSize(-1))
 	fmt.Println(err)
 	// Output:
 	// repo1/data 2026-11-30 05:00:00 +0000 UTC 2026-11-30 05:00:00 +0000 UTC
 	// true false
-	// pathprovider: partition size 0 out of range (1..16777216)
+	// pathprovider: new: partition size -1 out of range (0..16777216, 0 for the default)
 }
 
 func ExampleParse() {

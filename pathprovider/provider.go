@@ -1,6 +1,7 @@
 package pathprovider
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -49,48 +50,50 @@ type config struct {
 }
 
 // WithPartitionSize sets how many paths a slice holds before the next one
-// starts: 0 < n <= 2^24 (the xid counter's range). Default DefaultPartitionSize.
+// starts: n <= 2^24 (the xid counter's range); 0 is the default
+// DefaultPartitionSize, a negative n invalid.
 func WithPartitionSize(n int) Option {
 	return func(c *config) error {
-		if n <= 0 || n > maxPartitionSize {
-			return fmt.Errorf("pathprovider: partition size %d out of range (1..%d)", n, maxPartitionSize)
+		if n < 0 || n > maxPartitionSize {
+			return fmt.Errorf("partition size %d out of range (0..%d, 0 for the default)", n, maxPartitionSize)
 		}
-		c.size = n
+		c.size = cmp.Or(n, DefaultPartitionSize)
 		return nil
 	}
 }
 
 // WithInterval sets how long a slice is used before the next one starts,
-// measured with the clock of WithClock: d > 0. Default DefaultInterval.
+// measured with the clock of WithClock (0: the default DefaultInterval;
+// negative: invalid).
 func WithInterval(d time.Duration) Option {
 	return func(c *config) error {
-		if d <= 0 {
-			return fmt.Errorf("pathprovider: interval %v must be positive", d)
+		if d < 0 {
+			return fmt.Errorf("negative interval %v", d)
 		}
-		c.interval = d
+		c.interval = cmp.Or(d, DefaultInterval)
 		return nil
 	}
 }
 
-// WithPrefix sets the first part of every address: not empty, no leading or
-// trailing '/'. It may hold inner '/'. Default DefaultPrefix.
+// WithPrefix sets the first part of every address: no leading or trailing
+// '/', and it may hold inner '/'. "" is the default DefaultPrefix.
 func WithPrefix(p string) Option {
 	return func(c *config) error {
-		if p == "" || strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") {
-			return fmt.Errorf("pathprovider: prefix %q must be non-empty without a leading or trailing '/'", p)
+		if strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") {
+			return fmt.Errorf("prefix %q has a leading or trailing '/'", p)
 		}
-		c.prefix = p
+		c.prefix = cmp.Or(p, DefaultPrefix)
 		return nil
 	}
 }
 
 // WithClock sets the clock used for every time decision: slice names, object
-// names and the interval rollover. It is called concurrently by concurrent
-// NewPath calls. Default time.Now.
+// names and the interval rollover (nil: the default time.Now). It is called
+// concurrently by concurrent NewPath calls.
 func WithClock(now func() time.Time) Option {
 	return func(c *config) error {
 		if now == nil {
-			return errors.New("pathprovider: nil clock")
+			now = time.Now
 		}
 		c.now = now
 		return nil
@@ -135,10 +138,10 @@ func New(opts ...Option) (*Partitioned, error) {
 	}}
 	for _, opt := range opts {
 		if opt == nil {
-			return nil, errors.New("pathprovider: nil option")
+			return nil, errors.New("pathprovider: new: nil option")
 		}
 		if err := opt(&p.cfg); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("pathprovider: new: %w", err)
 		}
 	}
 	return p, nil

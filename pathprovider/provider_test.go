@@ -51,15 +51,11 @@ func TestNewRejectsInvalidOptions(t *testing.T) {
 		name string
 		opt  pathprovider.Option
 	}{
-		{"size zero", pathprovider.WithPartitionSize(0)},
 		{"size negative", pathprovider.WithPartitionSize(-1)},
 		{"size beyond the xid counter", pathprovider.WithPartitionSize(1<<24 + 1)},
-		{"interval zero", pathprovider.WithInterval(0)},
 		{"interval negative", pathprovider.WithInterval(-time.Second)},
-		{"prefix empty", pathprovider.WithPrefix("")},
 		{"prefix leading slash", pathprovider.WithPrefix("/data")},
 		{"prefix trailing slash", pathprovider.WithPrefix("data/")},
-		{"nil clock", pathprovider.WithClock(nil)},
 		{"nil option", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -82,6 +78,15 @@ func TestNewAcceptsBoundaryOptions(t *testing.T) {
 	}
 	if got := mustNew(t).CommonPrefix(); got != pathprovider.DefaultPrefix {
 		t.Fatalf("default CommonPrefix = %q", got)
+	}
+	zero := mustNew(t, pathprovider.WithPartitionSize(0), pathprovider.WithInterval(0),
+		pathprovider.WithPrefix(""), pathprovider.WithClock(nil))
+	if got := zero.CommonPrefix(); got != pathprovider.DefaultPrefix {
+		t.Fatalf("CommonPrefix with WithPrefix(\"\") = %q", got)
+	}
+	_, err := pathprovider.New(pathprovider.WithInterval(-time.Second))
+	if want := "pathprovider: new: negative interval -1s"; err == nil || err.Error() != want {
+		t.Fatalf("New(WithInterval(-1s)) = %v; want %q", err, want)
 	}
 }
 

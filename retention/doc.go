@@ -79,4 +79,13 @@
 // cache misses on the ID hash table, two lookups per commit (the commit and
 // its main parent). Figures for a million commits are in the module's
 // BENCHMARKS.md.
+//
+// # Storage prefix and options
+//
+// lakeFS keeps its own files under a folder of the storage namespace,
+// DefaultStoragePrefix ("_lakefs") unless configured. The packages of this
+// module take it one way: a function that names or reads one run's files
+// takes it as an argument next to the run ID ([WriteCommitsCSV]); a call
+// configured by options takes [WithStoragePrefix] ([NewRulesStore]). In
+// both, "" means DefaultStoragePrefix.
 package retention

@@ -57,7 +57,7 @@ func TestWriteCommitsCSVEmptyAndPrefix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if key != "retention/gc/commits/run_id=r/commits.csv" {
+	if key != "_lakefs/retention/gc/commits/run_id=r/commits.csv" {
 		t.Errorf("key = %q", key)
 	}
 	if b, _ := bucket.ReadAll(t.Context(), key); string(b) != "commit_id,expired,metarange_id\n" {

@@ -43,8 +43,7 @@ type storeOptions struct {
 
 // WithStoragePrefix sets the prefix under which the rules file lives, the
 // place of lakeFS's objects in the storage namespace ([DefaultStoragePrefix]
-// unless set). Trailing slashes are ignored; an empty prefix puts the file at
-// the root of the bucket.
+// unless set). Trailing slashes are ignored; "" is [DefaultStoragePrefix].
 func WithStoragePrefix(prefix string) Option {
 	return func(o *storeOptions) { o.prefix = prefix }
 }
@@ -60,11 +59,11 @@ func NewRulesStore(bucket *blob.Bucket, opts ...Option) *RulesStore {
 }
 
 // prefixedKey joins prefix and suffix with one slash, as lakeFS's
-// "%s/retention/..." templates do, without a leading slash for an empty prefix.
+// "%s/retention/..." templates do; an empty prefix is DefaultStoragePrefix.
 func prefixedKey(prefix, suffix string) string {
 	prefix = strings.TrimRight(prefix, "/")
 	if prefix == "" {
-		return suffix
+		prefix = DefaultStoragePrefix
 	}
 	return prefix + "/" + suffix
 }
@@ -93,7 +92,7 @@ func (s *RulesStore) Get(ctx context.Context) (*Rules, error) {
 	if err := r.UnmarshalBinary(b); errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s holds 0 days and no branch rules", ErrNotFound, s.key)
 	} else if err != nil {
-		return nil, fmt.Errorf("retention: rules %s: %w", s.key, err)
+		return nil, wrapOp("rules "+s.key, err)
 	}
 	return &r, nil
 }

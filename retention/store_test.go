@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"strings"
 	"testing"
 
 	"gocloud.dev/blob"
@@ -135,12 +136,27 @@ func TestRulesStoreCanceled(t *testing.T) {
 			if err := s.Save(ctx, &Rules{DefaultRetentionDays: 3}); err == nil {
 				t.Error("Save with a canceled context succeeded")
 			}
-			if ok, err := bucket.Exists(t.Context(), "retention/gc/rules/config.json"); err != nil || ok {
+			if ok, err := bucket.Exists(t.Context(), "_lakefs/retention/gc/rules/config.json"); err != nil || ok {
 				t.Errorf("canceled Save left the rules file (exists %v, %v)", ok, err)
 			}
 			if _, err := s.Get(ctx); err == nil || errors.Is(err, ErrNotFound) {
 				t.Errorf("Get with a canceled context: %v, want the cancellation", err)
 			}
 		})
+	}
+}
+
+// TestRulesStoreErrorText: an invalid rules file is an error that names
+// the package and the file once.
+func TestRulesStoreErrorText(t *testing.T) {
+	bucket := memblob.OpenBucket(nil)
+	defer bucket.Close()
+	if err := bucket.WriteAll(t.Context(), "_lakefs/retention/gc/rules/config.json", []byte{0x08}, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err := NewRulesStore(bucket).Get(t.Context())
+	if !errors.Is(err, ErrInvalidRules) || strings.Count(err.Error(), "retention:") != 1 ||
+		!strings.HasPrefix(err.Error(), "retention: rules _lakefs/retention/gc/rules/config.json: invalid rules: ") {
+		t.Fatalf("Get of a truncated rules file = %v", err)
 	}
 }

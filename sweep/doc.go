@@ -23,7 +23,12 @@
 // after it, is in neither input, and only its age protects it. So MinAge must
 // be at least the host's link TTL (ErrUnsafeMinAge otherwise). A slice whose
 // start time, decoded from its name, is at or after the cutoff only holds
-// newer objects and is not listed at all.
+// newer objects and is not listed at all. Every other object's age is the
+// modification time the listing reports for it (the store's LastModified):
+// an object whose listed time is at or after the cutoff, or unknown, is
+// kept, and counted as young (Progress.Young, Summary.NumYoungObjects),
+// apart from the older objects kept by reference (Progress.Kept,
+// Summary.NumKeptObjects).
 //
 // A folder under the data folder whose name is empty ("data//", made by a
 // stray object such as "data//x") is not a slice, and is listed in full like
@@ -98,4 +103,17 @@
 // standalone GC: a 100,000-object repository with 250 commits and 100
 // branches, marked and swept. Figures and the commands that reproduce them
 // are in the module's BENCHMARKS.md.
+//
+// # Storage prefix and options
+//
+// lakeFS keeps its own files under a folder of the storage namespace,
+// DefaultStoragePrefix ("_lakefs") unless configured. The packages of this
+// module take it one way: a function that names or reads one run's files
+// takes it as an argument next to the run ID (ReadSummary, Candidates); a
+// call configured by options takes WithStoragePrefix (Mark, Sweep). ""
+// means DefaultStoragePrefix, except for Candidates, which refuses it.
+//
+// Every option's zero value means its default; an invalid value is an error
+// wrapping ErrInvalidInput, returned by Mark or Sweep before they touch the
+// bucket.
 package sweep

@@ -42,8 +42,12 @@ const cleanupTimeout = 30 * time.Second
 // the rest as the candidates of run runID, in lakeFS's report format:
 // <prefix>/retention/gc/unified/<runID>/deleted/ and then summary.json.
 //
-// The cutoff is min(in.ExportStart, Mark's start) − MinAge − ClockSkew. Mark
-// refuses a run ID whose summary says success (ErrRunExists) or cannot be
+// The cutoff is min(in.ExportStart, Mark's start) − MinAge − ClockSkew. An
+// object's age is its modification time as the bucket's listing reports it
+// (LastModified), not the time in its address: an object whose listed time
+// is at or after the cutoff, or unknown, is kept, and counted in
+// Progress.Young and Summary.NumYoungObjects apart from the objects kept
+// by reference (Progress.Kept, Summary.NumKeptObjects). Mark refuses a run ID whose summary says success (ErrRunExists) or cannot be
 // read or parsed (the error, with nothing written), and overwrites a failed
 // one. Any other failure — a bad input, an input's error, a storage
 // error, a cancelled context — leaves a summary with success false and no
@@ -74,10 +78,14 @@ func Mark(ctx context.Context, bucket *blob.Bucket, runID string, in Inputs, opt
 	case err != nil && !errors.Is(err, ErrNoRun):
 		// The summary could not be read or parsed; it may say success, so
 		// it stays, and so does its report.
-		return nil, fmt.Errorf("sweep: existing summary of run %s: %w", runID, err)
+		return nil, wrapOp("existing summary of run "+runID, err)
 	}
 	m.sum.StartTime = cfg.clock().UTC().Truncate(time.Second)
 	if err := m.run(ctx, in); err != nil {
+		if err == ctx.Err() {
+			// Say which phase the cancellation stopped.
+			err = fmt.Errorf("sweep: mark %s: %s: %w", runID, m.cnt.snapshot().Phase, err)
+		}
 		m.fail(ctx, err)
 		return nil, err
 	}
@@ -192,6 +200,10 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 		return err
 	}
 	m.sum.NumDeletedObjects = n
+	if m.cnt != nil {
+		c := m.cnt.snapshot()
+		m.sum.NumYoungObjects, m.sum.NumKeptObjects = c.Young, c.Kept
+	}
 	m.sum.Success = true
 	if err := writeJSON(ctx, m.bucket, m.dir+"summary.json", m.sum); err != nil {
 		m.sum.Success = false

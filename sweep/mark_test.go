@@ -90,7 +90,7 @@ func TestMarkFailures(t *testing.T) {
 		{"uncommitted error", nil, func(k []string) Inputs { in := good(); in.Uncommitted = errAfter(k, 5); return in }, nil, nil},
 		{"committed error", nil, func(k []string) Inputs { in := good(); in.Committed = errAfter(k, 50); return in }, nil, nil},
 		{"unsafe min age", nil, func([]string) Inputs { return good() }, []Option{WithMinAge(time.Hour)}, ErrUnsafeMinAge},
-		{"bad option", nil, func([]string) Inputs { return good() }, []Option{WithListConcurrency(0)}, ErrInvalidInput},
+		{"bad option", nil, func([]string) Inputs { return good() }, []Option{WithListConcurrency(-1)}, ErrInvalidInput},
 		{"overlapping prefixes", nil, func([]string) Inputs { return good() }, []Option{WithDataPrefix("_lakefs/data")}, ErrInvalidInput},
 		{"cancelled", cancelled, func([]string) Inputs { return good() }, nil, context.Canceled},
 	}
@@ -116,9 +116,9 @@ func TestMarkFailures(t *testing.T) {
 func TestMarkUnsafeMinAgeAllowed(t *testing.T) {
 	b, keys := oldNamespace(t, 10)
 	sum, err := Mark(context.Background(), b, "run1", Inputs{Uncommitted: seqOf(nil), Committed: seqOf(nil), ExportStart: t0},
-		WithClock(fixedClock), WithMinAge(time.Hour), WithClockSkew(0), WithUnsafeMinAge())
+		WithClock(fixedClock), WithMinAge(time.Hour), WithUnsafeMinAge())
 	require.NoError(t, err)
-	require.Equal(t, t0.Add(-time.Hour), sum.CutoffTime)
+	require.Equal(t, t0.Add(-time.Hour-DefaultClockSkew), sum.CutoffTime)
 	require.Equal(t, int64(len(keys)), sum.NumDeletedObjects)
 }
 
@@ -279,4 +279,76 @@ func TestMarkSummaryWriteFails(t *testing.T) {
 	require.Error(t, err)
 	requireFailedRun(t, b, "run1")
 	require.NotEmpty(t, keys)
+}
+
+// TestMarkZeroOptionsAreDefaults: a zero option is its default, not zero.
+func TestMarkZeroOptionsAreDefaults(t *testing.T) {
+	b, _ := oldNamespace(t, 3)
+	sum, err := Mark(context.Background(), b, "run1", Inputs{Uncommitted: seqOf(nil), Committed: seqOf(nil), ExportStart: t0},
+		WithClock(nil), WithMinAge(0), WithLinkTTL(0), WithClockSkew(0), WithMemoryBudget(0),
+		WithListConcurrency(0), WithStoragePrefix(""), WithDataPrefix(""))
+	require.NoError(t, err)
+	require.Equal(t, t0.Add(-DefaultMinAge-DefaultClockSkew), sum.CutoffTime)
+}
+
+// TestMarkErrorText: an unreadable summary of the same run is an error that
+// names the package once.
+func TestMarkErrorText(t *testing.T) {
+	b, _ := oldNamespace(t, 3)
+	if err := b.WriteAll(context.Background(), "_lakefs/retention/gc/unified/run1/summary.json", []byte("{"), nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Mark(context.Background(), b, "run1", Inputs{Uncommitted: seqOf(nil), Committed: seqOf(nil), ExportStart: t0}, WithClock(fixedClock))
+	require.EqualError(t, err, "sweep: existing summary of run run1: _lakefs/retention/gc/unified/run1/summary.json: unexpected end of JSON input")
+}
+
+// TestMarkCountsYoungApartFromKept: objects kept for their age (by the
+// listing's modification time) and objects kept by reference are counted
+// apart, in Progress and in the summary.
+func TestMarkCountsYoungApartFromKept(t *testing.T) {
+	base := memblob.OpenBucket(nil)
+	slice := descendingName(t0.Add(-100 * time.Hour))
+	var keys []string
+	for i := range 10 {
+		k := fmt.Sprintf("data/%s/obj-%05d", slice, i)
+		require.NoError(t, base.WriteAll(context.Background(), k, []byte("x"), nil))
+		keys = append(keys, k)
+	}
+	// keys[0..2] are young by their modification time, though their slice
+	// is old; keys[3..4] are referenced; the other five are garbage.
+	mod := func(key string) time.Time {
+		if slices.Index(keys, key) < 3 {
+			return t0
+		}
+		return t0.Add(-200 * time.Hour)
+	}
+	b := newTestBucket(base, &testDriver{modTime: mod})
+	var last Progress
+	sum, err := Mark(context.Background(), b, "run1",
+		Inputs{Uncommitted: seqOf(keys[3:4]), Committed: seqOf(keys[4:5]), ExportStart: t0},
+		WithClock(fixedClock), WithProgress(func(p Progress) { last = p }))
+	require.NoError(t, err)
+	require.Equal(t, Progress{Phase: "done", Listed: 10, Young: 3, Kept: 2, Marked: 5}, last)
+	read, err := ReadSummary(context.Background(), b, "", "run1")
+	require.NoError(t, err)
+	require.Equal(t, [3]int64{5, 3, 2}, [3]int64{read.NumDeletedObjects, read.NumYoungObjects, read.NumKeptObjects})
+	require.Equal(t, *sum, *read)
+}
+
+// TestMarkCancelledSaysThePhase: a Mark cancelled while reading its inputs
+// says so.
+func TestMarkCancelledSaysThePhase(t *testing.T) {
+	b, keys := oldNamespace(t, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	in := func(yield func(string, error) bool) {
+		cancel()
+		for _, k := range keys {
+			if !yield(k, nil) {
+				return
+			}
+		}
+	}
+	_, err := Mark(ctx, b, "run1", Inputs{Uncommitted: in, Committed: seqOf(nil), ExportStart: t0}, WithClock(fixedClock))
+	require.ErrorIs(t, err, context.Canceled)
+	require.EqualError(t, err, "sweep: mark run1: keep: context canceled")
 }

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -24,7 +25,9 @@ const (
 const minMemoryBudget = 4 << 10
 
 // An Option configures Mark or Sweep. Options that only one of them uses are
-// ignored by the other.
+// ignored by the other. A zero value means the option's default; an invalid
+// value makes Mark or Sweep fail with an error wrapping ErrInvalidInput
+// before it reads or writes anything.
 type Option func(*config)
 
 type config struct {
@@ -83,36 +86,41 @@ func (c *config) invalid(format string, args ...any) {
 }
 
 // WithStoragePrefix sets the folder of lakeFS's own files in the namespace
-// (default "_lakefs"); the report lives under <prefix>/retention/gc/unified/.
+// ("": the default DefaultStoragePrefix); the report lives under
+// <prefix>/retention/gc/unified/.
 func WithStoragePrefix(p string) Option {
-	return func(c *config) { c.storagePrefix = p }
+	return func(c *config) { c.storagePrefix = cmp.Or(p, DefaultStoragePrefix) }
 }
 
-// WithDataPrefix sets the folder of the slices (default "data").
+// WithDataPrefix sets the folder of the slices ("": the default
+// DefaultDataPrefix).
 func WithDataPrefix(p string) Option {
-	return func(c *config) { c.dataPrefix = p }
+	return func(c *config) { c.dataPrefix = cmp.Or(p, DefaultDataPrefix) }
 }
 
 // WithMinAge sets how much older than the uncommitted export an object must be
-// to be marked (default 24h). It must be at least the link TTL.
+// to be marked (0: the default DefaultMinAge). It must be at least the link
+// TTL. An object's age is read from the listing's modification time (the
+// store's LastModified), not from its address: an object rewritten in place
+// is young again.
 func WithMinAge(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
 			c.invalid("negative min age %v", d)
 		}
-		c.minAge = d
+		c.minAge = cmp.Or(d, DefaultMinAge)
 	}
 }
 
-// WithLinkTTL sets the host's link-address TTL (default 24h), the floor of the
-// min age: an object uploaded to a signed address is in no input until it is
-// linked, so only its age protects it.
+// WithLinkTTL sets the host's link-address TTL (0: the default
+// DefaultLinkTTL), the floor of the min age: an object uploaded to a signed
+// address is in no input until it is linked, so only its age protects it.
 func WithLinkTTL(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
 			c.invalid("negative link TTL %v", d)
 		}
-		c.linkTTL = d
+		c.linkTTL = cmp.Or(d, DefaultLinkTTL)
 	}
 }
 
@@ -123,23 +131,24 @@ func WithUnsafeMinAge() Option {
 }
 
 // WithClockSkew sets the margin subtracted from the cutoff for the clocks of
-// the writers and the store (default 5m).
+// the writers and the store (0: the default DefaultClockSkew).
 func WithClockSkew(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
 			c.invalid("negative clock skew %v", d)
 		}
-		c.clockSkew = d
+		c.clockSkew = cmp.Or(d, DefaultClockSkew)
 	}
 }
 
-// WithClock sets the clock of Mark's start and of the reports' times
-// (default time.Now).
+// WithClock sets the clock of Mark's start and of the reports' times (nil:
+// the default time.Now). It does not date the objects: Mark compares the
+// cutoff (the export's start less the min age and the clock skew) with each
+// object's modification time as the bucket's listing reports it.
 func WithClock(now func() time.Time) Option {
 	return func(c *config) {
 		if now == nil {
-			c.invalid("nil clock")
-			return
+			now = time.Now
 		}
 		c.clock = now
 	}
@@ -153,12 +162,15 @@ func WithTempDir(dir string) Option {
 }
 
 // WithMemoryBudget bounds the bytes Mark holds in key buffers and in its
-// list of folders (default 256 MiB, at least 4 KiB); beyond it keys are
-// spilled to temporary files, and folders are listed one at a time without
-// an entry. The Go heap may reach about twice the budget with the default
+// list of folders (0: the default DefaultMemoryBudget; else at least 4
+// KiB); beyond it keys are spilled to temporary files, and folders are
+// listed one at a time without an entry. The Go heap may reach about twice the budget with the default
 // GOGC, plus a few MiB of listing pages and Parquet buffers.
 func WithMemoryBudget(bytes int64) Option {
 	return func(c *config) {
+		if bytes == 0 {
+			bytes = DefaultMemoryBudget
+		}
 		if bytes < minMemoryBudget {
 			c.invalid("memory budget %d below %d bytes", bytes, minMemoryBudget)
 			return
@@ -167,26 +179,27 @@ func WithMemoryBudget(bytes int64) Option {
 	}
 }
 
-// WithListConcurrency sets how many slices Mark lists at once (default 8).
+// WithListConcurrency sets how many slices Mark lists at once (0: the
+// default DefaultListConcurrency).
 func WithListConcurrency(n int) Option {
 	return func(c *config) {
-		if n < 1 {
-			c.invalid("list concurrency %d < 1", n)
+		if n < 0 {
+			c.invalid("negative list concurrency %d", n)
 			return
 		}
-		c.listConcurrency = n
+		c.listConcurrency = cmp.Or(n, DefaultListConcurrency)
 	}
 }
 
 // WithDeleteConcurrency sets how many DeleteBatch calls Sweep runs at once
-// (default 16).
+// (0: the default DefaultDeleteConcurrency).
 func WithDeleteConcurrency(n int) Option {
 	return func(c *config) {
-		if n < 1 {
-			c.invalid("delete concurrency %d < 1", n)
+		if n < 0 {
+			c.invalid("negative delete concurrency %d", n)
 			return
 		}
-		c.deleteConcurrency = n
+		c.deleteConcurrency = cmp.Or(n, DefaultDeleteConcurrency)
 	}
 }
 

@@ -67,7 +67,7 @@ func (s scope) reason(key string) string {
 
 // young reports whether an object is protected by its age: modified at or
 // after the cutoff, or at an unknown time.
-func young(mod, cutoff time.Time) bool {
+func isYoung(mod, cutoff time.Time) bool {
 	return mod.IsZero() || !mod.Before(cutoff)
 }
 
@@ -329,8 +329,8 @@ func (l *lister) listLevel(ctx context.Context, prefix string, f func(*blob.List
 
 func (l *lister) addLoose(o *blob.ListObject) error {
 	l.cnt.update(func(p *Progress) { p.Listed++ })
-	if young(o.ModTime, l.cutoff) {
-		l.cnt.update(func(p *Progress) { p.Kept++ })
+	if isYoung(o.ModTime, l.cutoff) {
+		l.cnt.update(func(p *Progress) { p.Young++ })
 		return l.keep.add([]byte(o.Key))
 	}
 	return l.loose.add([]byte(o.Key))
@@ -434,10 +434,10 @@ func (l *lister) listFolder(ctx context.Context, f *folder) error {
 // listAll lists every object under prefix, without a delimiter: the keys of
 // old objects go to add, those of young ones to the keep set.
 func (l *lister) listAll(ctx context.Context, prefix string, add func(key []byte) error) error {
-	var listed, kept int64
+	var listed, young int64
 	flush := func() {
-		l.cnt.update(func(p *Progress) { p.Listed += listed; p.Kept += kept })
-		listed, kept = 0, 0
+		l.cnt.update(func(p *Progress) { p.Listed += listed; p.Young += young })
+		listed, young = 0, 0
 	}
 	defer flush()
 	it := l.bucket.List(&blob.ListOptions{Prefix: prefix})
@@ -456,8 +456,8 @@ func (l *lister) listAll(ctx context.Context, prefix string, add func(key []byte
 			continue
 		}
 		listed++
-		if young(o.ModTime, l.cutoff) {
-			kept++
+		if isYoung(o.ModTime, l.cutoff) {
+			young++
 			err = l.keep.add([]byte(o.Key))
 		} else {
 			err = add([]byte(o.Key))

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -48,6 +49,13 @@ type Summary struct {
 	CutoffTime time.Time `json:"cutoff_time"`
 	// NumDeletedObjects is the number of candidates marked for deletion.
 	NumDeletedObjects int64 `json:"num_deleted_objects"`
+	// NumYoungObjects counts the listed objects kept for their age: the
+	// listing's modification time is at or after CutoffTime (or unknown).
+	// NumKeptObjects counts the older listed objects kept because an input
+	// references them. Both are Mark's own; lakeFS writes neither, and its
+	// readers take summary.json's fields by name, so they ignore them.
+	NumYoungObjects int64 `json:"num_young_objects,omitempty"`
+	NumKeptObjects  int64 `json:"num_kept_objects,omitempty"`
 }
 
 type summaryJSON struct {
@@ -57,6 +65,8 @@ type summaryJSON struct {
 	StartTime         string `json:"start_time"`
 	CutoffTime        string `json:"cutoff_time"`
 	NumDeletedObjects int64  `json:"num_deleted_objects"`
+	NumYoungObjects   int64  `json:"num_young_objects,omitempty"`
+	NumKeptObjects    int64  `json:"num_kept_objects,omitempty"`
 }
 
 // MarshalJSON writes the summary with lakeFS's field names and times in
@@ -69,6 +79,8 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 		StartTime:         formatTime(s.StartTime),
 		CutoffTime:        formatTime(s.CutoffTime),
 		NumDeletedObjects: s.NumDeletedObjects,
+		NumYoungObjects:   s.NumYoungObjects,
+		NumKeptObjects:    s.NumKeptObjects,
 	})
 }
 
@@ -87,8 +99,8 @@ func (s *Summary) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return err
 	}
-	if j.NumDeletedObjects < 0 {
-		return fmt.Errorf("%w: summary: negative num_deleted_objects", ErrInvalidInput)
+	if j.NumDeletedObjects < 0 || j.NumYoungObjects < 0 || j.NumKeptObjects < 0 {
+		return fmt.Errorf("%w: summary: negative object count", ErrInvalidInput)
 	}
 	*s = Summary{
 		RunID:             j.RunID,
@@ -97,6 +109,8 @@ func (s *Summary) UnmarshalJSON(b []byte) error {
 		StartTime:         start,
 		CutoffTime:        cutoff,
 		NumDeletedObjects: j.NumDeletedObjects,
+		NumYoungObjects:   j.NumYoungObjects,
+		NumKeptObjects:    j.NumKeptObjects,
 	}
 	return nil
 }
@@ -147,9 +161,13 @@ type sweepJSON struct {
 // Progress is a snapshot of the counters of Mark or Sweep, given to the
 // function of WithProgress. Phase is one of "keep" (reading the inputs),
 // "list", "join" (sorting and subtracting), "write", "delete" and "done".
+//
+// Of the Listed objects, Young ones are kept for their age (the listing's
+// modification time is at or after the cutoff, or unknown), Kept ones are
+// older but referenced by an input, and Marked ones are candidates.
 type Progress struct {
 	Phase                                 string
-	Listed, Kept, Marked                  int64
+	Listed, Young, Kept, Marked           int64
 	Deleted, AlreadyGone, Failed, Refused int64
 }
 
@@ -179,7 +197,8 @@ func validRunID(id string) error {
 const maxSummarySize = 64 << 10
 
 // ReadSummary reads the summary of a run, written by Mark or by lakeFS's
-// Spark client. A run without one gives ErrNoRun.
+// Spark client. A run without one gives ErrNoRun. An empty storagePrefix is
+// DefaultStoragePrefix.
 func ReadSummary(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string) (*Summary, error) {
 	if bucket == nil {
 		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
@@ -187,6 +206,7 @@ func ReadSummary(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID 
 	if err := validRunID(runID); err != nil {
 		return nil, err
 	}
+	storagePrefix = cmp.Or(storagePrefix, DefaultStoragePrefix)
 	if err := validPrefix(storagePrefix); err != nil {
 		return nil, err
 	}

@@ -74,4 +74,17 @@
 // fed in batches, was measured and was no faster on a machine with no idle
 // core, so the simpler design stays. Figures, the memory peak and the
 // commands that measure them are in the module's BENCHMARKS.md.
+//
+// # Storage prefix and options
+//
+// lakeFS keeps its own files under a folder of the storage namespace,
+// DefaultStoragePrefix ("_lakefs") unless configured. The packages of this
+// module take it one way: a function that names or reads one run's files
+// takes it as an argument next to the run ID (Location, ReadRun,
+// Addresses); a call configured by options takes WithStoragePrefix
+// (NewPreparer). In both, "" means DefaultStoragePrefix.
+//
+// Every option's zero value means its default; an invalid value (a
+// negative size or duration) is an error wrapping ErrInvalidOption,
+// returned by Prepare, as NewPreparer has no error result.
 package uncommitted

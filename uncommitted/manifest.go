@@ -67,7 +67,7 @@ func listRun(ctx context.Context, bucket *blob.Bucket, folder string, fn func(na
 	it := bucket.List(&blob.ListOptions{Prefix: folder})
 	for {
 		if err := ctx.Err(); err != nil {
-			return err
+			return fmt.Errorf("uncommitted: list %s: %w", folder, err)
 		}
 		obj, err := it.Next(ctx)
 		if err == io.EOF {
@@ -101,7 +101,7 @@ func describeRun(ctx context.Context, bucket *blob.Bucket, folder, runID string)
 		}
 		rows, err := footerRows(ctx, bucket, folder+name, size)
 		if err != nil {
-			return fmt.Errorf("uncommitted: run %s: read the footer of %s: %w", runID, name, err)
+			return wrapOp("run "+runID+": read the footer of "+name, err)
 		}
 		m.Files = append(m.Files, manifestFile{Name: name, Rows: rows, Size: size})
 		m.Rows += rows

@@ -2,11 +2,14 @@ package uncommitted
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
 	"testing"
+
+	"gocloud.dev/blob/memblob"
 )
 
 func validManifestJSON(t testing.TB) []byte {
@@ -108,5 +111,28 @@ func TestHidden(t *testing.T) {
 		if got := hidden(name); got != want {
 			t.Errorf("hidden(%q) = %v, want %v", name, got, want)
 		}
+	}
+}
+
+// TestDescribeRunErrorText: a file that is not Parquet, and a cancelled
+// listing, are errors that name the package once and say the step.
+func TestDescribeRunErrorText(t *testing.T) {
+	ctx := context.Background()
+	bucket := memblob.OpenBucket(nil)
+	defer bucket.Close()
+	const folder = "_lakefs/retention/gc/uncommitted/r1/uncommitted/"
+	if err := bucket.WriteAll(ctx, folder+"f.parquet", []byte("not parquet"), nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err := describeRun(ctx, bucket, folder, "r1")
+	want := "uncommitted: run r1: read the footer of f.parquet: invalid run file: 11 bytes, too short for Parquet"
+	if !errors.Is(err, ErrInvalidFile) || err.Error() != want {
+		t.Errorf("describeRun = %v; want %q", err, want)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = describeRun(cancelled, bucket, folder, "r1")
+	if want := "uncommitted: list " + folder + ": context canceled"; !errors.Is(err, context.Canceled) || err.Error() != want {
+		t.Errorf("describeRun, cancelled = %v; want %q", err, want)
 	}
 }

@@ -69,7 +69,7 @@ func TestAddressesAbsentRun(t *testing.T) {
 	for _, c := range []struct{ prefix, runID string }{
 		{"_lakefs", runID[:len(runID)-1] + "x"},
 		{"lakefs", runID},
-		{"", runID},
+		{"_lakefs/_lakefs", runID},
 		{"_lakefs", "markers-only"},
 	} {
 		for _, opts := range [][]uncommitted.ReadOption{nil, {uncommitted.AllowUnverified()}} {
@@ -78,6 +78,13 @@ func TestAddressesAbsentRun(t *testing.T) {
 				t.Errorf("prefix %q, run %q, %d options: %v, %v; want ErrNoRun", c.prefix, c.runID, len(opts), got, err)
 			}
 		}
+	}
+	// "" is DefaultStoragePrefix, as everywhere.
+	if got, err := drain(uncommitted.Addresses(ctx, bucket, "", runID)); err != nil || len(got) == 0 {
+		t.Errorf(`prefix "": %d addresses, %v; want the run under %q`, len(got), err, uncommitted.DefaultStoragePrefix)
+	}
+	if got := uncommitted.Location("s3://b/ns", "", "r"); got != "s3://b/ns/_lakefs/retention/gc/uncommitted/r/uncommitted/" {
+		t.Errorf(`Location with prefix "" = %q`, got)
 	}
 }
 

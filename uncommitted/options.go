@@ -2,6 +2,8 @@ package uncommitted
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"iter"
 	"log/slog"
 	"time"
@@ -19,43 +21,78 @@ const (
 	DefaultStoragePrefix = "_lakefs"
 )
 
-// Option configures a Preparer.
+// Option configures a Preparer. A zero value means the option's default; an
+// invalid value (a negative size or duration) makes every Prepare call of
+// the Preparer fail with an error wrapping ErrInvalidOption, as NewPreparer
+// returns no error.
 type Option func(*Preparer)
 
-// WithMaxFileSize sets the size budget of one file, in bytes (default
-// DefaultMaxFileSize). A call stops before the entry that would start past
-// the budget; see Preparer for how far a file may exceed it. n <= 0 restores
-// the default.
-func WithMaxFileSize(n int64) Option {
-	return func(p *Preparer) {
-		if n <= 0 {
-			n = DefaultMaxFileSize
-		}
-		p.maxFileSize = n
+// ErrInvalidOption is wrapped by Prepare when NewPreparer was given an
+// invalid option.
+var ErrInvalidOption = errors.New("invalid option")
+
+// invalid records the first invalid option.
+func (p *Preparer) invalid(format string, args ...any) {
+	if p.optErr == nil {
+		p.optErr = fmt.Errorf("%w: %s", ErrInvalidOption, fmt.Sprintf(format, args...))
 	}
 }
 
-// WithPrepareDuration sets the time budget of one Prepare call (default
-// DefaultPrepareDuration), measured with the clock of WithClock between
-// entries and between branches. d <= 0 means no time budget.
+// WithMaxFileSize sets the size budget of one file, in bytes (0: the
+// default DefaultMaxFileSize; negative: invalid). A call stops before the
+// entry that would start past the budget; see Preparer for how far a file
+// may exceed it.
+func WithMaxFileSize(n int64) Option {
+	return func(p *Preparer) {
+		switch {
+		case n < 0:
+			p.invalid("negative max file size %d", n)
+		case n == 0:
+			p.maxFileSize = DefaultMaxFileSize
+		default:
+			p.maxFileSize = n
+		}
+	}
+}
+
+// WithPrepareDuration sets the time budget of one Prepare call (0: the
+// default DefaultPrepareDuration; negative: invalid), measured with the
+// clock of WithClock between entries and between branches. For no time
+// budget use WithoutTimeBudget.
 func WithPrepareDuration(d time.Duration) Option {
-	return func(p *Preparer) { p.prepareDuration = max(d, 0) }
+	return func(p *Preparer) {
+		switch {
+		case d < 0:
+			p.invalid("negative prepare duration %v", d)
+		case d == 0:
+			p.prepareDuration = DefaultPrepareDuration
+		default:
+			p.prepareDuration = d
+		}
+	}
+}
+
+// WithoutTimeBudget lets one Prepare call run until its size budget or the
+// end of the run, however long it takes.
+func WithoutTimeBudget() Option {
+	return func(p *Preparer) { p.prepareDuration = 0 }
 }
 
 // WithStoragePrefix sets the folder of the namespace that holds lakeFS's
-// own data (default DefaultStoragePrefix). Leading and trailing '/' are
-// ignored.
+// own data ("": the default DefaultStoragePrefix). Leading and trailing
+// '/' are ignored.
 func WithStoragePrefix(prefix string) Option {
 	return func(p *Preparer) { p.storagePrefix = cleanPrefix(prefix) }
 }
 
 // WithClock sets the clock used for run IDs, the time budget and the
-// trailer's creation_date (default time.Now).
+// trailer's creation_date (nil: the default time.Now).
 func WithClock(now func() time.Time) Option {
 	return func(p *Preparer) {
-		if now != nil {
-			p.now = now
+		if now == nil {
+			now = time.Now
 		}
+		p.now = now
 	}
 }
 

@@ -718,3 +718,25 @@ func TestPrepareRetryAfterAmbiguousClose(t *testing.T) {
 		}
 	})
 }
+
+// TestPrepareInvalidOptions: a negative size or duration is an error of
+// Prepare, which writes nothing; zero is the default.
+func TestPrepareInvalidOptions(t *testing.T) {
+	for _, tc := range []struct {
+		opt  uncommitted.Option
+		want string
+	}{
+		{uncommitted.WithMaxFileSize(-1), "uncommitted: prepare: invalid option: negative max file size -1"},
+		{uncommitted.WithPrepareDuration(-time.Second), "uncommitted: prepare: invalid option: negative prepare duration -1s"},
+	} {
+		bucket := memblob.OpenBucket(nil)
+		_, err := uncommitted.NewPreparer(bucket, tc.opt).Prepare(context.Background(), repo, bigSource(1, 10), nil)
+		if !errors.Is(err, uncommitted.ErrInvalidOption) || err.Error() != tc.want {
+			t.Errorf("Prepare = %v; want %q", err, tc.want)
+		}
+		if keys := listKeys(t, bucket); len(keys) != 0 {
+			t.Errorf("%s: Prepare wrote %v", tc.want, keys)
+		}
+		bucket.Close()
+	}
+}

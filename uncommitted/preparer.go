@@ -119,10 +119,13 @@ type Preparer struct {
 	codec           compress.Codec
 	logger          *slog.Logger
 	trailer         func(context.Context) iter.Seq2[string, error]
+	optErr          error // the first invalid option
 }
 
 // NewPreparer returns a Preparer writing into bucket, which is rooted at the
-// repository's storage namespace.
+// repository's storage namespace. An invalid option makes every Prepare
+// call fail with an error wrapping ErrInvalidOption; nil options are
+// ignored.
 func NewPreparer(bucket *blob.Bucket, opts ...Option) *Preparer {
 	p := &Preparer{
 		bucket:          bucket,
@@ -133,7 +136,9 @@ func NewPreparer(bucket *blob.Bucket, opts ...Option) *Preparer {
 		codec:           &gzip.Codec{Level: DefaultGzipLevel},
 	}
 	for _, opt := range opts {
-		opt(p)
+		if opt != nil {
+			opt(p)
+		}
 	}
 	return p
 }
@@ -154,7 +159,14 @@ func runFolder(storagePrefix, runID string) string {
 	return storagePrefix + "/retention/gc/uncommitted/" + runID + "/uncommitted/"
 }
 
-func cleanPrefix(p string) string { return strings.Trim(p, "/") }
+// cleanPrefix drops leading and trailing '/' from a storage prefix; an
+// empty one is DefaultStoragePrefix.
+func cleanPrefix(p string) string {
+	if p = strings.Trim(p, "/"); p == "" {
+		return DefaultStoragePrefix
+	}
+	return p
+}
 
 // descendingRunID is lakeFS's run ID: an xid whose time counts down from
 // 4000-01-01, so that newer runs sort first.
@@ -175,6 +187,9 @@ func descendingRunID(now time.Time) string {
 // Repository without a StorageNamespace is an error: every full address
 // would be skipped, and a GC would delete its object.
 func (p *Preparer) Prepare(ctx context.Context, repo Repository, src Source, mark *Mark) (*Result, error) {
+	if p.optErr != nil {
+		return nil, fmt.Errorf("uncommitted: prepare: %w", p.optErr)
+	}
 	if p.bucket == nil || src == nil {
 		return nil, errors.New("uncommitted: Prepare needs a bucket and a Source")
 	}

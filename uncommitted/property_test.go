@@ -312,9 +312,13 @@ func TestPrepareMatchesModel(t *testing.T) {
 				bucket := open(t)
 				clock := &fakeClock{t: time.Unix(1.7e9, 0), step: time.Duration(r.IntN(3)) * time.Second}
 				maxSize := []int64{1, 200, 1 << 10, 8 << 10, 1 << 20}[r.IntN(5)]
+				budget := uncommitted.WithoutTimeBudget()
+				if d := time.Duration(r.IntN(20)) * time.Second; d > 0 {
+					budget = uncommitted.WithPrepareDuration(d)
+				}
 				opts := []uncommitted.Option{
 					uncommitted.WithMaxFileSize(maxSize),
-					uncommitted.WithPrepareDuration(time.Duration(r.IntN(20)) * time.Second),
+					budget,
 					uncommitted.WithClock(clock.now),
 				}
 				if m.trailer != nil {

@@ -95,7 +95,7 @@ func (l *lake) write(ctx context.Context, key string, data []byte) error {
 
 // getAddress is the first step of an upload: the server hands the client a
 // fresh physical address, signed for this repository, branch and path.
-func (l *lake) getAddress(branch, path string) string {
+func (l *lake) getAddress(branch, path string) (string, error) {
 	return l.links.Sign(repoID, branch, path, l.paths.NewPath())
 }
 
@@ -126,7 +126,10 @@ func (l *lake) link(ctx context.Context, branch, path, signed string) (object, e
 
 // upload runs the three steps of an upload.
 func (l *lake) upload(ctx context.Context, branch, path string, data []byte) (object, error) {
-	signed := l.getAddress(branch, path)
+	signed, err := l.getAddress(branch, path)
+	if err != nil {
+		return object{}, err
+	}
 	if _, err := l.uploadTo(ctx, signed, data); err != nil {
 		return object{}, err
 	}

@@ -115,7 +115,10 @@ func (s *story) history(ctx context.Context) error {
 	s.expect(scratch, "main:tmp/scratch.bin", true, "staged, then deleted: nothing references it")
 
 	clock.set(5, 12, 0)
-	signed := l.getAddress("main", "raw/events-5.csv")
+	signed, err := l.getAddress("main", "raw/events-5.csv")
+	if err != nil {
+		return err
+	}
 	lost, err := l.uploadTo(ctx, signed, csv("day5", 30))
 	if err != nil {
 		return err
@@ -204,7 +207,9 @@ func (s *story) history(ctx context.Context) error {
 func (s *story) inFlight(ctx context.Context) (signed string, err error) {
 	l := s.lake
 	l.clock.set(29, 0, 30)
-	signed = l.getAddress("ingest", inFlightPath)
+	if signed, err = l.getAddress("ingest", inFlightPath); err != nil {
+		return "", err
+	}
 	if s.inFlightAddress, err = l.uploadTo(ctx, signed, csv("day30", 18)); err != nil {
 		return "", err
 	}

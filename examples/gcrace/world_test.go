@@ -358,8 +358,12 @@ func (w *world) opGetAddress() {
 		w.violate("ResolvePathTime(%q): %v", addr, err)
 		return
 	}
-	pd := &pending{branch: bn, path: p, addr: addr, resolved: at,
-		signed: w.signer.Sign(repoID, bn, p, addr)}
+	signed, err := w.signer.Sign(repoID, bn, p, addr)
+	if err != nil {
+		w.violate("Sign(%q): %v", addr, err)
+		return
+	}
+	pd := &pending{branch: bn, path: p, addr: addr, resolved: at, signed: signed}
 	w.pendings = append(w.pendings, pd)
 	if w.rng.IntN(5) > 0 {
 		pd.uploaded = true

@@ -89,15 +89,15 @@ func TestCycle(t *testing.T) {
 
 func TestStagingConformance(t *testing.T) {
 	uncommittedtest.Run(t, func(t *testing.T, f uncommittedtest.Fixture) uncommittedtest.Harness {
-		s := &store{branches: map[string]*branch{}, commits: map[string]*commit{}}
+		s := newStore()
 		for _, b := range f.Branches {
-			s.branches[b.ID] = &branch{staged: map[string]uncommitted.Entry{}}
+			s.staged[b.ID] = map[string]uncommitted.Entry{}
 			for _, e := range b.Entries {
-				s.branches[b.ID].staged[e.Key] = e
+				s.staged[b.ID][e.Key] = e
 			}
 		}
 		deleteBranch := func(_ context.Context, id string) error {
-			delete(s.branches, id)
+			delete(s.staged, id)
 			return nil
 		}
 		return uncommittedtest.Harness{Source: s, DeleteBranch: deleteBranch}
@@ -106,13 +106,13 @@ func TestStagingConformance(t *testing.T) {
 
 func TestCommitsConformance(t *testing.T) {
 	retentiontest.Run(t, func(t *testing.T, f retentiontest.Fixture) retentiontest.Harness {
-		s := &store{branches: map[string]*branch{}, commits: map[string]*commit{}}
+		s := newStore()
 		add := func(_ context.Context, f retentiontest.Fixture) error {
 			for _, c := range f.Commits {
-				s.commits[c.ID] = &commit{Commit: c}
+				s.commits[c.ID] = c
 			}
 			for _, b := range f.Branches {
-				s.branches[b.ID] = &branch{head: b.Head, staged: map[string]uncommitted.Entry{}}
+				s.heads[b.ID], s.staged[b.ID] = b.Head, map[string]uncommitted.Entry{}
 			}
 			return nil
 		}

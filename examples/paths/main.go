@@ -63,7 +63,10 @@ func run(w io.Writer) error {
 		return err
 	}
 	const repo, branch, path = "repo1", "main", "tables/events/part-0001.parquet"
-	signed := signer.Sign(repo, branch, path, last)
+	signed, err := signer.Sign(repo, branch, path, last)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "\n2. Signed for %s@%s:%s\n   %s\n", repo, branch, path, signed)
 
 	fmt.Fprintln(w, "\n3. The link step verifies it:")
