@@ -10,6 +10,7 @@ import (
 
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/compress/gzip"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 const (
@@ -104,13 +105,21 @@ func WithRunID(newID func() string) Option {
 }
 
 // WithCompression sets parquet-go's compression codec (default GZIP at
-// DefaultGzipLevel). Every parquet-go codec writes files Spark reads;
-// lakeFS writes GZIP.
+// DefaultGzipLevel; nil: the default). Every parquet-go codec writes files
+// Spark reads; lakeFS writes GZIP. LZ4_RAW is invalid: parquet-go v0.32
+// reads back its pages that compress less than 3:1 as empty values without
+// an error (parquet-go/parquet-go#608), so ReadRun refuses them, and a run
+// written with it could not be read.
 func WithCompression(c compress.Codec) Option {
 	return func(p *Preparer) {
-		if c != nil {
-			p.codec = c
+		if c == nil {
+			return
 		}
+		if c.CompressionCodec() == format.Lz4Raw {
+			p.invalid("compression %s: parquet-go reads its pages back wrong", c)
+			return
+		}
+		p.codec = c
 	}
 }
 
