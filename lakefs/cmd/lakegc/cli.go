@@ -108,7 +108,7 @@ func parseGC(args []string, getenv func(string) string, stdout, stderr io.Writer
 	fs.StringVar(&o.secretAccessKey, "secret-access-key", getenv(api.EnvSecretAccessKey), "secret access key (env "+api.EnvSecretAccessKey+")")
 	fs.StringVar(&o.repo, "repo", "", "repository `NAME` (required)")
 	fs.BoolVar(&o.sweep, "sweep", false, "delete the garbage; without it, a dry run")
-	fs.DurationVar(&o.minAge, "min-age", 0, "keep every object younger than this before the GC started (default 24h, at least the link TTL, 6h)")
+	fs.DurationVar(&o.minAge, "min-age", 0, "keep every object younger than this before the GC started; at least lakeFS's link TTL, 24h, for which an upload may wait to be linked (default 24h)")
 	memory := fs.String("memory", "256MiB", "memory budget of the mark's key buffers, e.g. 64MiB, 1GiB")
 	fs.StringVar(&o.blockstorePath, "blockstore-path", getenv(envBlockstorePath), "lakeFS's local blockstore folder (blockstore.local.path), for a local:// repository (env "+envBlockstorePath+")")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON on stdout")
@@ -149,6 +149,10 @@ Flags:
 		return usageErr("an access key pair is required: --access-key-id and --secret-access-key, or %s and %s", api.EnvAccessKeyID, api.EnvSecretAccessKey)
 	case o.minAge < 0:
 		return usageErr("--min-age %v is negative", o.minAge)
+	case o.minAge > 0 && o.minAge < lakegc.DefaultLinkTTL:
+		// lakeFS links an address up to its LinkAddressTime (24h) after
+		// handing it out; until then only the object's age protects it.
+		return usageErr("--min-age %v is below lakeFS's link TTL, %v: an upload not linked yet could be deleted", o.minAge, lakegc.DefaultLinkTTL)
 	}
 	var err error
 	if o.memory, err = parseSize(*memory); err != nil {

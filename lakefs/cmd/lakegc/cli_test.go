@@ -36,6 +36,8 @@ func TestRunExitCodes(t *testing.T) {
 		{"no secret", []string{"gc", "--repo", "r", "--endpoint", "http://x", "--access-key-id", "a"}, nil, exitUsage, "access key pair"},
 		{"bad memory", []string{"gc", "--repo", "r", "--memory", "lots"}, creds, exitUsage, "--memory"},
 		{"negative min age", []string{"gc", "--repo", "r", "--min-age", "-1h"}, creds, exitUsage, "negative"},
+		{"min age below the link TTL", []string{"gc", "--repo", "r", "--min-age", "6h"}, creds, exitUsage, "24h"},
+		{"gc help names the link TTL", []string{"gc", "-h"}, nil, exitOK, "lakeFS's link TTL, 24h"},
 		{"extra argument", []string{"gc", "--repo", "r", "now"}, creds, exitUsage, `unexpected argument "now"`},
 		{"bad clock", []string{"gc", "--repo", "r"}, merge(creds, map[string]string{envNow: "tomorrow"}), exitUsage, envNow},
 		{"bad endpoint", []string{"gc", "--repo", "r", "--endpoint", "ftp://x"}, creds, exitUsage, "not an http(s) URL"},
