@@ -178,3 +178,27 @@ func Example() {
 	run(context.Background(), []string{"version"}, os.Getenv, os.Stdout, os.Stderr)
 	// Output: lakegc (devel)
 }
+
+// "gc --help" goes to stdout, as "lakegc --help" does, and never shows the
+// secret key or any other value read from the environment.
+func TestGCHelp(t *testing.T) {
+	env := envOf(map[string]string{api.EnvEndpointURL: "http://env-endpoint", api.EnvAccessKeyID: "env-key-id",
+		api.EnvSecretAccessKey: "env-secret-value", envBlockstorePath: "/env/blockstore"})
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), []string{"gc", "--help"}, env, &stdout, &stderr)
+	if code != exitOK || !strings.Contains(stdout.String(), "--sweep") || !strings.Contains(stdout.String(), "Exit codes") || stderr.Len() > 0 {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	for _, v := range []string{"env-secret-value", "env-key-id", "env-endpoint", "/env/blockstore"} {
+		if strings.Contains(stdout.String()+stderr.String(), v) {
+			t.Errorf("help shows %q", v)
+		}
+	}
+	// A wrong flag still prints the usage on stderr, stdout untouched.
+	stdout.Reset()
+	stderr.Reset()
+	if code := run(t.Context(), []string{"gc", "--swep"}, env, &stdout, &stderr); code != exitUsage || stdout.Len() > 0 ||
+		!strings.Contains(stderr.String(), "--sweep") || strings.Contains(stderr.String(), "env-secret-value") {
+		t.Errorf("wrong flag: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+}
