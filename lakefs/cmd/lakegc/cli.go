@@ -176,6 +176,9 @@ Flags:
 	if o.memory, err = parseSize(*memory); err != nil {
 		return usageErr("--memory: %v", err)
 	}
+	if o.memory < minMemory {
+		return usageErr("--memory %s is below the mark's minimum, 4KiB", *memory)
+	}
 	if v := getenv(envNow); v != "" {
 		if o.now, err = time.Parse(time.RFC3339, v); err != nil {
 			return usageErr("%s: %v", envNow, err)
@@ -230,16 +233,21 @@ func gc(ctx context.Context, o gcOptions, stdout, stderr io.Writer) int {
 		if rep != nil && rep.RunID != "" && rep.Mark != nil && rep.Mark.Summary != nil && rep.Mark.Summary.Success {
 			fmt.Fprintf(stderr, "lakegc gc: the mark %s finished; its candidates are listed under %s\n", rep.RunID, rep.Mark.Report)
 		}
-		if errors.Is(err, errLakeFS) {
+		if o.json {
+			// One JSON object on stdout whatever happened: the error and
+			// what was done until then.
+			printJSON(stdout, stderr, err, rep)
+		}
+		switch {
+		case errors.Is(err, errLakeFS):
 			return exitLakeFS
+		case errors.Is(err, lakegc.ErrInvalidConfig):
+			return exitUsage
 		}
 		return exitFailed
 	}
 	if o.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			fmt.Fprintf(stderr, "lakegc gc: %v\n", err)
+		if !printJSON(stdout, stderr, nil, rep) {
 			return exitFailed
 		}
 	} else {
@@ -250,6 +258,29 @@ func gc(ctx context.Context, o gcOptions, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// minMemory is the smallest --memory the mark accepts (lakegc.Config's
+// MemoryBudget).
+const minMemory = 4 << 10
+
+// printJSON prints the report as JSON on stdout, with the error of a failed
+// run in its "error" field; it reports whether it could.
+func printJSON(stdout, stderr io.Writer, runErr error, rep *lakegc.Report) bool {
+	out := struct {
+		Error string `json:"error,omitempty"`
+		*lakegc.Report
+	}{Report: rep}
+	if runErr != nil {
+		out.Error = runErr.Error()
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		fmt.Fprintf(stderr, "lakegc gc: %v\n", err)
+		return false
+	}
+	return true
 }
 
 // summarize prints what a cycle did, for people.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -38,6 +39,7 @@ func TestRunExitCodes(t *testing.T) {
 		{"negative min age", []string{"gc", "--repo", "r", "--min-age", "-1h"}, creds, exitUsage, "negative"},
 		{"min age below the link TTL", []string{"gc", "--repo", "r", "--min-age", "6h"}, creds, exitUsage, "24h"},
 		{"gc help names the link TTL", []string{"gc", "-h"}, nil, exitOK, "lakeFS's link TTL, 24h"},
+		{"memory below the mark's minimum", []string{"gc", "--repo", "r", "--memory", "1KiB"}, creds, exitUsage, "--memory"},
 		{"extra argument", []string{"gc", "--repo", "r", "now"}, creds, exitUsage, `unexpected argument "now"`},
 		{"bad clock", []string{"gc", "--repo", "r"}, merge(creds, map[string]string{envNow: "tomorrow"}), exitUsage, envNow},
 		{"bad endpoint", []string{"gc", "--repo", "r", "--endpoint", "ftp://x"}, creds, exitUsage, "not an http(s) URL"},
@@ -200,5 +202,25 @@ func TestGCHelp(t *testing.T) {
 	if code := run(t.Context(), []string{"gc", "--swep"}, env, &stdout, &stderr); code != exitUsage || stdout.Len() > 0 ||
 		!strings.Contains(stderr.String(), "--sweep") || strings.Contains(stderr.String(), "env-secret-value") {
 		t.Errorf("wrong flag: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+}
+
+// With --json a failed run still prints one JSON object on stdout, with the
+// error and the report of what was done, so that a script reads both.
+func TestGCJSONOnFailure(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write([]byte(`{"message":"insufficient permissions"}`))
+	}))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), []string{"gc", "--repo", "r", "--json", "--endpoint", srv.URL, "--access-key-id", "a", "--secret-access-key", "b"},
+		envOf(nil), &stdout, &stderr)
+	var out struct {
+		Error string `json:"error"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || code != exitLakeFS || !strings.Contains(out.Error, "403") {
+		t.Errorf("exit %d, %v; stdout %q, stderr %q", code, err, stdout.String(), stderr.String())
 	}
 }

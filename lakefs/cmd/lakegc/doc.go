@@ -47,7 +47,9 @@
 //
 // Logs and, on a terminal, one progress line (export, listing, ranges,
 // deletes) go to stderr; a summary, or with --json the report of
-// lakegc.Collect, goes to stdout. Without --sweep nothing is deleted.
+// lakegc.Collect, goes to stdout; with --json a failed run prints the report of
+// what was done, with the error in its "error" field. Without --sweep nothing
+// is deleted.
 //
 //	0  done: a dry run, or a sweep that deleted every candidate
 //	1  the GC failed or was interrupted, or some deletes failed
