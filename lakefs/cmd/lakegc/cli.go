@@ -32,7 +32,7 @@ const (
 const (
 	envBlockstorePath = "LAKEGC_BLOCKSTORE_PATH"
 	// envNow sets the clock of the GC (RFC 3339). Tests only: it makes the
-	// GC decide as of another time.
+	// GC decide as of another time; main hides it (processEnv).
 	envNow = "LAKEGC_NOW"
 )
 

@@ -224,3 +224,16 @@ func TestGCJSONOnFailure(t *testing.T) {
 		t.Errorf("exit %d, %v; stdout %q, stderr %q", code, err, stdout.String(), stderr.String())
 	}
 }
+
+// The command run as a program ignores LAKEGC_NOW: only tests move its
+// clock, through run's getenv.
+func TestProcessEnvHidesNow(t *testing.T) {
+	t.Setenv(envNow, "2099-01-01T00:00:00Z")
+	t.Setenv(api.EnvEndpointURL, "http://lakefs")
+	if v := processEnv(envNow); v != "" {
+		t.Errorf("processEnv(%s) = %q", envNow, v)
+	}
+	if v := processEnv(api.EnvEndpointURL); v != "http://lakefs" {
+		t.Errorf("processEnv(%s) = %q", api.EnvEndpointURL, v)
+	}
+}

@@ -56,6 +56,7 @@
 //	2  usage: a wrong flag, argument or option value
 //	3  lakeFS refused or could not be reached (credentials, repository, API)
 //
-// LAKEGC_NOW (RFC 3339) moves the GC's clock; it exists for tests, which run
-// a GC as of days later, and must not be set otherwise.
+// Tests move the GC's clock through LAKEGC_NOW (RFC 3339), read only when
+// they call the command in-process; the program ignores it, since a clock
+// moved forward would mark objects still in flight.
 package main
