@@ -236,6 +236,11 @@ func (h *lakeFSHost) ActiveCommits(ctx context.Context, _ time.Time) (*lakegc.Ho
 		return nil, lakeFSError(err)
 	}
 	key, err := api.RelativeKey(resolved, res.CommitsLocation)
+	if want := storagePrefix + "/retention/gc/commits/run_id=" + res.RunID + "/commits.csv"; err == nil && key != want {
+		// lakeFS keeps its files under another prefix: the metaranges
+		// would not be found, and the mark would list lakeFS's own files.
+		err = fmt.Errorf("lakeFS writes its commits report at %q, not at %s: is its block_storage_prefix %q?", key, want, storagePrefix)
+	}
 	if err != nil {
 		return nil, lakeFSError(err)
 	}

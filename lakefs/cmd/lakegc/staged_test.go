@@ -9,6 +9,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"gocloud.dev/blob/fileblob"
 
 	"github.com/lakegc/lakegc/lakefs/api"
 )
@@ -112,6 +115,50 @@ func TestStagedAddressesRefusesUnknownChanges(t *testing.T) {
 			stats: map[string]string{"main/x": "data/x", "main/dir/": "data/d"}}
 		if got, err := stagedOf(t, f); err == nil {
 			t.Errorf("%s: accepted, staged %q", name, got)
+		}
+	}
+}
+
+// The commits report must be where lakeFS writes it under the storage
+// prefix the command reads metaranges from and keeps out of the mark: a
+// report under another prefix (lakeFS configured with another
+// block_storage_prefix) is refused, since the mark would then list lakeFS's
+// own files as data.
+func TestActiveCommitsRefusesAnotherStoragePrefix(t *testing.T) {
+	for prefix, ok := range map[string]bool{"_lakefs": true, "_meta": false} {
+		dir := t.TempDir()
+		bucket, err := fileblob.OpenBucket(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer bucket.Close()
+		key := prefix + "/retention/gc/commits/run_id=run1/commits.csv"
+		if err := bucket.WriteAll(t.Context(), key, []byte("commit_id,expired,metarange_id\nc1,false,m1\n"), nil); err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			switch r.URL.Path {
+			case "/api/v1/repositories/r/gc/prepare_commits/async":
+				w.WriteHeader(http.StatusAccepted)
+				_, _ = w.Write([]byte(`{"id":"t1"}`))
+			case "/api/v1/repositories/r/gc/prepare_commits/status":
+				_ = json.NewEncoder(w).Encode(map[string]any{"task_id": "t1", "completed": true, "result": map[string]string{
+					"run_id": "run1", "gc_commits_location": "s3://b/repo1/" + key, "gc_addresses_location": "s3://b/repo1/" + prefix + "/retention/gc/addresses/"}})
+			default:
+				w.WriteHeader(http.StatusNotFound)
+			}
+		}))
+		defer srv.Close()
+		client, err := api.New(srv.URL, "a", "b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := &lakeFSHost{client: client, repo: "r", namespace: "s3://b/repo1", resolved: "s3://b/repo1", bucket: bucket,
+			tempDir: t.TempDir(), logger: slog.New(slog.NewTextHandler(io.Discard, nil)), bar: newProgress(io.Discard, false)}
+		hc, err := h.ActiveCommits(t.Context(), time.Now())
+		if ok != (err == nil) {
+			t.Errorf("prefix %s: %+v, %v", prefix, hc, err)
 		}
 	}
 }
