@@ -261,6 +261,10 @@ func TestPrepareAllUncommitted(t *testing.T) {
 		// The error after the repeat ends the loop should the check be missing.
 		"same token": {page("u9", loc, "dDE="), page("u9", loc, "dDE="), errAnswer(http.StatusBadRequest, "invalid continuation token")},
 		"no run":     {page("", loc, "")},
+		// A token seen before would loop for ever; the error ends it should
+		// the check be missing.
+		"token cycle": {page("u9", loc, "dDE="), page("u9", loc, "dDI="), page("u9", loc, "dDE="), page("u9", loc, "dDI="),
+			errAnswer(http.StatusBadRequest, "end of script")},
 	} {
 		_, srv := newScript(t, map[string][]answer{path: pages})
 		c, _ := testClient(t, srv)

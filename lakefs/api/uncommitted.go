@@ -94,13 +94,14 @@ type UncommittedExport struct {
 
 // PrepareAllUncommitted calls PrepareUncommitted until lakeFS returns no
 // continuation token. It fails when lakeFS changes the run ID or the location
-// between pages, or hands back the token it was given (which would loop for
-// ever).
+// between pages, or hands back a token it returned before (which would loop
+// for ever).
 func (c *Client) PrepareAllUncommitted(ctx context.Context, repo string) (*UncommittedExport, error) {
 	const op = "prepare uncommitted"
 	var (
 		exp   UncommittedExport
 		token string
+		seen  = map[string]bool{}
 	)
 	for {
 		p, err := c.PrepareUncommitted(ctx, repo, token)
@@ -114,6 +115,10 @@ func (c *Client) PrepareAllUncommitted(ctx context.Context, repo string) (*Uncom
 		if p.ContinuationToken == "" {
 			return &exp, nil
 		}
+		if seen[p.ContinuationToken] {
+			return nil, malformed(op, fmt.Errorf("call %d: lakeFS returned a continuation token it returned before", exp.Calls))
+		}
+		seen[token] = true
 		token = p.ContinuationToken
 	}
 }

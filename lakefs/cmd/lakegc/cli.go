@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,7 +32,7 @@ const (
 const (
 	envBlockstorePath = "LAKEGC_BLOCKSTORE_PATH"
 	// envNow sets the clock of the GC (RFC 3339). Tests only: it makes the
-	// GC decide as of another time.
+	// GC decide as of another time; main hides it (processEnv).
 	envNow = "LAKEGC_NOW"
 )
 
@@ -102,18 +103,23 @@ type gcOptions struct {
 // parseGC parses gc's flags; code is -1 when gc should run.
 func parseGC(args []string, getenv func(string) string, stdout, stderr io.Writer) (o gcOptions, code int) {
 	fs := flag.NewFlagSet("lakegc gc", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&o.endpoint, "endpoint", getenv(api.EnvEndpointURL), "lakeFS `URL` (env "+api.EnvEndpointURL+")")
-	fs.StringVar(&o.accessKeyID, "access-key-id", getenv(api.EnvAccessKeyID), "access key ID (env "+api.EnvAccessKeyID+")")
-	fs.StringVar(&o.secretAccessKey, "secret-access-key", getenv(api.EnvSecretAccessKey), "secret access key (env "+api.EnvSecretAccessKey+")")
+	// The usage goes to stdout when asked for (-h), to stderr after a
+	// wrong flag: it is written here first.
+	var out bytes.Buffer
+	fs.SetOutput(&out)
+	// The environment's values are read after parsing, not given as the
+	// flags' defaults, which the usage would print: the secret key too.
+	fs.StringVar(&o.endpoint, "endpoint", "", "lakeFS `URL` (env "+api.EnvEndpointURL+")")
+	fs.StringVar(&o.accessKeyID, "access-key-id", "", "access key ID (env "+api.EnvAccessKeyID+")")
+	fs.StringVar(&o.secretAccessKey, "secret-access-key", "", "secret access key (env "+api.EnvSecretAccessKey+")")
 	fs.StringVar(&o.repo, "repo", "", "repository `NAME` (required)")
 	fs.BoolVar(&o.sweep, "sweep", false, "delete the garbage; without it, a dry run")
-	fs.DurationVar(&o.minAge, "min-age", 0, "keep every object younger than this before the GC started (default 24h, at least the link TTL, 6h)")
+	fs.DurationVar(&o.minAge, "min-age", 0, "keep every object younger than this before the GC started; at least lakeFS's link TTL, 24h, for which an upload may wait to be linked (default 24h)")
 	memory := fs.String("memory", "256MiB", "memory budget of the mark's key buffers, e.g. 64MiB, 1GiB")
-	fs.StringVar(&o.blockstorePath, "blockstore-path", getenv(envBlockstorePath), "lakeFS's local blockstore folder (blockstore.local.path), for a local:// repository (env "+envBlockstorePath+")")
+	fs.StringVar(&o.blockstorePath, "blockstore-path", "", "lakeFS's local blockstore folder (blockstore.local.path), for a local:// repository (env "+envBlockstorePath+")")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON on stdout")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: lakegc gc --endpoint URL --repo NAME [--sweep] [--min-age 24h] [--memory 256MiB] [--json]
+		fmt.Fprint(fs.Output(), `Usage: lakegc gc --endpoint URL --repo NAME [--sweep] [--min-age 24h] [--memory 256MiB] [--json]
 
 Asks lakeFS for its uncommitted export and its kept commits, reads the kept
 commits' objects from the repository's storage namespace, and marks every other
@@ -123,15 +129,27 @@ stderr, the summary (or with --json the report) to stdout.
 Example:
   lakegc gc --endpoint http://localhost:8000 --repo my-repo --sweep
 
+Exit codes: 0 done, 1 GC failed (or some deletes failed), 2 usage, 3 lakeFS error (auth, repository, API).
+
 Flags:
 `)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			_, _ = out.WriteTo(stdout)
 			return o, exitOK
 		}
+		_, _ = out.WriteTo(stderr)
 		return o, exitUsage
+	}
+	for _, v := range []struct {
+		p   *string
+		env string
+	}{{&o.endpoint, api.EnvEndpointURL}, {&o.accessKeyID, api.EnvAccessKeyID}, {&o.secretAccessKey, api.EnvSecretAccessKey}, {&o.blockstorePath, envBlockstorePath}} {
+		if *v.p == "" {
+			*v.p = getenv(v.env)
+		}
 	}
 	usageErr := func(format string, a ...any) (gcOptions, int) {
 		fmt.Fprintf(stderr, "lakegc gc: "+format+"\n", a...)
@@ -149,10 +167,17 @@ Flags:
 		return usageErr("an access key pair is required: --access-key-id and --secret-access-key, or %s and %s", api.EnvAccessKeyID, api.EnvSecretAccessKey)
 	case o.minAge < 0:
 		return usageErr("--min-age %v is negative", o.minAge)
+	case o.minAge > 0 && o.minAge < lakegc.DefaultLinkTTL:
+		// lakeFS links an address up to its LinkAddressTime (24h) after
+		// handing it out; until then only the object's age protects it.
+		return usageErr("--min-age %v is below lakeFS's link TTL, %v: an upload not linked yet could be deleted", o.minAge, lakegc.DefaultLinkTTL)
 	}
 	var err error
 	if o.memory, err = parseSize(*memory); err != nil {
 		return usageErr("--memory: %v", err)
+	}
+	if o.memory < minMemory {
+		return usageErr("--memory %s is below the mark's minimum, 4KiB", *memory)
 	}
 	if v := getenv(envNow); v != "" {
 		if o.now, err = time.Parse(time.RFC3339, v); err != nil {
@@ -208,16 +233,21 @@ func gc(ctx context.Context, o gcOptions, stdout, stderr io.Writer) int {
 		if rep != nil && rep.RunID != "" && rep.Mark != nil && rep.Mark.Summary != nil && rep.Mark.Summary.Success {
 			fmt.Fprintf(stderr, "lakegc gc: the mark %s finished; its candidates are listed under %s\n", rep.RunID, rep.Mark.Report)
 		}
-		if errors.Is(err, errLakeFS) {
+		if o.json {
+			// One JSON object on stdout whatever happened: the error and
+			// what was done until then.
+			printJSON(stdout, stderr, err, rep)
+		}
+		switch {
+		case errors.Is(err, errLakeFS):
 			return exitLakeFS
+		case errors.Is(err, lakegc.ErrInvalidConfig):
+			return exitUsage
 		}
 		return exitFailed
 	}
 	if o.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			fmt.Fprintf(stderr, "lakegc gc: %v\n", err)
+		if !printJSON(stdout, stderr, nil, rep) {
 			return exitFailed
 		}
 	} else {
@@ -228,6 +258,29 @@ func gc(ctx context.Context, o gcOptions, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// minMemory is the smallest --memory the mark accepts (lakegc.Config's
+// MemoryBudget).
+const minMemory = 4 << 10
+
+// printJSON prints the report as JSON on stdout, with the error of a failed
+// run in its "error" field; it reports whether it could.
+func printJSON(stdout, stderr io.Writer, runErr error, rep *lakegc.Report) bool {
+	out := struct {
+		Error string `json:"error,omitempty"`
+		*lakegc.Report
+	}{Report: rep}
+	if runErr != nil {
+		out.Error = runErr.Error()
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		fmt.Fprintf(stderr, "lakegc gc: %v\n", err)
+		return false
+	}
+	return true
 }
 
 // summarize prints what a cycle did, for people.

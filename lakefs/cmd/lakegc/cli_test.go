@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -36,6 +37,9 @@ func TestRunExitCodes(t *testing.T) {
 		{"no secret", []string{"gc", "--repo", "r", "--endpoint", "http://x", "--access-key-id", "a"}, nil, exitUsage, "access key pair"},
 		{"bad memory", []string{"gc", "--repo", "r", "--memory", "lots"}, creds, exitUsage, "--memory"},
 		{"negative min age", []string{"gc", "--repo", "r", "--min-age", "-1h"}, creds, exitUsage, "negative"},
+		{"min age below the link TTL", []string{"gc", "--repo", "r", "--min-age", "6h"}, creds, exitUsage, "24h"},
+		{"gc help names the link TTL", []string{"gc", "-h"}, nil, exitOK, "lakeFS's link TTL, 24h"},
+		{"memory below the mark's minimum", []string{"gc", "--repo", "r", "--memory", "1KiB"}, creds, exitUsage, "--memory"},
 		{"extra argument", []string{"gc", "--repo", "r", "now"}, creds, exitUsage, `unexpected argument "now"`},
 		{"bad clock", []string{"gc", "--repo", "r"}, merge(creds, map[string]string{envNow: "tomorrow"}), exitUsage, envNow},
 		{"bad endpoint", []string{"gc", "--repo", "r", "--endpoint", "ftp://x"}, creds, exitUsage, "not an http(s) URL"},
@@ -175,4 +179,61 @@ func TestBucketURL(t *testing.T) {
 func Example() {
 	run(context.Background(), []string{"version"}, os.Getenv, os.Stdout, os.Stderr)
 	// Output: lakegc (devel)
+}
+
+// "gc --help" goes to stdout, as "lakegc --help" does, and never shows the
+// secret key or any other value read from the environment.
+func TestGCHelp(t *testing.T) {
+	env := envOf(map[string]string{api.EnvEndpointURL: "http://env-endpoint", api.EnvAccessKeyID: "env-key-id",
+		api.EnvSecretAccessKey: "env-secret-value", envBlockstorePath: "/env/blockstore"})
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), []string{"gc", "--help"}, env, &stdout, &stderr)
+	if code != exitOK || !strings.Contains(stdout.String(), "--sweep") || !strings.Contains(stdout.String(), "Exit codes") || stderr.Len() > 0 {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	for _, v := range []string{"env-secret-value", "env-key-id", "env-endpoint", "/env/blockstore"} {
+		if strings.Contains(stdout.String()+stderr.String(), v) {
+			t.Errorf("help shows %q", v)
+		}
+	}
+	// A wrong flag still prints the usage on stderr, stdout untouched.
+	stdout.Reset()
+	stderr.Reset()
+	if code := run(t.Context(), []string{"gc", "--swep"}, env, &stdout, &stderr); code != exitUsage || stdout.Len() > 0 ||
+		!strings.Contains(stderr.String(), "--sweep") || strings.Contains(stderr.String(), "env-secret-value") {
+		t.Errorf("wrong flag: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+}
+
+// With --json a failed run still prints one JSON object on stdout, with the
+// error and the report of what was done, so that a script reads both.
+func TestGCJSONOnFailure(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write([]byte(`{"message":"insufficient permissions"}`))
+	}))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), []string{"gc", "--repo", "r", "--json", "--endpoint", srv.URL, "--access-key-id", "a", "--secret-access-key", "b"},
+		envOf(nil), &stdout, &stderr)
+	var out struct {
+		Error string `json:"error"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || code != exitLakeFS || !strings.Contains(out.Error, "403") {
+		t.Errorf("exit %d, %v; stdout %q, stderr %q", code, err, stdout.String(), stderr.String())
+	}
+}
+
+// The command run as a program ignores LAKEGC_NOW: only tests move its
+// clock, through run's getenv.
+func TestProcessEnvHidesNow(t *testing.T) {
+	t.Setenv(envNow, "2099-01-01T00:00:00Z")
+	t.Setenv(api.EnvEndpointURL, "http://lakefs")
+	if v := processEnv(envNow); v != "" {
+		t.Errorf("processEnv(%s) = %q", envNow, v)
+	}
+	if v := processEnv(api.EnvEndpointURL); v != "http://lakefs" {
+		t.Errorf("processEnv(%s) = %q", api.EnvEndpointURL, v)
+	}
 }

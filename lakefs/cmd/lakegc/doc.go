@@ -47,13 +47,16 @@
 //
 // Logs and, on a terminal, one progress line (export, listing, ranges,
 // deletes) go to stderr; a summary, or with --json the report of
-// lakegc.Collect, goes to stdout. Without --sweep nothing is deleted.
+// lakegc.Collect, goes to stdout; with --json a failed run prints the report of
+// what was done, with the error in its "error" field. Without --sweep nothing
+// is deleted.
 //
 //	0  done: a dry run, or a sweep that deleted every candidate
 //	1  the GC failed or was interrupted, or some deletes failed
 //	2  usage: a wrong flag, argument or option value
 //	3  lakeFS refused or could not be reached (credentials, repository, API)
 //
-// LAKEGC_NOW (RFC 3339) moves the GC's clock; it exists for tests, which run
-// a GC as of days later, and must not be set otherwise.
+// Tests move the GC's clock through LAKEGC_NOW (RFC 3339), read only when
+// they call the command in-process; the program ignores it, since a clock
+// moved forward would mark objects still in flight.
 package main

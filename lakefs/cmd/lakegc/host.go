@@ -134,7 +134,9 @@ func (h *lakeFSHost) Export(ctx context.Context) (*lakegc.HostExport, error) {
 
 // stagedAddresses lists the physical address of every staged object of
 // every branch, hidden ones included: each branch's uncommitted changes
-// (its diff), then a stat of each added or changed object. The keys are
+// (its diff), then a stat of each added or changed object; a change of
+// another kind, or a common prefix, fails the listing rather than leave its
+// objects out. The keys are
 // spilled to a file, so memory does not grow with them.
 func (h *lakeFSHost) stagedAddresses(ctx context.Context) (iter.Seq2[string, error], int64, error) {
 	f, err := os.CreateTemp(h.tempDir, "staged-")
@@ -152,8 +154,14 @@ func (h *lakeFSHost) stagedAddresses(ctx context.Context) (iter.Seq2[string, err
 			if err != nil {
 				return nil, 0, lakeFSError(err)
 			}
-			if (ch.Type != "added" && ch.Type != "changed") || ch.PathType == "common_prefix" {
+			switch {
+			case ch.PathType != "object" && ch.PathType != "":
+				// A common prefix stands for objects not statted here.
+				return nil, 0, fmt.Errorf("%w: branch %s: change of %q has path type %q, not object", errLakeFS, branch, ch.Path, ch.PathType)
+			case ch.Type == "removed":
 				continue
+			case ch.Type != "added" && ch.Type != "changed":
+				return nil, 0, fmt.Errorf("%w: branch %s: change of %q has type %q, not added, changed or removed", errLakeFS, branch, ch.Path, ch.Type)
 			}
 			st, err := h.client.StatObject(ctx, h.repo, branch, ch.Path)
 			if errors.Is(err, api.ErrNotFound) {
@@ -228,6 +236,11 @@ func (h *lakeFSHost) ActiveCommits(ctx context.Context, _ time.Time) (*lakegc.Ho
 		return nil, lakeFSError(err)
 	}
 	key, err := api.RelativeKey(resolved, res.CommitsLocation)
+	if want := storagePrefix + "/retention/gc/commits/run_id=" + res.RunID + "/commits.csv"; err == nil && key != want {
+		// lakeFS keeps its files under another prefix: the metaranges
+		// would not be found, and the mark would list lakeFS's own files.
+		err = fmt.Errorf("lakeFS writes its commits report at %q, not at %s: is its block_storage_prefix %q?", key, want, storagePrefix)
+	}
 	if err != nil {
 		return nil, lakeFSError(err)
 	}

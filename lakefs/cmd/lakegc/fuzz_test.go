@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"slices"
+	"testing"
+
+	"github.com/lakegc/lakegc/retention"
+)
+
+// FuzzParseCommitsReport checks the reader of lakeFS's commits report
+// against a simple model: it accepts exactly the reports whose every row is
+// a commit ID, "true" or "false", and a metarange ID under lakeFS's header,
+// and then returns every row not expired, in order — never dropping one.
+func FuzzParseCommitsReport(f *testing.F) {
+	for _, s := range []string{
+		"commit_id,expired,metarange_id\nc1,false,m1\nc2,true,m2\nc3,false,\n",
+		"commit_id,expired,metarange_id\n",
+		"commit_id,expired,metarange_id\r\nc1,false,m1\r\n",
+		"commit_id,expired,metarange_id\n\"c,1\",false,\"m\"\"1\"\n",
+		"commit_id,expired,metarange_id\nc1,maybe,m1\n",
+		"c1,false,m1\n",
+		"",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := parseCommitsReport(bytes.NewReader(b))
+		want, ok := modelCommitsReport(b)
+		if !ok {
+			if err == nil {
+				t.Fatalf("accepted %q: %+v", b, got)
+			}
+			return
+		}
+		if err != nil || !slices.Equal(got, want) {
+			t.Fatalf("%q: got %+v, %v; want %+v", b, got, err, want)
+		}
+	})
+}
+
+func modelCommitsReport(b []byte) ([]retention.ActiveCommit, bool) {
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil || len(rows) == 0 || !slices.Equal(rows[0], []string{"commit_id", "expired", "metarange_id"}) {
+		return nil, false
+	}
+	var active []retention.ActiveCommit
+	for _, r := range rows[1:] {
+		if len(r) != 3 || r[0] == "" || (r[1] != "true" && r[1] != "false") {
+			return nil, false
+		}
+		if r[1] == "false" {
+			active = append(active, retention.ActiveCommit{CommitID: r[0], MetaRangeID: r[2]})
+		}
+	}
+	return active, true
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"gocloud.dev/blob/fileblob"
+
+	"github.com/lakegc/lakegc/lakefs/api"
+)
+
+// fakeStaging is a lakeFS that answers the calls stagedAddresses makes:
+// branches, their diffs, and object stats.
+type fakeStaging struct {
+	branches []string
+	diffs    map[string][]map[string]string // branch → diff results
+	stats    map[string]string              // branch/path → physical address; absent: 404
+}
+
+func (f *fakeStaging) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	page := func(results any) {
+		_ = json.NewEncoder(w).Encode(map[string]any{"pagination": map[string]any{"has_more": false, "next_offset": ""}, "results": results})
+	}
+	p := strings.TrimPrefix(r.URL.Path, "/api/v1/repositories/r/")
+	switch {
+	case p == "branches":
+		var res []map[string]string
+		for _, b := range f.branches {
+			res = append(res, map[string]string{"id": b})
+		}
+		page(res)
+	case strings.HasPrefix(p, "branches/") && strings.HasSuffix(p, "/diff"):
+		page(f.diffs[strings.TrimSuffix(strings.TrimPrefix(p, "branches/"), "/diff")])
+	case strings.HasPrefix(p, "refs/") && strings.HasSuffix(p, "/objects/stat"):
+		branch := strings.TrimSuffix(strings.TrimPrefix(p, "refs/"), "/objects/stat")
+		addr, ok := f.stats[branch+"/"+r.URL.Query().Get("path")]
+		if !ok {
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"message":"not found"}`))
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]string{"path": r.URL.Query().Get("path"), "physical_address": addr})
+	default:
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"message":"no such route"}`))
+	}
+}
+
+func stagedOf(t *testing.T, f *fakeStaging) ([]string, error) {
+	t.Helper()
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	client, err := api.New(srv.URL, "a", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &lakeFSHost{client: client, repo: "r", namespace: "s3://b/repo1", resolved: "s3://b/repo1",
+		tempDir: t.TempDir(), logger: slog.New(slog.NewTextHandler(io.Discard, nil)), bar: newProgress(io.Discard, false)}
+	seq, _, err := h.stagedAddresses(t.Context())
+	if err != nil {
+		return nil, err
+	}
+	var got []string
+	for a, err := range seq {
+		if err != nil {
+			return got, err
+		}
+		got = append(got, a)
+	}
+	return got, nil
+}
+
+// Every added or changed object of every branch is statted; a removed one
+// is not, and one unstaged since the diff (404) is left out.
+func TestStagedAddresses(t *testing.T) {
+	f := &fakeStaging{
+		branches: []string{"main", "_hidden"},
+		diffs: map[string][]map[string]string{
+			"main": {
+				{"type": "added", "path": "a", "path_type": "object"},
+				{"type": "changed", "path": "b", "path_type": "object"},
+				{"type": "removed", "path": "c", "path_type": "object"},
+				{"type": "added", "path": "gone", "path_type": "object"},
+			},
+			"_hidden": {{"type": "added", "path": "h", "path_type": "object"}},
+		},
+		stats: map[string]string{"main/a": "s3://b/repo1/data/a", "main/b": "data/b", "_hidden/h": "s3://b/repo1/data/h,sig"},
+	}
+	got, err := stagedOf(t, f)
+	if want := []string{"data/a", "data/b", "data/h,sig"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("staged %q, %v; want %q", got, err, want)
+	}
+}
+
+// A change the command does not know — a common prefix standing for
+// objects it would not stat, a type lakeFS may add — fails the export
+// instead of leaving its objects out.
+func TestStagedAddressesRefusesUnknownChanges(t *testing.T) {
+	for name, ch := range map[string]map[string]string{
+		"common prefix":     {"type": "added", "path": "dir/", "path_type": "common_prefix"},
+		"prefix changed":    {"type": "prefix_changed", "path": "dir/", "path_type": "common_prefix"},
+		"conflict":          {"type": "conflict", "path": "x", "path_type": "object"},
+		"unknown type":      {"type": "renamed", "path": "x", "path_type": "object"},
+		"unknown path type": {"type": "added", "path": "x", "path_type": "link"},
+	} {
+		f := &fakeStaging{branches: []string{"main"}, diffs: map[string][]map[string]string{"main": {ch}},
+			stats: map[string]string{"main/x": "data/x", "main/dir/": "data/d"}}
+		if got, err := stagedOf(t, f); err == nil {
+			t.Errorf("%s: accepted, staged %q", name, got)
+		}
+	}
+}
+
+// The commits report must be where lakeFS writes it under the storage
+// prefix the command reads metaranges from and keeps out of the mark: a
+// report under another prefix (lakeFS configured with another
+// block_storage_prefix) is refused, since the mark would then list lakeFS's
+// own files as data.
+func TestActiveCommitsRefusesAnotherStoragePrefix(t *testing.T) {
+	for prefix, ok := range map[string]bool{"_lakefs": true, "_meta": false} {
+		dir := t.TempDir()
+		bucket, err := fileblob.OpenBucket(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer bucket.Close()
+		key := prefix + "/retention/gc/commits/run_id=run1/commits.csv"
+		if err := bucket.WriteAll(t.Context(), key, []byte("commit_id,expired,metarange_id\nc1,false,m1\n"), nil); err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			switch r.URL.Path {
+			case "/api/v1/repositories/r/gc/prepare_commits/async":
+				w.WriteHeader(http.StatusAccepted)
+				_, _ = w.Write([]byte(`{"id":"t1"}`))
+			case "/api/v1/repositories/r/gc/prepare_commits/status":
+				_ = json.NewEncoder(w).Encode(map[string]any{"task_id": "t1", "completed": true, "result": map[string]string{
+					"run_id": "run1", "gc_commits_location": "s3://b/repo1/" + key, "gc_addresses_location": "s3://b/repo1/" + prefix + "/retention/gc/addresses/"}})
+			default:
+				w.WriteHeader(http.StatusNotFound)
+			}
+		}))
+		defer srv.Close()
+		client, err := api.New(srv.URL, "a", "b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := &lakeFSHost{client: client, repo: "r", namespace: "s3://b/repo1", resolved: "s3://b/repo1", bucket: bucket,
+			tempDir: t.TempDir(), logger: slog.New(slog.NewTextHandler(io.Discard, nil)), bar: newProgress(io.Discard, false)}
+		hc, err := h.ActiveCommits(t.Context(), time.Now())
+		if ok != (err == nil) {
+			t.Errorf("prefix %s: %+v, %v", prefix, hc, err)
+		}
+	}
+}
