@@ -82,6 +82,9 @@ func (r *Rules) UnmarshalBinary(b []byte) error {
 		if n < 0 {
 			return protoError(n)
 		}
+		if num > protowire.MaxValidNumber { // ConsumeTag checks only the minimum
+			return fmt.Errorf("%w: field number %d out of range", ErrInvalidRules, num)
+		}
 		b = b[n:]
 		switch {
 		case num == fieldDefaultRetentionDays && typ == protowire.VarintType:
@@ -128,6 +131,9 @@ func unmarshalMapEntry(b []byte) (branch string, days int32, err error) {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
 			return "", 0, protoError(n)
+		}
+		if num > protowire.MaxValidNumber {
+			return "", 0, fmt.Errorf("%w: field number %d out of range", ErrInvalidRules, num)
 		}
 		b = b[n:]
 		switch {

@@ -70,6 +70,9 @@ func decodeEntry(b []byte) (address []byte, typ addressType, err error) {
 		if n < 0 {
 			return nil, 0, fmt.Errorf("entry: tag: %w", protowire.ParseError(n))
 		}
+		if num > protowire.MaxValidNumber { // ConsumeTag checks only the minimum
+			return nil, 0, fmt.Errorf("entry: field number %d out of range", num)
+		}
 		b = b[n:]
 		switch {
 		case num == entryAddressField && wtyp == protowire.BytesType:
@@ -113,6 +116,9 @@ func checkMessage(b []byte) error {
 		num, _, n := protowire.ConsumeField(b)
 		if n < 0 {
 			return fmt.Errorf("range data: field %d: %w", num, protowire.ParseError(n))
+		}
+		if num > protowire.MaxValidNumber { // ConsumeTag checks only the minimum
+			return fmt.Errorf("range data: field number %d out of range", num)
 		}
 		b = b[n:]
 	}
