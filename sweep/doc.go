@@ -36,7 +36,8 @@
 //
 // The keep set (Inputs.Uncommitted, read first, then Inputs.Committed) and
 // the listing are sorted in blocks that fit WithMemoryBudget, spilled to
-// temporary files, and merge-joined; a slice whose listing arrives in order
+// temporary files (in a locked folder of WithTempDir that the next Mark
+// removes if this one is killed), and merge-joined; a slice whose listing arrives in order
 // (every real object store lists in order) is not sorted again, and the
 // listing order of a backend is never trusted, and the merge-join fails the
 // run if either side is not strictly ascending. Small slices are kept in

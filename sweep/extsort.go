@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 )
 
@@ -29,22 +30,118 @@ type keyIter interface {
 // spillDir is the private directory of one Mark's temporary files.
 type spillDir struct {
 	dir   string
-	ioBuf int // size of each file buffer
+	lock  *os.File // held (flock) while the Mark runs; nil where locks are unsupported
+	ioBuf int      // size of each file buffer
 	seq   atomic.Int64
 }
 
+// A spill folder is named spillPrefix + pid + "-" + random and holds the
+// file spillLock, which its Mark holds an exclusive lock on (flock) for as
+// long as it runs. The kernel drops the lock when the process dies, however
+// it dies, so a folder whose lock can be taken belongs to no live Mark: the
+// next Mark removes it. The pid in the name is informative only (pids are
+// reused); the lock decides.
+const (
+	spillPrefix = "lakegc-mark-"
+	spillLock   = "lock"
+)
+
+// newSpillDir creates a locked spill folder in parent (os.TempDir() if
+// empty).
 func newSpillDir(parent string, ioBuf int) (*spillDir, error) {
 	if parent == "" {
 		parent = os.TempDir()
 	}
-	dir, err := os.MkdirTemp(parent, "lakegc-sweep-")
+	pattern := fmt.Sprintf("%s%d-", spillPrefix, os.Getpid())
+	if !spillLocks {
+		dir, err := os.MkdirTemp(parent, pattern)
+		if err != nil {
+			return nil, fmt.Errorf("sweep: spill directory: %w", err)
+		}
+		return &spillDir{dir: dir, ioBuf: ioBuf}, nil
+	}
+	// The folder is made and locked under a name the sweep of stale
+	// folders ignores, then renamed: no other Mark can see it unlocked.
+	pending, err := os.MkdirTemp(parent, "."+pattern)
 	if err != nil {
 		return nil, fmt.Errorf("sweep: spill directory: %w", err)
 	}
-	return &spillDir{dir: dir, ioBuf: ioBuf}, nil
+	lock, err := createLocked(filepath.Join(pending, spillLock))
+	if err != nil {
+		os.RemoveAll(pending)
+		return nil, fmt.Errorf("sweep: spill directory: lock: %w", err)
+	}
+	dir := filepath.Join(parent, filepath.Base(pending)[1:])
+	if err := os.Rename(pending, dir); err != nil {
+		lock.Close()
+		os.RemoveAll(pending)
+		return nil, fmt.Errorf("sweep: spill directory: %w", err)
+	}
+	return &spillDir{dir: dir, lock: lock, ioBuf: ioBuf}, nil
 }
 
-func (d *spillDir) remove() error { return os.RemoveAll(d.dir) }
+// remove deletes the folder, then releases its lock.
+func (d *spillDir) remove() error {
+	err := os.RemoveAll(d.dir)
+	if d.lock != nil {
+		d.lock.Close()
+	}
+	return err
+}
+
+// isSpillName reports whether name is a spill folder's: spillPrefix, a pid
+// in decimal, '-', and a non-empty suffix.
+func isSpillName(name string) bool {
+	rest, ok := strings.CutPrefix(name, spillPrefix)
+	if !ok {
+		return false
+	}
+	pid, suffix, ok := strings.Cut(rest, "-")
+	if !ok || pid == "" || suffix == "" {
+		return false
+	}
+	for _, c := range []byte(pid) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// removeStaleSpills removes the spill folders of parent (os.TempDir() if
+// empty) whose lock no live
+// Mark holds, and returns their names. A folder without a lock file, with
+// another name, or whose lock is held is left alone; so is any error, as a
+// stale folder costs only disk space.
+func removeStaleSpills(parent string) []string {
+	if !spillLocks {
+		return nil
+	}
+	if parent == "" {
+		parent = os.TempDir()
+	}
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return nil
+	}
+	var removed []string
+	for _, e := range entries {
+		if !e.IsDir() || !isSpillName(e.Name()) {
+			continue
+		}
+		dir := filepath.Join(parent, e.Name())
+		lock, ok := tryLockExisting(filepath.Join(dir, spillLock))
+		if !ok {
+			continue
+		}
+		// Removed while holding the lock, so no other Mark removes it too.
+		if os.RemoveAll(dir) == nil {
+			removed = append(removed, e.Name())
+		}
+		lock.Close()
+	}
+	return removed
+}
 
 // maxNameLen bounds the length of a run file's name.
 func (d *spillDir) maxNameLen() int { return len(filepath.Join(d.dir, "run-")) + 20 }

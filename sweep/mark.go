@@ -157,6 +157,11 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	if err := m.removeStale(ctx); err != nil {
 		return err
 	}
+	// A Mark killed before it could remove its spill folder left it
+	// behind; the lock tells it from a live Mark's.
+	if stale := removeStaleSpills(cfg.tempDir); len(stale) > 0 {
+		m.log("sweep: removed stale spill folders", "folders", stale)
+	}
 	sh := m.budgets()
 	var err error
 	if m.spill, err = newSpillDir(cfg.tempDir, sh.ioBuf); err != nil {

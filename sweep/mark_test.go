@@ -199,7 +199,7 @@ func TestMarkSpills(t *testing.T) {
 				}
 				var n int
 				filepath.WalkDir(tmp, func(path string, d os.DirEntry, err error) error {
-					if err == nil && !d.IsDir() {
+					if err == nil && !d.IsDir() && strings.HasPrefix(d.Name(), "run-") {
 						n++
 					}
 					return nil

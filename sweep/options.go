@@ -155,8 +155,18 @@ func WithClock(now func() time.Time) Option {
 }
 
 // WithTempDir sets the parent directory of Mark's spill files (default
-// os.TempDir()). Mark creates one private directory there and removes it
-// before returning.
+// os.TempDir()). Mark creates one private directory there, named
+// lakegc-mark-<pid>-<random>, and removes it before returning. While Mark
+// runs it holds an exclusive lock (flock) on the file "lock" inside; the
+// kernel releases it when the process ends, however it ends. A Mark killed
+// before it could clean up leaves its directory behind, and the next Mark
+// with the same temp directory removes it: at its start Mark removes every
+// lakegc-mark-<pid>-<suffix> directory there whose lock it can take. It
+// leaves alone the directories of Marks still running (in this process or
+// another, so several Marks may share a temp directory), directories
+// without a lock file, and every other name (including the lakegc-sweep-*
+// directories of earlier versions, whose owner cannot be told). On systems
+// without flock (not Linux, macOS or the BSDs) nothing is removed.
 func WithTempDir(dir string) Option {
 	return func(c *config) { c.tempDir = dir }
 }
