@@ -4,25 +4,24 @@
 // On a chosen share of the calls of each operation, the wrapper injects a
 // fault instead of (or on top of) the inner bucket's answer: a retryable
 // error (gcerrors.ResourceExhausted, what a throttled store answers), a
-// permanent one (gcerrors.Internal), a stall (a sleep of at most the
+// permanent one (gcerrors.PermissionDenied), a stall (a sleep of at most the
 // maximum stall, cut short by the call's context, after which the call goes
 // through), a read that ends with io.ErrUnexpectedEOF after part of the
 // object, or a listing that ends with an error after some of its pages
 // (gcerrors.Unknown, like a dropped connection).
 //
-// Every choice is a hash of the seed, the operation, the key (or listing
-// prefix and page token) and how many times that operation was called on
-// that key: a run is reproducible from its seed even when its calls are
-// concurrent, as long as each key sees the same sequence of calls.
+// Every choice is a hash of the seed, the operation and how many times the
+// operation was called before: a caller that makes its calls in a fixed
+// order gets the same faults from the same seed, whatever its keys (which
+// often hold random run IDs). Concurrent calls share the same sequence of
+// choices in the order they arrive.
 package faultbucket
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -61,7 +60,7 @@ type Kind int
 // The kinds of fault.
 const (
 	Retryable Kind = iota // an error with code gcerrors.ResourceExhausted
-	Permanent             // an error with code gcerrors.Internal
+	Permanent             // an error with code gcerrors.PermissionDenied
 	Stall                 // a sleep, then the call goes through
 	Truncate              // a read that ends early with io.ErrUnexpectedEOF
 	CutList               // a listing that ends with an error after some pages
@@ -105,6 +104,7 @@ type config struct {
 	rates    [numOps]float64
 	maxStall time.Duration
 	maxPage  int
+	spare    [numOps]uint64
 }
 
 // WithSeed sets the seed of every choice (default 0).
@@ -123,6 +123,22 @@ func WithRate(op Op, rate float64) Option {
 			return fmt.Errorf("faultbucket: WithRate: %s rate %v is outside [0, 1]", op, rate)
 		}
 		c.rates[op] = rate
+		return nil
+	}
+}
+
+// WithSpare spares the first n calls of op (default 0): faults start after
+// them, to reach the later phases of a run whose first calls would
+// otherwise fail it.
+func WithSpare(op Op, n int) Option {
+	return func(c *config) error {
+		if op < 0 || op >= numOps {
+			return fmt.Errorf("faultbucket: WithSpare: unknown operation %d", int(op))
+		}
+		if n < 0 {
+			return fmt.Errorf("faultbucket: WithSpare: negative count %d", n)
+		}
+		c.spare[op] = uint64(n)
 		return nil
 	}
 }
@@ -169,21 +185,15 @@ type Bucket struct {
 	cfg   config
 	outer *blob.Bucket
 
-	mu    sync.Mutex
-	calls map[callKey]uint64
+	calls [numOps]atomic.Uint64
 
 	counts [numOps][numKinds]atomic.Int64
-}
-
-type callKey struct {
-	op  Op
-	key string
 }
 
 // New wraps inner, which the caller still owns: closing the wrapper's
 // bucket does not close inner.
 func New(inner *blob.Bucket, opts ...Option) (*Bucket, error) {
-	b := &Bucket{inner: inner, calls: map[callKey]uint64{}}
+	b := &Bucket{inner: inner}
 	b.cfg.maxStall = 10 * time.Millisecond
 	for _, o := range opts {
 		if err := o(&b.cfg); err != nil {
@@ -236,23 +246,21 @@ var kinds = [numOps][]Kind{
 
 // draw decides the fault of a call: ok is false for none; x is a further
 // seeded number in [0, 1) for the fault's size.
-func (b *Bucket) draw(op Op, key string) (k Kind, x float64, ok bool) {
-	return b.drawOf(op, key, kinds[op])
+func (b *Bucket) draw(op Op) (k Kind, x float64, ok bool) {
+	return b.drawOf(op, kinds[op])
 }
 
 // drawOf is draw among the given kinds.
-func (b *Bucket) drawOf(op Op, key string, avail []Kind) (k Kind, x float64, ok bool) {
+func (b *Bucket) drawOf(op Op, avail []Kind) (k Kind, x float64, ok bool) {
 	rate := b.cfg.rates[op]
 	if rate == 0 {
 		return 0, 0, false
 	}
-	b.mu.Lock()
-	n := b.calls[callKey{op, key}]
-	b.calls[callKey{op, key}] = n + 1
-	b.mu.Unlock()
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%d\x00%d\x00%s\x00%d", b.cfg.seed, op, key, n)
-	s := h.Sum64()
+	n := b.calls[op].Add(1)
+	if n <= b.cfg.spare[op] {
+		return 0, 0, false
+	}
+	s := splitmix(splitmix(b.cfg.seed^uint64(op)<<56) ^ n)
 	u := func() float64 { s = splitmix(s); return float64(s>>11) / (1 << 53) }
 	if u() >= rate {
 		return 0, 0, false
@@ -276,7 +284,7 @@ func (b *Bucket) inject(ctx context.Context, op Op, key string, k Kind, x float6
 	case Retryable:
 		return &Fault{Op: op, Kind: k, Key: key, Code: gcerrors.ResourceExhausted}
 	case Permanent:
-		return &Fault{Op: op, Kind: k, Key: key, Code: gcerrors.Internal}
+		return &Fault{Op: op, Kind: k, Key: key, Code: gcerrors.PermissionDenied}
 	case Stall:
 		t := time.NewTimer(time.Duration(x * float64(b.cfg.maxStall)))
 		defer t.Stop()
@@ -313,7 +321,7 @@ func (d *drv) SignedURL(ctx context.Context, key string, opts *driver.SignedURLO
 }
 
 func (d *drv) Attributes(ctx context.Context, key string) (*driver.Attributes, error) {
-	if k, x, ok := d.b.draw(Attributes, key); ok {
+	if k, x, ok := d.b.draw(Attributes); ok {
 		if err := d.b.inject(ctx, Attributes, key, k, x); err != nil {
 			return nil, err
 		}
@@ -328,14 +336,13 @@ func (d *drv) Attributes(ctx context.Context, key string) (*driver.Attributes, e
 }
 
 func (d *drv) ListPaged(ctx context.Context, opts *driver.ListOptions) (*driver.ListPage, error) {
-	key := opts.Prefix + "\x00" + string(opts.PageToken)
 	avail := kinds[List]
 	if len(opts.PageToken) == 0 {
 		avail = avail[:len(avail)-1] // no CutList on a first page
 	}
-	k, x, faulty := d.b.drawOf(List, key, avail)
+	k, x, faulty := d.b.drawOf(List, avail)
 	if faulty {
-		if err := d.b.inject(ctx, List, key, k, x); err != nil {
+		if err := d.b.inject(ctx, List, opts.Prefix, k, x); err != nil {
 			return nil, err
 		}
 	}
@@ -346,6 +353,9 @@ func (d *drv) ListPaged(ctx context.Context, opts *driver.ListOptions) (*driver.
 	size := opts.PageSize
 	if p := d.b.cfg.maxPage; p > 0 && (size <= 0 || size > p) {
 		size = p
+	}
+	if size <= 0 {
+		size = 1000 // the driver's default; blob's ListPage wants a size
 	}
 	token := opts.PageToken
 	if len(token) == 0 {
@@ -365,7 +375,7 @@ func (d *drv) ListPaged(ctx context.Context, opts *driver.ListOptions) (*driver.
 }
 
 func (d *drv) NewRangeReader(ctx context.Context, key string, offset, length int64, _ *driver.ReaderOptions) (driver.Reader, error) {
-	k, x, faulty := d.b.draw(Read, key)
+	k, x, faulty := d.b.draw(Read)
 	if faulty {
 		if err := d.b.inject(ctx, Read, key, k, x); err != nil {
 			return nil, err
@@ -417,7 +427,7 @@ func (r *reader) Attributes() *driver.ReaderAttributes { return &r.attrs }
 func (r *reader) As(i any) bool                        { return r.r.As(i) }
 
 func (d *drv) NewTypedWriter(ctx context.Context, key, contentType string, opts *driver.WriterOptions) (driver.Writer, error) {
-	k, x, faulty := d.b.draw(Write, key)
+	k, x, faulty := d.b.draw(Write)
 	if faulty {
 		if err := d.b.inject(ctx, Write, key, k, x); err != nil {
 			return nil, err
@@ -449,7 +459,7 @@ func (w *writer) Close() error {
 }
 
 func (d *drv) Copy(ctx context.Context, dstKey, srcKey string, _ *driver.CopyOptions) error {
-	if k, x, ok := d.b.draw(Copy, dstKey); ok {
+	if k, x, ok := d.b.draw(Copy); ok {
 		if err := d.b.inject(ctx, Copy, dstKey, k, x); err != nil {
 			return err
 		}
@@ -458,7 +468,7 @@ func (d *drv) Copy(ctx context.Context, dstKey, srcKey string, _ *driver.CopyOpt
 }
 
 func (d *drv) Delete(ctx context.Context, key string) error {
-	if k, x, ok := d.b.draw(Delete, key); ok {
+	if k, x, ok := d.b.draw(Delete); ok {
 		if err := d.b.inject(ctx, Delete, key, k, x); err != nil {
 			return err
 		}

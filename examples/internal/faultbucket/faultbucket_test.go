@@ -89,6 +89,13 @@ func TestTransparent(t *testing.T) {
 	if ok, err := inner.Exists(ctx, "copy"); ok || err != nil {
 		t.Fatalf("deleted object still in the inner bucket: %v", err)
 	}
+	plain, err := faultbucket.New(inner) // listing pages of the caller's size
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := listAll(ctx, plain.Bucket(), "k/"); err != nil || len(got) != 25 {
+		t.Fatalf("listed %d keys, %v", len(got), err)
+	}
 	if fb.Total() != 0 {
 		t.Fatalf("injected %v", fb.Counts())
 	}
@@ -133,7 +140,7 @@ func TestDeterministic(t *testing.T) {
 		t.Fatal("seeds 7 and 8 gave the same run")
 	}
 	for _, kind := range []string{"read/retryable", "read/permanent", "read/stall", "read/truncate",
-		"list/cut-list", "attributes/permanent"} {
+		"list/cut-list"} {
 		if ca[kind] == 0 {
 			t.Errorf("no %s fault in %v", kind, ca)
 		}
@@ -166,7 +173,7 @@ func TestFaults(t *testing.T) {
 			seen["truncate"] = true
 		case code == gcerrors.ResourceExhausted && errors.Is(err, faultbucket.ErrInjected):
 			seen["retryable"] = true
-		case code == gcerrors.Internal && errors.Is(err, faultbucket.ErrInjected):
+		case code == gcerrors.PermissionDenied && errors.Is(err, faultbucket.ErrInjected):
 			seen["permanent"] = true
 		default:
 			t.Fatalf("read %s: %v (%v)", k, err, code)
@@ -183,6 +190,22 @@ func TestFaults(t *testing.T) {
 	for _, k := range []string{"stall", "truncate", "retryable", "permanent", "cut"} {
 		if !seen[k] {
 			t.Errorf("no %s fault seen; counts %v", k, fb.Counts())
+		}
+	}
+}
+
+// The spared calls get no fault; the next ones do.
+func TestSpare(t *testing.T) {
+	ctx := context.Background()
+	fb, err := faultbucket.New(filled(t, 10), faultbucket.WithRate(faultbucket.Attributes, 1),
+		faultbucket.WithSpare(faultbucket.Attributes, 5), faultbucket.WithMaxStall(time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		_, _ = fb.Bucket().Attributes(ctx, fmt.Sprintf("k/%03d", i))
+		if want := int64(max(0, i-4)); fb.Total() != want {
+			t.Fatalf("after %d calls, %d faults; want %d", i+1, fb.Total(), want)
 		}
 	}
 }
@@ -213,7 +236,8 @@ func TestInvalidOptions(t *testing.T) {
 	for _, o := range []faultbucket.Option{faultbucket.WithRate(faultbucket.Read, 1.5),
 		faultbucket.WithRate(faultbucket.Read, -0.1), faultbucket.WithRates(2),
 		faultbucket.WithRate(faultbucket.Op(99), 0.5), faultbucket.WithMaxStall(-time.Second),
-		faultbucket.WithMaxPageSize(-1)} {
+		faultbucket.WithMaxPageSize(-1), faultbucket.WithSpare(faultbucket.Read, -1),
+		faultbucket.WithSpare(faultbucket.Op(-1), 1)} {
 		if _, err := faultbucket.New(inner, o); err == nil {
 			t.Errorf("an invalid option was accepted")
 		}
