@@ -144,7 +144,16 @@ func checkLikeProtobuf(t *testing.T, b []byte) {
 	var ours Rules
 	err := ours.UnmarshalBinary(b)
 	m := lakeFSRulesType.New()
-	perr := proto.Unmarshal(b, m.Interface())
+	panicked, perr := unmarshalReference(b, m)
+	if panicked {
+		// protobuf-go's dynamic messages panic on a map entry whose key
+		// has another wire type ("cannot convert nil to map key"): there is
+		// no reference to compare with, and such input must not be read.
+		if err == nil {
+			t.Fatalf("% x: we read %+v, protobuf's reference decoder panics on it", b, ours)
+		}
+		return
+	}
 	if err == nil {
 		if perr != nil {
 			t.Fatalf("% x: we read %+v, protobuf refuses: %v", b, ours, perr)
@@ -167,6 +176,17 @@ func checkLikeProtobuf(t *testing.T, b []byte) {
 	default:
 		t.Fatalf("% x: protobuf reads %+v, we refuse: %v", b, theirs, err)
 	}
+}
+
+// unmarshalReference decodes b with protobuf's runtime, reporting a panic
+// of the runtime instead of failing the test with it.
+func unmarshalReference(b []byte, m protoreflect.Message) (panicked bool, err error) {
+	defer func() {
+		if recover() != nil {
+			panicked = true
+		}
+	}()
+	return false, proto.Unmarshal(b, m.Interface())
 }
 
 func TestUnmarshalBinaryLikeProtobuf(t *testing.T) {
