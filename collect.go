@@ -356,12 +356,12 @@ func relativeAddresses(namespace, what string, seq iter.Seq2[string, error]) ite
 	prefix := strings.TrimRight(namespace, "/") + "/"
 	return func(yield func(string, error) bool) {
 		if seq == nil {
-			yield("", fmt.Errorf("lakegc: %s addresses: the host returned a nil iterator", what))
+			yield("", fmt.Errorf("%s addresses: the host returned a nil iterator", what))
 			return
 		}
 		for a, err := range seq {
 			if err != nil {
-				yield("", fmt.Errorf("lakegc: %s addresses: %w", what, err))
+				yield("", fmt.Errorf("%s addresses: %w", what, err))
 				return
 			}
 			if hasScheme(a) {

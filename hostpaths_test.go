@@ -5,6 +5,7 @@ import (
 	"errors"
 	"iter"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -180,6 +181,9 @@ func TestCollectHostPathsFailuresMarkNothing(t *testing.T) {
 			}
 			if tc.name != "export cancelled" && tc.name != "no active commit" && !errors.Is(err, boom) {
 				t.Errorf("error %v does not wrap the host's", err)
+			}
+			if n := strings.Count(err.Error(), "lakegc:"); n != 1 {
+				t.Errorf("error %q names the package %d times, want once", err, n)
 			}
 			if ok := w.successfulMarks(); len(ok) > 0 {
 				t.Errorf("successful marks %q", ok)
