@@ -172,7 +172,7 @@ func TestSweepRateLimitsRetries(t *testing.T) {
 	}}
 	start := time.Now()
 	res, err := Sweep(ctx, b, "run1", WithBatchDeleter(d), WithDeleteRate(20),
-		func(c *config) { c.backoff = time.Millisecond })
+		WithBackoff(time.Millisecond, 10*time.Millisecond))
 	require.NoError(t, err)
 	require.Equal(t, int64(len(keys)), res.Deleted)
 	// A burst of 20 keys, then the 20 retries at 20 a second.

@@ -210,7 +210,7 @@ func TestMarkSpills(t *testing.T) {
 			if failing {
 				d.listErr = func(prefix string) error {
 					if len(prefix) > len("data/") && prefix[:5] == "data/" {
-						return codeErr{gcerrors.Internal}
+						return codeErr{gcerrors.PermissionDenied} // permanent: not retried
 					}
 					return nil
 				}

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -10,14 +11,32 @@ import (
 
 // Defaults of the options.
 const (
-	DefaultStoragePrefix     = "_lakefs"
-	DefaultDataPrefix        = "data"
-	DefaultMinAge            = 24 * time.Hour
-	DefaultLinkTTL           = 24 * time.Hour
-	DefaultClockSkew         = 5 * time.Minute
-	DefaultMemoryBudget      = 256 << 20
-	DefaultListConcurrency   = 8
-	DefaultDeleteConcurrency = 16
+	DefaultStoragePrefix = "_lakefs"
+	DefaultDataPrefix    = "data"
+	DefaultMinAge        = 24 * time.Hour
+	DefaultLinkTTL       = 24 * time.Hour
+	DefaultClockSkew     = 5 * time.Minute
+	DefaultMemoryBudget  = 256 << 20
+)
+
+// Defaults of the concurrency and the retries, which follow the store (see
+// the package documentation): Mark lists up to DefaultMaxListConcurrency
+// pages at once, starting from DefaultListConcurrency; Sweep keeps up to
+// DefaultMaxDeleteConcurrency batches in flight, starting from
+// DefaultDeleteConcurrency; both go down to one when the store throttles.
+// A failed request is retried after DefaultMinBackoff, doubling up to
+// DefaultMaxBackoff, the range of lakeFS's Spark client: the store's SDK
+// has already retried within a few seconds before Sweep sees an error, so a
+// shorter first wait would only add to a storm, and a store that throttles
+// for minutes (S3 spreads a prefix over more partitions in minutes) gets
+// waits of the same order.
+const (
+	DefaultListConcurrency      = 8
+	DefaultMaxListConcurrency   = 32
+	DefaultDeleteConcurrency    = 16
+	DefaultMaxDeleteConcurrency = 64
+	DefaultMinBackoff           = time.Second
+	DefaultMaxBackoff           = 2 * time.Minute
 )
 
 // minMemoryBudget is the smallest budget WithMemoryBudget accepts: below it the
@@ -31,42 +50,49 @@ const minMemoryBudget = 4 << 10
 type Option func(*config)
 
 type config struct {
-	storagePrefix     string
-	dataPrefix        string
-	minAge            time.Duration
-	linkTTL           time.Duration
-	unsafeMinAge      bool
-	clockSkew         time.Duration
-	clock             func() time.Time
-	tempDir           string
-	memoryBudget      int64
-	listConcurrency   int
-	deleteConcurrency int
-	deleteRate        float64
-	deleter           BatchDeleter
-	logger            *slog.Logger
-	progress          func(Progress)
+	storagePrefix string
+	dataPrefix    string
+	minAge        time.Duration
+	linkTTL       time.Duration
+	unsafeMinAge  bool
+	clockSkew     time.Duration
+	clock         func() time.Time
+	tempDir       string
+	memoryBudget  int64
+	list          span // pages Mark lists at once
+	delete        span // batches Sweep deletes at once
+	deleteRate    float64
+	deleter       BatchDeleter
+	logger        *slog.Logger
+	progress      func(Progress)
+	minBackoff    time.Duration
+	maxBackoff    time.Duration
 
-	// Retry policy of Sweep; fixed outside tests.
-	maxAttempts int
-	backoff     time.Duration
+	// Attempts of a request, and how a backoff waits; fixed outside tests,
+	// which run minutes of backoff in simulated time.
+	deleteAttempts int
+	listAttempts   int
+	sleep          func(ctx context.Context, d time.Duration) error
 
 	err error // the first invalid option
 }
 
 func newConfig(opts []Option) *config {
 	c := &config{
-		storagePrefix:     DefaultStoragePrefix,
-		dataPrefix:        DefaultDataPrefix,
-		minAge:            DefaultMinAge,
-		linkTTL:           DefaultLinkTTL,
-		clockSkew:         DefaultClockSkew,
-		clock:             time.Now,
-		memoryBudget:      DefaultMemoryBudget,
-		listConcurrency:   DefaultListConcurrency,
-		deleteConcurrency: DefaultDeleteConcurrency,
-		maxAttempts:       5,
-		backoff:           100 * time.Millisecond,
+		storagePrefix:  DefaultStoragePrefix,
+		dataPrefix:     DefaultDataPrefix,
+		minAge:         DefaultMinAge,
+		linkTTL:        DefaultLinkTTL,
+		clockSkew:      DefaultClockSkew,
+		clock:          time.Now,
+		memoryBudget:   DefaultMemoryBudget,
+		list:           span{1, DefaultListConcurrency, DefaultMaxListConcurrency},
+		delete:         span{1, DefaultDeleteConcurrency, DefaultMaxDeleteConcurrency},
+		minBackoff:     DefaultMinBackoff,
+		maxBackoff:     DefaultMaxBackoff,
+		deleteAttempts: deleteAttempts,
+		listAttempts:   listAttempts,
+		sleep:          sleep,
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -189,28 +215,120 @@ func WithMemoryBudget(bytes int64) Option {
 	}
 }
 
-// WithListConcurrency sets how many slices Mark lists at once (0: the
-// default DefaultListConcurrency).
+// span is a concurrency range and where it starts.
+type span struct{ lo, start, hi int }
+
+// window returns a window over the span.
+func (s span) window() *window { return newWindow(s.lo, s.start, s.hi) }
+
+// concurrencyRange returns the span [lo, hi] (0: 1 and the larger of
+// defaultHi and lo) starting at defaultStart, or false when it is invalid.
+func concurrencyRange(lo, hi, defaultStart, defaultHi int) (span, bool) {
+	if lo < 0 || hi < 0 {
+		return span{}, false
+	}
+	lo = cmp.Or(lo, 1)
+	hi = cmp.Or(hi, max(defaultHi, lo))
+	if lo > hi {
+		return span{}, false
+	}
+	return span{lo, min(max(defaultStart, lo), hi), hi}, true
+}
+
+// WithListConcurrency fixes how many listing requests (pages of up to 1000
+// keys, each of one slice) Mark keeps in flight at n: the window does not
+// follow the store (0: the default, a window of
+// WithListConcurrencyRange(0, 0)). It bounds the slices listed at once too.
 func WithListConcurrency(n int) Option {
 	return func(c *config) {
 		if n < 0 {
 			c.invalid("negative list concurrency %d", n)
 			return
 		}
-		c.listConcurrency = cmp.Or(n, DefaultListConcurrency)
+		if n == 0 {
+			c.list = span{1, DefaultListConcurrency, DefaultMaxListConcurrency}
+			return
+		}
+		c.list = span{n, n, n}
 	}
 }
 
-// WithDeleteConcurrency sets how many DeleteBatch calls Sweep runs at once
-// (0: the default DefaultDeleteConcurrency).
+// WithListConcurrencyRange sets the bounds of the listing requests Mark
+// keeps in flight: it starts at DefaultListConcurrency (within the bounds),
+// grows while requests are slow and halves on throttling, never below lo or
+// above hi (0: 1 for lo, the larger of DefaultMaxListConcurrency and lo for
+// hi). Each slice is listed by one request at a time, so hi also bounds the
+// slices listed at once, each holding a page of up to 1000 keys and a
+// buffer.
+func WithListConcurrencyRange(lo, hi int) Option {
+	return func(c *config) {
+		s, ok := concurrencyRange(lo, hi, DefaultListConcurrency, DefaultMaxListConcurrency)
+		if !ok {
+			c.invalid("list concurrency range [%d, %d]", lo, hi)
+			return
+		}
+		c.list = s
+	}
+}
+
+// WithDeleteConcurrency fixes how many DeleteBatch calls Sweep keeps in
+// flight at n: the window does not follow the store (0: the default, a
+// window of WithDeleteConcurrencyRange(0, 0)).
 func WithDeleteConcurrency(n int) Option {
 	return func(c *config) {
 		if n < 0 {
 			c.invalid("negative delete concurrency %d", n)
 			return
 		}
-		c.deleteConcurrency = cmp.Or(n, DefaultDeleteConcurrency)
+		if n == 0 {
+			c.delete = span{1, DefaultDeleteConcurrency, DefaultMaxDeleteConcurrency}
+			return
+		}
+		c.delete = span{n, n, n}
 	}
+}
+
+// WithDeleteConcurrencyRange sets the bounds of the DeleteBatch calls Sweep
+// keeps in flight: it starts at DefaultDeleteConcurrency (within the
+// bounds), grows while calls succeed and halves on throttling, never below lo
+// or above hi (0: 1 for lo, the larger of DefaultMaxDeleteConcurrency and lo
+// for hi).
+func WithDeleteConcurrencyRange(lo, hi int) Option {
+	return func(c *config) {
+		s, ok := concurrencyRange(lo, hi, DefaultDeleteConcurrency, DefaultMaxDeleteConcurrency)
+		if !ok {
+			c.invalid("delete concurrency range [%d, %d]", lo, hi)
+			return
+		}
+		c.delete = s
+	}
+}
+
+// WithBackoff sets the waits before the retries of a listing page or a
+// delete batch that failed with a transient error: the first retry waits
+// about lo, each next one twice as long, up to hi; each wait is drawn
+// between half and all of that (0: DefaultMinBackoff for lo, the larger of
+// DefaultMaxBackoff and lo for hi). A page is tried up to 10 times before
+// Mark fails, a key up to 5 times before Sweep lists it in failed/.
+func WithBackoff(lo, hi time.Duration) Option {
+	return func(c *config) {
+		if lo < 0 || hi < 0 {
+			c.invalid("negative backoff [%v, %v]", lo, hi)
+			return
+		}
+		lo = cmp.Or(lo, DefaultMinBackoff)
+		hi = cmp.Or(hi, max(DefaultMaxBackoff, lo))
+		if lo > hi {
+			c.invalid("backoff range [%v, %v]", lo, hi)
+			return
+		}
+		c.minBackoff, c.maxBackoff = lo, hi
+	}
+}
+
+// backoff returns the configured backoff.
+func (c *config) backoff() backoff {
+	return backoff{lo: c.minBackoff, hi: c.maxBackoff, sleep: c.sleep}
 }
 
 // WithDeleteRate limits Sweep to perSecond keys a second (default, <= 0,

@@ -230,6 +230,9 @@ type lister struct {
 	handleSize int // what an entry's listing handle holds, a memRun or a run file's name
 	firstSlice string
 	firstTime  time.Time
+
+	win     *window   // the listing requests in flight, made by pages
+	winOnce sync.Once // makes win
 }
 
 // listTop lists the top level and the data folder with a delimiter: loose
@@ -300,7 +303,7 @@ func (l *lister) addFolder(f folder) bool {
 // ignores the delimiter would hand lakeFS's own files and other folders to
 // Mark as loose objects).
 func (l *lister) listLevel(ctx context.Context, prefix string, f func(*blob.ListObject) error) error {
-	it := l.bucket.List(&blob.ListOptions{Prefix: prefix, Delimiter: "/"})
+	it := l.pages(&blob.ListOptions{Prefix: prefix, Delimiter: "/"})
 	for {
 		o, err := it.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -336,8 +339,9 @@ func (l *lister) addLoose(o *blob.ListObject) error {
 	return l.loose.add([]byte(o.Key))
 }
 
-// listFolders lists every folder in full, cfg.listConcurrency at once, each
-// into its own run file.
+// listFolders lists every folder in full, each into memory or its own run
+// file. Up to the window's bound of folders are listed at once, and the
+// window sets how many of them have a request in flight.
 func (l *lister) listFolders(ctx context.Context) error {
 	slices.SortFunc(l.folders, func(a, b folder) int { return strings.Compare(a.prefix, b.prefix) })
 	for i := 1; i < len(l.folders); i++ {
@@ -361,7 +365,7 @@ func (l *lister) listFolders(ctx context.Context) error {
 		mu.Unlock()
 		cancel()
 	}
-	for range min(l.cfg.listConcurrency, len(l.folders)) {
+	for range min(l.cfg.list.hi, len(l.folders)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -440,7 +444,7 @@ func (l *lister) listAll(ctx context.Context, prefix string, add func(key []byte
 		listed, young = 0, 0
 	}
 	defer flush()
-	it := l.bucket.List(&blob.ListOptions{Prefix: prefix})
+	it := l.pages(&blob.ListOptions{Prefix: prefix})
 	for {
 		o, err := it.Next(ctx)
 		if errors.Is(err, io.EOF) {

@@ -157,7 +157,7 @@ func TestSweepStoreRefusals(t *testing.T) {
 			require.NoError(t, err)
 			store := &countingDeletes{Bucket: blob.NewBucket(&storeBucket{err: c.err, portable: c.portable})}
 			res, err := Sweep(ctx, reports, "run1", WithBatchDeleter(store), WithClock(fixedClock),
-				func(c *config) { c.backoff = time.Millisecond })
+				WithBackoff(time.Millisecond, 10*time.Millisecond))
 			require.NoError(t, err)
 			require.Equal(t, SweepResult{Failed: int64(len(keys))}, *res)
 			require.Equal(t, int64(c.attempts*len(keys)), store.calls.Load())

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"sync"
-	"time"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
@@ -121,6 +119,8 @@ func Sweep(ctx context.Context, bucket *blob.Bucket, runID string, opts ...Optio
 		cnt:     &counters{progress: cfg.progress},
 		deleter: cfg.deleter,
 		batch:   maxBatch,
+		win:     cfg.delete.window(),
+		backoff: cfg.backoff(),
 	}
 	if s.deleter == nil {
 		s.deleter = bucketDeleter{bucket: bucket}
@@ -141,6 +141,8 @@ type sweeper struct {
 	deleter BatchDeleter
 	batch   int
 	limiter *rate.Limiter
+	win     *window // the DeleteBatch calls in flight
+	backoff backoff
 
 	mu     sync.Mutex // guards failed
 	failed *partWriter[failedRow]
@@ -205,7 +207,7 @@ func (s *sweeper) deleteAll(ctx context.Context, runID string) error {
 		errMu.Unlock()
 		cancel()
 	}
-	for range s.cfg.deleteConcurrency {
+	for range s.cfg.delete.hi {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -265,9 +267,9 @@ func (s *sweeper) record(key, why string, count func(*Progress)) error {
 }
 
 // deleteBatch deletes keys, retrying the transient failures; an error is
-// returned only when the sweep must stop.
+// returned only when the sweep must stop. Each call of the deleter takes a
+// place in the window and tells it how the store answered.
 func (s *sweeper) deleteBatch(ctx context.Context, keys []string) error {
-	backoff := s.cfg.backoff
 	for attempt := 1; ; attempt++ {
 		// Retries count against the rate limit too.
 		if s.limiter != nil {
@@ -275,7 +277,12 @@ func (s *sweeper) deleteBatch(ctx context.Context, keys []string) error {
 				return err
 			}
 		}
+		sl, err := s.win.acquire(ctx)
+		if err != nil {
+			return err
+		}
 		failed, err := s.deleter.DeleteBatch(ctx, keys)
+		s.win.release(sl, judgeBatch(failed, err), 0)
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
@@ -294,7 +301,7 @@ func (s *sweeper) deleteBatch(ctx context.Context, keys []string) error {
 				deleted++
 			case isNotFound(kerr):
 				gone++
-			case transient(kerr) && attempt < s.cfg.maxAttempts:
+			case transient(kerr) && attempt < s.cfg.deleteAttempts:
 				retry = append(retry, k)
 			default:
 				if err := s.record(k, kerr.Error(), func(p *Progress) { p.Failed++ }); err != nil {
@@ -307,20 +314,22 @@ func (s *sweeper) deleteBatch(ctx context.Context, keys []string) error {
 			return nil
 		}
 		keys = retry
-		if err := sleep(ctx, backoff/2+rand.N(backoff/2+1)); err != nil {
+		if err := s.backoff.wait(ctx, attempt); err != nil {
 			return err
 		}
-		backoff *= 2
 	}
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+// judgeBatch says what a DeleteBatch call tells the window: throttled when
+// the call or any key was throttled.
+func judgeBatch(failed map[string]error, err error) outcome {
+	if err != nil {
+		return judge(err)
 	}
+	for _, kerr := range failed {
+		if kerr != nil && judge(kerr) == throttled {
+			return throttled
+		}
+	}
+	return answered
 }

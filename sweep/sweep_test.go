@@ -188,7 +188,7 @@ func TestSweepRetries(t *testing.T) {
 		}
 		return nil
 	}}
-	res, err := Sweep(ctx, b, "run1", WithBatchDeleter(d), func(c *config) { c.backoff = time.Millisecond })
+	res, err := Sweep(ctx, b, "run1", WithBatchDeleter(d), WithBackoff(time.Millisecond, 10*time.Millisecond))
 	require.NoError(t, err)
 	require.Equal(t, SweepResult{Deleted: 37, AlreadyGone: 1, Failed: 2}, *res)
 	// Five attempts: the failed first batch, then four calls per key.

@@ -1,0 +1,119 @@
+package sweep
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// window bounds the requests a Mark's listing or a Sweep's deleting keeps in
+// flight, and moves that bound with the store's answers: additive increase,
+// multiplicative decrease, as TCP does with its congestion window.
+//
+//   - A request answered while the caller was mostly waiting on the store
+//     (its latency at least the time the caller spent on the previous
+//     answer) grows the window by 1/size: by one request per window's worth
+//     of such answers. More requests at once then shorten the wait; when the
+//     caller's own work dominates, more would only queue, so the window holds.
+//   - A throttled request halves the window, at most once per round: only a
+//     request sent after the last decrease can decrease it again, so a burst
+//     of throttled answers to requests sent together counts once.
+//   - Any other answer (another error) leaves it as it is.
+//
+// The window never leaves [lo, hi]; with lo == hi it is fixed. Safe for
+// concurrent use.
+type window struct {
+	lo, hi float64
+
+	mu       sync.Mutex
+	size     float64 // in [lo, hi]; int(size) requests may be in flight
+	inflight int
+	epoch    uint64        // decreases so far
+	wake     chan struct{} // closed when a slot may have come free
+	peak     int           // the most requests ever in flight
+}
+
+// newWindow returns a window of start requests (clamped to [lo, hi]),
+// 1 <= lo <= hi.
+func newWindow(lo, start, hi int) *window {
+	return &window{
+		lo:   float64(lo),
+		hi:   float64(hi),
+		size: float64(min(max(start, lo), hi)),
+		wake: make(chan struct{}),
+	}
+}
+
+// outcome is what a request's answer tells the window.
+type outcome int
+
+const (
+	answered  outcome = iota // the store answered (even with a refusal)
+	throttled                // the store asked to slow down
+	failed                   // another error: the window holds
+)
+
+// slot is a request in flight, from acquire to release.
+type slot struct {
+	epoch uint64
+	sent  time.Time
+}
+
+// acquire waits until the window has room for one more request, or ctx is
+// done.
+func (w *window) acquire(ctx context.Context) (slot, error) {
+	for {
+		w.mu.Lock()
+		if w.inflight < int(w.size) {
+			w.inflight++
+			w.peak = max(w.peak, w.inflight)
+			s := slot{epoch: w.epoch, sent: time.Now()}
+			w.mu.Unlock()
+			return s, nil
+		}
+		wake := w.wake
+		w.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return slot{}, ctx.Err()
+		}
+	}
+}
+
+// release ends the request of s, whose answer was o, and whose caller had
+// spent work on the previous answer before sending it.
+func (w *window) release(s slot, o outcome, work time.Duration) {
+	latency := time.Since(s.sent)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.inflight--
+	w.adjust(s.epoch, o, latency, work)
+	close(w.wake)
+	w.wake = make(chan struct{})
+}
+
+// adjust moves the window for one answer; w.mu is held.
+func (w *window) adjust(epoch uint64, o outcome, latency, work time.Duration) {
+	switch {
+	case o == throttled && epoch == w.epoch:
+		w.size = max(w.size/2, w.lo)
+		w.epoch++
+	case o == answered && latency >= work:
+		w.size = min(w.size+1/w.size, w.hi)
+	}
+}
+
+// limit returns the requests the window lets in flight now.
+func (w *window) limit() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return int(w.size)
+}
+
+// maxInFlight returns the most requests that were ever in flight at once.
+func (w *window) maxInFlight() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.peak
+}

@@ -1,0 +1,147 @@
+package sweep
+
+import (
+	"context"
+	"io"
+	"math/rand/v2"
+	"time"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
+)
+
+// Attempts of a request that fails with a transient error (see
+// BatchDeleter), the first included. A listing page gets more than a delete
+// batch: a listing that gives up fails the whole Mark, while a key that
+// gives up is listed in failed/ and the next Sweep tries it again. With the
+// default backoff, ten attempts wait out about six minutes of throttling.
+const (
+	deleteAttempts = 5
+	listAttempts   = 10
+)
+
+// listPageSize is the keys a listing request asks for: the most S3 returns.
+const listPageSize = 1000
+
+// backoff is the wait before each retry of a request: from lo, doubling
+// with each retry up to hi, each wait drawn uniformly from its upper half so
+// that requests throttled together do not come back together.
+type backoff struct {
+	lo, hi time.Duration
+	sleep  func(ctx context.Context, d time.Duration) error
+}
+
+// wait sleeps before retry number n (1 for the first retry).
+func (b backoff) wait(ctx context.Context, n int) error {
+	d := b.lo
+	for i := 1; i < n && d < b.hi; i++ {
+		if d > b.hi/2 {
+			d = b.hi
+			break
+		}
+		d *= 2
+	}
+	d = min(d, b.hi)
+	return b.sleep(ctx, d/2+rand.N(d/2+1))
+}
+
+// sleep waits d, or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// judge says what a request's error tells the window.
+func judge(err error) outcome {
+	switch {
+	case err == nil:
+		return answered
+	case errorCode(err) == gcerrors.ResourceExhausted:
+		return throttled
+	}
+	return failed
+}
+
+// pager lists a prefix one page (one request) at a time, each request
+// within the window and retried after a backoff when it fails with a
+// transient error. Its Next has the contract of blob.ListIterator's.
+type pager struct {
+	bucket   *blob.Bucket
+	opts     *blob.ListOptions
+	win      *window
+	backoff  backoff
+	attempts int
+
+	token    []byte
+	page     []*blob.ListObject
+	i        int
+	answered time.Time // when the last page arrived
+}
+
+// pages returns a pager of the listing of opts.
+func (l *lister) pages(opts *blob.ListOptions) *pager {
+	l.winOnce.Do(func() { l.win = l.cfg.list.window() })
+	return &pager{
+		bucket:   l.bucket,
+		opts:     opts,
+		win:      l.win,
+		backoff:  l.cfg.backoff(),
+		attempts: l.cfg.listAttempts,
+		token:    blob.FirstPageToken,
+	}
+}
+
+// Next returns the next object of the listing, or io.EOF after the last.
+func (p *pager) Next(ctx context.Context) (*blob.ListObject, error) {
+	for p.i == len(p.page) {
+		if len(p.token) == 0 {
+			return nil, io.EOF
+		}
+		if err := p.fetch(ctx); err != nil {
+			return nil, err
+		}
+	}
+	o := p.page[p.i]
+	p.page[p.i] = nil
+	p.i++
+	return o, nil
+}
+
+// fetch reads the page of p.token. The caller's work on the previous page
+// (from its arrival to this call) tells the window whether more requests at
+// once would help.
+func (p *pager) fetch(ctx context.Context) error {
+	var work time.Duration
+	if !p.answered.IsZero() {
+		work = time.Since(p.answered)
+	}
+	for attempt := 1; ; attempt++ {
+		s, err := p.win.acquire(ctx)
+		if err != nil {
+			return err
+		}
+		page, next, err := p.bucket.ListPage(ctx, p.token, listPageSize, p.opts)
+		p.win.release(s, judge(err), work)
+		if err == nil {
+			p.page, p.i, p.token = page, 0, next
+			p.answered = time.Now()
+			return nil
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if !transient(err) || attempt >= p.attempts {
+			return err
+		}
+		if err := p.backoff.wait(ctx, attempt); err != nil {
+			return err
+		}
+		work = 0
+	}
+}
