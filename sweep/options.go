@@ -73,6 +73,7 @@ type config struct {
 	deleteAttempts int
 	listAttempts   int
 	sleep          func(ctx context.Context, d time.Duration) error
+	batch          int // keys a DeleteBatch call gets (0: the deleter's default)
 
 	err error // the first invalid option
 }

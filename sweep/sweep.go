@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -126,6 +127,7 @@ func Sweep(ctx context.Context, bucket *blob.Bucket, runID string, opts ...Optio
 		s.deleter = bucketDeleter{bucket: bucket}
 		s.batch = defaultBatch
 	}
+	s.batch = cmp.Or(cfg.batch, s.batch)
 	if cfg.deleteRate > 0 && !math.IsInf(cfg.deleteRate, 1) {
 		s.batch = min(s.batch, max(1, int(cfg.deleteRate)))
 		s.limiter = rate.NewLimiter(rate.Limit(cfg.deleteRate), s.batch)
