@@ -13,9 +13,10 @@
 //	candidates = namespace listing − uncommitted − committed − objects younger than the cutoff
 //
 // The namespace is every object under the data folder (data/<slice>/<id>,
-// listed slice by slice, [DefaultListConcurrency] at once) plus the top-level objects of the
-// old flat layout, except lakeFS's "dummy" marker; nothing under the storage
-// prefix (_lakefs/) or in other folders is ever listed.
+// listed slice by slice, several at once: see "Concurrency and retries")
+// plus the top-level objects of the old flat layout, except lakeFS's "dummy"
+// marker; nothing under the storage prefix (_lakefs/) or in other folders is
+// ever listed.
 //
 // The cutoff is min(Inputs.ExportStart, Mark's start) − MinAge − ClockSkew.
 // It is anchored at the uncommitted export, not at Mark: an address handed
@@ -83,17 +84,60 @@
 // Sweep deletes the candidates of a successful run in batches through a
 // BatchDeleter (by default bucket.Delete; packages s3delete, azdelete and
 // gcsdelete use S3's DeleteObjects, Azure's Blob Batch and concurrent GCS
-// deletes), with bounded concurrency, an optional rate limit and up to five
-// attempts with exponential backoff on transient errors, judged by the store's own answer (see BatchDeleter): a
-// refusal lands in failed/ at once, throttling is retried. It refuses, and
-// reports, any candidate outside what Mark scans, so a corrupt or foreign
-// report cannot reach lakeFS's own files. Sweeping twice is safe.
+// deletes), with a concurrency that follows the store (see "Concurrency and
+// retries"), an optional rate limit ([WithDeleteRate], a ceiling that
+// retries count against too) and up to five attempts per key on transient
+// errors, judged by the store's own answer (see BatchDeleter): a refusal
+// lands in failed/ at once, throttling is retried. A key still failing after
+// its five attempts lands in failed/ too: a throttling storm longer than the
+// retries fails keys, never the sweep, and the next Sweep tries them again.
+// It refuses, and reports, any candidate outside what Mark scans, so a
+// corrupt or foreign report cannot reach lakeFS's own files. Sweeping twice
+// is safe.
 //
 // A mark and a sweep as a host runs them, with their output, are in the
 // repository's examples/gccycle (go run ./examples/gccycle -sweep).
 //
 // When in doubt, the package keeps: every ambiguity resolves towards not
 // deleting a live object.
+//
+// # Concurrency and retries
+//
+// Mark's listing requests (a page of up to 1000 keys of one slice) and
+// Sweep's DeleteBatch calls each go through a window of requests in flight
+// that follows the store, as TCP's congestion window does (additive
+// increase, multiplicative decrease):
+//
+//   - an answer that came while the caller was mostly waiting for it (the
+//     request took at least as long as the caller's work on the previous
+//     answer) widens the window by one request per window's worth of such
+//     answers: slow requests get more company, while a listing whose own
+//     sorting is the bottleneck stays where it is;
+//   - a throttled answer (ResourceExhausted: S3's SlowDown and 503, 429,
+//     Azure's ServerBusy; see BatchDeleter) halves it, once per round:
+//     answers to requests sent before the last halving do not halve it
+//     again;
+//   - other errors leave it.
+//
+// The window starts at DefaultListConcurrency (8) listing requests and
+// DefaultDeleteConcurrency (16) delete calls, and stays within
+// [WithListConcurrencyRange] and [WithDeleteConcurrencyRange] (by default 1
+// to DefaultMaxListConcurrency, 32, and 1 to DefaultMaxDeleteConcurrency,
+// 64); [WithListConcurrency] and [WithDeleteConcurrency] fix it instead. A
+// slice is listed by one request at a time, so the upper bound also bounds
+// the slices listed at once.
+//
+// A request that fails with a transient error (throttled, Unknown, Internal,
+// DeadlineExceeded) is tried again after a backoff of [WithBackoff]: about
+// DefaultMinBackoff (1 s) before the first retry, doubling up to
+// DefaultMaxBackoff (2 min), each wait drawn from the upper half of that, as
+// lakeFS's Spark client does. The store's SDK has usually retried for a few
+// seconds already before an error reaches the package, and a store that
+// throttles gives it minutes, so shorter waits would only feed a storm. A
+// listing page gets ten attempts (about three to six minutes of waits): a
+// throttling storm slows Mark rather than failing it, while a permanent
+// error (a refusal, a missing bucket) fails it at once. A delete batch's
+// keys get five attempts (up to 15 s of waits); then they land in failed/.
 //
 // # Cost
 //

@@ -34,8 +34,10 @@ import (
 // ServerBusy are ResourceExhausted; other 5xx are Internal; 408 is
 // DeadlineExceeded; S3's 409 (OperationAborted, "try again") is Unknown; a
 // file system's EACCES or EPERM is PermissionDenied (fileblob says Unknown).
-// Implementations must be safe for concurrent use: Sweep keeps up to
-// WithDeleteConcurrency calls in flight.
+// ResourceExhausted also halves the calls Sweep keeps in flight (see the
+// package documentation). Implementations must be safe for concurrent use:
+// Sweep keeps up to the top of WithDeleteConcurrencyRange (or
+// WithDeleteConcurrency) calls in flight.
 type BatchDeleter interface {
 	DeleteBatch(ctx context.Context, keys []string) (failed map[string]error, err error)
 }
@@ -94,9 +96,10 @@ func transient(err error) bool {
 // refused: never deleted, counted and listed in failed/ with the reason. The
 // scope uses the summary's cutoff_time; a summary without one makes every
 // candidate inside a slice refused.
-// The others are deleted in batches through the BatchDeleter, with transient
-// errors retried with exponential backoff; the ones that still fail are
-// listed in failed/. Sweep then writes failed/ and sweep.json beside the
+// The others are deleted in batches through the BatchDeleter, as many at
+// once as the store takes (see the package documentation), with transient
+// errors retried with exponential backoff (WithBackoff); the ones that still
+// fail are listed in failed/. Sweep then writes failed/ and sweep.json beside the
 // summary, replacing those of an earlier sweep: running it twice is safe.
 func Sweep(ctx context.Context, bucket *blob.Bucket, runID string, opts ...Option) (*SweepResult, error) {
 	if bucket == nil {
