@@ -191,7 +191,7 @@ func requireSwept(t *testing.T, b *blob.Bucket, keys []string, res *SweepResult)
 	require.Len(t, failed, int(res.Failed))
 }
 
-// TestSweepThrottlingStorm sweeps 40 batches of 100 keys while the store answers
+// TestSweepThrottlingStorm sweeps 40 batches of 25 keys while the store answers
 // SlowDown to every request for the first two simulated minutes: the
 // batches sent early give up after their five attempts and land in failed/,
 // the later ones are deleted once the storm ends; no key is tried more than
@@ -199,13 +199,13 @@ func requireSwept(t *testing.T, b *blob.Bucket, keys []string, res *SweepResult)
 func TestSweepThrottlingStorm(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	b, _, keys := stormNamespace(t, 40, 100)
+	b, _, keys := stormNamespace(t, 40, 25)
 	_, err := Mark(ctx, b, "run1", noInputs(), WithClock(fixedClock))
 	require.NoError(t, err)
 	clk := &simClock{}
 	st := newStorm(clk, 2*time.Minute)
 	res, err := Sweep(ctx, b, "run1", WithBatchDeleter(stormDeleter{st, b}),
-		WithDeleteConcurrencyRange(1, 4), clk.option(), func(c *config) { c.batch = 100 })
+		WithDeleteConcurrencyRange(1, 4), clk.option(), func(c *config) { c.batch = 25 })
 	require.NoError(t, err)
 	requireSwept(t, b, keys, res)
 	// The first four batches retry together, for at most 4 × (1+2+4+8) s:
