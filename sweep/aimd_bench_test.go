@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,6 +26,9 @@ type slowStore struct {
 	limiter *rate.Limiter
 
 	requests, throttled atomic.Int64
+
+	mu             sync.Mutex
+	inFlight, peak int // requests in flight, and their most
 }
 
 func newSlowStore(d *genDriver, latency time.Duration, limit int) *slowStore {
@@ -38,7 +42,14 @@ func newSlowStore(d *genDriver, latency time.Duration, limit int) *slowStore {
 // request is one round trip to the store.
 func (s *slowStore) request() error {
 	s.requests.Add(1)
+	s.mu.Lock()
+	s.inFlight++
+	s.peak = max(s.peak, s.inFlight)
+	s.mu.Unlock()
 	time.Sleep(s.latency)
+	s.mu.Lock()
+	s.inFlight--
+	s.mu.Unlock()
 	if s.limiter != nil && !s.limiter.Allow() {
 		s.throttled.Add(1)
 		return codeErr{gcerrors.ResourceExhausted}

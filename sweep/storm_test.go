@@ -312,3 +312,30 @@ func TestMarkEndlessStorm(t *testing.T) {
 		})
 	}
 }
+
+// TestMarkWidensOnSlowStore lists 40 slices of three pages through a store
+// that takes 20 ms a request: the adaptive window lists more slices at once
+// than it started with, within its bound; a fixed concurrency stays at it.
+func TestMarkWidensOnSlowStore(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		opt      Option
+		min, max int
+	}{
+		{"adaptive", WithListConcurrencyRange(0, 24), DefaultListConcurrency + 1, 24},
+		{"fixed", WithListConcurrency(DefaultListConcurrency), 1, DefaultListConcurrency},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := newGenDriver(40, 3000)
+			d.discardParts = true
+			s := newSlowStore(d, 20*time.Millisecond, 0)
+			sum, err := Mark(context.Background(), blob.NewBucket(s), "run1", noInputs(),
+				WithClock(fixedClock), WithTempDir(t.TempDir()), c.opt)
+			require.NoError(t, err)
+			require.Equal(t, int64(40*3000), sum.NumDeletedObjects)
+			require.GreaterOrEqual(t, s.peak, c.min)
+			require.LessOrEqual(t, s.peak, c.max)
+			t.Logf("%d listing requests in flight at most", s.peak)
+		})
+	}
+}

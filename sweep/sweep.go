@@ -189,7 +189,8 @@ func (s *sweeper) run(ctx context.Context, runID string) (*SweepResult, error) {
 	s.cnt.phase("done")
 	if s.cfg.logger != nil {
 		s.cfg.logger.Info("sweep: sweep done", "run_id", runID, "deleted", res.Deleted,
-			"already_gone", res.AlreadyGone, "failed", res.Failed, "refused", res.Refused)
+			"already_gone", res.AlreadyGone, "failed", res.Failed, "refused", res.Refused,
+			"concurrency", s.win.limit(), "max_in_flight", s.win.maxInFlight())
 	}
 	return res, nil
 }
