@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"time"
@@ -136,8 +137,11 @@ func (p *pager) fetch(ctx context.Context) error {
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
-		if !transient(err) || attempt >= p.attempts {
+		if !transient(err) {
 			return err
+		}
+		if attempt >= p.attempts {
+			return fmt.Errorf("gave up after %d attempts: %w", attempt, err)
 		}
 		if err := p.backoff.wait(ctx, attempt); err != nil {
 			return err

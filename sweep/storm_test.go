@@ -303,6 +303,10 @@ func TestMarkEndlessStorm(t *testing.T) {
 			_, err := Mark(ctx, sb, "run1", noInputs(), WithClock(fixedClock), clk.option())
 			require.Error(t, err)
 			require.Equal(t, c.code, gcerrors.Code(err), "%v", err)
+			if c.attempts > 1 {
+				require.ErrorContains(t, err, fmt.Sprintf("gave up after %d attempts", c.attempts))
+			}
+			t.Log(err)
 			require.NoError(t, ctx.Err(), "Mark hung")
 			d.listErr = nil
 			requireFailedRun(t, b, "run1")
