@@ -124,7 +124,30 @@ type config struct {
 	writeRate   float64
 	prefixDepth int
 	now         func() time.Time
+	observe     func(Request)
 	err         error
+}
+
+// Request is one request to a Store, as WithObserver sees it.
+type Request struct {
+	// Kind is "list", "head", "get", "put", "delete" or "delete-batch".
+	Kind string
+	// Key is the request's key, the listing's prefix, or a delete batch's
+	// first key.
+	Key string
+	// Keys is the number of keys of a delete batch, else 1.
+	Keys int
+	// Throttled is set when the store answered ErrSlowDown.
+	Throttled bool
+}
+
+var kindNames = [...]string{kList: "list", kHead: "head", kGet: "get", kPut: "put", kDelete: "delete", kBatch: "delete-batch"}
+
+// WithObserver calls f with every request after the store answered its
+// throttle, before its latency. f is called from concurrent requests and
+// must be safe for that.
+func WithObserver(f func(Request)) Option {
+	return func(c *config) { c.observe = f }
 }
 
 func (c *config) invalid(format string, args ...any) {
@@ -440,6 +463,9 @@ func (s *Store) request(ctx context.Context, kind int, keys ...string) error {
 		parts[i] = partition(k, s.cfg.prefixDepth)
 	}
 	throttled := !s.thr.take(write, parts)
+	if s.cfg.observe != nil {
+		s.cfg.observe(Request{Kind: kindNames[kind], Key: keys[0], Keys: len(keys), Throttled: throttled})
+	}
 	if err := sleep(ctx, s.cfg.latency); err != nil {
 		return err
 	}
