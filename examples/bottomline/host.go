@@ -144,9 +144,9 @@ func (h *host) committedCommit(q int) int {
 // ones hours old.
 var rules = &retention.Rules{DefaultRetentionDays: 30}
 
-func commitID(c int) string    { return fmt.Sprintf("c%07d", c) }
-func branchID(b int) string    { return fmt.Sprintf("b%06d", b) }
-func stagedPath(k int) string  { return fmt.Sprintf("p/%010d", k) }
+func commitID(c int) string   { return fmt.Sprintf("c%07d", c) }
+func branchID(b int) string   { return fmt.Sprintf("b%06d", b) }
+func stagedPath(k int) string { return fmt.Sprintf("p/%010d", k) }
 func parseNum(s, p string) int {
 	n, err := strconv.Atoi(strings.TrimPrefix(s, p))
 	if err != nil || !strings.HasPrefix(s, p) {
