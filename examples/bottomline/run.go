@@ -241,6 +241,13 @@ func resetPeakRSS() {
 	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 }
 
+// printed is the result's table.
+func printed(res *Result) string {
+	var b strings.Builder
+	res.print(&b)
+	return b.String()
+}
+
 // print writes the result as a table.
 func (res *Result) print(w io.Writer) {
 	mib := func(b int64) string { return fmt.Sprintf("%.0f", float64(b)/(1<<20)) }
