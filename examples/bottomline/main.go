@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/signal"
 	"time"
+
+	"github.com/lakegc/lakegc/examples/internal/s3sim"
 )
 
 func main() {
@@ -32,7 +34,7 @@ func main() {
 		sc.Slices = max(1, sc.Objects/10_000)
 	}
 	if o.Latency == 0 {
-		o.Latency = -1 // s3sim.NoLatency
+		o.Latency = s3sim.NoLatency
 	}
 	o.MemoryBudget = int64(budget) << 20
 	o.ListConcurrency, o.DeleteConcurrency = defaultListConcurrency, defaultDeleteConcurrency
