@@ -26,8 +26,7 @@
 // pages divided by the listing concurrency and the sweep's batches by the
 // delete concurrency, sweep's defaults, which Collect does not change),
 // its requests by kind, and its peak RSS (VmHWM, reset at the start of
-// each phase) and sampled peak heap. The run's figures are in
-// BENCHMARKS.md.
+// each phase) and sampled peak heap.
 //
 // TestBottomLine runs it at 200 K objects and 1 ms a request, and checks
 // the request counts, that exactly the garbage is deleted, and the memory

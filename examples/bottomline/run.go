@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/lakegc/lakegc"
@@ -42,6 +43,10 @@ type Phase struct {
 	// PeakRSS is the process's peak resident set during the phase (VmHWM,
 	// reset at its start); PeakHeap the most heap in use sampled.
 	PeakRSS, PeakHeap int64
+	// CPU is the process's user and system time during the phase: a phase
+	// whose CPU is near its wall time is bound by the processor (on a
+	// machine others share, by its share of it).
+	CPU time.Duration
 }
 
 // Result is a run's figures.
@@ -55,6 +60,8 @@ type Result struct {
 	Store    *s3sim.Store
 	Host     *host
 	DataList int64 // list pages of the slices' folders
+	// LoadStart and LoadEnd are the machine's load average.
+	LoadStart, LoadEnd string
 }
 
 // run builds the repository and runs one cycle of Collect through it, with
@@ -79,6 +86,7 @@ func run(ctx context.Context, sc Scale, o Options) (*Result, error) {
 	if err := retention.NewRulesStore(bucket).Save(ctx, rules); err != nil {
 		return nil, err
 	}
+	load := loadAverage()
 	rec := newRecorder(store, o)
 	defer rec.stop()
 	rep, err := lakegc.Collect(ctx, lakegc.Host{Staging: h, Commits: h, Committed: h}, lakegc.Config{
@@ -96,7 +104,8 @@ func run(ctx context.Context, sc Scale, o Options) (*Result, error) {
 		return nil, err
 	}
 	return &Result{Scale: sc, Opts: o, Report: rep, Phases: rec.phases, Total: rec.total,
-		Overlay: store.OverlayBytes(), Store: store, Host: h, DataList: dataLists.load()}, nil
+		Overlay: store.OverlayBytes(), Store: store, Host: h, DataList: dataLists.load(),
+		LoadStart: load, LoadEnd: loadAverage()}, nil
 }
 
 type atomicCount struct {
@@ -117,6 +126,7 @@ type recorder struct {
 	name     string
 	start    time.Time
 	stats    s3sim.Stats
+	cpu      time.Duration
 	peakHeap int64
 	phases   []Phase
 	total    Phase
@@ -128,7 +138,7 @@ type recorder struct {
 
 func newRecorder(store *s3sim.Store, o Options) *recorder {
 	r := &recorder{store: store, opts: o, name: lakegc.PhaseExport, start: time.Now(), stats: store.Stats(), done: make(chan struct{})}
-	r.begin, r.first = r.start, r.stats
+	r.begin, r.first, r.cpu = r.start, r.stats, cpuTime()
 	resetPeakRSS()
 	r.wg.Add(1)
 	go r.sampleHeap()
@@ -169,13 +179,14 @@ func (r *recorder) progress(p lakegc.Progress) {
 
 // cut ends the current phase and starts the next; r.mu is held.
 func (r *recorder) cut(next string) {
-	now, st := time.Now(), r.store.Stats()
+	now, st, cpu := time.Now(), r.store.Stats(), cpuTime()
 	rss := peakRSS()
 	r.total.PeakRSS = max(r.total.PeakRSS, rss)
-	ph := Phase{Name: r.name, Wall: now.Sub(r.start), Requests: st.Sub(r.stats), PeakRSS: rss, PeakHeap: r.peakHeap}
+	ph := Phase{Name: r.name, Wall: now.Sub(r.start), Requests: st.Sub(r.stats), PeakRSS: rss, PeakHeap: r.peakHeap, CPU: cpu - r.cpu}
 	ph.Floor = r.floor(ph.Name, ph.Requests)
 	r.phases = append(r.phases, ph)
-	r.name, r.start, r.stats, r.peakHeap = next, now, st, 0
+	r.total.CPU += ph.CPU
+	r.name, r.start, r.stats, r.peakHeap, r.cpu = next, now, st, 0, cpu
 	resetPeakRSS()
 }
 
@@ -235,6 +246,24 @@ func peakRSS() int64 {
 	return 0
 }
 
+// cpuTime is the process's user and system time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// loadAverage is the first figure of /proc/loadavg, "" where there is none.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	return strings.Fields(string(b))[0]
+}
+
 // resetPeakRSS resets VmHWM to the current resident set (Linux's
 // clear_refs "5"), so that each phase reads its own peak.
 func resetPeakRSS() {
@@ -254,19 +283,20 @@ func (res *Result) print(w io.Writer) {
 	fmt.Fprintf(w, "objects %d, slices %d, branches %d, commits %d, staged %d, garbage %d; latency %v, memory budget %s MiB\n",
 		res.Scale.Objects, res.Scale.Slices, res.Scale.Branches, res.Scale.Commits, res.Scale.staged(), res.Scale.garbage(),
 		res.Opts.Latency, mib(res.Opts.MemoryBudget))
-	fmt.Fprintf(w, "%-14s %10s %10s %6s %8s %6s %6s %6s %7s %7s %9s %9s\n",
-		"phase", "wall", "floor", "x", "lists", "heads", "gets", "puts", "dels", "batches", "rss MiB", "heap MiB")
+	fmt.Fprintf(w, "%-14s %10s %10s %6s %10s %8s %6s %6s %6s %7s %7s %9s %9s\n",
+		"phase", "wall", "floor", "x", "cpu", "lists", "heads", "gets", "puts", "dels", "batches", "rss MiB", "heap MiB")
 	for _, p := range append(res.Phases, res.Total) {
 		ratio := "-"
 		if p.Floor > 0 {
 			ratio = fmt.Sprintf("%.2f", float64(p.Wall)/float64(p.Floor))
 		}
 		q := p.Requests
-		fmt.Fprintf(w, "%-14s %10s %10s %6s %8d %6d %6d %6d %7d %7d %9s %9s\n", p.Name,
-			p.Wall.Round(time.Millisecond), p.Floor.Round(time.Millisecond), ratio,
+		fmt.Fprintf(w, "%-14s %10s %10s %6s %10s %8d %6d %6d %6d %7d %7d %9s %9s\n", p.Name,
+			p.Wall.Round(time.Millisecond), p.Floor.Round(time.Millisecond), ratio, p.CPU.Round(time.Millisecond),
 			q.ListPages, q.Heads, q.Gets, q.Puts, q.Deletes, q.DeleteBatches, mib(p.PeakRSS), mib(p.PeakHeap))
 	}
 	r := res.Report
+	fmt.Fprintf(w, "load average %s at the start, %s at the end; GOMAXPROCS %d\n", res.LoadStart, res.LoadEnd, runtime.GOMAXPROCS(0))
 	fmt.Fprintf(w, "exported %d rows in %d files; %d active commits; listed %d, kept %d, marked %d; deleted %d, failed %d; throttled %d; store overlay %s MiB\n",
 		r.Export.Rows, r.Export.Files, r.Commits.Active, r.Mark.Listed, r.Mark.Kept, r.Mark.Marked,
 		r.Sweep.Deleted, r.Sweep.Failed, res.Total.Requests.Throttled, mib(res.Overlay))
