@@ -24,6 +24,9 @@ func main() {
 	flag.DurationVar(&o.Latency, "latency", 50*time.Millisecond, "latency of each request (0: none)")
 	flag.IntVar(&budget, "memory", 256, "Config.MemoryBudget in MiB")
 	flag.StringVar(&o.TempDir, "tmp", "", "Config.TempDir (default the system's)")
+	flag.Float64Var(&o.ReadRate, "read-rate", 0, "reads a second per prefix past which the store answers SlowDown (0: S3's 5500)")
+	flag.IntVar(&o.PrefixDepth, "prefix-depth", 0, "leading path segments of a key that name its partition, the unit of the rates (0: 2, data/<slice>/)")
+	flag.Float64Var(&o.WriteRate, "write-rate", 0, "writes (each key of a batch) a second per prefix past which the store answers SlowDown (0: S3's 3500)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./examples/bottomline [flags]\n\n"+
 			"  go run ./examples/bottomline -objects 20000000 -latency 50ms\n\n")

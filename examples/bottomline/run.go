@@ -25,6 +25,9 @@ type Options struct {
 	Latency      time.Duration // per request; s3sim.NoLatency for none
 	MemoryBudget int64         // Config.MemoryBudget
 	TempDir      string        // Config.TempDir
+	// ReadRate and WriteRate are the store's rates per prefix (0: S3's).
+	ReadRate, WriteRate float64
+	PrefixDepth         int // the store's partitions (0: s3sim's default)
 	// Concurrency the floor assumes for the mark's listing and the sweep's
 	// batches: Collect has no knob for them, so these are sweep's defaults.
 	ListConcurrency, DeleteConcurrency int
@@ -73,7 +76,7 @@ func run(ctx context.Context, sc Scale, o Options) (*Result, error) {
 		return nil, err
 	}
 	var dataLists atomicCount
-	store, err := s3sim.New(h.description(), s3sim.WithLatency(o.Latency), s3sim.WithObserver(func(r s3sim.Request) {
+	store, err := s3sim.New(h.description(), s3sim.WithLatency(o.Latency), s3sim.WithRates(o.ReadRate, o.WriteRate), s3sim.WithPrefixDepth(o.PrefixDepth), s3sim.WithObserver(func(r s3sim.Request) {
 		if r.Kind == "list" && strings.HasPrefix(r.Key, "data/") && strings.Count(r.Key, "/") == 2 {
 			dataLists.add(1)
 		}
