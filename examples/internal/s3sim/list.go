@@ -9,13 +9,9 @@ import (
 	"gocloud.dev/blob/driver"
 )
 
-// Page tokens are a flag and the key the next page starts from: tokenAfter
-// for the keys after it (it was the last key listed), tokenFrom for the
-// keys at or after it (the end of a folder listed as one entry).
-const (
-	tokenAfter = 'a'
-	tokenFrom  = 'f'
-)
+// tokenFrom starts a page token; the key the next page starts at (the
+// first one not listed) follows. The flag leaves room for other kinds.
+const tokenFrom = 'f'
 
 // ListPaged lists a page of at most MaxKeys entries (fewer if the caller
 // asks), generating the synthesised keys in order from the page token.
@@ -32,19 +28,17 @@ func (b *bucket) ListPaged(ctx context.Context, opts *driver.ListOptions) (*driv
 	if size <= 0 || size > MaxKeys {
 		size = MaxKeys
 	}
-	from, after := opts.Prefix, false
+	from := opts.Prefix
 	if tok := opts.PageToken; len(tok) > 0 {
-		if tok[0] != tokenAfter && tok[0] != tokenFrom {
+		if tok[0] != tokenFrom {
 			return nil, fmt.Errorf("%w: page token %q", ErrInvalid, tok)
 		}
-		if k := string(tok[1:]); k >= from {
-			from, after = k, tok[0] == tokenAfter
-		}
+		from = max(from, string(tok[1:]))
 	}
 	b.s.mu.RLock()
 	defer b.s.mu.RUnlock()
 	c := &cursor{s: b.s}
-	c.seek(from, after)
+	c.seek(from, false)
 	page := &driver.ListPage{}
 	for {
 		key, obj, ok := c.peek()

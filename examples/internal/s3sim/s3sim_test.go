@@ -64,7 +64,7 @@ func listAll(t *testing.T, b *blob.Bucket, prefix, delim string, pageSize int) [
 	}
 }
 
-func newTestStore(t *testing.T, opts ...Option) *Store {
+func newTestStore(t testing.TB, opts ...Option) *Store {
 	t.Helper()
 	s, err := New(testSlices(), append([]Option{WithLatency(NoLatency), WithRates(math.Inf(1), math.Inf(1))}, opts...)...)
 	if err != nil {
