@@ -50,6 +50,10 @@ type Phase struct {
 	// whose CPU is near its wall time is bound by the processor (on a
 	// machine others share, by its share of it).
 	CPU time.Duration
+	// Waited is how long the process's threads were ready to run and
+	// waited for a processor (the run-queue delay of /proc's schedstat):
+	// the cost of sharing the machine.
+	Waited time.Duration
 }
 
 // Result is a run's figures.
@@ -130,6 +134,7 @@ type recorder struct {
 	start    time.Time
 	stats    s3sim.Stats
 	cpu      time.Duration
+	waited   time.Duration
 	peakHeap int64
 	phases   []Phase
 	total    Phase
@@ -141,7 +146,7 @@ type recorder struct {
 
 func newRecorder(store *s3sim.Store, o Options) *recorder {
 	r := &recorder{store: store, opts: o, name: lakegc.PhaseExport, start: time.Now(), stats: store.Stats(), done: make(chan struct{})}
-	r.begin, r.first, r.cpu = r.start, r.stats, cpuTime()
+	r.begin, r.first, r.cpu, r.waited = r.start, r.stats, cpuTime(), runDelay()
 	resetPeakRSS()
 	r.wg.Add(1)
 	go r.sampleHeap()
@@ -182,14 +187,15 @@ func (r *recorder) progress(p lakegc.Progress) {
 
 // cut ends the current phase and starts the next; r.mu is held.
 func (r *recorder) cut(next string) {
-	now, st, cpu := time.Now(), r.store.Stats(), cpuTime()
+	now, st, cpu, waited := time.Now(), r.store.Stats(), cpuTime(), runDelay()
 	rss := peakRSS()
 	r.total.PeakRSS = max(r.total.PeakRSS, rss)
-	ph := Phase{Name: r.name, Wall: now.Sub(r.start), Requests: st.Sub(r.stats), PeakRSS: rss, PeakHeap: r.peakHeap, CPU: cpu - r.cpu}
+	ph := Phase{Name: r.name, Wall: now.Sub(r.start), Requests: st.Sub(r.stats), PeakRSS: rss, PeakHeap: r.peakHeap, CPU: cpu - r.cpu, Waited: waited - r.waited}
 	ph.Floor = r.floor(ph.Name, ph.Requests)
 	r.phases = append(r.phases, ph)
 	r.total.CPU += ph.CPU
-	r.name, r.start, r.stats, r.peakHeap, r.cpu = next, now, st, 0, cpu
+	r.total.Waited += ph.Waited
+	r.name, r.start, r.stats, r.peakHeap, r.cpu, r.waited = next, now, st, 0, cpu, waited
 	resetPeakRSS()
 }
 
@@ -258,6 +264,26 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// runDelay sums the run-queue delay of the process's threads, from
+// /proc/self/task/*/schedstat (its second figure, in ns); 0 where there is
+// none. A thread that ended takes its delay with it: Go's threads rarely
+// end.
+func runDelay() time.Duration {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return 0
+	}
+	var sum int64
+	for _, t := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/schedstat")
+		if f := strings.Fields(string(b)); err == nil && len(f) >= 2 {
+			n, _ := strconv.ParseInt(f[1], 10, 64)
+			sum += n
+		}
+	}
+	return time.Duration(sum)
+}
+
 // loadAverage is the first figure of /proc/loadavg, "" where there is none.
 func loadAverage() string {
 	b, err := os.ReadFile("/proc/loadavg")
@@ -286,16 +312,16 @@ func (res *Result) print(w io.Writer) {
 	fmt.Fprintf(w, "objects %d, slices %d, branches %d, commits %d, staged %d, garbage %d; latency %v, memory budget %s MiB\n",
 		res.Scale.Objects, res.Scale.Slices, res.Scale.Branches, res.Scale.Commits, res.Scale.staged(), res.Scale.garbage(),
 		res.Opts.Latency, mib(res.Opts.MemoryBudget))
-	fmt.Fprintf(w, "%-14s %10s %10s %6s %10s %8s %6s %6s %6s %7s %7s %9s %9s\n",
-		"phase", "wall", "floor", "x", "cpu", "lists", "heads", "gets", "puts", "dels", "batches", "rss MiB", "heap MiB")
+	fmt.Fprintf(w, "%-14s %10s %10s %6s %10s %10s %8s %6s %6s %6s %7s %7s %9s %9s\n",
+		"phase", "wall", "floor", "x", "cpu", "cpu wait", "lists", "heads", "gets", "puts", "dels", "batches", "rss MiB", "heap MiB")
 	for _, p := range append(res.Phases, res.Total) {
 		ratio := "-"
 		if p.Floor > 0 {
 			ratio = fmt.Sprintf("%.2f", float64(p.Wall)/float64(p.Floor))
 		}
 		q := p.Requests
-		fmt.Fprintf(w, "%-14s %10s %10s %6s %10s %8d %6d %6d %6d %7d %7d %9s %9s\n", p.Name,
-			p.Wall.Round(time.Millisecond), p.Floor.Round(time.Millisecond), ratio, p.CPU.Round(time.Millisecond),
+		fmt.Fprintf(w, "%-14s %10s %10s %6s %10s %10s %8d %6d %6d %6d %7d %7d %9s %9s\n", p.Name,
+			p.Wall.Round(time.Millisecond), p.Floor.Round(time.Millisecond), ratio, p.CPU.Round(time.Millisecond), p.Waited.Round(time.Millisecond),
 			q.ListPages, q.Heads, q.Gets, q.Puts, q.Deletes, q.DeleteBatches, mib(p.PeakRSS), mib(p.PeakHeap))
 	}
 	r := res.Report
