@@ -100,8 +100,8 @@ func TestLikeMemblob(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	parts := []string{"data/", "data/s1/", "data/s4/d1/", "data/s5/", "_lakefs/", "a", "dummy", "z/"}
 	prefixes := []string{"", "data", "data/", "data/s1/", "data/s4/", "data/s4/d1/", "_lakefs/", "dummy", "nothing/"}
-	for round := range 8 {
-		for range 40 {
+	for round := range 4 {
+		for range 60 {
 			var key string
 			if rng.IntN(2) == 0 {
 				key = keys[rng.IntN(len(keys))]
