@@ -1,0 +1,388 @@
+package s3sim
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/memblob"
+	"gocloud.dev/gcerrors"
+)
+
+var old = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// testSlices is a small namespace: slices of the data folder, loose
+// objects beside them, and a folder of another shape.
+func testSlices() []Slice {
+	return []Slice{
+		{Prefix: "_lakefs/x/", Count: 3, Name: func(i int) string { return fmt.Sprintf("r%d", i) }, ModTime: old, Size: 1},
+		{Prefix: "data/", Count: 4, Name: func(i int) string { return fmt.Sprintf("loose%02d", i) }, ModTime: old, Size: 2},
+		{Prefix: "data/s1/", Count: 37, ModTime: old, Size: 5},
+		{Prefix: "data/s2/", Count: 0},
+		{Prefix: "data/s3/", Count: 5, ModTime: old.Add(time.Hour), Size: 0},
+		{Prefix: "data/s4/", Count: 130, Name: func(i int) string { return fmt.Sprintf("d%d/o%03d", i/40, i) }, ModTime: old, Size: 3},
+		{Prefix: "dummy", Count: 1, Name: func(int) string { return "" }, ModTime: old, Size: 1},
+	}
+}
+
+type entry struct {
+	Key   string
+	IsDir bool
+	Size  int64
+	MD5   string
+}
+
+func listAll(t *testing.T, b *blob.Bucket, prefix, delim string, pageSize int) []entry {
+	t.Helper()
+	ctx := context.Background()
+	var out []entry
+	tok := blob.FirstPageToken
+	for {
+		objs, next, err := b.ListPage(ctx, tok, pageSize, &blob.ListOptions{Prefix: prefix, Delimiter: delim})
+		if err != nil {
+			t.Fatalf("ListPage(%q, %q, %d): %v", prefix, delim, pageSize, err)
+		}
+		if len(objs) > min(pageSize, MaxKeys) {
+			t.Fatalf("ListPage(%q, %q, %d): %d entries", prefix, delim, pageSize, len(objs))
+		}
+		for _, o := range objs {
+			out = append(out, entry{o.Key, o.IsDir, o.Size, fmt.Sprintf("%x", o.MD5)})
+		}
+		if len(next) == 0 {
+			return out
+		}
+		tok = next
+	}
+}
+
+func newTestStore(t testing.TB, opts ...Option) *Store {
+	t.Helper()
+	s, err := New(testSlices(), append([]Option{WithLatency(NoLatency), WithRates(math.Inf(1), math.Inf(1))}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestLikeMemblob runs the same random writes, overwrites and deletes on a
+// store and on memblob holding the same objects, and compares listings
+// (with and without a delimiter, at several page sizes), attributes,
+// contents and error codes after each round.
+func TestLikeMemblob(t *testing.T) {
+	ctx := context.Background()
+	store := newTestStore(t)
+	sim := store.Bucket()
+	defer sim.Close()
+	mem := memblob.OpenBucket(nil)
+	defer mem.Close()
+	var keys []string
+	for _, d := range testSlices() {
+		if d.Name == nil {
+			d.Name = XIDNames(d.Prefix, d.ModTime)
+		}
+		for i := range d.Count {
+			k := d.Prefix + d.Name(i)
+			keys = append(keys, k)
+			if err := mem.WriteAll(ctx, k, make([]byte, d.Size), &blob.WriterOptions{ContentType: "application/octet-stream"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	parts := []string{"data/", "data/s1/", "data/s4/d1/", "data/s5/", "_lakefs/", "a", "dummy", "z/"}
+	prefixes := []string{"", "data", "data/", "data/s1/", "data/s4/", "data/s4/d1/", "_lakefs/", "dummy", "nothing/"}
+	for round := range 4 {
+		for range 60 {
+			var key string
+			if rng.IntN(2) == 0 {
+				key = keys[rng.IntN(len(keys))]
+			} else {
+				key = parts[rng.IntN(len(parts))] + fmt.Sprint(rng.IntN(30))
+				keys = append(keys, key)
+			}
+			switch rng.IntN(3) {
+			case 0, 1:
+				data := []byte(fmt.Sprint(key, round))
+				opts := &blob.WriterOptions{ContentType: "text/plain", Metadata: map[string]string{"r": fmt.Sprint(round)}}
+				for _, b := range []*blob.Bucket{sim, mem} {
+					if err := b.WriteAll(ctx, key, data, opts); err != nil {
+						t.Fatal(err)
+					}
+				}
+			case 2:
+				e1, e2 := sim.Delete(ctx, key), mem.Delete(ctx, key)
+				if gcerrors.Code(e1) != gcerrors.Code(e2) {
+					t.Fatalf("Delete(%q) = %v, memblob %v", key, e1, e2)
+				}
+			}
+		}
+		for _, prefix := range prefixes {
+			for _, delim := range []string{"", "/"} {
+				for _, ps := range []int{1, 7, 1000} {
+					got, want := listAll(t, sim, prefix, delim, ps), listAll(t, mem, prefix, delim, ps)
+					if !slices.Equal(got, want) {
+						t.Fatalf("round %d: List(%q, %q, %d):\n got %v\nwant %v", round, prefix, delim, ps, got, want)
+					}
+				}
+			}
+		}
+		for _, key := range keys {
+			a1, e1 := sim.Attributes(ctx, key)
+			a2, e2 := mem.Attributes(ctx, key)
+			if gcerrors.Code(e1) != gcerrors.Code(e2) {
+				t.Fatalf("Attributes(%q) = %v, memblob %v", key, e1, e2)
+			}
+			if e1 == nil && (a1.Size != a2.Size || !bytes.Equal(a1.MD5, a2.MD5) || a1.ContentType != a2.ContentType || fmt.Sprint(a1.Metadata) != fmt.Sprint(a2.Metadata)) {
+				t.Fatalf("Attributes(%q) = %+v, memblob %+v", key, a1, a2)
+			}
+			d1, e1 := sim.ReadAll(ctx, key)
+			d2, e2 := mem.ReadAll(ctx, key)
+			if gcerrors.Code(e1) != gcerrors.Code(e2) || !bytes.Equal(d1, d2) {
+				t.Fatalf("ReadAll(%q) = %q, %v; memblob %q, %v", key, d1, e1, d2, e2)
+			}
+		}
+	}
+	if _, err := sim.ReadAll(ctx, "data/s1/missing"); gcerrors.Code(err) != gcerrors.NotFound {
+		t.Fatalf("ReadAll(missing) = %v, want NotFound", err)
+	}
+	if err := sim.Delete(ctx, "data/s1/missing"); gcerrors.Code(err) != gcerrors.NotFound {
+		t.Fatalf("Delete(missing) = %v, want NotFound", err)
+	}
+}
+
+// TestSynthesisedAttributes: a synthesised object has its slice's time and
+// size; a written one the clock's time; a range read reads the range.
+func TestSynthesisedAttributes(t *testing.T) {
+	ctx := context.Background()
+	now := old.Add(48 * time.Hour)
+	store := newTestStore(t, WithClock(func() time.Time { return now }))
+	b := store.Bucket()
+	defer b.Close()
+	key := "data/s3/" + XIDNames("data/s3/", old.Add(time.Hour))(2)
+	a, err := b.Attributes(ctx, key)
+	if err != nil || !a.ModTime.Equal(old.Add(time.Hour)) || a.Size != 0 {
+		t.Fatalf("Attributes(%q) = %+v, %v", key, a, err)
+	}
+	if err := b.WriteAll(ctx, "data/new", []byte("0123456789"), nil); err != nil {
+		t.Fatal(err)
+	}
+	it := b.List(&blob.ListOptions{Prefix: "data/new"})
+	if o, err := it.Next(ctx); err != nil || !o.ModTime.Equal(now) {
+		t.Fatalf("List = %+v, %v; want ModTime %v", o, err, now)
+	}
+	r, err := b.NewRangeReader(ctx, "data/new", 3, 4, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(r)
+	r.Close()
+	if string(got) != "3456" {
+		t.Fatalf("range read = %q", got)
+	}
+	if err := b.WriteAll(ctx, "data/new", nil, &blob.WriterOptions{IfNotExist: true}); gcerrors.Code(err) != gcerrors.FailedPrecondition {
+		t.Fatalf("IfNotExist over an object = %v", err)
+	}
+	if err := b.WriteAll(ctx, key, nil, &blob.WriterOptions{IfNotExist: true}); gcerrors.Code(err) != gcerrors.FailedPrecondition {
+		t.Fatalf("IfNotExist over a synthesised object = %v", err)
+	}
+	// A cancelled write leaves nothing.
+	cctx, cancel := context.WithCancel(ctx)
+	w, err := b.NewWriter(cctx, "data/cancelled", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte("x"))
+	cancel()
+	if err := w.Close(); err == nil || store.Exists("data/cancelled") {
+		t.Fatalf("cancelled write: Close = %v, exists %v", err, store.Exists("data/cancelled"))
+	}
+}
+
+// TestPages: a listing of n keys takes ceil(n/1000) pages whatever page
+// size the caller asks above 1000, and a generated namespace is listed in
+// order without holding it.
+func TestPages(t *testing.T) {
+	ctx := context.Background()
+	const n = 25_500
+	store, err := New([]Slice{{Prefix: "data/a/", Count: n, ModTime: old}, {Prefix: "data/b/", Count: n, ModTime: old}}, WithLatency(NoLatency))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := store.Bucket()
+	defer b.Close()
+	for _, ps := range []int{1000, 5000} {
+		before := store.Stats().ListPages
+		tok := blob.FirstPageToken
+		prev, count := "", 0
+		for len(tok) > 0 || count == 0 {
+			objs, next, err := b.ListPage(ctx, tok, ps, &blob.ListOptions{Prefix: "data/a/"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range objs {
+				if o.Key <= prev {
+					t.Fatalf("%q after %q", o.Key, prev)
+				}
+				prev = o.Key
+				count++
+			}
+			tok = next
+		}
+		if pages := store.Stats().ListPages - before; count != n || pages != (n+999)/1000 {
+			t.Fatalf("page size %d: %d keys in %d pages, want %d in %d", ps, count, pages, n, (n+999)/1000)
+		}
+	}
+	// The iterator's default page size, with a delimiter: one page of
+	// folders, then the keys of both slices.
+	before := store.Stats().ListPages
+	if got := listAll(t, b, "data/", "/", 1000); len(got) != 2 || store.Stats().ListPages-before != 1 {
+		t.Fatalf("List(data/, /) = %v in %d pages", got, store.Stats().ListPages-before)
+	}
+	before = store.Stats().ListPages
+	it, count := b.List(nil), 0
+	for {
+		if _, err := it.Next(ctx); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		count++
+	}
+	if pages := store.Stats().ListPages - before; count != 2*n || pages != (2*n+999)/1000 {
+		t.Fatalf("List(nil): %d keys in %d pages", count, pages)
+	}
+}
+
+// code is the code package sweep reads from a BatchDeleter's error.
+func code(err error) gcerrors.ErrorCode {
+	var c interface{ ErrorCode() gcerrors.ErrorCode }
+	if errors.As(err, &c) {
+		return c.ErrorCode()
+	}
+	return gcerrors.Code(err)
+}
+
+// TestDeleteBatch: a batch deletes what exists, says NotFound for the rest,
+// refuses more than 1000 keys, and Gone reads the deletions back.
+func TestDeleteBatch(t *testing.T) {
+	ctx := context.Background()
+	store := newTestStore(t)
+	name := XIDNames("data/s1/", old)
+	keys := []string{"data/s1/" + name(3), "data/s1/" + name(30), "data/s1/missing", "_lakefs/x/r1"}
+	failed, err := store.DeleteBatch(ctx, keys)
+	if err != nil || len(failed) != 1 || code(failed["data/s1/missing"]) != gcerrors.NotFound {
+		t.Fatalf("DeleteBatch = %v, %v", failed, err)
+	}
+	var gone []int
+	store.Gone(2, func(i int) { gone = append(gone, i) })
+	if !slices.Equal(gone, []int{3, 30}) || store.NumGone() != 3 || store.Exists(keys[0]) || !store.Exists("data/s1/"+name(4)) {
+		t.Fatalf("Gone = %v, NumGone = %d", gone, store.NumGone())
+	}
+	if _, err := store.DeleteBatch(ctx, make([]string, 1001)); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("DeleteBatch(1001 keys) = %v", err)
+	}
+	if st := store.Stats(); st.DeleteBatches != 1 || st.BatchKeys != 4 {
+		t.Fatalf("Stats = %+v", st)
+	}
+}
+
+// TestThrottle: past the rate of a partition, requests answer SlowDown
+// (ResourceExhausted) until the bucket refills; other partitions and the
+// other class are not affected.
+func TestThrottle(t *testing.T) {
+	ctx := context.Background()
+	now := old
+	store, err := New(testSlices(), WithLatency(NoLatency), WithRates(10, 5), WithClock(func() time.Time { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := store.Bucket()
+	defer b.Close()
+	key := "data/s1/" + XIDNames("data/s1/", old)(0)
+	for i := range 10 {
+		if _, err := b.Attributes(ctx, key); err != nil {
+			t.Fatalf("head %d: %v", i, err)
+		}
+	}
+	if _, err := b.Attributes(ctx, key); gcerrors.Code(err) != gcerrors.ResourceExhausted {
+		t.Fatalf("11th head in a second = %v, want ResourceExhausted", err)
+	}
+	if _, err := b.Attributes(ctx, "data/s3/x"); gcerrors.Code(err) != gcerrors.NotFound {
+		t.Fatalf("head in another partition = %v, want NotFound", err)
+	}
+	if err := b.WriteAll(ctx, "data/s1/w", nil, nil); err != nil {
+		t.Fatalf("write while reads are throttled = %v", err)
+	}
+	// A batch of 5 keys in one partition takes its 4 tokens left and one more.
+	batch := []string{"data/s1/a", "data/s1/b", "data/s1/c", "data/s1/d", "data/s1/e"}
+	if _, err := store.DeleteBatch(ctx, batch); code(err) != gcerrors.ResourceExhausted {
+		t.Fatalf("batch past the write rate = %v, want ResourceExhausted", err)
+	}
+	now = now.Add(time.Second)
+	if _, err := b.Attributes(ctx, key); err != nil {
+		t.Fatalf("head a second later: %v", err)
+	}
+	if _, err := store.DeleteBatch(ctx, batch); err != nil {
+		t.Fatalf("batch a second later: %v", err)
+	}
+	if st := store.Stats(); st.Throttled != 2 || st.Heads != 13 {
+		t.Fatalf("Stats = %+v", st)
+	}
+}
+
+// TestLatency: each request takes the latency, which its context cuts
+// short; concurrent requests overlap.
+func TestLatency(t *testing.T) {
+	ctx := context.Background()
+	store, err := New(testSlices(), WithLatency(20*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := store.Bucket()
+	defer b.Close()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b.Exists(ctx, "dummy")
+		}()
+	}
+	wg.Wait()
+	if d := time.Since(start); d < 20*time.Millisecond || d > 500*time.Millisecond {
+		t.Fatalf("8 concurrent heads took %v", d)
+	}
+	store, _ = New(testSlices(), WithLatency(time.Hour))
+	b = store.Bucket()
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+	defer cancel()
+	if _, err := b.Attributes(cctx, "dummy"); gcerrors.Code(err) != gcerrors.DeadlineExceeded {
+		t.Fatalf("head with an hour of latency = %v", err)
+	}
+}
+
+// TestNewRefuses descriptions that would list out of order.
+func TestNewRefuses(t *testing.T) {
+	for name, d := range map[string][]Slice{
+		"overlap":    {{Prefix: "b/", Count: 3}, {Prefix: "a/", Count: 3}},
+		"descending": {{Prefix: "a/", Count: 100, Name: func(i int) string { return fmt.Sprintf("%03d", 100-i) }}},
+		"negative":   {{Prefix: "a/", Count: -1}},
+	} {
+		if _, err := New(d); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: New = %v, want ErrInvalid", name, err)
+		}
+	}
+	if _, err := New(nil, WithLatency(-5)); !errors.Is(err, ErrInvalid) {
+		t.Errorf("negative latency: %v", err)
+	}
+}
