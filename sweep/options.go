@@ -46,6 +46,9 @@ type config struct {
 	deleter           BatchDeleter
 	logger            *slog.Logger
 	progress          func(Progress)
+	previous          string
+	sliceMargin       time.Duration
+	cleanEvery        int
 
 	// Retry policy of Sweep; fixed outside tests.
 	maxAttempts int
@@ -65,6 +68,7 @@ func newConfig(opts []Option) *config {
 		memoryBudget:      DefaultMemoryBudget,
 		listConcurrency:   DefaultListConcurrency,
 		deleteConcurrency: DefaultDeleteConcurrency,
+		cleanEvery:        DefaultCleanEvery,
 		maxAttempts:       5,
 		backoff:           100 * time.Millisecond,
 	}
