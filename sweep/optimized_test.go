@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -360,4 +361,105 @@ func diff(a, b []string) []string {
 		}
 	}
 	return out
+}
+
+// TestOptimizedRefuses: a previous run that cannot be trusted makes a clean
+// run that says why, with the clean run's candidates.
+func TestOptimizedRefuses(t *testing.T) {
+	ctx := context.Background()
+	setup := func(t *testing.T) *gcModel {
+		m := newGCModel(t, 7, true, true)
+		m.advance(40 * time.Hour)
+		m.mark("prev")
+		m.advance(5 * time.Hour)
+		return m
+	}
+	dir := reportDir(DefaultStoragePrefix, "prev")
+	for _, tc := range []struct {
+		name   string
+		break_ func(m *gcModel)
+		opts   []Option
+		reason string
+	}{
+		{"no state", func(m *gcModel) { require.NoError(t, m.base.Delete(ctx, dir+stateName)) }, nil, "records"},
+		{"no live record", func(m *gcModel) { require.NoError(t, m.base.Delete(ctx, dir+liveName)) }, nil, "live record"},
+		{"corrupt live record", func(m *gcModel) {
+			b, err := m.base.ReadAll(ctx, dir+liveName)
+			require.NoError(t, err)
+			b[len(b)/2] ^= 1
+			require.NoError(t, m.base.WriteAll(ctx, dir+liveName, b, nil))
+		}, nil, "live record"},
+		{"failed", func(m *gcModel) {
+			require.NoError(t, m.base.WriteAll(ctx, dir+"summary.json", []byte(`{"run_id":"prev","success":false}`), nil))
+		}, nil, "failed"},
+		{"no such run", func(m *gcModel) {}, []Option{WithPrevious("nope")}, "no such run"},
+		{"other min age", func(m *gcModel) {}, []Option{WithMinAge(simTTL + time.Hour)}, "min age"},
+		{"other margin", func(m *gcModel) {}, []Option{WithSliceMargin(simMargin + time.Second)}, "margin"},
+		{"other storage prefix", func(m *gcModel) {
+			b, err := m.base.ReadAll(ctx, dir+stateName)
+			require.NoError(t, err)
+			b = bytes.Replace(b, []byte(`"_lakefs"`), []byte(`"_other"`), 1)
+			require.NoError(t, m.base.WriteAll(ctx, dir+stateName, b, nil))
+		}, nil, "storage prefix"},
+		{"clean every", func(m *gcModel) {}, []Option{WithCleanEvery(1)}, "clean run every 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := setup(t)
+			tc.break_(m)
+			_, want := m.mark("clean")
+			sum, got := m.mark("next", append([]Option{WithPrevious("prev")}, tc.opts...)...)
+			require.Equal(t, RunClean, sum.RunKind)
+			require.Contains(t, sum.CleanReason, tc.reason)
+			require.Zero(t, sum.SlicesSkipped)
+			if tc.name != "other min age" {
+				require.Equal(t, want, got)
+			}
+		})
+	}
+	// The same previous run, untouched, is used.
+	m := setup(t)
+	sum, _ := m.mark("next", WithPrevious("prev"))
+	require.Equal(t, RunOptimized, sum.RunKind, sum.CleanReason)
+	require.Equal(t, "prev", sum.PreviousRunID)
+	require.Positive(t, sum.SlicesSkipped)
+	require.Positive(t, sum.SlicesListed)
+}
+
+// TestOptimizedRelistsYoungSlices: a slice where the previous run kept an
+// object for its age (here: of unknown age) is listed again.
+func TestOptimizedRelistsYoungSlices(t *testing.T) {
+	m := newGCModel(t, 3, false, true)
+	m.advance(40 * time.Hour)
+	old := "data/" + randDescendingName(m.r, m.now.Add(-35*time.Hour)) + "/x"
+	m.put(old, time.Time{}) // unknown age: kept
+	sum, got := m.mark("prev")
+	require.NotContains(t, got, old)
+	st, err := readState(m.ctx, m.b, reportDir(DefaultStoragePrefix, "prev"))
+	require.NoError(t, err)
+	require.Contains(t, st.YoungSlices, old[5:25])
+	// Now its age is known, and it is old: only a run that lists it again
+	// marks it.
+	m.mods[old] = m.now.Add(-35 * time.Hour)
+	m.advance(5 * time.Hour)
+	sum, got = m.mark("next", WithPrevious("prev"))
+	require.Equal(t, RunOptimized, sum.RunKind, sum.CleanReason)
+	require.Contains(t, got, old)
+}
+
+func TestLatestRun(t *testing.T) {
+	m := newGCModel(t, 5, false, true)
+	id, err := LatestRun(m.ctx, m.b, "")
+	require.NoError(t, err)
+	require.Empty(t, id)
+	m.advance(30 * time.Hour)
+	m.mark("zzz-first")
+	m.advance(time.Hour)
+	m.mark("aaa-second")
+	id, err = LatestRun(m.ctx, m.b, DefaultStoragePrefix)
+	require.NoError(t, err)
+	require.Equal(t, "aaa-second", id)
+	// Unreadable: say so rather than pick an older run.
+	require.NoError(t, m.base.WriteAll(m.ctx, reportDir(DefaultStoragePrefix, "bad")+"summary.json", []byte("{"), nil))
+	_, err = LatestRun(m.ctx, m.b, "")
+	require.ErrorContains(t, err, "bad/summary.json")
 }
