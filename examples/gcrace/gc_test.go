@@ -368,12 +368,11 @@ func (w *world) gcCycle(ctx context.Context, wire wiring, tempDir string) (*cycl
 	if wire.unsafeMinAge {
 		sopts = append(sopts, sweep.WithMinAge(time.Hour), sweep.WithUnsafeMinAge())
 	}
-	// Two cycles in three start from the latest run (an optimized run,
-	// unless that run cannot be used); the others are clean.
-	w.mu.Lock()
-	optimized, cleanEvery := w.rng.IntN(3) != 0, 1+w.rng.IntN(8)
-	w.mu.Unlock()
-	if optimized {
+	// With runConfig.optimized, two cycles in three start from the latest
+	// run (an optimized run, unless that run cannot be used); the others
+	// are clean.
+	if w.optRNG != nil && w.optRNG.IntN(3) != 0 {
+		cleanEvery := 1 + w.optRNG.IntN(8)
 		prev, err := sweep.LatestRun(ctx, w.bucket, storagePrefix)
 		if err != nil {
 			return nil, fmt.Errorf("LatestRun: %w", err)

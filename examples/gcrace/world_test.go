@@ -160,6 +160,7 @@ type world struct {
 
 	legacyDeleted int            // flat-layout objects the GC deleted
 	interval      time.Duration  // the pathprovider's slice interval
+	optRNG        *rand.Rand     // non-nil: marks may start from the latest run
 	optimized     int            // GC cycles whose mark was an optimized run
 	skipped       int64          // slices those runs did not list
 	points        map[string]int // writer steps per point of the GC cycle
@@ -177,10 +178,11 @@ func newWorld(ctx context.Context, seed uint64) (*world, error) {
 	}
 	w.sim, w.bucket = newSimBucket(w.clock.Now)
 	var err error
+	partition := 4 + w.rng.IntN(40) // drawn first, as before: seeds keep their schedules
 	w.interval = time.Duration(2+w.rng.IntN(12)) * time.Hour
 	w.pp, err = pathprovider.New(
 		pathprovider.WithClock(w.clock.Now),
-		pathprovider.WithPartitionSize(4+w.rng.IntN(40)),
+		pathprovider.WithPartitionSize(partition),
 		pathprovider.WithInterval(w.interval),
 	)
 	if err != nil {
