@@ -124,6 +124,10 @@
 // how many slices older than the cutoff it listed and skipped
 // (slices_listed, slices_skipped), fields lakeFS ignores.
 //
+// In an optimized run, Progress.Listed counts the listed objects only;
+// Kept and Marked, and the summary's counts, include the keys judged from
+// the previous run's records.
+//
 // An optimized run trusts that the slices it does not list are unchanged
 // since the previous run but for deletions: objects are not rewritten in
 // place there (lakeFS never writes an address twice) and none arrives later

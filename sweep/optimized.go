@@ -210,8 +210,9 @@ func LatestRun(ctx context.Context, bucket *blob.Bucket, storagePrefix string) (
 		if err != nil {
 			return "", fmt.Errorf("sweep: list %s: %w", dir, err)
 		}
-		id, ok := strings.CutPrefix(o.Key, dir)
-		if id, ok = strings.CutSuffix(id, "/"); ok && o.IsDir && validRunID(id) == nil {
+		id, under := strings.CutPrefix(o.Key, dir)
+		id, folder := strings.CutSuffix(id, "/")
+		if under && folder && o.IsDir && validRunID(id) == nil {
 			ids = append(ids, id)
 		}
 	}
@@ -388,7 +389,7 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 // its sweep.json says nothing failed or was refused.
 func (m *marker) wasSwept(ctx context.Context, dir string) (bool, string) {
 	b, err := readSmall(ctx, m.bucket, dir+"sweep.json", maxSummarySize)
-	if gcerrors.Code(errors.Unwrap(err)) == gcerrors.NotFound || isNotFound(err) {
+	if gcerrors.Code(err) == gcerrors.NotFound {
 		return false, "not swept"
 	}
 	if err != nil {

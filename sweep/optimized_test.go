@@ -432,7 +432,7 @@ func TestOptimizedRelistsYoungSlices(t *testing.T) {
 	m.advance(40 * time.Hour)
 	old := "data/" + randDescendingName(m.r, m.now.Add(-35*time.Hour)) + "/x"
 	m.put(old, time.Time{}) // unknown age: kept
-	sum, got := m.mark("prev")
+	_, got := m.mark("prev")
 	require.NotContains(t, got, old)
 	st, err := readState(m.ctx, m.b, reportDir(DefaultStoragePrefix, "prev"))
 	require.NoError(t, err)
@@ -441,7 +441,7 @@ func TestOptimizedRelistsYoungSlices(t *testing.T) {
 	// marks it.
 	m.mods[old] = m.now.Add(-35 * time.Hour)
 	m.advance(5 * time.Hour)
-	sum, got = m.mark("next", WithPrevious("prev"))
+	sum, got := m.mark("next", WithPrevious("prev"))
 	require.Equal(t, RunOptimized, sum.RunKind, sum.CleanReason)
 	require.Contains(t, got, old)
 }
