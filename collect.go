@@ -276,11 +276,24 @@ func (c *cycle) sweepOptions(counters *sweep.Progress, phase string) []sweep.Opt
 func (c *cycle) mark(ctx context.Context) error {
 	done := c.phase(ctx, PhaseMark)
 	var counters sweep.Progress
+	opts := c.sweepOptions(&counters, PhaseMark)
+	if c.cfg.Optimized {
+		prev, err := sweep.LatestRun(ctx, c.cfg.Bucket, c.cfg.StoragePrefix)
+		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("lakegc: mark: %w", err)
+			}
+			// Unsure which run is the latest: a clean run.
+			c.log(ctx, "lakegc: no previous run for an optimized mark", "error", err)
+			prev = ""
+		}
+		opts = append(opts, sweep.WithPrevious(prev), sweep.WithCleanEvery(c.cfg.CleanEvery), sweep.WithSliceMargin(c.cfg.SliceMargin))
+	}
 	sum, err := sweep.Mark(ctx, c.cfg.Bucket, c.report.RunID, sweep.Inputs{
 		Uncommitted: c.uncommittedAddresses(ctx),
 		Committed:   relativeAddresses(c.cfg.Namespace, "committed", c.host.Committed.CommittedAddresses(ctx, c.active)),
 		ExportStart: c.export.Start,
-	}, c.sweepOptions(&counters, PhaseMark)...)
+	}, opts...)
 	if err != nil {
 		return fmt.Errorf("lakegc: mark: %w", err)
 	}

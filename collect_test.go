@@ -328,3 +328,37 @@ func TestCollectProgress(t *testing.T) {
 		}
 	}
 }
+
+// With Optimized, a cycle's mark starts from the latest run, and marks
+// what the clean run before it marked.
+func TestCollectOptimizedStartsFromTheLatestRun(t *testing.T) {
+	w := newWorld(t)
+	cfg := w.config()
+	cfg.Optimized = true
+	first, err := lakegc.Collect(context.Background(), w.host.host(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := first.Mark.Summary; s.RunKind != sweep.RunClean || s.PreviousRunID != "" {
+		t.Fatalf("first run: %+v", s)
+	}
+	cfg.Clock = func() time.Time { return gcTime.Add(time.Hour) }
+	next, err := lakegc.Collect(context.Background(), w.host.host(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The world's keys are not in slices (the flat layout, or folders
+	// that are not slices): the previous run listed no slice, so the run
+	// is clean, and says why.
+	if s := next.Mark.Summary; s.PreviousRunID != first.RunID ||
+		(first.Mark.Summary.FirstSlice == "") != (s.RunKind == sweep.RunClean && strings.Contains(s.CleanReason, "no slice")) {
+		t.Fatalf("next run: %+v", s)
+	}
+	if a, b := w.candidates(first.RunID), w.candidates(next.RunID); !slices.Equal(a, b) || len(a) != len(w.garbage) {
+		t.Errorf("candidates %q, then %q; want the %d garbage objects", a, b, len(w.garbage))
+	}
+	cfg.CleanEvery = -1
+	if _, err := lakegc.Collect(context.Background(), w.host.host(), cfg); !errors.Is(err, lakegc.ErrInvalidConfig) {
+		t.Errorf("CleanEvery -1: %v", err)
+	}
+}

@@ -105,6 +105,22 @@ type Config struct {
 	// key by key); see package sweep/s3delete for S3.
 	BatchDeleter sweep.BatchDeleter
 
+	// Optimized makes the mark start from the latest run in the report
+	// folder (sweep.LatestRun): it lists only the slices that started
+	// after that run's newest listed slice less SliceMargin, and judges
+	// the older ones from that run's records. A latest run that cannot be
+	// used (it failed, was marked by lakeFS's Spark client, or used other
+	// settings) makes a clean run, which Report.Mark's Summary.CleanReason
+	// explains. See package sweep, "Clean and optimized runs".
+	Optimized bool
+	// CleanEvery makes every CleanEvery-th run of a chain of optimized runs
+	// clean (default sweep.DefaultCleanEvery; 1: every run).
+	CleanEvery int
+	// SliceMargin is how long a slice of the host's pathprovider can keep
+	// receiving objects: its interval plus LinkTTL plus clock skew (default
+	// sweep.DefaultSliceInterval + LinkTTL + sweep.DefaultClockSkew).
+	SliceMargin time.Duration
+
 	// ResumeExport is the ID of an export that Collect started and that was
 	// interrupted (Report.ExportRunID): Collect continues it where it
 	// stopped, and the cycle keeps its start time as the anchor of the
@@ -185,6 +201,10 @@ func (c Config) validated() (settings, error) {
 		return invalid("negative ExportFileSize %d", s.ExportFileSize)
 	case s.MemoryBudget < minMemoryBudget:
 		return invalid("MemoryBudget %d below %d bytes", s.MemoryBudget, minMemoryBudget)
+	case s.CleanEvery < 0:
+		return invalid("negative CleanEvery %d", s.CleanEvery)
+	case s.SliceMargin < 0:
+		return invalid("negative SliceMargin %v", s.SliceMargin)
 	case s.ResumeExport != "" && s.ResumeMark != "":
 		return invalid("both ResumeExport and ResumeMark: a resumed mark has no export")
 	}

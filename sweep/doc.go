@@ -65,6 +65,75 @@
 // others, but memory stays bounded by the budget however many folders there
 // are. The default budget has room for about 200,000 entries or more.
 //
+// # Clean and optimized runs
+//
+// A clean run lists every slice older than the cutoff. An optimized run,
+// asked for with WithPrevious (LatestRun finds the latest run of the
+// namespace), starts from a previous successful run of the same namespace,
+// as the seeds' second milestone plans (lakeFS's first_slice field was meant
+// for it and never used):
+//
+//   - Slices whose start time is at or after the previous run's newest
+//     listed slice (its first_slice) less the slice margin are listed and
+//     marked as in a clean run, and so are the top-level objects of the old
+//     flat layout, the loose objects under the data folder, and folders
+//     there that are not slices.
+//   - Older slices are not listed. Their candidates are the keys the
+//     previous run kept there, less the current keep set, plus the previous
+//     run's candidates there unless its sweep.json says it deleted every
+//     one (none failed or refused); an object already gone is harmless, as
+//     Sweep counts NotFound as gone. The keys of those slices that the keep
+//     set still holds are carried over into this run's records.
+//   - A slice where the previous run kept an object for its age (young, or
+//     of unknown age) is listed again, so that object is judged again.
+//
+// The slice margin (WithSliceMargin) is how long a slice can keep receiving
+// objects: a slice takes new addresses until it rolls over (the
+// pathprovider's interval, one hour by default: DefaultSliceInterval), and an
+// address can be uploaded to until its link TTL runs out; several writers
+// fill slices at once, and their clocks differ. Its default is
+// DefaultSliceInterval + the link TTL + the clock skew: 25 hours 5 minutes
+// with the defaults. A host whose pathprovider uses a longer interval must
+// set a longer margin. Too small a margin leaks the garbage of objects
+// uploaded late into a slice, until the next clean run; it never marks a
+// live object, as a key is marked only when the keep set does not hold it.
+//
+// Each run leaves what the next needs under its report folder, in
+// <prefix>/retention/gc/unified/<run_id>/_lakegc/, which lakeFS's readers
+// never read (they read deleted/ and summary.json; Hadoop's skip names
+// starting with '_'):
+//
+//   - state.json: the run's kind, storage and data prefixes, min age, slice
+//     margin, cutoff, newest listed slice, how many runs since the last clean
+//     one, the number of live keys, and the slices where it kept young
+//     objects (at most 1,000; beyond that the next run is clean);
+//   - live: the sorted keys it kept in the slices, the listed ones and those
+//     carried over, front-coded (a key shares a prefix with the one before),
+//     with a count and a CRC-32C at the end. Its reader refuses a key over 64
+//     KiB, keys out of order, a wrong count or checksum and a cut stream.
+//
+// The previous run's live record and candidates are read once, checked to
+// their end and copied to the spill folder before the run starts, then
+// merge-joined with the listing and the keep set in bounded memory as above.
+//
+// Mark refuses to be clever when unsure: a previous run that failed, has no
+// or unreadable records, or used another storage or data prefix, min age or
+// slice margin, whose cutoff is after this run's, or that listed no slice,
+// makes a clean run, logged and said in Summary.CleanReason; WithCleanEvery
+// makes every n-th run of a chain clean (DefaultCleanEvery, 7). The summary
+// says the run's kind (run_kind), its previous run (previous_run_id) and
+// how many slices older than the cutoff it listed and skipped
+// (slices_listed, slices_skipped), fields lakeFS ignores.
+//
+// In an optimized run, Progress.Listed counts the listed objects only;
+// Kept and Marked, and the summary's counts, include the keys judged from
+// the previous run's records.
+//
+// An optimized run trusts that the slices it does not list are unchanged
+// since the previous run but for deletions: objects are not rewritten in
+// place there (lakeFS never writes an address twice) and none arrives later
+// than the margin.
+//
 // # The report
 //
 // A run's report is lakeFS's, at <prefix>/retention/gc/unified/<run_id>/:

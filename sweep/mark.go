@@ -99,6 +99,10 @@ type marker struct {
 	sum    Summary
 	cnt    *counters
 	spill  *spillDir
+	rec    *recorder // the records for the next run
+	// sinceClean counts the optimized runs since the last clean one,
+	// this one included.
+	sinceClean int
 }
 
 func (m *marker) log(msg string, args ...any) {
@@ -168,6 +172,13 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 		return err
 	}
 	defer m.spill.remove()
+	prev, err := m.startFrom(ctx)
+	if err != nil {
+		return err
+	}
+	if prev != nil {
+		defer prev.carried.close()
+	}
 
 	m.cnt.phase("keep")
 	keep := newSorter(m.spill, sh.keep, sh.fanIn)
@@ -181,6 +192,10 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	m.cnt.phase("list")
 	l := m.newLister(keep, sh)
 	defer l.loose.release()
+	l.young = new(youngSlices)
+	if prev != nil {
+		l.skip = prev.skip
+	}
 	if err := l.listTop(ctx); err != nil {
 		return err
 	}
@@ -188,6 +203,7 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 		return err
 	}
 	m.sum.FirstSlice = l.firstSlice
+	m.sum.SlicesListed, m.sum.SlicesSkipped = l.listed, l.skipped
 
 	m.cnt.phase("join")
 	keepIt, err := keep.finish()
@@ -199,8 +215,27 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	if err != nil {
 		return err
 	}
+	if prev != nil {
+		// The unlisted slices' keys join the listing: each is in a slice
+		// no folder of the listing holds, and the merge drops repeats.
+		listIt = newMerge([]keyIter{listIt, prev.carried})
+		prev.carried = nopIter{}
+	}
 	defer listIt.close()
+	live, err := newLiveWriter(ctx, m.bucket, m.dir+liveName, sh.ioBuf)
+	if err != nil {
+		return err
+	}
+	m.rec = &recorder{live: live, data: m.cfg.dataPrefix + "/", young: l.young}
 	n, err := m.writeCandidates(ctx, listIt, keepIt)
+	if err == nil {
+		err = live.close()
+	} else {
+		live.abort()
+	}
+	if err == nil {
+		err = m.writeState(ctx, m.rec)
+	}
 	if err != nil {
 		return err
 	}
@@ -215,7 +250,8 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 		return err
 	}
 	m.cnt.phase("done")
-	m.log("sweep: mark done", "candidates", n, "first_slice", m.sum.FirstSlice)
+	m.log("sweep: mark done", "candidates", n, "first_slice", m.sum.FirstSlice,
+		"kind", m.sum.RunKind, "slices_listed", m.sum.SlicesListed, "slices_skipped", m.sum.SlicesSkipped)
 	return nil
 }
 
@@ -307,6 +343,9 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (i
 		}
 		if kok && bytes.Equal(kk, lk) {
 			kept++
+			if m.rec != nil {
+				err = m.rec.kept(lk)
+			}
 		} else {
 			marked++
 			err = w.write(addressRow{Address: string(lk)})
@@ -338,7 +377,7 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (i
 // removeStale removes what a failed run with the same ID left: its
 // candidates, and any sweep report.
 func (m *marker) removeStale(ctx context.Context) error {
-	for _, sub := range []string{"deleted/", "failed/"} {
+	for _, sub := range []string{"deleted/", "failed/", recordDir} {
 		if err := removeFolder(ctx, m.bucket, m.dir+sub); err != nil {
 			return err
 		}
@@ -356,8 +395,10 @@ func (m *marker) fail(ctx context.Context, cause error) {
 	defer cancel()
 	m.sum.Success = false
 	m.sum.NumDeletedObjects = 0
-	if err := removeFolder(ctx, m.bucket, m.dir+"deleted/"); err != nil {
-		m.log("sweep: mark failed; removing candidates failed too", "error", err)
+	for _, sub := range []string{"deleted/", recordDir} {
+		if err := removeFolder(ctx, m.bucket, m.dir+sub); err != nil {
+			m.log("sweep: mark failed; removing "+sub+" failed too", "error", err)
+		}
 	}
 	if err := writeJSON(ctx, m.bucket, m.dir+"summary.json", m.sum); err != nil {
 		m.log("sweep: mark failed; writing its summary failed too", "error", err)

@@ -254,7 +254,7 @@ func TestMarkEmptyNamespace(t *testing.T) {
 	b := memblob.OpenBucket(nil)
 	sum, err := Mark(ctx, b, "run1", Inputs{Uncommitted: seqOf([]string{"data/x/y"}), Committed: seqOf(nil), ExportStart: t0}, WithClock(fixedClock))
 	require.NoError(t, err)
-	require.Equal(t, &Summary{RunID: "run1", Success: true, StartTime: t0, CutoffTime: t0.Add(-DefaultMinAge - DefaultClockSkew)}, sum)
+	require.Equal(t, &Summary{RunID: "run1", Success: true, StartTime: t0, CutoffTime: t0.Add(-DefaultMinAge - DefaultClockSkew), RunKind: RunClean}, sum)
 	require.Empty(t, collect(t, Candidates(ctx, b, DefaultStoragePrefix, "run1")))
 	res, err := Sweep(ctx, b, "run1")
 	require.NoError(t, err)

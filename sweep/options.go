@@ -67,6 +67,9 @@ type config struct {
 	progress      func(Progress)
 	minBackoff    time.Duration
 	maxBackoff    time.Duration
+	previous      string
+	sliceMargin   time.Duration
+	cleanEvery    int
 
 	// Attempts of a request, and how a backoff waits; fixed outside tests,
 	// which run minutes of backoff in simulated time.
@@ -94,6 +97,7 @@ func newConfig(opts []Option) *config {
 		deleteAttempts: deleteAttempts,
 		listAttempts:   listAttempts,
 		sleep:          sleep,
+		cleanEvery:     DefaultCleanEvery,
 	}
 	for _, o := range opts {
 		if o != nil {

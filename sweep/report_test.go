@@ -120,6 +120,8 @@ func TestReportFormat(t *testing.T) {
 		"run_id": "run1", "success": true, "first_slice": descendingSliceOf(keys),
 		"start_time": "2026-11-30T12:00:00Z", "cutoff_time": "2026-11-29T11:55:00Z",
 		"num_deleted_objects": float64(len(keys)),
+		// Mark's own fields, which lakeFS's readers ignore.
+		"run_kind": "clean", "slices_listed": float64(len(slicesOf(keys))),
 	}, m)
 }
 
@@ -215,4 +217,13 @@ func TestCandidatesBoundsAllocation(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	require.Equal(t, 1, errs)
 	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20))
+}
+
+// slicesOf returns the distinct slices of keys "data/<slice>/...".
+func slicesOf(keys []string) map[string]bool {
+	s := map[string]bool{}
+	for _, k := range keys {
+		s[k[len("data/"):len("data/")+20]] = true
+	}
+	return s
 }

@@ -233,6 +233,13 @@ type lister struct {
 
 	win     *window   // the listing requests in flight, made by pages
 	winOnce sync.Once // makes win
+
+	// skip says which slices an optimized run judges from the previous
+	// run's records instead of listing them (nil: none); listed and
+	// skipped count the slices older than the cutoff.
+	skip            func(name string, t time.Time) bool
+	listed, skipped int64
+	young           *youngSlices // the slices where young objects were listed
 }
 
 // listTop lists the top level and the data folder with a delimiter: loose
@@ -263,6 +270,11 @@ func (l *lister) listTop(ctx context.Context) error {
 			if l.firstSlice == "" || t.After(l.firstTime) || t.Equal(l.firstTime) && name < l.firstSlice {
 				l.firstSlice, l.firstTime = name, t
 			}
+			if l.skip != nil && l.skip(name, t) {
+				l.skipped++
+				return nil
+			}
+			l.listed++
 		}
 		if l.addFolder(f) {
 			return nil
@@ -444,10 +456,14 @@ func (l *lister) listAll(ctx context.Context, prefix string, add func(key []byte
 		listed, young = 0, 0
 	}
 	defer flush()
+	anyYoung := false
 	it := l.pages(&blob.ListOptions{Prefix: prefix})
 	for {
 		o, err := it.Next(ctx)
 		if errors.Is(err, io.EOF) {
+			if anyYoung {
+				l.noteYoung(prefix)
+			}
 			return nil
 		}
 		if err != nil {
@@ -462,6 +478,7 @@ func (l *lister) listAll(ctx context.Context, prefix string, add func(key []byte
 		listed++
 		if isYoung(o.ModTime, l.cutoff) {
 			young++
+			anyYoung = true
 			err = l.keep.add([]byte(o.Key))
 		} else {
 			err = add([]byte(o.Key))
@@ -519,4 +536,15 @@ func (l *lister) stream(sortBytes, fanIn int) (keyIter, error) {
 		return nil, err
 	}
 	return newMerge([]keyIter{&concat{open: opens}, loose}), nil
+}
+
+// noteYoung records that the folder prefix held young objects, when it is a
+// slice: the next optimized run lists it again rather than trust its records.
+func (l *lister) noteYoung(prefix string) {
+	if l.young == nil {
+		return
+	}
+	if name, _, ok := sliceOf([]byte(prefix), l.cfg.dataPrefix+"/"); ok {
+		l.young.add(name)
+	}
 }

@@ -56,6 +56,18 @@ type Summary struct {
 	// readers take summary.json's fields by name, so they ignore them.
 	NumYoungObjects int64 `json:"num_young_objects,omitempty"`
 	NumKeptObjects  int64 `json:"num_kept_objects,omitempty"`
+	// RunKind is RunClean or RunOptimized (see WithPrevious);
+	// PreviousRunID the run it was asked to start from, and CleanReason
+	// why a run asked to start from one ran clean. SlicesListed and
+	// SlicesSkipped count the slices older than the cutoff that were listed,
+	// and those judged from the previous run's records instead. Mark's own,
+	// like the counts above: empty fields are left out, and lakeFS ignores
+	// them.
+	RunKind       string `json:"run_kind,omitempty"`
+	PreviousRunID string `json:"previous_run_id,omitempty"`
+	CleanReason   string `json:"clean_reason,omitempty"`
+	SlicesListed  int64  `json:"slices_listed,omitempty"`
+	SlicesSkipped int64  `json:"slices_skipped,omitempty"`
 }
 
 type summaryJSON struct {
@@ -67,6 +79,11 @@ type summaryJSON struct {
 	NumDeletedObjects int64  `json:"num_deleted_objects"`
 	NumYoungObjects   int64  `json:"num_young_objects,omitempty"`
 	NumKeptObjects    int64  `json:"num_kept_objects,omitempty"`
+	RunKind           string `json:"run_kind,omitempty"`
+	PreviousRunID     string `json:"previous_run_id,omitempty"`
+	CleanReason       string `json:"clean_reason,omitempty"`
+	SlicesListed      int64  `json:"slices_listed,omitempty"`
+	SlicesSkipped     int64  `json:"slices_skipped,omitempty"`
 }
 
 // MarshalJSON writes the summary with lakeFS's field names and times in
@@ -81,6 +98,11 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 		NumDeletedObjects: s.NumDeletedObjects,
 		NumYoungObjects:   s.NumYoungObjects,
 		NumKeptObjects:    s.NumKeptObjects,
+		RunKind:           s.RunKind,
+		PreviousRunID:     s.PreviousRunID,
+		CleanReason:       s.CleanReason,
+		SlicesListed:      s.SlicesListed,
+		SlicesSkipped:     s.SlicesSkipped,
 	})
 }
 
@@ -99,7 +121,7 @@ func (s *Summary) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return err
 	}
-	if j.NumDeletedObjects < 0 || j.NumYoungObjects < 0 || j.NumKeptObjects < 0 {
+	if j.NumDeletedObjects < 0 || j.NumYoungObjects < 0 || j.NumKeptObjects < 0 || j.SlicesListed < 0 || j.SlicesSkipped < 0 {
 		return fmt.Errorf("%w: summary: negative object count", ErrInvalidInput)
 	}
 	*s = Summary{
@@ -111,6 +133,11 @@ func (s *Summary) UnmarshalJSON(b []byte) error {
 		NumDeletedObjects: j.NumDeletedObjects,
 		NumYoungObjects:   j.NumYoungObjects,
 		NumKeptObjects:    j.NumKeptObjects,
+		RunKind:           j.RunKind,
+		PreviousRunID:     j.PreviousRunID,
+		CleanReason:       j.CleanReason,
+		SlicesListed:      j.SlicesListed,
+		SlicesSkipped:     j.SlicesSkipped,
 	}
 	return nil
 }

@@ -25,6 +25,15 @@
 // runs truly in parallel with the cycle. The test fails if any of these
 // points saw no writer step, and logs how many each saw.
 //
+// In TestGCRacesWriters two marks in three start from the latest run
+// (sweep.WithPrevious with sweep.LatestRun, the slice margin set to the
+// world's pathprovider interval plus the link TTL and the clock skew), so
+// clean and optimized runs mix; the log says how many were optimized and
+// how many slices they skipped. The liveness check spares one kind of
+// garbage after an optimized run: an object uploaded after its address's
+// link TTL, into a slice such a run may not list again, which the next
+// clean run deletes. The safety check spares nothing.
+//
 // An oracle, written from the SPEC's GC model, says at any instant which
 // objects are reachable: staged on a branch, in a commit that retention
 // keeps, copied less than the copy TTL ago, or uploaded to an address

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"slices"
@@ -22,6 +23,9 @@ type runConfig struct {
 	// cycle runs, truly in parallel with it (the hooks interleave steps at
 	// chosen points; this one lands anywhere a lock is free).
 	concurrent bool
+	// optimized makes two marks in three start from the latest run
+	// (sweep.WithPrevious): clean and optimized runs mix.
+	optimized bool
 }
 
 var defaultRun = runConfig{steps: 220, gcEvery: 1.0 / 12}
@@ -29,6 +33,7 @@ var defaultRun = runConfig{steps: 220, gcEvery: 1.0 / 12}
 // runStats counts what a run exercised.
 type runStats struct {
 	steps, cycles, prepareCalls, deleted, marked, legacy int64
+	optimized, skipped                                   int64 // optimized marks, and the slices they skipped
 	points                                               map[string]int
 }
 
@@ -41,6 +46,11 @@ func runSeed(t testing.TB, seed uint64, cfg runConfig, wire wiring) (string, run
 	w, err := newWorld(ctx, seed)
 	if err != nil {
 		t.Fatalf("seed %d: %v", seed, err)
+	}
+	if cfg.optimized {
+		// Its own source, so that the schedule of a seed stays the one the
+		// mutation tests search.
+		w.optRNG = rand.New(rand.NewPCG(seed, 0x0b7))
 	}
 	fail := func(what string) string {
 		w.mu.Lock()
@@ -115,6 +125,7 @@ func runSeed(t testing.TB, seed uint64, cfg runConfig, wire wiring) (string, run
 	w.mu.Lock()
 	st.steps = int64(w.step)
 	st.legacy = int64(w.legacyDeleted)
+	st.optimized, st.skipped = int64(w.optimized), w.skipped
 	st.points = maps.Clone(w.points)
 	w.mu.Unlock()
 	return "", st
@@ -171,6 +182,7 @@ func TestGCRacesWriters(t *testing.T) {
 				t.Parallel()
 				cfg := defaultRun
 				cfg.concurrent = seed%2 == 0
+				cfg.optimized = true
 				msg, st := runSeed(t, seed, cfg, wiring{})
 				if msg != "" {
 					t.Fatal(msg)
@@ -183,6 +195,8 @@ func TestGCRacesWriters(t *testing.T) {
 				total.deleted += st.deleted
 				total.marked += st.marked
 				total.legacy += st.legacy
+				total.optimized += st.optimized
+				total.skipped += st.skipped
 				for p, n := range st.points {
 					total.points[p] += n
 				}
@@ -194,10 +208,11 @@ func TestGCRacesWriters(t *testing.T) {
 	}
 	t.Logf("%d writer steps, %d GC cycles (%d Prepare calls), %d objects deleted (%d of the flat layout), in %s",
 		total.steps, total.cycles, total.prepareCalls, total.deleted, total.legacy, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d of the marks were optimized runs, which skipped %d slices", total.optimized, total.skipped)
 	for _, p := range slices.Sorted(maps.Keys(total.points)) {
 		t.Logf("  %5d writer steps %s", total.points[p], p)
 	}
-	if total.cycles == 0 || total.deleted == 0 || total.legacy == 0 {
+	if total.cycles == 0 || total.deleted == 0 || total.legacy == 0 || total.optimized == 0 {
 		t.Fatalf("the schedule exercised nothing: %+v", total)
 	}
 	// Every point of the cycle where writers can run must have seen some:

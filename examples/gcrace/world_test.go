@@ -122,6 +122,9 @@ type object struct {
 	uploaded time.Time
 	deadAt   time.Time // first observation at which it was unreachable; zero while live
 	deleted  bool
+	// late: uploaded after its address's link TTL, into a slice an
+	// optimized run may not list again; only a clean run is sure to find it.
+	late bool
 }
 
 // world is the small versioned store: branches with staging areas,
@@ -156,6 +159,10 @@ type world struct {
 	origin     string // who runs the current step, for the log
 
 	legacyDeleted int            // flat-layout objects the GC deleted
+	interval      time.Duration  // the pathprovider's slice interval
+	optRNG        *rand.Rand     // non-nil: marks may start from the latest run
+	optimized     int            // GC cycles whose mark was an optimized run
+	skipped       int64          // slices those runs did not list
 	points        map[string]int // writer steps per point of the GC cycle
 }
 
@@ -171,10 +178,12 @@ func newWorld(ctx context.Context, seed uint64) (*world, error) {
 	}
 	w.sim, w.bucket = newSimBucket(w.clock.Now)
 	var err error
+	partition := 4 + w.rng.IntN(40) // drawn first, as before: seeds keep their schedules
+	w.interval = time.Duration(2+w.rng.IntN(12)) * time.Hour
 	w.pp, err = pathprovider.New(
 		pathprovider.WithClock(w.clock.Now),
-		pathprovider.WithPartitionSize(4+w.rng.IntN(40)),
-		pathprovider.WithInterval(time.Duration(2+w.rng.IntN(12))*time.Hour),
+		pathprovider.WithPartitionSize(partition),
+		pathprovider.WithInterval(w.interval),
 	)
 	if err != nil {
 		return nil, err
@@ -389,6 +398,9 @@ func (w *world) opUploadLate() {
 	pd := cands[w.rng.IntN(len(cands))]
 	pd.uploaded = true
 	w.upload(pd.addr)
+	if o := w.objects[pd.addr]; o != nil && w.clock.Now().Sub(pd.resolved) > linkTTL {
+		o.late = true
+	}
 	w.logf("upload %s (address age %s)", pd.addr, w.clock.Now().Sub(pd.resolved).Round(time.Second))
 }
 

@@ -1,0 +1,547 @@
+package sweep
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
+)
+
+// Kinds of run, in Summary.RunKind.
+const (
+	RunClean     = "clean"
+	RunOptimized = "optimized"
+)
+
+// DefaultSliceInterval is the longest a slice takes new addresses with the
+// defaults of the module's pathprovider (its DefaultInterval, one hour; a
+// slice also rolls over sooner when it is full). The default slice margin
+// is DefaultSliceInterval + the link TTL + the clock skew.
+const DefaultSliceInterval = time.Hour
+
+// DefaultCleanEvery is how often a run is clean by default: every seventh
+// run of a chain of runs that each start from the one before.
+const DefaultCleanEvery = 7
+
+// The records a run leaves for the next, under <report>/_lakegc/: lakeFS's
+// readers read deleted/ and summary.json only, and Hadoop's readers skip
+// names that start with '_'.
+const (
+	recordDir  = "_lakegc/"
+	stateName  = recordDir + "state.json"
+	liveName   = recordDir + "live"
+	maxState   = 1 << 20
+	maxYoungSl = 1000 // slices with young objects a state names; beyond, the next run is clean
+)
+
+// WithPrevious makes Mark start from the run runID of the same namespace, an
+// optimized run (see the package documentation, "Clean and optimized
+// runs"): it lists only the slices that started at or after that run's
+// newest listed slice less the slice margin, and judges the older slices
+// from that run's records. "" (the default) means a clean run; LatestRun
+// finds the latest run. When the previous run cannot be used (it failed,
+// has no records, or used other settings) Mark runs clean and says why in
+// Summary.CleanReason.
+func WithPrevious(runID string) Option {
+	return func(c *config) {
+		if runID != "" {
+			if err := validRunID(runID); err != nil {
+				c.invalid("previous run ID %q", runID)
+				return
+			}
+		}
+		c.previous = runID
+	}
+}
+
+// WithSliceMargin sets how long a slice may keep receiving objects after it
+// started (0: the default, DefaultSliceInterval + the link TTL + the clock
+// skew): several writers fill slices at once, a slice hands out addresses
+// until it rolls over, and an address can be uploaded to until its link TTL
+// runs out. It must be at least the host's pathprovider interval plus its
+// link TTL plus the clock skew. Too small a margin leaks garbage that only
+// a clean run finds; it never deletes a live object.
+func WithSliceMargin(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.invalid("negative slice margin %v", d)
+		}
+		c.sliceMargin = d
+	}
+}
+
+// WithCleanEvery makes every n-th run of a chain of optimized runs a clean
+// one (0: the default DefaultCleanEvery; 1: every run is clean), so that
+// garbage an optimized run cannot see, such as objects uploaded into a slice
+// later than the margin allows, is found in the end.
+func WithCleanEvery(n int) Option {
+	return func(c *config) {
+		if n < 0 {
+			c.invalid("negative clean-every %d", n)
+			return
+		}
+		if n == 0 {
+			n = DefaultCleanEvery
+		}
+		c.cleanEvery = n
+	}
+}
+
+// margin is the slice margin in effect.
+func (c *config) margin() time.Duration {
+	if c.sliceMargin > 0 {
+		return c.sliceMargin
+	}
+	return DefaultSliceInterval + c.linkTTL + c.clockSkew
+}
+
+// runState is _lakegc/state.json: the settings a run used and what the next
+// run needs besides the live record.
+type runState struct {
+	Version       int      `json:"version"`
+	RunID         string   `json:"run_id"`
+	Kind          string   `json:"kind"`
+	StoragePrefix string   `json:"storage_prefix"`
+	DataPrefix    string   `json:"data_prefix"`
+	MinAge        int64    `json:"min_age_seconds"`
+	Margin        int64    `json:"slice_margin_seconds"`
+	CutoffTime    string   `json:"cutoff_time"`
+	NewestSlice   string   `json:"newest_slice"`
+	SinceClean    int      `json:"runs_since_clean"`
+	LiveKeys      int64    `json:"live_keys"`
+	YoungSlices   []string `json:"young_slices,omitempty"`
+	YoungOverflow bool     `json:"young_overflow,omitempty"`
+}
+
+const stateVersion = 1
+
+// readState reads and checks a run's state.json.
+func readState(ctx context.Context, bucket *blob.Bucket, dir string) (*runState, error) {
+	b, err := readSmall(ctx, bucket, dir+stateName, maxState)
+	if err != nil {
+		return nil, err
+	}
+	return parseState(b)
+}
+
+// parseState parses a state.json, refusing what a run could not have
+// written.
+func parseState(b []byte) (*runState, error) {
+	var s runState
+	if err := json.Unmarshal(bytes.TrimSpace(b), &s); err != nil {
+		return nil, fmt.Errorf("%w: state: %v", ErrInvalidInput, err)
+	}
+	switch {
+	case s.Version != stateVersion:
+		return nil, fmt.Errorf("%w: state version %d", ErrInvalidInput, s.Version)
+	case s.Kind != RunClean && s.Kind != RunOptimized:
+		return nil, fmt.Errorf("%w: state kind %q", ErrInvalidInput, s.Kind)
+	case s.MinAge < 0 || s.Margin < 0 || s.SinceClean < 0 || s.LiveKeys < 0:
+		return nil, fmt.Errorf("%w: state: negative value", ErrInvalidInput)
+	case len(s.YoungSlices) > maxYoungSl:
+		return nil, fmt.Errorf("%w: state names %d young slices", ErrInvalidInput, len(s.YoungSlices))
+	}
+	if s.NewestSlice != "" {
+		if _, ok := sliceTime(s.NewestSlice); !ok {
+			return nil, fmt.Errorf("%w: state: newest slice %q", ErrInvalidInput, s.NewestSlice)
+		}
+	}
+	for _, name := range s.YoungSlices {
+		if _, ok := sliceTime(name); !ok {
+			return nil, fmt.Errorf("%w: state: young slice %q", ErrInvalidInput, name)
+		}
+	}
+	return &s, nil
+}
+
+// readSmall reads a small object whole, refusing one over limit bytes.
+func readSmall(ctx context.Context, bucket *blob.Bucket, key string, limit int64) ([]byte, error) {
+	r, err := bucket.NewReader(ctx, key, nil)
+	if err != nil {
+		return nil, fmt.Errorf("sweep: read %s: %w", key, err)
+	}
+	defer r.Close()
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("sweep: read %s: %w", key, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%w: %s larger than %d bytes", ErrInvalidInput, key, limit)
+	}
+	return b, nil
+}
+
+// LatestRun returns the ID of the latest run in the report folder of the
+// namespace in bucket: of the runs with a summary.json (written by Mark or
+// by lakeFS's Spark client, successful or not), the one whose summary says
+// the latest start_time (ties: the greatest ID). "" and no error when there
+// is none. Pass it to WithPrevious: Mark runs clean when that run cannot be
+// used. It lists the report folder and reads each run's summary, one
+// request each. An empty storagePrefix is DefaultStoragePrefix.
+func LatestRun(ctx context.Context, bucket *blob.Bucket, storagePrefix string) (string, error) {
+	if bucket == nil {
+		return "", fmt.Errorf("%w: nil bucket", ErrInvalidInput)
+	}
+	if storagePrefix == "" {
+		storagePrefix = DefaultStoragePrefix
+	}
+	if err := validPrefix(storagePrefix); err != nil {
+		return "", err
+	}
+	dir := storagePrefix + "/retention/gc/unified/"
+	var ids []string
+	it := bucket.List(&blob.ListOptions{Prefix: dir, Delimiter: "/"})
+	for {
+		o, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("sweep: list %s: %w", dir, err)
+		}
+		id, under := strings.CutPrefix(o.Key, dir)
+		id, folder := strings.CutSuffix(id, "/")
+		if under && folder && o.IsDir && validRunID(id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	var best string
+	var bestStart time.Time
+	for _, id := range ids {
+		sum, err := ReadSummary(ctx, bucket, storagePrefix, id)
+		if errors.Is(err, ErrNoRun) {
+			continue
+		}
+		if err != nil {
+			// An unreadable summary may be the latest run's: say so
+			// rather than start from an older one.
+			return "", wrapOp("latest run", err)
+		}
+		if best == "" || sum.StartTime.After(bestStart) || sum.StartTime.Equal(bestStart) && id > best {
+			best, bestStart = id, sum.StartTime
+		}
+	}
+	return best, nil
+}
+
+// previous is what an optimized run takes from the run before it.
+type previous struct {
+	state    *runState
+	boundary time.Time           // slices older than this are not listed
+	young    map[string]struct{} // slices to list whatever their age
+	carried  keyIter             // the keys of the unlisted slices to judge again
+}
+
+// skip reports whether the slice name, started at t, is judged from the
+// records rather than listed.
+func (p *previous) skip(name string, t time.Time) bool {
+	if !t.Before(p.boundary) {
+		return false
+	}
+	_, young := p.young[name]
+	return !young
+}
+
+// sliceOf returns the slice name and start time of a key under the data
+// folder data (with its '/'); false for a key that is not in a slice.
+func sliceOf(key []byte, data string) (string, time.Time, bool) {
+	rest, ok := bytes.CutPrefix(key, []byte(data))
+	if !ok {
+		return "", time.Time{}, false
+	}
+	i := bytes.IndexByte(rest, '/')
+	if i < 0 {
+		return "", time.Time{}, false
+	}
+	t, ok := sliceTime(string(rest[:i]))
+	return string(rest[:i]), t, ok
+}
+
+// startFrom decides whether this run can start from the previous run, and
+// loads its records into the spill folder; it returns nil, and sets
+// Summary.CleanReason, for a clean run. Only a cancelled context is an
+// error: anything else that goes wrong makes a clean run.
+func (m *marker) startFrom(ctx context.Context) (*previous, error) {
+	cfg := m.cfg
+	m.sum.RunKind = RunClean
+	m.sinceClean = 0
+	if cfg.previous == "" {
+		return nil, nil
+	}
+	m.sum.PreviousRunID = cfg.previous
+	p, reason := m.loadPrevious(ctx)
+	if err := ctx.Err(); err != nil {
+		if p != nil {
+			p.carried.close()
+		}
+		return nil, err
+	}
+	if p == nil {
+		m.sum.CleanReason = reason
+		m.log("sweep: clean run", "previous_run_id", cfg.previous, "reason", reason)
+		return nil, nil
+	}
+	m.sum.RunKind = RunOptimized
+	m.sinceClean = p.state.SinceClean + 1
+	m.log("sweep: optimized run", "previous_run_id", cfg.previous, "boundary", p.boundary)
+	return p, nil
+}
+
+// loadPrevious returns the previous run's records, or why a clean run is
+// due.
+func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
+	cfg, id := m.cfg, m.cfg.previous
+	if id == m.sum.RunID {
+		return nil, "the previous run is this run"
+	}
+	sum, err := ReadSummary(ctx, m.bucket, cfg.storagePrefix, id)
+	if err != nil {
+		return nil, "previous run's summary: " + err.Error()
+	}
+	if !sum.Success {
+		return nil, "the previous run failed"
+	}
+	dir := reportDir(cfg.storagePrefix, id)
+	st, err := readState(ctx, m.bucket, dir)
+	if err != nil {
+		return nil, "previous run's records: " + err.Error()
+	}
+	prevCutoff, err := parseTime(st.CutoffTime)
+	switch {
+	case err != nil:
+		return nil, "previous run's records: " + err.Error()
+	case st.RunID != id:
+		return nil, fmt.Sprintf("previous run's records are of run %q", st.RunID)
+	case st.StoragePrefix != cfg.storagePrefix || st.DataPrefix != cfg.dataPrefix:
+		return nil, fmt.Sprintf("previous run used storage prefix %q and data prefix %q", st.StoragePrefix, st.DataPrefix)
+	case st.MinAge != int64(cfg.minAge/time.Second) || time.Duration(st.MinAge)*time.Second != cfg.minAge:
+		return nil, fmt.Sprintf("previous run used min age %v", time.Duration(st.MinAge)*time.Second)
+	case st.Margin != int64(cfg.margin()/time.Second) || time.Duration(st.Margin)*time.Second != cfg.margin():
+		return nil, fmt.Sprintf("previous run used slice margin %v", time.Duration(st.Margin)*time.Second)
+	case !prevCutoff.Equal(sum.CutoffTime) || st.NewestSlice != sum.FirstSlice:
+		return nil, "previous run's records do not match its summary"
+	case m.sum.CutoffTime.Before(prevCutoff):
+		return nil, fmt.Sprintf("cutoff %v is before the previous run's %v", m.sum.CutoffTime, prevCutoff)
+	case st.YoungOverflow:
+		return nil, fmt.Sprintf("the previous run kept young objects in more than %d slices", maxYoungSl)
+	case st.NewestSlice == "":
+		return nil, "the previous run listed no slice"
+	case st.SinceClean+1 >= cfg.cleanEvery:
+		return nil, fmt.Sprintf("a clean run every %d runs", cfg.cleanEvery)
+	}
+	newest, _ := sliceTime(st.NewestSlice)
+	p := &previous{state: st, boundary: newest.Add(-cfg.margin()), young: map[string]struct{}{}}
+	for _, name := range st.YoungSlices {
+		p.young[name] = struct{}{}
+	}
+	data := cfg.dataPrefix + "/"
+	keep := func(key []byte) bool {
+		name, t, ok := sliceOf(key, data)
+		return ok && p.skip(name, t)
+	}
+	live, n, err := m.copyLive(ctx, dir+liveName, keep)
+	if err != nil {
+		return nil, "previous run's live record: " + err.Error()
+	}
+	if n != st.LiveKeys {
+		os.Remove(live)
+		return nil, fmt.Sprintf("previous run's live record holds %d keys, its state says %d", n, st.LiveKeys)
+	}
+	runs := []string{live}
+	swept, why := m.wasSwept(ctx, dir)
+	if !swept {
+		m.log("sweep: previous run's candidates judged again", "previous_run_id", id, "why", why)
+		cands, err := m.copyCandidates(ctx, id, sum.NumDeletedObjects, keep)
+		if err != nil {
+			os.Remove(live)
+			return nil, "previous run's candidates: " + err.Error()
+		}
+		runs = append(runs, cands)
+	}
+	var iters []keyIter
+	for _, name := range runs {
+		fr, err := openRun(name, m.spill.ioBuf)
+		if err != nil {
+			closeAll(iters)
+			for _, n := range runs {
+				os.Remove(n)
+			}
+			return nil, err.Error()
+		}
+		iters = append(iters, fr)
+	}
+	p.carried = newMerge(iters)
+	return p, ""
+}
+
+// wasSwept reports whether Sweep deleted every candidate of the run in dir:
+// its sweep.json says nothing failed or was refused.
+func (m *marker) wasSwept(ctx context.Context, dir string) (bool, string) {
+	b, err := readSmall(ctx, m.bucket, dir+"sweep.json", maxSummarySize)
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return false, "not swept"
+	}
+	if err != nil {
+		return false, err.Error()
+	}
+	var s sweepJSON
+	if err := json.Unmarshal(bytes.TrimSpace(b), &s); err != nil {
+		return false, "sweep.json: " + err.Error()
+	}
+	if s.Failed != 0 || s.Refused != 0 || s.Deleted < 0 || s.AlreadyGone < 0 {
+		return false, fmt.Sprintf("sweep left %d failed and %d refused", s.Failed, s.Refused)
+	}
+	return true, ""
+}
+
+// copyLive copies the keys of a live record that keep accepts into a spill
+// file, checking the whole record first; it returns the file and the number
+// of keys the record held.
+func (m *marker) copyLive(ctx context.Context, key string, keep func([]byte) bool) (string, int64, error) {
+	r, err := m.bucket.NewReader(ctx, key, nil)
+	if err != nil {
+		return "", 0, fmt.Errorf("sweep: read %s: %w", key, err)
+	}
+	defer r.Close()
+	d, err := newLiveDecoder(r, m.spill.ioBuf)
+	if err != nil {
+		return "", 0, err
+	}
+	return m.copyKeys(ctx, func() ([]byte, bool, error) { return d.next() }, keep, func() int64 { return d.n })
+}
+
+// copyCandidates copies the candidates of run id that keep accepts into a
+// spill file; they must be strictly ascending, and as many as its summary
+// says.
+func (m *marker) copyCandidates(ctx context.Context, id string, want int64, keep func([]byte) bool) (string, error) {
+	next, stop := iter.Pull2(Candidates(ctx, m.bucket, m.cfg.storagePrefix, id))
+	defer stop()
+	var n int64
+	var prev []byte
+	name, _, err := m.copyKeys(ctx, func() ([]byte, bool, error) {
+		k, err, ok := next()
+		if !ok || err != nil {
+			return nil, false, err
+		}
+		if n > 0 && bytes.Compare([]byte(k), prev) <= 0 {
+			return nil, false, fmt.Errorf("%w: candidates out of order: %q after %q", ErrInvalidInput, k, prev)
+		}
+		n++
+		prev = append(prev[:0], k...)
+		return prev, true, nil
+	}, keep, func() int64 { return n })
+	if err == nil && n != want {
+		os.Remove(name)
+		err = fmt.Errorf("%w: %d candidates, the summary says %d", ErrInvalidInput, n, want)
+	}
+	return name, err
+}
+
+func (m *marker) copyKeys(ctx context.Context, next func() ([]byte, bool, error), keep func([]byte) bool, count func() int64) (string, int64, error) {
+	rw, err := m.spill.create()
+	if err != nil {
+		return "", 0, err
+	}
+	for i := 1; ; i++ {
+		k, ok, err := next()
+		if err == nil && i%4096 == 0 {
+			err = ctx.Err()
+		}
+		if err != nil {
+			rw.abort()
+			return "", 0, err
+		}
+		if !ok {
+			break
+		}
+		if keep(k) {
+			if err := rw.add(k); err != nil {
+				rw.abort()
+				return "", 0, err
+			}
+		}
+	}
+	name, err := rw.finish()
+	return name, count(), err
+}
+
+// recorder writes what the next run needs: the kept keys of the slices.
+type recorder struct {
+	live  *liveWriter
+	data  string
+	n     int64
+	young *youngSlices
+}
+
+// kept records a kept key when it is in a slice.
+func (r *recorder) kept(key []byte) error {
+	if _, _, ok := sliceOf(key, r.data); !ok {
+		return nil
+	}
+	r.n++
+	return r.live.add(key)
+}
+
+// youngSlices collects the slices where the listing found young objects
+// (bounded: past maxYoungSl it only says so). Safe for concurrent use.
+type youngSlices struct {
+	mu       sync.Mutex
+	names    map[string]struct{}
+	overflow bool
+}
+
+func (y *youngSlices) add(name string) {
+	y.mu.Lock()
+	defer y.mu.Unlock()
+	if _, ok := y.names[name]; ok || y.overflow {
+		return
+	}
+	if len(y.names) >= maxYoungSl {
+		y.overflow, y.names = true, nil
+		return
+	}
+	if y.names == nil {
+		y.names = map[string]struct{}{}
+	}
+	y.names[name] = struct{}{}
+}
+
+// writeState writes state.json, after the live record and before the summary.
+func (m *marker) writeState(ctx context.Context, rec *recorder) error {
+	st := runState{
+		Version:       stateVersion,
+		RunID:         m.sum.RunID,
+		Kind:          m.sum.RunKind,
+		StoragePrefix: m.cfg.storagePrefix,
+		DataPrefix:    m.cfg.dataPrefix,
+		MinAge:        int64(m.cfg.minAge / time.Second),
+		Margin:        int64(m.cfg.margin() / time.Second),
+		CutoffTime:    formatTime(m.sum.CutoffTime),
+		NewestSlice:   m.sum.FirstSlice,
+		SinceClean:    m.sinceClean,
+		LiveKeys:      rec.n,
+		YoungOverflow: rec.young.overflow,
+	}
+	for name := range rec.young.names {
+		st.YoungSlices = append(st.YoungSlices, name)
+	}
+	slices.Sort(st.YoungSlices)
+	return writeJSON(ctx, m.bucket, m.dir+stateName, st)
+}
+
+// nopIter is an empty keyIter.
+type nopIter struct{}
+
+func (nopIter) next() ([]byte, bool, error) { return nil, false, nil }
+func (nopIter) close() error                { return nil }

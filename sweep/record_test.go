@@ -1,0 +1,190 @@
+package sweep
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"gocloud.dev/blob/memblob"
+)
+
+func encodeLive(t testing.TB, keys []string) []byte {
+	var buf bytes.Buffer
+	e, err := newLiveEncoder(&buf)
+	require.NoError(t, err)
+	for _, k := range keys {
+		require.NoError(t, e.add([]byte(k)))
+	}
+	require.NoError(t, e.finish())
+	return buf.Bytes()
+}
+
+// decodeLive returns the keys of a live record, or the first error.
+func decodeLive(b []byte) ([]string, error) {
+	d, err := newLiveDecoder(bytes.NewReader(b), 512)
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for {
+		k, ok, err := d.next()
+		if err != nil {
+			return keys, err
+		}
+		if !ok {
+			return keys, nil
+		}
+		keys = append(keys, string(k))
+	}
+}
+
+var liveSeeds = [][]string{
+	nil,
+	{"a"},
+	{"data/ftgiap1umhohp9prs680/dbmums0c4gu8s7cqko9g", "data/ftgiap1umhohp9prs680/dbmums0c4gu8s7cqko9h", "data/ftgjvo4imc3v0cs4do30/x"},
+	{"a", "ab", "abc", "b", "日本", "😀"},
+}
+
+func TestLiveRecordRoundTrip(t *testing.T) {
+	for _, keys := range liveSeeds {
+		b := encodeLive(t, keys)
+		got, err := decodeLive(b)
+		require.NoError(t, err)
+		require.Equal(t, len(keys), len(got))
+		for i := range keys {
+			require.Equal(t, keys[i], got[i])
+		}
+		// Every cut and every flipped bit is refused.
+		for n := range len(b) {
+			_, err := decodeLive(b[:n])
+			require.ErrorIs(t, err, ErrInvalidInput, "cut at %d", n)
+		}
+		for i := range len(b) * 8 {
+			c := bytes.Clone(b)
+			c[i/8] ^= 1 << (i % 8)
+			_, err := decodeLive(c)
+			require.Error(t, err, "bit %d", i)
+		}
+		_, err = decodeLive(append(bytes.Clone(b), 0))
+		require.ErrorIs(t, err, ErrInvalidInput)
+	}
+	var buf bytes.Buffer
+	e, err := newLiveEncoder(&buf)
+	require.NoError(t, err)
+	require.NoError(t, e.add([]byte("b")))
+	require.ErrorIs(t, e.add([]byte("a")), ErrInvalidInput)
+	require.ErrorIs(t, e.add([]byte("b")), ErrInvalidInput)
+	require.ErrorIs(t, e.add(nil), ErrInvalidInput)
+}
+
+// TestLiveRecordBounds: a record that claims a huge key is refused before
+// anything of that size is allocated.
+func TestLiveRecordBounds(t *testing.T) {
+	b := []byte(liveMagic)
+	b = append(b, 0, 0xff, 0xff, 0xff, 0xff, 0x0f) // a suffix of 4 GiB
+	_, err := decodeLive(b)
+	require.ErrorIs(t, err, ErrInvalidInput)
+	b = append([]byte(liveMagic), 5, 1, 'x') // shares 5 bytes of nothing
+	_, err = decodeLive(b)
+	require.ErrorIs(t, err, ErrInvalidInput)
+	b = append([]byte(liveMagic), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01)
+	_, err = decodeLive(b)
+	require.ErrorIs(t, err, ErrInvalidInput)
+}
+
+// FuzzLiveRecord: the decoder never panics or allocates beyond one key, and
+// what it accepts is exactly what the encoder writes for those keys.
+func FuzzLiveRecord(f *testing.F) {
+	for _, keys := range liveSeeds {
+		b := encodeLive(f, keys)
+		f.Add(b)
+		f.Add(b[:len(b)/2])
+	}
+	f.Add([]byte(liveMagic))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		keys, err := decodeLive(b)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidInput) {
+				t.Fatalf("error %v does not wrap ErrInvalidInput", err)
+			}
+			return
+		}
+		if again := encodeLive(t, keys); !bytes.Equal(again, b) {
+			t.Fatalf("accepted a record the encoder writes otherwise")
+		}
+	})
+}
+
+func FuzzRunState(f *testing.F) {
+	f.Add([]byte(`{"version":1,"run_id":"r","kind":"clean","storage_prefix":"_lakefs","data_prefix":"data","min_age_seconds":3600,"slice_margin_seconds":7200,"cutoff_time":"2026-11-30T12:00:00Z","newest_slice":"ftgiap1umhohp9prs680","runs_since_clean":0,"live_keys":3,"young_slices":["ftgiap1umhohp9prs680"]}`))
+	f.Add([]byte(`{"version":2}`))
+	f.Add([]byte(`{"version":1,"kind":"optimized","young_slices":["x"]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := parseState(b)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidInput) {
+				t.Fatalf("error %v does not wrap ErrInvalidInput", err)
+			}
+			return
+		}
+		if s.Version != stateVersion || len(s.YoungSlices) > maxYoungSl || s.LiveKeys < 0 {
+			t.Fatalf("accepted %+v", s)
+		}
+	})
+}
+
+// TestRecordsHidden: the records of a run are beside lakeFS's report, where
+// Candidates and lakeFS's reader of deleted/ never look, and a failed run
+// with the same ID leaves none.
+func TestRecordsHidden(t *testing.T) {
+	ctx := context.Background()
+	b := memblob.OpenBucket(nil)
+	old := t0.Add(-100 * time.Hour)
+	var keys []string
+	for i := range 20 {
+		k := fmt.Sprintf("data/%s/obj%02d", descendingName(old.Add(time.Duration(i%4)*time.Hour)), i)
+		keys = append(keys, k)
+		require.NoError(t, b.WriteAll(ctx, k, []byte("x"), nil))
+	}
+	d := &testDriver{modTime: func(string) time.Time { return old }}
+	tb := newTestBucket(b, d)
+	sum, err := Mark(ctx, tb, "run1", Inputs{Uncommitted: seqOf(keys[:5]), Committed: seqOf(nil), ExportStart: t0}, WithClock(fixedClock), WithTempDir(t.TempDir()))
+	require.NoError(t, err)
+	require.Equal(t, int64(15), sum.NumDeletedObjects)
+	require.Equal(t, slices.Sorted(slices.Values(keys[5:])), collect(t, Candidates(ctx, tb, DefaultStoragePrefix, "run1")))
+	dir := reportDir(DefaultStoragePrefix, "run1")
+	for _, name := range []string{stateName, liveName} {
+		ok, err := b.Exists(ctx, dir+name)
+		require.NoError(t, err)
+		require.True(t, ok, name)
+		require.True(t, strings.HasPrefix(name, "_"), "Hadoop's readers skip names starting with '_'")
+		require.False(t, strings.HasPrefix(name, "deleted/"))
+	}
+	parts, err := listParts(ctx, b, dir)
+	require.NoError(t, err)
+	for _, p := range parts {
+		require.NotContains(t, p, recordDir)
+	}
+	// A failed run of the same ID removes the records.
+	d.listErr = func(prefix string) error {
+		if strings.HasPrefix(prefix, "data/") {
+			return errors.New("injected")
+		}
+		return nil
+	}
+	b.Delete(ctx, dir+"summary.json")
+	_, err = Mark(ctx, tb, "run1", Inputs{Uncommitted: seqOf(nil), Committed: seqOf(nil), ExportStart: t0}, WithClock(fixedClock), WithTempDir(t.TempDir()))
+	require.Error(t, err)
+	for _, name := range []string{stateName, liveName} {
+		ok, err := b.Exists(ctx, dir+name)
+		require.NoError(t, err)
+		require.False(t, ok, name)
+	}
+}
