@@ -99,3 +99,38 @@ func TestMarkRetriedPagesListEachKeyOnce(t *testing.T) {
 	require.Equal(t, int64(len(old)), sum.NumDeletedObjects)
 	require.Equal(t, old, collect(t, Candidates(ctx, plain, DefaultStoragePrefix, "run1")))
 }
+
+// TestCancelDuringBackoff: a Mark or a Sweep waiting out an hour's backoff
+// under an endless storm returns as soon as its context is cancelled.
+func TestCancelDuringBackoff(t *testing.T) {
+	b, d, _ := stormNamespace(t, 4, 10)
+	_, err := Mark(context.Background(), b, "run1", noInputs(), WithClock(fixedClock))
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name string
+		run  func(ctx context.Context, st *storm) error
+	}{
+		{"mark", func(ctx context.Context, st *storm) error {
+			_, err := Mark(ctx, blob.NewBucket(stormLister{d, st, false}), "run2", noInputs(),
+				WithClock(fixedClock), WithBackoff(time.Hour, time.Hour))
+			return err
+		}},
+		{"sweep", func(ctx context.Context, st *storm) error {
+			_, err := Sweep(ctx, b, "run1", WithBatchDeleter(stormDeleter{st, b}),
+				WithBackoff(time.Hour, time.Hour))
+			return err
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := newStorm(&simClock{}, 0)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			time.AfterFunc(200*time.Millisecond, cancel)
+			start := time.Now()
+			err := c.run(ctx, st)
+			require.ErrorIs(t, err, context.Canceled)
+			require.Less(t, time.Since(start), 30*time.Second)
+			require.Positive(t, st.throttled, "the storm throttled nothing")
+		})
+	}
+}
