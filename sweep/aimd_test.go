@@ -267,3 +267,23 @@ func TestConcurrencyOptions(t *testing.T) {
 		require.ErrorIs(t, newConfig([]Option{o}).err, ErrInvalidInput)
 	}
 }
+
+// TestConcurrencyBound: Sweep starts a worker per batch it may keep in
+// flight, and Mark one per slice it may list at once, so a concurrency past
+// maxConcurrency is refused rather than made into that many goroutines; at
+// the bound it is taken.
+func TestConcurrencyBound(t *testing.T) {
+	for _, o := range []Option{
+		WithDeleteConcurrencyRange(0, 1<<40), WithDeleteConcurrencyRange(maxConcurrency+1, 0),
+		WithListConcurrencyRange(0, maxConcurrency+1), WithListConcurrencyRange(1<<40, 0),
+		WithDeleteConcurrency(1 << 40), WithListConcurrency(maxConcurrency + 1),
+	} {
+		err := newConfig([]Option{o}).err
+		require.ErrorIs(t, err, ErrInvalidInput)
+		require.ErrorContains(t, err, "1024")
+	}
+	cfg := newConfig([]Option{WithDeleteConcurrencyRange(0, maxConcurrency), WithListConcurrency(maxConcurrency)})
+	require.NoError(t, cfg.err)
+	require.Equal(t, span{1, DefaultDeleteConcurrency, maxConcurrency}, cfg.delete)
+	require.Equal(t, span{maxConcurrency, maxConcurrency, maxConcurrency}, cfg.list)
+}

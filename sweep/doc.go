@@ -192,9 +192,9 @@
 // DefaultDeleteConcurrency (16) delete calls, and stays within
 // [WithListConcurrencyRange] and [WithDeleteConcurrencyRange] (by default 1
 // to DefaultMaxListConcurrency, 32, and 1 to DefaultMaxDeleteConcurrency,
-// 64); [WithListConcurrency] and [WithDeleteConcurrency] fix it instead. A
-// slice is listed by one request at a time, so the upper bound also bounds
-// the slices listed at once.
+// 64, and never above 1024); [WithListConcurrency] and
+// [WithDeleteConcurrency] fix it instead. A slice is listed by one request
+// at a time, so the upper bound also bounds the slices listed at once.
 //
 // A request that fails with a transient error (throttled, Unknown, Internal,
 // DeadlineExceeded) is tried again after a backoff of [WithBackoff]: about

@@ -39,6 +39,12 @@ const (
 	DefaultMaxBackoff           = 2 * time.Minute
 )
 
+// maxConcurrency is the most listing requests or delete batches any option
+// lets Mark or Sweep keep in flight: each has a goroutine, and a listing's a
+// page of up to 1000 keys and a file buffer beyond the memory budget, so a
+// larger bound is refused rather than allocated.
+const maxConcurrency = 1024
+
 // minMemoryBudget is the smallest budget WithMemoryBudget accepts: below it the
 // fixed-size I/O buffers would dominate.
 const minMemoryBudget = 4 << 10
@@ -227,14 +233,15 @@ type span struct{ lo, start, hi int }
 func (s span) window() *window { return newWindow(s.lo, s.start, s.hi) }
 
 // concurrencyRange returns the span [lo, hi] (0: 1 and the larger of
-// defaultHi and lo) starting at defaultStart, or false when it is invalid.
+// defaultHi and lo) starting at defaultStart, or false when it is invalid:
+// negative, lo above hi, or hi above maxConcurrency.
 func concurrencyRange(lo, hi, defaultStart, defaultHi int) (span, bool) {
 	if lo < 0 || hi < 0 {
 		return span{}, false
 	}
 	lo = cmp.Or(lo, 1)
 	hi = cmp.Or(hi, max(defaultHi, lo))
-	if lo > hi {
+	if lo > hi || hi > maxConcurrency {
 		return span{}, false
 	}
 	return span{lo, min(max(defaultStart, lo), hi), hi}, true
@@ -244,10 +251,11 @@ func concurrencyRange(lo, hi, defaultStart, defaultHi int) (span, bool) {
 // keys, each of one slice) Mark keeps in flight at n: the window does not
 // follow the store (0: the default, a window of
 // WithListConcurrencyRange(0, 0)). It bounds the slices listed at once too.
+// n above 1024 is an error.
 func WithListConcurrency(n int) Option {
 	return func(c *config) {
-		if n < 0 {
-			c.invalid("negative list concurrency %d", n)
+		if n < 0 || n > maxConcurrency {
+			c.invalid("list concurrency %d outside [0, %d]", n, maxConcurrency)
 			return
 		}
 		if n == 0 {
@@ -264,12 +272,12 @@ func WithListConcurrency(n int) Option {
 // above hi (0: 1 for lo, the larger of DefaultMaxListConcurrency and lo for
 // hi). Each slice is listed by one request at a time, so hi also bounds the
 // slices listed at once, each holding a page of up to 1000 keys and a
-// buffer.
+// buffer. hi above 1024 is an error.
 func WithListConcurrencyRange(lo, hi int) Option {
 	return func(c *config) {
 		s, ok := concurrencyRange(lo, hi, DefaultListConcurrency, DefaultMaxListConcurrency)
 		if !ok {
-			c.invalid("list concurrency range [%d, %d]", lo, hi)
+			c.invalid("list concurrency range [%d, %d] (at most %d)", lo, hi, maxConcurrency)
 			return
 		}
 		c.list = s
@@ -278,11 +286,11 @@ func WithListConcurrencyRange(lo, hi int) Option {
 
 // WithDeleteConcurrency fixes how many DeleteBatch calls Sweep keeps in
 // flight at n: the window does not follow the store (0: the default, a
-// window of WithDeleteConcurrencyRange(0, 0)).
+// window of WithDeleteConcurrencyRange(0, 0)). n above 1024 is an error.
 func WithDeleteConcurrency(n int) Option {
 	return func(c *config) {
-		if n < 0 {
-			c.invalid("negative delete concurrency %d", n)
+		if n < 0 || n > maxConcurrency {
+			c.invalid("delete concurrency %d outside [0, %d]", n, maxConcurrency)
 			return
 		}
 		if n == 0 {
@@ -297,12 +305,12 @@ func WithDeleteConcurrency(n int) Option {
 // keeps in flight: it starts at DefaultDeleteConcurrency (within the
 // bounds), grows while calls succeed and halves on throttling, never below lo
 // or above hi (0: 1 for lo, the larger of DefaultMaxDeleteConcurrency and lo
-// for hi).
+// for hi). hi above 1024 is an error.
 func WithDeleteConcurrencyRange(lo, hi int) Option {
 	return func(c *config) {
 		s, ok := concurrencyRange(lo, hi, DefaultDeleteConcurrency, DefaultMaxDeleteConcurrency)
 		if !ok {
-			c.invalid("delete concurrency range [%d, %d]", lo, hi)
+			c.invalid("delete concurrency range [%d, %d] (at most %d)", lo, hi, maxConcurrency)
 			return
 		}
 		c.delete = s

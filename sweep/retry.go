@@ -15,7 +15,8 @@ import (
 // BatchDeleter), the first included. A listing page gets more than a delete
 // batch: a listing that gives up fails the whole Mark, while a key that
 // gives up is listed in failed/ and the next Sweep tries it again. With the
-// default backoff, ten attempts wait out about six minutes of throttling.
+// default backoff, ten attempts wait out three to six minutes of throttling
+// (1+2+...+64+120+120 s at most, each wait drawn from its upper half).
 const (
 	deleteAttempts = 5
 	listAttempts   = 10

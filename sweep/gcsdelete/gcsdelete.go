@@ -26,8 +26,9 @@ var ErrInvalidOption = errors.New("gcsdelete: invalid option")
 type Option func(*Deleter) error
 
 // WithConcurrency sets how many deletes one DeleteBatch call keeps in
-// flight (default DefaultConcurrency); n > 0. Sweep runs
-// sweep.WithDeleteConcurrency calls at once, so up to their product of
+// flight (default DefaultConcurrency); n > 0. Sweep keeps up to the top of
+// its delete concurrency (sweep.WithDeleteConcurrencyRange, 64 by default,
+// or sweep.WithDeleteConcurrency) calls in flight, so up to their product of
 // requests are in flight.
 func WithConcurrency(n int) Option {
 	return func(d *Deleter) error {

@@ -1,0 +1,136 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/driver"
+	"gocloud.dev/blob/memblob"
+	"gocloud.dev/gcerrors"
+)
+
+// partialLister answers a listing in driver pages of at most pageSize keys,
+// so that one 1000-key page of Mark's is several driver requests, and fails
+// the first request of every (prefix, token) it sees with a transient error
+// (except those of the report's folder, which Mark does not retry):
+// each page of Mark's fails after the part of it already read, again and
+// again, until every one of its driver requests has been seen once.
+type partialLister struct {
+	*testDriver
+	pageSize int
+
+	mu    sync.Mutex
+	seen  map[string]bool
+	calls int
+}
+
+var transientCodes = []gcerrors.ErrorCode{gcerrors.ResourceExhausted, gcerrors.Internal,
+	gcerrors.Unknown, gcerrors.DeadlineExceeded}
+
+func (d *partialLister) ListPaged(ctx context.Context, opts *driver.ListOptions) (*driver.ListPage, error) {
+	o := *opts
+	o.PageSize = min(max(o.PageSize, 1), d.pageSize)
+	id := fmt.Sprintf("%s|%s|%q", o.Prefix, o.Delimiter, o.PageToken)
+	d.mu.Lock()
+	first := !d.seen[id]
+	d.seen[id] = true
+	d.calls++
+	n := d.calls
+	d.mu.Unlock()
+	if first && !strings.HasPrefix(o.Prefix, DefaultStoragePrefix+"/") {
+		return nil, codeErr{transientCodes[n%len(transientCodes)]}
+	}
+	return d.testDriver.ListPaged(ctx, &o)
+}
+
+// TestMarkRetriedPagesListEachKeyOnce lists slices of several pages through
+// a store whose every listing page fails once after a part of it was read:
+// Mark retries each page from its own token, so it lists every key exactly
+// once (no key skipped, none counted twice) and marks exactly the old ones;
+// the young ones, also listed through retried pages, are kept.
+func TestMarkRetriedPagesListEachKeyOnce(t *testing.T) {
+	ctx := context.Background()
+	base := memblob.OpenBucket(nil)
+	var all, old []string
+	young := map[string]bool{}
+	for i := range 4 {
+		s := descendingName(t0.Add(-time.Duration(100*3600+i) * time.Second))
+		for j := range 2300 + 150*i {
+			k := fmt.Sprintf("data/%s/o%05d", s, j)
+			require.NoError(t, base.WriteAll(ctx, k, nil, nil))
+			all = append(all, k)
+			if j%7 == 3 {
+				young[k] = true
+			} else {
+				old = append(old, k)
+			}
+		}
+	}
+	for _, k := range []string{"data/loose", "top"} {
+		require.NoError(t, base.WriteAll(ctx, k, nil, nil))
+		all, old = append(all, k), append(old, k)
+	}
+	slices.Sort(old)
+	td := &testDriver{modTime: func(k string) time.Time {
+		if young[k] {
+			return t0
+		}
+		return t0.Add(-200 * time.Hour)
+	}}
+	plain := newTestBucket(base, td)
+	d := &partialLister{testDriver: td, pageSize: 300, seen: map[string]bool{}}
+	clk := &simClock{}
+	var last Progress
+	sum, err := Mark(ctx, blob.NewBucket(d), "run1", noInputs(), WithClock(fixedClock),
+		WithTempDir(t.TempDir()), WithListConcurrencyRange(1, 3), clk.option(),
+		WithProgress(func(p Progress) { last = p }))
+	require.NoError(t, err)
+	require.Positive(t, clk.sleeps, "no page was retried")
+	require.Equal(t, int64(len(all)), last.Listed, "keys listed")
+	require.Equal(t, int64(len(young)), last.Young, "young keys listed")
+	require.Equal(t, int64(len(young)), sum.NumYoungObjects)
+	require.Equal(t, int64(len(old)), sum.NumDeletedObjects)
+	require.Equal(t, old, collect(t, Candidates(ctx, plain, DefaultStoragePrefix, "run1")))
+}
+
+// TestCancelDuringBackoff: a Mark or a Sweep waiting out an hour's backoff
+// under an endless storm returns as soon as its context is cancelled.
+func TestCancelDuringBackoff(t *testing.T) {
+	b, d, _ := stormNamespace(t, 4, 10)
+	_, err := Mark(context.Background(), b, "run1", noInputs(), WithClock(fixedClock))
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name string
+		run  func(ctx context.Context, st *storm) error
+	}{
+		{"mark", func(ctx context.Context, st *storm) error {
+			_, err := Mark(ctx, blob.NewBucket(stormLister{d, st, false}), "run2", noInputs(),
+				WithClock(fixedClock), WithBackoff(time.Hour, time.Hour))
+			return err
+		}},
+		{"sweep", func(ctx context.Context, st *storm) error {
+			_, err := Sweep(ctx, b, "run1", WithBatchDeleter(stormDeleter{st, b}),
+				WithBackoff(time.Hour, time.Hour))
+			return err
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := newStorm(&simClock{}, 0)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			time.AfterFunc(200*time.Millisecond, cancel)
+			start := time.Now()
+			err := c.run(ctx, st)
+			require.ErrorIs(t, err, context.Canceled)
+			require.Less(t, time.Since(start), 30*time.Second)
+			require.Positive(t, st.throttled, "the storm throttled nothing")
+		})
+	}
+}
