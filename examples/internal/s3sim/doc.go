@@ -15,7 +15,9 @@
 //     WithPrefixDepth path segments of the key, or of the listing's prefix)
 //     a request answers ErrSlowDown, code gcerrors.ResourceExhausted, as
 //     S3's 503 SlowDown: 5500 reads and 3500 writes a second by default,
-//     each key of a delete batch counting as one write;
+//     each key of a delete batch counting as one write (a batch of more
+//     keys than the rate passes when its partition has been quiet for a
+//     second, and holds it back for as long as its keys take at the rate);
 //   - Store.DeleteBatch deletes up to 1000 keys in one request, as
 //     DeleteObjects, and implements sweep.BatchDeleter;
 //   - Store.Stats counts the requests by kind.
