@@ -24,7 +24,8 @@
 // joining, writing the candidates — and the sweep's), its wall time, the
 // floor its requests set (the requests one at a time, the mark's list
 // pages divided by the listing concurrency and the sweep's batches by the
-// delete concurrency, sweep's defaults, which Collect does not change),
+// delete concurrency, the most that sweep's windows reach by default, which
+// Collect does not change),
 // its requests by kind, and its peak RSS (VmHWM, reset at the start of
 // each phase) and sampled peak heap.
 //

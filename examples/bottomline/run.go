@@ -29,7 +29,8 @@ type Options struct {
 	ReadRate, WriteRate float64
 	PrefixDepth         int // the store's partitions (0: s3sim's default)
 	// Concurrency the floor assumes for the mark's listing and the sweep's
-	// batches: Collect has no knob for them, so these are sweep's defaults.
+	// batches (0: the most sweep's windows reach by default, which Collect
+	// does not change: they start lower and widen while the store is slow).
 	ListConcurrency, DeleteConcurrency int
 }
 
@@ -202,14 +203,21 @@ func (r *recorder) cut(next string) {
 // floor is the least time the phase's requests take at the latency.
 func (r *recorder) floor(name string, q s3sim.Stats) time.Duration {
 	lat := max(r.opts.Latency, 0)
+	listC, deleteC := r.opts.ListConcurrency, r.opts.DeleteConcurrency
+	if listC <= 0 {
+		listC = defaultListConcurrency
+	}
+	if deleteC <= 0 {
+		deleteC = defaultDeleteConcurrency
+	}
 	serial := q.Requests()
 	var parallel time.Duration
 	switch name {
 	case lakegc.PhaseMark + "/list":
-		parallel = time.Duration(q.ListPages) * lat / time.Duration(r.opts.ListConcurrency)
+		parallel = time.Duration(q.ListPages) * lat / time.Duration(listC)
 		serial -= q.ListPages
 	case lakegc.PhaseSweep + "/delete":
-		parallel = time.Duration(q.DeleteBatches) * lat / time.Duration(r.opts.DeleteConcurrency)
+		parallel = time.Duration(q.DeleteBatches) * lat / time.Duration(deleteC)
 		serial -= q.DeleteBatches
 	}
 	return time.Duration(serial)*lat + parallel
@@ -331,8 +339,11 @@ func (res *Result) print(w io.Writer) {
 		r.Sweep.Deleted, r.Sweep.Failed, res.Total.Requests.Throttled, mib(res.Overlay))
 }
 
-// defaults of the floor's concurrency: Collect uses sweep's.
+// defaults of the floor's concurrency: the upper bounds of sweep's windows,
+// which Collect uses. The windows start at sweep.DefaultListConcurrency and
+// sweep.DefaultDeleteConcurrency and widen while requests are slow, so a
+// floor at the starting concurrency would be up to four times too high.
 var (
-	defaultListConcurrency   = sweep.DefaultListConcurrency
-	defaultDeleteConcurrency = sweep.DefaultDeleteConcurrency
+	defaultListConcurrency   = sweep.DefaultMaxListConcurrency
+	defaultDeleteConcurrency = sweep.DefaultMaxDeleteConcurrency
 )
