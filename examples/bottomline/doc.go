@@ -11,7 +11,7 @@
 // branch, the oldest of them expired by 30-day rules) and the committed
 // addresses of the active commits; the bucket generates its listings from
 // a description (one slice folder per 10,000 objects by default) and keeps
-// a bit per deleted object.
+// a bit per object of each slice it deleted from.
 //
 // Run the full size (a few minutes at 50 ms; its spill files need about
 // 2 GB under -tmp):
