@@ -111,7 +111,7 @@ func run(ctx context.Context, sc Scale, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Scale: sc, Opts: o, Report: rep, Phases: rec.phases, Total: rec.total,
+	return &Result{Scale: h.sc, Opts: o, Report: rep, Phases: rec.phases, Total: rec.total,
 		Overlay: store.OverlayBytes(), Store: store, Host: h, DataList: dataLists.load(),
 		LoadStart: load, LoadEnd: loadAverage()}, nil
 }
@@ -317,9 +317,10 @@ func printed(res *Result) string {
 // print writes the result as a table.
 func (res *Result) print(w io.Writer) {
 	mib := func(b int64) string { return fmt.Sprintf("%.0f", float64(b)/(1<<20)) }
+	lat := max(res.Opts.Latency, 0) // s3sim.NoLatency is -1ns
 	fmt.Fprintf(w, "objects %d, slices %d, branches %d, commits %d, staged %d, garbage %d; latency %v, memory budget %s MiB\n",
 		res.Scale.Objects, res.Scale.Slices, res.Scale.Branches, res.Scale.Commits, res.Scale.staged(), res.Scale.garbage(),
-		res.Opts.Latency, mib(res.Opts.MemoryBudget))
+		lat, mib(res.Opts.MemoryBudget))
 	fmt.Fprintf(w, "%-14s %10s %10s %6s %10s %10s %8s %6s %6s %6s %7s %7s %9s %9s\n",
 		"phase", "wall", "floor", "x", "cpu", "cpu wait", "lists", "heads", "gets", "puts", "dels", "batches", "rss MiB", "heap MiB")
 	for _, p := range append(res.Phases, res.Total) {
