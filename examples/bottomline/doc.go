@@ -11,7 +11,7 @@
 // branch, the oldest of them expired by 30-day rules) and the committed
 // addresses of the active commits; the bucket generates its listings from
 // a description (one slice folder per 10,000 objects by default) and keeps
-// a bit per deleted object.
+// a bit per object of each slice it deleted from.
 //
 // Run the full size (a few minutes at 50 ms; its spill files need about
 // 2 GB under -tmp):
@@ -24,7 +24,8 @@
 // joining, writing the candidates — and the sweep's), its wall time, the
 // floor its requests set (the requests one at a time, the mark's list
 // pages divided by the listing concurrency and the sweep's batches by the
-// delete concurrency, sweep's defaults, which Collect does not change),
+// delete concurrency, the most that sweep's windows reach by default, which
+// Collect does not change),
 // its requests by kind, and its peak RSS (VmHWM, reset at the start of
 // each phase) and sampled peak heap.
 //

@@ -93,6 +93,9 @@ func newHost(sc Scale, now time.Time) (*host, error) {
 		h.slices = append(h.slices, s3sim.Slice{Prefix: prefix, Count: n, ModTime: mod, Size: 1 << 10})
 		h.names = append(h.names, s3sim.XIDNames(prefix, mod))
 	}
+	// Slices of perSlice objects: fewer than asked when they do not divide
+	// the objects.
+	h.sc.Slices = len(h.slices)
 	return h, nil
 }
 

@@ -29,7 +29,8 @@ type Options struct {
 	ReadRate, WriteRate float64
 	PrefixDepth         int // the store's partitions (0: s3sim's default)
 	// Concurrency the floor assumes for the mark's listing and the sweep's
-	// batches: Collect has no knob for them, so these are sweep's defaults.
+	// batches (0: the most sweep's windows reach by default, which Collect
+	// does not change: they start lower and widen while the store is slow).
 	ListConcurrency, DeleteConcurrency int
 }
 
@@ -110,7 +111,7 @@ func run(ctx context.Context, sc Scale, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Scale: sc, Opts: o, Report: rep, Phases: rec.phases, Total: rec.total,
+	return &Result{Scale: h.sc, Opts: o, Report: rep, Phases: rec.phases, Total: rec.total,
 		Overlay: store.OverlayBytes(), Store: store, Host: h, DataList: dataLists.load(),
 		LoadStart: load, LoadEnd: loadAverage()}, nil
 }
@@ -202,14 +203,21 @@ func (r *recorder) cut(next string) {
 // floor is the least time the phase's requests take at the latency.
 func (r *recorder) floor(name string, q s3sim.Stats) time.Duration {
 	lat := max(r.opts.Latency, 0)
+	listC, deleteC := r.opts.ListConcurrency, r.opts.DeleteConcurrency
+	if listC <= 0 {
+		listC = defaultListConcurrency
+	}
+	if deleteC <= 0 {
+		deleteC = defaultDeleteConcurrency
+	}
 	serial := q.Requests()
 	var parallel time.Duration
 	switch name {
 	case lakegc.PhaseMark + "/list":
-		parallel = time.Duration(q.ListPages) * lat / time.Duration(r.opts.ListConcurrency)
+		parallel = time.Duration(q.ListPages) * lat / time.Duration(listC)
 		serial -= q.ListPages
 	case lakegc.PhaseSweep + "/delete":
-		parallel = time.Duration(q.DeleteBatches) * lat / time.Duration(r.opts.DeleteConcurrency)
+		parallel = time.Duration(q.DeleteBatches) * lat / time.Duration(deleteC)
 		serial -= q.DeleteBatches
 	}
 	return time.Duration(serial)*lat + parallel
@@ -309,9 +317,10 @@ func printed(res *Result) string {
 // print writes the result as a table.
 func (res *Result) print(w io.Writer) {
 	mib := func(b int64) string { return fmt.Sprintf("%.0f", float64(b)/(1<<20)) }
+	lat := max(res.Opts.Latency, 0) // s3sim.NoLatency is -1ns
 	fmt.Fprintf(w, "objects %d, slices %d, branches %d, commits %d, staged %d, garbage %d; latency %v, memory budget %s MiB\n",
 		res.Scale.Objects, res.Scale.Slices, res.Scale.Branches, res.Scale.Commits, res.Scale.staged(), res.Scale.garbage(),
-		res.Opts.Latency, mib(res.Opts.MemoryBudget))
+		lat, mib(res.Opts.MemoryBudget))
 	fmt.Fprintf(w, "%-14s %10s %10s %6s %10s %10s %8s %6s %6s %6s %7s %7s %9s %9s\n",
 		"phase", "wall", "floor", "x", "cpu", "cpu wait", "lists", "heads", "gets", "puts", "dels", "batches", "rss MiB", "heap MiB")
 	for _, p := range append(res.Phases, res.Total) {
@@ -331,8 +340,11 @@ func (res *Result) print(w io.Writer) {
 		r.Sweep.Deleted, r.Sweep.Failed, res.Total.Requests.Throttled, mib(res.Overlay))
 }
 
-// defaults of the floor's concurrency: Collect uses sweep's.
+// defaults of the floor's concurrency: the upper bounds of sweep's windows,
+// which Collect uses. The windows start at sweep.DefaultListConcurrency and
+// sweep.DefaultDeleteConcurrency and widen while requests are slow, so a
+// floor at the starting concurrency would be up to four times too high.
 var (
-	defaultListConcurrency   = sweep.DefaultListConcurrency
-	defaultDeleteConcurrency = sweep.DefaultDeleteConcurrency
+	defaultListConcurrency   = sweep.DefaultMaxListConcurrency
+	defaultDeleteConcurrency = sweep.DefaultMaxDeleteConcurrency
 )

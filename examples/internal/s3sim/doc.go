@@ -1,8 +1,8 @@
 // Package s3sim is a simulated S3 bucket for tests and benchmarks: a
 // gocloud.dev/blob driver with S3's shape whose contents are synthesised
 // from a description, so that a namespace of tens of millions of objects
-// costs a few bytes an object (a bit for each deletion) instead of holding
-// every key.
+// costs at most a bit an object (a slice's bitmap, made at its first
+// deletion) instead of holding every key.
 //
 // The shape:
 //   - a listing page holds at most MaxKeys (1000) entries, fewer if the
@@ -15,7 +15,9 @@
 //     WithPrefixDepth path segments of the key, or of the listing's prefix)
 //     a request answers ErrSlowDown, code gcerrors.ResourceExhausted, as
 //     S3's 503 SlowDown: 5500 reads and 3500 writes a second by default,
-//     each key of a delete batch counting as one write;
+//     each key of a delete batch counting as one write (a batch of more
+//     keys than the rate passes when its partition has been quiet for a
+//     second, and holds it back for as long as its keys take at the rate);
 //   - Store.DeleteBatch deletes up to 1000 keys in one request, as
 //     DeleteObjects, and implements sweep.BatchDeleter;
 //   - Store.Stats counts the requests by kind.
@@ -31,5 +33,7 @@
 // Where it differs from S3 on purpose: a delete of a missing key, alone or
 // in a batch, is ErrNotFound (S3 answers success; the gocloud drivers and
 // package sweep treat both alike); a throttled delete batch fails as a
-// whole; objects are written in one PUT, whatever their size.
+// whole; objects are written in one PUT, whatever their size; a single
+// Delete is one request (gocloud's S3 driver sends a HEAD before it); a
+// page token names the page's last entry, as ListObjects' marker does.
 package s3sim

@@ -9,9 +9,14 @@ import (
 	"gocloud.dev/blob/driver"
 )
 
-// tokenFrom starts a page token; the key the next page starts at (the
-// first one not listed) follows. The flag leaves room for other kinds.
-const tokenFrom = 'f'
+// A page token is a flag and the last entry of its page, as S3's
+// continuation: the next page starts after that key (tokenAfter) or after
+// every key under that folder (tokenAfterDir), so that a key written
+// between the pages after the last one listed is listed next.
+const (
+	tokenAfter    = 'a'
+	tokenAfterDir = 'd'
+)
 
 // ListPaged lists a page of at most MaxKeys entries (fewer if the caller
 // asks), generating the synthesised keys in order from the page token.
@@ -28,25 +33,40 @@ func (b *bucket) ListPaged(ctx context.Context, opts *driver.ListOptions) (*driv
 	if size <= 0 || size > MaxKeys {
 		size = MaxKeys
 	}
-	from := opts.Prefix
+	from, after := opts.Prefix, false
 	if tok := opts.PageToken; len(tok) > 0 {
-		if tok[0] != tokenFrom {
+		last := string(tok[1:])
+		switch tok[0] {
+		case tokenAfter:
+		case tokenAfterDir:
+			next, ok := successor(last)
+			if !ok {
+				return &driver.ListPage{}, nil
+			}
+			last = next
+		default:
 			return nil, fmt.Errorf("%w: page token %q", ErrInvalid, tok)
 		}
-		from = max(from, string(tok[1:]))
+		if last >= from {
+			from, after = last, tok[0] == tokenAfter
+		}
 	}
 	b.s.mu.RLock()
 	defer b.s.mu.RUnlock()
 	c := &cursor{s: b.s}
-	c.seek(from, false)
+	c.seek(from, after)
 	page := &driver.ListPage{}
 	for {
 		key, obj, ok := c.peek()
 		if !ok || !strings.HasPrefix(key, opts.Prefix) {
 			return page, nil
 		}
-		if len(page.Objects) == size {
-			page.NextPageToken = append([]byte{tokenFrom}, key...)
+		if n := len(page.Objects); n == size {
+			flag := byte(tokenAfter)
+			if page.Objects[n-1].IsDir {
+				flag = tokenAfterDir
+			}
+			page.NextPageToken = append([]byte{flag}, page.Objects[n-1].Key...)
 			return page, nil
 		}
 		if opts.Delimiter != "" {

@@ -386,3 +386,41 @@ func TestNewRefuses(t *testing.T) {
 		t.Errorf("negative latency: %v", err)
 	}
 }
+
+// TestThrottleBatchAboveRate: a delete batch of more keys in a partition
+// than its write rate passes once the partition's bucket is full, and
+// leaves it in debt, so that the rate holds over time; before, it was
+// refused for ever.
+func TestThrottleBatchAboveRate(t *testing.T) {
+	ctx := context.Background()
+	now := old
+	store, err := New(testSlices(), WithLatency(NoLatency), WithRates(10, 5), WithClock(func() time.Time { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := XIDNames("data/s1/", old)
+	batch := func(from int) []string {
+		var keys []string
+		for i := from; i < from+8; i++ {
+			keys = append(keys, "data/s1/"+name(i))
+		}
+		return keys
+	}
+	if _, err := store.DeleteBatch(ctx, batch(0)); err != nil {
+		t.Fatalf("8 keys at a write rate of 5, bucket full: %v", err)
+	}
+	// 8 keys cost 1.6 s of the rate: refused until the bucket is full again.
+	for _, wait := range []time.Duration{0, time.Second} {
+		now = old.Add(wait)
+		if _, err := store.DeleteBatch(ctx, batch(8)); code(err) != gcerrors.ResourceExhausted {
+			t.Fatalf("8 more keys %v later = %v, want ResourceExhausted", wait, err)
+		}
+	}
+	now = old.Add(1600 * time.Millisecond)
+	if _, err := store.DeleteBatch(ctx, batch(8)); err != nil {
+		t.Fatalf("8 more keys 1.6 s later: %v", err)
+	}
+	if n := store.NumGone(); n != 16 {
+		t.Fatalf("NumGone = %d, want 16", n)
+	}
+}

@@ -9,7 +9,10 @@ import (
 // throttle is a token bucket per partition and class (reads, writes): each
 // holds at most a second's worth of requests and refills at the rate, so a
 // burst of a second's requests passes and a sustained rate above it does
-// not.
+// not. A request that needs more than a second's worth (a delete batch of
+// more keys than the write rate) passes when its bucket is full and leaves
+// it in debt, so that it is slowed to the rate rather than refused for
+// ever.
 type throttle struct {
 	now   func() time.Time
 	rates [2]float64 // reads, writes
@@ -33,7 +36,8 @@ func newThrottle(now func() time.Time, reads, writes float64) *throttle {
 }
 
 // take takes a token for each of parts (a partition named n times takes n)
-// and reports whether all were there; if not, it takes none.
+// and reports whether all were there (a full bucket for n above the rate);
+// if not, it takes none.
 func (t *throttle) take(write bool, parts []string) bool {
 	rate := t.rates[0]
 	if write {
@@ -59,7 +63,7 @@ func (t *throttle) take(write bool, parts []string) bool {
 			b.tokens = min(rate, b.tokens+d.Seconds()*rate)
 			b.at = now
 		}
-		if b.tokens < n {
+		if b.tokens < min(n, rate) {
 			return false
 		}
 	}
