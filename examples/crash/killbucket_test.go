@@ -38,7 +38,14 @@ type killRecord struct {
 	Op      string `json:"op"`
 	Key     string `json:"key"`
 	Existed bool   `json:"existed"`
+	Label   string `json:"label"`
 }
+
+// sweepBatch is the size of sweep's batches with its default deleter.
+const sweepBatch = 100
+
+// batchStart labels the first delete of a batch after the first.
+const batchStart = "delete data, first of a batch"
 
 // killBucket counts the operations on a bucket and, at operation killAt
 // (1-based; 0 never), records it in recordFile and kills its own process
@@ -50,10 +57,11 @@ type killBucket struct {
 	killAt     int
 	recordFile string
 
-	mu    sync.Mutex
-	n     int
-	trace []string // labels of the operations, when tracing
-	tr    bool
+	mu      sync.Mutex
+	n       int
+	deletes int      // deletes of data objects
+	trace   []string // labels of the operations, when tracing
+	tr      bool
 }
 
 func newKillBucket(inner *blob.Bucket, killAt int, recordFile string, trace bool) (*killBucket, *blob.Bucket) {
@@ -66,13 +74,19 @@ func (k *killBucket) count(op, key string, existed bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.n++
+	l := label(op, key)
+	if op == opDelete && kind(key) == "data" {
+		if k.deletes++; k.deletes > 1 && (k.deletes-1)%sweepBatch == 0 {
+			l = batchStart // all the batches before are done, at one batch at a time
+		}
+	}
 	if k.tr {
-		k.trace = append(k.trace, label(op, key))
+		k.trace = append(k.trace, l)
 	}
 	if k.n != k.killAt {
 		return
 	}
-	b, _ := json.Marshal(killRecord{N: k.n, Op: op, Key: key, Existed: existed})
+	b, _ := json.Marshal(killRecord{N: k.n, Op: op, Key: key, Existed: existed, Label: l})
 	if err := os.WriteFile(k.recordFile, b, 0o644); err != nil {
 		panic(err)
 	}

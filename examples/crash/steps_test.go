@@ -53,7 +53,9 @@ func runStep(ctx context.Context, step, dir string, w *world, bucket *blob.Bucke
 		}
 		return err
 	case stepSweep:
-		_, err := sweep.Sweep(ctx, bucket, w.MarkRunID, markOptions(dir, w)...)
+		// One batch at a time, so that a kill at the first delete of a
+		// batch lands between batches.
+		_, err := sweep.Sweep(ctx, bucket, w.MarkRunID, append(markOptions(dir, w), sweep.WithDeleteConcurrency(1))...)
 		return err
 	case stepCollect:
 		return collect(ctx, dir, w, bucket)

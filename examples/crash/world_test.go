@@ -54,21 +54,27 @@ func bucketDir(dir string) string { return filepath.Join(dir, "bucket") }
 func spillDir(dir string) string  { return filepath.Join(dir, "spill") }
 func tmpDir(dir string) string    { return filepath.Join(dir, "tmp") }
 
-func openBucket(dir string) (*blob.Bucket, error) {
-	return fileblob.OpenBucket(bucketDir(dir), &fileblob.Options{Metadata: fileblob.MetadataDontWrite})
+// openBucket opens the world's bucket. A child's fileblob writes its
+// temporary files in its TMPDIR, the world's tmp folder; the test process,
+// never killed, writes them beside the objects (NoTempDir), as its
+// os.TempDir may be on another device than the world.
+func openBucket(dir string, child bool) (*blob.Bucket, error) {
+	return fileblob.OpenBucket(bucketDir(dir), &fileblob.Options{Metadata: fileblob.MetadataDontWrite, NoTempDir: !child})
 }
 
 // newWorld writes five simulated days of history into dir: uploads to the
 // staging areas of three branches (new paths and overwrites), unstaged
-// paths and commits, and an old object in the flat layout.
-func newWorld(ctx context.Context, dir string, seed uint64) (*world, error) {
+// paths and commits, and an old object in the flat layout; then orphans
+// old uploads that were never staged (failed uploads), so that a sweep
+// deletes in several batches.
+func newWorld(ctx context.Context, dir string, seed uint64, orphans int) (*world, error) {
 	rng := rand.New(rand.NewPCG(seed, 0xc7a5))
 	for _, d := range []string{bucketDir(dir), spillDir(dir), tmpDir(dir)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err
 		}
 	}
-	bucket, err := openBucket(dir)
+	bucket, err := openBucket(dir, false)
 	if err != nil {
 		return nil, err
 	}
@@ -114,6 +120,18 @@ func newWorld(ctx context.Context, dir string, seed uint64) (*world, error) {
 			}
 		default:
 			w.commit(b, at)
+		}
+	}
+	// In a slice of their own time: a provider's slice never starts after
+	// the uploads into it.
+	old := now.Add(-4 * 24 * time.Hour)
+	orphanPaths, err := pathprovider.New(pathprovider.WithClock(func() time.Time { return old }))
+	if err != nil {
+		return nil, err
+	}
+	for range orphans {
+		if err := put(orphanPaths.NewPath(), old); err != nil {
+			return nil, err
 		}
 	}
 	if err := retention.NewRulesStore(bucket).Save(ctx, &retention.Rules{DefaultRetentionDays: 1}); err != nil {
@@ -173,17 +191,6 @@ func (w *world) stagedSet() map[string]bool {
 	out := map[string]bool{}
 	for _, st := range w.Staged {
 		for _, a := range st {
-			out[a] = true
-		}
-	}
-	return out
-}
-
-// headFiles are the addresses of the branches' heads.
-func (w *world) headFiles() map[string]bool {
-	out := map[string]bool{}
-	for _, h := range w.Tips {
-		for _, a := range w.Files[h] {
 			out[a] = true
 		}
 	}
