@@ -98,7 +98,9 @@ func transient(err error) bool {
 // The others are deleted in batches through the BatchDeleter, with transient
 // errors retried with exponential backoff; the ones that still fail are
 // listed in failed/. Sweep then writes failed/ and sweep.json beside the
-// summary, replacing those of an earlier sweep: running it twice is safe.
+// summary, replacing those of an earlier sweep, which it removes before it
+// starts (sweep.json first): running it twice is safe, and a sweep stopped
+// before its end leaves no sweep.json.
 func Sweep(ctx context.Context, bucket *blob.Bucket, runID string, opts ...Option) (*SweepResult, error) {
 	if bucket == nil {
 		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
@@ -149,6 +151,12 @@ type sweeper struct {
 func (s *sweeper) run(ctx context.Context, runID string) (*SweepResult, error) {
 	start := s.cfg.clock()
 	dir := reportDir(s.cfg.storagePrefix, runID)
+	// An earlier sweep's sweep.json goes first: its counts are not of the
+	// failed/ folder this sweep replaces, and a sweep stopped before its
+	// end must not read as done.
+	if err := s.bucket.Delete(ctx, dir+"sweep.json"); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+		return nil, fmt.Errorf("sweep: remove %ssweep.json: %w", dir, err)
+	}
 	if err := removeFolder(ctx, s.bucket, dir+"failed/"); err != nil {
 		return nil, err
 	}
