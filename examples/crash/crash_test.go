@@ -200,7 +200,7 @@ func runChain(t *testing.T, step string, seed uint64, st *stats) {
 	ctx := context.Background()
 	dir := worldDir(t)
 	orphans := 0
-	if step == stepSweep || step == stepCollect {
+	if step == stepSweep || step == stepResweep || step == stepCollect {
 		orphans = 150 // two batches of the sweep and some
 	}
 	w, err := newWorld(ctx, dir, seed, orphans)
@@ -277,7 +277,7 @@ func runChain(t *testing.T, step string, seed uint64, st *stats) {
 // setup runs what the step continues, without kills: the export before a
 // mark, the export and the mark before a sweep.
 func setup(ctx context.Context, step, dir string, w *world, bucket *blob.Bucket) error {
-	if step == stepMark || step == stepSweep {
+	if step == stepMark || step == stepSweep || step == stepResweep {
 		st := hostState{RunID: retention.NewRunID(w.Now)}
 		if err := exportRun(ctx, w, bucket, st, func(hostState) error { return nil }); err != nil {
 			return err
@@ -285,9 +285,18 @@ func setup(ctx context.Context, step, dir string, w *world, bucket *blob.Bucket)
 		w.ExportRunID = st.RunID
 		w.MarkRunID = retention.NewRunID(w.Now)
 	}
-	if step == stepSweep {
+	if step == stepSweep || step == stepResweep {
 		if _, err := sweep.Mark(ctx, bucket, w.MarkRunID, markInputs(ctx, w, bucket), markOptions(dir, w)...); err != nil {
 			return err
+		}
+	}
+	if step == stepResweep {
+		res, err := sweep.Sweep(ctx, bucket, w.MarkRunID, append(markOptions(dir, w), sweep.WithBatchDeleter(deniedDeleter{bucket}))...)
+		if err != nil {
+			return err
+		}
+		if res.Failed == 0 {
+			return fmt.Errorf("the first sweep failed no delete: %+v", res)
 		}
 	}
 	return w.save(dir)
@@ -571,6 +580,9 @@ func (c *chain) checkMarks(ctx context.Context) {
 		if !ok {
 			continue
 		}
+		if n := c.failedRows(run); n != sj.Failed+sj.Refused {
+			c.violate("mark %s: sweep.json says %d failed and %d refused, failed/ lists %d", run, sj.Failed, sj.Refused, n)
+		}
 		if sj.Deleted+sj.AlreadyGone+sj.Failed+sj.Refused != sum.NumDeletedObjects {
 			c.violate("mark %s: sweep.json %+v does not account for %d candidates", run, sj, sum.NumDeletedObjects)
 		}
@@ -604,7 +616,7 @@ func (c *chain) checkFinished(ctx context.Context) {
 		if !markDone(c.w.MarkRunID) {
 			c.violate("the mark finished without a successful summary")
 		}
-	case stepSweep:
+	case stepSweep, stepResweep:
 		for k, err := range sweep.Candidates(ctx, c.bucket, lakegc.DefaultStoragePrefix, c.w.MarkRunID) {
 			if err != nil {
 				c.violate("candidates: %v", err)
@@ -669,4 +681,24 @@ func worldDir(t *testing.T) string {
 		}
 	}
 	return t.TempDir()
+}
+
+// failedRows counts the rows of a sweep's failed/ parts.
+func (c *chain) failedRows(run string) int64 {
+	var n int64
+	dir := filepath.Join(bucketDir(c.dir), "_lakefs", "retention", "gc", "unified", run, "failed")
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), "_") || strings.HasPrefix(d.Name(), ".") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b))); err == nil {
+			n += f.NumRows()
+		}
+		return nil
+	})
+	return n
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"maps"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
 
 	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/retention"
@@ -29,10 +31,11 @@ const (
 	stepExport  = "export"  // the uncommitted export, resumed from the host's last recorded mark
 	stepMark    = "mark"    // sweep.Mark of a finished export, rerun with the same run ID
 	stepSweep   = "sweep"   // sweep.Sweep of a finished mark, rerun
+	stepResweep = "resweep" // sweep.Sweep of a mark swept before with failures, rerun
 	stepCollect = "collect" // lakegc.Collect with Sweep, resumed as the root package documents
 )
 
-var steps = []string{stepExport, stepMark, stepSweep, stepCollect}
+var steps = []string{stepExport, stepMark, stepSweep, stepResweep, stepCollect}
 
 // exportFileSize is the size budget of an export file: a few rows, so that
 // an export is many calls and files.
@@ -52,7 +55,7 @@ func runStep(ctx context.Context, step, dir string, w *world, bucket *blob.Bucke
 			return nil // a run killed after its summary: done
 		}
 		return err
-	case stepSweep:
+	case stepSweep, stepResweep:
 		// One batch at a time, so that a kill at the first delete of a
 		// batch lands between batches.
 		_, err := sweep.Sweep(ctx, bucket, w.MarkRunID, append(markOptions(dir, w), sweep.WithDeleteConcurrency(1))...)
@@ -201,4 +204,26 @@ func collect(ctx context.Context, dir string, w *world, bucket *blob.Bucket) err
 func markSucceeded(ctx context.Context, bucket *blob.Bucket, runID string) bool {
 	sum, err := sweep.ReadSummary(ctx, bucket, lakegc.DefaultStoragePrefix, runID)
 	return err == nil && sum.Success
+}
+
+// deniedDeleter deletes the keys whose hash is not a multiple of five, and
+// is refused the others (gcerrors.PermissionDenied), which Sweep lists in
+// failed/ at once: the first sweep of the resweep step.
+type deniedDeleter struct{ bucket *blob.Bucket }
+
+type deniedErr struct{}
+
+func (deniedErr) Error() string                 { return "crash: access denied" }
+func (deniedErr) ErrorCode() gcerrors.ErrorCode { return gcerrors.PermissionDenied }
+
+func (d deniedDeleter) DeleteBatch(ctx context.Context, keys []string) (map[string]error, error) {
+	failed := map[string]error{}
+	for _, k := range keys {
+		if crc32.ChecksumIEEE([]byte(k))%5 == 0 {
+			failed[k] = deniedErr{}
+		} else if err := d.bucket.Delete(ctx, k); err != nil {
+			failed[k] = err
+		}
+	}
+	return failed, nil
 }
