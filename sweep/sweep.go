@@ -153,9 +153,10 @@ func (s *sweeper) run(ctx context.Context, runID string) (*SweepResult, error) {
 	dir := reportDir(s.cfg.storagePrefix, runID)
 	// An earlier sweep's sweep.json goes first: its counts are not of the
 	// failed/ folder this sweep replaces, and a sweep stopped before its
-	// end must not read as done.
-	if err := s.bucket.Delete(ctx, dir+"sweep.json"); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
-		return nil, fmt.Errorf("sweep: remove %ssweep.json: %w", dir, err)
+	// end must not read as done. (Looked for first: a first sweep deletes
+	// nothing but candidates.)
+	if err := removeObject(ctx, s.bucket, dir+"sweep.json"); err != nil {
+		return nil, err
 	}
 	if err := removeFolder(ctx, s.bucket, dir+"failed/"); err != nil {
 		return nil, err
@@ -331,4 +332,18 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// removeObject deletes key if it exists.
+func removeObject(ctx context.Context, bucket *blob.Bucket, key string) error {
+	ok, err := bucket.Exists(ctx, key)
+	if err == nil && ok {
+		if err = bucket.Delete(ctx, key); gcerrors.Code(err) == gcerrors.NotFound {
+			err = nil
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("sweep: remove %s: %w", key, err)
+	}
+	return nil
 }
