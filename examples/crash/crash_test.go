@@ -123,7 +123,7 @@ func killTarget() int {
 // bucket, kills the child with SIGKILL at a seeded operation, checks the
 // world, runs the step again (killing it again, up to
 // -crash.kills-per-chain times) and finally lets it finish, checking after
-// every child. Chains are named <step>/seed=<n>: -run 'TestCrash/collect/seed=7$'
+// every child. Chains are named chains/<step>/seed=<n>: -run 'TestCrash/chains/collect/seed=7$'
 // replays one.
 func TestCrash(t *testing.T) {
 	if os.Getenv(envDir) != "" {
