@@ -71,6 +71,15 @@ func Mark(ctx context.Context, bucket *blob.Bucket, runID string, in Inputs, opt
 		sum:    Summary{RunID: runID},
 		cnt:    &counters{progress: cfg.progress},
 	}
+	// A Mark killed before it could remove its spill folder left it
+	// behind; the lock tells it from a live Mark's. Removed first, so
+	// that a rerun refused below, of a Mark killed after its summary,
+	// removes it too.
+	if cfg.err == nil {
+		if stale := removeStaleSpills(cfg.tempDir); len(stale) > 0 {
+			m.log("sweep: removed stale spill folders", "folders", stale)
+		}
+	}
 	prev, err := ReadSummary(ctx, bucket, cfg.storagePrefix, runID)
 	switch {
 	case err == nil && prev.Success:
@@ -160,11 +169,6 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 
 	if err := m.removeStale(ctx); err != nil {
 		return err
-	}
-	// A Mark killed before it could remove its spill folder left it
-	// behind; the lock tells it from a live Mark's.
-	if stale := removeStaleSpills(cfg.tempDir); len(stale) > 0 {
-		m.log("sweep: removed stale spill folders", "folders", stale)
 	}
 	sh := m.budgets()
 	var err error

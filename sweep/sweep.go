@@ -99,8 +99,10 @@ func transient(err error) bool {
 // The others are deleted in batches through the BatchDeleter, as many at
 // once as the store takes (see the package documentation), with transient
 // errors retried with exponential backoff (WithBackoff); the ones that still
-// fail are listed in failed/. Sweep then writes failed/ and sweep.json beside the
-// summary, replacing those of an earlier sweep: running it twice is safe.
+// fail are listed in failed/. Sweep then writes failed/ and sweep.json beside
+// the summary, replacing those of an earlier sweep, which it removes before
+// it starts (sweep.json first): running it twice is safe, and a sweep
+// stopped before its end leaves no sweep.json.
 func Sweep(ctx context.Context, bucket *blob.Bucket, runID string, opts ...Option) (*SweepResult, error) {
 	if bucket == nil {
 		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
@@ -156,6 +158,13 @@ type sweeper struct {
 func (s *sweeper) run(ctx context.Context, runID string) (*SweepResult, error) {
 	start := s.cfg.clock()
 	dir := reportDir(s.cfg.storagePrefix, runID)
+	// An earlier sweep's sweep.json goes first: its counts are not of the
+	// failed/ folder this sweep replaces, and a sweep stopped before its
+	// end must not read as done. (Looked for first: a first sweep deletes
+	// nothing but candidates.)
+	if err := removeObject(ctx, s.bucket, dir+"sweep.json"); err != nil {
+		return nil, err
+	}
 	if err := removeFolder(ctx, s.bucket, dir+"failed/"); err != nil {
 		return nil, err
 	}
@@ -338,4 +347,18 @@ func judgeBatch(failed map[string]error, err error) outcome {
 		}
 	}
 	return answered
+}
+
+// removeObject deletes key if it exists.
+func removeObject(ctx context.Context, bucket *blob.Bucket, key string) error {
+	ok, err := bucket.Exists(ctx, key)
+	if err == nil && ok {
+		if err = bucket.Delete(ctx, key); gcerrors.Code(err) == gcerrors.NotFound {
+			err = nil
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("sweep: remove %s: %w", key, err)
+	}
+	return nil
 }

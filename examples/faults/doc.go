@@ -1,5 +1,7 @@
 // Package faults holds a test of lakegc's GC cycle over a store that
-// fails: it has no API, everything is in its tests.
+// fails. Its one function, RunWorld, runs and checks one world; the test
+// runs it, and so does the soak command (examples/soak), for as long as
+// asked.
 //
 // Each world is a small versioned store (two branches with staging areas
 // and commits spread over five simulated days, retention rules, objects in

@@ -1,0 +1,346 @@
+//go:build unix
+
+package crash
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"iter"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/fileblob"
+
+	"github.com/lakegc/lakegc/pathprovider"
+	"github.com/lakegc/lakegc/retention"
+	"github.com/lakegc/lakegc/sweep"
+	"github.com/lakegc/lakegc/uncommitted"
+)
+
+// minAge is the GC's minimum age in every step.
+const minAge = 48 * time.Hour
+
+// world is a small versioned store and what a step needs to run on it. It
+// is written to world.json in the world's folder, so that the children
+// read the same store the parent checks against; the objects are in the
+// bucket folder.
+type world struct {
+	Seed    uint64                       `json:"seed"`
+	Now     time.Time                    `json:"now"`
+	Staged  map[string]map[string]string `json:"staged"` // branch → path → address
+	Tips    map[string]string            `json:"heads"`  // branch → head commit
+	Commits map[string]retention.Commit  `json:"commits"`
+	Files   map[string]map[string]string `json:"files"`   // commit → path → address
+	Created map[string]time.Time         `json:"created"` // address → upload time
+	Ever    map[string]bool              `json:"ever"`    // addresses ever in a commit
+
+	// Set up by the parent for the steps that continue another: the
+	// export the mark reads, and the mark the sweep deletes.
+	ExportRunID string `json:"export_run_id,omitempty"`
+	MarkRunID   string `json:"mark_run_id,omitempty"`
+}
+
+// The folders of a world's directory.
+func bucketDir(dir string) string { return filepath.Join(dir, "bucket") }
+func spillDir(dir string) string  { return filepath.Join(dir, "spill") }
+func tmpDir(dir string) string    { return filepath.Join(dir, "tmp") }
+
+// openBucket opens the world's bucket. A child's fileblob writes its
+// temporary files in its TMPDIR, the world's tmp folder; the test process,
+// never killed, writes them beside the objects (NoTempDir), as its
+// os.TempDir may be on another device than the world.
+func openBucket(dir string, child bool) (*blob.Bucket, error) {
+	return fileblob.OpenBucket(bucketDir(dir), &fileblob.Options{Metadata: fileblob.MetadataDontWrite, NoTempDir: !child})
+}
+
+// newWorld writes five simulated days of history into dir: uploads to the
+// staging areas of three branches (new paths and overwrites), unstaged
+// paths and commits, and an old object in the flat layout; then orphans
+// old uploads that were never staged (failed uploads), so that a sweep
+// deletes in several batches.
+func newWorld(ctx context.Context, dir string, seed uint64, orphans int) (*world, error) {
+	rng := rand.New(rand.NewPCG(seed, 0xc7a5))
+	for _, d := range []string{bucketDir(dir), spillDir(dir), tmpDir(dir)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	bucket, err := openBucket(dir, false)
+	if err != nil {
+		return nil, err
+	}
+	defer bucket.Close()
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	w := &world{Seed: seed, Now: now, Tips: map[string]string{}, Commits: map[string]retention.Commit{},
+		Files: map[string]map[string]string{}, Created: map[string]time.Time{}, Ever: map[string]bool{},
+		Staged: map[string]map[string]string{"dev": {}, "feature": {}, "main": {}}}
+	at := now.Add(-5 * 24 * time.Hour)
+	paths, err := pathprovider.New(pathprovider.WithClock(func() time.Time { return at }))
+	if err != nil {
+		return nil, err
+	}
+	put := func(addr string, at time.Time) error {
+		if err := bucket.WriteAll(ctx, addr, []byte(addr), nil); err != nil {
+			return err
+		}
+		w.Created[addr] = at
+		return os.Chtimes(filepath.Join(bucketDir(dir), filepath.FromSlash(addr)), at, at)
+	}
+	if err := put("flat-"+strconv.FormatUint(seed, 10), at); err != nil { // the old flat layout
+		return nil, err
+	}
+	branches := slices.Sorted(maps.Keys(w.Staged))
+	steps := 60 + rng.IntN(60)
+	for range steps {
+		at = at.Add(time.Duration(rng.Int64N(int64(5 * 24 * time.Hour / time.Duration(steps) * 2))))
+		if at.After(now) {
+			at = now
+		}
+		b := branches[rng.IntN(len(branches))]
+		switch r := rng.IntN(12); {
+		case r < 9: // upload
+			addr := paths.NewPath()
+			if err := put(addr, at); err != nil {
+				return nil, err
+			}
+			w.Staged[b]["p"+strconv.Itoa(rng.IntN(30))] = addr
+		case r < 10: // unstage
+			for _, p := range slices.Sorted(maps.Keys(w.Staged[b])) {
+				delete(w.Staged[b], p)
+				break
+			}
+		default:
+			w.commit(b, at)
+		}
+	}
+	// In a slice of their own time: a provider's slice never starts after
+	// the uploads into it.
+	old := now.Add(-4 * 24 * time.Hour)
+	orphanPaths, err := pathprovider.New(pathprovider.WithClock(func() time.Time { return old }))
+	if err != nil {
+		return nil, err
+	}
+	for range orphans {
+		if err := put(orphanPaths.NewPath(), old); err != nil {
+			return nil, err
+		}
+	}
+	if err := retention.NewRulesStore(bucket).Save(ctx, &retention.Rules{DefaultRetentionDays: 1}); err != nil {
+		return nil, err
+	}
+	return w, w.save(dir)
+}
+
+func (w *world) commit(b string, at time.Time) {
+	c := retention.Commit{ID: fmt.Sprintf("c%03d", len(w.Commits)+1), CreationDate: at, Version: 1}
+	files := map[string]string{}
+	if head, ok := w.Tips[b]; ok {
+		c.Parents, files = []string{head}, maps.Clone(w.Files[head])
+	}
+	for p, a := range w.Staged[b] {
+		files[p] = a
+		w.Ever[a] = true
+	}
+	w.Commits[c.ID], w.Files[c.ID], w.Tips[b], w.Staged[b] = c, files, c.ID, map[string]string{}
+}
+
+func (w *world) save(dir string) error {
+	b, err := json.Marshal(w)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, "world.json"), b)
+}
+
+func loadWorld(dir string) (*world, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "world.json"))
+	if err != nil {
+		return nil, err
+	}
+	w := new(world)
+	return w, json.Unmarshal(b, w)
+}
+
+// writeFileAtomic is how the host records its state: a write that a kill
+// leaves either whole or absent.
+func writeFileAtomic(name string, b []byte) error {
+	tmp := name + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, name)
+}
+
+// cutoff is the cutoff of a mark anchored at the world's now.
+func (w *world) cutoff() time.Time {
+	return w.Now.Add(-minAge - sweep.DefaultClockSkew).Truncate(time.Second)
+}
+
+// stagedSet is what an export of the staging areas must hold: every staged
+// address, once.
+func (w *world) stagedSet() map[string]bool {
+	out := map[string]bool{}
+	for _, st := range w.Staged {
+		for _, a := range st {
+			out[a] = true
+		}
+	}
+	return out
+}
+
+// live is what no step may delete: staged, in a head, or younger than the
+// cutoff. It is a subset of what a GC keeps (retention keeps more).
+func (w *world) live() map[string]string {
+	out := map[string]string{}
+	for a, at := range w.Created {
+		if !at.Before(w.cutoff()) {
+			out[a] = "younger than the cutoff"
+		}
+	}
+	for b, h := range w.Tips {
+		for _, a := range w.Files[h] {
+			out[a] = "in the head of " + b
+		}
+	}
+	for b, st := range w.Staged {
+		for _, a := range st {
+			out[a] = "staged on " + b
+		}
+	}
+	return out
+}
+
+// garbage is what a whole cycle must delete: never committed, not staged,
+// and older than the cutoff.
+func (w *world) garbage() map[string]bool {
+	out := map[string]bool{}
+	live := w.live()
+	for a := range w.Created {
+		if !w.Ever[a] && live[a] == "" {
+			out[a] = true
+		}
+	}
+	return out
+}
+
+// markCandidates is what the mark step must mark: every object older than
+// the cutoff that is neither staged nor in a head (its keep set).
+func (w *world) markCandidates() map[string]bool {
+	out := map[string]bool{}
+	live := w.live()
+	for a := range w.Created {
+		if live[a] == "" {
+			out[a] = true
+		}
+	}
+	return out
+}
+
+// The world is the host: its staging areas (uncommitted.Source), its
+// commits (lakegc.Commits) and their files (lakegc.Committed).
+
+// seq yields items, then err or ctx's error.
+func seq[T any](ctx context.Context, items []T, err error) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		for _, v := range items {
+			if ctx.Err() == nil && !yield(v, nil) {
+				return
+			}
+		}
+		if err := cmp.Or(err, ctx.Err()); err != nil {
+			yield(*new(T), err)
+		}
+	}
+}
+
+func (w *world) Branches(ctx context.Context, from string) iter.Seq2[string, error] {
+	ids := slices.Sorted(maps.Keys(w.Staged))
+	i, _ := slices.BinarySearch(ids, from)
+	return seq(ctx, ids[i:], nil)
+}
+
+func (w *world) Uncommitted(ctx context.Context, b, from string) iter.Seq2[uncommitted.Entry, error] {
+	staged, ok := w.Staged[b]
+	if !ok {
+		return seq[uncommitted.Entry](ctx, nil, fmt.Errorf("branch %s: %w", b, uncommitted.ErrBranchNotFound))
+	}
+	var out []uncommitted.Entry
+	for _, p := range slices.Sorted(maps.Keys(staged)) {
+		if p >= from {
+			out = append(out, uncommitted.Entry{Key: p, PhysicalAddress: staged[p], CreationDate: w.Created[staged[p]]})
+		}
+	}
+	return seq(ctx, out, nil)
+}
+
+func (w *world) Heads(ctx context.Context) iter.Seq2[retention.Branch, error] {
+	var out []retention.Branch
+	for _, b := range slices.Sorted(maps.Keys(w.Tips)) {
+		out = append(out, retention.Branch{ID: b, CommitID: w.Tips[b]})
+	}
+	return seq(ctx, out, nil)
+}
+
+func (w *world) List(ctx context.Context) iter.Seq2[retention.Commit, error] {
+	return seq(ctx, slices.SortedFunc(maps.Values(w.Commits), func(a, b retention.Commit) int {
+		return cmp.Compare(a.ID, b.ID)
+	}), nil)
+}
+
+func (w *world) Get(ctx context.Context, id string) (retention.Commit, error) {
+	if c, ok := w.Commits[id]; ok {
+		return c, ctx.Err()
+	}
+	return retention.Commit{}, fmt.Errorf("commit %q not found", id)
+}
+
+func (w *world) CommittedAddresses(ctx context.Context, active []retention.ActiveCommit) iter.Seq2[string, error] {
+	var out []string
+	for _, a := range active {
+		files, ok := w.Files[a.CommitID]
+		if !ok {
+			return seq[string](ctx, nil, fmt.Errorf("commit %q not found", a.CommitID))
+		}
+		out = append(out, slices.Sorted(maps.Values(files))...)
+	}
+	return seq(ctx, out, nil)
+}
+
+// copyTree copies the folder src to dst, keeping modification times: the
+// world a trace run may change.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(target, b, 0o644); err != nil {
+			return err
+		}
+		return os.Chtimes(target, info.ModTime(), info.ModTime())
+	})
+}

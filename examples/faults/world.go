@@ -1,0 +1,358 @@
+package faults
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"iter"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/fileblob"
+
+	"github.com/lakegc/lakegc"
+	"github.com/lakegc/lakegc/examples/internal/faultbucket"
+	"github.com/lakegc/lakegc/pathprovider"
+	"github.com/lakegc/lakegc/retention"
+	"github.com/lakegc/lakegc/sweep"
+	"github.com/lakegc/lakegc/uncommitted"
+)
+
+// T is what RunWorld reports to: a *testing.T, or the soak command's
+// stand-in. Fatalf must not return.
+type T interface {
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+	Fatal(args ...any)
+	Logf(format string, args ...any)
+	TempDir() string
+	Cleanup(func())
+}
+
+const (
+	minAge    = 48 * time.Hour
+	faultRuns = 3 // faulty cycles per world, before one without faults
+)
+
+// store is the host's metadata. Collect reads it from one goroutine at a
+// time and nothing writes it during a cycle.
+type store struct {
+	staged  map[string]map[string]string // branch → path → address
+	heads   map[string]string            // branch → head commit
+	commits map[string]retention.Commit
+	files   map[string]map[string]string // commit → path → address
+	created map[string]time.Time         // address → upload time
+}
+
+// seq yields items, then err or ctx's error.
+func seq[T any](ctx context.Context, items []T, err error) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		for _, v := range items {
+			if ctx.Err() == nil && !yield(v, nil) {
+				return
+			}
+		}
+		if err := cmp.Or(err, ctx.Err()); err != nil {
+			yield(*new(T), err)
+		}
+	}
+}
+
+func (s *store) Branches(ctx context.Context, from string) iter.Seq2[string, error] {
+	ids := slices.Sorted(maps.Keys(s.staged))
+	i, _ := slices.BinarySearch(ids, from)
+	return seq(ctx, ids[i:], nil)
+}
+
+func (s *store) Uncommitted(ctx context.Context, b, from string) iter.Seq2[uncommitted.Entry, error] {
+	staged, ok := s.staged[b]
+	if !ok {
+		return seq[uncommitted.Entry](ctx, nil, fmt.Errorf("branch %s: %w", b, uncommitted.ErrBranchNotFound))
+	}
+	var out []uncommitted.Entry
+	for _, p := range slices.Sorted(maps.Keys(staged)) {
+		if p >= from {
+			out = append(out, uncommitted.Entry{Key: p, PhysicalAddress: staged[p], CreationDate: s.created[staged[p]]})
+		}
+	}
+	return seq(ctx, out, nil)
+}
+
+func (s *store) Heads(ctx context.Context) iter.Seq2[retention.Branch, error] {
+	var out []retention.Branch
+	for _, b := range slices.Sorted(maps.Keys(s.heads)) {
+		out = append(out, retention.Branch{ID: b, CommitID: s.heads[b]})
+	}
+	return seq(ctx, out, nil)
+}
+
+func (s *store) List(ctx context.Context) iter.Seq2[retention.Commit, error] {
+	return seq(ctx, slices.SortedFunc(maps.Values(s.commits), func(a, b retention.Commit) int {
+		return cmp.Compare(a.ID, b.ID)
+	}), nil)
+}
+
+func (s *store) Get(ctx context.Context, id string) (retention.Commit, error) {
+	if c, ok := s.commits[id]; ok {
+		return c, ctx.Err()
+	}
+	return retention.Commit{}, fmt.Errorf("commit %q not found", id)
+}
+
+func (s *store) CommittedAddresses(ctx context.Context, active []retention.ActiveCommit) iter.Seq2[string, error] {
+	var out []string
+	for _, a := range active {
+		files, ok := s.files[a.CommitID]
+		if !ok {
+			return seq[string](ctx, nil, fmt.Errorf("commit %q not found", a.CommitID))
+		}
+		out = append(out, slices.Sorted(maps.Values(files))...)
+	}
+	return seq(ctx, out, nil)
+}
+
+// world is a store and its bucket, its history written up to now.
+type world struct {
+	s      *store
+	dir    string
+	bucket *blob.Bucket // the fileblob, without faults
+	now    time.Time
+	ever   map[string]bool // addresses ever in a commit
+}
+
+// newWorld writes five simulated days of history: uploads to the staging
+// areas of two branches (new paths and overwrites), unstaged paths, and
+// commits.
+func newWorld(ctx context.Context, t T, rng *rand.Rand) *world {
+	dir := t.TempDir()
+	bucket, err := fileblob.OpenBucket(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bucket.Close() })
+	w := &world{dir: dir, bucket: bucket, now: time.Now().UTC().Truncate(time.Second), ever: map[string]bool{},
+		s: &store{staged: map[string]map[string]string{"main": {}, "dev": {}}, heads: map[string]string{},
+			commits: map[string]retention.Commit{}, files: map[string]map[string]string{}, created: map[string]time.Time{}}}
+	at := w.now.Add(-5 * 24 * time.Hour)
+	paths, err := pathprovider.New(pathprovider.WithClock(func() time.Time { return at }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := 30 + rng.IntN(50)
+	for range steps {
+		at = at.Add(time.Duration(rng.Int64N(int64(5 * 24 * time.Hour / time.Duration(steps) * 2))))
+		if at.After(w.now) {
+			at = w.now
+		}
+		b := []string{"main", "dev"}[rng.IntN(2)]
+		switch r := rng.IntN(10); {
+		case r < 8: // upload
+			addr := paths.NewPath()
+			if err := bucket.WriteAll(ctx, addr, []byte(addr), nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chtimes(filepath.Join(dir, filepath.FromSlash(addr)), at, at); err != nil {
+				t.Fatal(err)
+			}
+			w.s.created[addr] = at
+			w.s.staged[b]["p"+strconv.Itoa(rng.IntN(12))] = addr
+		case r < 9: // unstage
+			for p := range w.s.staged[b] {
+				delete(w.s.staged[b], p)
+				break
+			}
+		case rng.IntN(2) == 0:
+			w.commit(b, at)
+		}
+	}
+	if err := retention.NewRulesStore(bucket).Save(ctx, &retention.Rules{DefaultRetentionDays: 1}); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func (w *world) commit(b string, at time.Time) {
+	s := w.s
+	c := retention.Commit{ID: fmt.Sprintf("c%03d", len(s.commits)+1), CreationDate: at, Version: 1}
+	files := map[string]string{}
+	if head, ok := s.heads[b]; ok {
+		c.Parents, files = []string{head}, maps.Clone(s.files[head])
+	}
+	for p, a := range s.staged[b] {
+		files[p] = a
+		w.ever[a] = true
+	}
+	s.commits[c.ID], s.files[c.ID], s.heads[b], s.staged[b] = c, files, c.ID, map[string]string{}
+}
+
+// live is what no cycle may delete: staged, in a head, or younger than the
+// cutoff. It is a subset of what the GC keeps (retention keeps more).
+func (w *world) live() map[string]string {
+	out := map[string]string{}
+	for a, at := range w.s.created {
+		if at.After(w.now.Add(-minAge)) {
+			out[a] = "younger than the cutoff"
+		}
+	}
+	for b, h := range w.s.heads {
+		for _, a := range w.s.files[h] {
+			out[a] = "in the head of " + b
+		}
+	}
+	for b, st := range w.s.staged {
+		for _, a := range st {
+			out[a] = "staged on " + b
+		}
+	}
+	return out
+}
+
+// garbage is what the GC must delete: never committed, not staged, and
+// older than the cutoff with a day's margin.
+func (w *world) garbage() map[string]bool {
+	out := map[string]bool{}
+	live := w.live()
+	for a, at := range w.s.created {
+		if !w.ever[a] && live[a] == "" && at.Before(w.now.Add(-minAge-24*time.Hour)) {
+			out[a] = true
+		}
+	}
+	return out
+}
+
+func (w *world) exists(ctx context.Context, t T, key string) bool {
+	ok, err := w.bucket.Exists(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ok
+}
+
+// collect runs one cycle over bucket, turning a panic into an error.
+func (w *world) collect(ctx context.Context, t T, bucket *blob.Bucket) (r *lakegc.Report, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("PANIC: %v", p)
+			t.Errorf("Collect panicked: %v", p)
+		}
+	}()
+	return lakegc.Collect(ctx, lakegc.Host{Staging: w.s, Commits: w.s, Committed: w.s}, lakegc.Config{
+		Bucket: bucket, Namespace: "file://" + w.dir, Repository: "faults", Sweep: true,
+		MinAge: minAge, TempDir: t.TempDir(), Clock: func() time.Time { return w.now },
+	})
+}
+
+// Stats are the figures of the worlds run so far.
+type Stats struct {
+	Cycles, Failed, Faults, Violations, Deleted, FailedEntries int64
+	StagedOld                                                  int64            // live only as staged, and old
+	Written                                                    int64            // objects the worlds uploaded
+	Counts                                                     map[string]int64 // faults injected by "op/kind"
+}
+
+// RunWorld builds the world of seed, runs its faulty cycles and the clean
+// one, checks each, and adds its figures to st; with verbose it logs each
+// cycle's faults. Violations are reported with t.Errorf and counted in
+// st.Violations.
+func RunWorld(ctx context.Context, t T, seed uint64, st *Stats, verbose bool) {
+	rng := rand.New(rand.NewPCG(seed, 0x1a4e))
+	w := newWorld(ctx, t, rng)
+	st.Written += int64(len(w.s.created))
+	live := w.live()
+	for a, why := range live {
+		if why[:6] == "staged" && !w.ever[a] && w.s.created[a].Before(w.now.Add(-minAge)) {
+			st.StagedOld++
+		}
+	}
+	violate := func(cycle int, format string, args ...any) {
+		st.Violations++
+		t.Errorf("seed %d cycle %d: %s", seed, cycle, fmt.Sprintf(format, args...))
+	}
+	for cycle := range faultRuns + 1 {
+		bucket := w.bucket
+		var fb *faultbucket.Bucket
+		if cycle < faultRuns {
+			opts := []faultbucket.Option{faultbucket.WithSeed(seed*10 + uint64(cycle)),
+				faultbucket.WithMaxStall(2 * time.Millisecond), faultbucket.WithMaxPageSize(1 + rng.IntN(8))}
+			for _, op := range []faultbucket.Op{faultbucket.Attributes, faultbucket.List, faultbucket.Write, faultbucket.Copy} {
+				opts = append(opts, faultbucket.WithRate(op, []float64{0, 0.01, 0.03, 0.1}[rng.IntN(4)]))
+			}
+			opts = append(opts, faultbucket.WithRate(faultbucket.Read, []float64{0, 0.03, 0.1, 0.3}[rng.IntN(4)]))
+			if rng.IntN(2) == 0 { // spare the reads of the export, to fault the mark's
+				opts = append(opts, faultbucket.WithSpare(faultbucket.Read, rng.IntN(12)))
+			}
+			opts = append(opts, faultbucket.WithRate(faultbucket.Delete, []float64{0, 0.1, 0.3, 0.6}[rng.IntN(4)]))
+			var err error
+			if fb, err = faultbucket.New(w.bucket, opts...); err != nil {
+				t.Fatal(err)
+			}
+			bucket = fb.Bucket()
+		}
+		before := map[string]bool{}
+		for a := range w.garbage() {
+			before[a] = w.exists(ctx, t, a)
+		}
+		r, err := w.collect(ctx, t, bucket)
+		st.Cycles++
+		if fb != nil {
+			st.Faults += fb.Total()
+			for k, n := range fb.Counts() {
+				st.Counts[k] += n
+			}
+		}
+		for a, why := range live {
+			if !w.exists(ctx, t, a) {
+				violate(cycle, "live object %s (%s) deleted; Collect said %v", a, why, err)
+				delete(live, a) // reported once
+			}
+		}
+		if verbose {
+			t.Logf("cycle %d: faults %v; error %v", cycle, fb.Counts(), err)
+		}
+		if err != nil {
+			st.Failed++
+			if fb == nil {
+				violate(cycle, "the cycle without faults failed: %v", err)
+			}
+			continue
+		}
+		if r.Sweep == nil || r.Mark == nil || r.Mark.Summary == nil {
+			violate(cycle, "no error but no sweep or mark in the report %+v", r)
+			continue
+		}
+		sw, n := r.Sweep, r.Mark.Summary.NumDeletedObjects
+		st.Deleted += sw.Deleted
+		st.FailedEntries += sw.Failed + sw.Refused
+		if sw.Deleted+sw.AlreadyGone+sw.Failed+sw.Refused != n {
+			violate(cycle, "sweep %+v does not account for %d candidates", *sw, n)
+		}
+		var remaining int64
+		marked := map[string]bool{}
+		for k, err := range sweep.Candidates(ctx, w.bucket, lakegc.DefaultStoragePrefix, r.RunID) {
+			if err != nil {
+				t.Fatalf("seed %d: reading the candidates: %v", seed, err)
+			}
+			marked[k] = true
+			if w.exists(ctx, t, k) {
+				remaining++
+			}
+		}
+		if remaining > sw.Failed+sw.Refused {
+			violate(cycle, "%d candidates still stored, but only %d failed or refused", remaining, sw.Failed+sw.Refused)
+		}
+		for a, was := range before {
+			if was && !marked[a] {
+				violate(cycle, "garbage %s was not marked by a cycle that succeeded", a)
+			}
+			if fb == nil && w.exists(ctx, t, a) {
+				violate(cycle, "garbage %s is still stored after the cycle without faults", a)
+			}
+		}
+	}
+}
