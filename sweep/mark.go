@@ -180,6 +180,7 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 
 	m.cnt.phase("list")
 	l := m.newLister(keep, sh)
+	defer l.pool.free()
 	defer l.loose.release()
 	if err := l.listTop(ctx); err != nil {
 		return err
