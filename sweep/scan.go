@@ -543,6 +543,7 @@ func (l *lister) listAll(ctx context.Context, prefix string, add func(key []byte
 		listed, young = 0, 0
 	}
 	defer flush()
+	var buf []byte // each key is copied here rather than to a new slice
 	it := l.bucket.List(&blob.ListOptions{Prefix: prefix})
 	for {
 		o, err := it.Next(ctx)
@@ -559,11 +560,12 @@ func (l *lister) listAll(ctx context.Context, prefix string, add func(key []byte
 			continue
 		}
 		listed++
+		buf = append(buf[:0], o.Key...)
 		if isYoung(o.ModTime, l.cutoff) {
 			young++
-			err = l.keep.add([]byte(o.Key))
+			err = l.keep.add(buf)
 		} else {
-			err = add([]byte(o.Key))
+			err = add(buf)
 		}
 		if err != nil {
 			return err
