@@ -72,3 +72,33 @@ func drainKeys(t testing.TB, it keyIter) []string {
 	require.NoError(t, it.close())
 	return got
 }
+
+// TestSortSlots compares the block sort with slices.Sort on keys that share
+// long prefixes, end inside each other's bytes and hold zero bytes, so that
+// every branch of the radix sort (equal eight bytes, keys ending within them,
+// the fallback past its depth) meets keys that tell them apart.
+func TestSortSlots(t *testing.T) {
+	for seed := range uint64(200) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		prefix := bytes.Repeat([]byte{'p'}, r.IntN(3)*150)
+		var arena []byte
+		var slots []slot
+		var want []string
+		for range r.IntN(3000) {
+			k := append([]byte(nil), prefix[:r.IntN(len(prefix)+1)]...)
+			for range r.IntN(20) {
+				k = append(k, []byte{0, 1, 'a', 255}[r.IntN(4)])
+			}
+			slots = append(slots, slot{off: uint32(len(arena)), n: uint32(len(k))})
+			arena = append(arena, k...)
+			want = append(want, string(k))
+		}
+		sortSlots(slots, arena, 0)
+		got := make([]string, len(slots))
+		for i, s := range slots {
+			got[i] = string(arena[s.off : s.off+s.n])
+		}
+		slices.Sort(want)
+		require.Equal(t, want, got, "seed %d", seed)
+	}
+}

@@ -3,6 +3,7 @@ package sweep
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"slices"
 )
 
@@ -20,37 +21,89 @@ func sortSlots(a []slot, arena []byte, depth int) {
 			})
 			return
 		}
-		same := true
+		var diff uint64 // the bits where some key's eight bytes differ from the first's
+		long := true    // every key goes on past these eight bytes
 		for i := range a {
 			a[i].pfx = load8(arena[int(a[i].off)+depth : a[i].off+a[i].n])
-			same = same && a[i].pfx == a[0].pfx && int(a[i].n)-depth > 8
+			diff |= a[i].pfx ^ a[0].pfx
+			long = long && int(a[i].n)-depth > 8
 		}
-		if same {
+		if diff == 0 && long {
 			depth += 8
 			continue
 		}
-		slices.SortFunc(a, func(x, y slot) int {
-			if x.pfx != y.pfx {
-				if x.pfx < y.pfx {
-					return -1
-				}
-				return 1
-			}
-			return rank(x, depth) - rank(y, depth)
-		})
-		// Keys that end within these eight bytes are equal to those of their
-		// group and length; the others go on.
+		if diff != 0 {
+			sortPfx(a, (63-bits.LeadingZeros64(diff))&^7)
+		}
+		// Keys with equal eight bytes: those that end within them first, by
+		// length (they are equal to the others of their length); the rest
+		// go on.
 		for i := 0; i < len(a); {
 			j := i + 1
-			for j < len(a) && a[j].pfx == a[i].pfx && rank(a[j], depth) == rank(a[i], depth) {
+			for j < len(a) && a[j].pfx == a[i].pfx {
 				j++
 			}
-			if j-i > 1 && rank(a[i], depth) > 8 {
-				sortSlots(a[i:j], arena, depth+8)
+			g := a[i:j]
+			if len(g) > 1 {
+				slices.SortFunc(g, func(x, y slot) int { return rank(x, depth) - rank(y, depth) })
+				k := 0
+				for k < len(g) && rank(g[k], depth) <= 8 {
+					k++
+				}
+				sortSlots(g[k:], arena, depth+8)
 			}
 			i = j
 		}
 		return
+	}
+}
+
+// sortPfx sorts a by pfx, whose bits above shift+8 are the same in every
+// slot, a byte at a time (in place, American flag sort).
+func sortPfx(a []slot, shift int) {
+	for len(a) > 32 {
+		var count [256]int
+		for i := range a {
+			count[byte(a[i].pfx>>shift)]++
+		}
+		if count[byte(a[0].pfx>>shift)] == len(a) {
+			if shift == 0 {
+				return
+			}
+			shift -= 8
+			continue
+		}
+		var start, next [256]int
+		sum := 0
+		for b := range 256 {
+			start[b], next[b] = sum, sum
+			sum += count[b]
+		}
+		for b := range 256 {
+			end := start[b] + count[b]
+			for next[b] < end {
+				v := a[next[b]]
+				for d := byte(v.pfx >> shift); int(d) != b; d = byte(v.pfx >> shift) {
+					a[next[d]], v = v, a[next[d]]
+					next[d]++
+				}
+				a[next[b]] = v
+				next[b]++
+			}
+		}
+		if shift > 0 {
+			for b := range 256 {
+				if count[b] > 1 {
+					sortPfx(a[start[b]:start[b]+count[b]], shift-8)
+				}
+			}
+		}
+		return
+	}
+	for i := 1; i < len(a); i++ {
+		for j := i; j > 0 && a[j].pfx < a[j-1].pfx; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
+		}
 	}
 }
 
