@@ -29,7 +29,13 @@ func sortSlots(a []slot, arena []byte, depth int) {
 			long = long && int(a[i].n)-depth > 8
 		}
 		if diff == 0 && long {
-			depth += 8
+			// Skip every byte the keys share, in one pass.
+			first := arena[int(a[0].off)+depth : a[0].off+a[0].n]
+			cp := len(first)
+			for _, s := range a[1:] {
+				cp = min(cp, commonPrefix(first[:cp], arena[int(s.off)+depth:s.off+s.n]))
+			}
+			depth += cp
 			continue
 		}
 		if diff != 0 {
