@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -101,4 +102,26 @@ func TestSortSlots(t *testing.T) {
 		slices.Sort(want)
 		require.Equal(t, want, got, "seed %d", seed)
 	}
+}
+
+// TestSortSlotsParallel sorts a block large enough for its groups to be
+// sorted on several goroutines.
+func TestSortSlotsParallel(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var arena []byte
+	var slots []slot
+	var want []string
+	for range 4 * parallelGroup * 4 {
+		k := fmt.Appendf(nil, "data/%c/o%07d", 'a'+r.IntN(3), r.IntN(1e6))
+		slots = append(slots, slot{off: uint32(len(arena)), n: uint32(len(k))})
+		arena = append(arena, k...)
+		want = append(want, string(k))
+	}
+	sortSlots(slots, arena, 0)
+	got := make([]string, len(slots))
+	for i, s := range slots {
+		got[i] = string(arena[s.off : s.off+s.n])
+	}
+	slices.Sort(want)
+	require.Equal(t, want, got)
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
+	"runtime"
 	"slices"
+	"sync"
 )
 
 // sortSlots sorts the slots of a block by their keys in arena, which share
@@ -13,7 +15,48 @@ import (
 // long prefixes, which a comparison sort would compare again and again
 // through the arena. Groups of keys still equal go on eight bytes further;
 // past maxRadixDepth, or for a few keys, the rest is compared directly.
+//
+// Groups of at least parallelGroup keys are sorted on other goroutines, at
+// most one per processor beyond the first.
 func sortSlots(a []slot, arena []byte, depth int) {
+	var p *parallel
+	if n := runtime.GOMAXPROCS(0); n > 1 && len(a) >= 2*parallelGroup {
+		p = &parallel{sem: make(chan struct{}, n-1)}
+	}
+	sortSlotsIn(a, arena, depth, p)
+	if p != nil {
+		p.wg.Wait()
+	}
+}
+
+// parallelGroup is the least number of keys sorted on a goroutine of their
+// own.
+const parallelGroup = 1 << 14
+
+// parallel bounds the goroutines of one sortSlots call.
+type parallel struct {
+	sem chan struct{}
+	wg  sync.WaitGroup
+}
+
+// run calls f on another goroutine if one is free, else on this one.
+func (p *parallel) run(n int, f func()) {
+	if p != nil && n >= parallelGroup {
+		select {
+		case p.sem <- struct{}{}:
+			p.wg.Add(1)
+			go func() {
+				defer func() { <-p.sem; p.wg.Done() }()
+				f()
+			}()
+			return
+		default:
+		}
+	}
+	f()
+}
+
+func sortSlotsIn(a []slot, arena []byte, depth int, p *parallel) {
 	for len(a) > 1 {
 		if len(a) <= 16 || depth >= maxRadixDepth {
 			slices.SortFunc(a, func(x, y slot) int {
@@ -56,7 +99,8 @@ func sortSlots(a []slot, arena []byte, depth int) {
 				for k < len(g) && rank(g[k], depth) <= 8 {
 					k++
 				}
-				sortSlots(g[k:], arena, depth+8)
+				rest := g[k:]
+				p.run(len(rest), func() { sortSlotsIn(rest, arena, depth+8, p) })
 			}
 			i = j
 		}
