@@ -39,8 +39,8 @@ func (s *slab) free() {
 	s.b = nil
 }
 
-// discard gives the whole pages of b[off:off+n] back to the system, where
-// it allows, and zeroes them; their content is lost.
+// discard gives the whole pages of b[off:off+n] back to the system where it
+// allows (Linux); their content is undefined afterwards.
 func (s *slab) discard(off, n int) {
 	if !s.mapped {
 		return
