@@ -53,21 +53,21 @@ const (
 	failed                   // another error: the window holds
 )
 
-// slot is a request in flight, from acquire to release.
-type slot struct {
+// ticket is a request in flight, from acquire to release.
+type ticket struct {
 	epoch uint64
 	sent  time.Time
 }
 
 // acquire waits until the window has room for one more request, or ctx is
 // done.
-func (w *window) acquire(ctx context.Context) (slot, error) {
+func (w *window) acquire(ctx context.Context) (ticket, error) {
 	for {
 		w.mu.Lock()
 		if w.inflight < int(w.size) {
 			w.inflight++
 			w.peak = max(w.peak, w.inflight)
-			s := slot{epoch: w.epoch, sent: time.Now()}
+			s := ticket{epoch: w.epoch, sent: time.Now()}
 			w.mu.Unlock()
 			return s, nil
 		}
@@ -76,14 +76,14 @@ func (w *window) acquire(ctx context.Context) (slot, error) {
 		select {
 		case <-wake:
 		case <-ctx.Done():
-			return slot{}, ctx.Err()
+			return ticket{}, ctx.Err()
 		}
 	}
 }
 
 // release ends the request of s, whose answer was o, and whose caller had
 // spent work on the previous answer before sending it.
-func (w *window) release(s slot, o outcome, work time.Duration) {
+func (w *window) release(s ticket, o outcome, work time.Duration) {
 	latency := time.Since(s.sent)
 	w.mu.Lock()
 	defer w.mu.Unlock()

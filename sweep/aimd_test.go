@@ -79,7 +79,7 @@ func TestWindowFollowsCapacity(t *testing.T) {
 		for range 2000 {
 			n := w.limit()
 			sizes = append(sizes, n)
-			slots := make([]slot, n)
+			slots := make([]ticket, n)
 			for i := range slots {
 				var err error
 				slots[i], err = w.acquire(ctx)
@@ -115,7 +115,7 @@ func TestWindowFollowsCapacity(t *testing.T) {
 func TestWindowBurstHalvesOnce(t *testing.T) {
 	ctx := context.Background()
 	w := newWindow(1, 32, 32)
-	var slots []slot
+	var slots []ticket
 	for range 32 {
 		s, err := w.acquire(ctx)
 		require.NoError(t, err)

@@ -8,17 +8,21 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
+	"unsafe"
 )
 
 // This file sorts keys in bounded memory: keys are gathered in a block of
 // fixed size, each full block is sorted and written to a run file, and the
-// runs are merged. A run file is a sequence of keys, each preceded by its
-// length as a uvarint.
+// runs are merged. A run file is a sequence of keys, each written as the
+// length of the prefix it shares with the key before it, the length of the
+// rest (both uvarints), and the rest: the keys of a run are sorted, and
+// share most of their bytes with their neighbours.
 
 // keyIter is a stream of keys in ascending order. The key returned by next is
 // valid until the following call.
@@ -154,7 +158,7 @@ type runWriter struct {
 	n       int64
 	last    []byte
 	ordered bool
-	hdr     [binary.MaxVarintLen64]byte
+	hdr     [2 * binary.MaxVarintLen64]byte
 }
 
 func (d *spillDir) create() (*runWriter, error) {
@@ -167,19 +171,39 @@ func (d *spillDir) create() (*runWriter, error) {
 }
 
 func (rw *runWriter) add(key []byte) error {
-	if rw.n > 0 && bytes.Compare(key, rw.last) <= 0 {
-		rw.ordered = false
+	shared := 0
+	if rw.n > 0 {
+		shared = commonPrefix(key, rw.last)
+		if shared == len(key) || shared < len(rw.last) && key[shared] < rw.last[shared] {
+			rw.ordered = false
+		}
 	}
 	rw.last = append(rw.last[:0], key...)
 	rw.n++
-	n := binary.PutUvarint(rw.hdr[:], uint64(len(key)))
+	n := binary.PutUvarint(rw.hdr[:], uint64(shared))
+	n += binary.PutUvarint(rw.hdr[n:], uint64(len(key)-shared))
 	if _, err := rw.w.Write(rw.hdr[:n]); err != nil {
 		return fmt.Errorf("sweep: spill: %w", err)
 	}
-	if _, err := rw.w.Write(key); err != nil {
+	if _, err := rw.w.Write(key[shared:]); err != nil {
 		return fmt.Errorf("sweep: spill: %w", err)
 	}
 	return nil
+}
+
+// commonPrefix returns the length of the longest common prefix of a and b.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
+			return i + bits.TrailingZeros64(x)/8
+		}
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
 }
 
 // finish flushes the file and returns its name; the file stays on disk.
@@ -219,24 +243,39 @@ func openRun(name string, ioBuf int) (*fileRun, error) {
 }
 
 func (fr *fileRun) next() ([]byte, bool, error) {
-	n, err := binary.ReadUvarint(fr.r)
+	shared, err := binary.ReadUvarint(fr.r)
 	if err == io.EOF {
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("sweep: spill read: %w", err)
 	}
-	if n > maxKeyLen {
-		return nil, false, fmt.Errorf("sweep: spill read: corrupt length %d", n)
+	rest, err := binary.ReadUvarint(fr.r)
+	if err != nil {
+		return nil, false, fmt.Errorf("sweep: spill read: %w", noEOF(err))
 	}
-	if uint64(cap(fr.buf)) < n {
-		fr.buf = make([]byte, n, max(n, 64))
+	if shared > uint64(len(fr.buf)) || rest > maxKeyLen-shared {
+		return nil, false, fmt.Errorf("sweep: spill read: corrupt lengths %d, %d", shared, rest)
+	}
+	n := int(shared + rest)
+	if cap(fr.buf) < n {
+		buf := make([]byte, n, max(n, 64))
+		copy(buf, fr.buf[:shared])
+		fr.buf = buf
 	}
 	fr.buf = fr.buf[:n]
-	if _, err := io.ReadFull(fr.r, fr.buf); err != nil {
-		return nil, false, fmt.Errorf("sweep: spill read: %w", err)
+	if _, err := io.ReadFull(fr.r, fr.buf[shared:]); err != nil {
+		return nil, false, fmt.Errorf("sweep: spill read: %w", noEOF(err))
 	}
 	return fr.buf, true, nil
+}
+
+// noEOF turns an end of file within a key into an unexpected one.
+func noEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 func (fr *fileRun) close() error {
@@ -247,27 +286,48 @@ func (fr *fileRun) close() error {
 	return err
 }
 
-// keyRef locates a key in a block's arena.
+// keyRef locates a key in an arena.
 type keyRef struct{ off, n uint32 }
 
-// maxBlock bounds a block so that keyRef's 32-bit offsets address all of it,
-// whatever the memory budget; maxKeyLen bounds a key (object stores allow
-// about 1 KiB).
+// maxBlock bounds a block so that 32-bit offsets address all of it, whatever
+// the memory budget; maxKeyLen bounds a key (object stores allow about
+// 1 KiB).
 const (
 	maxBlock  = math.MaxInt32
 	maxKeyLen = 1 << 30
 )
 
-// sorter gathers keys in a block of at most maxBytes (arena plus index),
-// spilling each full block as a sorted run, and merges the runs in the end.
-// Duplicates are dropped. Not safe for concurrent use.
+// slot locates a key in a sorter's block; pfx is scratch for the sort.
+type slot struct {
+	pfx    uint64
+	off, n uint32
+}
+
+const (
+	slotSize = int(unsafe.Sizeof(slot{}))
+	pageSize = 4096
+)
+
+// sorter gathers keys in a block of at most maxBytes, spilling each full
+// block as a sorted run, and merges the runs in the end. Duplicates are
+// dropped. Not safe for concurrent use.
+//
+// The block is one slab, taken at the first key and reused after every
+// spill: keys are appended from its start, their slots from its end
+// downwards, so that no fixed share of it goes to either. Only the pages
+// touched count (a mapped slab's others cost nothing), and the block keeps
+// those within maxBytes: where keys of another length than before would
+// touch more, the pages between the two ends are given back first.
 type sorter struct {
 	dir      *spillDir
 	maxBytes int
 	fanIn    int
-	arena    []byte
-	refs     []keyRef
-	ordered  bool // the block's keys arrived in ascending order
+	mem      *slab // nil until the first key, and once released
+	alen     int   // bytes of keys in the block
+	nslots   int   // keys in the block; their slots end the slab, newest first
+	hwA, hwR int   // the bytes of keys and of slots touched since the pages were last given back
+	ordered  bool  // the block's keys arrived in ascending order
+	sorted   bool  // the slots are in ascending order of their keys
 	runs     []string
 }
 
@@ -275,82 +335,105 @@ func newSorter(dir *spillDir, maxBytes, fanIn int) *sorter {
 	return &sorter{dir: dir, maxBytes: min(maxBytes, maxBlock), fanIn: fanIn, ordered: true}
 }
 
+// roundPage rounds n up to whole pages when the slab is mapped, where a
+// touched page counts in full.
+func (s *sorter) roundPage(n int) int {
+	if s.mem == nil || !s.mem.mapped {
+		return n
+	}
+	return (n + pageSize - 1) &^ (pageSize - 1)
+}
+
+// room reports whether a key of n bytes fits the block, giving back the
+// pages between its two ends when that makes it fit.
+func (s *sorter) room(n int) bool {
+	if s.alen+n+slotSize*(s.nslots+1) > min(s.maxBytes, len(s.mem.b)) {
+		return false
+	}
+	a, r := max(s.hwA, s.alen+n), max(s.hwR, slotSize*(s.nslots+1))
+	if s.roundPage(a)+s.roundPage(r) <= s.maxBytes {
+		s.hwA, s.hwR = a, r
+		return true
+	}
+	a, r = s.alen+n, slotSize*(s.nslots+1)
+	if s.roundPage(a)+s.roundPage(r) > s.maxBytes {
+		return false
+	}
+	s.mem.discard(s.alen, len(s.mem.b)-slotSize*s.nslots-s.alen)
+	s.hwA, s.hwR = a, r
+	return true
+}
+
 func (s *sorter) add(key []byte) error {
 	if len(key) > maxKeyLen {
 		return fmt.Errorf("%w: key of %d bytes", ErrInvalidInput, len(key))
 	}
-	if !s.fits(len(key)) && !s.grow(len(key)) {
+	if s.mem == nil {
+		s.mem = newSlab(s.maxBytes &^ (slotSize - 1))
+	}
+	if !s.room(len(key)) {
 		if err := s.spill(); err != nil {
 			return err
 		}
-		if !s.fits(len(key)) && !s.grow(len(key)) {
-			// A key larger than the whole block gets a block of its own.
-			s.arena = resize(s.arena, len(key))
-			s.refs = resize(s.refs, 1)
+		if !s.room(len(key)) {
+			// A key larger than the whole block is a run of its own.
+			return s.spillOne(key)
 		}
 	}
-	if n := len(s.refs); n > 0 && s.ordered && bytes.Compare(key, s.key(s.refs[n-1])) <= 0 {
+	if s.nslots > 0 && s.ordered && bytes.Compare(key, s.key(*s.slotAt(s.nslots))) <= 0 {
 		s.ordered = false
 	}
-	s.refs = append(s.refs, keyRef{off: uint32(len(s.arena)), n: uint32(len(key))})
-	s.arena = append(s.arena, key...)
+	copy(s.mem.b[s.alen:], key)
+	*s.slotAt(s.nslots + 1) = slot{off: uint32(s.alen), n: uint32(len(key))}
+	s.alen += len(key)
+	s.nslots++
+	s.sorted = false
 	return nil
 }
 
-func (s *sorter) fits(n int) bool {
-	return len(s.arena)+n <= cap(s.arena) && len(s.refs) < cap(s.refs)
+// slotAt returns the slot of the i-th key added to the block, from 1.
+func (s *sorter) slotAt(i int) *slot {
+	return (*slot)(unsafe.Pointer(&s.mem.b[len(s.mem.b)-slotSize*i]))
 }
 
-// grow makes room for a key of n bytes, doubling the arena or the index but
-// keeping the block within maxBytes; false when the block is full.
-func (s *sorter) grow(n int) bool {
-	arena, refs := cap(s.arena), cap(s.refs)
-	if len(s.arena)+n > arena {
-		arena = max(2*arena, 1024, len(s.arena)+n)
+// slots returns the block's slots: newest first until sortBlock, then in
+// ascending order of their keys.
+func (s *sorter) slots() []slot {
+	if s.nslots == 0 {
+		return nil
 	}
-	if len(s.refs) == refs {
-		refs = max(2*refs, 64)
-	}
-	if arena+8*refs > s.maxBytes {
-		// Use what is left of the budget, at most a quarter of it for the
-		// index.
-		refs = max(cap(s.refs), min(refs, s.maxBytes/32))
-		arena = max(cap(s.arena), min(arena, s.maxBytes-8*refs))
-		if len(s.arena)+n > arena || len(s.refs) >= refs || arena+8*refs > s.maxBytes {
-			return false
-		}
-	}
-	s.arena = resize(s.arena, arena)
-	s.refs = resize(s.refs, refs)
-	return true
-}
-
-// resize returns s with capacity exactly c (append would round it up to a
-// size class, beyond the budget).
-func resize[T any](s []T, c int) []T {
-	if cap(s) == c {
-		return s
-	}
-	out := make([]T, len(s), c)
-	copy(out, s)
-	return out
+	return unsafe.Slice(s.slotAt(s.nslots), s.nslots)
 }
 
 // size is the memory the block holds.
-func (s *sorter) size() int { return cap(s.arena) + 8*cap(s.refs) }
+func (s *sorter) size() int {
+	if s.mem == nil {
+		return 0
+	}
+	if !s.mem.mapped {
+		return len(s.mem.b)
+	}
+	return s.roundPage(s.hwA) + s.roundPage(s.hwR)
+}
 
-func (s *sorter) key(r keyRef) []byte { return s.arena[r.off : r.off+r.n] }
+func (s *sorter) key(r slot) []byte { return s.mem.b[r.off : r.off+r.n : r.off+r.n] }
 
 func (s *sorter) sortBlock() {
-	if !s.ordered {
-		slices.SortFunc(s.refs, func(a, b keyRef) int { return bytes.Compare(s.key(a), s.key(b)) })
-		s.ordered = true
+	if s.sorted || s.nslots == 0 {
+		return
 	}
+	sl := s.slots()
+	if s.ordered {
+		slices.Reverse(sl)
+	} else {
+		sortSlots(sl, s.mem.b, 0)
+	}
+	s.sorted = true
 }
 
 // spill writes the block as a sorted run and empties it, keeping its memory.
 func (s *sorter) spill() error {
-	if len(s.refs) == 0 {
+	if s.nslots == 0 {
 		return nil
 	}
 	s.sortBlock()
@@ -359,7 +442,7 @@ func (s *sorter) spill() error {
 		return err
 	}
 	var prev []byte
-	for i, r := range s.refs {
+	for i, r := range s.slots() {
 		k := s.key(r)
 		if i > 0 && bytes.Equal(k, prev) {
 			continue
@@ -375,7 +458,25 @@ func (s *sorter) spill() error {
 		return err
 	}
 	s.runs = append(s.runs, name)
-	s.arena, s.refs = s.arena[:0], s.refs[:0]
+	s.alen, s.nslots, s.ordered, s.sorted = 0, 0, true, false
+	return nil
+}
+
+// spillOne writes key as a run of its own.
+func (s *sorter) spillOne(key []byte) error {
+	rw, err := s.dir.create()
+	if err != nil {
+		return err
+	}
+	if err := rw.add(key); err != nil {
+		rw.abort()
+		return err
+	}
+	name, err := rw.finish()
+	if err != nil {
+		return err
+	}
+	s.runs = append(s.runs, name)
 	return nil
 }
 
@@ -385,16 +486,20 @@ func (s *sorter) finish() (keyIter, error) {
 	s.sortBlock()
 	for len(s.runs) > s.fanIn {
 		if err := s.mergeRuns(); err != nil {
+			s.release()
 			return nil, err
 		}
 	}
 	iters, err := s.openRuns(s.runs, 1)
 	if err != nil {
+		s.release()
 		return nil, err
 	}
 	s.runs = nil
-	if len(s.refs) > 0 {
+	if s.nslots > 0 {
 		iters = append(iters, &blockIter{s: s})
+	} else {
+		s.freeBlock()
 	}
 	return newMerge(iters), nil
 }
@@ -447,31 +552,58 @@ func (s *sorter) mergeRuns() error {
 	return nil
 }
 
+// freeBlock gives the block's memory back; no key of it may be used after.
+func (s *sorter) freeBlock() {
+	s.mem.free()
+	s.mem, s.alen, s.nslots, s.hwA, s.hwR = nil, 0, 0, 0, 0
+}
+
 // release drops the block's memory and removes unmerged runs.
 func (s *sorter) release() {
 	for _, name := range s.runs {
 		os.Remove(name)
 	}
-	s.runs, s.arena, s.refs = nil, nil, nil
+	s.runs = nil
+	s.freeBlock()
 }
 
-// blockIter streams the sorted in-memory block of a sorter.
+// blockIter streams the sorted in-memory block of a sorter; close frees it.
 type blockIter struct {
 	s *sorter
 	i int
 }
 
 func (b *blockIter) next() ([]byte, bool, error) {
-	if b.i >= len(b.s.refs) {
+	if b.s.mem == nil || b.i >= b.s.nslots {
 		return nil, false, nil
 	}
-	k := b.s.key(b.s.refs[b.i])
+	k := b.s.key(b.s.slots()[b.i])
 	b.i++
 	return k, true, nil
 }
 
 func (b *blockIter) close() error {
-	b.s.arena, b.s.refs = nil, nil
+	b.s.freeBlock()
+	return nil
+}
+
+// refIter streams keys held in an arena, in the order of their refs.
+type refIter struct {
+	arena []byte
+	refs  []keyRef
+}
+
+func (r *refIter) next() ([]byte, bool, error) {
+	if len(r.refs) == 0 {
+		return nil, false, nil
+	}
+	k := r.arena[r.refs[0].off : r.refs[0].off+r.refs[0].n]
+	r.refs = r.refs[1:]
+	return k, true, nil
+}
+
+func (r *refIter) close() error {
+	r.arena, r.refs = nil, nil
 	return nil
 }
 
@@ -654,3 +786,14 @@ func (s *strictIter) next() ([]byte, bool, error) {
 }
 
 func (s *strictIter) close() error { return s.it.close() }
+
+// resize returns s with capacity exactly c (append would round it up to a
+// size class, beyond the budget).
+func resize[T any](s []T, c int) []T {
+	if cap(s) == c {
+		return s
+	}
+	out := make([]T, len(s), c)
+	copy(out, s)
+	return out
+}

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -28,9 +29,7 @@ func TestSorter(t *testing.T) {
 			}
 			want = append(want, k)
 			require.NoError(t, s.add([]byte(k)))
-			if len(s.refs) > 1 {
-				require.LessOrEqual(t, cap(s.arena)+8*cap(s.refs), s.maxBytes, "block beyond its budget")
-			}
+			require.LessOrEqual(t, s.size(), s.maxBytes, "block beyond its budget")
 		}
 		slices.Sort(want)
 		want = slices.Compact(want)
@@ -73,4 +72,56 @@ func drainKeys(t testing.TB, it keyIter) []string {
 	}
 	require.NoError(t, it.close())
 	return got
+}
+
+// TestSortSlots compares the block sort with slices.Sort on keys that share
+// long prefixes, end inside each other's bytes and hold zero bytes, so that
+// every branch of the radix sort (equal eight bytes, keys ending within them,
+// the fallback past its depth) meets keys that tell them apart.
+func TestSortSlots(t *testing.T) {
+	for seed := range uint64(200) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		prefix := bytes.Repeat([]byte{'p'}, r.IntN(3)*150)
+		var arena []byte
+		var slots []slot
+		var want []string
+		for range r.IntN(3000) {
+			k := append([]byte(nil), prefix[:r.IntN(len(prefix)+1)]...)
+			for range r.IntN(20) {
+				k = append(k, []byte{0, 1, 'a', 255}[r.IntN(4)])
+			}
+			slots = append(slots, slot{off: uint32(len(arena)), n: uint32(len(k))})
+			arena = append(arena, k...)
+			want = append(want, string(k))
+		}
+		sortSlots(slots, arena, 0)
+		got := make([]string, len(slots))
+		for i, s := range slots {
+			got[i] = string(arena[s.off : s.off+s.n])
+		}
+		slices.Sort(want)
+		require.Equal(t, want, got, "seed %d", seed)
+	}
+}
+
+// TestSortSlotsParallel sorts a block large enough for its groups to be
+// sorted on several goroutines.
+func TestSortSlotsParallel(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var arena []byte
+	var slots []slot
+	var want []string
+	for range 4 * parallelGroup * 4 {
+		k := fmt.Appendf(nil, "data/%c/o%07d", 'a'+r.IntN(3), r.IntN(1e6))
+		slots = append(slots, slot{off: uint32(len(arena)), n: uint32(len(k))})
+		arena = append(arena, k...)
+		want = append(want, string(k))
+	}
+	sortSlots(slots, arena, 0)
+	got := make([]string, len(slots))
+	for i, s := range slots {
+		got[i] = string(arena[s.off : s.off+s.n])
+	}
+	slices.Sort(want)
+	require.Equal(t, want, got)
 }

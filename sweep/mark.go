@@ -195,6 +195,7 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 
 	m.cnt.phase("list")
 	l := m.newLister(keep, sh)
+	defer l.pool.free()
 	defer l.loose.release()
 	l.young = new(youngSlices)
 	if prev != nil {
@@ -298,7 +299,10 @@ func fullURI(key string) bool {
 // readKeep adds every key of seq to the keep sorter, refusing keys that could
 // never match a listed key and so would leave their object unprotected.
 func readKeep(ctx context.Context, seq iter.Seq2[string, error], keep *sorter) error {
-	var n int64
+	var (
+		n   int64
+		buf []byte // each key is copied here rather than to a new slice
+	)
 	for key, err := range seq {
 		if err != nil {
 			return fmt.Errorf("sweep: input: %w", err)
@@ -306,7 +310,8 @@ func readKeep(ctx context.Context, seq iter.Seq2[string, error], keep *sorter) e
 		if key == "" || key[0] == '/' || fullURI(key) {
 			return fmt.Errorf("%w: keep key %q is not relative to the namespace", ErrInvalidInput, key)
 		}
-		if err := keep.add([]byte(key)); err != nil {
+		buf = append(buf[:0], key...)
+		if err := keep.add(buf); err != nil {
 			return err
 		}
 		if n++; n%4096 == 0 && ctx.Err() != nil {

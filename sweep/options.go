@@ -211,8 +211,12 @@ func WithTempDir(dir string) Option {
 // WithMemoryBudget bounds the bytes Mark holds in key buffers and in its
 // list of folders (0: the default DefaultMemoryBudget; else at least 4
 // KiB); beyond it keys are spilled to temporary files, and folders are
-// listed one at a time without an entry. The Go heap may reach about twice the budget with the default
-// GOGC, plus a few MiB of listing pages and Parquet buffers.
+// listed one at a time without an entry. Keys are stored in slabs taken
+// once and reused, mapped outside the Go heap on Linux, macOS and the BSDs,
+// so the garbage collector's headroom (about as much again as the live heap
+// with the default GOGC) applies only to the short-lived listing pages, not
+// to the budget: from 64 MiB up, the process's peak resident memory grows by
+// at most the budget plus 64 MiB while Mark runs.
 func WithMemoryBudget(bytes int64) Option {
 	return func(c *config) {
 		if bytes == 0 {

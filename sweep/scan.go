@@ -90,7 +90,22 @@ const (
 // memPool is the share of the memory budget that holds the listings of small
 // folders from the listing to the join, so that they need no temp file. Safe
 // for concurrent use.
-type memPool struct{ left atomic.Int64 }
+//
+// A folder is listed into a stage, a slab of fixed size that the next
+// folder reuses; once listed, its keys are copied, exactly, to the end of a
+// chunk shared by many folders. Stages and chunks are slabs (slab.go), freed
+// by free when the Mark ends: a key costs no allocation, and small folders
+// no page each.
+type memPool struct {
+	left atomic.Int64
+
+	mu        sync.Mutex
+	stageSize int     // set at the first stage
+	stages    []*slab // stages not in use
+	slabs     []*slab // every stage and chunk, for free
+	chunk     *slab   // where listings are copied to
+	chunkOff  int
+}
 
 func (p *memPool) take(n int) bool {
 	if p.left.Add(-int64(n)) >= 0 {
@@ -100,64 +115,152 @@ func (p *memPool) take(n int) bool {
 	return false
 }
 
-// memRun is a folder's listing in memory, its bytes taken from a memPool.
+// Bounds of a stage, and the smallest chunk.
+const (
+	minStage  = 4 << 10
+	maxStage  = 4 << 20
+	minChunk  = 1 << 20
+	stageFrac = 32 // a stage is this fraction of the pool
+)
+
+// getStage returns a free stage, or a new one taken from the pool; nil when
+// the pool has no room for one.
+func (p *memPool) getStage() *slab {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.stages); n > 0 {
+		s := p.stages[n-1]
+		p.stages = p.stages[:n-1]
+		return s
+	}
+	if p.stageSize == 0 {
+		p.stageSize = min(max(int(p.left.Load())/stageFrac, minStage), maxStage) &^ 7
+	}
+	if !p.take(p.stageSize) {
+		return nil
+	}
+	s := newSlab(p.stageSize)
+	p.slabs = append(p.slabs, s)
+	return s
+}
+
+func (p *memPool) putStage(s *slab) {
+	p.mu.Lock()
+	p.stages = append(p.stages, s)
+	p.mu.Unlock()
+}
+
+// alloc returns n bytes (n a multiple of 8) cut from a chunk; its caller took
+// them from the pool.
+func (p *memPool) alloc(n int) []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.chunk == nil || p.chunkOff+n > len(p.chunk.b) {
+		p.chunk, p.chunkOff = newSlab(max(n, minChunk)), 0
+		p.slabs = append(p.slabs, p.chunk)
+	}
+	b := p.chunk.b[p.chunkOff : p.chunkOff+n : p.chunkOff+n]
+	p.chunkOff += n
+	return b
+}
+
+// free releases every stage and chunk; no listing held in them may be used
+// after.
+func (p *memPool) free() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.slabs {
+		s.free()
+	}
+	p.slabs, p.stages, p.chunk = nil, nil, nil
+}
+
+// memRun is a folder's listing in memory: while listed, in a stage of a
+// memPool (keys from its start, refs from its end); once trimmed, in a
+// chunk. refs hold the newest key first until iter.
 type memRun struct {
+	stage     *slab
 	arena     []byte
 	refs      []keyRef
+	alen      int
 	unordered bool // the keys did not come in strictly ascending order
 	taken     int
 }
 
-// add appends key, growing the run with bytes taken from pool; false when
-// the pool has not enough left.
+// add appends key to the run's stage; false when the stage is full or the
+// pool has none.
 func (r *memRun) add(key []byte, pool *memPool) bool {
-	if len(r.arena)+len(key) > cap(r.arena) {
-		c := max(2*cap(r.arena), 512, len(r.arena)+len(key))
-		if c > maxBlock || !pool.take(c-cap(r.arena)) {
+	if r.stage == nil {
+		if r.arena != nil {
+			return false // trimmed
+		}
+		if r.stage = pool.getStage(); r.stage == nil {
 			return false
 		}
-		r.taken += c - cap(r.arena)
-		r.arena = resize(r.arena, c)
+		r.arena = r.stage.b
 	}
-	if len(r.refs) == cap(r.refs) {
-		c := max(2*cap(r.refs), 16)
-		if !pool.take(8 * (c - cap(r.refs))) {
-			return false
-		}
-		r.taken += 8 * (c - cap(r.refs))
-		r.refs = resize(r.refs, c)
+	n := len(r.refs)
+	if r.alen+len(key)+8*(n+1) > len(r.stage.b) {
+		return false
 	}
-	if n := len(r.refs); n > 0 && !r.unordered && bytes.Compare(key, r.key(n-1)) <= 0 {
+	if n > 0 && !r.unordered && bytes.Compare(key, r.key(n-1)) <= 0 {
 		r.unordered = true
 	}
-	r.refs = append(r.refs, keyRef{off: uint32(len(r.arena)), n: uint32(len(key))})
-	r.arena = append(r.arena, key...)
+	copy(r.stage.b[r.alen:], key)
+	end := len(r.stage.b) - 8*(n+1)
+	r.refs = unsafe.Slice((*keyRef)(unsafe.Pointer(&r.stage.b[end])), n+1)
+	r.refs[0] = keyRef{off: uint32(r.alen), n: uint32(len(key))}
+	r.alen += len(key)
 	return true
 }
 
-func (r *memRun) key(i int) []byte { return r.arena[r.refs[i].off : r.refs[i].off+r.refs[i].n] }
+// key returns the i-th key added.
+func (r *memRun) key(i int) []byte {
+	ref := r.refs[len(r.refs)-1-i]
+	return r.arena[ref.off : ref.off+ref.n]
+}
 
-// trim gives back to pool what the run took beyond its keys.
+// trim moves the run from its stage to a chunk of pool, taking exactly what
+// its keys hold; if the pool has no room, the run keeps its stage.
 func (r *memRun) trim(pool *memPool) {
-	r.arena, r.refs = resize(r.arena, len(r.arena)), resize(r.refs, len(r.refs))
-	used := cap(r.arena) + 8*cap(r.refs)
-	pool.left.Add(int64(r.taken - used))
-	r.taken = used
+	if r.stage == nil {
+		return
+	}
+	a := (r.alen + 7) &^ 7
+	n := a + 8*len(r.refs)
+	if n == 0 || !pool.take(n) {
+		return
+	}
+	b := pool.alloc(n)
+	copy(b, r.stage.b[:r.alen])
+	refs := unsafe.Slice((*keyRef)(unsafe.Pointer(&b[a:][0])), len(r.refs))
+	copy(refs, r.refs)
+	pool.putStage(r.stage)
+	r.stage, r.arena, r.refs, r.taken = nil, b[:r.alen], refs, n
 }
 
 // release gives the run's memory back to pool.
 func (r *memRun) release(pool *memPool) {
+	if r.stage != nil {
+		pool.putStage(r.stage)
+	}
 	pool.left.Add(int64(r.taken))
-	r.arena, r.refs, r.taken = nil, nil, 0
+	r.stage, r.arena, r.refs, r.alen, r.taken = nil, nil, nil, 0, 0
 }
 
 // iter returns the run's keys in ascending order (duplicates adjacent),
-// sorting them in place if they came out of order.
+// sorting them in place if they came out of order. The run's memory stays
+// with its pool until the pool is freed.
 func (r *memRun) iter() keyIter {
-	s := &sorter{arena: r.arena, refs: r.refs, ordered: !r.unordered}
+	arena, refs := r.arena, r.refs
+	slices.Reverse(refs)
+	if r.unordered {
+		slices.SortFunc(refs, func(x, y keyRef) int {
+			return bytes.Compare(arena[x.off:x.off+x.n], arena[y.off:y.off+y.n])
+		})
+	}
 	r.arena, r.refs = nil, nil
-	s.sortBlock()
-	return &blockIter{s: s}
+	return &refIter{arena: arena, refs: refs}
 }
 
 // counters are the shared progress counters of a Mark.
@@ -457,6 +560,7 @@ func (l *lister) listAll(ctx context.Context, prefix string, add func(key []byte
 	}
 	defer flush()
 	anyYoung := false
+	var buf []byte // each key is copied here rather than to a new slice
 	it := l.pages(&blob.ListOptions{Prefix: prefix})
 	for {
 		o, err := it.Next(ctx)
@@ -476,12 +580,13 @@ func (l *lister) listAll(ctx context.Context, prefix string, add func(key []byte
 			continue
 		}
 		listed++
+		buf = append(buf[:0], o.Key...)
 		if isYoung(o.ModTime, l.cutoff) {
 			young++
 			anyYoung = true
-			err = l.keep.add([]byte(o.Key))
+			err = l.keep.add(buf)
 		} else {
-			err = add([]byte(o.Key))
+			err = add(buf)
 		}
 		if err != nil {
 			return err

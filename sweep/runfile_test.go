@@ -1,0 +1,87 @@
+package sweep
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestRunFileRoundTrip writes random keys, sorted or not, to run files and
+// reads them back: the same keys, and the writer's order flag says whether
+// they strictly ascended.
+func TestRunFileRoundTrip(t *testing.T) {
+	dir, err := newSpillDir(t.TempDir(), 512)
+	require.NoError(t, err)
+	defer dir.remove()
+	for seed := range uint64(100) {
+		r := rand.New(rand.NewPCG(seed, 5))
+		var keys [][]byte
+		for range r.IntN(500) {
+			k := bytes.Repeat([]byte{'k'}, r.IntN(30))
+			for range r.IntN(12) {
+				k = append(k, []byte{0, 'a', 'b', 255}[r.IntN(4)])
+			}
+			keys = append(keys, k)
+		}
+		if r.IntN(2) == 0 {
+			slices.SortFunc(keys, bytes.Compare)
+		}
+		rw, err := dir.create()
+		require.NoError(t, err)
+		ordered := true
+		for i, k := range keys {
+			require.NoError(t, rw.add(k))
+			if i > 0 && bytes.Compare(k, keys[i-1]) <= 0 {
+				ordered = false
+			}
+		}
+		require.Equal(t, ordered, rw.ordered, "seed %d", seed)
+		name, err := rw.finish()
+		require.NoError(t, err)
+		fr, err := openRun(name, 512)
+		require.NoError(t, err)
+		var got [][]byte
+		for {
+			k, ok, err := fr.next()
+			require.NoError(t, err)
+			if !ok {
+				break
+			}
+			got = append(got, bytes.Clone(k))
+		}
+		require.NoError(t, fr.close())
+		require.Equal(t, len(keys), len(got), "seed %d", seed)
+		for i := range keys {
+			require.Equal(t, string(keys[i]), string(got[i]), "seed %d key %d", seed, i)
+		}
+	}
+}
+
+// FuzzRunFile reads arbitrary bytes as a run file: an error or keys, never
+// a panic or a key beyond maxKeyLen.
+func FuzzRunFile(f *testing.F) {
+	f.Add([]byte{0, 3, 'a', 'b', 'c', 2, 1, 'd'})
+	f.Add([]byte{5, 1, 'x'})                            // shares more than the key before it
+	f.Add([]byte{0, 0xff, 0xff, 0xff, 0xff, 0x0f, 'a'}) // longer than any key
+	f.Add([]byte{0, 4, 'a'})                            // truncated
+	f.Add([]byte{0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		name := filepath.Join(t.TempDir(), "run")
+		require.NoError(t, os.WriteFile(name, data, 0o600))
+		fr, err := openRun(name, 16)
+		require.NoError(t, err)
+		for range len(data) + 1 {
+			k, ok, err := fr.next()
+			if err != nil || !ok {
+				break
+			}
+			require.LessOrEqual(t, len(k), maxKeyLen)
+		}
+		require.NoError(t, fr.close())
+	})
+}
