@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"slices"
 	"strings"
 	"time"
 
@@ -250,7 +251,7 @@ func (c *cycle) reportFolder() string {
 }
 
 func (c *cycle) sweepOptions(counters *sweep.Progress, phase string) []sweep.Option {
-	opts := []sweep.Option{
+	opts := append(slices.Clip(c.cfg.SweepOptions),
 		sweep.WithStoragePrefix(c.cfg.StoragePrefix),
 		sweep.WithDataPrefix(c.cfg.DataPrefix),
 		sweep.WithLinkTTL(c.cfg.LinkTTL),
@@ -263,7 +264,7 @@ func (c *cycle) sweepOptions(counters *sweep.Progress, phase string) []sweep.Opt
 			*counters = p
 			c.progress(Progress{Phase: phase, Counters: p})
 		}),
-	}
+	)
 	if c.cfg.BatchDeleter != nil {
 		opts = append(opts, sweep.WithBatchDeleter(c.cfg.BatchDeleter))
 	}
@@ -288,6 +289,8 @@ func (c *cycle) mark(ctx context.Context) error {
 			prev = ""
 		}
 		opts = append(opts, sweep.WithPrevious(prev), sweep.WithCleanEvery(c.cfg.CleanEvery), sweep.WithSliceMargin(c.cfg.SliceMargin))
+	} else {
+		opts = append(opts, sweep.WithPrevious("")) // clean, whatever SweepOptions say
 	}
 	sum, err := sweep.Mark(ctx, c.cfg.Bucket, c.report.RunID, sweep.Inputs{
 		Uncommitted: c.uncommittedAddresses(ctx),

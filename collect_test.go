@@ -362,3 +362,45 @@ func TestCollectOptimizedStartsFromTheLatestRun(t *testing.T) {
 		t.Errorf("CleanEvery -1: %v", err)
 	}
 }
+
+// SweepOptions reach the mark and the sweep, and the Config's own settings
+// win over them.
+func TestCollectSweepOptions(t *testing.T) {
+	t.Run("invalid", func(t *testing.T) {
+		w := newWorld(t)
+		cfg := w.config()
+		cfg.SweepOptions = []sweep.Option{sweep.WithListConcurrencyRange(4, 2)}
+		if _, err := lakegc.Collect(context.Background(), w.host.host(), cfg); !errors.Is(err, sweep.ErrInvalidInput) {
+			t.Fatalf("an invalid sweep option: %v", err)
+		}
+	})
+	t.Run("config wins", func(t *testing.T) {
+		w := newWorld(t)
+		first, err := lakegc.Collect(context.Background(), w.host.host(), w.config())
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := w.config()
+		cfg.Clock = func() time.Time { return gcTime.Add(time.Hour) }
+		cfg.Sweep = true
+		cfg.SweepOptions = []sweep.Option{
+			sweep.WithStoragePrefix("elsewhere"), // the Config's prefix wins
+			sweep.WithPrevious(first.RunID),      // not Optimized: a clean run
+			sweep.WithDeleteConcurrency(1),
+			sweep.WithBackoff(time.Millisecond, 10*time.Millisecond),
+		}
+		rep, err := lakegc.Collect(context.Background(), w.host.host(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := rep.Mark.Summary; s.RunKind != sweep.RunClean || s.PreviousRunID != "" {
+			t.Errorf("a run that is not Optimized started from %q (%s)", s.PreviousRunID, s.RunKind)
+		}
+		if _, err := sweep.ReadSummary(context.Background(), w.bucket, lakegc.DefaultStoragePrefix, rep.RunID); err != nil {
+			t.Errorf("the report is not under the Config's storage prefix: %v", err)
+		}
+		if gone := w.expectLiveKept(); len(gone) != len(w.garbage) {
+			t.Errorf("swept %q, want all of %d garbage objects", gone, len(w.garbage))
+		}
+	})
+}

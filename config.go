@@ -104,6 +104,16 @@ type Config struct {
 	// BatchDeleter is how the sweep deletes (default: the bucket's Delete,
 	// key by key); see package sweep/s3delete for S3.
 	BatchDeleter sweep.BatchDeleter
+	// SweepOptions tune the mark and the sweep: how many requests they keep
+	// in flight (sweep.WithListConcurrencyRange,
+	// sweep.WithDeleteConcurrencyRange), their retries
+	// (sweep.WithBackoff), a delete rate (sweep.WithDeleteRate). They are
+	// applied before the settings this Config decides — prefixes, link TTL,
+	// min age, clock, memory budget, temp dir, logger, progress, the
+	// deleter and the previous run — so those always win. An invalid one
+	// fails the mark or the sweep with an error wrapping
+	// sweep.ErrInvalidInput.
+	SweepOptions []sweep.Option
 
 	// Optimized makes the mark start from the latest run in the report
 	// folder (sweep.LatestRun): it lists only the slices that started

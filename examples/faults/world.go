@@ -245,6 +245,9 @@ func (w *world) collect(ctx context.Context, t T, bucket *blob.Bucket) (r *lakeg
 	return lakegc.Collect(ctx, lakegc.Host{Staging: w.s, Commits: w.s, Committed: w.s}, lakegc.Config{
 		Bucket: bucket, Namespace: "file://" + w.dir, Repository: "faults", Sweep: true,
 		MinAge: minAge, TempDir: t.TempDir(), Clock: func() time.Time { return w.now },
+		// Retries in milliseconds: the faults are a share of calls, not a
+		// store that needs seconds to recover.
+		SweepOptions: []sweep.Option{sweep.WithBackoff(time.Millisecond, 20*time.Millisecond)},
 	})
 }
 
