@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,10 +34,10 @@ var allPhases = []string{phaseDuck, phaseMarkParquet, phaseMarkGen, phaseInputsP
 
 // config is what every phase of one benchmark shares.
 type config struct {
-	dir     string // inputs, and out/<phase>/ for each phase's output
-	layout  *layout
-	memory  int64 // bytes, both sides
-	threads int   // DuckDB's
+	dir    string // inputs, and out/<phase>/ for each phase's output
+	layout *layout
+	memory int64 // bytes, both sides
+	duck   duckOptions
 }
 
 func (c *config) out(phase string) string { return filepath.Join(c.dir, "out", phase) }
@@ -52,7 +53,7 @@ func runPhase(ctx context.Context, c *config, phase string) (stats, error) {
 	)
 	switch phase {
 	case phaseDuck:
-		run, closeFn, err = setupDuck(ctx, c.dir, filepath.Join(out, "result.parquet"), filepath.Join(out, "tmp"), c.memory, c.threads)
+		run, closeFn, err = setupDuck(ctx, c.dir, filepath.Join(out, "result.parquet"), filepath.Join(out, "tmp"), c.duck)
 	case phaseMarkParquet, phaseMarkGen:
 		src := strings.TrimPrefix(phase, "mark-")
 		run, err = setupMark(ctx, c.dir, src, c.layout, filepath.Join(out, "report"), filepath.Join(out, "tmp"), c.memory)
@@ -132,6 +133,8 @@ func run(args []string, stdout io.Writer) error {
 	threads := flags.Int("threads", 2, "DuckDB's threads")
 	procs := flags.Int("procs", 2, "GOMAXPROCS of the processes that run the phases")
 	phases := flags.String("phases", strings.Join(allPhases, ","), "phases of a round")
+	duckSet := flags.String("duck-set", "", "further DuckDB settings, name=value[,name=value...], e.g. preserve_insertion_order=false")
+	duckFilter := flags.Bool("duck-filter", true, "DuckDB applies the cutoff to last_modified, as Mark does (all keys are old enough, so the result is the same either way)")
 	child := flags.String("child", "", "run one phase in this process and print its figures as JSON (used by the parent)")
 	if err := flags.Parse(args); err != nil {
 		return err
@@ -143,7 +146,11 @@ func run(args []string, stdout io.Writer) error {
 	if *dir == "" {
 		*dir = filepath.Join(os.TempDir(), "duckbench-"+strconv.Itoa(*keys))
 	}
-	c := &config{dir: *dir, layout: l, memory: *memMiB << 20, threads: *threads}
+	c := &config{dir: *dir, layout: l, memory: *memMiB << 20,
+		duck: duckOptions{memory: *memMiB << 20, threads: *threads, filter: *duckFilter}}
+	if *duckSet != "" {
+		c.duck.set = strings.Split(*duckSet, ",")
+	}
 	ctx := context.Background()
 	if *child != "" {
 		st, err := runPhase(ctx, c, *child)
@@ -177,8 +184,13 @@ func run(args []string, stdout io.Writer) error {
 	if want.count, want.sum, err = digest(l.candidates()); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "expected: %d candidates, sha256 %.16s; memory %d MiB, DuckDB threads %d, GOMAXPROCS %d; load before %s\n\n",
-		want.count, want.sum, *memMiB, *threads, *procs, loadavg())
+	version, err := duckVersion(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "expected: %d candidates, sha256 %.16s\n", want.count, want.sum)
+	fmt.Fprintf(stdout, "memory %d MiB both; DuckDB %s, threads %d, settings %q, cutoff filter %v; GOMAXPROCS %d; %d cores; load before %s\n\n",
+		*memMiB, version, *threads, *duckSet, *duckFilter, *procs, runtime.NumCPU(), loadavg())
 
 	exe, err := os.Executable()
 	if err != nil {
@@ -198,7 +210,8 @@ func run(args []string, stdout io.Writer) error {
 				return err
 			}
 			cmd := exec.Command(exe, "-child", p, "-keys", strconv.Itoa(*keys), "-slices", strconv.Itoa(*nSlices),
-				"-dir", c.dir, "-mem", strconv.FormatInt(*memMiB, 10), "-threads", strconv.Itoa(*threads))
+				"-dir", c.dir, "-mem", strconv.FormatInt(*memMiB, 10), "-threads", strconv.Itoa(*threads),
+				"-duck-set", *duckSet, "-duck-filter="+strconv.FormatBool(*duckFilter))
 			cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(*procs))
 			cmd.Stderr = os.Stderr
 			var buf bytes.Buffer
