@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,8 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/driver"
 	"gocloud.dev/gcerrors"
@@ -60,16 +63,36 @@ type parquetSource struct {
 	cursors map[int]*cursor
 }
 
+// cursor reads a listing file's two columns in step.
 type cursor struct {
-	f    *os.File
-	r    *parquet.GenericReader[listRow]
-	next int64
-	rows []listRow
+	f        *os.File
+	rows     int64
+	next     int64 // the row that comes next
+	address  *columnReader
+	modified *columnReader
 }
 
 func (c *cursor) close() {
-	c.r.Close()
+	c.address.close()
+	c.modified.close()
 	c.f.Close()
+}
+
+// row returns the next row; false at the end.
+func (c *cursor) row() (string, time.Time, bool, error) {
+	a, ok, err := c.address.bytes()
+	if !ok || err != nil {
+		return "", time.Time{}, false, err
+	}
+	ms, ok, err := c.modified.int64()
+	if err == nil && !ok {
+		err = fmt.Errorf("duckbench: read %s: fewer modification times than addresses", c.f.Name())
+	}
+	if err != nil {
+		return "", time.Time{}, false, err
+	}
+	c.next++
+	return string(a), time.UnixMilli(ms).UTC(), true, nil
 }
 
 func newParquetSource(dir string) (*parquetSource, error) {
@@ -94,19 +117,38 @@ func (s *parquetSource) slices() []string { return s.names }
 
 func (s *parquetSource) open(i int) (*cursor, error) {
 	name := filepath.Join(s.dir, s.names[i]+".parquet")
-	f, err := os.Open(name)
+	f, pf, err := openParquet(name)
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Stat()
+	c := &cursor{f: f, rows: pf.NumRows()}
+	if c.address, err = openColumn(name, pf, "address"); err == nil {
+		c.modified, err = openColumn(name, pf, "last_modified")
+	}
 	if err == nil {
-		var pf *parquet.File
-		if pf, err = parquet.OpenFile(f, st.Size()); err == nil {
-			return &cursor{f: f, r: parquet.NewGenericReader[listRow](pf)}, nil
+		if leaf, _ := pf.Schema().Lookup("last_modified"); !isMillis(leaf.Node) {
+			err = fmt.Errorf("duckbench: %s: last_modified is not a timestamp in milliseconds", name)
 		}
 	}
-	f.Close()
-	return nil, fmt.Errorf("duckbench: open %s: %w", name, err)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// isMillis reports whether a column holds timestamps in milliseconds.
+func isMillis(n parquet.Node) bool {
+	lt := n.Type().LogicalType()
+	if lt == nil {
+		return false
+	}
+	ts, ok := lt.Value.(*format.TimestampType)
+	if !ok {
+		return false
+	}
+	_, ok = ts.Unit.Value.(*format.MilliSeconds)
+	return ok
 }
 
 func (s *parquetSource) page(i int, start int64, n int, dst []*driver.ListObject) ([]*driver.ListObject, int64, error) {
@@ -123,27 +165,30 @@ func (s *parquetSource) page(i int, start int64, n int, dst []*driver.ListObject
 		if c, err = s.open(i); err != nil {
 			return dst, 0, err
 		}
-		if start > 0 {
-			if err := c.r.SeekToRow(start); err != nil {
+		// A page asked for out of turn (never by Mark): skip to it.
+		for c.next < start {
+			if _, _, ok, err := c.row(); !ok || err != nil {
 				c.close()
-				return dst, 0, err
+				return dst, 0, cmp.Or(err, fmt.Errorf("duckbench: page token %d past the end of %s", start, s.names[i]))
 			}
 		}
-		c.next = start
 	}
-	if cap(c.rows) < n {
-		c.rows = make([]listRow, n)
+	for range n {
+		key, mod, ok, err := c.row()
+		if err != nil {
+			c.close()
+			return dst, 0, err
+		}
+		if !ok {
+			c.close()
+			if c.next < c.rows {
+				return dst, 0, fmt.Errorf("duckbench: %s ended at row %d of %d", s.names[i], c.next, c.rows)
+			}
+			return dst, -1, nil
+		}
+		dst = append(dst, &driver.ListObject{Key: key, ModTime: mod, Size: 1})
 	}
-	got, err := c.r.Read(c.rows[:n])
-	for _, row := range c.rows[:got] {
-		dst = append(dst, &driver.ListObject{Key: row.Address, ModTime: row.LastModified, Size: 1})
-	}
-	c.next += int64(got)
-	switch {
-	case err != nil && !errors.Is(err, io.EOF):
-		c.close()
-		return dst, 0, fmt.Errorf("duckbench: read %s: %w", s.names[i], err)
-	case errors.Is(err, io.EOF) || c.next >= c.r.NumRows():
+	if c.next >= c.rows {
 		c.close()
 		return dst, -1, nil
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
 	"os"
 	"path/filepath"
@@ -143,12 +142,19 @@ const (
 	committedFile   = "keep/committed.parquet"
 	manifestFile    = "inputs.json"
 	rowsPerGroup    = 128 << 10
+	inputsFormat    = 1 // the version of the files' layout; bump it when they change
 )
 
 // writeInputs writes the listing and the keep set of l under dir, unless a
 // manifest there says they are already written for the same layout.
 func writeInputs(dir string, l *layout) (reused bool, err error) {
-	want, _ := json.Marshal(l)
+	// The manifest names the layout and the format of the files, so that
+	// inputs written by an older version of this command are rewritten.
+	want, _ := json.Marshal(struct {
+		Format int `json:"format"`
+		*layout
+		ModTime time.Time `json:"mod_time"`
+	}{inputsFormat, l, modTime})
 	if got, err := os.ReadFile(filepath.Join(dir, manifestFile)); err == nil && string(got) == string(want) {
 		return true, nil
 	}
@@ -223,37 +229,25 @@ func writeParquet[T any](name string, fill func(*parquet.GenericWriter[T]) error
 // readAddresses yields the address column of a Parquet file, in file order.
 func readAddresses(name string) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
-		f, err := os.Open(name)
+		f, pf, err := openParquet(name)
 		if err != nil {
 			yield("", err)
 			return
 		}
 		defer f.Close()
-		st, err := f.Stat()
+		r, err := openColumn(name, pf, "address")
 		if err != nil {
 			yield("", err)
 			return
 		}
-		pf, err := parquet.OpenFile(f, st.Size())
-		if err != nil {
-			yield("", fmt.Errorf("duckbench: read %s: %w", name, err))
-			return
-		}
-		r := parquet.NewGenericReader[keepRow](pf)
-		defer r.Close()
-		rows := make([]keepRow, 1024)
+		defer r.close()
 		for {
-			n, err := r.Read(rows)
-			for _, row := range rows[:n] {
-				if !yield(row.Address, nil) {
-					return
-				}
-			}
-			if errors.Is(err, io.EOF) {
+			v, ok, err := r.bytes()
+			if err != nil {
+				yield("", err)
 				return
 			}
-			if err != nil {
-				yield("", fmt.Errorf("duckbench: read %s: %w", name, err))
+			if !ok || !yield(string(v), nil) {
 				return
 			}
 		}
