@@ -47,7 +47,8 @@
 //   - mark-parquet: sweep.Mark with WithMemoryBudget(-mem) over a bucket
 //     whose data folder lists listing/<slice>.parquet in sorted pages of
 //     1000 keys with their modification times, and Inputs that read the keep
-//     files: the same files DuckDB reads, decoded in Go by parquet-go. Mark
+//     files: the same files DuckDB reads, decoded in Go by parquet-go a page
+//     at a time (colread.go), without building a row struct per key. Mark
 //     writes its report (Parquet) through the same bucket to local disk.
 //
 //   - mark-gen: the same Mark, but the listing pages and the keep sets come
