@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"gocloud.dev/blob/memblob"
+	"gocloud.dev/gcerrors"
 )
 
 func encodeLive(t testing.TB, keys []string) []byte {
@@ -175,7 +176,7 @@ func TestRecordsHidden(t *testing.T) {
 	// A failed run of the same ID removes the records.
 	d.listErr = func(prefix string) error {
 		if strings.HasPrefix(prefix, "data/") {
-			return errors.New("injected")
+			return codeErr{gcerrors.PermissionDenied} // permanent: not retried
 		}
 		return nil
 	}
