@@ -134,6 +134,47 @@
 // place there (lakeFS never writes an address twice) and none arrives later
 // than the margin.
 //
+// # Sharding a mark across machines
+//
+// One Mark lists and joins on one machine. Past what one machine does in
+// the time at hand (its LIST rate, its disk for spills), WithShard(i, n)
+// restricts a Mark to shard i of n, and a host's own job system runs the
+// n shards, on as many machines, each with its own run ID:
+//
+//   - a slice, a folder under the data folder whose name is a 20-character
+//     xid, belongs to shard SliceShard(name, n): the 64-bit FNV-1a hash of
+//     the name's bytes (offset basis 14695981039346656037, prime
+//     1099511628211), as an unsigned integer, modulo n, which a host in any
+//     language can compute;
+//   - shard 0 also lists the top-level objects of the old flat layout, the
+//     loose objects directly under the data folder, and the folders there
+//     that are not slices;
+//   - every shard lists the names under the data folder (one delimited
+//     listing, a page per 1000 folders) to find its slices, and reads the
+//     whole keep set (Inputs): the keep set is not divided, so every
+//     machine needs all of it, and reads and sorts it in full.
+//
+// Every listed key is in exactly one shard, and whether it is marked
+// depends only on the keep set, its listed modification times and the
+// cutoff, the same in every shard when they get the same inputs (the same
+// ExportStart, and so the same cutoff as long as each shard starts after
+// the export) and options. So the shards' candidates are disjoint and their
+// union is what one clean Mark marks: sweeping each shard's run, in any
+// order and on any machine, is sweeping that one run. To merge their
+// summaries, add num_deleted_objects, num_young_objects, num_kept_objects
+// and slices_listed, and take the newest of their first_slice (the latest
+// start time; ties: the smaller name). A shard's run is also safe on its
+// own: a shard that failed, or was not swept, only leaves its garbage for
+// the next mark.
+//
+// summary.json says which shard a run was (shard_index, shard_count; the
+// index is left out for shard 0). A sharded run is always clean: it ignores
+// WithPrevious (its clean_reason says so) and leaves no records under
+// _lakegc/. A full run asked to start from a shard's run runs clean, and
+// LatestRun passes over shards' runs, so a full run after sharded ones
+// starts from the last full run: its records still hold, as the sharded
+// runs only deleted garbage, and a candidate already gone is harmless.
+//
 // # The report
 //
 // A run's report is lakeFS's, at <prefix>/retention/gc/unified/<run_id>/:

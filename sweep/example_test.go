@@ -2,6 +2,7 @@ package sweep_test
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"iter"
 	"log"
@@ -120,4 +121,88 @@ func ExampleWithPrevious() {
 	// run-1: clean run, 2 slices listed, 0 skipped, 0 marked
 	// run-2: optimized run, 1 slices listed, 1 skipped, 1 marked
 	// candidate: b
+}
+
+// fixedSliceName is a slice's name for the start time, with the xid's
+// other bytes fixed (pathprovider fills them from the machine, process and
+// a counter), so that the example's slices land in the same shards on
+// every run.
+func fixedSliceName(start time.Time, n byte) string {
+	var id xid.ID
+	binary.BigEndian.PutUint32(id[:4], uint32(64060588800-start.Unix()))
+	id[11] = n
+	return id.String()
+}
+
+// A host runs the shards of a mark as jobs, on as many machines, each with
+// the whole keep set and its own run ID, and sweeps every shard's run: the
+// shards' candidates are disjoint, and together they are what one Mark
+// would mark.
+func ExampleWithShard() {
+	ctx := context.Background()
+	bucket := memblob.OpenBucket(nil)
+	defer bucket.Close()
+	// Objects written now, in three slices started last year and in the
+	// old flat layout; the marks take place two days later.
+	now := time.Now().Add(48 * time.Hour)
+	start := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+	short := map[string]string{} // a slice's name → a short one for the output
+	var live, all []string
+	for i := range byte(3) {
+		name := fixedSliceName(start.Add(time.Duration(i)*time.Hour), i)
+		short[name] = fmt.Sprintf("slice%d", i)
+		fmt.Printf("slice%d: shard %d\n", i, sweep.SliceShard(name, 2))
+		live = append(live, "data/"+name+"/live")
+		all = append(all, "data/"+name+"/live", "data/"+name+"/garbage")
+	}
+	all = append(all, "legacy-garbage")
+	for _, k := range all {
+		if err := bucket.WriteAll(ctx, k, []byte("x"), nil); err != nil {
+			log.Fatal(err)
+		}
+	}
+	const shards = 2
+	for i := range shards {
+		// Job i of the host's job system, on any machine.
+		runID := fmt.Sprintf("run-1-shard-%d", i)
+		sum, err := sweep.Mark(ctx, bucket, runID, sweep.Inputs{
+			Uncommitted: keys(live...),
+			Committed:   keys(),
+			ExportStart: now,
+		}, sweep.WithShard(i, shards), sweep.WithClock(func() time.Time { return now }))
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("%s: shard %d of %d, %d marked\n", runID, sum.ShardIndex, sum.ShardCount, sum.NumDeletedObjects)
+		for key, err := range sweep.Candidates(ctx, bucket, "_lakefs", runID) {
+			if err != nil {
+				log.Fatal(err)
+			}
+			if len(key) > 26 {
+				key = "data/" + short[key[5:25]] + key[25:]
+			}
+			fmt.Println("  candidate:", key)
+		}
+	}
+	// Sweeping every shard's run is sweeping the one run they make.
+	var deleted int64
+	for i := range shards {
+		res, err := sweep.Sweep(ctx, bucket, fmt.Sprintf("run-1-shard-%d", i))
+		if err != nil {
+			log.Fatal(err)
+		}
+		deleted += res.Deleted
+	}
+	fmt.Println("deleted:", deleted)
+	// Output:
+	// slice0: shard 1
+	// slice1: shard 1
+	// slice2: shard 0
+	// run-1-shard-0: shard 0 of 2, 2 marked
+	//   candidate: data/slice2/garbage
+	//   candidate: legacy-garbage
+	// run-1-shard-1: shard 1 of 2, 2 marked
+	//   candidate: data/slice1/garbage
+	//   candidate: data/slice0/garbage
+	// deleted: 4
 }

@@ -90,6 +90,9 @@ func Mark(ctx context.Context, bucket *blob.Bucket, runID string, in Inputs, opt
 		return nil, wrapOp("existing summary of run "+runID, err)
 	}
 	m.sum.StartTime = cfg.clock().UTC().Truncate(time.Second)
+	if cfg.sharded() {
+		m.sum.ShardIndex, m.sum.ShardCount = cfg.shardIndex, cfg.shardCount
+	}
 	if err := m.run(ctx, in); err != nil {
 		if err == ctx.Err() {
 			// Say which phase the cancellation stopped.
@@ -227,20 +230,7 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 		prev.carried = nopIter{}
 	}
 	defer listIt.close()
-	live, err := newLiveWriter(ctx, m.bucket, m.dir+liveName, sh.ioBuf)
-	if err != nil {
-		return err
-	}
-	m.rec = &recorder{live: live, data: m.cfg.dataPrefix + "/", young: l.young}
-	n, err := m.writeCandidates(ctx, listIt, keepIt)
-	if err == nil {
-		err = live.close()
-	} else {
-		live.abort()
-	}
-	if err == nil {
-		err = m.writeState(ctx, m.rec)
-	}
+	n, err := m.join(ctx, listIt, keepIt, l.young)
 	if err != nil {
 		return err
 	}
@@ -258,6 +248,30 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	m.log("sweep: mark done", "candidates", n, "first_slice", m.sum.FirstSlice,
 		"kind", m.sum.RunKind, "slices_listed", m.sum.SlicesListed, "slices_skipped", m.sum.SlicesSkipped)
 	return nil
+}
+
+// join writes the candidates and, unless the run is one shard of several
+// (which leaves no records: the next run is clean), the records an
+// optimized run starts from.
+func (m *marker) join(ctx context.Context, listIt, keepIt keyIter, young *youngSlices) (int64, error) {
+	if m.cfg.sharded() {
+		return m.writeCandidates(ctx, listIt, keepIt)
+	}
+	live, err := newLiveWriter(ctx, m.bucket, m.dir+liveName, m.budgets().ioBuf)
+	if err != nil {
+		return 0, err
+	}
+	m.rec = &recorder{live: live, data: m.cfg.dataPrefix + "/", young: young}
+	n, err := m.writeCandidates(ctx, listIt, keepIt)
+	if err == nil {
+		err = live.close()
+	} else {
+		live.abort()
+	}
+	if err == nil {
+		err = m.writeState(ctx, m.rec)
+	}
+	return n, err
 }
 
 // newLister returns the lister of the namespace, once the inputs are in

@@ -185,8 +185,9 @@ func readSmall(ctx context.Context, bucket *blob.Bucket, key string, limit int64
 // LatestRun returns the ID of the latest run in the report folder of the
 // namespace in bucket: of the runs with a summary.json (written by Mark or
 // by lakeFS's Spark client, successful or not), the one whose summary says
-// the latest start_time (ties: the greatest ID). "" and no error when there
-// is none. Pass it to WithPrevious: Mark runs clean when that run cannot be
+// the latest start_time (ties: the greatest ID), leaving out the runs of
+// one shard of a sharded mark (WithShard). "" and no error when there is
+// none. Pass it to WithPrevious: Mark runs clean when that run cannot be
 // used. It lists the report folder and reads each run's summary, one
 // request each. An empty storagePrefix is DefaultStoragePrefix.
 func LatestRun(ctx context.Context, bucket *blob.Bucket, storagePrefix string) (string, error) {
@@ -227,6 +228,9 @@ func LatestRun(ctx context.Context, bucket *blob.Bucket, storagePrefix string) (
 			// An unreadable summary may be the latest run's: say so
 			// rather than start from an older one.
 			return "", wrapOp("latest run", err)
+		}
+		if sum.ShardCount > 1 {
+			continue // one shard's: no run to start a full one from
 		}
 		if best == "" || sum.StartTime.After(bestStart) || sum.StartTime.Equal(bestStart) && id > best {
 			best, bestStart = id, sum.StartTime
@@ -305,12 +309,18 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 	if id == m.sum.RunID {
 		return nil, "the previous run is this run"
 	}
+	if cfg.sharded() {
+		return nil, "a shard's run is always clean"
+	}
 	sum, err := ReadSummary(ctx, m.bucket, cfg.storagePrefix, id)
 	if err != nil {
 		return nil, "previous run's summary: " + err.Error()
 	}
 	if !sum.Success {
 		return nil, "the previous run failed"
+	}
+	if sum.ShardCount > 1 {
+		return nil, fmt.Sprintf("the previous run was shard %d of %d", sum.ShardIndex, sum.ShardCount)
 	}
 	dir := reportDir(cfg.storagePrefix, id)
 	st, err := readState(ctx, m.bucket, dir)

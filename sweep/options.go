@@ -76,6 +76,8 @@ type config struct {
 	previous      string
 	sliceMargin   time.Duration
 	cleanEvery    int
+	shardIndex    int // with shardCount: WithShard; shardCount 0 is no sharding
+	shardCount    int
 
 	// Attempts of a request, and how a backoff waits; fixed outside tests,
 	// which run minutes of backoff in simulated time.

@@ -154,6 +154,18 @@ func TestSummaryJSON(t *testing.T) {
 	require.Equal(t, time.Date(2026, 1, 2, 3, 4, 5, 5e8, time.UTC), out.CutoffTime)
 	require.ErrorIs(t, json.Unmarshal([]byte(`{"start_time":"yesterday"}`), &out), ErrInvalidInput)
 	require.ErrorIs(t, json.Unmarshal([]byte(`{"num_deleted_objects":-1}`), &out), ErrInvalidInput)
+	// A shard's run: shard_index is left out for shard 0.
+	require.NoError(t, json.Unmarshal([]byte(`{"shard_count":3}`), &out))
+	require.Equal(t, [2]int{0, 3}, [2]int{out.ShardIndex, out.ShardCount})
+	require.NoError(t, json.Unmarshal([]byte(`{"shard_index":2,"shard_count":3}`), &out))
+	require.Equal(t, [2]int{2, 3}, [2]int{out.ShardIndex, out.ShardCount})
+	b, err = json.Marshal(Summary{ShardCount: 4})
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"shard_count":4`)
+	require.NotContains(t, string(b), `shard_index`)
+	for _, bad := range []string{`{"shard_index":3,"shard_count":3}`, `{"shard_index":1}`, `{"shard_count":-1}`, `{"shard_index":-1,"shard_count":2}`} {
+		require.ErrorIs(t, json.Unmarshal([]byte(bad), &out), ErrInvalidInput, bad)
+	}
 }
 
 func FuzzSummaryJSON(f *testing.F) {
@@ -161,6 +173,7 @@ func FuzzSummaryJSON(f *testing.F) {
 	f.Add([]byte(`{"start_time":"2026-01-02T03:04:05.123+02:00"}`))
 	f.Add([]byte(`{`))
 	f.Add([]byte(`null`))
+	f.Add([]byte(`{"run_id":"r","success":true,"shard_index":2,"shard_count":5}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var s Summary
 		if err := json.Unmarshal(data, &s); err != nil {
@@ -175,6 +188,7 @@ func FuzzSummaryJSON(f *testing.F) {
 			t.Fatalf("re-read %s: %v", b, err)
 		}
 		if again.RunID != s.RunID || again.Success != s.Success || again.NumDeletedObjects != s.NumDeletedObjects ||
+			again.ShardIndex != s.ShardIndex || again.ShardCount != s.ShardCount ||
 			!again.CutoffTime.Equal(s.CutoffTime.Truncate(time.Second)) {
 			t.Fatalf("round trip changed %+v into %+v", s, again)
 		}

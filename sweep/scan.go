@@ -347,25 +347,38 @@ type lister struct {
 
 // listTop lists the top level and the data folder with a delimiter: loose
 // objects go to the loose sorter, folders are collected for listFolders.
+// A shard (WithShard) other than 0 lists neither the top level nor what is
+// not a slice, and every shard lists only its own slices.
 func (l *lister) listTop(ctx context.Context) error {
-	if err := l.listLevel(ctx, "", func(o *blob.ListObject) error {
-		if o.IsDir || o.Key == "dummy" {
-			return nil
+	rest := l.cfg.ownsRest()
+	if rest {
+		if err := l.listLevel(ctx, "", func(o *blob.ListObject) error {
+			if o.IsDir || o.Key == "dummy" {
+				return nil
+			}
+			return l.addLoose(o)
+		}); err != nil {
+			return err
 		}
-		return l.addLoose(o)
-	}); err != nil {
-		return err
 	}
 	data := l.cfg.dataPrefix + "/"
 	return l.listLevel(ctx, data, func(o *blob.ListObject) error {
 		if !o.IsDir {
+			if !rest {
+				return nil
+			}
 			return l.addLoose(o)
 		}
 		// The name may be empty ("data//", from a stray "data//x"): a
 		// folder that is not a slice, listed in full as any other.
 		name := o.Key[len(data) : len(o.Key)-1]
 		f := folder{prefix: o.Key}
-		if t, ok := sliceTime(name); ok {
+		t, ok := sliceTime(name)
+		switch {
+		case ok && !l.cfg.ownsSlice(name), !ok && !rest:
+			return nil // another shard's
+		}
+		if ok {
 			if !t.Before(l.cutoff) {
 				return nil // only objects newer than the cutoff: not listed
 			}

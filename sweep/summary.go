@@ -68,6 +68,12 @@ type Summary struct {
 	CleanReason   string `json:"clean_reason,omitempty"`
 	SlicesListed  int64  `json:"slices_listed,omitempty"`
 	SlicesSkipped int64  `json:"slices_skipped,omitempty"`
+	// ShardIndex and ShardCount say which shard of a sharded mark the run
+	// was (WithShard): shard_count is left out of a run that was not
+	// sharded, and shard_index of shard 0. Mark's own; lakeFS ignores
+	// them.
+	ShardIndex int `json:"shard_index,omitempty"`
+	ShardCount int `json:"shard_count,omitempty"`
 }
 
 type summaryJSON struct {
@@ -84,6 +90,8 @@ type summaryJSON struct {
 	CleanReason       string `json:"clean_reason,omitempty"`
 	SlicesListed      int64  `json:"slices_listed,omitempty"`
 	SlicesSkipped     int64  `json:"slices_skipped,omitempty"`
+	ShardIndex        int    `json:"shard_index,omitempty"`
+	ShardCount        int    `json:"shard_count,omitempty"`
 }
 
 // MarshalJSON writes the summary with lakeFS's field names and times in
@@ -103,6 +111,8 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 		CleanReason:       s.CleanReason,
 		SlicesListed:      s.SlicesListed,
 		SlicesSkipped:     s.SlicesSkipped,
+		ShardIndex:        s.ShardIndex,
+		ShardCount:        s.ShardCount,
 	})
 }
 
@@ -124,6 +134,9 @@ func (s *Summary) UnmarshalJSON(b []byte) error {
 	if j.NumDeletedObjects < 0 || j.NumYoungObjects < 0 || j.NumKeptObjects < 0 || j.SlicesListed < 0 || j.SlicesSkipped < 0 {
 		return fmt.Errorf("%w: summary: negative object count", ErrInvalidInput)
 	}
+	if j.ShardCount < 0 || j.ShardIndex < 0 || j.ShardIndex > 0 && j.ShardIndex >= j.ShardCount {
+		return fmt.Errorf("%w: summary: shard %d of %d", ErrInvalidInput, j.ShardIndex, j.ShardCount)
+	}
 	*s = Summary{
 		RunID:             j.RunID,
 		Success:           j.Success,
@@ -138,6 +151,8 @@ func (s *Summary) UnmarshalJSON(b []byte) error {
 		CleanReason:       j.CleanReason,
 		SlicesListed:      j.SlicesListed,
 		SlicesSkipped:     j.SlicesSkipped,
+		ShardIndex:        j.ShardIndex,
+		ShardCount:        j.ShardCount,
 	}
 	return nil
 }
