@@ -61,6 +61,10 @@ func Mark(ctx context.Context, bucket *blob.Bucket, runID string, in Inputs, opt
 		return nil, err
 	}
 	cfg := newConfig(opts)
+	if cfg.err != nil {
+		// Before anything is read or written, as the options promise.
+		return nil, cfg.err
+	}
 	if err := validPrefix(cfg.storagePrefix); err != nil {
 		return nil, err
 	}
