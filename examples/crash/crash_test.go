@@ -5,10 +5,12 @@ package crash
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"maps"
 	"math/rand/v2"
@@ -454,6 +456,15 @@ func (c *chain) checkFilesWhole() {
 				c.violate("%s %s is not a whole Parquet file (%d bytes): %v", k, key, len(b), err)
 			}
 		case "rules": // written by the world, in protobuf
+		case "mark-live":
+			// The optimized runs' record (sweep/record.go): a magic line
+			// first, a CRC-32C of everything before it last.
+			const magic = "lakegc-live\x00v1\n"
+			n := len(b) - 4
+			if !bytes.HasPrefix(b, []byte(magic)) || n < len(magic)+3 ||
+				crc32.Checksum(b[:n], crc32.MakeTable(crc32.Castagnoli)) != binary.BigEndian.Uint32(b[n:]) {
+				c.violate("live record %s is not whole (%d bytes)", key, len(b))
+			}
 		case "commits-report":
 			if !bytes.HasPrefix(b, []byte("commit_id,expired,metarange_id\n")) || !bytes.HasSuffix(b, []byte("\n")) {
 				c.violate("commits report %s is not whole: %q", key, b)

@@ -128,6 +128,8 @@ func kind(key string) string {
 			return "mark-deleted"
 		case strings.Contains(key, "/failed/"):
 			return "sweep-failed"
+		case strings.HasSuffix(key, "/_lakegc/live"):
+			return "mark-live"
 		}
 		return "report-other"
 	case strings.Contains(key, "/retention/gc/commits/"):
