@@ -92,7 +92,7 @@ func version() string {
 type gcOptions struct {
 	endpoint, accessKeyID, secretAccessKey string
 	repo                                   string
-	sweep, json                            bool
+	sweep, json, optimized                 bool
 	minAge                                 time.Duration
 	memory                                 int64
 	blockstorePath                         string
@@ -118,8 +118,9 @@ func parseGC(args []string, getenv func(string) string, stdout, stderr io.Writer
 	memory := fs.String("memory", "256MiB", "memory budget of the mark's key buffers, e.g. 64MiB, 1GiB")
 	fs.StringVar(&o.blockstorePath, "blockstore-path", "", "lakeFS's local blockstore folder (blockstore.local.path), for a local:// repository (env "+envBlockstorePath+")")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON on stdout")
+	fs.BoolVar(&o.optimized, "optimized", false, "start the mark from the repository's latest run: list only the slices written since it (less a margin), and judge older ones from its records; a clean run when unsure, and every 7th run")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: lakegc gc --endpoint URL --repo NAME [--sweep] [--min-age 24h] [--memory 256MiB] [--json]
+		fmt.Fprint(fs.Output(), `Usage: lakegc gc --endpoint URL --repo NAME [--sweep] [--optimized] [--min-age 24h] [--memory 256MiB] [--json]
 
 Asks lakeFS for its uncommitted export and its kept commits, reads the kept
 commits' objects from the repository's storage namespace, and marks every other

@@ -1,7 +1,7 @@
 // Command lakegc collects the garbage of a running lakeFS repository
 // without Spark: lakeFS's "Standalone GC", on one machine.
 //
-//	lakegc gc --endpoint URL --repo NAME [--sweep] [--min-age 24h] [--memory 256MiB] [--json]
+//	lakegc gc --endpoint URL --repo NAME [--sweep] [--optimized] [--min-age 24h] [--memory 256MiB] [--json]
 //	lakegc version
 //
 // Credentials come from the flags or from lakectl's environment variables
@@ -29,6 +29,13 @@
 //     than the export's start minus --min-age; its report goes under
 //     _lakefs/retention/gc/unified/<run_id>/, lakeFS's layout;
 //  5. with --sweep only, the deletion of the marked objects.
+//
+// With --optimized the mark starts from the repository's latest run (one of
+// lakegc's; a run of lakeFS's Spark client has no records to start from, and
+// makes the run clean): it lists only the slices written since that run, less
+// a margin of a day and an hour, and judges the older ones from the records
+// the run left beside its report. It runs clean when unsure, and every
+// seventh run (package sweep, "Clean and optimized runs").
 //
 // # Staged linked objects
 //

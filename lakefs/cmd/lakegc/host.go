@@ -77,6 +77,7 @@ func collect(ctx context.Context, client *api.Client, o gcOptions, logger *slog.
 		Logger:        logger,
 		Progress:      bar.collect,
 		Sweep:         o.sweep,
+		Optimized:     o.optimized,
 	}
 	if !o.now.IsZero() {
 		offset := time.Until(o.now)

@@ -47,6 +47,7 @@ func TestIntegrationGC(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("dry run: exit %d\n%s", code, logs)
 	}
+	dryRun := rep.RunID
 	h.VerifyBeforeGC(t, s)
 	t.Logf("dry run: %d candidates of %d listed; %d kept commits", rep.Mark.Summary.NumDeletedObjects, rep.Mark.Listed, rep.Commits.Active)
 
@@ -66,4 +67,19 @@ func TestIntegrationGC(t *testing.T) {
 	}
 	t.Logf("sweep: %d deleted (%d garbage objects in the history), %d kept commits, %d listed\n%s",
 		rep.Sweep.Deleted, len(h.Garbage()), rep.Commits.Active, rep.Mark.Listed, logs)
+
+	// An optimized run after them starts from the latest (the clock is
+	// pinned, so both started in the same second: either may be it), and
+	// finds nothing more to delete.
+	swept := rep.RunID
+	rep, code, logs = gcRun("--sweep", "--optimized")
+	if code != exitOK {
+		t.Fatalf("optimized sweep: exit %d\n%s", code, logs)
+	}
+	if s := rep.Mark.Summary; s.PreviousRunID != swept && s.PreviousRunID != dryRun || s.NumDeletedObjects != 0 || rep.Sweep == nil || rep.Sweep.Deleted != 0 {
+		t.Errorf("optimized run after %s and %s: %+v, sweep %+v", dryRun, swept, s, rep.Sweep)
+	}
+	h.VerifyAfterGC(t, s)
+	t.Logf("optimized run: %s, previous %s, %d slices listed, %d skipped, reason %q",
+		rep.Mark.Summary.RunKind, rep.Mark.Summary.PreviousRunID, rep.Mark.Summary.SlicesListed, rep.Mark.Summary.SlicesSkipped, rep.Mark.Summary.CleanReason)
 }
