@@ -65,6 +65,9 @@ type gcModel struct {
 	pend    []pending
 	paths   int
 	dir     string
+	// back sets the GC host's clock this far behind the model's for the
+	// next marks: their cutoff can be before the previous run's.
+	back time.Duration
 }
 
 func newGCModel(t *testing.T, seed uint64, flat, slices bool) *gcModel {
@@ -243,7 +246,7 @@ func (m *gcModel) churn() {
 func pick[T any](r *rand.Rand, s []T) T { return s[r.IntN(len(s))] }
 
 func (m *gcModel) opts(extra ...Option) []Option {
-	now := m.now
+	now := m.now.Add(-m.back)
 	return append([]Option{
 		WithClock(func() time.Time { return now }), WithLinkTTL(simTTL), WithMinAge(simTTL),
 		WithTempDir(m.dir), WithMemoryBudget(64 << 10), WithListConcurrency(3), WithSliceMargin(simMargin),
@@ -252,7 +255,7 @@ func (m *gcModel) opts(extra ...Option) []Option {
 
 func (m *gcModel) mark(runID string, extra ...Option) (*Summary, []string) {
 	keep := m.keep()
-	sum, err := Mark(m.ctx, m.b, runID, Inputs{Uncommitted: seqOf(keep[:len(keep)/2]), Committed: seqOf(keep[len(keep)/2:]), ExportStart: m.now}, m.opts(extra...)...)
+	sum, err := Mark(m.ctx, m.b, runID, Inputs{Uncommitted: seqOf(keep[:len(keep)/2]), Committed: seqOf(keep[len(keep)/2:]), ExportStart: m.now.Add(-m.back)}, m.opts(extra...)...)
 	require.NoError(m.t, err)
 	return sum, collect(m.t, Candidates(m.ctx, m.b, DefaultStoragePrefix, runID))
 }
@@ -298,6 +301,12 @@ func TestOptimizedMatchesClean(t *testing.T) {
 					clean := fmt.Sprintf("c%03d", step)
 					opt := fmt.Sprintf("o%03d", step)
 					prev := prevOpt
+					m.back = 0
+					if m.r.IntN(8) == 0 {
+						// The GC host's clock is behind: this step's cutoffs
+						// may be before the previous run's.
+						m.back = time.Duration(1+m.r.IntN(48)) * time.Hour
+					}
 					switch m.r.IntN(12) {
 					case 0:
 						prev = prevClean
@@ -402,6 +411,9 @@ func TestOptimizedRefuses(t *testing.T) {
 			require.NoError(t, m.base.WriteAll(ctx, dir+stateName, b, nil))
 		}, nil, "storage prefix"},
 		{"clean every", func(m *gcModel) {}, []Option{WithCleanEvery(1)}, "clean run every 1"},
+		// The GC host's clock went back: objects the previous run judged
+		// old may be young now, and only a listing sees their age.
+		{"earlier cutoff", func(m *gcModel) { m.back = 40 * time.Hour }, nil, "before the previous run's"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := setup(t)
