@@ -411,6 +411,12 @@ func TestOptimizedRefuses(t *testing.T) {
 			require.NoError(t, m.base.WriteAll(ctx, dir+stateName, b, nil))
 		}, nil, "storage prefix"},
 		{"clean every", func(m *gcModel) {}, []Option{WithCleanEvery(1)}, "clean run every 1"},
+		{"chain too long", func(m *gcModel) {
+			b, err := m.base.ReadAll(ctx, dir+stateName)
+			require.NoError(t, err)
+			b = bytes.Replace(b, []byte(`"runs_since_clean":0`), []byte(`"runs_since_clean":9223372036854775807`), 1)
+			require.NoError(t, m.base.WriteAll(ctx, dir+stateName, b, nil))
+		}, nil, "clean run every"},
 		// The GC host's clock went back: objects the previous run judged
 		// old may be young now, and only a listing sees their age.
 		{"earlier cutoff", func(m *gcModel) { m.back = 40 * time.Hour }, nil, "before the previous run's"},
