@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,6 +69,8 @@ type gcModel struct {
 	// back sets the GC host's clock this far behind the model's for the
 	// next marks: their cutoff can be before the previous run's.
 	back time.Duration
+	// revived counts the objects staged again after no one referenced them.
+	revived int
 }
 
 func newGCModel(t *testing.T, seed uint64, flat, slices bool) *gcModel {
@@ -234,6 +237,23 @@ func (m *gcModel) churn() {
 			m.paths++
 			m.staged["p"+strconv.Itoa(m.paths)] = pick(r, keep)
 		}
+	case 5: // an object no one references is staged again (a revert,
+		// an undo): live again, maybe in a slice an optimized run skips,
+		// maybe among the candidates of a run that was not swept
+		if r.IntN(2) == 0 {
+			keep := m.keep()
+			var dead []string
+			for _, k := range slices.Sorted(maps.Keys(m.mods)) {
+				if _, ok := slices.BinarySearch(keep, k); !ok && strings.HasPrefix(k, "data/") {
+					dead = append(dead, k)
+				}
+			}
+			if len(dead) > 0 {
+				m.paths++
+				m.staged["p"+strconv.Itoa(m.paths)] = pick(r, dead)
+				m.revived++
+			}
+		}
 	case 4: // an object removed from the store by hand
 		if r.IntN(4) == 0 && len(m.mods) > 0 {
 			k := pick(r, slices.Sorted(maps.Keys(m.mods)))
@@ -279,7 +299,7 @@ func TestOptimizedMatchesClean(t *testing.T) {
 		require.NoError(t, err)
 	}
 	var kinds = map[string]int{}
-	var skipped, carriedMarks, stepsRun int64
+	var skipped, carriedMarks, stepsRun, revived int64
 	for _, layout := range []struct {
 		name         string
 		flat, slices bool
@@ -345,10 +365,11 @@ func TestOptimizedMatchesClean(t *testing.T) {
 					}
 					prevOpt, prevClean = opt, clean
 				}
+				revived += int64(m.revived)
 			})
 		}
 	}
-	t.Logf("%d steps: run kinds %v, %d slices skipped, %d candidates", stepsRun, kinds, skipped, carriedMarks)
+	t.Logf("%d steps: run kinds %v, %d slices skipped, %d candidates, %d objects staged again", stepsRun, kinds, skipped, carriedMarks, revived)
 	// The test must exercise optimized runs that skip slices.
 	require.Greater(t, kinds[RunOptimized], kinds[RunClean])
 	require.Positive(t, skipped)
