@@ -96,7 +96,10 @@
 // with the defaults. A host whose pathprovider uses a longer interval must
 // set a longer margin. Too small a margin leaks the garbage of objects
 // uploaded late into a slice, until the next clean run; it never marks a
-// live object, as a key is marked only when the keep set does not hold it.
+// live object: a key is marked only when the keep set does not hold it, the
+// records hold only keys that were older than the cutoff of the run that
+// listed them (young ones join the keep set, never the records), and that
+// cutoff is not after this run's.
 //
 // Each run leaves what the next needs under its report folder, in
 // <prefix>/retention/gc/unified/<run_id>/_lakegc/, which lakeFS's readers

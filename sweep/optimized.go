@@ -347,7 +347,7 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 		return nil, fmt.Sprintf("the previous run kept young objects in more than %d slices", maxYoungSl)
 	case st.NewestSlice == "":
 		return nil, "the previous run listed no slice"
-	case st.SinceClean+1 >= cfg.cleanEvery:
+	case st.SinceClean >= cfg.cleanEvery-1: // not SinceClean+1, which a hostile state overflows
 		return nil, fmt.Sprintf("a clean run every %d runs", cfg.cleanEvery)
 	}
 	newest, _ := sliceTime(st.NewestSlice)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,6 +66,11 @@ type gcModel struct {
 	pend    []pending
 	paths   int
 	dir     string
+	// back sets the GC host's clock this far behind the model's for the
+	// next marks: their cutoff can be before the previous run's.
+	back time.Duration
+	// revived counts the objects staged again after no one referenced them.
+	revived int
 }
 
 func newGCModel(t *testing.T, seed uint64, flat, slices bool) *gcModel {
@@ -231,6 +237,23 @@ func (m *gcModel) churn() {
 			m.paths++
 			m.staged["p"+strconv.Itoa(m.paths)] = pick(r, keep)
 		}
+	case 5: // an object no one references is staged again (a revert,
+		// an undo): live again, maybe in a slice an optimized run skips,
+		// maybe among the candidates of a run that was not swept
+		if r.IntN(2) == 0 {
+			keep := m.keep()
+			var dead []string
+			for _, k := range slices.Sorted(maps.Keys(m.mods)) {
+				if _, ok := slices.BinarySearch(keep, k); !ok && strings.HasPrefix(k, "data/") {
+					dead = append(dead, k)
+				}
+			}
+			if len(dead) > 0 {
+				m.paths++
+				m.staged["p"+strconv.Itoa(m.paths)] = pick(r, dead)
+				m.revived++
+			}
+		}
 	case 4: // an object removed from the store by hand
 		if r.IntN(4) == 0 && len(m.mods) > 0 {
 			k := pick(r, slices.Sorted(maps.Keys(m.mods)))
@@ -243,7 +266,7 @@ func (m *gcModel) churn() {
 func pick[T any](r *rand.Rand, s []T) T { return s[r.IntN(len(s))] }
 
 func (m *gcModel) opts(extra ...Option) []Option {
-	now := m.now
+	now := m.now.Add(-m.back)
 	return append([]Option{
 		WithClock(func() time.Time { return now }), WithLinkTTL(simTTL), WithMinAge(simTTL),
 		WithTempDir(m.dir), WithMemoryBudget(64 << 10), WithListConcurrency(3), WithSliceMargin(simMargin),
@@ -252,7 +275,7 @@ func (m *gcModel) opts(extra ...Option) []Option {
 
 func (m *gcModel) mark(runID string, extra ...Option) (*Summary, []string) {
 	keep := m.keep()
-	sum, err := Mark(m.ctx, m.b, runID, Inputs{Uncommitted: seqOf(keep[:len(keep)/2]), Committed: seqOf(keep[len(keep)/2:]), ExportStart: m.now}, m.opts(extra...)...)
+	sum, err := Mark(m.ctx, m.b, runID, Inputs{Uncommitted: seqOf(keep[:len(keep)/2]), Committed: seqOf(keep[len(keep)/2:]), ExportStart: m.now.Add(-m.back)}, m.opts(extra...)...)
 	require.NoError(m.t, err)
 	return sum, collect(m.t, Candidates(m.ctx, m.b, DefaultStoragePrefix, runID))
 }
@@ -276,7 +299,7 @@ func TestOptimizedMatchesClean(t *testing.T) {
 		require.NoError(t, err)
 	}
 	var kinds = map[string]int{}
-	var skipped, carriedMarks, stepsRun int64
+	var skipped, carriedMarks, stepsRun, revived int64
 	for _, layout := range []struct {
 		name         string
 		flat, slices bool
@@ -298,6 +321,12 @@ func TestOptimizedMatchesClean(t *testing.T) {
 					clean := fmt.Sprintf("c%03d", step)
 					opt := fmt.Sprintf("o%03d", step)
 					prev := prevOpt
+					m.back = 0
+					if m.r.IntN(8) == 0 {
+						// The GC host's clock is behind: this step's cutoffs
+						// may be before the previous run's.
+						m.back = time.Duration(1+m.r.IntN(48)) * time.Hour
+					}
 					switch m.r.IntN(12) {
 					case 0:
 						prev = prevClean
@@ -336,10 +365,11 @@ func TestOptimizedMatchesClean(t *testing.T) {
 					}
 					prevOpt, prevClean = opt, clean
 				}
+				revived += int64(m.revived)
 			})
 		}
 	}
-	t.Logf("%d steps: run kinds %v, %d slices skipped, %d candidates", stepsRun, kinds, skipped, carriedMarks)
+	t.Logf("%d steps: run kinds %v, %d slices skipped, %d candidates, %d objects staged again", stepsRun, kinds, skipped, carriedMarks, revived)
 	// The test must exercise optimized runs that skip slices.
 	require.Greater(t, kinds[RunOptimized], kinds[RunClean])
 	require.Positive(t, skipped)
@@ -402,6 +432,15 @@ func TestOptimizedRefuses(t *testing.T) {
 			require.NoError(t, m.base.WriteAll(ctx, dir+stateName, b, nil))
 		}, nil, "storage prefix"},
 		{"clean every", func(m *gcModel) {}, []Option{WithCleanEvery(1)}, "clean run every 1"},
+		{"chain too long", func(m *gcModel) {
+			b, err := m.base.ReadAll(ctx, dir+stateName)
+			require.NoError(t, err)
+			b = bytes.Replace(b, []byte(`"runs_since_clean":0`), []byte(`"runs_since_clean":9223372036854775807`), 1)
+			require.NoError(t, m.base.WriteAll(ctx, dir+stateName, b, nil))
+		}, nil, "clean run every"},
+		// The GC host's clock went back: objects the previous run judged
+		// old may be young now, and only a listing sees their age.
+		{"earlier cutoff", func(m *gcModel) { m.back = 40 * time.Hour }, nil, "before the previous run's"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := setup(t)
