@@ -85,3 +85,38 @@ func FuzzRunFile(f *testing.F) {
 		require.NoError(t, fr.close())
 	})
 }
+
+// TestRunFileTruncated cuts a run file at every length short of its own:
+// reading it fails rather than yield a shorter run (a lost kept key would
+// mark a live object).
+func TestRunFileTruncated(t *testing.T) {
+	dir, err := newSpillDir(t.TempDir(), 512)
+	require.NoError(t, err)
+	defer dir.remove()
+	rw, err := dir.create()
+	require.NoError(t, err)
+	for _, k := range []string{"a", "ab", "abc", "b", "data/x/1", "data/x/2"} {
+		require.NoError(t, rw.add([]byte(k)))
+	}
+	name, err := rw.finish()
+	require.NoError(t, err)
+	whole, err := os.ReadFile(name)
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(name))
+	for cut := range len(whole) {
+		cutName := filepath.Join(t.TempDir(), "run")
+		require.NoError(t, os.WriteFile(cutName, whole[:cut], 0o600))
+		fr, err := openRun(cutName, 16)
+		require.NoError(t, err)
+		var rerr error
+		for {
+			_, ok, err := fr.next()
+			if err != nil || !ok {
+				rerr = err
+				break
+			}
+		}
+		require.NoError(t, fr.close())
+		require.Error(t, rerr, "a run cut to %d of its %d bytes reads as a valid run", cut, len(whole))
+	}
+}
