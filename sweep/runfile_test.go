@@ -65,10 +65,12 @@ func TestRunFileRoundTrip(t *testing.T) {
 // FuzzRunFile reads arbitrary bytes as a run file: an error or keys, never
 // a panic or a key beyond maxKeyLen.
 func FuzzRunFile(f *testing.F) {
-	f.Add([]byte{0, 3, 'a', 'b', 'c', 2, 1, 'd'})
-	f.Add([]byte{5, 1, 'x'})                            // shares more than the key before it
-	f.Add([]byte{0, 0xff, 0xff, 0xff, 0xff, 0x0f, 'a'}) // longer than any key
-	f.Add([]byte{0, 4, 'a'})                            // truncated
+	f.Add([]byte{1, 3, 'a', 'b', 'c', 3, 1, 'd', 0, 2}) // "abc", "abd", the end
+	f.Add([]byte{6, 1, 'x', 0, 1})                      // shares more than the key before it
+	f.Add([]byte{1, 0xff, 0xff, 0xff, 0xff, 0x0f, 'a'}) // longer than any key
+	f.Add([]byte{1, 4, 'a'})                            // truncated
+	f.Add([]byte{1, 1, 'a', 0, 2})                      // the end miscounts
+	f.Add([]byte{0, 0, 0})                              // bytes after the end
 	f.Add([]byte{0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		name := filepath.Join(t.TempDir(), "run")
