@@ -19,10 +19,12 @@ import (
 
 // This file sorts keys in bounded memory: keys are gathered in a block of
 // fixed size, each full block is sorted and written to a run file, and the
-// runs are merged. A run file is a sequence of keys, each written as the
-// length of the prefix it shares with the key before it, the length of the
-// rest (both uvarints), and the rest: the keys of a run are sorted, and
-// share most of their bytes with their neighbours.
+// runs are merged. A run file is a sequence of keys, each written as one
+// more than the length of the prefix it shares with the key before it, the
+// length of the rest (both uvarints), and the rest: the keys of a run are
+// sorted, and share most of their bytes with their neighbours. A zero and
+// the number of keys (a uvarint) end the file, so that a file cut short,
+// even between two keys, reads as an error rather than as a shorter run.
 
 // keyIter is a stream of keys in ascending order. The key returned by next is
 // valid until the following call.
@@ -180,7 +182,7 @@ func (rw *runWriter) add(key []byte) error {
 	}
 	rw.last = append(rw.last[:0], key...)
 	rw.n++
-	n := binary.PutUvarint(rw.hdr[:], uint64(shared))
+	n := binary.PutUvarint(rw.hdr[:], uint64(shared)+1)
 	n += binary.PutUvarint(rw.hdr[n:], uint64(len(key)-shared))
 	if _, err := rw.w.Write(rw.hdr[:n]); err != nil {
 		return fmt.Errorf("sweep: spill: %w", err)
@@ -206,10 +208,15 @@ func commonPrefix(a, b []byte) int {
 	return i
 }
 
-// finish flushes the file and returns its name; the file stays on disk.
+// finish writes the file's end, flushes it and returns its name; the file
+// stays on disk.
 func (rw *runWriter) finish() (string, error) {
 	name := rw.f.Name()
-	err := rw.w.Flush()
+	end := binary.AppendUvarint(append(rw.hdr[:0], 0), uint64(rw.n))
+	_, err := rw.w.Write(end)
+	if err == nil {
+		err = rw.w.Flush()
+	}
 	if cerr := rw.f.Close(); err == nil {
 		err = cerr
 	}
@@ -229,9 +236,11 @@ func (rw *runWriter) abort() {
 
 // fileRun reads a run file; close removes it.
 type fileRun struct {
-	f   *os.File
-	r   *bufio.Reader
-	buf []byte
+	f    *os.File
+	r    *bufio.Reader
+	buf  []byte
+	n    uint64 // keys read
+	done bool   // the end was read
 }
 
 func openRun(name string, ioBuf int) (*fileRun, error) {
@@ -243,13 +252,17 @@ func openRun(name string, ioBuf int) (*fileRun, error) {
 }
 
 func (fr *fileRun) next() ([]byte, bool, error) {
-	shared, err := binary.ReadUvarint(fr.r)
-	if err == io.EOF {
+	if fr.done {
 		return nil, false, nil
 	}
+	shared, err := binary.ReadUvarint(fr.r)
 	if err != nil {
-		return nil, false, fmt.Errorf("sweep: spill read: %w", err)
+		return nil, false, fmt.Errorf("sweep: spill read: %w", noEOF(err))
 	}
+	if shared == 0 {
+		return nil, false, fr.end()
+	}
+	shared--
 	rest, err := binary.ReadUvarint(fr.r)
 	if err != nil {
 		return nil, false, fmt.Errorf("sweep: spill read: %w", noEOF(err))
@@ -267,7 +280,28 @@ func (fr *fileRun) next() ([]byte, bool, error) {
 	if _, err := io.ReadFull(fr.r, fr.buf[shared:]); err != nil {
 		return nil, false, fmt.Errorf("sweep: spill read: %w", noEOF(err))
 	}
+	fr.n++
 	return fr.buf, true, nil
+}
+
+// end reads the file's end: the number of keys, as many as were read, and
+// nothing after it.
+func (fr *fileRun) end() error {
+	n, err := binary.ReadUvarint(fr.r)
+	if err != nil {
+		return fmt.Errorf("sweep: spill read: end: %w", noEOF(err))
+	}
+	if n != fr.n {
+		return fmt.Errorf("sweep: spill read: %d keys, the end says %d", fr.n, n)
+	}
+	switch _, err := fr.r.ReadByte(); {
+	case err == nil:
+		return errors.New("sweep: spill read: bytes after the end")
+	case err != io.EOF:
+		return fmt.Errorf("sweep: spill read: %w", err)
+	}
+	fr.done = true
+	return nil
 }
 
 // noEOF turns an end of file within a key into an unexpected one.

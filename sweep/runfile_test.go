@@ -65,10 +65,12 @@ func TestRunFileRoundTrip(t *testing.T) {
 // FuzzRunFile reads arbitrary bytes as a run file: an error or keys, never
 // a panic or a key beyond maxKeyLen.
 func FuzzRunFile(f *testing.F) {
-	f.Add([]byte{0, 3, 'a', 'b', 'c', 2, 1, 'd'})
-	f.Add([]byte{5, 1, 'x'})                            // shares more than the key before it
-	f.Add([]byte{0, 0xff, 0xff, 0xff, 0xff, 0x0f, 'a'}) // longer than any key
-	f.Add([]byte{0, 4, 'a'})                            // truncated
+	f.Add([]byte{1, 3, 'a', 'b', 'c', 3, 1, 'd', 0, 2}) // "abc", "abd", the end
+	f.Add([]byte{6, 1, 'x', 0, 1})                      // shares more than the key before it
+	f.Add([]byte{1, 0xff, 0xff, 0xff, 0xff, 0x0f, 'a'}) // longer than any key
+	f.Add([]byte{1, 4, 'a'})                            // truncated
+	f.Add([]byte{1, 1, 'a', 0, 2})                      // the end miscounts
+	f.Add([]byte{0, 0, 0})                              // bytes after the end
 	f.Add([]byte{0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		name := filepath.Join(t.TempDir(), "run")
@@ -84,4 +86,39 @@ func FuzzRunFile(f *testing.F) {
 		}
 		require.NoError(t, fr.close())
 	})
+}
+
+// TestRunFileTruncated cuts a run file at every length short of its own:
+// reading it fails rather than yield a shorter run (a lost kept key would
+// mark a live object).
+func TestRunFileTruncated(t *testing.T) {
+	dir, err := newSpillDir(t.TempDir(), 512)
+	require.NoError(t, err)
+	defer dir.remove()
+	rw, err := dir.create()
+	require.NoError(t, err)
+	for _, k := range []string{"a", "ab", "abc", "b", "data/x/1", "data/x/2"} {
+		require.NoError(t, rw.add([]byte(k)))
+	}
+	name, err := rw.finish()
+	require.NoError(t, err)
+	whole, err := os.ReadFile(name)
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(name))
+	for cut := range len(whole) {
+		cutName := filepath.Join(t.TempDir(), "run")
+		require.NoError(t, os.WriteFile(cutName, whole[:cut], 0o600))
+		fr, err := openRun(cutName, 16)
+		require.NoError(t, err)
+		var rerr error
+		for {
+			_, ok, err := fr.next()
+			if err != nil || !ok {
+				rerr = err
+				break
+			}
+		}
+		require.NoError(t, fr.close())
+		require.Error(t, rerr, "a run cut to %d of its %d bytes reads as a valid run", cut, len(whole))
+	}
 }
