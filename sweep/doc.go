@@ -255,10 +255,12 @@
 // # Cost
 //
 // Mark's memory is bounded by [WithMemoryBudget], not by the number of keys,
-// and the bound is what a container's memory limit sees: from 64 MiB up, the
-// peak resident memory of the process grows by at most the budget plus
-// 64 MiB while Mark runs (TestMarkPeakRSS runs a Mark in a child process and
-// reads its peak from /proc). Keys are stored in slabs, one region per sort
+// and on Linux the bound is what a container's memory limit sees: from
+// 64 MiB up, the peak resident memory of the process grows by at most the
+// budget plus 64 MiB while Mark runs (TestMarkPeakRSS runs a Mark in a child
+// process and reads its peak from /proc). Elsewhere pages a block stops
+// using are not handed back while Mark runs, so the resident set can pass
+// that bound when key lengths change from block to block. Keys are stored in slabs, one region per sort
 // block and per stage of a small folder's listing, taken once and reused
 // after every spill rather than grown by reallocation; keys are appended from
 // a slab's start and their index from its end, so either may take the whole

@@ -217,8 +217,8 @@ func WithTempDir(dir string) Option {
 // once and reused, mapped outside the Go heap on Linux, macOS and the BSDs,
 // so the garbage collector's headroom (about as much again as the live heap
 // with the default GOGC) applies only to the short-lived listing pages, not
-// to the budget: from 64 MiB up, the process's peak resident memory grows by
-// at most the budget plus 64 MiB while Mark runs.
+// to the budget: on Linux, from 64 MiB up, the process's peak resident
+// memory grows by at most the budget plus 64 MiB while Mark runs.
 func WithMemoryBudget(bytes int64) Option {
 	return func(c *config) {
 		if bytes == 0 {
