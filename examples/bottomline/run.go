@@ -72,15 +72,21 @@ type Result struct {
 	LoadStart, LoadEnd string
 }
 
-// run builds the repository and runs one cycle of Collect through it, with
-// the sweep.
-func run(ctx context.Context, sc Scale, o Options) (*Result, error) {
-	now := time.Now()
-	h, err := newHost(sc, now)
+// bench is a repository and its store, ready for cycles.
+type bench struct {
+	o         Options
+	h         *host
+	store     *s3sim.Store
+	dataLists *atomicCount // list pages of the slices' folders, of the store and its clones
+}
+
+// newBench builds the repository and its store, with the rules.
+func newBench(ctx context.Context, sc Scale, o Options) (*bench, error) {
+	h, err := newHost(sc, time.Now())
 	if err != nil {
 		return nil, err
 	}
-	var dataLists atomicCount
+	dataLists := new(atomicCount)
 	store, err := s3sim.New(h.description(), s3sim.WithLatency(o.Latency), s3sim.WithRates(o.ReadRate, o.WriteRate), s3sim.WithPrefixDepth(o.PrefixDepth), s3sim.WithObserver(func(r s3sim.Request) {
 		if r.Kind == "list" && strings.HasPrefix(r.Key, "data/") && strings.Count(r.Key, "/") == 2 {
 			dataLists.add(1)
@@ -94,25 +100,44 @@ func run(ctx context.Context, sc Scale, o Options) (*Result, error) {
 	if err := retention.NewRulesStore(bucket).Save(ctx, rules); err != nil {
 		return nil, err
 	}
-	load := loadAverage()
-	rec := newRecorder(store, o)
+	return &bench{o: o, h: h, store: store, dataLists: dataLists}, nil
+}
+
+// run builds the repository and runs one cycle of Collect through it, with
+// the sweep.
+func run(ctx context.Context, sc Scale, o Options) (*Result, error) {
+	bn, err := newBench(ctx, sc, o)
+	if err != nil {
+		return nil, err
+	}
+	return bn.cycle(ctx, bn.store, false)
+}
+
+// cycle runs a cycle of Collect, with the sweep, against store (bn.store or
+// a clone of it): an optimized one if asked.
+func (bn *bench) cycle(ctx context.Context, store *s3sim.Store, optimized bool) (*Result, error) {
+	bucket := store.Bucket()
+	defer bucket.Close()
+	load, lists := loadAverage(), bn.dataLists.load()
+	rec := newRecorder(store, bn.o)
 	defer rec.stop()
-	rep, err := lakegc.Collect(ctx, lakegc.Host{Staging: h, Commits: h, Committed: h}, lakegc.Config{
+	rep, err := lakegc.Collect(ctx, lakegc.Host{Staging: bn.h, Commits: bn.h, Committed: bn.h}, lakegc.Config{
 		Bucket:       bucket,
 		Namespace:    "s3://bottomline/repo",
 		Repository:   "bottomline",
-		MemoryBudget: o.MemoryBudget,
-		TempDir:      o.TempDir,
+		MemoryBudget: bn.o.MemoryBudget,
+		TempDir:      bn.o.TempDir,
 		Sweep:        true,
 		BatchDeleter: store,
 		Progress:     rec.progress,
+		Optimized:    optimized,
 	})
 	rec.finish()
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Scale: h.sc, Opts: o, Report: rep, Phases: rec.phases, Total: rec.total,
-		Overlay: store.OverlayBytes(), Store: store, Host: h, DataList: dataLists.load(),
+	return &Result{Scale: bn.h.sc, Opts: bn.o, Report: rep, Phases: rec.phases, Total: rec.total,
+		Overlay: store.OverlayBytes(), Store: store, Host: bn.h, DataList: bn.dataLists.load() - lists,
 		LoadStart: load, LoadEnd: loadAverage()}, nil
 }
 
