@@ -13,8 +13,8 @@ import (
 
 func main() {
 	var (
-		sc     Scale
-		o      Options
+		sc        Scale
+		o         Options
 		budget    int
 		churn     float64
 		optimized bool
