@@ -27,7 +27,7 @@ import (
 //
 // The sweep deletes the garbage; nothing else is deleted.
 type churn struct {
-	every   int // staged object k (committed q) is dropped when k%every == 0
+	every   int // staged object k (committed q) is dropped when k%every == 0; 0: none
 	objects int // new objects, in slices of the host's perSlice
 	slices  []s3sim.Slice
 	names   []func(int) string
@@ -43,7 +43,7 @@ func newChurn(h *host, c float64) (*churn, error) {
 	if math.IsNaN(c) || c < 0 || c > 0.5 {
 		return nil, fmt.Errorf("churn %v: between 0 and 0.5", c)
 	}
-	ch := &churn{h: h, every: math.MaxInt}
+	ch := &churn{h: h}
 	if c > 0 {
 		ch.every = max(1, int(math.Round(float64(period-garbagePer)/(period*c))))
 		ch.objects = max(period, int(math.Round(c*float64(h.sc.Objects)/period))*period)
@@ -64,7 +64,7 @@ func newChurn(h *host, c float64) (*churn, error) {
 
 // dropped reports whether the churn made staged object k, or committed
 // object k, garbage.
-func (ch *churn) dropped(k int) bool { return k%ch.every == 0 }
+func (ch *churn) dropped(k int) bool { return ch.every > 0 && k%ch.every == 0 }
 
 // address is the key of new object n.
 func (ch *churn) address(n int) string {
@@ -77,7 +77,7 @@ func latePath(k int) string      { return fmt.Sprintf("r/%03d", k) }
 
 // droppedOf is how many of n objects the churn drops.
 func (ch *churn) droppedOf(n int) int {
-	if ch.every == math.MaxInt {
+	if ch.every == 0 {
 		return 0
 	}
 	return (n + ch.every - 1) / ch.every

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lakegc/lakegc"
+	"github.com/lakegc/lakegc/examples/internal/s3sim"
 	"github.com/lakegc/lakegc/sweep"
 )
 
@@ -87,5 +88,27 @@ func TestSecondCycle(t *testing.T) {
 	if o, c := sec.Optimized, sec.Clean; 20*o.DataList > c.DataList || 20*lists(o) > lists(c) {
 		t.Errorf("optimized second cycle: %d slices' pages of the clean one's %d, %d LIST requests of its %d; want at most 5 %%",
 			o.DataList, c.DataList, lists(o), lists(c))
+	}
+}
+
+// TestNoChurn: without churn a second cycle finds no garbage, and the
+// optimized one lists only the slices within the margin.
+func TestNoChurn(t *testing.T) {
+	sec, err := runSecond(context.Background(), Scale{Objects: 2_000, Slices: 100, Branches: 1, Commits: 12},
+		Options{Latency: s3sim.NoLatency, MemoryBudget: 1 << 20, TempDir: t.TempDir()}, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sec.err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*Result{sec.Clean, sec.Optimized} {
+		if r.Report.Mark.Marked != 0 || r.Report.Sweep.Deleted != 0 {
+			t.Errorf("%s second cycle without churn: marked %d, deleted %d; want none",
+				r.Report.Mark.Summary.RunKind, r.Report.Mark.Marked, r.Report.Sweep.Deleted)
+		}
+	}
+	if sec.Clean.DataList != 100 || sec.Optimized.DataList != 26 {
+		t.Errorf("slices' pages: clean %d, optimized %d; want 100 and 26", sec.Clean.DataList, sec.Optimized.DataList)
 	}
 }
