@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,8 +65,8 @@ type Result struct {
 	Report   *lakegc.Report
 	Phases   []Phase
 	Total    Phase
-	Overlay  int64 // bytes written to the store, held in memory
-	Store    *s3sim.Store
+	Overlay  int64        // bytes written to the store, held in memory
+	Store    *s3sim.Store // nil for Second.Clean, whose clone is let go
 	Host     *host
 	DataList int64 // list pages of the slices' folders
 	// LoadStart and LoadEnd are the machine's load average.
@@ -118,6 +119,9 @@ func run(ctx context.Context, sc Scale, o Options) (*Result, error) {
 func (bn *bench) cycle(ctx context.Context, store *s3sim.Store, optimized bool) (*Result, error) {
 	bucket := store.Bucket()
 	defer bucket.Close()
+	// Return the earlier cycles' freed memory to the system, so that this
+	// one's resident set starts from what is live (the store's above all).
+	debug.FreeOSMemory()
 	load, lists := loadAverage(), bn.dataLists.load()
 	rec := newRecorder(store, bn.o)
 	defer rec.stop()

@@ -49,6 +49,10 @@ func runSecond(ctx context.Context, sc Scale, o Options, c float64, optimized bo
 		return nil, fmt.Errorf("clean second cycle: %w", err)
 	}
 	sec.CleanCheck = checkDeleted(bn.h, ch, clone)
+	// Let the clone go, and the export it holds in memory: the optimized
+	// cycle's resident set is then measured as the clean one's was, beside
+	// one store.
+	sec.Clean.Store = nil
 	if optimized {
 		if sec.Optimized, err = bn.cycle(ctx, bn.store, true); err != nil {
 			return nil, fmt.Errorf("optimized second cycle: %w", err)
