@@ -71,6 +71,10 @@ type Result struct {
 	DataList int64 // list pages of the slices' folders
 	// LoadStart and LoadEnd are the machine's load average.
 	LoadStart, LoadEnd string
+	// StartHeap and StartRSS are the heap in use and the resident set at
+	// the start of the cycle, after a forced collection: what earlier
+	// cycles left, the store's overlay (StartOverlay) above all.
+	StartHeap, StartRSS, StartOverlay int64
 }
 
 // bench is a repository and its store, ready for cycles.
@@ -122,7 +126,10 @@ func (bn *bench) cycle(ctx context.Context, store *s3sim.Store, optimized bool) 
 	// Return the earlier cycles' freed memory to the system, so that this
 	// one's resident set starts from what is live (the store's above all).
 	debug.FreeOSMemory()
-	load, lists := loadAverage(), bn.dataLists.load()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	startRSS := currentRSS()
+	load, lists, overlay := loadAverage(), bn.dataLists.load(), store.OverlayBytes()
 	rec := newRecorder(store, bn.o)
 	defer rec.stop()
 	rep, err := lakegc.Collect(ctx, lakegc.Host{Staging: bn.h, Commits: bn.h, Committed: bn.h}, lakegc.Config{
@@ -142,7 +149,8 @@ func (bn *bench) cycle(ctx context.Context, store *s3sim.Store, optimized bool) 
 	}
 	return &Result{Scale: bn.h.sc, Opts: bn.o, Report: rep, Phases: rec.phases, Total: rec.total,
 		Overlay: store.OverlayBytes(), Store: store, Host: bn.h, DataList: bn.dataLists.load() - lists,
-		LoadStart: load, LoadEnd: loadAverage()}, nil
+		LoadStart: load, LoadEnd: loadAverage(), StartHeap: int64(ms.HeapAlloc), StartRSS: startRSS,
+		StartOverlay: overlay}, nil
 }
 
 type atomicCount struct {
@@ -276,7 +284,10 @@ func (r *recorder) stop() {
 
 // peakRSS reads VmHWM, the peak resident set, from /proc/self/status; 0
 // where there is none.
-func peakRSS() int64 {
+func peakRSS() int64 { return procStatus("VmHWM:") }
+
+// procStatus reads a figure in kB of /proc/self/status, in bytes.
+func procStatus(field string) int64 {
 	f, err := os.Open("/proc/self/status")
 	if err != nil {
 		return 0
@@ -284,13 +295,17 @@ func peakRSS() int64 {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := bytes.CutPrefix(sc.Bytes(), []byte("VmHWM:")); ok {
+		if rest, ok := bytes.CutPrefix(sc.Bytes(), []byte(field)); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(string(rest)), " kB"), 10, 64)
 			return kb << 10
 		}
 	}
 	return 0
 }
+
+// currentRSS reads VmRSS, the resident set, from /proc/self/status; 0
+// where there is none.
+func currentRSS() int64 { return procStatus("VmRSS:") }
 
 // cpuTime is the process's user and system time so far.
 func cpuTime() time.Duration {
@@ -363,7 +378,8 @@ func (res *Result) print(w io.Writer) {
 			q.ListPages, q.Heads, q.Gets, q.Puts, q.Deletes, q.DeleteBatches, mib(p.PeakRSS), mib(p.PeakHeap))
 	}
 	r := res.Report
-	fmt.Fprintf(w, "load average %s at the start, %s at the end; GOMAXPROCS %d\n", res.LoadStart, res.LoadEnd, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(w, "load average %s at the start, %s at the end; GOMAXPROCS %d; at the start, after a forced collection: heap %s MiB, RSS %s MiB, store overlay %s MiB\n",
+		res.LoadStart, res.LoadEnd, runtime.GOMAXPROCS(0), mib(res.StartHeap), mib(res.StartRSS), mib(res.StartOverlay))
 	fmt.Fprintf(w, "exported %d rows in %d files; %d active commits; listed %d, kept %d, marked %d; deleted %d, failed %d; throttled %d; store overlay %s MiB\n",
 		r.Export.Rows, r.Export.Files, r.Commits.Active, r.Mark.Listed, r.Mark.Kept, r.Mark.Marked,
 		r.Sweep.Deleted, r.Sweep.Failed, res.Total.Requests.Throttled, mib(res.Overlay))
