@@ -13,10 +13,10 @@ import (
 
 // churn is what changes between the first cycle and the second, a
 // fraction c of the namespace each way:
-//   - c of the first cycle's live objects become garbage: every
-//     Every-th staged object is unstaged and every Every-th committed
-//     object leaves the commits (as if the commits that held it expired),
-//     Every being 19/(20c) rounded;
+//   - c of the first cycle's live objects become garbage: every n-th
+//     staged object is unstaged and every n-th committed object leaves the
+//     commits (as if the commits that held it expired), n being 19/(20c)
+//     rounded;
 //   - c·Objects new objects (a multiple of 20) arrive in new slices, started
 //     an hour apart after the newest slice of the first cycle and as old as
 //     their start (the synthetic namespace's clock runs 90 days behind),
