@@ -52,7 +52,7 @@
 //
 // TestBottomLine runs it at 200 K objects and 1 ms a request, and checks
 // the request counts, that exactly the garbage is deleted, and the memory
-// bound; not the time. TestSecondCycle runs the second cycles at 200 K
+// bound; not the time. TestSecondCycle runs the second cycles at 100 K
 // objects in 1000 slices and checks that both delete exactly the garbage
 // and that the optimized one lists exactly the slices it should, at most
 // 5 % of the clean one's LIST requests.
