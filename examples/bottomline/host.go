@@ -71,6 +71,8 @@ type host struct {
 	perSlice int
 	slices   []s3sim.Slice // in the order of the objects
 	names    []func(int) string
+	// ch is what changed since the first cycle; nil in the first.
+	ch *churn
 }
 
 // objectTime is every object's modification time, well before any cutoff.
@@ -197,7 +199,8 @@ func (h *host) Branches(ctx context.Context, from string) iter.Seq2[string, erro
 }
 
 // Uncommitted implements uncommitted.Source: staged object k is on branch
-// k mod Branches.
+// k mod Branches, and so are the churn's new staged object k and late
+// object k (their paths sort after the first cycle's).
 func (h *host) Uncommitted(ctx context.Context, branch, from string) iter.Seq2[uncommitted.Entry, error] {
 	b := parseNum(branch, "b")
 	if b < 0 || b >= h.sc.Branches {
@@ -205,12 +208,50 @@ func (h *host) Uncommitted(ctx context.Context, branch, from string) iter.Seq2[u
 			yield(uncommitted.Entry{}, fmt.Errorf("branch %q: %w", branch, uncommitted.ErrBranchNotFound))
 		}
 	}
-	n := (h.sc.staged() - b + h.sc.Branches - 1) / h.sc.Branches // staged objects on b
-	first := sort.Search(n, func(j int) bool { return stagedPath(b+j*h.sc.Branches) >= from })
 	created := h.now.Add(-objectAge)
-	return gen(ctx, b+first*h.sc.Branches, h.sc.staged(), h.sc.Branches, func(k int) uncommitted.Entry {
-		return uncommitted.Entry{Key: stagedPath(k), PhysicalAddress: h.address(stagedAt(k)), CreationDate: created}
-	})
+	nb := h.sc.Branches
+	return func(yield func(uncommitted.Entry, error) bool) {
+		for _, l := range h.stagedLists() {
+			n := max(0, (l.n-b+nb-1)/nb) // of the list's objects on b
+			first := sort.Search(n, func(j int) bool { return l.path(b+j*nb) >= from })
+			for j := first; j < n; j++ {
+				if j%4096 == 0 && ctx.Err() != nil {
+					yield(uncommitted.Entry{}, ctx.Err())
+					return
+				}
+				k := b + j*nb
+				if l.dropped != nil && l.dropped(k) {
+					continue
+				}
+				if !yield(uncommitted.Entry{Key: l.path(k), PhysicalAddress: l.address(k), CreationDate: created}, nil) {
+					return
+				}
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			yield(uncommitted.Entry{}, err)
+		}
+	}
+}
+
+// stagedList is one run of staged objects, k from 0 to n-1, each on
+// branch k mod Branches, in the order of their paths.
+type stagedList struct {
+	n       int
+	path    func(k int) string
+	address func(k int) string
+	dropped func(k int) bool // unstaged since (nil: none)
+}
+
+func (h *host) stagedLists() []stagedList {
+	lists := []stagedList{{n: h.sc.staged(), path: stagedPath, address: func(k int) string { return h.address(stagedAt(k)) }}}
+	if ch := h.ch; ch != nil {
+		lists[0].dropped = ch.dropped
+		lists = append(lists,
+			stagedList{n: ch.objects / period * stagedPer, path: newStagedPath, address: func(k int) string { return ch.address(stagedAt(k)) }},
+			stagedList{n: len(ch.late), path: latePath, address: func(k int) string { return ch.late[k] }})
+	}
+	return lists
 }
 
 // Heads implements lakegc.Commits: each branch's last commit.
@@ -236,7 +277,8 @@ func (h *host) Get(ctx context.Context, id string) (retention.Commit, error) {
 
 // CommittedAddresses implements lakegc.Committed: the objects whose commit
 // is active, committed and garbage alike (garbage whose commit the rules
-// keep is not garbage).
+// keep is not garbage); after the churn, less the committed objects it
+// dropped, plus its new committed ones.
 func (h *host) CommittedAddresses(ctx context.Context, active []retention.ActiveCommit) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
 		kept := make([]bool, h.sc.Commits)
@@ -248,17 +290,38 @@ func (h *host) CommittedAddresses(ctx context.Context, active []retention.Active
 			}
 			kept[c] = true
 		}
+		none := func(int) bool { return false }
+		dropped := none
+		if h.ch != nil {
+			dropped = h.ch.dropped
+		}
 		for _, class := range []struct {
-			n      int
-			commit func(int) int
-			at     func(int) int
-		}{{h.sc.committed(), h.committedCommit, committedAt}, {h.sc.garbage(), h.garbageCommit, garbageAt}} {
+			n       int
+			commit  func(int) int
+			at      func(int) int
+			dropped func(int) bool // its commits expired since the first cycle
+		}{{h.sc.committed(), h.committedCommit, committedAt, dropped}, {h.sc.garbage(), h.garbageCommit, garbageAt, none}} {
 			for i := range class.n {
 				if i%4096 == 0 && ctx.Err() != nil {
 					yield("", ctx.Err())
 					return
 				}
+				if class.dropped(i) {
+					continue
+				}
 				if kept[class.commit(i)] && !yield(h.address(class.at(i)), nil) {
+					return
+				}
+			}
+		}
+		// The churn's new committed objects, in the branches' heads.
+		if ch := h.ch; ch != nil {
+			for q := range ch.objects / period * committedPer {
+				if q%4096 == 0 && ctx.Err() != nil {
+					yield("", ctx.Err())
+					return
+				}
+				if !yield(ch.address(committedAt(q)), nil) {
 					return
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,23 +65,33 @@ type Result struct {
 	Report   *lakegc.Report
 	Phases   []Phase
 	Total    Phase
-	Overlay  int64 // bytes written to the store, held in memory
-	Store    *s3sim.Store
+	Overlay  int64        // bytes written to the store, held in memory
+	Store    *s3sim.Store // nil for Second.Clean, whose clone is let go
 	Host     *host
 	DataList int64 // list pages of the slices' folders
 	// LoadStart and LoadEnd are the machine's load average.
 	LoadStart, LoadEnd string
+	// StartHeap and StartRSS are the heap in use and the resident set at
+	// the start of the cycle, after a forced collection: what earlier
+	// cycles left, the store's overlay (StartOverlay) above all.
+	StartHeap, StartRSS, StartOverlay int64
 }
 
-// run builds the repository and runs one cycle of Collect through it, with
-// the sweep.
-func run(ctx context.Context, sc Scale, o Options) (*Result, error) {
-	now := time.Now()
-	h, err := newHost(sc, now)
+// bench is a repository and its store, ready for cycles.
+type bench struct {
+	o         Options
+	h         *host
+	store     *s3sim.Store
+	dataLists *atomicCount // list pages of the slices' folders, of the store and its clones
+}
+
+// newBench builds the repository and its store, with the rules.
+func newBench(ctx context.Context, sc Scale, o Options) (*bench, error) {
+	h, err := newHost(sc, time.Now())
 	if err != nil {
 		return nil, err
 	}
-	var dataLists atomicCount
+	dataLists := new(atomicCount)
 	store, err := s3sim.New(h.description(), s3sim.WithLatency(o.Latency), s3sim.WithRates(o.ReadRate, o.WriteRate), s3sim.WithPrefixDepth(o.PrefixDepth), s3sim.WithObserver(func(r s3sim.Request) {
 		if r.Kind == "list" && strings.HasPrefix(r.Key, "data/") && strings.Count(r.Key, "/") == 2 {
 			dataLists.add(1)
@@ -94,26 +105,52 @@ func run(ctx context.Context, sc Scale, o Options) (*Result, error) {
 	if err := retention.NewRulesStore(bucket).Save(ctx, rules); err != nil {
 		return nil, err
 	}
-	load := loadAverage()
-	rec := newRecorder(store, o)
+	return &bench{o: o, h: h, store: store, dataLists: dataLists}, nil
+}
+
+// run builds the repository and runs one cycle of Collect through it, with
+// the sweep.
+func run(ctx context.Context, sc Scale, o Options) (*Result, error) {
+	bn, err := newBench(ctx, sc, o)
+	if err != nil {
+		return nil, err
+	}
+	return bn.cycle(ctx, bn.store, false)
+}
+
+// cycle runs a cycle of Collect, with the sweep, against store (bn.store or
+// a clone of it): an optimized one if asked.
+func (bn *bench) cycle(ctx context.Context, store *s3sim.Store, optimized bool) (*Result, error) {
+	bucket := store.Bucket()
+	defer bucket.Close()
+	// Return the earlier cycles' freed memory to the system, so that this
+	// one's resident set starts from what is live (the store's above all).
+	debug.FreeOSMemory()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	startRSS := currentRSS()
+	load, lists, overlay := loadAverage(), bn.dataLists.load(), store.OverlayBytes()
+	rec := newRecorder(store, bn.o)
 	defer rec.stop()
-	rep, err := lakegc.Collect(ctx, lakegc.Host{Staging: h, Commits: h, Committed: h}, lakegc.Config{
+	rep, err := lakegc.Collect(ctx, lakegc.Host{Staging: bn.h, Commits: bn.h, Committed: bn.h}, lakegc.Config{
 		Bucket:       bucket,
 		Namespace:    "s3://bottomline/repo",
 		Repository:   "bottomline",
-		MemoryBudget: o.MemoryBudget,
-		TempDir:      o.TempDir,
+		MemoryBudget: bn.o.MemoryBudget,
+		TempDir:      bn.o.TempDir,
 		Sweep:        true,
 		BatchDeleter: store,
 		Progress:     rec.progress,
+		Optimized:    optimized,
 	})
 	rec.finish()
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Scale: h.sc, Opts: o, Report: rep, Phases: rec.phases, Total: rec.total,
-		Overlay: store.OverlayBytes(), Store: store, Host: h, DataList: dataLists.load(),
-		LoadStart: load, LoadEnd: loadAverage()}, nil
+	return &Result{Scale: bn.h.sc, Opts: bn.o, Report: rep, Phases: rec.phases, Total: rec.total,
+		Overlay: store.OverlayBytes(), Store: store, Host: bn.h, DataList: bn.dataLists.load() - lists,
+		LoadStart: load, LoadEnd: loadAverage(), StartHeap: int64(ms.HeapAlloc), StartRSS: startRSS,
+		StartOverlay: overlay}, nil
 }
 
 type atomicCount struct {
@@ -247,7 +284,10 @@ func (r *recorder) stop() {
 
 // peakRSS reads VmHWM, the peak resident set, from /proc/self/status; 0
 // where there is none.
-func peakRSS() int64 {
+func peakRSS() int64 { return procStatus("VmHWM:") }
+
+// procStatus reads a figure in kB of /proc/self/status, in bytes.
+func procStatus(field string) int64 {
 	f, err := os.Open("/proc/self/status")
 	if err != nil {
 		return 0
@@ -255,13 +295,17 @@ func peakRSS() int64 {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := bytes.CutPrefix(sc.Bytes(), []byte("VmHWM:")); ok {
+		if rest, ok := bytes.CutPrefix(sc.Bytes(), []byte(field)); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(string(rest)), " kB"), 10, 64)
 			return kb << 10
 		}
 	}
 	return 0
 }
+
+// currentRSS reads VmRSS, the resident set, from /proc/self/status; 0
+// where there is none.
+func currentRSS() int64 { return procStatus("VmRSS:") }
 
 // cpuTime is the process's user and system time so far.
 func cpuTime() time.Duration {
@@ -334,7 +378,8 @@ func (res *Result) print(w io.Writer) {
 			q.ListPages, q.Heads, q.Gets, q.Puts, q.Deletes, q.DeleteBatches, mib(p.PeakRSS), mib(p.PeakHeap))
 	}
 	r := res.Report
-	fmt.Fprintf(w, "load average %s at the start, %s at the end; GOMAXPROCS %d\n", res.LoadStart, res.LoadEnd, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(w, "load average %s at the start, %s at the end; GOMAXPROCS %d; at the start, after a forced collection: heap %s MiB, RSS %s MiB, store overlay %s MiB\n",
+		res.LoadStart, res.LoadEnd, runtime.GOMAXPROCS(0), mib(res.StartHeap), mib(res.StartRSS), mib(res.StartOverlay))
 	fmt.Fprintf(w, "exported %d rows in %d files; %d active commits; listed %d, kept %d, marked %d; deleted %d, failed %d; throttled %d; store overlay %s MiB\n",
 		r.Export.Rows, r.Export.Files, r.Commits.Active, r.Mark.Listed, r.Mark.Kept, r.Mark.Marked,
 		r.Sweep.Deleted, r.Sweep.Failed, res.Total.Requests.Throttled, mib(res.Overlay))

@@ -234,6 +234,8 @@ type Store struct {
 	oBytes  int64
 	gone    int64 // synthesised objects deleted or overwritten
 
+	numSlices int // given to New and Add, empty ones included
+
 	stats [numKinds]atomic.Int64
 }
 
@@ -285,6 +287,7 @@ func New(slices []Slice, opts ...Option) (*Store, error) {
 		}
 		s.slices = append(s.slices, sl)
 	}
+	s.numSlices = len(slices)
 	return s, nil
 }
 
@@ -429,12 +432,74 @@ func (s *Store) OverlayBytes() int64 {
 }
 
 func (s *Store) sliceAt(j int) *slice {
-	// Empty slices were left out.
-	k := sort.Search(len(s.slices), func(k int) bool { return s.slices[k].index >= j })
-	if k < len(s.slices) && s.slices[k].index == j {
-		return s.slices[k]
+	// Empty slices were left out; those Add added may come before those
+	// New made.
+	for _, sl := range s.slices {
+		if sl.index == j {
+			return sl
+		}
 	}
 	return nil
+}
+
+// Add adds synthesised slices to the store, without a request, as if
+// writers had filled them since New: the next listing shows them. Their
+// positions, for Gone, follow New's and the earlier Adds' in the order
+// given (empty slices counted). A slice must not share a key with the
+// store's slices, the other slices given, or the objects written to it.
+func (s *Store) Add(add ...Slice) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := s.numSlices
+	all := append([]*slice(nil), s.slices...)
+	for n, d := range add {
+		if d.Count < 0 {
+			return fmt.Errorf("%w: added slice %d has %d objects", ErrInvalid, n, d.Count)
+		}
+		if d.Count == 0 {
+			continue
+		}
+		if d.Name == nil {
+			d.Name = XIDNames(d.Prefix, d.ModTime)
+		}
+		sl := &slice{Slice: d, index: next + n, first: d.Prefix + d.Name(0), last: d.Prefix + d.Name(d.Count-1), md5: zeroMD5(d.Size)}
+		if err := sl.check(); err != nil {
+			return fmt.Errorf("%w: added slice %d: %v", ErrInvalid, n, err)
+		}
+		j := sort.Search(len(all), func(j int) bool { return all[j].first > sl.first })
+		if j > 0 && all[j-1].last >= sl.first || j < len(all) && all[j].first <= sl.last {
+			return fmt.Errorf("%w: added slice %d (%q to %q) overlaps another", ErrInvalid, n, sl.first, sl.last)
+		}
+		o := sort.SearchStrings(s.okeys, sl.first)
+		for ; o < len(s.okeys) && s.okeys[o] <= sl.last; o++ {
+			if i := sl.search(s.okeys[o], false); i < sl.Count && sl.key(i) == s.okeys[o] {
+				return fmt.Errorf("%w: added slice %d holds %q, an object written to the store", ErrInvalid, n, s.okeys[o])
+			}
+		}
+		all = slices.Insert(all, j, sl)
+	}
+	s.slices, s.numSlices = all, next+len(add)
+	return nil
+}
+
+// Clone returns a copy of the store as it stands: its slices, deletions and
+// written objects, its options, a throttle of its own and counters at zero.
+// The two change apart from then on.
+func (s *Store) Clone() *Store {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	c := &Store{cfg: s.cfg, thr: newThrottle(s.cfg.now, s.cfg.readRate, s.cfg.writeRate),
+		overlay: make(map[string]*object, len(s.overlay)), okeys: slices.Clone(s.okeys),
+		oBytes: s.oBytes, gone: s.gone, numSlices: s.numSlices}
+	for k, o := range s.overlay {
+		c.overlay[k] = o // written objects are replaced, never changed
+	}
+	for _, sl := range s.slices {
+		cp := *sl
+		cp.gone = slices.Clone(sl.gone)
+		c.slices = append(c.slices, &cp)
+	}
+	return c
 }
 
 // Request kinds, the indexes of Store.stats.
