@@ -90,6 +90,8 @@ func TestMarkFailures(t *testing.T) {
 		{"uncommitted error", nil, func(k []string) Inputs { in := good(); in.Uncommitted = errAfter(k, 5); return in }, nil, nil},
 		{"committed error", nil, func(k []string) Inputs { in := good(); in.Committed = errAfter(k, 50); return in }, nil, nil},
 		{"unsafe min age", nil, func([]string) Inputs { return good() }, []Option{WithMinAge(time.Hour)}, ErrUnsafeMinAge},
+		// An invalid option fails Mark before it touches the bucket: no
+		// summary at all (TestInvalidOptionTouchesNothing).
 		{"bad option", nil, func([]string) Inputs { return good() }, []Option{WithListConcurrency(-1)}, ErrInvalidInput},
 		{"overlapping prefixes", nil, func([]string) Inputs { return good() }, []Option{WithDataPrefix("_lakefs/data")}, ErrInvalidInput},
 		{"cancelled", cancelled, func([]string) Inputs { return good() }, nil, context.Canceled},
@@ -107,6 +109,11 @@ func TestMarkFailures(t *testing.T) {
 			require.Nil(t, sum)
 			if tc.want != nil {
 				require.ErrorIs(t, err, tc.want)
+			}
+			if errors.Is(err, ErrInvalidInput) && len(tc.opts) > 0 {
+				_, err := ReadSummary(context.Background(), b, DefaultStoragePrefix, "run1")
+				require.ErrorIs(t, err, ErrNoRun)
+				return
 			}
 			requireFailedRun(t, b, "run1")
 		})
