@@ -215,6 +215,9 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	if err != nil {
 		return err
 	}
+	// Both streams are read ahead on goroutines of their own (prefetch.go),
+	// so their merges run while the join compares and writes.
+	keepIt = newPrefetch(keepIt)
 	defer keepIt.close()
 	listIt, err := l.stream(sh.folder, sh.fanIn)
 	if err != nil {
@@ -226,6 +229,7 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 		listIt = newMerge([]keyIter{listIt, prev.carried})
 		prev.carried = nopIter{}
 	}
+	listIt = newPrefetch(listIt)
 	defer listIt.close()
 	live, err := newLiveWriter(ctx, m.bucket, m.dir+liveName, sh.ioBuf)
 	if err != nil {
