@@ -222,6 +222,9 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	if err != nil {
 		return err
 	}
+	// Both streams are read ahead on goroutines of their own (prefetch.go),
+	// so their merges run while the join compares and writes.
+	keepIt = newPrefetch(keepIt)
 	defer keepIt.close()
 	listIt, err := l.stream(sh.folder, sh.fanIn)
 	if err != nil {
@@ -233,6 +236,7 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 		listIt = newMerge([]keyIter{listIt, prev.carried})
 		prev.carried = nopIter{}
 	}
+	listIt = newPrefetch(listIt)
 	defer listIt.close()
 	n, err := m.join(ctx, listIt, keepIt, l.young)
 	if err != nil {

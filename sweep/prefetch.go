@@ -1,0 +1,151 @@
+package sweep
+
+import "errors"
+
+// This file runs a key stream ahead of its reader. The join of a Mark reads
+// two streams, the keep set (a merge of spilled runs) and the listing, and
+// compares them: on one goroutine the merges and the comparison take turns
+// on one core. A prefetchIter runs its stream on a goroutine of its own and
+// hands the keys over in batches, so the merges and the join overlap.
+//
+// The batches are outside the memory budget: each holds about
+// prefetchChunk bytes of keys and at most prefetchKeys keys, and a stream
+// has prefetchBatches of them, a fixed amount under 1 MiB for both streams
+// of a join together.
+
+const (
+	prefetchChunk   = 128 << 10 // key bytes per batch (one key may go beyond)
+	prefetchKeys    = 4096      // keys per batch
+	prefetchBatches = 3         // batches per stream: one read, two filled ahead
+)
+
+var errPrefetchClosed = errors.New("sweep: prefetch: next after close")
+
+// keyBatch is a run of consecutive keys of a stream, packed in data; the
+// i-th key ends at ends[i]. The last batch of a stream has last set, and the
+// error that ended the stream, if any.
+type keyBatch struct {
+	data []byte
+	ends []uint32
+	last bool
+	err  error
+}
+
+// prefetchIter passes on the keys of in, read ahead on its own goroutine. As
+// for every keyIter, a key it returns is valid until the following call to
+// next. in's keys and its error come out in the order in gave them. close
+// stops the goroutine and waits for it before it closes in, so in is only
+// ever used by one goroutine at a time.
+type prefetchIter struct {
+	in    keyIter
+	chunk int            // key bytes per batch
+	keys  int            // keys per batch
+	full  chan *keyBatch // filled batches, in stream order
+	free  chan *keyBatch // batches read, to fill again
+	stop  chan struct{}  // closed by close
+	done  chan struct{}  // closed when the goroutine has returned
+
+	cur    *keyBatch // the batch being read
+	pos    int       // index in cur of the next key
+	closed bool
+}
+
+// newPrefetch starts reading in ahead. The caller must close the result
+// (which closes in), or the goroutine stays blocked.
+func newPrefetch(in keyIter) *prefetchIter {
+	return newPrefetchSize(in, prefetchChunk, prefetchKeys)
+}
+
+// newPrefetchSize is newPrefetch with batches of chunk bytes and keys keys.
+func newPrefetchSize(in keyIter, chunk, keys int) *prefetchIter {
+	p := &prefetchIter{
+		in:    in,
+		chunk: chunk,
+		keys:  keys,
+		full:  make(chan *keyBatch, prefetchBatches),
+		free:  make(chan *keyBatch, prefetchBatches),
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
+	}
+	for range prefetchBatches {
+		p.free <- &keyBatch{
+			data: make([]byte, 0, chunk),
+			ends: make([]uint32, 0, keys),
+		}
+	}
+	go p.run()
+	return p
+}
+
+// run fills batches from in until it ends, fails, or close is called.
+func (p *prefetchIter) run() {
+	defer close(p.done)
+	for {
+		var b *keyBatch
+		select {
+		case b = <-p.free:
+		case <-p.stop:
+			return
+		}
+		if cap(b.data) > 2*p.chunk {
+			// A long key grew it: the array goes rather than stay for
+			// the rest of the stream.
+			b.data = make([]byte, 0, p.chunk)
+		}
+		b.data, b.ends = b.data[:0], b.ends[:0]
+		for len(b.data) < p.chunk && len(b.ends) < p.keys {
+			k, ok, err := p.in.next()
+			if err != nil || !ok {
+				b.last, b.err = true, err
+				break
+			}
+			b.data = append(b.data, k...)
+			b.ends = append(b.ends, uint32(len(b.data)))
+		}
+		select {
+		case p.full <- b:
+		case <-p.stop:
+			return
+		}
+		if b.last {
+			return
+		}
+	}
+}
+
+func (p *prefetchIter) next() ([]byte, bool, error) {
+	if p.closed {
+		return nil, false, errPrefetchClosed
+	}
+	for {
+		if b := p.cur; b != nil {
+			if p.pos < len(b.ends) {
+				start := uint32(0)
+				if p.pos > 0 {
+					start = b.ends[p.pos-1]
+				}
+				end := b.ends[p.pos]
+				p.pos++
+				return b.data[start:end:end], true, nil
+			}
+			if b.last {
+				return nil, false, b.err
+			}
+			// The key last returned is in b; it need only last until now.
+			p.free <- b // never blocks: free has room for every batch
+			p.cur = nil
+		}
+		p.cur, p.pos = <-p.full, 0
+	}
+}
+
+// close stops the goroutine, waits for it, and closes in.
+func (p *prefetchIter) close() error {
+	if p.closed {
+		return nil
+	}
+	p.closed = true
+	close(p.stop)
+	<-p.done
+	return p.in.close()
+}
