@@ -3,12 +3,10 @@
 package crash
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"iter"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -20,10 +18,10 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 
+	"github.com/lakegc/lakegc/examples/internal/maphost"
 	"github.com/lakegc/lakegc/pathprovider"
 	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
-	"github.com/lakegc/lakegc/uncommitted"
 )
 
 // minAge is the GC's minimum age in every step.
@@ -34,14 +32,10 @@ const minAge = 48 * time.Hour
 // read the same store the parent checks against; the objects are in the
 // bucket folder.
 type world struct {
-	Seed    uint64                       `json:"seed"`
-	Now     time.Time                    `json:"now"`
-	Staged  map[string]map[string]string `json:"staged"` // branch → path → address
-	Tips    map[string]string            `json:"heads"`  // branch → head commit
-	Commits map[string]retention.Commit  `json:"commits"`
-	Files   map[string]map[string]string `json:"files"`   // commit → path → address
-	Created map[string]time.Time         `json:"created"` // address → upload time
-	Ever    map[string]bool              `json:"ever"`    // addresses ever in a commit
+	Seed          uint64          `json:"seed"`
+	Now           time.Time       `json:"now"`
+	maphost.Store                 // the host: staging areas, heads, commits, their files
+	Ever          map[string]bool `json:"ever"` // addresses ever in a commit
 
 	// Set up by the parent for the steps that continue another: the
 	// export the mark reads, and the mark the sweep deletes.
@@ -80,9 +74,10 @@ func newWorld(ctx context.Context, dir string, seed uint64, orphans int) (*world
 	}
 	defer bucket.Close()
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	w := &world{Seed: seed, Now: now, Tips: map[string]string{}, Commits: map[string]retention.Commit{},
-		Files: map[string]map[string]string{}, Created: map[string]time.Time{}, Ever: map[string]bool{},
-		Staged: map[string]map[string]string{"dev": {}, "feature": {}, "main": {}}}
+	w := &world{Seed: seed, Now: now, Store: *maphost.New(), Ever: map[string]bool{}}
+	for _, b := range []string{"dev", "feature", "main"} {
+		w.Staged[b] = map[string]string{}
+	}
 	at := now.Add(-5 * 24 * time.Hour)
 	paths, err := pathprovider.New(pathprovider.WithClock(func() time.Time { return at }))
 	if err != nil {
@@ -243,76 +238,6 @@ func (w *world) markCandidates() map[string]bool {
 		}
 	}
 	return out
-}
-
-// The world is the host: its staging areas (uncommitted.Source), its
-// commits (lakegc.Commits) and their files (lakegc.Committed).
-
-// seq yields items, then err or ctx's error.
-func seq[T any](ctx context.Context, items []T, err error) iter.Seq2[T, error] {
-	return func(yield func(T, error) bool) {
-		for _, v := range items {
-			if ctx.Err() == nil && !yield(v, nil) {
-				return
-			}
-		}
-		if err := cmp.Or(err, ctx.Err()); err != nil {
-			yield(*new(T), err)
-		}
-	}
-}
-
-func (w *world) Branches(ctx context.Context, from string) iter.Seq2[string, error] {
-	ids := slices.Sorted(maps.Keys(w.Staged))
-	i, _ := slices.BinarySearch(ids, from)
-	return seq(ctx, ids[i:], nil)
-}
-
-func (w *world) Uncommitted(ctx context.Context, b, from string) iter.Seq2[uncommitted.Entry, error] {
-	staged, ok := w.Staged[b]
-	if !ok {
-		return seq[uncommitted.Entry](ctx, nil, fmt.Errorf("branch %s: %w", b, uncommitted.ErrBranchNotFound))
-	}
-	var out []uncommitted.Entry
-	for _, p := range slices.Sorted(maps.Keys(staged)) {
-		if p >= from {
-			out = append(out, uncommitted.Entry{Key: p, PhysicalAddress: staged[p], CreationDate: w.Created[staged[p]]})
-		}
-	}
-	return seq(ctx, out, nil)
-}
-
-func (w *world) Heads(ctx context.Context) iter.Seq2[retention.Branch, error] {
-	var out []retention.Branch
-	for _, b := range slices.Sorted(maps.Keys(w.Tips)) {
-		out = append(out, retention.Branch{ID: b, CommitID: w.Tips[b]})
-	}
-	return seq(ctx, out, nil)
-}
-
-func (w *world) List(ctx context.Context) iter.Seq2[retention.Commit, error] {
-	return seq(ctx, slices.SortedFunc(maps.Values(w.Commits), func(a, b retention.Commit) int {
-		return cmp.Compare(a.ID, b.ID)
-	}), nil)
-}
-
-func (w *world) Get(ctx context.Context, id string) (retention.Commit, error) {
-	if c, ok := w.Commits[id]; ok {
-		return c, ctx.Err()
-	}
-	return retention.Commit{}, fmt.Errorf("commit %q not found", id)
-}
-
-func (w *world) CommittedAddresses(ctx context.Context, active []retention.ActiveCommit) iter.Seq2[string, error] {
-	var out []string
-	for _, a := range active {
-		files, ok := w.Files[a.CommitID]
-		if !ok {
-			return seq[string](ctx, nil, fmt.Errorf("commit %q not found", a.CommitID))
-		}
-		out = append(out, slices.Sorted(maps.Values(files))...)
-	}
-	return seq(ctx, out, nil)
 }
 
 // copyTree copies the folder src to dst, keeping modification times: the

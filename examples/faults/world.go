@@ -1,15 +1,12 @@
 package faults
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"iter"
 	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"time"
 
@@ -18,10 +15,10 @@ import (
 
 	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/examples/internal/faultbucket"
+	"github.com/lakegc/lakegc/examples/internal/maphost"
 	"github.com/lakegc/lakegc/pathprovider"
 	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
-	"github.com/lakegc/lakegc/uncommitted"
 )
 
 // T is what RunWorld reports to: a *testing.T, or the soak command's
@@ -42,80 +39,7 @@ const (
 
 // store is the host's metadata. Collect reads it from one goroutine at a
 // time and nothing writes it during a cycle.
-type store struct {
-	staged  map[string]map[string]string // branch → path → address
-	heads   map[string]string            // branch → head commit
-	commits map[string]retention.Commit
-	files   map[string]map[string]string // commit → path → address
-	created map[string]time.Time         // address → upload time
-}
-
-// seq yields items, then err or ctx's error.
-func seq[T any](ctx context.Context, items []T, err error) iter.Seq2[T, error] {
-	return func(yield func(T, error) bool) {
-		for _, v := range items {
-			if ctx.Err() == nil && !yield(v, nil) {
-				return
-			}
-		}
-		if err := cmp.Or(err, ctx.Err()); err != nil {
-			yield(*new(T), err)
-		}
-	}
-}
-
-func (s *store) Branches(ctx context.Context, from string) iter.Seq2[string, error] {
-	ids := slices.Sorted(maps.Keys(s.staged))
-	i, _ := slices.BinarySearch(ids, from)
-	return seq(ctx, ids[i:], nil)
-}
-
-func (s *store) Uncommitted(ctx context.Context, b, from string) iter.Seq2[uncommitted.Entry, error] {
-	staged, ok := s.staged[b]
-	if !ok {
-		return seq[uncommitted.Entry](ctx, nil, fmt.Errorf("branch %s: %w", b, uncommitted.ErrBranchNotFound))
-	}
-	var out []uncommitted.Entry
-	for _, p := range slices.Sorted(maps.Keys(staged)) {
-		if p >= from {
-			out = append(out, uncommitted.Entry{Key: p, PhysicalAddress: staged[p], CreationDate: s.created[staged[p]]})
-		}
-	}
-	return seq(ctx, out, nil)
-}
-
-func (s *store) Heads(ctx context.Context) iter.Seq2[retention.Branch, error] {
-	var out []retention.Branch
-	for _, b := range slices.Sorted(maps.Keys(s.heads)) {
-		out = append(out, retention.Branch{ID: b, CommitID: s.heads[b]})
-	}
-	return seq(ctx, out, nil)
-}
-
-func (s *store) List(ctx context.Context) iter.Seq2[retention.Commit, error] {
-	return seq(ctx, slices.SortedFunc(maps.Values(s.commits), func(a, b retention.Commit) int {
-		return cmp.Compare(a.ID, b.ID)
-	}), nil)
-}
-
-func (s *store) Get(ctx context.Context, id string) (retention.Commit, error) {
-	if c, ok := s.commits[id]; ok {
-		return c, ctx.Err()
-	}
-	return retention.Commit{}, fmt.Errorf("commit %q not found", id)
-}
-
-func (s *store) CommittedAddresses(ctx context.Context, active []retention.ActiveCommit) iter.Seq2[string, error] {
-	var out []string
-	for _, a := range active {
-		files, ok := s.files[a.CommitID]
-		if !ok {
-			return seq[string](ctx, nil, fmt.Errorf("commit %q not found", a.CommitID))
-		}
-		out = append(out, slices.Sorted(maps.Values(files))...)
-	}
-	return seq(ctx, out, nil)
-}
+type store = maphost.Store
 
 // world is a store and its bucket, its history written up to now.
 type world struct {
@@ -136,9 +60,8 @@ func newWorld(ctx context.Context, t T, rng *rand.Rand) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { bucket.Close() })
-	w := &world{dir: dir, bucket: bucket, now: time.Now().UTC().Truncate(time.Second), ever: map[string]bool{},
-		s: &store{staged: map[string]map[string]string{"main": {}, "dev": {}}, heads: map[string]string{},
-			commits: map[string]retention.Commit{}, files: map[string]map[string]string{}, created: map[string]time.Time{}}}
+	w := &world{dir: dir, bucket: bucket, now: time.Now().UTC().Truncate(time.Second), ever: map[string]bool{}, s: maphost.New()}
+	w.s.Staged["main"], w.s.Staged["dev"] = map[string]string{}, map[string]string{}
 	at := w.now.Add(-5 * 24 * time.Hour)
 	paths, err := pathprovider.New(pathprovider.WithClock(func() time.Time { return at }))
 	if err != nil {
@@ -160,11 +83,11 @@ func newWorld(ctx context.Context, t T, rng *rand.Rand) *world {
 			if err := os.Chtimes(filepath.Join(dir, filepath.FromSlash(addr)), at, at); err != nil {
 				t.Fatal(err)
 			}
-			w.s.created[addr] = at
-			w.s.staged[b]["p"+strconv.Itoa(rng.IntN(12))] = addr
+			w.s.Created[addr] = at
+			w.s.Staged[b]["p"+strconv.Itoa(rng.IntN(12))] = addr
 		case r < 9: // unstage
-			for p := range w.s.staged[b] {
-				delete(w.s.staged[b], p)
+			for p := range w.s.Staged[b] {
+				delete(w.s.Staged[b], p)
 				break
 			}
 		case rng.IntN(2) == 0:
@@ -179,33 +102,33 @@ func newWorld(ctx context.Context, t T, rng *rand.Rand) *world {
 
 func (w *world) commit(b string, at time.Time) {
 	s := w.s
-	c := retention.Commit{ID: fmt.Sprintf("c%03d", len(s.commits)+1), CreationDate: at, Version: 1}
+	c := retention.Commit{ID: fmt.Sprintf("c%03d", len(s.Commits)+1), CreationDate: at, Version: 1}
 	files := map[string]string{}
-	if head, ok := s.heads[b]; ok {
-		c.Parents, files = []string{head}, maps.Clone(s.files[head])
+	if head, ok := s.Tips[b]; ok {
+		c.Parents, files = []string{head}, maps.Clone(s.Files[head])
 	}
-	for p, a := range s.staged[b] {
+	for p, a := range s.Staged[b] {
 		files[p] = a
 		w.ever[a] = true
 	}
-	s.commits[c.ID], s.files[c.ID], s.heads[b], s.staged[b] = c, files, c.ID, map[string]string{}
+	s.Commits[c.ID], s.Files[c.ID], s.Tips[b], s.Staged[b] = c, files, c.ID, map[string]string{}
 }
 
 // live is what no cycle may delete: staged, in a head, or younger than the
 // cutoff. It is a subset of what the GC keeps (retention keeps more).
 func (w *world) live() map[string]string {
 	out := map[string]string{}
-	for a, at := range w.s.created {
+	for a, at := range w.s.Created {
 		if at.After(w.now.Add(-minAge)) {
 			out[a] = "younger than the cutoff"
 		}
 	}
-	for b, h := range w.s.heads {
-		for _, a := range w.s.files[h] {
+	for b, h := range w.s.Tips {
+		for _, a := range w.s.Files[h] {
 			out[a] = "in the head of " + b
 		}
 	}
-	for b, st := range w.s.staged {
+	for b, st := range w.s.Staged {
 		for _, a := range st {
 			out[a] = "staged on " + b
 		}
@@ -218,7 +141,7 @@ func (w *world) live() map[string]string {
 func (w *world) garbage() map[string]bool {
 	out := map[string]bool{}
 	live := w.live()
-	for a, at := range w.s.created {
+	for a, at := range w.s.Created {
 		if !w.ever[a] && live[a] == "" && at.Before(w.now.Add(-minAge-24*time.Hour)) {
 			out[a] = true
 		}
@@ -266,10 +189,10 @@ type Stats struct {
 func RunWorld(ctx context.Context, t T, seed uint64, st *Stats, verbose bool) {
 	rng := rand.New(rand.NewPCG(seed, 0x1a4e))
 	w := newWorld(ctx, t, rng)
-	st.Written += int64(len(w.s.created))
+	st.Written += int64(len(w.s.Created))
 	live := w.live()
 	for a, why := range live {
-		if why[:6] == "staged" && !w.ever[a] && w.s.created[a].Before(w.now.Add(-minAge)) {
+		if why[:6] == "staged" && !w.ever[a] && w.s.Created[a].Before(w.now.Add(-minAge)) {
 			st.StagedOld++
 		}
 	}
