@@ -147,6 +147,8 @@ type Config struct {
 	// ResumeMark is the ID of a finished mark (Report.RunID): Collect
 	// skips to the sweep of its candidates, and reads nothing of the host.
 	// Set Sweep to delete them; without it, Collect reports the mark.
+	// Resume only a recent mark, never one older than a later mark: an
+	// object it marked may have become live again since (see sweep.Sweep).
 	ResumeMark string
 }
 

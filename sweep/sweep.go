@@ -103,6 +103,12 @@ func transient(err error) bool {
 // the summary, replacing those of an earlier sweep, which it removes before
 // it starts (sweep.json first): running it twice is safe, and a sweep
 // stopped before its end leaves no sweep.json.
+//
+// Sweep a mark soon after it was made, and never one older than a later
+// mark of the same namespace: its candidates were garbage when it was made,
+// and an object can become live again after (a branch reset to an old
+// commit, a copy of an old address), which only a new mark sees. Sweep
+// cannot tell; the host's schedule must.
 func Sweep(ctx context.Context, bucket *blob.Bucket, runID string, opts ...Option) (*SweepResult, error) {
 	if bucket == nil {
 		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
