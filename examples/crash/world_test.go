@@ -5,7 +5,6 @@ package crash
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io/fs"
 	"maps"
 	"math/rand/v2"
@@ -32,10 +31,9 @@ const minAge = 48 * time.Hour
 // read the same store the parent checks against; the objects are in the
 // bucket folder.
 type world struct {
-	Seed          uint64          `json:"seed"`
-	Now           time.Time       `json:"now"`
-	maphost.Store                 // the host: staging areas, heads, commits, their files
-	Ever          map[string]bool `json:"ever"` // addresses ever in a commit
+	Seed          uint64    `json:"seed"`
+	Now           time.Time `json:"now"`
+	maphost.Store           // the host: staging areas, heads, commits, their files
 
 	// Set up by the parent for the steps that continue another: the
 	// export the mark reads, and the mark the sweep deletes.
@@ -74,7 +72,7 @@ func newWorld(ctx context.Context, dir string, seed uint64, orphans int) (*world
 	}
 	defer bucket.Close()
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	w := &world{Seed: seed, Now: now, Store: *maphost.New(), Ever: map[string]bool{}}
+	w := &world{Seed: seed, Now: now, Store: *maphost.New()}
 	for _, b := range []string{"dev", "feature", "main"} {
 		w.Staged[b] = map[string]string{}
 	}
@@ -114,7 +112,7 @@ func newWorld(ctx context.Context, dir string, seed uint64, orphans int) (*world
 				break
 			}
 		default:
-			w.commit(b, at)
+			w.Commit(b, at)
 		}
 	}
 	// In a slice of their own time: a provider's slice never starts after
@@ -133,19 +131,6 @@ func newWorld(ctx context.Context, dir string, seed uint64, orphans int) (*world
 		return nil, err
 	}
 	return w, w.save(dir)
-}
-
-func (w *world) commit(b string, at time.Time) {
-	c := retention.Commit{ID: fmt.Sprintf("c%03d", len(w.Commits)+1), CreationDate: at, Version: 1}
-	files := map[string]string{}
-	if head, ok := w.Tips[b]; ok {
-		c.Parents, files = []string{head}, maps.Clone(w.Files[head])
-	}
-	for p, a := range w.Staged[b] {
-		files[p] = a
-		w.Ever[a] = true
-	}
-	w.Commits[c.ID], w.Files[c.ID], w.Tips[b], w.Staged[b] = c, files, c.ID, map[string]string{}
 }
 
 func (w *world) save(dir string) error {
@@ -192,40 +177,12 @@ func (w *world) stagedSet() map[string]bool {
 	return out
 }
 
-// live is what no step may delete: staged, in a head, or younger than the
-// cutoff. It is a subset of what a GC keeps (retention keeps more).
-func (w *world) live() map[string]string {
-	out := map[string]string{}
-	for a, at := range w.Created {
-		if !at.Before(w.cutoff()) {
-			out[a] = "younger than the cutoff"
-		}
-	}
-	for b, h := range w.Tips {
-		for _, a := range w.Files[h] {
-			out[a] = "in the head of " + b
-		}
-	}
-	for b, st := range w.Staged {
-		for _, a := range st {
-			out[a] = "staged on " + b
-		}
-	}
-	return out
-}
+// live is what no step may delete (maphost.Store.Live at the cutoff).
+func (w *world) live() map[string]string { return w.Live(w.cutoff()) }
 
-// garbage is what a whole cycle must delete: never committed, not staged,
-// and older than the cutoff.
-func (w *world) garbage() map[string]bool {
-	out := map[string]bool{}
-	live := w.live()
-	for a := range w.Created {
-		if !w.Ever[a] && live[a] == "" {
-			out[a] = true
-		}
-	}
-	return out
-}
+// garbage is what a whole cycle must delete (maphost.Store.Garbage at the
+// cutoff).
+func (w *world) garbage() map[string]bool { return w.Garbage(w.cutoff()) }
 
 // markCandidates is what the mark step must mark: every object older than
 // the cutoff that is neither staged nor in a head (its keep set).

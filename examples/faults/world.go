@@ -3,7 +3,6 @@ package faults
 import (
 	"context"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -47,7 +46,6 @@ type world struct {
 	dir    string
 	bucket *blob.Bucket // the fileblob, without faults
 	now    time.Time
-	ever   map[string]bool // addresses ever in a commit
 }
 
 // newWorld writes five simulated days of history: uploads to the staging
@@ -60,7 +58,7 @@ func newWorld(ctx context.Context, t T, rng *rand.Rand) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { bucket.Close() })
-	w := &world{dir: dir, bucket: bucket, now: time.Now().UTC().Truncate(time.Second), ever: map[string]bool{}, s: maphost.New()}
+	w := &world{dir: dir, bucket: bucket, now: time.Now().UTC().Truncate(time.Second), s: maphost.New()}
 	w.s.Staged["main"], w.s.Staged["dev"] = map[string]string{}, map[string]string{}
 	at := w.now.Add(-5 * 24 * time.Hour)
 	paths, err := pathprovider.New(pathprovider.WithClock(func() time.Time { return at }))
@@ -91,7 +89,7 @@ func newWorld(ctx context.Context, t T, rng *rand.Rand) *world {
 				break
 			}
 		case rng.IntN(2) == 0:
-			w.commit(b, at)
+			w.s.Commit(b, at)
 		}
 	}
 	if err := retention.NewRulesStore(bucket).Save(ctx, &retention.Rules{DefaultRetentionDays: 1}); err != nil {
@@ -100,54 +98,15 @@ func newWorld(ctx context.Context, t T, rng *rand.Rand) *world {
 	return w
 }
 
-func (w *world) commit(b string, at time.Time) {
-	s := w.s
-	c := retention.Commit{ID: fmt.Sprintf("c%03d", len(s.Commits)+1), CreationDate: at, Version: 1}
-	files := map[string]string{}
-	if head, ok := s.Tips[b]; ok {
-		c.Parents, files = []string{head}, maps.Clone(s.Files[head])
-	}
-	for p, a := range s.Staged[b] {
-		files[p] = a
-		w.ever[a] = true
-	}
-	s.Commits[c.ID], s.Files[c.ID], s.Tips[b], s.Staged[b] = c, files, c.ID, map[string]string{}
-}
+// cutoff is the cutoff of every cycle: Collect's clock stands at now.
+func (w *world) cutoff() time.Time { return w.now.Add(-minAge - sweep.DefaultClockSkew) }
 
-// live is what no cycle may delete: staged, in a head, or younger than the
-// cutoff. It is a subset of what the GC keeps (retention keeps more).
-func (w *world) live() map[string]string {
-	out := map[string]string{}
-	for a, at := range w.s.Created {
-		if at.After(w.now.Add(-minAge)) {
-			out[a] = "younger than the cutoff"
-		}
-	}
-	for b, h := range w.s.Tips {
-		for _, a := range w.s.Files[h] {
-			out[a] = "in the head of " + b
-		}
-	}
-	for b, st := range w.s.Staged {
-		for _, a := range st {
-			out[a] = "staged on " + b
-		}
-	}
-	return out
-}
+// live is what no cycle may delete (maphost.Store.Live at the cutoff).
+func (w *world) live() map[string]string { return w.s.Live(w.cutoff()) }
 
-// garbage is what the GC must delete: never committed, not staged, and
-// older than the cutoff with a day's margin.
-func (w *world) garbage() map[string]bool {
-	out := map[string]bool{}
-	live := w.live()
-	for a, at := range w.s.Created {
-		if !w.ever[a] && live[a] == "" && at.Before(w.now.Add(-minAge-24*time.Hour)) {
-			out[a] = true
-		}
-	}
-	return out
-}
+// garbage is what the GC must delete (maphost.Store.Garbage), older than
+// the cutoff with a day's margin.
+func (w *world) garbage() map[string]bool { return w.s.Garbage(w.cutoff().Add(-24 * time.Hour)) }
 
 func (w *world) exists(ctx context.Context, t T, key string) bool {
 	ok, err := w.bucket.Exists(ctx, key)
@@ -190,9 +149,9 @@ func RunWorld(ctx context.Context, t T, seed uint64, st *Stats, verbose bool) {
 	rng := rand.New(rand.NewPCG(seed, 0x1a4e))
 	w := newWorld(ctx, t, rng)
 	st.Written += int64(len(w.s.Created))
-	live := w.live()
+	live, ever := w.live(), w.s.EverCommitted()
 	for a, why := range live {
-		if why[:6] == "staged" && !w.ever[a] && w.s.Created[a].Before(w.now.Add(-minAge)) {
+		if why[:6] == "staged" && !ever[a] && w.s.Created[a].Before(w.now.Add(-minAge)) {
 			st.StagedOld++
 		}
 	}

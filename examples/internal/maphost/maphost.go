@@ -34,6 +34,68 @@ func New() *Store {
 		Commits: map[string]retention.Commit{}, Files: map[string]map[string]string{}, Created: map[string]time.Time{}}
 }
 
+// Commit turns a branch's staging area into a commit made at at: the
+// files of the branch's head (if it has one) with the staged paths over
+// them. A path is unstaged by deleting it from Staged; there are no
+// tombstones. It returns the new commit's ID, c001, c002, ...
+func (s *Store) Commit(branch string, at time.Time) string {
+	c := retention.Commit{ID: fmt.Sprintf("c%03d", len(s.Commits)+1), CreationDate: at, Version: 1}
+	files := map[string]string{}
+	if head, ok := s.Tips[branch]; ok {
+		c.Parents, files = []string{head}, maps.Clone(s.Files[head])
+	}
+	maps.Copy(files, s.Staged[branch])
+	s.Commits[c.ID], s.Files[c.ID], s.Tips[branch], s.Staged[branch] = c, files, c.ID, map[string]string{}
+	return c.ID
+}
+
+// Live is what no GC with this cutoff may delete, each address with why:
+// staged, in a branch's head, or created at or after the cutoff. It is a
+// subset of what a GC keeps (retention keeps more commits than the heads).
+func (s *Store) Live(cutoff time.Time) map[string]string {
+	out := map[string]string{}
+	for a, at := range s.Created {
+		if !at.Before(cutoff) {
+			out[a] = "younger than the cutoff"
+		}
+	}
+	for b, h := range s.Tips {
+		for _, a := range s.Files[h] {
+			out[a] = "in the head of " + b
+		}
+	}
+	for b, st := range s.Staged {
+		for _, a := range st {
+			out[a] = "staged on " + b
+		}
+	}
+	return out
+}
+
+// EverCommitted is every address some commit holds.
+func (s *Store) EverCommitted() map[string]bool {
+	out := map[string]bool{}
+	for _, files := range s.Files {
+		for _, a := range files {
+			out[a] = true
+		}
+	}
+	return out
+}
+
+// Garbage is what a whole GC cycle with this cutoff must delete: created
+// before the cutoff, never in a commit, and not staged.
+func (s *Store) Garbage(cutoff time.Time) map[string]bool {
+	out := map[string]bool{}
+	live, ever := s.Live(cutoff), s.EverCommitted()
+	for a := range s.Created {
+		if !ever[a] && live[a] == "" {
+			out[a] = true
+		}
+	}
+	return out
+}
+
 // seq yields items, then err or ctx's error.
 func seq[T any](ctx context.Context, items []T, err error) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
