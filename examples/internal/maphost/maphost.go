@@ -2,6 +2,10 @@
 // areas, branch heads, commits and their files — serving as the host of
 // lakegc.Collect in the examples' tests. It has no locks: Collect reads it
 // from one goroutine at a time, and nothing may write it during a cycle.
+//
+// examples/minihost writes the same adapters again on purpose: it is a
+// whole host a reader copies out of this repository, and a copy cannot
+// import an internal package. Both run retention's conformance suite.
 package maphost
 
 import (
