@@ -380,8 +380,8 @@ func (c *chain) runChild(ctx context.Context, killAt int) (rec *killRecord, fini
 func (c *chain) checkAfterKill(ctx context.Context, rec *killRecord) {
 	c.checkAlways(ctx)
 	if (rec.Op == opWrite || rec.Op == opClose) && !rec.Existed {
-		if ok, err := c.bucket.Exists(ctx, rec.Key); err != nil || ok {
-			c.violate("killed inside the write of %s (%s), the object is visible (%v)", rec.Key, rec.Op, err)
+		if c.exists(ctx, rec.Key) {
+			c.violate("killed inside the write of %s (%s), the object is visible", rec.Key, rec.Op)
 		}
 	}
 	spills, tmps := c.leftovers()
@@ -420,7 +420,7 @@ func (c *chain) leftovers() (spills []string, tmps int) {
 // complete unless it is.
 func (c *chain) checkAlways(ctx context.Context) {
 	for a, why := range c.live {
-		if ok, err := c.bucket.Exists(ctx, a); err != nil || !ok {
+		if !c.exists(ctx, a) {
 			c.violate("live object %s (%s) deleted", a, why)
 			delete(c.live, a) // reported once
 		}
@@ -433,7 +433,7 @@ func (c *chain) checkAlways(ctx context.Context) {
 // checkFilesWhole reads every file the GC wrote: each must be whole.
 func (c *chain) checkFilesWhole() {
 	root := bucketDir(c.dir)
-	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -476,6 +476,9 @@ func (c *chain) checkFilesWhole() {
 		}
 		return nil
 	})
+	if err != nil {
+		c.violate("reading the bucket folder: %v", err)
+	}
 }
 
 // runs lists the run folders under a folder of the storage prefix.
@@ -591,7 +594,9 @@ func (c *chain) checkMarks(ctx context.Context) {
 		if !ok {
 			continue
 		}
-		if n := c.failedRows(run); n != sj.Failed+sj.Refused {
+		if n, err := c.failedRows(run); err != nil {
+			c.violate("mark %s: counting failed/: %v", run, err)
+		} else if n != sj.Failed+sj.Refused {
 			c.violate("mark %s: sweep.json says %d failed and %d refused, failed/ lists %d", run, sj.Failed, sj.Refused, n)
 		}
 		if sj.Deleted+sj.AlreadyGone+sj.Failed+sj.Refused != sum.NumDeletedObjects {
@@ -599,7 +604,7 @@ func (c *chain) checkMarks(ctx context.Context) {
 		}
 		var left int64
 		for k := range cands {
-			if ok, _ := c.bucket.Exists(ctx, k); ok {
+			if c.exists(ctx, k) {
 				left++
 			}
 		}
@@ -633,7 +638,7 @@ func (c *chain) checkFinished(ctx context.Context) {
 				c.violate("candidates: %v", err)
 				break
 			}
-			if ok, _ := c.bucket.Exists(ctx, k); ok {
+			if c.exists(ctx, k) {
 				c.violate("the sweep finished, but candidate %s is still there", k)
 			}
 		}
@@ -643,7 +648,7 @@ func (c *chain) checkFinished(ctx context.Context) {
 			c.violate("the cycle finished, but its export or mark is not done: %+v", cs)
 		}
 		for a := range c.w.garbage() {
-			if ok, _ := c.bucket.Exists(ctx, a); ok {
+			if c.exists(ctx, a) {
 				c.violate("the cycle finished, but garbage %s is still there", a)
 			}
 		}
@@ -694,22 +699,57 @@ func worldDir(t *testing.T) string {
 	return t.TempDir()
 }
 
-// failedRows counts the rows of a sweep's failed/ parts.
-func (c *chain) failedRows(run string) int64 {
+// failedRows counts the rows of a sweep's failed/ parts (none without
+// the folder); a part that is not whole Parquet is an error.
+func (c *chain) failedRows(run string) (int64, error) {
 	var n int64
 	dir := filepath.Join(bucketDir(c.dir), "_lakefs", "retention", "gc", "unified", run, "failed")
-	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if path == dir && errors.Is(err, fs.ErrNotExist) {
+			return fs.SkipAll
+		}
 		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), "_") || strings.HasPrefix(d.Name(), ".") {
-			return nil
+			return err
 		}
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		if f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b))); err == nil {
-			n += f.NumRows()
+		f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
 		}
+		n += f.NumRows()
 		return nil
 	})
-	return n
+	return n, err
+}
+
+// exists says whether key is in the bucket; an error is a violation, so
+// that no check passes on it.
+func (c *chain) exists(ctx context.Context, key string) bool {
+	ok, err := c.bucket.Exists(ctx, key)
+	if err != nil {
+		c.violate("Exists(%s): %v", key, err)
+	}
+	return ok
+}
+
+// failedRows reads no folder as no rows, and fails on a part that is not
+// Parquet instead of counting it as empty.
+func TestFailedRows(t *testing.T) {
+	c := &chain{dir: t.TempDir()}
+	if n, err := c.failedRows("r1"); n != 0 || err != nil {
+		t.Fatalf("without failed/: %d rows, %v", n, err)
+	}
+	dir := filepath.Join(bucketDir(c.dir), "_lakefs", "retention", "gc", "unified", "r1", "failed")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "part-0.parquet"), []byte("PAR1 cut short"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.failedRows("r1"); err == nil {
+		t.Errorf("a part that is not Parquet: %d rows, no error", n)
+	}
 }
