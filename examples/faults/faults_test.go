@@ -49,3 +49,13 @@ func TestCollectWithFaults(t *testing.T) {
 		t.Errorf("the faults did not bite: %d of %d cycles failed", st.Failed, st.Cycles)
 	}
 }
+
+// A replay of one world (-faults.seed=N -v, or soak -v) logs the faults of
+// every cycle, the one without faults too.
+func TestRunWorldVerbose(t *testing.T) {
+	st := &Stats{Counts: map[string]int64{}}
+	RunWorld(context.Background(), t, 1, st, true)
+	if st.Cycles != faultRuns+1 {
+		t.Errorf("%d cycles, want %d", st.Cycles, faultRuns+1)
+	}
+}

@@ -198,7 +198,11 @@ func RunWorld(ctx context.Context, t T, seed uint64, st *Stats, verbose bool) {
 			}
 		}
 		if verbose {
-			t.Logf("cycle %d: faults %v; error %v", cycle, fb.Counts(), err)
+			var counts map[string]int64 // none in the cycle without faults
+			if fb != nil {
+				counts = fb.Counts()
+			}
+			t.Logf("cycle %d: faults %v; error %v", cycle, counts, err)
 		}
 		if err != nil {
 			st.Failed++
