@@ -522,6 +522,9 @@ func (s *Store) request(ctx context.Context, kind int, keys ...string) error {
 		return err
 	}
 	s.stats[kind].Add(1)
+	if kind == kBatch {
+		s.stats[kBatchKeys].Add(int64(len(keys)))
+	}
 	write := kind == kPut || kind == kDelete || kind == kBatch
 	parts := make([]string, len(keys))
 	for i, k := range keys {
@@ -580,7 +583,6 @@ func (s *Store) DeleteBatch(ctx context.Context, keys []string) (map[string]erro
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	s.stats[kBatchKeys].Add(int64(len(keys)))
 	if err := s.request(ctx, kBatch, keys...); err != nil {
 		return nil, err
 	}
