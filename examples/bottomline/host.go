@@ -75,7 +75,7 @@ type host struct {
 	ch *churn
 }
 
-// objectTime is every object's modification time, well before any cutoff.
+// objectAge is how old every object of the first cycle is, well past any cutoff.
 const objectAge = 90 * 24 * time.Hour
 
 func newHost(sc Scale, now time.Time) (*host, error) {
@@ -101,7 +101,7 @@ func newHost(sc Scale, now time.Time) (*host, error) {
 	return h, nil
 }
 
-// store returns the namespace's description, in key order.
+// description returns the namespace's slices, in key order.
 func (h *host) description() []s3sim.Slice {
 	d := append([]s3sim.Slice(nil), h.slices...)
 	for i := range d {
@@ -117,7 +117,7 @@ func (h *host) address(g int) string {
 	return h.slices[s].Prefix + h.names[s](g%h.perSlice)
 }
 
-// sliceOf returns the position in description() of each slice.
+// sliceOrder returns the position in description() of each slice.
 func (h *host) sliceOrder() []int {
 	order := make([]int, len(h.slices))
 	for i := range order {
