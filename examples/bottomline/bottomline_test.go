@@ -80,19 +80,8 @@ func TestBottomLine(t *testing.T) {
 
 	// Exactly the garbage is gone from the store: every object gone is at a
 	// garbage position, and there are as many as garbage objects.
-	pos := res.Host.sliceOrder()
-	var gone, live int
-	for s := range res.Host.slices {
-		res.Store.Gone(pos[s], func(i int) {
-			if g := s*res.Host.perSlice + i; g%period < garbagePer {
-				gone++
-			} else if live++; live <= 5 {
-				t.Errorf("live object %d (%s) deleted", g, res.Host.address(g))
-			}
-		})
-	}
-	if gone != sc.garbage() || live != 0 {
-		t.Errorf("%d garbage objects and %d live ones deleted; want %d and 0", gone, live, sc.garbage())
+	if err := checkDeleted(res.Host, nil, res.Store); err != nil {
+		t.Error(err)
 	}
 
 	// Memory.

@@ -27,11 +27,10 @@ import (
 //
 // The sweep deletes the garbage; nothing else is deleted.
 type churn struct {
-	every   int // staged object k (committed q) is dropped when k%every == 0; 0: none
-	objects int // new objects, in slices of the host's perSlice
-	slices  []s3sim.Slice
-	names   []func(int) string
-	late    []string // the late objects' keys
+	every   int           // staged object k (committed q) is dropped when k%every == 0; 0: none
+	objects int           // new objects, in slices of the host's perSlice
+	slices  []s3sim.Slice // each with its Name
+	late    []string      // the late objects' keys
 	h       *host
 }
 
@@ -52,12 +51,12 @@ func newChurn(h *host, c float64) (*churn, error) {
 	for j := 0; j*h.perSlice < ch.objects; j++ {
 		start := newest.Add(time.Duration(j+1) * time.Hour)
 		prefix := "data/" + pathprovider.DescendingID(start).String() + "/"
-		ch.slices = append(ch.slices, s3sim.Slice{Prefix: prefix, Count: min(h.perSlice, ch.objects-j*h.perSlice), ModTime: start, Size: 1 << 10})
-		ch.names = append(ch.names, s3sim.XIDNames(prefix, start))
+		ch.slices = append(ch.slices, s3sim.Slice{Prefix: prefix, Count: min(h.perSlice, ch.objects-j*h.perSlice),
+			Name: s3sim.XIDNames(prefix, start), ModTime: start, Size: 1 << 10})
 	}
 	for k := range lateObjects {
 		s := k % min(3, len(h.slices))
-		ch.late = append(ch.late, h.slices[s].Prefix+h.names[s](h.slices[s].Count+k))
+		ch.late = append(ch.late, h.slices[s].Prefix+h.slices[s].Name(h.slices[s].Count+k))
 	}
 	return ch, nil
 }
@@ -69,7 +68,7 @@ func (ch *churn) dropped(k int) bool { return ch.every > 0 && k%ch.every == 0 }
 // address is the key of new object n.
 func (ch *churn) address(n int) string {
 	j := n / ch.h.perSlice
-	return ch.slices[j].Prefix + ch.names[j](n%ch.h.perSlice)
+	return ch.slices[j].Prefix + ch.slices[j].Name(n%ch.h.perSlice)
 }
 
 func newStagedPath(k int) string { return fmt.Sprintf("q/%010d", k) }
@@ -92,12 +91,7 @@ func (ch *churn) garbage() int {
 // apply makes the churn: the host's next cycle sees it, the store holds
 // the new slices and the late objects.
 func (ch *churn) apply(ctx context.Context, store *s3sim.Store) error {
-	d := make([]s3sim.Slice, len(ch.slices))
-	for i := range d {
-		d[i] = ch.slices[i]
-		d[i].Name = ch.names[i]
-	}
-	if err := store.Add(d...); err != nil {
+	if err := store.Add(ch.slices...); err != nil {
 		return err
 	}
 	b := store.Bucket()

@@ -69,13 +69,12 @@ type host struct {
 	sc       Scale
 	now      time.Time
 	perSlice int
-	slices   []s3sim.Slice // in the order of the objects
-	names    []func(int) string
+	slices   []s3sim.Slice // in the order of the objects, each with its Name
 	// ch is what changed since the first cycle; nil in the first.
 	ch *churn
 }
 
-// objectTime is every object's modification time, well before any cutoff.
+// objectAge is how old every object of the first cycle is, well past any cutoff.
 const objectAge = 90 * 24 * time.Hour
 
 func newHost(sc Scale, now time.Time) (*host, error) {
@@ -92,8 +91,7 @@ func newHost(sc Scale, now time.Time) (*host, error) {
 		// Slices started an hour apart, the newest a day before the objects.
 		id := pathprovider.DescendingID(mod.Add(-time.Duration(s) * time.Hour)).String()
 		prefix := "data/" + id + "/"
-		h.slices = append(h.slices, s3sim.Slice{Prefix: prefix, Count: n, ModTime: mod, Size: 1 << 10})
-		h.names = append(h.names, s3sim.XIDNames(prefix, mod))
+		h.slices = append(h.slices, s3sim.Slice{Prefix: prefix, Count: n, Name: s3sim.XIDNames(prefix, mod), ModTime: mod, Size: 1 << 10})
 	}
 	// Slices of perSlice objects: fewer than asked when they do not divide
 	// the objects.
@@ -101,12 +99,9 @@ func newHost(sc Scale, now time.Time) (*host, error) {
 	return h, nil
 }
 
-// store returns the namespace's description, in key order.
+// description returns the namespace's slices, in key order.
 func (h *host) description() []s3sim.Slice {
 	d := append([]s3sim.Slice(nil), h.slices...)
-	for i := range d {
-		d[i].Name = h.names[i]
-	}
 	sort.Slice(d, func(i, j int) bool { return d[i].Prefix < d[j].Prefix })
 	return d
 }
@@ -114,10 +109,10 @@ func (h *host) description() []s3sim.Slice {
 // address is the key of object g.
 func (h *host) address(g int) string {
 	s := g / h.perSlice
-	return h.slices[s].Prefix + h.names[s](g%h.perSlice)
+	return h.slices[s].Prefix + h.slices[s].Name(g%h.perSlice)
 }
 
-// sliceOf returns the position in description() of each slice.
+// sliceOrder returns the position in description() of each slice.
 func (h *host) sliceOrder() []int {
 	order := make([]int, len(h.slices))
 	for i := range order {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -82,7 +83,7 @@ type bench struct {
 	o         Options
 	h         *host
 	store     *s3sim.Store
-	dataLists *atomicCount // list pages of the slices' folders, of the store and its clones
+	dataLists *atomic.Int64 // list pages of the slices' folders, of the store and its clones
 }
 
 // newBench builds the repository and its store, with the rules.
@@ -91,10 +92,10 @@ func newBench(ctx context.Context, sc Scale, o Options) (*bench, error) {
 	if err != nil {
 		return nil, err
 	}
-	dataLists := new(atomicCount)
+	dataLists := new(atomic.Int64)
 	store, err := s3sim.New(h.description(), s3sim.WithLatency(o.Latency), s3sim.WithRates(o.ReadRate, o.WriteRate), s3sim.WithPrefixDepth(o.PrefixDepth), s3sim.WithObserver(func(r s3sim.Request) {
 		if r.Kind == "list" && strings.HasPrefix(r.Key, "data/") && strings.Count(r.Key, "/") == 2 {
-			dataLists.add(1)
+			dataLists.Add(1)
 		}
 	}))
 	if err != nil {
@@ -129,7 +130,7 @@ func (bn *bench) cycle(ctx context.Context, store *s3sim.Store, optimized bool) 
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	startRSS := currentRSS()
-	load, lists, overlay := loadAverage(), bn.dataLists.load(), store.OverlayBytes()
+	load, lists, overlay := loadAverage(), bn.dataLists.Load(), store.OverlayBytes()
 	rec := newRecorder(store, bn.o)
 	defer rec.stop()
 	rep, err := lakegc.Collect(ctx, lakegc.Host{Staging: bn.h, Commits: bn.h, Committed: bn.h}, lakegc.Config{
@@ -148,18 +149,10 @@ func (bn *bench) cycle(ctx context.Context, store *s3sim.Store, optimized bool) 
 		return nil, err
 	}
 	return &Result{Scale: bn.h.sc, Opts: bn.o, Report: rep, Phases: rec.phases, Total: rec.total,
-		Overlay: store.OverlayBytes(), Store: store, Host: bn.h, DataList: bn.dataLists.load() - lists,
+		Overlay: store.OverlayBytes(), Store: store, Host: bn.h, DataList: bn.dataLists.Load() - lists,
 		LoadStart: load, LoadEnd: loadAverage(), StartHeap: int64(ms.HeapAlloc), StartRSS: startRSS,
 		StartOverlay: overlay}, nil
 }
-
-type atomicCount struct {
-	mu sync.Mutex
-	n  int64
-}
-
-func (a *atomicCount) add(n int64) { a.mu.Lock(); a.n += n; a.mu.Unlock() }
-func (a *atomicCount) load() int64 { a.mu.Lock(); defer a.mu.Unlock(); return a.n }
 
 // recorder splits the run into phases at each change of Progress's phase
 // or step, with the requests, the time and the peak memory of each.

@@ -7,7 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/lakegc/lakegc/pathprovider"
+	"github.com/rs/xid"
 	"gocloud.dev/blob/driver"
 )
 
@@ -207,6 +210,17 @@ func TestLayout(t *testing.T) {
 	}
 	if !slices.IsSorted(l.names) || len(slices.Compact(slices.Clone(l.names))) != 8 {
 		t.Fatalf("slice names %v", l.names)
+	}
+	// Slice i (in name order, newest first) started 100+i hours before t0,
+	// as lakeFS's reversed slice time says: age protects no object.
+	for i, name := range l.names {
+		id, err := xid.FromString(name)
+		if err != nil {
+			t.Fatalf("slice %q: %v", name, err)
+		}
+		if got, want := pathprovider.DescendingTime(id), t0.Add(-time.Duration(100+i)*time.Hour); !got.Equal(want) {
+			t.Fatalf("slice %d (%s) started %v, want %v", i, name, got, want)
+		}
 	}
 	seen := map[string]int{}
 	for _, f := range []func(int) bool{isUncommitted, isCommitted} {

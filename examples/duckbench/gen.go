@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/lakegc/lakegc/pathprovider"
 	"github.com/parquet-go/parquet-go"
-	"github.com/rs/xid"
 )
 
 // t0 is the benchmark's "now": Mark's clock and the export's start. Every
@@ -25,10 +25,6 @@ var (
 	t0      = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	modTime = t0.Add(-200 * time.Hour)
 )
-
-// reversalPoint is lakeFS's year 4000 in Unix seconds: a slice is named by
-// the xid of reversalPoint minus its start time, so newer slices sort first.
-const reversalPoint = 64060588800
 
 // layout is the generated namespace: slices × perSlice objects with keys
 // data/<slice>/o<19 digits>, the shape of sweep's BenchmarkMark. Object n
@@ -48,12 +44,11 @@ func newLayout(keys, nSlices int) (*layout, error) {
 	}
 	l := &layout{Slices: nSlices, PerSlice: keys / nSlices}
 	for i := range nSlices {
-		// Slice i started 100+i hours before t0. The xid's other bytes
-		// are fixed, not the machine's and process's, so every run names
-		// the slices alike.
-		var id xid.ID
-		start := t0.Add(-time.Duration(100+i) * time.Hour)
-		binary.BigEndian.PutUint32(id[:4], uint32(reversalPoint-start.Unix()))
+		// Slice i started 100+i hours before t0, named as lakeFS names a
+		// slice (pathprovider.DescendingID). The xid's other bytes are
+		// fixed, not the machine's and process's, so every run names the
+		// slices alike.
+		id := pathprovider.DescendingID(t0.Add(-time.Duration(100+i) * time.Hour))
 		binary.BigEndian.PutUint64(id[4:], uint64(i)*0x9E3779B97F4A7C15)
 		l.names = append(l.names, id.String())
 	}

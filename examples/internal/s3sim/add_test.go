@@ -51,6 +51,9 @@ func TestAddLikeNew(t *testing.T) {
 	if !slices.Equal(gone, []int{7}) {
 		t.Fatalf("Gone(%d) = %v, want [7]", len(first)+1, gone)
 	}
+	if err := s.Add(Slice{Prefix: "z/", Count: -1}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("Add of a slice of -1 objects: %v, want ErrInvalid", err)
+	}
 	if err := s.Add(Slice{Prefix: "data/s1/", Count: 1, ModTime: old}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("Add of an overlapping slice: %v, want ErrInvalid", err)
 	}

@@ -269,18 +269,12 @@ func New(slices []Slice, opts ...Option) (*Store, error) {
 	s := &Store{cfg: cfg, overlay: map[string]*object{}}
 	s.thr = newThrottle(cfg.now, cfg.readRate, cfg.writeRate)
 	for i, d := range slices {
-		if d.Count < 0 {
-			return nil, fmt.Errorf("%w: slice %d has %d objects", ErrInvalid, i, d.Count)
-		}
-		if d.Count == 0 {
-			continue
-		}
-		if d.Name == nil {
-			d.Name = XIDNames(d.Prefix, d.ModTime)
-		}
-		sl := &slice{Slice: d, index: i, first: d.Prefix + d.Name(0), last: d.Prefix + d.Name(d.Count-1), md5: zeroMD5(d.Size)}
-		if err := sl.check(); err != nil {
+		sl, err := newSlice(d, i)
+		if err != nil {
 			return nil, fmt.Errorf("%w: slice %d: %v", ErrInvalid, i, err)
+		}
+		if sl == nil {
+			continue
 		}
 		if n := len(s.slices); n > 0 && sl.first <= s.slices[n-1].last {
 			return nil, fmt.Errorf("%w: slice %d (%q) does not start after slice %d ends (%q)", ErrInvalid, i, sl.first, i-1, s.slices[n-1].last)
@@ -289,6 +283,25 @@ func New(slices []Slice, opts ...Option) (*Store, error) {
 	}
 	s.numSlices = len(slices)
 	return s, nil
+}
+
+// newSlice makes the slice of d, at position index (for Gone); nil for a
+// slice of no objects.
+func newSlice(d Slice, index int) (*slice, error) {
+	if d.Count < 0 {
+		return nil, fmt.Errorf("%d objects", d.Count)
+	}
+	if d.Count == 0 {
+		return nil, nil
+	}
+	if d.Name == nil {
+		d.Name = XIDNames(d.Prefix, d.ModTime)
+	}
+	sl := &slice{Slice: d, index: index, first: d.Prefix + d.Name(0), last: d.Prefix + d.Name(d.Count-1), md5: zeroMD5(d.Size)}
+	if err := sl.check(); err != nil {
+		return nil, err
+	}
+	return sl, nil
 }
 
 // check samples the slice's names for order: a Name that is not ascending
@@ -453,18 +466,12 @@ func (s *Store) Add(add ...Slice) error {
 	next := s.numSlices
 	all := append([]*slice(nil), s.slices...)
 	for n, d := range add {
-		if d.Count < 0 {
-			return fmt.Errorf("%w: added slice %d has %d objects", ErrInvalid, n, d.Count)
-		}
-		if d.Count == 0 {
-			continue
-		}
-		if d.Name == nil {
-			d.Name = XIDNames(d.Prefix, d.ModTime)
-		}
-		sl := &slice{Slice: d, index: next + n, first: d.Prefix + d.Name(0), last: d.Prefix + d.Name(d.Count-1), md5: zeroMD5(d.Size)}
-		if err := sl.check(); err != nil {
+		sl, err := newSlice(d, next+n)
+		if err != nil {
 			return fmt.Errorf("%w: added slice %d: %v", ErrInvalid, n, err)
+		}
+		if sl == nil {
+			continue
 		}
 		j := sort.Search(len(all), func(j int) bool { return all[j].first > sl.first })
 		if j > 0 && all[j-1].last >= sl.first || j < len(all) && all[j].first <= sl.last {
@@ -522,6 +529,9 @@ func (s *Store) request(ctx context.Context, kind int, keys ...string) error {
 		return err
 	}
 	s.stats[kind].Add(1)
+	if kind == kBatch {
+		s.stats[kBatchKeys].Add(int64(len(keys)))
+	}
 	write := kind == kPut || kind == kDelete || kind == kBatch
 	parts := make([]string, len(keys))
 	for i, k := range keys {
@@ -580,7 +590,6 @@ func (s *Store) DeleteBatch(ctx context.Context, keys []string) (map[string]erro
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	s.stats[kBatchKeys].Add(int64(len(keys)))
 	if err := s.request(ctx, kBatch, keys...); err != nil {
 		return nil, err
 	}

@@ -293,6 +293,15 @@ func TestDeleteBatch(t *testing.T) {
 	if st := store.Stats(); st.DeleteBatches != 1 || st.BatchKeys != 4 {
 		t.Fatalf("Stats = %+v", st)
 	}
+	// A batch whose context ended is not sent: none of its keys count.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := store.DeleteBatch(cctx, keys[:2]); !errors.Is(err, context.Canceled) {
+		t.Fatalf("DeleteBatch(cancelled) = %v", err)
+	}
+	if st := store.Stats(); st.DeleteBatches != 1 || st.BatchKeys != 4 {
+		t.Fatalf("Stats after a cancelled batch = %+v, want 1 batch of 4 keys", st)
+	}
 }
 
 // TestThrottle: past the rate of a partition, requests answer SlowDown
