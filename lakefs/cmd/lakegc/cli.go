@@ -240,6 +240,10 @@ func gc(ctx context.Context, o gcOptions, stdout, stderr io.Writer) int {
 			printJSON(stdout, stderr, err, rep)
 		}
 		switch {
+		case ctx.Err() != nil:
+			// Interrupted: whichever call was cut short, lakeFS neither
+			// refused nor was unreachable.
+			return exitFailed
 		case errors.Is(err, errLakeFS):
 			return exitLakeFS
 		case errors.Is(err, lakegc.ErrInvalidConfig):

@@ -237,3 +237,21 @@ func TestProcessEnvHidesNow(t *testing.T) {
 		t.Errorf("processEnv(%s) = %q", api.EnvEndpointURL, v)
 	}
 }
+
+// A run interrupted (SIGINT, SIGTERM: its context ends) during a call to
+// lakeFS is exit 1, as the doc says, not 3: lakeFS neither refused nor was
+// unreachable.
+func TestGCInterruptedIsNotALakeFSError(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, []string{"gc", "--repo", "r", "--endpoint", srv.URL, "--access-key-id", "a", "--secret-access-key", "b"},
+		envOf(nil), &stdout, &stderr)
+	if code != exitFailed || !strings.Contains(stderr.String(), context.Canceled.Error()) {
+		t.Errorf("exit %d, want %d; stderr %q", code, exitFailed, stderr.String())
+	}
+}
