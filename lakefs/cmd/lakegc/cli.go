@@ -17,6 +17,7 @@ import (
 
 	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/lakefs/api"
+	"github.com/lakegc/lakegc/namespace"
 )
 
 // Exit codes.
@@ -246,7 +247,9 @@ func gc(ctx context.Context, o gcOptions, stdout, stderr io.Writer) int {
 			return exitFailed
 		case errors.Is(err, errLakeFS):
 			return exitLakeFS
-		case errors.Is(err, lakegc.ErrInvalidConfig):
+		case errors.Is(err, lakegc.ErrInvalidConfig), errors.Is(err, namespace.ErrNoLocalRoot):
+			// An option Collect refuses, or a local repository without
+			// --blockstore-path.
 			return exitUsage
 		}
 		return exitFailed

@@ -321,3 +321,22 @@ func TestGCInterruptedIsNotALakeFSError(t *testing.T) {
 		t.Errorf("exit %d, want %d; stderr %q", code, exitFailed, stderr.String())
 	}
 }
+
+// A repository on lakeFS's local blockstore needs --blockstore-path: without
+// it the run is a usage error, exit 2, and nothing is asked of lakeFS after
+// the repository.
+func TestGCLocalNamespaceWithoutBlockstorePathIsUsage(t *testing.T) {
+	var paths []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		paths = append(paths, r.URL.Path)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"id":"r","storage_namespace":"local://r","default_branch":"main","creation_date":1}`))
+	}))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), []string{"gc", "--repo", "r", "--endpoint", srv.URL, "--access-key-id", "a", "--secret-access-key", "b"},
+		envOf(nil), &stdout, &stderr)
+	if code != exitUsage || !strings.Contains(stderr.String(), "--blockstore-path") || !slices.Equal(paths, []string{"/api/v1/repositories/r"}) {
+		t.Errorf("exit %d, want %d; calls %q; stderr %q", code, exitUsage, paths, stderr.String())
+	}
+}
