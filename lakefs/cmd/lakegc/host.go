@@ -23,8 +23,8 @@ import (
 )
 
 // storagePrefix is lakeFS's folder of its own files in a namespace
-// (committed.block_storage_prefix).
-const storagePrefix = "_lakefs"
+// (committed.block_storage_prefix), the library's default.
+const storagePrefix = lakegc.DefaultStoragePrefix
 
 // errLakeFS marks the errors of lakeFS's API, for the exit code.
 var errLakeFS = errors.New("lakeFS")
