@@ -20,6 +20,7 @@ import (
 // branches, their diffs, and object stats.
 type fakeStaging struct {
 	branches []string
+	hidden   map[string]bool                // listed only with show_hidden=true, as lakeFS does
 	diffs    map[string][]map[string]string // branch → diff results
 	stats    map[string]string              // branch/path → physical address; absent: 404
 }
@@ -34,7 +35,9 @@ func (f *fakeStaging) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == "branches":
 		var res []map[string]string
 		for _, b := range f.branches {
-			res = append(res, map[string]string{"id": b})
+			if !f.hidden[b] || r.URL.Query().Get("show_hidden") == "true" {
+				res = append(res, map[string]string{"id": b})
+			}
 		}
 		page(res)
 	case strings.HasPrefix(p, "branches/") && strings.HasSuffix(p, "/diff"):
@@ -83,6 +86,7 @@ func stagedOf(t *testing.T, f *fakeStaging) ([]string, error) {
 func TestStagedAddresses(t *testing.T) {
 	f := &fakeStaging{
 		branches: []string{"main", "_hidden"},
+		hidden:   map[string]bool{"_hidden": true},
 		diffs: map[string][]map[string]string{
 			"main": {
 				{"type": "added", "path": "a", "path_type": "object"},
