@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -23,6 +24,9 @@ type fakeStaging struct {
 	hidden   map[string]bool                // listed only with show_hidden=true, as lakeFS does
 	diffs    map[string][]map[string]string // branch → diff results
 	stats    map[string]string              // branch/path → physical address; absent: 404
+	// refuse answers 403 to the requests whose path ends so, and broken
+	// a page that is not JSON.
+	refuse, broken string
 }
 
 func (f *fakeStaging) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -32,6 +36,11 @@ func (f *fakeStaging) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p := strings.TrimPrefix(r.URL.Path, "/api/v1/repositories/r/")
 	switch {
+	case f.refuse != "" && strings.HasSuffix(r.URL.Path, f.refuse):
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write([]byte(`{"message":"insufficient permissions"}`))
+	case f.broken != "" && strings.HasSuffix(r.URL.Path, f.broken):
+		_, _ = w.Write([]byte(`{"pagination":`))
 	case p == "branches":
 		var res []map[string]string
 		for _, b := range f.branches {
@@ -163,6 +172,29 @@ func TestActiveCommitsRefusesAnotherStoragePrefix(t *testing.T) {
 		hc, err := h.ActiveCommits(t.Context(), time.Now())
 		if ok != (err == nil) {
 			t.Errorf("prefix %s: %+v, %v", prefix, hc, err)
+		}
+	}
+}
+
+// Any call of the listing that fails — the branches, a branch's diff, a
+// stat other than 404, a page that is not JSON — fails the export: a
+// listing that went on without it would leave staged objects unprotected.
+func TestStagedAddressesFailsWithAnyCall(t *testing.T) {
+	for _, tc := range []struct{ refuse, broken string }{
+		{refuse: "/branches"},
+		{refuse: "/branches/feat/diff"},
+		{refuse: "/refs/feat/objects/stat"},
+		{broken: "/branches"},
+		{broken: "/branches/feat/diff"},
+		{broken: "/refs/feat/objects/stat"},
+	} {
+		f := &fakeStaging{branches: []string{"main", "feat"},
+			diffs: map[string][]map[string]string{"main": {{"type": "added", "path": "a", "path_type": "object"}},
+				"feat": {{"type": "added", "path": "b", "path_type": "object"}}},
+			stats:  map[string]string{"main/a": "data/a", "feat/b": "data/b"},
+			refuse: tc.refuse, broken: tc.broken}
+		if got, err := stagedOf(t, f); !errors.Is(err, errLakeFS) {
+			t.Errorf("%+v: staged %q, %v; want an error of lakeFS", tc, got, err)
 		}
 	}
 }
