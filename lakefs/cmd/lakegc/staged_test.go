@@ -198,3 +198,31 @@ func TestStagedAddressesFailsWithAnyCall(t *testing.T) {
 		}
 	}
 }
+
+// An uncommitted export lakeFS says it wrote anywhere but under the
+// namespace's _lakefs/retention/gc/uncommitted/<run_id>/ is refused as an
+// error of lakeFS, with its cause.
+func TestExportRefusesAnotherLocation(t *testing.T) {
+	for loc, cause := range map[string]error{
+		"s3://other/repo1/_lakefs/retention/gc/uncommitted/u1/uncommitted/": api.ErrOutsideNamespace,
+		"s3://b/repo1/_meta/retention/gc/uncommitted/u1/uncommitted/":       nil,
+		"s3://b/repo1/_lakefs/retention/gc/uncommitted/u2/uncommitted/":     nil,
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusCreated)
+			_ = json.NewEncoder(w).Encode(map[string]string{"run_id": "u1", "gc_uncommitted_location": loc})
+		}))
+		client, err := api.New(srv.URL, "a", "b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := &lakeFSHost{client: client, repo: "r", namespace: "s3://b/repo1", resolved: "s3://b/repo1",
+			tempDir: t.TempDir(), logger: slog.New(slog.NewTextHandler(io.Discard, nil)), bar: newProgress(io.Discard, false)}
+		_, err = h.Export(t.Context())
+		if !errors.Is(err, errLakeFS) || cause != nil && !errors.Is(err, cause) || err != nil && strings.Contains(err.Error(), "<nil>") {
+			t.Errorf("export at %s: %v; want an error of lakeFS wrapping %v", loc, err, cause)
+		}
+		srv.Close()
+	}
+}
