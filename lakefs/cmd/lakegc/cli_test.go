@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
@@ -84,7 +85,7 @@ func TestParseGCFlagsAndEnv(t *testing.T) {
 		t.Fatalf("code %d: %s", code, stderr.String())
 	}
 	if o.endpoint != "http://flag" || o.accessKeyID != "env-key" || o.secretAccessKey != "env-secret" || !o.sweep || !o.optimized ||
-		o.memory != 64<<20 || o.minAge.Hours() != 48 || o.blockstorePath != "/var/lakefs" || o.now.Day() != 1 || o.json || o.progress {
+		o.memory != 64<<20 || o.minAge.Hours() != 48 || o.blockstorePath != "/var/lakefs" || !o.now.Equal(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)) || o.json || o.progress {
 		t.Errorf("options %+v", o)
 	}
 }
