@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -175,6 +176,49 @@ func FuzzResolveNamespace(f *testing.F) {
 		key, err := RelativeKey(root, loc)
 		if err != nil || strings.Count(key, "/") < 5 || !strings.HasSuffix(key, "/retention/gc/commits/run_id="+run+"/commits.csv") {
 			t.Fatalf("ResolveNamespace(%q, %q, %q) = %q: report key %q, %v", ns, loc, run, root, key, err)
+		}
+	})
+}
+
+func FuzzDecodePage(f *testing.F) {
+	for _, s := range []string{
+		`{"pagination":{"has_more":true,"next_offset":"b","results":2,"max_per_page":2},"results":[{"id":"a"},{"id":"b"}]}`,
+		`{"pagination":{"has_more":false,"next_offset":""},"results":[]}`,
+		`{"pagination":{"has_more":true,"next_offset":""},"results":[]}`,
+		`{"pagination":{"has_more":false},"results":{}}`,
+	} {
+		f.Add([]byte(s), "")
+		f.Add([]byte(s), "b")
+	}
+	f.Fuzz(func(t *testing.T, b []byte, after string) {
+		results, next, err := decodePage(b, after)
+		if err != nil {
+			return
+		}
+		// A next page is one past after; the results are JSON values.
+		if next != "" && next == after || !json.Valid(b) {
+			t.Fatalf("%q after %q: next %q", b, after, next)
+		}
+		for _, r := range results {
+			if !json.Valid(r) {
+				t.Fatalf("%q: result %q", b, r)
+			}
+		}
+	})
+}
+
+func FuzzDecodeListingEntries(f *testing.F) {
+	addSeeds(f, `{"id":"main","commit_id":"c1"}`, `{"type":"added","path":"a","path_type":"object","size_bytes":3}`,
+		`{"path":"a","path_type":"object","physical_address":"local:///bs/r/data/g1/x,sig","checksum":"c","mtime":1}`)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if id, err := decodeBranch(b); err == nil && id == "" {
+			t.Fatalf("%q: branch without a name", b)
+		}
+		if ch, err := decodeChange(b); err == nil && (ch.Type == "" || ch.Path == "") {
+			t.Fatalf("%q: change %+v", b, ch)
+		}
+		if st, err := decodeObjectStats(b); err == nil && st.PhysicalAddress == "" {
+			t.Fatalf("%q: stats %+v", b, st)
 		}
 	})
 }

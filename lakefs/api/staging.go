@@ -18,11 +18,6 @@ const pageSize = 1000
 // cannot loop a caller for ever: 10⁹ entries at pageSize.
 const maxPages = 1_000_000
 
-type paginationJSON struct {
-	HasMore    *bool  `json:"has_more"`
-	NextOffset string `json:"next_offset"`
-}
-
 // ListBranches yields the name of every branch of repo, with hidden branches
 // when showHidden is set (lakeFS lists them only then), page by page (GET
 // /repositories/{repo}/branches). It ends with an error if any page fails.
@@ -38,18 +33,13 @@ func (c *Client) ListBranches(ctx context.Context, repo string, showHidden bool)
 			return
 		}
 		for r, err := range c.paginate(ctx, op, repoPath(repo)+"/branches", q) {
-			var b struct {
-				ID string `json:"id"`
-			}
+			var id string
 			if err == nil {
-				if err = json.Unmarshal(r, &b); err == nil && b.ID == "" {
-					err = missing("id")
-				}
-				if err != nil {
+				if id, err = decodeBranch(r); err != nil {
 					err = malformed(op, err)
 				}
 			}
-			if !yield(b.ID, err) || err != nil {
+			if !yield(id, err) || err != nil {
 				return
 			}
 		}
@@ -81,20 +71,13 @@ func (c *Client) BranchChanges(ctx context.Context, repo, branch string) iter.Se
 		}
 		path := repoPath(repo) + "/branches/" + url.PathEscape(branch) + "/diff"
 		for r, err := range c.paginate(ctx, op, path, nil) {
-			var ch struct {
-				Type     string `json:"type"`
-				Path     string `json:"path"`
-				PathType string `json:"path_type"`
-			}
+			var ch Change
 			if err == nil {
-				if err = json.Unmarshal(r, &ch); err == nil && (ch.Type == "" || ch.Path == "") {
-					err = missing("type or path")
-				}
-				if err != nil {
+				if ch, err = decodeChange(r); err != nil {
 					err = malformed(op, err)
 				}
 			}
-			if !yield(Change{Type: ch.Type, Path: ch.Path, PathType: ch.PathType}, err) || err != nil {
+			if !yield(ch, err) || err != nil {
 				return
 			}
 		}
@@ -124,17 +107,11 @@ func (c *Client) StatObject(ctx context.Context, repo, ref, path string) (*Objec
 	if err != nil {
 		return nil, err
 	}
-	var j struct {
-		Path            string `json:"path"`
-		PhysicalAddress string `json:"physical_address"`
-	}
-	if err := decodeOne(body, &j); err != nil {
+	st, err := decodeObjectStats(body)
+	if err != nil {
 		return nil, malformed(op, err)
 	}
-	if j.PhysicalAddress == "" {
-		return nil, malformed(op, missing("physical_address"))
-	}
-	return &ObjectStats{Path: j.Path, PhysicalAddress: j.PhysicalAddress}, nil
+	return st, nil
 }
 
 // paginate yields the raw results of a paginated listing at path.
@@ -156,24 +133,7 @@ func (c *Client) paginate(ctx context.Context, op, path string, q url.Values) it
 				yield(nil, err)
 				return
 			}
-			var page struct {
-				Pagination *paginationJSON  `json:"pagination"`
-				Results    *json.RawMessage `json:"results"`
-			}
-			var results []json.RawMessage
-			err = decodeOne(body, &page)
-			switch {
-			case err != nil:
-			case page.Pagination == nil || page.Pagination.HasMore == nil:
-				err = missing("pagination")
-			case page.Results == nil:
-				err = missing("results")
-			default:
-				err = json.Unmarshal(*page.Results, &results)
-			}
-			if err == nil && *page.Pagination.HasMore && (page.Pagination.NextOffset == "" || page.Pagination.NextOffset == after) {
-				err = errors.New("has_more without a new next_offset")
-			}
+			results, next, err := decodePage(body, after)
 			if err != nil {
 				yield(nil, malformed(op, err))
 				return
@@ -183,11 +143,87 @@ func (c *Client) paginate(ctx context.Context, op, path string, q url.Values) it
 					return
 				}
 			}
-			if !*page.Pagination.HasMore {
+			if next == "" {
 				return
 			}
-			after = page.Pagination.NextOffset
+			after = next
 		}
 		yield(nil, malformed(op, fmt.Errorf("more than %d pages", maxPages)))
 	}
+}
+
+// decodePage decodes a page of a listing asked for with after: its results,
+// and the offset of the next page, empty after the last. A page that says
+// there is more without an offset past after is an error: it would end the
+// listing early or loop it.
+func decodePage(b []byte, after string) (results []json.RawMessage, next string, err error) {
+	var page struct {
+		Pagination *struct {
+			HasMore    *bool  `json:"has_more"`
+			NextOffset string `json:"next_offset"`
+		} `json:"pagination"`
+		Results *json.RawMessage `json:"results"`
+	}
+	if err := decodeOne(b, &page); err != nil {
+		return nil, "", err
+	}
+	switch p := page.Pagination; {
+	case p == nil || p.HasMore == nil:
+		return nil, "", missing("pagination")
+	case page.Results == nil:
+		return nil, "", missing("results")
+	case *p.HasMore && (p.NextOffset == "" || p.NextOffset == after):
+		return nil, "", errors.New("has_more without a new next_offset")
+	case *p.HasMore:
+		next = p.NextOffset
+	}
+	if err := json.Unmarshal(*page.Results, &results); err != nil {
+		return nil, "", err
+	}
+	return results, next, nil
+}
+
+// decodeBranch decodes a branch of a branch listing: its name.
+func decodeBranch(b []byte) (string, error) {
+	var j struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(b, &j); err != nil {
+		return "", err
+	}
+	if j.ID == "" {
+		return "", missing("id")
+	}
+	return j.ID, nil
+}
+
+// decodeChange decodes a change of a diff listing.
+func decodeChange(b []byte) (Change, error) {
+	var j struct {
+		Type     string `json:"type"`
+		Path     string `json:"path"`
+		PathType string `json:"path_type"`
+	}
+	if err := json.Unmarshal(b, &j); err != nil {
+		return Change{}, err
+	}
+	if j.Type == "" || j.Path == "" {
+		return Change{}, missing("type or path")
+	}
+	return Change{Type: j.Type, Path: j.Path, PathType: j.PathType}, nil
+}
+
+// decodeObjectStats decodes an object's stats.
+func decodeObjectStats(b []byte) (*ObjectStats, error) {
+	var j struct {
+		Path            string `json:"path"`
+		PhysicalAddress string `json:"physical_address"`
+	}
+	if err := decodeOne(b, &j); err != nil {
+		return nil, err
+	}
+	if j.PhysicalAddress == "" {
+		return nil, missing("physical_address")
+	}
+	return &ObjectStats{Path: j.Path, PhysicalAddress: j.PhysicalAddress}, nil
 }

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 )
@@ -94,8 +93,8 @@ type UncommittedExport struct {
 
 // PrepareAllUncommitted calls PrepareUncommitted until lakeFS returns no
 // continuation token. It fails when lakeFS changes the run ID or the location
-// between pages, or hands back a token it returned before (which would loop
-// for ever).
+// between pages, or hands back a token it was given before, the last one
+// included (which would loop for ever).
 func (c *Client) PrepareAllUncommitted(ctx context.Context, repo string) (*UncommittedExport, error) {
 	const op = "prepare uncommitted"
 	var (
@@ -109,22 +108,22 @@ func (c *Client) PrepareAllUncommitted(ctx context.Context, repo string) (*Uncom
 			return nil, err
 		}
 		exp.Calls++
-		if err := exp.add(p, token); err != nil {
+		if err := exp.add(p); err != nil {
 			return nil, malformed(op, fmt.Errorf("call %d: %w", exp.Calls, err))
 		}
 		if p.ContinuationToken == "" {
 			return &exp, nil
 		}
-		if seen[p.ContinuationToken] {
-			return nil, malformed(op, fmt.Errorf("call %d: lakeFS returned a continuation token it returned before", exp.Calls))
-		}
 		seen[token] = true
+		if seen[p.ContinuationToken] {
+			return nil, malformed(op, fmt.Errorf("call %d: lakeFS returned a continuation token it was given before", exp.Calls))
+		}
 		token = p.ContinuationToken
 	}
 }
 
-// add folds a page, the answer to a call with token sent, into the export.
-func (e *UncommittedExport) add(p *UncommittedPage, sent string) error {
+// add folds a page into the export.
+func (e *UncommittedExport) add(p *UncommittedPage) error {
 	switch {
 	case e.RunID == "":
 		e.RunID = p.RunID
@@ -137,9 +136,6 @@ func (e *UncommittedExport) add(p *UncommittedPage, sent string) error {
 		}
 		e.Location = p.Location
 		e.Files++
-	}
-	if sent != "" && p.ContinuationToken == sent {
-		return errors.New("lakeFS returned the continuation token it was given")
 	}
 	return nil
 }

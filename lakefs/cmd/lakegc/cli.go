@@ -17,6 +17,7 @@ import (
 
 	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/lakefs/api"
+	"github.com/lakegc/lakegc/namespace"
 )
 
 // Exit codes.
@@ -240,9 +241,15 @@ func gc(ctx context.Context, o gcOptions, stdout, stderr io.Writer) int {
 			printJSON(stdout, stderr, err, rep)
 		}
 		switch {
+		case ctx.Err() != nil:
+			// Interrupted: whichever call was cut short, lakeFS neither
+			// refused nor was unreachable.
+			return exitFailed
 		case errors.Is(err, errLakeFS):
 			return exitLakeFS
-		case errors.Is(err, lakegc.ErrInvalidConfig):
+		case errors.Is(err, lakegc.ErrInvalidConfig), errors.Is(err, namespace.ErrNoLocalRoot):
+			// An option Collect refuses, or a local repository without
+			// --blockstore-path.
 			return exitUsage
 		}
 		return exitFailed

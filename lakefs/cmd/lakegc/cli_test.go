@@ -4,14 +4,23 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/fileblob"
 
 	"github.com/lakegc/lakegc/lakefs/api"
+	"github.com/lakegc/lakegc/namespace"
 	"github.com/lakegc/lakegc/retention"
 )
 
@@ -76,7 +85,7 @@ func TestParseGCFlagsAndEnv(t *testing.T) {
 		t.Fatalf("code %d: %s", code, stderr.String())
 	}
 	if o.endpoint != "http://flag" || o.accessKeyID != "env-key" || o.secretAccessKey != "env-secret" || !o.sweep || !o.optimized ||
-		o.memory != 64<<20 || o.minAge.Hours() != 48 || o.blockstorePath != "/var/lakefs" || o.now.Day() != 1 || o.json || o.progress {
+		o.memory != 64<<20 || o.minAge.Hours() != 48 || o.blockstorePath != "/var/lakefs" || !o.now.Equal(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)) || o.json || o.progress {
 		t.Errorf("options %+v", o)
 	}
 }
@@ -158,21 +167,79 @@ func TestWithUnsigned(t *testing.T) {
 	}
 }
 
-func TestBucketURL(t *testing.T) {
-	for ns, want := range map[string]string{
-		"s3://bucket/repo1": "s3://bucket?prefix=repo1%2F",
-		"s3://bucket":       "s3://bucket",
-		"gs://b/a/b":        "gs://b?prefix=a%2Fb%2F",
-		"https://acct.blob.core.windows.net/container/repo1": "azblob://container?prefix=repo1%2F&storage_account=acct",
+// urlRecorder opens every bucket URL as a folder of dir, and records the URL.
+type urlRecorder struct {
+	dir  string
+	urls []string
+}
+
+func (r *urlRecorder) OpenBucketURL(_ context.Context, u *url.URL) (*blob.Bucket, error) {
+	r.urls = append(r.urls, u.String())
+	return fileblob.OpenBucket(r.dir, &fileblob.Options{Metadata: fileblob.MetadataDontWrite})
+}
+
+// openNamespaceURL opens ns as openNamespace does, and returns the bucket
+// URL the driver was given (the mux takes the prefix out of it), the key the
+// driver's bucket holds for the object "k" written through the opened one
+// (the prefix put back), and the namespace as openNamespace says lakeFS
+// spells full addresses.
+func openNamespaceURL(t *testing.T, ns, blockstorePath string) (string, string, string, error) {
+	t.Helper()
+	rec := &urlRecorder{dir: t.TempDir()}
+	mux := new(blob.URLMux)
+	for _, scheme := range []string{"s3", "gs", "azblob", "file"} {
+		mux.RegisterBucket(scheme, rec)
+	}
+	resolved, b, err := openNamespace(t.Context(), ns, blockstorePath, namespace.WithURLMux(mux))
+	if err != nil {
+		return "", "", "", err
+	}
+	defer b.Close()
+	if len(rec.urls) != 1 {
+		t.Fatalf("%s: opened %q", ns, rec.urls)
+	}
+	if err := b.WriteAll(t.Context(), "k", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	err = filepath.WalkDir(rec.dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(rec.dir, p)
+			keys = append(keys, filepath.ToSlash(rel))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec.urls[0], strings.Join(keys, " "), resolved, nil
+}
+
+func TestOpenNamespace(t *testing.T) {
+	for ns, want := range map[string][2]string{
+		"s3://bucket/repo1": {"s3://bucket", "repo1/k"},
+		"s3://bucket":       {"s3://bucket", "k"},
+		"gs://b/a/b":        {"gs://b", "a/b/k"},
+		"https://acct.blob.core.windows.net/container/repo1": {"azblob://container?storage_account=acct", "repo1/k"},
 	} {
-		if got, err := bucketURL(ns); err != nil || got != want {
-			t.Errorf("bucketURL(%q) = %q, %v; want %q", ns, got, err, want)
+		if u, key, resolved, err := openNamespaceURL(t, ns, "/ignored"); err != nil || u != want[0] || key != want[1] || resolved != ns {
+			t.Errorf("openNamespace(%q) opened %q, key %q (%q), %v; want %q, key %q", ns, u, key, resolved, err, want[0], want[1])
 		}
 	}
-	for _, ns := range []string{"ftp://x/y", "https://example.com/c/p", "s3://", "s3://b/p?x=1"} {
-		if got, err := bucketURL(ns); err == nil {
-			t.Errorf("bucketURL(%q) = %q, accepted", ns, got)
+	for _, ns := range []string{"ftp://x/y", "https://example.com/c/p", "s3://", "s3://b/p?x=1", "local://a/../b", "local://"} {
+		if u, _, _, err := openNamespaceURL(t, ns, "/var/lakefs"); err == nil {
+			t.Errorf("openNamespace(%q) opened %q, accepted", ns, u)
 		}
+	}
+	// A local namespace is the folder under the blockstore's, and lakeFS
+	// spells its full addresses with the blockstore's absolute path.
+	root := t.TempDir()
+	u, key, resolved, err := openNamespaceURL(t, "local://repo1/", root)
+	if want := "file://" + filepath.ToSlash(root) + "/repo1?metadata=skip"; err != nil || u != want || key != "k" || resolved != "local://"+filepath.ToSlash(root)+"/repo1" {
+		t.Errorf("local: opened %q, key %q (%q), %v; want %q", u, key, resolved, err, want)
+	}
+	if _, _, _, err := openNamespaceURL(t, "local://repo1", ""); !errors.Is(err, namespace.ErrNoLocalRoot) || !strings.Contains(err.Error(), "--blockstore-path") {
+		t.Errorf("local without --blockstore-path: %v", err)
 	}
 }
 
@@ -235,5 +302,42 @@ func TestProcessEnvHidesNow(t *testing.T) {
 	}
 	if v := processEnv(api.EnvEndpointURL); v != "http://lakefs" {
 		t.Errorf("processEnv(%s) = %q", api.EnvEndpointURL, v)
+	}
+}
+
+// A run interrupted (SIGINT, SIGTERM: its context ends) during a call to
+// lakeFS is exit 1, as the doc says, not 3: lakeFS neither refused nor was
+// unreachable.
+func TestGCInterruptedIsNotALakeFSError(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, []string{"gc", "--repo", "r", "--endpoint", srv.URL, "--access-key-id", "a", "--secret-access-key", "b"},
+		envOf(nil), &stdout, &stderr)
+	if code != exitFailed || !strings.Contains(stderr.String(), context.Canceled.Error()) {
+		t.Errorf("exit %d, want %d; stderr %q", code, exitFailed, stderr.String())
+	}
+}
+
+// A repository on lakeFS's local blockstore needs --blockstore-path: without
+// it the run is a usage error, exit 2, and nothing is asked of lakeFS after
+// the repository.
+func TestGCLocalNamespaceWithoutBlockstorePathIsUsage(t *testing.T) {
+	var paths []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		paths = append(paths, r.URL.Path)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"id":"r","storage_namespace":"local://r","default_branch":"main","creation_date":1}`))
+	}))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), []string{"gc", "--repo", "r", "--endpoint", srv.URL, "--access-key-id", "a", "--secret-access-key", "b"},
+		envOf(nil), &stdout, &stderr)
+	if code != exitUsage || !strings.Contains(stderr.String(), "--blockstore-path") || !slices.Equal(paths, []string{"/api/v1/repositories/r"}) {
+		t.Errorf("exit %d, want %d; calls %q; stderr %q", code, exitUsage, paths, stderr.String())
 	}
 }

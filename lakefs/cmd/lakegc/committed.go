@@ -25,6 +25,3 @@ func (h *lakeFSHost) CommittedAddresses(ctx context.Context, active []retention.
 func (p *progress) ranges(s metarange.Stats) {
 	p.set(fmt.Sprintf("ranges: %d metaranges, %d ranges read (%d shared), %d entries", s.MetaRanges, s.Ranges, s.SharedRanges, s.Entries), s.Done)
 }
-
-// metarangeBuiltIn says the committed reader is built in.
-const metarangeBuiltIn = true

@@ -60,7 +60,8 @@
 //
 //	0  done: a dry run, or a sweep that deleted every candidate
 //	1  the GC failed or was interrupted, or some deletes failed
-//	2  usage: a wrong flag, argument or option value
+//	2  usage: a wrong flag, argument or option value, or no --blockstore-path
+//	   for a repository on the local blockstore
 //	3  lakeFS refused or could not be reached (credentials, repository, API)
 //
 // Tests move the GC's clock through LAKEGC_NOW (RFC 3339), read only when

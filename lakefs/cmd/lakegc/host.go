@@ -23,8 +23,8 @@ import (
 )
 
 // storagePrefix is lakeFS's folder of its own files in a namespace
-// (committed.block_storage_prefix).
-const storagePrefix = "_lakefs"
+// (committed.block_storage_prefix), the library's default.
+const storagePrefix = lakegc.DefaultStoragePrefix
 
 // errLakeFS marks the errors of lakeFS's API, for the exit code.
 var errLakeFS = errors.New("lakeFS")
@@ -116,8 +116,11 @@ func (h *lakeFSHost) Export(ctx context.Context) (*lakegc.HostExport, error) {
 	var parts []iter.Seq2[string, error]
 	if exp.Files > 0 {
 		key, err := api.RelativeKey(h.resolved, exp.Location)
-		if want := storagePrefix + "/retention/gc/uncommitted/" + exp.RunID + "/uncommitted"; err != nil || strings.TrimSuffix(key, "/") != want {
-			return nil, fmt.Errorf("%w: uncommitted export at %q, not at %s/%s (%v)", errLakeFS, exp.Location, h.resolved, want, err)
+		if want := storagePrefix + "/retention/gc/uncommitted/" + exp.RunID + "/uncommitted"; err == nil && strings.TrimSuffix(key, "/") != want {
+			err = fmt.Errorf("uncommitted export at %q, not at %s/%s", exp.Location, h.resolved, want)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", errLakeFS, err)
 		}
 		// AllowUnverified: stock lakeFS writes no completion manifest, and
 		// PrepareAllUncommitted drove the continuation loop to its end.

@@ -17,9 +17,6 @@ import (
 // every object of every kept commit and every staged object still reads
 // back, and that exactly the garbage is gone.
 func TestIntegrationGC(t *testing.T) {
-	if !metarangeBuiltIn {
-		t.Skip("built without lakefs/metarange (-tags lakegc_metarange): the command cannot read committed metadata")
-	}
 	s := lakefstest.Start(t)
 	h := lakefstest.BuildHistory(t, s, "lakegc-cmd")
 	h.VerifyBeforeGC(t, s)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -20,8 +21,12 @@ import (
 // branches, their diffs, and object stats.
 type fakeStaging struct {
 	branches []string
+	hidden   map[string]bool                // listed only with show_hidden=true, as lakeFS does
 	diffs    map[string][]map[string]string // branch → diff results
 	stats    map[string]string              // branch/path → physical address; absent: 404
+	// refuse answers 403 to the requests whose path ends so, and broken
+	// a page that is not JSON.
+	refuse, broken string
 }
 
 func (f *fakeStaging) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -31,10 +36,17 @@ func (f *fakeStaging) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p := strings.TrimPrefix(r.URL.Path, "/api/v1/repositories/r/")
 	switch {
+	case f.refuse != "" && strings.HasSuffix(r.URL.Path, f.refuse):
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write([]byte(`{"message":"insufficient permissions"}`))
+	case f.broken != "" && strings.HasSuffix(r.URL.Path, f.broken):
+		_, _ = w.Write([]byte(`{"pagination":`))
 	case p == "branches":
 		var res []map[string]string
 		for _, b := range f.branches {
-			res = append(res, map[string]string{"id": b})
+			if !f.hidden[b] || r.URL.Query().Get("show_hidden") == "true" {
+				res = append(res, map[string]string{"id": b})
+			}
 		}
 		page(res)
 	case strings.HasPrefix(p, "branches/") && strings.HasSuffix(p, "/diff"):
@@ -83,6 +95,7 @@ func stagedOf(t *testing.T, f *fakeStaging) ([]string, error) {
 func TestStagedAddresses(t *testing.T) {
 	f := &fakeStaging{
 		branches: []string{"main", "_hidden"},
+		hidden:   map[string]bool{"_hidden": true},
 		diffs: map[string][]map[string]string{
 			"main": {
 				{"type": "added", "path": "a", "path_type": "object"},
@@ -160,5 +173,56 @@ func TestActiveCommitsRefusesAnotherStoragePrefix(t *testing.T) {
 		if ok != (err == nil) {
 			t.Errorf("prefix %s: %+v, %v", prefix, hc, err)
 		}
+	}
+}
+
+// Any call of the listing that fails — the branches, a branch's diff, a
+// stat other than 404, a page that is not JSON — fails the export: a
+// listing that went on without it would leave staged objects unprotected.
+func TestStagedAddressesFailsWithAnyCall(t *testing.T) {
+	for _, tc := range []struct{ refuse, broken string }{
+		{refuse: "/branches"},
+		{refuse: "/branches/feat/diff"},
+		{refuse: "/refs/feat/objects/stat"},
+		{broken: "/branches"},
+		{broken: "/branches/feat/diff"},
+		{broken: "/refs/feat/objects/stat"},
+	} {
+		f := &fakeStaging{branches: []string{"main", "feat"},
+			diffs: map[string][]map[string]string{"main": {{"type": "added", "path": "a", "path_type": "object"}},
+				"feat": {{"type": "added", "path": "b", "path_type": "object"}}},
+			stats:  map[string]string{"main/a": "data/a", "feat/b": "data/b"},
+			refuse: tc.refuse, broken: tc.broken}
+		if got, err := stagedOf(t, f); !errors.Is(err, errLakeFS) {
+			t.Errorf("%+v: staged %q, %v; want an error of lakeFS", tc, got, err)
+		}
+	}
+}
+
+// An uncommitted export lakeFS says it wrote anywhere but under the
+// namespace's _lakefs/retention/gc/uncommitted/<run_id>/ is refused as an
+// error of lakeFS, with its cause.
+func TestExportRefusesAnotherLocation(t *testing.T) {
+	for loc, cause := range map[string]error{
+		"s3://other/repo1/_lakefs/retention/gc/uncommitted/u1/uncommitted/": api.ErrOutsideNamespace,
+		"s3://b/repo1/_meta/retention/gc/uncommitted/u1/uncommitted/":       nil,
+		"s3://b/repo1/_lakefs/retention/gc/uncommitted/u2/uncommitted/":     nil,
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusCreated)
+			_ = json.NewEncoder(w).Encode(map[string]string{"run_id": "u1", "gc_uncommitted_location": loc})
+		}))
+		client, err := api.New(srv.URL, "a", "b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := &lakeFSHost{client: client, repo: "r", namespace: "s3://b/repo1", resolved: "s3://b/repo1",
+			tempDir: t.TempDir(), logger: slog.New(slog.NewTextHandler(io.Discard, nil)), bar: newProgress(io.Discard, false)}
+		_, err = h.Export(t.Context())
+		if !errors.Is(err, errLakeFS) || cause != nil && !errors.Is(err, cause) || err != nil && strings.Contains(err.Error(), "<nil>") {
+			t.Errorf("export at %s: %v; want an error of lakeFS wrapping %v", loc, err, cause)
+		}
+		srv.Close()
 	}
 }
