@@ -144,43 +144,58 @@ func TestCollectHostExportAndActive(t *testing.T) {
 	}
 }
 
-// Every failure of a host's own export or retention stops the cycle before
-// the mark, or fails the mark: nothing is marked, nothing deleted.
+// Every failure of a host's own export or retention stops the cycle at the
+// phase that failed, or fails the mark: nothing is marked, nothing deleted,
+// and a failed export is never followed by a question for the kept commits.
 func TestCollectHostPathsFailuresMarkNothing(t *testing.T) {
 	boom := errors.New("boom")
 	for _, tc := range []struct {
 		name string
 		edit func(*ownHost)
+		// cancel cancels the cycle's context within the host's Export.
+		cancel bool
+		// committedFails fails the committed reads only: the export ran.
+		committedFails bool
+		// phase is the phase the error names; cause is what it wraps.
+		phase string
+		cause error
 	}{
-		{"export fails", func(o *ownHost) { o.exportErr = boom }},
-		{"export cancelled", func(o *ownHost) {}},
-		{"export addresses fail", func(o *ownHost) { o.addressesErr = boom }},
-		{"active fails", func(o *ownHost) { o.activeErr = boom }},
-		{"no active commit", func(o *ownHost) { o.noActive = true }},
-		{"committed fails", func(o *ownHost) {}},
+		{name: "export fails", edit: func(o *ownHost) { o.exportErr = boom }, phase: lakegc.PhaseExport, cause: boom},
+		{name: "export cancelled", cancel: true, phase: lakegc.PhaseExport, cause: context.Canceled},
+		{name: "export addresses fail", edit: func(o *ownHost) { o.addressesErr = boom }, phase: lakegc.PhaseMark, cause: boom},
+		{name: "active fails", edit: func(o *ownHost) { o.activeErr = boom }, phase: "active commits", cause: boom},
+		{name: "no active commit", edit: func(o *ownHost) { o.noActive = true }, phase: "active commits"},
+		{name: "committed fails", committedFails: true, phase: lakegc.PhaseMark, cause: boom},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
 			o := newOwnHost(w)
-			tc.edit(o)
+			if tc.edit != nil {
+				tc.edit(o)
+			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			if tc.name == "export cancelled" {
+			if tc.cancel {
 				o.cancel = cancel
 			}
 			cfg := w.config()
 			cfg.Sweep = true
 			host := o.host()
-			if tc.name == "committed fails" {
-				// Fail the committed reads only: the export ran already.
+			if tc.committedFails {
 				host.Committed = failingCommitted{boom}
 			}
 			rep, err := lakegc.Collect(ctx, host, cfg)
 			if err == nil {
 				t.Fatalf("Collect succeeded: %+v", rep)
 			}
-			if tc.name != "export cancelled" && tc.name != "no active commit" && !errors.Is(err, boom) {
-				t.Errorf("error %v does not wrap the host's", err)
+			if tc.cause != nil && !errors.Is(err, tc.cause) {
+				t.Errorf("error %v does not wrap %v", err, tc.cause)
+			}
+			if want := "lakegc: " + tc.phase + ": "; !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("error %q does not start with %q", err, want)
+			}
+			if tc.phase == lakegc.PhaseExport && (slices.Contains(o.events, "active") || rep.Commits != nil) {
+				t.Errorf("the kept commits were asked for after a failed export: events %q, commits %+v", o.events, rep.Commits)
 			}
 			if n := strings.Count(err.Error(), "lakegc:"); n != 1 {
 				t.Errorf("error %q names the package %d times, want once", err, n)
