@@ -27,6 +27,16 @@ func TestAddressRules(t *testing.T) {
 		{"s3://b/repo1", "s3://b/repo1x/data/t", Relative, true, ""},
 		{"s3://b/repo1", "data/x://y", Relative, true, "data/x://y"},
 		{"s3://b/repo1", "://x", Relative, true, "://x"},
+		// A URI's scheme and authority are case-insensitive (RFC 3986): a
+		// reader that parses these reads the namespace's object. The path
+		// is compared exactly.
+		{"s3://b/repo1", "S3://b/repo1/data/a", Full, false, "data/a"},
+		{"s3://b/repo1", "s3://B/repo1/data/a", Full, false, "data/a"},
+		{"S3://B/repo1", "s3://b/repo1/data/a", Full, false, "data/a"},
+		{"s3://b/repo1", "S3://B/repo1/data/t", Relative, true, "data/t"},
+		{"s3://b/repo1", "s3://b/REPO1/data/a", Full, false, ""},
+		{"s3://b/repo1", "s3://b\u212a/repo1/data/a", Full, false, ""}, // not ASCII case
+		{"s3://b/repo1", "s3://b/repo1/data/\u212a", Full, false, "data/\u212a"},
 	}
 	for _, c := range cases {
 		ns := namespacePrefix(c.namespace)
@@ -39,6 +49,12 @@ func TestAddressRules(t *testing.T) {
 		}
 		if ok != (c.want != "") || got != c.want {
 			t.Errorf("namespace %q, %v address %q (trailer %v): got %q, %v; want %q", c.namespace, c.typ, c.address, c.trailer, got, ok, c.want)
+		}
+		if c.typ == Full {
+			// CutNamespace is the rule of a full address, exported.
+			if got, ok := CutNamespace(c.namespace, c.address); ok != (c.want != "") || got != c.want {
+				t.Errorf("CutNamespace(%q, %q) = %q, %v; want %q", c.namespace, c.address, got, ok, c.want)
+			}
 		}
 	}
 }
