@@ -24,7 +24,7 @@ func exportAddress(address string, typ AddressType, nsPrefix string) (string, bo
 	if typ == Relative {
 		return address, address != ""
 	}
-	key, ok := cutPrefix(address, nsPrefix)
+	key, ok := cutNamespace(address, strings.TrimSuffix(nsPrefix, "/"))
 	return key, ok && key != ""
 }
 
@@ -36,32 +36,32 @@ func exportAddress(address string, typ AddressType, nsPrefix string) (string, bo
 // 3986): a reader that parses "S3://bucket/repo/x" reads the namespace's
 // object, which leaving out of an input would mark. The path is compared
 // exactly. Prepare relativises a full address so; a host that reads full
-// addresses of its own can do the same.
+// addresses of its own can do the same. It allocates nothing.
 func CutNamespace(storageNamespace, address string) (key string, ok bool) {
-	nsPrefix := namespacePrefix(storageNamespace)
-	if nsPrefix == "" {
-		return "", false
-	}
-	key, ok = cutPrefix(address, nsPrefix)
+	key, ok = cutNamespace(address, strings.TrimRight(storageNamespace, "/"))
 	return key, ok && key != ""
 }
 
-// cutPrefix returns the rest of address after nsPrefix (a namespace ending
-// in '/'), its scheme and authority matched regardless of ASCII case and
-// its path exactly; a prefix without a scheme is matched exactly.
-func cutPrefix(address, nsPrefix string) (string, bool) {
-	if len(address) < len(nsPrefix) {
+// cutNamespace returns the rest of address after ns (a namespace without a
+// trailing '/') and a '/', the scheme and authority matched regardless of
+// ASCII case and the path exactly; a namespace without a scheme is matched
+// exactly, and an empty one matches nothing.
+func cutNamespace(address, ns string) (string, bool) {
+	if ns == "" || len(address) <= len(ns) || address[len(ns)] != '/' {
 		return "", false
 	}
 	end := 0 // the end of the scheme and authority
-	if i := strings.Index(nsPrefix, "://"); i >= 0 {
+	if i := strings.Index(ns, "://"); i >= 0 {
 		i += len("://")
-		end = i + strings.IndexByte(nsPrefix[i:], '/') // nsPrefix ends in '/'
+		end = len(ns)
+		if j := strings.IndexByte(ns[i:], '/'); j >= 0 {
+			end = i + j
+		}
 	}
-	if !asciiEqualFold(address[:end], nsPrefix[:end]) || address[end:len(nsPrefix)] != nsPrefix[end:] {
+	if !asciiEqualFold(address[:end], ns[:end]) || address[end:len(ns)] != ns[end:] {
 		return "", false
 	}
-	return address[len(nsPrefix):], true
+	return address[len(ns)+1:], true
 }
 
 // asciiEqualFold reports whether a and b are equal under ASCII case folding.

@@ -58,3 +58,19 @@ func TestAddressRules(t *testing.T) {
 		}
 	}
 }
+
+// CutNamespace runs once per committed address of a GC: it must not
+// allocate, and an empty namespace holds nothing.
+func TestCutNamespaceAllocs(t *testing.T) {
+	// A namespace longer than the compiler's 32-byte stack buffer for
+	// concatenations: a prefix built per call would be on the heap.
+	const ns, address = "S3://a-bucket/a/namespace/of/some/length//", "s3://A-BUCKET/a/namespace/of/some/length/data/a"
+	if n := testing.AllocsPerRun(100, func() { CutNamespace(ns, address) }); n != 0 {
+		t.Errorf("CutNamespace allocates %v times", n)
+	}
+	for _, ns := range []string{"", "/", "//"} {
+		if key, ok := CutNamespace(ns, "/data/a"); ok {
+			t.Errorf("CutNamespace(%q, %q) = %q, true: an empty namespace holds nothing", ns, "/data/a", key)
+		}
+	}
+}
