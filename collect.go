@@ -14,6 +14,7 @@ import (
 
 	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
+	"github.com/lakegc/lakegc/uncommitted"
 )
 
 // Collect runs one GC cycle of a repository, in the order its safety needs:
@@ -364,12 +365,10 @@ func (c *cycle) sweep(ctx context.Context) error {
 
 // relativeAddresses makes the full addresses under namespace relative to
 // it, and leaves out the full addresses outside it, whose objects are not in
-// the namespace: the rules of the uncommitted export. The scheme and
-// authority of an address are compared regardless of ASCII case, as URIs are
-// (RFC 3986): a reader that parses "S3://bucket/..." reads the namespace's
-// object, which leaving it out would mark. what names the input in errors.
+// the namespace: the rules of the uncommitted export
+// (uncommitted.CutNamespace). A relative address is passed as it is: one
+// the mark cannot match fails it. what names the input in errors.
 func relativeAddresses(namespace, what string, seq iter.Seq2[string, error]) iter.Seq2[string, error] {
-	prefix := strings.TrimRight(namespace, "/") + "/"
 	return func(yield func(string, error) bool) {
 		if seq == nil {
 			yield("", fmt.Errorf("%s addresses: the host returned a nil iterator", what))
@@ -381,8 +380,8 @@ func relativeAddresses(namespace, what string, seq iter.Seq2[string, error]) ite
 				return
 			}
 			if hasScheme(a) {
-				rel, ok := cutNamespace(a, prefix)
-				if !ok || rel == "" {
+				rel, ok := uncommitted.CutNamespace(namespace, a)
+				if !ok {
 					continue
 				}
 				a = rel
@@ -392,42 +391,6 @@ func relativeAddresses(namespace, what string, seq iter.Seq2[string, error]) ite
 			}
 		}
 	}
-}
-
-// cutNamespace returns the rest of the full address a after prefix (a
-// namespace URI ending in '/'), its scheme and authority matched regardless
-// of ASCII case and its path exactly.
-func cutNamespace(a, prefix string) (string, bool) {
-	if len(a) < len(prefix) {
-		return "", false
-	}
-	// The authority ends at the first '/' after "://"; prefix ends in '/'.
-	i := strings.Index(prefix, "://") + len("://")
-	end := i + strings.IndexByte(prefix[i:], '/')
-	if !asciiEqualFold(a[:end], prefix[:end]) || a[end:len(prefix)] != prefix[end:] {
-		return "", false
-	}
-	return a[len(prefix):], true
-}
-
-// asciiEqualFold reports whether a and b are equal under ASCII case folding.
-func asciiEqualFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range len(a) {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // folderSize returns the total size of the objects under prefix (or of the

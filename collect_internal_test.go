@@ -19,7 +19,7 @@ func addresses(as []string) iter.Seq2[string, error] {
 // relativeAddresses compares a full address's scheme and authority with the
 // namespace's regardless of ASCII case, as RFC 3986 says, and its path
 // exactly.
-func TestRelativeTo(t *testing.T) {
+func TestRelativeAddresses(t *testing.T) {
 	in := []string{
 		"data/a",                          // relative: as is
 		"s3://bucket/repo/data/b",         // under the namespace

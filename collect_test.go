@@ -339,7 +339,9 @@ func TestCollectOptimizedStartsFromTheLatestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := first.Mark.Summary; s.RunKind != sweep.RunClean || s.PreviousRunID != "" {
+	// The world's keys are not in slices (the flat layout, or folders
+	// that are not slices): the first run lists no slice.
+	if s := first.Mark.Summary; s.RunKind != sweep.RunClean || s.PreviousRunID != "" || s.FirstSlice != "" {
 		t.Fatalf("first run: %+v", s)
 	}
 	cfg.Clock = func() time.Time { return gcTime.Add(time.Hour) }
@@ -347,11 +349,8 @@ func TestCollectOptimizedStartsFromTheLatestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The world's keys are not in slices (the flat layout, or folders
-	// that are not slices): the previous run listed no slice, so the run
-	// is clean, and says why.
-	if s := next.Mark.Summary; s.PreviousRunID != first.RunID ||
-		(first.Mark.Summary.FirstSlice == "") != (s.RunKind == sweep.RunClean && strings.Contains(s.CleanReason, "no slice")) {
+	// The previous run listed no slice, so the run is clean, and says why.
+	if s := next.Mark.Summary; s.PreviousRunID != first.RunID || s.RunKind != sweep.RunClean || !strings.Contains(s.CleanReason, "no slice") {
 		t.Fatalf("next run: %+v", s)
 	}
 	if a, b := w.candidates(first.RunID), w.candidates(next.RunID); !slices.Equal(a, b) || len(a) != len(w.garbage) {

@@ -26,8 +26,10 @@ type ownHost struct {
 	tick func()
 
 	exportErr, activeErr, addressesErr error
-	noActive                           bool
-	cancel                             context.CancelFunc // called within Export, if set
+	noActive, noAddresses              bool
+	// runID and key, if set, are the HostCommits' (default "host-run", no key).
+	runID, key string
+	cancel     context.CancelFunc // called within Export, if set
 
 	mu     sync.Mutex
 	events []string
@@ -68,6 +70,9 @@ func (o *ownHost) Export(ctx context.Context) (*lakegc.HostExport, error) {
 	if o.tick != nil {
 		o.tick()
 	}
+	if o.noAddresses {
+		return &lakegc.HostExport{RunID: "host-export"}, nil
+	}
 	return &lakegc.HostExport{RunID: "host-export", Addresses: func(yield func(string, error) bool) {
 		o.log("read export")
 		for _, a := range addrs {
@@ -86,11 +91,15 @@ func (o *ownHost) ActiveCommits(ctx context.Context, now time.Time) (*lakegc.Hos
 	if o.activeErr != nil {
 		return nil, o.activeErr
 	}
+	runID := o.runID
+	if runID == "" {
+		runID = "host-run"
+	}
 	if o.noActive {
-		return &lakegc.HostCommits{RunID: "host-run"}, nil
+		return &lakegc.HostCommits{RunID: runID}, nil
 	}
 	active, err := retention.ActiveCommits(ctx, o.mem.Heads(ctx), o.mem, o.rules, now)
-	return &lakegc.HostCommits{RunID: "host-run", Active: active}, err
+	return &lakegc.HostCommits{RunID: runID, Key: o.key, Active: active}, err
 }
 
 type loggedCommitted struct{ o *ownHost }
@@ -144,43 +153,64 @@ func TestCollectHostExportAndActive(t *testing.T) {
 	}
 }
 
-// Every failure of a host's own export or retention stops the cycle before
-// the mark, or fails the mark: nothing is marked, nothing deleted.
+// Every failure of a host's own export or retention stops the cycle at the
+// phase that failed, or fails the mark: nothing is marked, nothing deleted,
+// and a failed export is never followed by a question for the kept commits.
 func TestCollectHostPathsFailuresMarkNothing(t *testing.T) {
 	boom := errors.New("boom")
 	for _, tc := range []struct {
 		name string
 		edit func(*ownHost)
+		// cancel cancels the cycle's context within the host's Export.
+		cancel bool
+		// committedFails fails the committed reads only: the export ran.
+		committedFails bool
+		// phase is the phase the error names; cause is what it wraps.
+		phase string
+		cause error
 	}{
-		{"export fails", func(o *ownHost) { o.exportErr = boom }},
-		{"export cancelled", func(o *ownHost) {}},
-		{"export addresses fail", func(o *ownHost) { o.addressesErr = boom }},
-		{"active fails", func(o *ownHost) { o.activeErr = boom }},
-		{"no active commit", func(o *ownHost) { o.noActive = true }},
-		{"committed fails", func(o *ownHost) {}},
+		{name: "export fails", edit: func(o *ownHost) { o.exportErr = boom }, phase: lakegc.PhaseExport, cause: boom},
+		{name: "export cancelled", cancel: true, phase: lakegc.PhaseExport, cause: context.Canceled},
+		{name: "export addresses fail", edit: func(o *ownHost) { o.addressesErr = boom }, phase: lakegc.PhaseMark, cause: boom},
+		{name: "active fails", edit: func(o *ownHost) { o.activeErr = boom }, phase: "active commits", cause: boom},
+		{name: "no active commit", edit: func(o *ownHost) { o.noActive = true }, phase: "active commits"},
+		{name: "export without addresses", edit: func(o *ownHost) { o.noAddresses = true }, phase: lakegc.PhaseExport},
+		// The run ID names the mark's report folder, the key a file of the
+		// namespace: neither may reach elsewhere.
+		{name: "run ID a path", edit: func(o *ownHost) { o.runID = "../data" }, phase: "active commits"},
+		{name: "commits report absolute", edit: func(o *ownHost) { o.key = "/_lakefs/commits.csv" }, phase: "active commits"},
+		{name: "commits report a URI", edit: func(o *ownHost) { o.key = "s3://bucket/repo/_lakefs/commits.csv" }, phase: "active commits"},
+		{name: "committed fails", committedFails: true, phase: lakegc.PhaseMark, cause: boom},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
 			o := newOwnHost(w)
-			tc.edit(o)
+			if tc.edit != nil {
+				tc.edit(o)
+			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			if tc.name == "export cancelled" {
+			if tc.cancel {
 				o.cancel = cancel
 			}
 			cfg := w.config()
 			cfg.Sweep = true
 			host := o.host()
-			if tc.name == "committed fails" {
-				// Fail the committed reads only: the export ran already.
+			if tc.committedFails {
 				host.Committed = failingCommitted{boom}
 			}
 			rep, err := lakegc.Collect(ctx, host, cfg)
 			if err == nil {
 				t.Fatalf("Collect succeeded: %+v", rep)
 			}
-			if tc.name != "export cancelled" && tc.name != "no active commit" && !errors.Is(err, boom) {
-				t.Errorf("error %v does not wrap the host's", err)
+			if tc.cause != nil && !errors.Is(err, tc.cause) {
+				t.Errorf("error %v does not wrap %v", err, tc.cause)
+			}
+			if want := "lakegc: " + tc.phase + ": "; !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("error %q does not start with %q", err, want)
+			}
+			if tc.phase == lakegc.PhaseExport && (slices.Contains(o.events, "active") || rep.Commits != nil) {
+				t.Errorf("the kept commits were asked for after a failed export: events %q, commits %+v", o.events, rep.Commits)
 			}
 			if n := strings.Count(err.Error(), "lakegc:"); n != 1 {
 				t.Errorf("error %q names the package %d times, want once", err, n)
@@ -226,5 +256,27 @@ func TestCollectRefusesAmbiguousHosts(t *testing.T) {
 	}
 	if len(o.events) > 0 {
 		t.Errorf("the host was called: %q", o.events)
+	}
+}
+
+// A host that wrote its own commits report (HostCommits.Key) is reported
+// with it, and Collect writes no second one.
+func TestCollectHostCommitsReport(t *testing.T) {
+	w := newWorld(t)
+	o := newOwnHost(w)
+	o.key = "_lakefs/retention/gc/commits/run_id=host-run/host-commits.csv"
+	const body = "commit_id,expired,metarange_id\n"
+	if err := w.bucket.WriteAll(context.Background(), o.key, []byte(body), nil); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := lakegc.Collect(context.Background(), o.host(), w.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Commits.Key != o.key || rep.Commits.Bytes != int64(len(body)) || rep.Commits.Active != 2 {
+		t.Errorf("commits %+v, want the host's report %q of %d bytes", rep.Commits, o.key, len(body))
+	}
+	if own := "_lakefs/retention/gc/commits/run_id=host-run/commits.csv"; w.exists(own) {
+		t.Errorf("Collect wrote %s beside the host's report", own)
 	}
 }

@@ -36,9 +36,9 @@ type KV struct{ Key, Value []byte }
 // errNilStore is the error of every call of a Tracker made with a nil Store.
 var errNilStore = errors.New("nil Store")
 
-// A nil Store given to New is an errStore of errNilStore, so that the
-// Tracker's calls fail instead of panicking.
-// errStore stands in for the store of a Tracker given an invalid option.
+// errStore stands in for the store of a Tracker given a nil Store (err is
+// errNilStore) or an invalid option, so that the Tracker's calls fail
+// with err instead of panicking.
 type errStore struct{ err error }
 
 func (s errStore) Set(context.Context, []byte, []byte) error { return s.err }

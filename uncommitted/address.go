@@ -24,10 +24,64 @@ func exportAddress(address string, typ AddressType, nsPrefix string) (string, bo
 	if typ == Relative {
 		return address, address != ""
 	}
-	if len(address) <= len(nsPrefix) || !strings.HasPrefix(address, nsPrefix) {
+	key, ok := cutNamespace(address, strings.TrimSuffix(nsPrefix, "/"))
+	return key, ok && key != ""
+}
+
+// CutNamespace returns the key, relative to the storage namespace, of a
+// full address inside it: the rest of the address after the namespace
+// (trailing slashes ignored) and one '/'. ok is false for an address
+// outside the namespace, or naming the namespace itself. The scheme and
+// authority are compared regardless of ASCII case, as a URI's are (RFC
+// 3986): a reader that parses "S3://bucket/repo/x" reads the namespace's
+// object, which leaving out of an input would mark. The path is compared
+// exactly. Prepare relativises a full address so; a host that reads full
+// addresses of its own can do the same. It allocates nothing.
+func CutNamespace(storageNamespace, address string) (key string, ok bool) {
+	key, ok = cutNamespace(address, strings.TrimRight(storageNamespace, "/"))
+	return key, ok && key != ""
+}
+
+// cutNamespace returns the rest of address after ns (a namespace without a
+// trailing '/') and a '/', the scheme and authority matched regardless of
+// ASCII case and the path exactly; a namespace without a scheme is matched
+// exactly, and an empty one matches nothing.
+func cutNamespace(address, ns string) (string, bool) {
+	if ns == "" || len(address) <= len(ns) || address[len(ns)] != '/' {
 		return "", false
 	}
-	return address[len(nsPrefix):], true
+	end := 0 // the end of the scheme and authority
+	if i := strings.Index(ns, "://"); i >= 0 {
+		i += len("://")
+		end = len(ns)
+		if j := strings.IndexByte(ns[i:], '/'); j >= 0 {
+			end = i + j
+		}
+	}
+	if !asciiEqualFold(address[:end], ns[:end]) || address[end:len(ns)] != ns[end:] {
+		return "", false
+	}
+	return address[len(ns)+1:], true
+}
+
+// asciiEqualFold reports whether a and b are equal under ASCII case folding.
+func asciiEqualFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range len(a) {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 // trailerAddress classifies a trailer address, which carries no type: one

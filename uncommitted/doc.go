@@ -14,7 +14,8 @@
 // and the union of a run's files is exactly the set of staged entries that
 // reference data in the repository's storage namespace: tombstones and full
 // addresses outside the namespace are left out, full addresses inside it
-// are made relative. Every row is written once, whatever the budgets and
+// are made relative ([CutNamespace]: the scheme and authority compared
+// regardless of case, as a URI's are, the path exactly). Every row is written once, whatever the budgets and
 // wherever the run was interrupted: a mark points at the first entry not
 // yet written, and a file is named after the run and the mark its call
 // started from, so a call retried after an upload of unknown outcome
