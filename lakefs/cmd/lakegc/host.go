@@ -205,7 +205,9 @@ func (h *lakeFSHost) stagedAddresses(ctx context.Context) (iter.Seq2[string, err
 
 // relative makes a physical address a key of the namespace: relative
 // addresses as they are, full ones under the namespace as lakeFS spells it
-// in addresses or as the repository names it.
+// in addresses or as the repository names it, compared as the export
+// compares them (uncommitted.CutNamespace: the scheme and host regardless
+// of case), so that no spelling of a staged object leaves it unprotected.
 func (h *lakeFSHost) relative(address string) (string, bool) {
 	if !strings.Contains(address, "://") {
 		return address, address != ""
@@ -214,7 +216,7 @@ func (h *lakeFSHost) relative(address string) (string, bool) {
 		if ns == "" {
 			continue
 		}
-		if key, err := api.RelativeKey(ns, address); err == nil {
+		if key, ok := uncommitted.CutNamespace(ns, address); ok {
 			return key, true
 		}
 	}
