@@ -405,7 +405,11 @@ func (s *sorter) add(key []byte) error {
 		return fmt.Errorf("%w: key of %d bytes", ErrInvalidInput, len(key))
 	}
 	if s.mem == nil {
-		s.mem = newSlab(s.maxBytes &^ (slotSize - 1))
+		n := s.maxBytes &^ (slotSize - 1)
+		if n >= minMapped {
+			n &^= pageSize - 1 // the slots, counted from the end, end a page
+		}
+		s.mem = newSlab(n)
 	}
 	if !s.room(len(key)) {
 		if err := s.spill(); err != nil {
