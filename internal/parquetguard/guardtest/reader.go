@@ -186,12 +186,7 @@ func (rd Reader[T]) Seeds() [][]byte {
 			seeds = append(seeds, buf.Bytes())
 		}
 	}
-	for _, c := range Hostile(rd.Column, rd.IntColumn) {
-		if len(c.Data) < 64<<10 {
-			seeds = append(seeds, c.Data)
-		}
-	}
-	return seeds
+	return append(seeds, HostileSeeds(rd.Column, rd.IntColumn)...)
 }
 
 // FuzzPages is a fuzz target that builds a file from fuzzed page headers
