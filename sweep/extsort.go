@@ -379,22 +379,24 @@ func (s *sorter) roundPage(n int) int {
 }
 
 // room reports whether a key of n bytes fits the block, giving back the
-// pages between its two ends when that makes it fit.
+// pages between its two ends when that makes it fit. Where they cannot be
+// given back (a system without madvise), the pages stay counted.
 func (s *sorter) room(n int) bool {
-	if s.alen+n+slotSize*(s.nslots+1) > min(s.maxBytes, len(s.mem.b)) {
+	a, r := s.alen+n, slotSize*(s.nslots+1)
+	if a+r > min(s.maxBytes, len(s.mem.b)) {
 		return false
 	}
-	a, r := max(s.hwA, s.alen+n), max(s.hwR, slotSize*(s.nslots+1))
-	if s.roundPage(a)+s.roundPage(r) <= s.maxBytes {
-		s.hwA, s.hwR = a, r
-		return true
+	if !s.mem.mapped {
+		return true // size is the whole slab
 	}
-	a, r = s.alen+n, slotSize*(s.nslots+1)
-	if s.roundPage(a)+s.roundPage(r) > s.maxBytes {
-		return false
+	hwA, hwR := max(s.hwA, a), max(s.hwR, r)
+	if s.roundPage(hwA)+s.roundPage(hwR) > s.maxBytes {
+		if s.roundPage(a)+s.roundPage(r) > s.maxBytes || !s.mem.discard(s.alen, len(s.mem.b)-slotSize*s.nslots-s.alen) {
+			return false
+		}
+		hwA, hwR = a, r
 	}
-	s.mem.discard(s.alen, len(s.mem.b)-slotSize*s.nslots-s.alen)
-	s.hwA, s.hwR = a, r
+	s.hwA, s.hwR = hwA, hwR
 	return true
 }
 
@@ -403,7 +405,11 @@ func (s *sorter) add(key []byte) error {
 		return fmt.Errorf("%w: key of %d bytes", ErrInvalidInput, len(key))
 	}
 	if s.mem == nil {
-		s.mem = newSlab(s.maxBytes &^ (slotSize - 1))
+		n := s.maxBytes &^ (slotSize - 1)
+		if n >= minMapped {
+			n &^= pageSize - 1 // the slots, counted from the end, end a page
+		}
+		s.mem = newSlab(n)
 	}
 	if !s.room(len(key)) {
 		if err := s.spill(); err != nil {

@@ -40,15 +40,13 @@ func (s *slab) free() {
 }
 
 // discard gives the whole pages of b[off:off+n] back to the system where it
-// allows (Linux); their content is undefined afterwards.
-func (s *slab) discard(off, n int) {
+// allows (Linux), and reports whether it did; their content is undefined
+// afterwards.
+func (s *slab) discard(off, n int) bool {
 	if !s.mapped {
-		return
+		return false
 	}
-	const page = 4096
-	lo := (off + page - 1) &^ (page - 1)
-	hi := (off + n) &^ (page - 1)
-	if hi > lo {
-		discardPages(s.b[lo:hi])
-	}
+	lo := (off + pageSize - 1) &^ (pageSize - 1)
+	hi := (off + n) &^ (pageSize - 1)
+	return hi <= lo || discardPages(s.b[lo:hi])
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/lakegc/lakegc/internal/parquetguard"
 	"github.com/lakegc/lakegc/internal/parquetguard/guardtest"
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/format"
 )
 
@@ -71,15 +70,13 @@ func flat(r every) []any {
 	return []any{r.B, r.I32, r.I64, r.F32, r.F64, r.Dict, r.DBA, r.DLBA, r.P, r.FL, deref(r.Opt), len(r.List), strings.Join(r.List, ","), r.Nest.X, deref(r.Nest.Y)}
 }
 
-var codecs = []compress.Codec{&parquet.Uncompressed, &parquet.Snappy, &parquet.Gzip, &parquet.Brotli, &parquet.Zstd, &parquet.Lz4Raw}
-
 // TestCheckAcceptsWhatParquetGoWrites checks files of every type, encoding,
 // codec and page version parquet-go writes, in pages of several sizes: Check
 // accepts them, but for LZ4_RAW pages that parquet-go reads wrong (see
 // parquet-go/parquet-go#608), and parquet-go reads them as written.
 func TestCheckAcceptsWhatParquetGoWrites(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
-	for _, codec := range codecs {
+	for _, codec := range guardtest.Codecs {
 		for _, version := range []int{1, 2} {
 			for _, pageSize := range []int{512, 64 << 10} {
 				t.Run(fmt.Sprintf("%v v%d %d", codec, version, pageSize), func(t *testing.T) {
@@ -315,7 +312,7 @@ func checkThenRead(t *testing.T, data []byte) {
 // codec and the hostile files of guardtest.
 func FuzzCheck(f *testing.F) {
 	r := rand.New(rand.NewPCG(2, 2))
-	for _, codec := range codecs {
+	for _, codec := range guardtest.Codecs {
 		for _, version := range []int{1, 2} {
 			var buf bytes.Buffer
 			if err := parquet.Write(&buf, randomRows(r, 3), parquet.Compression(codec), parquet.DataPageVersion(version)); err != nil {
@@ -324,10 +321,8 @@ func FuzzCheck(f *testing.F) {
 			f.Add(buf.Bytes())
 		}
 	}
-	for _, c := range guardtest.Hostile("a", "b") {
-		if len(c.Data) < 64<<10 {
-			f.Add(c.Data)
-		}
+	for _, data := range guardtest.HostileSeeds("a", "b") {
+		f.Add(data)
 	}
 	f.Fuzz(checkThenRead)
 }

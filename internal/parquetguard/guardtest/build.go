@@ -1,6 +1,7 @@
 // Package guardtest builds Parquet files page by page, with whatever page
-// headers and payloads a test wants, and a corpus of hostile files for the
-// tests of the readers that package parquetguard protects.
+// headers and payloads a test wants, a corpus of hostile files, and the
+// tests (Reader) that every reader package parquetguard protects runs on
+// them.
 package guardtest
 
 import (

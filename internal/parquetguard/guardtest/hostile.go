@@ -147,6 +147,18 @@ func Hostile(column, intColumn string) []Case {
 	return cases
 }
 
+// HostileSeeds returns the Hostile files under 64 KiB, small enough to seed
+// a fuzz target.
+func HostileSeeds(column, intColumn string) [][]byte {
+	var seeds [][]byte
+	for _, c := range Hostile(column, intColumn) {
+		if len(c.Data) < 64<<10 {
+			seeds = append(seeds, c.Data)
+		}
+	}
+	return seeds
+}
+
 // withData replaces a page's payload with stored, claimed to uncompress to
 // plain bytes.
 func withData(p Page, stored []byte, plain int32) Page {
