@@ -294,7 +294,7 @@ func (c *cycle) mark(ctx context.Context) error {
 		opts = append(opts, sweep.WithPrevious("")) // clean, whatever SweepOptions say
 	}
 	sum, err := sweep.Mark(ctx, c.cfg.Bucket, c.report.RunID, sweep.Inputs{
-		Uncommitted: c.uncommittedAddresses(ctx),
+		Uncommitted: c.keptUncommitted(ctx),
 		Committed:   relativeAddresses(c.cfg.Namespace, "committed", c.host.Committed.CommittedAddresses(ctx, c.active)),
 		ExportStart: c.export.Start,
 	}, opts...)
@@ -323,6 +323,28 @@ func (c *cycle) uncommittedAddresses(ctx context.Context) iter.Seq2[string, erro
 		return c.exported
 	}
 	return exportedAddresses(ctx, c.cfg.Bucket, c.cfg.StoragePrefix, c.report.ExportRunID, c.export.Done)
+}
+
+// keptUncommitted is the mark's uncommitted input: the export's addresses,
+// then, with Host.Copies, the copy records read again. A copy made after the
+// export read the records is in neither the export nor, when only an
+// expired commit held its object, the active commits; its record, younger
+// than the tracker's TTL, is still there now.
+func (c *cycle) keptUncommitted(ctx context.Context) iter.Seq2[string, error] {
+	exported := c.uncommittedAddresses(ctx)
+	if c.host.Copies == nil {
+		return exported
+	}
+	copies := relativeAddresses(c.cfg.Namespace, "copy record", c.host.Copies.Addresses(ctx, c.cfg.Repository))
+	return func(yield func(string, error) bool) {
+		for _, seq := range []iter.Seq2[string, error]{exported, copies} {
+			for a, err := range seq {
+				if !yield(a, err) || err != nil {
+					return
+				}
+			}
+		}
+	}
 }
 
 // resumeMark reads the summary of a finished mark, to sweep it.

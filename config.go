@@ -138,11 +138,12 @@ type Config struct {
 	// (<prefix>/retention/gc/uncommitted/<run_id>/_lakegc_export.json);
 	// a run without that record, of another namespace, or whose first
 	// calls read copy records that this Host (Host.Copies, Repository)
-	// does not, is refused (ErrNoExport). With Host.Copies, an unfinished
-	// export that began the tracker's TTL or more ago is refused
-	// (ErrStaleExport): the records of renames made during its first
-	// calls may be gone when its last call reads them. Empty: a new
-	// export.
+	// does not, is refused (ErrNoExport). With Host.Copies, an export,
+	// finished or not, that began the tracker's TTL or more ago is refused
+	// (ErrStaleExport): the records of renames made during or after it
+	// may be gone when its last call, or the mark, reads them (the mark
+	// reads the copy records again, for the copies made after the
+	// export). Empty: a new export.
 	ResumeExport string
 	// ResumeMark is the ID of a finished mark (Report.RunID): Collect
 	// skips to the sweep of its candidates, and reads nothing of the host.

@@ -25,8 +25,9 @@ var ErrNoExport = errors.New("lakegc: no such export")
 
 // ErrStaleExport is wrapped by the error for an export that began the copy
 // tracker's TTL or more ago (Host.Copies): the records of renames that raced
-// its first calls may have expired before its last call read them. Such an
-// export is neither resumed nor marked; run a new cycle.
+// its first calls, or that were made after it, may have expired before the
+// export or the mark read them. Such an export, finished or not, is neither
+// resumed nor marked; run a new cycle.
 var ErrStaleExport = errors.New("lakegc: export older than the copy records' TTL")
 
 // exportState is Collect's record of an export, beside the run's folder:
@@ -233,10 +234,13 @@ func (c *cycle) startExport(ctx context.Context) (exportState, *uncommitted.Mark
 		if err == nil && mark != nil && mark.RunID != runID {
 			err = fmt.Errorf("%w: next call of run %q", ErrNoExport, mark.RunID)
 		}
-		if err == nil && !st.Done && st.Copies && (c.host.Copies == nil || st.Repository != c.cfg.Repository) {
+		// A finished export too: the mark reads the copy records again,
+		// for the copies made after the export read them, and they must
+		// be the same records, all still there.
+		if err == nil && st.Copies && (c.host.Copies == nil || st.Repository != c.cfg.Repository) {
 			err = fmt.Errorf("%w: an export that reads the copy records of repository %q, resumed without them", ErrNoExport, st.Repository)
 		}
-		if err == nil && !st.Done {
+		if err == nil {
 			err = c.checkCopyTTL(st.Start)
 		}
 		if err != nil {

@@ -477,3 +477,90 @@ func TestCollectResumeNeedsTheSameCopyRecords(t *testing.T) {
 		})
 	}
 }
+
+// A copy made after the export read the copy records — of an object that
+// only an expired commit holds — is in no input of the export, and the
+// commits say nothing of it: the mark reads the copy records again, so the
+// copy keeps its object, in a cycle run at once and in one resumed later
+// from its finished export.
+func TestCollectKeepsACopyMadeAfterTheExport(t *testing.T) {
+	for _, resume := range []bool{false, true} {
+		t.Run(map[bool]string{false: "at once", true: "resumed"}[resume], func(t *testing.T) {
+			w := newWorld(t)
+			tracker := copytrack.New(copytrack.NewMemStore(), copytrack.WithClock(func() time.Time { return gcTime }))
+			host := w.host.host()
+			host.Copies = tracker
+			cfg := w.config()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			copied := false
+			cfg.Progress = func(p lakegc.Progress) {
+				if p.Phase == lakegc.PhaseExport || copied {
+					return
+				}
+				copied = true
+				// Copy a1, which only the expired c1 holds, onto feature.
+				if err := tracker.Track(context.Background(), copytrack.Copy{
+					Repository: "repo1", Branch: "feature", SrcPath: "a", DstPath: "from-c1", PhysicalAddress: "data/old/a1",
+				}); err != nil {
+					t.Error(err)
+				}
+				w.host.stage("feature", entry("from-c1", "data/old/a1"))
+				if resume {
+					cancel()
+				}
+			}
+			rep, err := lakegc.Collect(ctx, host, cfg)
+			if resume {
+				if !errors.Is(err, context.Canceled) {
+					t.Fatalf("Collect cancelled after the export = %v", err)
+				}
+				again := w.config()
+				again.ResumeExport = rep.ExportRunID
+				rep, err = lakegc.Collect(context.Background(), host, again)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !copied {
+				t.Fatal("no phase after the export")
+			}
+			delete(w.garbage, "data/old/a1")
+			w.live["data/old/a1"] = "copied onto feature after the export"
+			w.expectMarked(rep.RunID)
+		})
+	}
+}
+
+// A finished export resumed the copy tracker's TTL or more after it began
+// is refused too: copies made after it may have lost their records before
+// the mark reads them.
+func TestCollectRefusesAFinishedExportOlderThanTheCopyTTL(t *testing.T) {
+	w := newWorld(t)
+	now := gcTime
+	clock := func() time.Time { return now }
+	host := w.host.host()
+	host.Copies = copytrack.New(copytrack.NewMemStore(), copytrack.WithClock(clock))
+	cfg := w.config()
+	cfg.Clock = clock
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg.Progress = func(p lakegc.Progress) {
+		if p.Phase != lakegc.PhaseExport {
+			cancel()
+		}
+	}
+	rep, err := lakegc.Collect(ctx, host, cfg)
+	if !errors.Is(err, context.Canceled) || rep.Export == nil || rep.Export.Rows != stagedRows {
+		t.Fatalf("Collect cancelled after the export = %v (export %+v)", err, rep.Export)
+	}
+	now = gcTime.Add(copytrack.DefaultTTL)
+	again := w.config()
+	again.Clock, again.ResumeExport = clock, rep.ExportRunID
+	if _, err := lakegc.Collect(context.Background(), host, again); !errors.Is(err, lakegc.ErrStaleExport) {
+		t.Errorf("a finished export resumed a TTL later: %v, want ErrStaleExport", err)
+	}
+	if len(w.marks()) > 0 {
+		t.Errorf("marked %q", w.marks())
+	}
+}
