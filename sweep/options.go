@@ -79,33 +79,29 @@ type config struct {
 	shardIndex    int // with shardCount: WithShard; shardCount 0 is no sharding
 	shardCount    int
 
-	// Attempts of a request, and how a backoff waits; fixed outside tests,
-	// which run minutes of backoff in simulated time.
-	deleteAttempts int
-	listAttempts   int
-	sleep          func(ctx context.Context, d time.Duration) error
-	batch          int // keys a DeleteBatch call gets (0: the deleter's default)
+	// How a backoff waits: sleep outside tests, which run minutes of
+	// backoff in simulated time.
+	sleep func(ctx context.Context, d time.Duration) error
+	batch int // keys a DeleteBatch call gets (0: the deleter's default)
 
 	err error // the first invalid option
 }
 
 func newConfig(opts []Option) *config {
 	c := &config{
-		storagePrefix:  DefaultStoragePrefix,
-		dataPrefix:     DefaultDataPrefix,
-		minAge:         DefaultMinAge,
-		linkTTL:        DefaultLinkTTL,
-		clockSkew:      DefaultClockSkew,
-		clock:          time.Now,
-		memoryBudget:   DefaultMemoryBudget,
-		list:           span{1, DefaultListConcurrency, DefaultMaxListConcurrency},
-		delete:         span{1, DefaultDeleteConcurrency, DefaultMaxDeleteConcurrency},
-		minBackoff:     DefaultMinBackoff,
-		maxBackoff:     DefaultMaxBackoff,
-		deleteAttempts: deleteAttempts,
-		listAttempts:   listAttempts,
-		sleep:          sleep,
-		cleanEvery:     DefaultCleanEvery,
+		storagePrefix: DefaultStoragePrefix,
+		dataPrefix:    DefaultDataPrefix,
+		minAge:        DefaultMinAge,
+		linkTTL:       DefaultLinkTTL,
+		clockSkew:     DefaultClockSkew,
+		clock:         time.Now,
+		memoryBudget:  DefaultMemoryBudget,
+		list:          span{1, DefaultListConcurrency, DefaultMaxListConcurrency},
+		delete:        span{1, DefaultDeleteConcurrency, DefaultMaxDeleteConcurrency},
+		minBackoff:    DefaultMinBackoff,
+		maxBackoff:    DefaultMaxBackoff,
+		sleep:         sleep,
+		cleanEvery:    DefaultCleanEvery,
 	}
 	for _, o := range opts {
 		if o != nil {

@@ -322,7 +322,7 @@ func (s *sweeper) deleteBatch(ctx context.Context, keys []string) error {
 				deleted++
 			case isNotFound(kerr):
 				gone++
-			case transient(kerr) && attempt < s.cfg.deleteAttempts:
+			case transient(kerr) && attempt < deleteAttempts:
 				retry = append(retry, k)
 			default:
 				if err := s.record(k, kerr.Error(), func(p *Progress) { p.Failed++ }); err != nil {
