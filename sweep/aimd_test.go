@@ -234,8 +234,8 @@ func TestConcurrencyOptions(t *testing.T) {
 	def := newConfig(nil)
 	require.Equal(t, span{1, DefaultListConcurrency, DefaultMaxListConcurrency}, def.list)
 	require.Equal(t, span{1, DefaultDeleteConcurrency, DefaultMaxDeleteConcurrency}, def.delete)
-	require.Equal(t, DefaultMinBackoff, def.minBackoff)
-	require.Equal(t, DefaultMaxBackoff, def.maxBackoff)
+	require.Equal(t, DefaultMinBackoff, def.backoff.lo)
+	require.Equal(t, DefaultMaxBackoff, def.backoff.hi)
 	for _, c := range []struct {
 		name       string
 		opts       []Option
@@ -255,8 +255,8 @@ func TestConcurrencyOptions(t *testing.T) {
 		require.NoError(t, cfg.err, c.name)
 		require.Equal(t, c.list, cfg.list, c.name)
 		require.Equal(t, c.del, cfg.delete, c.name)
-		require.Equal(t, c.minB, cfg.minBackoff, c.name)
-		require.Equal(t, c.maxB, cfg.maxBackoff, c.name)
+		require.Equal(t, c.minB, cfg.backoff.lo, c.name)
+		require.Equal(t, c.maxB, cfg.backoff.hi, c.name)
 	}
 	for _, o := range []Option{
 		WithListConcurrencyRange(-1, 4), WithListConcurrencyRange(5, 4), WithListConcurrencyRange(0, -1),

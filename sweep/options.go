@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -71,18 +70,14 @@ type config struct {
 	deleter       BatchDeleter
 	logger        *slog.Logger
 	progress      func(Progress)
-	minBackoff    time.Duration
-	maxBackoff    time.Duration
+	backoff       backoff // WithBackoff's range; tests replace its sleep
 	previous      string
 	sliceMargin   time.Duration
 	cleanEvery    int
 	shardIndex    int // with shardCount: WithShard; shardCount 0 is no sharding
 	shardCount    int
 
-	// How a backoff waits: sleep outside tests, which run minutes of
-	// backoff in simulated time.
-	sleep func(ctx context.Context, d time.Duration) error
-	batch int // keys a DeleteBatch call gets (0: the deleter's default)
+	batch int // keys a DeleteBatch call gets (0: the deleter's default); set by tests
 
 	err error // the first invalid option
 }
@@ -98,9 +93,7 @@ func newConfig(opts []Option) *config {
 		memoryBudget:  DefaultMemoryBudget,
 		list:          span{1, DefaultListConcurrency, DefaultMaxListConcurrency},
 		delete:        span{1, DefaultDeleteConcurrency, DefaultMaxDeleteConcurrency},
-		minBackoff:    DefaultMinBackoff,
-		maxBackoff:    DefaultMaxBackoff,
-		sleep:         sleep,
+		backoff:       backoff{lo: DefaultMinBackoff, hi: DefaultMaxBackoff, sleep: sleep},
 		cleanEvery:    DefaultCleanEvery,
 	}
 	for _, o := range opts {
@@ -305,13 +298,8 @@ func WithBackoff(lo, hi time.Duration) Option {
 			c.invalid("backoff range [%v, %v]", lo, hi)
 			return
 		}
-		c.minBackoff, c.maxBackoff = lo, hi
+		c.backoff.lo, c.backoff.hi = lo, hi
 	}
-}
-
-// backoff returns the configured backoff.
-func (c *config) backoff() backoff {
-	return backoff{lo: c.minBackoff, hi: c.maxBackoff, sleep: c.sleep}
 }
 
 // WithDeleteRate limits Sweep to perSecond keys a second (default, <= 0,

@@ -30,7 +30,9 @@ const listPageSize = 1000
 // that requests throttled together do not come back together.
 type backoff struct {
 	lo, hi time.Duration
-	sleep  func(ctx context.Context, d time.Duration) error
+	// sleep waits: the function sleep, but in tests, which run minutes
+	// of backoff in simulated time.
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 // wait sleeps before retry number n (1 for the first retry).
@@ -92,7 +94,7 @@ func (l *lister) pages(opts *blob.ListOptions) *pager {
 		bucket:  l.bucket,
 		opts:    opts,
 		win:     l.win,
-		backoff: l.cfg.backoff(),
+		backoff: l.cfg.backoff,
 		token:   blob.FirstPageToken,
 	}
 }

@@ -46,7 +46,7 @@ func (c *simClock) elapsed() time.Duration {
 }
 
 // option makes Mark or Sweep sleep on c.
-func (c *simClock) option() Option { return func(cfg *config) { cfg.sleep = c.sleep } }
+func (c *simClock) option() Option { return func(cfg *config) { cfg.backoff.sleep = c.sleep } }
 
 // storm answers SlowDown (ResourceExhausted) to every request made before
 // the simulated clock reaches end (forever when end is 0), counts the

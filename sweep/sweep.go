@@ -132,7 +132,6 @@ func Sweep(ctx context.Context, bucket *blob.Bucket, runID string, opts ...Optio
 		deleter: cfg.deleter,
 		batch:   maxBatch,
 		win:     cfg.delete.window(),
-		backoff: cfg.backoff(),
 	}
 	if s.deleter == nil {
 		s.deleter = bucketDeleter{bucket: bucket}
@@ -155,7 +154,6 @@ type sweeper struct {
 	batch   int
 	limiter *rate.Limiter
 	win     *window // the DeleteBatch calls in flight
-	backoff backoff
 
 	mu     sync.Mutex // guards failed
 	failed *partWriter[failedRow]
@@ -335,7 +333,7 @@ func (s *sweeper) deleteBatch(ctx context.Context, keys []string) error {
 			return nil
 		}
 		keys = retry
-		if err := s.backoff.wait(ctx, attempt); err != nil {
+		if err := s.cfg.backoff.wait(ctx, attempt); err != nil {
 			return err
 		}
 	}
