@@ -37,7 +37,7 @@ func (c cancelling) DeleteBatch(ctx context.Context, keys []string) (map[string]
 func TestStoppedResweepLeavesNoSweepJSON(t *testing.T) {
 	ctx := context.Background()
 	b, keys := oldNamespace(t, 20)
-	_, err := Mark(ctx, b, "run1", Inputs{Uncommitted: seqOf(nil), Committed: seqOf(nil), ExportStart: t0}, WithClock(fixedClock))
+	_, err := Mark(ctx, b, "run1", noInputs(), WithClock(fixedClock))
 	require.NoError(t, err)
 	res, err := Sweep(ctx, b, "run1", WithClock(fixedClock), WithBatchDeleter(deniedOdd{}))
 	require.NoError(t, err)
