@@ -216,6 +216,7 @@ func TestBackoffWaits(t *testing.T) {
 	for n := 1; n <= 12; n++ {
 		require.NoError(t, b.wait(context.Background(), n))
 	}
+	require.Len(t, got, 12)
 	for i, d := range got {
 		full := min(time.Second<<i, 2*time.Minute)
 		require.GreaterOrEqual(t, d, full/2, "retry %d", i+1)
@@ -224,7 +225,9 @@ func TestBackoffWaits(t *testing.T) {
 	huge := backoff{lo: time.Hour, hi: 1<<63 - 1, sleep: b.sleep}
 	got = nil
 	require.NoError(t, huge.wait(context.Background(), 80))
+	require.Len(t, got, 1)
 	require.Positive(t, got[0])
+	require.GreaterOrEqual(t, got[0], huge.hi/2, "the 80th wait is capped at hi")
 }
 
 // TestConcurrencyOptions: the ranges' zero values mean their defaults, a
