@@ -316,7 +316,7 @@ func TestMarkWidensOnSlowStore(t *testing.T) {
 		min, max int
 	}{
 		{"adaptive", WithListConcurrencyRange(0, 24), DefaultListConcurrency + 1, 24},
-		{"fixed", WithListConcurrency(DefaultListConcurrency), 1, DefaultListConcurrency},
+		{"fixed", WithListConcurrency(DefaultListConcurrency), DefaultListConcurrency, DefaultListConcurrency},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := newGenDriver(40, 3000)
