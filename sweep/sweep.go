@@ -353,11 +353,13 @@ func judgeBatch(failed map[string]error, err error) outcome {
 	return answered
 }
 
-// removeObject deletes key if it exists.
+// removeObject deletes key if it exists. A delete that fails as not found
+// is one the store's own answer says so of (isNotFound, as removeFolder):
+// gcsblob calls GCS's 403 NotFound, and the object is still there.
 func removeObject(ctx context.Context, bucket *blob.Bucket, key string) error {
 	ok, err := bucket.Exists(ctx, key)
 	if err == nil && ok {
-		if err = bucket.Delete(ctx, key); gcerrors.Code(err) == gcerrors.NotFound {
+		if err = bucket.Delete(ctx, key); isNotFound(err) {
 			err = nil
 		}
 	}
