@@ -121,9 +121,8 @@ func BenchmarkListSlowStore(b *testing.B) {
 					b.StopTimer()
 					d.reset()
 					b.StartTimer()
-					sum, err := Mark(context.Background(), bucket, "bench", Inputs{
-						Uncommitted: seqOf(nil), Committed: seqOf(nil), ExportStart: t0,
-					}, WithClock(fixedClock), WithTempDir(b.TempDir()), opt)
+					sum, err := Mark(context.Background(), bucket, "bench", noInputs(),
+						WithClock(fixedClock), WithTempDir(b.TempDir()), opt)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -161,7 +160,7 @@ func BenchmarkSweepSlowStore(b *testing.B) {
 				b.StopTimer()
 				d.reset()
 				s.limiter = nil
-				if _, err := Mark(ctx, bucket, "bench", Inputs{Uncommitted: seqOf(nil), Committed: seqOf(nil), ExportStart: t0},
+				if _, err := Mark(ctx, bucket, "bench", noInputs(),
 					WithClock(fixedClock), WithTempDir(b.TempDir())); err != nil {
 					b.Fatal(err)
 				}

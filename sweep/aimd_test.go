@@ -216,6 +216,7 @@ func TestBackoffWaits(t *testing.T) {
 	for n := 1; n <= 12; n++ {
 		require.NoError(t, b.wait(context.Background(), n))
 	}
+	require.Len(t, got, 12)
 	for i, d := range got {
 		full := min(time.Second<<i, 2*time.Minute)
 		require.GreaterOrEqual(t, d, full/2, "retry %d", i+1)
@@ -224,7 +225,9 @@ func TestBackoffWaits(t *testing.T) {
 	huge := backoff{lo: time.Hour, hi: 1<<63 - 1, sleep: b.sleep}
 	got = nil
 	require.NoError(t, huge.wait(context.Background(), 80))
+	require.Len(t, got, 1)
 	require.Positive(t, got[0])
+	require.GreaterOrEqual(t, got[0], huge.hi/2, "the 80th wait is capped at hi")
 }
 
 // TestConcurrencyOptions: the ranges' zero values mean their defaults, a
@@ -234,8 +237,8 @@ func TestConcurrencyOptions(t *testing.T) {
 	def := newConfig(nil)
 	require.Equal(t, span{1, DefaultListConcurrency, DefaultMaxListConcurrency}, def.list)
 	require.Equal(t, span{1, DefaultDeleteConcurrency, DefaultMaxDeleteConcurrency}, def.delete)
-	require.Equal(t, DefaultMinBackoff, def.minBackoff)
-	require.Equal(t, DefaultMaxBackoff, def.maxBackoff)
+	require.Equal(t, DefaultMinBackoff, def.backoff.lo)
+	require.Equal(t, DefaultMaxBackoff, def.backoff.hi)
 	for _, c := range []struct {
 		name       string
 		opts       []Option
@@ -255,8 +258,8 @@ func TestConcurrencyOptions(t *testing.T) {
 		require.NoError(t, cfg.err, c.name)
 		require.Equal(t, c.list, cfg.list, c.name)
 		require.Equal(t, c.del, cfg.delete, c.name)
-		require.Equal(t, c.minB, cfg.minBackoff, c.name)
-		require.Equal(t, c.maxB, cfg.maxBackoff, c.name)
+		require.Equal(t, c.minB, cfg.backoff.lo, c.name)
+		require.Equal(t, c.maxB, cfg.backoff.hi, c.name)
 	}
 	for _, o := range []Option{
 		WithListConcurrencyRange(-1, 4), WithListConcurrencyRange(5, 4), WithListConcurrencyRange(0, -1),

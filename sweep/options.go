@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -71,41 +70,31 @@ type config struct {
 	deleter       BatchDeleter
 	logger        *slog.Logger
 	progress      func(Progress)
-	minBackoff    time.Duration
-	maxBackoff    time.Duration
+	backoff       backoff // WithBackoff's range; tests replace its sleep
 	previous      string
 	sliceMargin   time.Duration
 	cleanEvery    int
 	shardIndex    int // with shardCount: WithShard; shardCount 0 is no sharding
 	shardCount    int
 
-	// Attempts of a request, and how a backoff waits; fixed outside tests,
-	// which run minutes of backoff in simulated time.
-	deleteAttempts int
-	listAttempts   int
-	sleep          func(ctx context.Context, d time.Duration) error
-	batch          int // keys a DeleteBatch call gets (0: the deleter's default)
+	batch int // keys a DeleteBatch call gets (0: the deleter's default); set by tests
 
 	err error // the first invalid option
 }
 
 func newConfig(opts []Option) *config {
 	c := &config{
-		storagePrefix:  DefaultStoragePrefix,
-		dataPrefix:     DefaultDataPrefix,
-		minAge:         DefaultMinAge,
-		linkTTL:        DefaultLinkTTL,
-		clockSkew:      DefaultClockSkew,
-		clock:          time.Now,
-		memoryBudget:   DefaultMemoryBudget,
-		list:           span{1, DefaultListConcurrency, DefaultMaxListConcurrency},
-		delete:         span{1, DefaultDeleteConcurrency, DefaultMaxDeleteConcurrency},
-		minBackoff:     DefaultMinBackoff,
-		maxBackoff:     DefaultMaxBackoff,
-		deleteAttempts: deleteAttempts,
-		listAttempts:   listAttempts,
-		sleep:          sleep,
-		cleanEvery:     DefaultCleanEvery,
+		storagePrefix: DefaultStoragePrefix,
+		dataPrefix:    DefaultDataPrefix,
+		minAge:        DefaultMinAge,
+		linkTTL:       DefaultLinkTTL,
+		clockSkew:     DefaultClockSkew,
+		clock:         time.Now,
+		memoryBudget:  DefaultMemoryBudget,
+		list:          span{1, DefaultListConcurrency, DefaultMaxListConcurrency},
+		delete:        span{1, DefaultDeleteConcurrency, DefaultMaxDeleteConcurrency},
+		backoff:       backoff{lo: DefaultMinBackoff, hi: DefaultMaxBackoff, sleep: sleep},
+		cleanEvery:    DefaultCleanEvery,
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -238,39 +227,32 @@ type span struct{ lo, start, hi int }
 // window returns a window over the span.
 func (s span) window() *window { return newWindow(s.lo, s.start, s.hi) }
 
-// concurrencyRange returns the span [lo, hi] (0: 1 and the larger of
-// defaultHi and lo) starting at defaultStart, or false when it is invalid:
-// negative, lo above hi, or hi above maxConcurrency.
-func concurrencyRange(lo, hi, defaultStart, defaultHi int) (span, bool) {
-	if lo < 0 || hi < 0 {
-		return span{}, false
+// concurrencyRange returns an option setting the span *field to [lo, hi]
+// (0: 1 for lo, the larger of defaultHi and lo for hi), starting at
+// defaultStart within it; what names the span in the error of an invalid
+// range: negative, lo above hi, or hi above maxConcurrency.
+func concurrencyRange(what string, field func(*config) *span, lo, hi, defaultStart, defaultHi int) Option {
+	return func(c *config) {
+		if lo < 0 || hi < 0 {
+			c.invalid("%s concurrency range [%d, %d]", what, lo, hi)
+			return
+		}
+		lo = cmp.Or(lo, 1)
+		hi = cmp.Or(hi, max(defaultHi, lo))
+		if lo > hi || hi > maxConcurrency {
+			c.invalid("%s concurrency range [%d, %d] (at most %d)", what, lo, hi, maxConcurrency)
+			return
+		}
+		*field(c) = span{lo, min(max(defaultStart, lo), hi), hi}
 	}
-	lo = cmp.Or(lo, 1)
-	hi = cmp.Or(hi, max(defaultHi, lo))
-	if lo > hi || hi > maxConcurrency {
-		return span{}, false
-	}
-	return span{lo, min(max(defaultStart, lo), hi), hi}, true
 }
 
 // WithListConcurrency fixes how many listing requests (pages of up to 1000
 // keys, each of one slice) Mark keeps in flight at n: the window does not
 // follow the store (0: the default, a window of
 // WithListConcurrencyRange(0, 0)). It bounds the slices listed at once too.
-// n above 1024 is an error.
-func WithListConcurrency(n int) Option {
-	return func(c *config) {
-		if n < 0 || n > maxConcurrency {
-			c.invalid("list concurrency %d outside [0, %d]", n, maxConcurrency)
-			return
-		}
-		if n == 0 {
-			c.list = span{1, DefaultListConcurrency, DefaultMaxListConcurrency}
-			return
-		}
-		c.list = span{n, n, n}
-	}
-}
+// n above 1024 is an error. It is WithListConcurrencyRange(n, n).
+func WithListConcurrency(n int) Option { return WithListConcurrencyRange(n, n) }
 
 // WithListConcurrencyRange sets the bounds of the listing requests Mark
 // keeps in flight: it starts at DefaultListConcurrency (within the bounds),
@@ -280,32 +262,14 @@ func WithListConcurrency(n int) Option {
 // slices listed at once, each holding a page of up to 1000 keys and a
 // buffer. hi above 1024 is an error.
 func WithListConcurrencyRange(lo, hi int) Option {
-	return func(c *config) {
-		s, ok := concurrencyRange(lo, hi, DefaultListConcurrency, DefaultMaxListConcurrency)
-		if !ok {
-			c.invalid("list concurrency range [%d, %d] (at most %d)", lo, hi, maxConcurrency)
-			return
-		}
-		c.list = s
-	}
+	return concurrencyRange("list", func(c *config) *span { return &c.list }, lo, hi, DefaultListConcurrency, DefaultMaxListConcurrency)
 }
 
 // WithDeleteConcurrency fixes how many DeleteBatch calls Sweep keeps in
 // flight at n: the window does not follow the store (0: the default, a
-// window of WithDeleteConcurrencyRange(0, 0)). n above 1024 is an error.
-func WithDeleteConcurrency(n int) Option {
-	return func(c *config) {
-		if n < 0 || n > maxConcurrency {
-			c.invalid("delete concurrency %d outside [0, %d]", n, maxConcurrency)
-			return
-		}
-		if n == 0 {
-			c.delete = span{1, DefaultDeleteConcurrency, DefaultMaxDeleteConcurrency}
-			return
-		}
-		c.delete = span{n, n, n}
-	}
-}
+// window of WithDeleteConcurrencyRange(0, 0)). n above 1024 is an error. It
+// is WithDeleteConcurrencyRange(n, n).
+func WithDeleteConcurrency(n int) Option { return WithDeleteConcurrencyRange(n, n) }
 
 // WithDeleteConcurrencyRange sets the bounds of the DeleteBatch calls Sweep
 // keeps in flight: it starts at DefaultDeleteConcurrency (within the
@@ -313,14 +277,7 @@ func WithDeleteConcurrency(n int) Option {
 // or above hi (0: 1 for lo, the larger of DefaultMaxDeleteConcurrency and lo
 // for hi). hi above 1024 is an error.
 func WithDeleteConcurrencyRange(lo, hi int) Option {
-	return func(c *config) {
-		s, ok := concurrencyRange(lo, hi, DefaultDeleteConcurrency, DefaultMaxDeleteConcurrency)
-		if !ok {
-			c.invalid("delete concurrency range [%d, %d] (at most %d)", lo, hi, maxConcurrency)
-			return
-		}
-		c.delete = s
-	}
+	return concurrencyRange("delete", func(c *config) *span { return &c.delete }, lo, hi, DefaultDeleteConcurrency, DefaultMaxDeleteConcurrency)
 }
 
 // WithBackoff sets the waits before the retries of a listing page or a
@@ -341,13 +298,8 @@ func WithBackoff(lo, hi time.Duration) Option {
 			c.invalid("backoff range [%v, %v]", lo, hi)
 			return
 		}
-		c.minBackoff, c.maxBackoff = lo, hi
+		c.backoff.lo, c.backoff.hi = lo, hi
 	}
-}
-
-// backoff returns the configured backoff.
-func (c *config) backoff() backoff {
-	return backoff{lo: c.minBackoff, hi: c.maxBackoff, sleep: c.sleep}
 }
 
 // WithDeleteRate limits Sweep to perSecond keys a second (default, <= 0,

@@ -3,10 +3,14 @@ package sweep
 import (
 	"context"
 	"errors"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
+	"google.golang.org/api/googleapi"
 )
 
 // deniedOdd refuses every other key of a batch, deleting nothing.
@@ -37,7 +41,7 @@ func (c cancelling) DeleteBatch(ctx context.Context, keys []string) (map[string]
 func TestStoppedResweepLeavesNoSweepJSON(t *testing.T) {
 	ctx := context.Background()
 	b, keys := oldNamespace(t, 20)
-	_, err := Mark(ctx, b, "run1", Inputs{Uncommitted: seqOf(nil), Committed: seqOf(nil), ExportStart: t0}, WithClock(fixedClock))
+	_, err := Mark(ctx, b, "run1", noInputs(), WithClock(fixedClock))
 	require.NoError(t, err)
 	res, err := Sweep(ctx, b, "run1", WithClock(fixedClock), WithBatchDeleter(deniedOdd{}))
 	require.NoError(t, err)
@@ -52,4 +56,46 @@ func TestStoppedResweepLeavesNoSweepJSON(t *testing.T) {
 	if gcerrors.Code(err) != gcerrors.NotFound {
 		t.Errorf("after a stopped sweep, sweep.json of the earlier one is still there (%v), but failed/ was removed", errors.Unwrap(err))
 	}
+}
+
+// gcsCodes codes a driver's errors as gcsblob does: GCS's 403 (a retention
+// policy, a hold, a missing permission) is NotFound.
+type gcsCodes struct{ *testDriver }
+
+func (d gcsCodes) ErrorCode(err error) gcerrors.ErrorCode {
+	var g *googleapi.Error
+	if errors.As(err, &g) && g.Code == http.StatusForbidden {
+		return gcerrors.NotFound
+	}
+	return d.testDriver.ErrorCode(err)
+}
+
+// A sweep that cannot remove an earlier sweep.json does not start: a GCS
+// 403 on it, which gcsblob calls NotFound, is a refusal (see
+// BatchDeleter), not an object already gone. Taken as gone, the sweep would
+// remove failed/ and, stopped, leave the earlier sweep.json to count a
+// failed/ that is no longer there.
+func TestResweepKeepsReportItCannotRemove(t *testing.T) {
+	ctx := context.Background()
+	b, keys := oldNamespace(t, 20)
+	_, err := Mark(ctx, b, "run1", noInputs(), WithClock(fixedClock))
+	require.NoError(t, err)
+	_, err = Sweep(ctx, b, "run1", WithClock(fixedClock), WithBatchDeleter(deniedOdd{}))
+	require.NoError(t, err)
+	require.Len(t, readFailed(t, b, "run1"), len(keys)/2)
+
+	d := &testDriver{deleteErr: func(key string) error {
+		if strings.HasSuffix(key, "/sweep.json") {
+			return gcsErr(http.StatusForbidden, "retentionPolicyNotMet")
+		}
+		return nil
+	}}
+	newTestBucket(b, d)
+	held := blob.NewBucket(gcsCodes{d})
+	stopped, cancel := context.WithCancel(ctx)
+	defer cancel()
+	_, err = Sweep(stopped, held, "run1", WithClock(fixedClock), WithBatchDeleter(cancelling{cancel}))
+	require.ErrorContains(t, err, "retentionPolicyNotMet")
+	require.NotErrorIs(t, err, context.Canceled, "the sweep started")
+	require.Len(t, readFailed(t, b, "run1"), len(keys)/2, "failed/ of the earlier sweep.json")
 }

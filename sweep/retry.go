@@ -30,7 +30,9 @@ const listPageSize = 1000
 // that requests throttled together do not come back together.
 type backoff struct {
 	lo, hi time.Duration
-	sleep  func(ctx context.Context, d time.Duration) error
+	// sleep waits: the function sleep, but in tests, which run minutes
+	// of backoff in simulated time.
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 // wait sleeps before retry number n (1 for the first retry).
@@ -74,11 +76,10 @@ func judge(err error) outcome {
 // within the window and retried after a backoff when it fails with a
 // transient error. Its Next has the contract of blob.ListIterator's.
 type pager struct {
-	bucket   *blob.Bucket
-	opts     *blob.ListOptions
-	win      *window
-	backoff  backoff
-	attempts int
+	bucket  *blob.Bucket
+	opts    *blob.ListOptions
+	win     *window
+	backoff backoff
 
 	token    []byte
 	page     []*blob.ListObject
@@ -90,12 +91,11 @@ type pager struct {
 func (l *lister) pages(opts *blob.ListOptions) *pager {
 	l.winOnce.Do(func() { l.win = l.cfg.list.window() })
 	return &pager{
-		bucket:   l.bucket,
-		opts:     opts,
-		win:      l.win,
-		backoff:  l.cfg.backoff(),
-		attempts: l.cfg.listAttempts,
-		token:    blob.FirstPageToken,
+		bucket:  l.bucket,
+		opts:    opts,
+		win:     l.win,
+		backoff: l.cfg.backoff,
+		token:   blob.FirstPageToken,
 	}
 }
 
@@ -141,7 +141,7 @@ func (p *pager) fetch(ctx context.Context) error {
 		if !transient(err) {
 			return err
 		}
-		if attempt >= p.attempts {
+		if attempt >= listAttempts {
 			return fmt.Errorf("gave up after %d attempts: %w", attempt, err)
 		}
 		if err := p.backoff.wait(ctx, attempt); err != nil {

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/driver"
-	"gocloud.dev/blob/memblob"
 	"gocloud.dev/gcerrors"
 )
 
@@ -57,14 +56,12 @@ func (d *partialLister) ListPaged(ctx context.Context, opts *driver.ListOptions)
 // the young ones, also listed through retried pages, are kept.
 func TestMarkRetriedPagesListEachKeyOnce(t *testing.T) {
 	ctx := context.Background()
-	base := memblob.OpenBucket(nil)
 	var all, old []string
 	young := map[string]bool{}
 	for i := range 4 {
 		s := descendingName(t0.Add(-time.Duration(100*3600+i) * time.Second))
 		for j := range 2300 + 150*i {
 			k := fmt.Sprintf("data/%s/o%05d", s, j)
-			require.NoError(t, base.WriteAll(ctx, k, nil, nil))
 			all = append(all, k)
 			if j%7 == 3 {
 				young[k] = true
@@ -74,10 +71,10 @@ func TestMarkRetriedPagesListEachKeyOnce(t *testing.T) {
 		}
 	}
 	for _, k := range []string{"data/loose", "top"} {
-		require.NoError(t, base.WriteAll(ctx, k, nil, nil))
 		all, old = append(all, k), append(old, k)
 	}
 	slices.Sort(old)
+	base := writeKeys(t, all)
 	td := &testDriver{modTime: func(k string) time.Time {
 		if young[k] {
 			return t0

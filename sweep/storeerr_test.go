@@ -153,7 +153,7 @@ func TestSweepStoreRefusals(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
 			reports, keys := oldNamespace(t, 3)
-			_, err := Mark(ctx, reports, "run1", Inputs{Uncommitted: seqOf(nil), Committed: seqOf(nil), ExportStart: t0}, WithClock(fixedClock))
+			_, err := Mark(ctx, reports, "run1", noInputs(), WithClock(fixedClock))
 			require.NoError(t, err)
 			store := &countingDeletes{Bucket: blob.NewBucket(&storeBucket{err: c.err, portable: c.portable})}
 			res, err := Sweep(ctx, reports, "run1", WithBatchDeleter(store), WithClock(fixedClock),

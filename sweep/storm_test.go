@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/driver"
-	"gocloud.dev/blob/memblob"
 	"gocloud.dev/gcerrors"
 )
 
@@ -46,7 +44,7 @@ func (c *simClock) elapsed() time.Duration {
 }
 
 // option makes Mark or Sweep sleep on c.
-func (c *simClock) option() Option { return func(cfg *config) { cfg.sleep = c.sleep } }
+func (c *simClock) option() Option { return func(cfg *config) { cfg.backoff.sleep = c.sleep } }
 
 // storm answers SlowDown (ResourceExhausted) to every request made before
 // the simulated clock reaches end (forever when end is 0), counts the
@@ -150,24 +148,15 @@ func (d stormLister) ListPaged(ctx context.Context, opts *driver.ListOptions) (*
 	return d.testDriver.ListPaged(ctx, opts)
 }
 
-// stormNamespace writes perSlice old objects in each of n slices, and
-// returns the bucket, reporting them as modified long before the cutoff,
-// and their keys.
+// stormNamespace writes perSlice old objects in each of n slices
+// (manySlices), and returns the bucket, a driver over it for the storm to
+// wrap or to fail listings with, and the keys.
 func stormNamespace(t *testing.T, n, perSlice int) (*blob.Bucket, *testDriver, []string) {
 	t.Helper()
-	base := memblob.OpenBucket(nil)
-	var keys []string
-	for i := range n {
-		s := descendingName(t0.Add(-time.Duration(100*3600+i) * time.Second))
-		for j := range perSlice {
-			k := fmt.Sprintf("data/%s/o%05d", s, j)
-			require.NoError(t, base.WriteAll(context.Background(), k, nil, nil))
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	d := &testDriver{modTime: func(string) time.Time { return t0.Add(-200 * time.Hour) }}
-	return newTestBucket(base, d), d, keys
+	b, keys := manySlices(t, n, perSlice)
+	d := &testDriver{}
+	newTestBucket(b, d) // d's base is b
+	return b, d, keys
 }
 
 // requireSwept checks that every candidate ended deleted or, still stored,
@@ -327,7 +316,7 @@ func TestMarkWidensOnSlowStore(t *testing.T) {
 		min, max int
 	}{
 		{"adaptive", WithListConcurrencyRange(0, 24), DefaultListConcurrency + 1, 24},
-		{"fixed", WithListConcurrency(DefaultListConcurrency), 1, DefaultListConcurrency},
+		{"fixed", WithListConcurrency(DefaultListConcurrency), DefaultListConcurrency, DefaultListConcurrency},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := newGenDriver(40, 3000)

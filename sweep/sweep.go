@@ -132,7 +132,6 @@ func Sweep(ctx context.Context, bucket *blob.Bucket, runID string, opts ...Optio
 		deleter: cfg.deleter,
 		batch:   maxBatch,
 		win:     cfg.delete.window(),
-		backoff: cfg.backoff(),
 	}
 	if s.deleter == nil {
 		s.deleter = bucketDeleter{bucket: bucket}
@@ -155,7 +154,6 @@ type sweeper struct {
 	batch   int
 	limiter *rate.Limiter
 	win     *window // the DeleteBatch calls in flight
-	backoff backoff
 
 	mu     sync.Mutex // guards failed
 	failed *partWriter[failedRow]
@@ -322,7 +320,7 @@ func (s *sweeper) deleteBatch(ctx context.Context, keys []string) error {
 				deleted++
 			case isNotFound(kerr):
 				gone++
-			case transient(kerr) && attempt < s.cfg.deleteAttempts:
+			case transient(kerr) && attempt < deleteAttempts:
 				retry = append(retry, k)
 			default:
 				if err := s.record(k, kerr.Error(), func(p *Progress) { p.Failed++ }); err != nil {
@@ -335,7 +333,7 @@ func (s *sweeper) deleteBatch(ctx context.Context, keys []string) error {
 			return nil
 		}
 		keys = retry
-		if err := s.backoff.wait(ctx, attempt); err != nil {
+		if err := s.cfg.backoff.wait(ctx, attempt); err != nil {
 			return err
 		}
 	}
@@ -355,11 +353,13 @@ func judgeBatch(failed map[string]error, err error) outcome {
 	return answered
 }
 
-// removeObject deletes key if it exists.
+// removeObject deletes key if it exists. A delete that fails as not found
+// is one the store's own answer says so of (isNotFound, as removeFolder):
+// gcsblob calls GCS's 403 NotFound, and the object is still there.
 func removeObject(ctx context.Context, bucket *blob.Bucket, key string) error {
 	ok, err := bucket.Exists(ctx, key)
 	if err == nil && ok {
-		if err = bucket.Delete(ctx, key); gcerrors.Code(err) == gcerrors.NotFound {
+		if err = bucket.Delete(ctx, key); isNotFound(err) {
 			err = nil
 		}
 	}

@@ -167,7 +167,7 @@ func (d *flakyDeleter) DeleteBatch(ctx context.Context, keys []string) (map[stri
 func TestSweepRetries(t *testing.T) {
 	ctx := context.Background()
 	b, keys := oldNamespace(t, 40)
-	_, err := Mark(ctx, b, "run1", Inputs{Uncommitted: seqOf(nil), Committed: seqOf(nil), ExportStart: t0}, WithClock(fixedClock))
+	_, err := Mark(ctx, b, "run1", noInputs(), WithClock(fixedClock))
 	require.NoError(t, err)
 	require.NoError(t, b.Delete(ctx, keys[39])) // gone before the sweep
 	d := &flakyDeleter{b: b, calls: map[string]int{}, failures: func(key string, call int) error {
@@ -210,7 +210,7 @@ func TestSweepRetries(t *testing.T) {
 func TestSweepRateLimit(t *testing.T) {
 	ctx := context.Background()
 	b, keys := oldNamespace(t, 60)
-	_, err := Mark(ctx, b, "run1", Inputs{Uncommitted: seqOf(nil), Committed: seqOf(nil), ExportStart: t0}, WithClock(fixedClock))
+	_, err := Mark(ctx, b, "run1", noInputs(), WithClock(fixedClock))
 	require.NoError(t, err)
 	start := time.Now()
 	res, err := Sweep(ctx, b, "run1", WithDeleteRate(30))
@@ -222,7 +222,7 @@ func TestSweepRateLimit(t *testing.T) {
 
 func TestSweepCancelled(t *testing.T) {
 	b, keys := oldNamespace(t, 300)
-	_, err := Mark(context.Background(), b, "run1", Inputs{Uncommitted: seqOf(nil), Committed: seqOf(nil), ExportStart: t0}, WithClock(fixedClock))
+	_, err := Mark(context.Background(), b, "run1", noInputs(), WithClock(fixedClock))
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	var n int
