@@ -369,8 +369,13 @@ func TestCollectSweepOptions(t *testing.T) {
 		w := newWorld(t)
 		cfg := w.config()
 		cfg.SweepOptions = []sweep.Option{sweep.WithListConcurrencyRange(4, 2)}
-		if _, err := lakegc.Collect(context.Background(), w.host.host(), cfg); !errors.Is(err, sweep.ErrInvalidInput) {
+		rep, err := lakegc.Collect(context.Background(), w.host.host(), cfg)
+		if !errors.Is(err, sweep.ErrInvalidInput) || !errors.Is(err, lakegc.ErrInvalidConfig) {
 			t.Fatalf("an invalid sweep option: %v", err)
+		}
+		// Refused before any I/O: no export, no report.
+		if rep != nil && rep.Export != nil || len(w.marks()) > 0 {
+			t.Errorf("an invalid sweep option was refused only after the export: %+v", rep)
 		}
 	})
 	t.Run("config wins", func(t *testing.T) {

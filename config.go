@@ -224,6 +224,10 @@ func (c Config) validated() (settings, error) {
 	if err := validPrefixes(s.StoragePrefix, s.DataPrefix); err != nil {
 		return settings{}, err
 	}
+	// Before any I/O, not when the mark starts after the whole export.
+	if err := sweep.CheckOptions(s.SweepOptions...); err != nil {
+		return settings{}, fmt.Errorf("%w: SweepOptions: %w", ErrInvalidConfig, err)
+	}
 	for _, id := range []struct{ field, id string }{{"ResumeExport", s.ResumeExport}, {"ResumeMark", s.ResumeMark}} {
 		if id.id != "" && !validRunID(id.id) {
 			return invalid("%s %q is not a run ID", id.field, id.id)

@@ -347,3 +347,11 @@ func validPrefix(p string) error {
 	}
 	return nil
 }
+
+// CheckOptions reports the first invalid option among opts, as Mark and
+// Sweep would, without touching a bucket: a caller that gathers options
+// ahead of a long run (lakegc.Collect, before its export) can refuse them
+// first.
+func CheckOptions(opts ...Option) error {
+	return newConfig(opts).err
+}
