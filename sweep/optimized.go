@@ -165,23 +165,6 @@ func parseState(b []byte) (*runState, error) {
 	return &s, nil
 }
 
-// readSmall reads a small object whole, refusing one over limit bytes.
-func readSmall(ctx context.Context, bucket *blob.Bucket, key string, limit int64) ([]byte, error) {
-	r, err := bucket.NewReader(ctx, key, nil)
-	if err != nil {
-		return nil, fmt.Errorf("sweep: read %s: %w", key, err)
-	}
-	defer r.Close()
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("sweep: read %s: %w", key, err)
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%w: %s larger than %d bytes", ErrInvalidInput, key, limit)
-	}
-	return b, nil
-}
-
 // LatestRun returns the ID of the latest run in the report folder of the
 // namespace in bucket: of the runs with a summary.json (written by Mark or
 // by lakeFS's Spark client, successful or not), the one whose summary says
