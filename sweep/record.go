@@ -69,10 +69,7 @@ func (e *liveEncoder) add(key []byte) error {
 	if e.n > 0 && bytes.Compare(key, e.prev) <= 0 {
 		return fmt.Errorf("%w: %q after %q", errBadRecord, key, e.prev)
 	}
-	shared := 0
-	for shared < len(key) && shared < len(e.prev) && key[shared] == e.prev[shared] {
-		shared++
-	}
+	shared := commonPrefix(key, e.prev)
 	e.buf = binary.AppendUvarint(e.buf[:0], uint64(shared))
 	e.buf = binary.AppendUvarint(e.buf, uint64(len(key)-shared))
 	e.buf = append(e.buf, key[shared:]...)
