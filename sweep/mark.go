@@ -79,10 +79,8 @@ func Mark(ctx context.Context, bucket *blob.Bucket, runID string, in Inputs, opt
 	// behind; the lock tells it from a live Mark's. Removed first, so
 	// that a rerun refused below, of a Mark killed after its summary,
 	// removes it too.
-	if cfg.err == nil {
-		if stale := removeStaleSpills(cfg.tempDir); len(stale) > 0 {
-			m.log("sweep: removed stale spill folders", "folders", stale)
-		}
+	if stale := removeStaleSpills(cfg.tempDir); len(stale) > 0 {
+		m.log("sweep: removed stale spill folders", "folders", stale)
 	}
 	prev, err := ReadSummary(ctx, bucket, cfg.storagePrefix, runID)
 	switch {
@@ -243,10 +241,8 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 		return err
 	}
 	m.sum.NumDeletedObjects = n
-	if m.cnt != nil {
-		c := m.cnt.snapshot()
-		m.sum.NumYoungObjects, m.sum.NumKeptObjects = c.Young, c.Kept
-	}
+	c := m.cnt.snapshot()
+	m.sum.NumYoungObjects, m.sum.NumKeptObjects = c.Young, c.Kept
 	m.sum.Success = true
 	if err := writeJSON(ctx, m.bucket, m.dir+"summary.json", m.sum); err != nil {
 		m.sum.Success = false
