@@ -107,17 +107,15 @@ func (c *config) margin() time.Duration {
 }
 
 // runState is _lakegc/state.json: the settings a run used and what the next
-// run needs besides the live record.
+// run needs besides the live record and the summary. What the summary says
+// (the run's ID, kind, cutoff and newest listed slice) is taken from the
+// summary, written after the state: one source, nothing to cross-check.
 type runState struct {
 	Version       int      `json:"version"`
-	RunID         string   `json:"run_id"`
-	Kind          string   `json:"kind"`
 	StoragePrefix string   `json:"storage_prefix"`
 	DataPrefix    string   `json:"data_prefix"`
 	MinAge        int64    `json:"min_age_seconds"`
 	Margin        int64    `json:"slice_margin_seconds"`
-	CutoffTime    string   `json:"cutoff_time"`
-	NewestSlice   string   `json:"newest_slice"`
 	SinceClean    int      `json:"runs_since_clean"`
 	LiveKeys      int64    `json:"live_keys"`
 	YoungSlices   []string `json:"young_slices,omitempty"`
@@ -145,17 +143,10 @@ func parseState(b []byte) (*runState, error) {
 	switch {
 	case s.Version != stateVersion:
 		return nil, fmt.Errorf("%w: state version %d", ErrInvalidInput, s.Version)
-	case s.Kind != RunClean && s.Kind != RunOptimized:
-		return nil, fmt.Errorf("%w: state kind %q", ErrInvalidInput, s.Kind)
 	case s.MinAge < 0 || s.Margin < 0 || s.SinceClean < 0 || s.LiveKeys < 0:
 		return nil, fmt.Errorf("%w: state: negative value", ErrInvalidInput)
 	case len(s.YoungSlices) > maxYoungSl:
 		return nil, fmt.Errorf("%w: state names %d young slices", ErrInvalidInput, len(s.YoungSlices))
-	}
-	if s.NewestSlice != "" {
-		if _, ok := sliceTime(s.NewestSlice); !ok {
-			return nil, fmt.Errorf("%w: state: newest slice %q", ErrInvalidInput, s.NewestSlice)
-		}
 	}
 	for _, name := range s.YoungSlices {
 		if _, ok := sliceTime(name); !ok {
@@ -310,30 +301,27 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 	if err != nil {
 		return nil, "previous run's records: " + err.Error()
 	}
-	prevCutoff, err := parseTime(st.CutoffTime)
+	newest, sliced := sliceTime(sum.FirstSlice)
 	switch {
-	case err != nil:
-		return nil, "previous run's records: " + err.Error()
-	case st.RunID != id:
-		return nil, fmt.Sprintf("previous run's records are of run %q", st.RunID)
 	case st.StoragePrefix != cfg.storagePrefix || st.DataPrefix != cfg.dataPrefix:
 		return nil, fmt.Sprintf("previous run used storage prefix %q and data prefix %q", st.StoragePrefix, st.DataPrefix)
 	case st.MinAge != int64(cfg.minAge/time.Second) || time.Duration(st.MinAge)*time.Second != cfg.minAge:
 		return nil, fmt.Sprintf("previous run used min age %v", time.Duration(st.MinAge)*time.Second)
 	case st.Margin != int64(cfg.margin()/time.Second) || time.Duration(st.Margin)*time.Second != cfg.margin():
 		return nil, fmt.Sprintf("previous run used slice margin %v", time.Duration(st.Margin)*time.Second)
-	case !prevCutoff.Equal(sum.CutoffTime) || st.NewestSlice != sum.FirstSlice:
-		return nil, "previous run's records do not match its summary"
-	case m.sum.CutoffTime.Before(prevCutoff):
-		return nil, fmt.Sprintf("cutoff %v is before the previous run's %v", m.sum.CutoffTime, prevCutoff)
+	case sum.CutoffTime.IsZero():
+		return nil, "the previous run's summary has no cutoff"
+	case m.sum.CutoffTime.Before(sum.CutoffTime):
+		return nil, fmt.Sprintf("cutoff %v is before the previous run's %v", m.sum.CutoffTime, sum.CutoffTime)
 	case st.YoungOverflow:
 		return nil, fmt.Sprintf("the previous run kept young objects in more than %d slices", maxYoungSl)
-	case st.NewestSlice == "":
+	case sum.FirstSlice == "":
 		return nil, "the previous run listed no slice"
+	case !sliced:
+		return nil, fmt.Sprintf("the previous run's first slice %q is not a slice", sum.FirstSlice)
 	case st.SinceClean >= cfg.cleanEvery-1: // not SinceClean+1, which a hostile state overflows
 		return nil, fmt.Sprintf("a clean run every %d runs", cfg.cleanEvery)
 	}
-	newest, _ := sliceTime(st.NewestSlice)
 	p := &previous{state: st, boundary: newest.Add(-cfg.margin()), young: map[string]struct{}{}}
 	for _, name := range st.YoungSlices {
 		p.young[name] = struct{}{}
@@ -514,14 +502,10 @@ func (y *youngSlices) add(name string) {
 func (m *marker) writeState(ctx context.Context, rec *recorder) error {
 	st := runState{
 		Version:       stateVersion,
-		RunID:         m.sum.RunID,
-		Kind:          m.sum.RunKind,
 		StoragePrefix: m.cfg.storagePrefix,
 		DataPrefix:    m.cfg.dataPrefix,
 		MinAge:        int64(m.cfg.minAge / time.Second),
 		Margin:        int64(m.cfg.margin() / time.Second),
-		CutoffTime:    formatTime(m.sum.CutoffTime),
-		NewestSlice:   m.sum.FirstSlice,
 		SinceClean:    m.sinceClean,
 		LiveKeys:      rec.n,
 		YoungOverflow: rec.young.overflow,

@@ -3,6 +3,7 @@ package sweep
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -431,6 +432,11 @@ func TestOptimizedRefuses(t *testing.T) {
 			b = bytes.Replace(b, []byte(`"_lakefs"`), []byte(`"_other"`), 1)
 			require.NoError(t, m.base.WriteAll(ctx, dir+stateName, b, nil))
 		}, nil, "storage prefix"},
+		// The cutoff and the newest slice are the summary's (state.json
+		// does not repeat them): a summary that lacks them is refused.
+		{"no cutoff", func(m *gcModel) { editSummary(t, m, "prev", "cutoff_time", "") }, nil, "no cutoff"},
+		{"no first slice", func(m *gcModel) { editSummary(t, m, "prev", "first_slice", "") }, nil, "listed no slice"},
+		{"first slice not a slice", func(m *gcModel) { editSummary(t, m, "prev", "first_slice", "nope") }, nil, "not a slice"},
 		{"clean every", func(m *gcModel) {}, []Option{WithCleanEvery(1)}, "clean run every 1"},
 		{"chain too long", func(m *gcModel) {
 			b, err := m.base.ReadAll(ctx, dir+stateName)
@@ -462,6 +468,21 @@ func TestOptimizedRefuses(t *testing.T) {
 	require.Equal(t, "prev", sum.PreviousRunID)
 	require.Positive(t, sum.SlicesSkipped)
 	require.Positive(t, sum.SlicesListed)
+}
+
+// editSummary sets one field of run id's summary.json.
+func editSummary(t *testing.T, m *gcModel, id, field string, value any) {
+	t.Helper()
+	key := reportDir(DefaultStoragePrefix, id) + "summary.json"
+	b, err := m.base.ReadAll(m.ctx, key)
+	require.NoError(t, err)
+	var j map[string]any
+	require.NoError(t, json.Unmarshal(b, &j))
+	require.Contains(t, j, field)
+	j[field] = value
+	b, err = json.Marshal(j)
+	require.NoError(t, err)
+	require.NoError(t, m.base.WriteAll(m.ctx, key, b, nil))
 }
 
 // TestOptimizedRelistsYoungSlices: a slice where the previous run kept an
