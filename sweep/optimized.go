@@ -380,7 +380,10 @@ func (m *marker) wasSwept(ctx context.Context, dir string) (bool, string) {
 	if err := json.Unmarshal(bytes.TrimSpace(b), &s); err != nil {
 		return false, "sweep.json: " + err.Error()
 	}
-	if s.Failed != 0 || s.Refused != 0 || s.Deleted < 0 || s.AlreadyGone < 0 {
+	switch {
+	case s.Deleted < 0 || s.AlreadyGone < 0 || s.Failed < 0 || s.Refused < 0:
+		return false, "sweep.json: negative count"
+	case s.Failed != 0 || s.Refused != 0:
 		return false, fmt.Sprintf("sweep left %d failed and %d refused", s.Failed, s.Refused)
 	}
 	return true, ""

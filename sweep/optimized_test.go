@@ -523,3 +523,36 @@ func TestLatestRun(t *testing.T) {
 	_, err = LatestRun(m.ctx, m.b, "")
 	require.ErrorContains(t, err, "bad/summary.json")
 }
+
+// TestWasSwept: only a sweep.json that says nothing failed or was refused
+// lets a run skip judging the previous run's candidates again; a missing,
+// unreadable or impossible one does not, and the reason says which.
+func TestWasSwept(t *testing.T) {
+	ctx := context.Background()
+	b := memblob.OpenBucket(nil)
+	m := &marker{bucket: b}
+	dir := reportDir(DefaultStoragePrefix, "r")
+	swept, why := m.wasSwept(ctx, dir)
+	require.False(t, swept)
+	require.Equal(t, "not swept", why)
+	for _, tc := range []struct {
+		json, why string
+	}{
+		{`{"deleted":3,"already_gone":1,"failed":0,"refused":0}`, ""},
+		{`{"deleted":3,"failed":1}`, "1 failed"},
+		{`{"deleted":3,"refused":2}`, "2 refused"},
+		{`{"deleted":-1}`, "negative count"},
+		{`{"already_gone":-1}`, "negative count"},
+		{`{"failed":-1}`, "negative count"},
+		{`{`, "sweep.json: "},
+	} {
+		require.NoError(t, b.WriteAll(ctx, dir+"sweep.json", []byte(tc.json), nil))
+		swept, why := m.wasSwept(ctx, dir)
+		require.Equal(t, tc.why == "", swept, tc.json)
+		if tc.why == "" {
+			require.Empty(t, why, tc.json)
+		} else {
+			require.Contains(t, why, tc.why, tc.json)
+		}
+	}
+}
