@@ -402,7 +402,8 @@ func (m *marker) copyLive(ctx context.Context, key string, keep func([]byte) boo
 	if err != nil {
 		return "", 0, err
 	}
-	return m.copyKeys(ctx, func() ([]byte, bool, error) { return d.next() }, keep, func() int64 { return d.n })
+	name, err := m.copyKeys(ctx, d.next, keep)
+	return name, d.n, err
 }
 
 // copyCandidates copies the candidates of run id that keep accepts into a
@@ -413,7 +414,7 @@ func (m *marker) copyCandidates(ctx context.Context, id string, want int64, keep
 	defer stop()
 	var n int64
 	var prev []byte
-	name, _, err := m.copyKeys(ctx, func() ([]byte, bool, error) {
+	name, err := m.copyKeys(ctx, func() ([]byte, bool, error) {
 		k, err, ok := next()
 		if !ok || err != nil {
 			return nil, false, err
@@ -424,7 +425,7 @@ func (m *marker) copyCandidates(ctx context.Context, id string, want int64, keep
 		n++
 		prev = append(prev[:0], k...)
 		return prev, true, nil
-	}, keep, func() int64 { return n })
+	}, keep)
 	if err == nil && n != want {
 		os.Remove(name)
 		err = fmt.Errorf("%w: %d candidates, the summary says %d", ErrInvalidInput, n, want)
@@ -432,10 +433,12 @@ func (m *marker) copyCandidates(ctx context.Context, id string, want int64, keep
 	return name, err
 }
 
-func (m *marker) copyKeys(ctx context.Context, next func() ([]byte, bool, error), keep func([]byte) bool, count func() int64) (string, int64, error) {
+// copyKeys writes the keys of next that keep accepts to a new spill file
+// and returns its name.
+func (m *marker) copyKeys(ctx context.Context, next func() ([]byte, bool, error), keep func([]byte) bool) (string, error) {
 	rw, err := m.spill.create()
 	if err != nil {
-		return "", 0, err
+		return "", err
 	}
 	for i := 1; ; i++ {
 		k, ok, err := next()
@@ -444,7 +447,7 @@ func (m *marker) copyKeys(ctx context.Context, next func() ([]byte, bool, error)
 		}
 		if err != nil {
 			rw.abort()
-			return "", 0, err
+			return "", err
 		}
 		if !ok {
 			break
@@ -452,12 +455,11 @@ func (m *marker) copyKeys(ctx context.Context, next func() ([]byte, bool, error)
 		if keep(k) {
 			if err := rw.add(k); err != nil {
 				rw.abort()
-				return "", 0, err
+				return "", err
 			}
 		}
 	}
-	name, err := rw.finish()
-	return name, count(), err
+	return rw.finish()
 }
 
 // recorder writes what the next run needs: the kept keys of the slices.
