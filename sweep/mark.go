@@ -202,7 +202,6 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	l := m.newLister(keep, sh)
 	defer l.pool.free()
 	defer l.loose.release()
-	l.young = new(youngSlices)
 	if prev != nil {
 		l.skip = prev.skip
 	}
@@ -292,6 +291,7 @@ func (m *marker) newLister(keep *sorter, sh shares) *lister {
 		loose:  newSorter(m.spill, sh.loose, sh.fanIn),
 		keep:   &lockedSorter{s: keep},
 		pool:   new(memPool),
+		young:  new(youngSlices),
 	}
 	l.pool.left.Store(int64(sh.mem + sh.keep - max(keep.size(), keep.maxBytes)))
 	return l
