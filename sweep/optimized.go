@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -168,13 +169,11 @@ func LatestRun(ctx context.Context, bucket *blob.Bucket, storagePrefix string) (
 	if bucket == nil {
 		return "", fmt.Errorf("%w: nil bucket", ErrInvalidInput)
 	}
-	if storagePrefix == "" {
-		storagePrefix = DefaultStoragePrefix
-	}
+	storagePrefix = cmp.Or(storagePrefix, DefaultStoragePrefix)
 	if err := validPrefix(storagePrefix); err != nil {
 		return "", err
 	}
-	dir := storagePrefix + "/retention/gc/unified/"
+	dir := reportRoot(storagePrefix)
 	var ids []string
 	it := bucket.List(&blob.ListOptions{Prefix: dir, Delimiter: "/"})
 	for {

@@ -213,9 +213,14 @@ type Progress struct {
 	Deleted, AlreadyGone, Failed, Refused int64
 }
 
+// reportRoot is the folder of every run's report, with a trailing '/'.
+func reportRoot(storagePrefix string) string {
+	return storagePrefix + "/retention/gc/unified/"
+}
+
 // reportDir is the folder of a run's report, with a trailing '/'.
 func reportDir(storagePrefix, runID string) string {
-	return storagePrefix + "/retention/gc/unified/" + runID + "/"
+	return reportRoot(storagePrefix) + runID + "/"
 }
 
 // validRunID accepts the run IDs of Mark (descending xids) and of lakeFS's
