@@ -357,7 +357,7 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 			for _, n := range runs {
 				os.Remove(n)
 			}
-			return nil, err.Error()
+			return nil, "previous run's records: " + err.Error()
 		}
 		iters = append(iters, fr)
 	}

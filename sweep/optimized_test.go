@@ -522,6 +522,7 @@ func TestLatestRun(t *testing.T) {
 	require.NoError(t, m.base.WriteAll(m.ctx, reportDir(DefaultStoragePrefix, "bad")+"summary.json", []byte("{"), nil))
 	_, err = LatestRun(m.ctx, m.b, "")
 	require.ErrorContains(t, err, "bad/summary.json")
+	require.ErrorIs(t, err, ErrInvalidInput)
 }
 
 // TestWasSwept: only a sweep.json that says nothing failed or was refused
