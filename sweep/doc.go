@@ -106,10 +106,11 @@
 // never read (they read deleted/ and summary.json; Hadoop's skip names
 // starting with '_'):
 //
-//   - state.json: the run's kind, storage and data prefixes, min age, slice
-//     margin, cutoff, newest listed slice, how many runs since the last clean
-//     one, the number of live keys, and the slices where it kept young
-//     objects (at most 1,000; beyond that the next run is clean);
+//   - state.json: the run's storage and data prefixes, min age, slice
+//     margin, how many runs since the last clean one, the number of live
+//     keys, and the slices where it kept young objects (at most 1,000;
+//     beyond that the next run is clean). The run's cutoff and newest
+//     listed slice are its summary's;
 //   - live: the sorted keys it kept in the slices, the listed ones and those
 //     carried over, front-coded (a key shares a prefix with the one before),
 //     with a count and a CRC-32C at the end. Its reader refuses a key over 64

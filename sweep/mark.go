@@ -47,9 +47,9 @@ const cleanupTimeout = 30 * time.Second
 // (LastModified), not the time in its address: an object whose listed time
 // is at or after the cutoff, or unknown, is kept, and counted in
 // Progress.Young and Summary.NumYoungObjects apart from the objects kept
-// by reference (Progress.Kept, Summary.NumKeptObjects). Mark refuses a run ID whose summary says success (ErrRunExists) or cannot be
-// read or parsed (the error, with nothing written), and overwrites a failed
-// one. Any other failure — a bad input, an input's error, a storage
+// by reference (Progress.Kept, Summary.NumKeptObjects). Mark refuses a run
+// ID whose summary says success (ErrRunExists) or cannot be read or parsed
+// (the error, with nothing written), and overwrites a failed one. Any other failure — a bad input, an input's error, a storage
 // error, a cancelled context — leaves a summary with success false and no
 // candidates, and is returned. Concurrent Marks of one run ID are not
 // supported.
@@ -79,10 +79,8 @@ func Mark(ctx context.Context, bucket *blob.Bucket, runID string, in Inputs, opt
 	// behind; the lock tells it from a live Mark's. Removed first, so
 	// that a rerun refused below, of a Mark killed after its summary,
 	// removes it too.
-	if cfg.err == nil {
-		if stale := removeStaleSpills(cfg.tempDir); len(stale) > 0 {
-			m.log("sweep: removed stale spill folders", "folders", stale)
-		}
+	if stale := removeStaleSpills(cfg.tempDir); len(stale) > 0 {
+		m.log("sweep: removed stale spill folders", "folders", stale)
 	}
 	prev, err := ReadSummary(ctx, bucket, cfg.storagePrefix, runID)
 	switch {
@@ -204,7 +202,6 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	l := m.newLister(keep, sh)
 	defer l.pool.free()
 	defer l.loose.release()
-	l.young = new(youngSlices)
 	if prev != nil {
 		l.skip = prev.skip
 	}
@@ -243,10 +240,8 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 		return err
 	}
 	m.sum.NumDeletedObjects = n
-	if m.cnt != nil {
-		c := m.cnt.snapshot()
-		m.sum.NumYoungObjects, m.sum.NumKeptObjects = c.Young, c.Kept
-	}
+	c := m.cnt.snapshot()
+	m.sum.NumYoungObjects, m.sum.NumKeptObjects = c.Young, c.Kept
 	m.sum.Success = true
 	if err := writeJSON(ctx, m.bucket, m.dir+"summary.json", m.sum); err != nil {
 		m.sum.Success = false
@@ -296,6 +291,7 @@ func (m *marker) newLister(keep *sorter, sh shares) *lister {
 		loose:  newSorter(m.spill, sh.loose, sh.fanIn),
 		keep:   &lockedSorter{s: keep},
 		pool:   new(memPool),
+		young:  new(youngSlices),
 	}
 	l.pool.left.Store(int64(sh.mem + sh.keep - max(keep.size(), keep.maxBytes)))
 	return l

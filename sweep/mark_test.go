@@ -299,14 +299,22 @@ func TestMarkZeroOptionsAreDefaults(t *testing.T) {
 }
 
 // TestMarkErrorText: an unreadable summary of the same run is an error that
-// names the package once.
+// names the package once and wraps ErrInvalidInput, whether the JSON is
+// malformed or holds a bad value.
 func TestMarkErrorText(t *testing.T) {
 	b, _ := oldNamespace(t, 3)
 	if err := b.WriteAll(context.Background(), "_lakefs/retention/gc/unified/run1/summary.json", []byte("{"), nil); err != nil {
 		t.Fatal(err)
 	}
 	_, err := Mark(context.Background(), b, "run1", Inputs{Uncommitted: seqOf(nil), Committed: seqOf(nil), ExportStart: t0}, WithClock(fixedClock))
-	require.EqualError(t, err, "sweep: existing summary of run run1: _lakefs/retention/gc/unified/run1/summary.json: unexpected end of JSON input")
+	require.EqualError(t, err, "sweep: existing summary of run run1: _lakefs/retention/gc/unified/run1/summary.json: invalid input: summary: unexpected end of JSON input")
+	require.ErrorIs(t, err, ErrInvalidInput)
+	for _, bad := range []string{`{`, `[]`, `{"start_time":"yesterday"}`} {
+		require.NoError(t, b.WriteAll(context.Background(), "_lakefs/retention/gc/unified/run1/summary.json", []byte(bad), nil))
+		_, err = ReadSummary(context.Background(), b, "", "run1")
+		require.ErrorIs(t, err, ErrInvalidInput, bad)
+		require.Equal(t, 1, strings.Count(err.Error(), "sweep:"), err.Error())
+	}
 }
 
 // TestMarkCountsYoungApartFromKept: objects kept for their age (by the

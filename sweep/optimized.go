@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -107,17 +108,15 @@ func (c *config) margin() time.Duration {
 }
 
 // runState is _lakegc/state.json: the settings a run used and what the next
-// run needs besides the live record.
+// run needs besides the live record and the summary. What the summary says
+// (the run's ID, kind, cutoff and newest listed slice) is taken from the
+// summary, written after the state: one source, nothing to cross-check.
 type runState struct {
 	Version       int      `json:"version"`
-	RunID         string   `json:"run_id"`
-	Kind          string   `json:"kind"`
 	StoragePrefix string   `json:"storage_prefix"`
 	DataPrefix    string   `json:"data_prefix"`
 	MinAge        int64    `json:"min_age_seconds"`
 	Margin        int64    `json:"slice_margin_seconds"`
-	CutoffTime    string   `json:"cutoff_time"`
-	NewestSlice   string   `json:"newest_slice"`
 	SinceClean    int      `json:"runs_since_clean"`
 	LiveKeys      int64    `json:"live_keys"`
 	YoungSlices   []string `json:"young_slices,omitempty"`
@@ -145,17 +144,10 @@ func parseState(b []byte) (*runState, error) {
 	switch {
 	case s.Version != stateVersion:
 		return nil, fmt.Errorf("%w: state version %d", ErrInvalidInput, s.Version)
-	case s.Kind != RunClean && s.Kind != RunOptimized:
-		return nil, fmt.Errorf("%w: state kind %q", ErrInvalidInput, s.Kind)
 	case s.MinAge < 0 || s.Margin < 0 || s.SinceClean < 0 || s.LiveKeys < 0:
 		return nil, fmt.Errorf("%w: state: negative value", ErrInvalidInput)
 	case len(s.YoungSlices) > maxYoungSl:
 		return nil, fmt.Errorf("%w: state names %d young slices", ErrInvalidInput, len(s.YoungSlices))
-	}
-	if s.NewestSlice != "" {
-		if _, ok := sliceTime(s.NewestSlice); !ok {
-			return nil, fmt.Errorf("%w: state: newest slice %q", ErrInvalidInput, s.NewestSlice)
-		}
 	}
 	for _, name := range s.YoungSlices {
 		if _, ok := sliceTime(name); !ok {
@@ -163,23 +155,6 @@ func parseState(b []byte) (*runState, error) {
 		}
 	}
 	return &s, nil
-}
-
-// readSmall reads a small object whole, refusing one over limit bytes.
-func readSmall(ctx context.Context, bucket *blob.Bucket, key string, limit int64) ([]byte, error) {
-	r, err := bucket.NewReader(ctx, key, nil)
-	if err != nil {
-		return nil, fmt.Errorf("sweep: read %s: %w", key, err)
-	}
-	defer r.Close()
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("sweep: read %s: %w", key, err)
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%w: %s larger than %d bytes", ErrInvalidInput, key, limit)
-	}
-	return b, nil
 }
 
 // LatestRun returns the ID of the latest run in the report folder of the
@@ -194,13 +169,11 @@ func LatestRun(ctx context.Context, bucket *blob.Bucket, storagePrefix string) (
 	if bucket == nil {
 		return "", fmt.Errorf("%w: nil bucket", ErrInvalidInput)
 	}
-	if storagePrefix == "" {
-		storagePrefix = DefaultStoragePrefix
-	}
+	storagePrefix = cmp.Or(storagePrefix, DefaultStoragePrefix)
 	if err := validPrefix(storagePrefix); err != nil {
 		return "", err
 	}
-	dir := storagePrefix + "/retention/gc/unified/"
+	dir := reportRoot(storagePrefix)
 	var ids []string
 	it := bucket.List(&blob.ListOptions{Prefix: dir, Delimiter: "/"})
 	for {
@@ -327,30 +300,27 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 	if err != nil {
 		return nil, "previous run's records: " + err.Error()
 	}
-	prevCutoff, err := parseTime(st.CutoffTime)
+	newest, sliced := sliceTime(sum.FirstSlice)
 	switch {
-	case err != nil:
-		return nil, "previous run's records: " + err.Error()
-	case st.RunID != id:
-		return nil, fmt.Sprintf("previous run's records are of run %q", st.RunID)
 	case st.StoragePrefix != cfg.storagePrefix || st.DataPrefix != cfg.dataPrefix:
 		return nil, fmt.Sprintf("previous run used storage prefix %q and data prefix %q", st.StoragePrefix, st.DataPrefix)
 	case st.MinAge != int64(cfg.minAge/time.Second) || time.Duration(st.MinAge)*time.Second != cfg.minAge:
 		return nil, fmt.Sprintf("previous run used min age %v", time.Duration(st.MinAge)*time.Second)
 	case st.Margin != int64(cfg.margin()/time.Second) || time.Duration(st.Margin)*time.Second != cfg.margin():
 		return nil, fmt.Sprintf("previous run used slice margin %v", time.Duration(st.Margin)*time.Second)
-	case !prevCutoff.Equal(sum.CutoffTime) || st.NewestSlice != sum.FirstSlice:
-		return nil, "previous run's records do not match its summary"
-	case m.sum.CutoffTime.Before(prevCutoff):
-		return nil, fmt.Sprintf("cutoff %v is before the previous run's %v", m.sum.CutoffTime, prevCutoff)
+	case sum.CutoffTime.IsZero():
+		return nil, "the previous run's summary has no cutoff"
+	case m.sum.CutoffTime.Before(sum.CutoffTime):
+		return nil, fmt.Sprintf("cutoff %v is before the previous run's %v", m.sum.CutoffTime, sum.CutoffTime)
 	case st.YoungOverflow:
 		return nil, fmt.Sprintf("the previous run kept young objects in more than %d slices", maxYoungSl)
-	case st.NewestSlice == "":
+	case sum.FirstSlice == "":
 		return nil, "the previous run listed no slice"
+	case !sliced:
+		return nil, fmt.Sprintf("the previous run's first slice %q is not a slice", sum.FirstSlice)
 	case st.SinceClean >= cfg.cleanEvery-1: // not SinceClean+1, which a hostile state overflows
 		return nil, fmt.Sprintf("a clean run every %d runs", cfg.cleanEvery)
 	}
-	newest, _ := sliceTime(st.NewestSlice)
 	p := &previous{state: st, boundary: newest.Add(-cfg.margin()), young: map[string]struct{}{}}
 	for _, name := range st.YoungSlices {
 		p.young[name] = struct{}{}
@@ -387,7 +357,7 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 			for _, n := range runs {
 				os.Remove(n)
 			}
-			return nil, err.Error()
+			return nil, "previous run's records: " + err.Error()
 		}
 		iters = append(iters, fr)
 	}
@@ -409,7 +379,10 @@ func (m *marker) wasSwept(ctx context.Context, dir string) (bool, string) {
 	if err := json.Unmarshal(bytes.TrimSpace(b), &s); err != nil {
 		return false, "sweep.json: " + err.Error()
 	}
-	if s.Failed != 0 || s.Refused != 0 || s.Deleted < 0 || s.AlreadyGone < 0 {
+	switch {
+	case s.Deleted < 0 || s.AlreadyGone < 0 || s.Failed < 0 || s.Refused < 0:
+		return false, "sweep.json: negative count"
+	case s.Failed != 0 || s.Refused != 0:
 		return false, fmt.Sprintf("sweep left %d failed and %d refused", s.Failed, s.Refused)
 	}
 	return true, ""
@@ -428,7 +401,8 @@ func (m *marker) copyLive(ctx context.Context, key string, keep func([]byte) boo
 	if err != nil {
 		return "", 0, err
 	}
-	return m.copyKeys(ctx, func() ([]byte, bool, error) { return d.next() }, keep, func() int64 { return d.n })
+	name, err := m.copyKeys(ctx, d.next, keep)
+	return name, d.n, err
 }
 
 // copyCandidates copies the candidates of run id that keep accepts into a
@@ -439,7 +413,7 @@ func (m *marker) copyCandidates(ctx context.Context, id string, want int64, keep
 	defer stop()
 	var n int64
 	var prev []byte
-	name, _, err := m.copyKeys(ctx, func() ([]byte, bool, error) {
+	name, err := m.copyKeys(ctx, func() ([]byte, bool, error) {
 		k, err, ok := next()
 		if !ok || err != nil {
 			return nil, false, err
@@ -450,7 +424,7 @@ func (m *marker) copyCandidates(ctx context.Context, id string, want int64, keep
 		n++
 		prev = append(prev[:0], k...)
 		return prev, true, nil
-	}, keep, func() int64 { return n })
+	}, keep)
 	if err == nil && n != want {
 		os.Remove(name)
 		err = fmt.Errorf("%w: %d candidates, the summary says %d", ErrInvalidInput, n, want)
@@ -458,10 +432,12 @@ func (m *marker) copyCandidates(ctx context.Context, id string, want int64, keep
 	return name, err
 }
 
-func (m *marker) copyKeys(ctx context.Context, next func() ([]byte, bool, error), keep func([]byte) bool, count func() int64) (string, int64, error) {
+// copyKeys writes the keys of next that keep accepts to a new spill file
+// and returns its name.
+func (m *marker) copyKeys(ctx context.Context, next func() ([]byte, bool, error), keep func([]byte) bool) (string, error) {
 	rw, err := m.spill.create()
 	if err != nil {
-		return "", 0, err
+		return "", err
 	}
 	for i := 1; ; i++ {
 		k, ok, err := next()
@@ -470,7 +446,7 @@ func (m *marker) copyKeys(ctx context.Context, next func() ([]byte, bool, error)
 		}
 		if err != nil {
 			rw.abort()
-			return "", 0, err
+			return "", err
 		}
 		if !ok {
 			break
@@ -478,12 +454,11 @@ func (m *marker) copyKeys(ctx context.Context, next func() ([]byte, bool, error)
 		if keep(k) {
 			if err := rw.add(k); err != nil {
 				rw.abort()
-				return "", 0, err
+				return "", err
 			}
 		}
 	}
-	name, err := rw.finish()
-	return name, count(), err
+	return rw.finish()
 }
 
 // recorder writes what the next run needs: the kept keys of the slices.
@@ -531,14 +506,10 @@ func (y *youngSlices) add(name string) {
 func (m *marker) writeState(ctx context.Context, rec *recorder) error {
 	st := runState{
 		Version:       stateVersion,
-		RunID:         m.sum.RunID,
-		Kind:          m.sum.RunKind,
 		StoragePrefix: m.cfg.storagePrefix,
 		DataPrefix:    m.cfg.dataPrefix,
 		MinAge:        int64(m.cfg.minAge / time.Second),
 		Margin:        int64(m.cfg.margin() / time.Second),
-		CutoffTime:    formatTime(m.sum.CutoffTime),
-		NewestSlice:   m.sum.FirstSlice,
 		SinceClean:    m.sinceClean,
 		LiveKeys:      rec.n,
 		YoungOverflow: rec.young.overflow,

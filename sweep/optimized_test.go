@@ -3,6 +3,7 @@ package sweep
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -431,6 +432,11 @@ func TestOptimizedRefuses(t *testing.T) {
 			b = bytes.Replace(b, []byte(`"_lakefs"`), []byte(`"_other"`), 1)
 			require.NoError(t, m.base.WriteAll(ctx, dir+stateName, b, nil))
 		}, nil, "storage prefix"},
+		// The cutoff and the newest slice are the summary's (state.json
+		// does not repeat them): a summary that lacks them is refused.
+		{"no cutoff", func(m *gcModel) { editSummary(t, m, "prev", "cutoff_time", "") }, nil, "no cutoff"},
+		{"no first slice", func(m *gcModel) { editSummary(t, m, "prev", "first_slice", "") }, nil, "listed no slice"},
+		{"first slice not a slice", func(m *gcModel) { editSummary(t, m, "prev", "first_slice", "nope") }, nil, "not a slice"},
 		{"clean every", func(m *gcModel) {}, []Option{WithCleanEvery(1)}, "clean run every 1"},
 		{"chain too long", func(m *gcModel) {
 			b, err := m.base.ReadAll(ctx, dir+stateName)
@@ -462,6 +468,21 @@ func TestOptimizedRefuses(t *testing.T) {
 	require.Equal(t, "prev", sum.PreviousRunID)
 	require.Positive(t, sum.SlicesSkipped)
 	require.Positive(t, sum.SlicesListed)
+}
+
+// editSummary sets one field of run id's summary.json.
+func editSummary(t *testing.T, m *gcModel, id, field string, value any) {
+	t.Helper()
+	key := reportDir(DefaultStoragePrefix, id) + "summary.json"
+	b, err := m.base.ReadAll(m.ctx, key)
+	require.NoError(t, err)
+	var j map[string]any
+	require.NoError(t, json.Unmarshal(b, &j))
+	require.Contains(t, j, field)
+	j[field] = value
+	b, err = json.Marshal(j)
+	require.NoError(t, err)
+	require.NoError(t, m.base.WriteAll(m.ctx, key, b, nil))
 }
 
 // TestOptimizedRelistsYoungSlices: a slice where the previous run kept an
@@ -501,4 +522,38 @@ func TestLatestRun(t *testing.T) {
 	require.NoError(t, m.base.WriteAll(m.ctx, reportDir(DefaultStoragePrefix, "bad")+"summary.json", []byte("{"), nil))
 	_, err = LatestRun(m.ctx, m.b, "")
 	require.ErrorContains(t, err, "bad/summary.json")
+	require.ErrorIs(t, err, ErrInvalidInput)
+}
+
+// TestWasSwept: only a sweep.json that says nothing failed or was refused
+// lets a run skip judging the previous run's candidates again; a missing,
+// unreadable or impossible one does not, and the reason says which.
+func TestWasSwept(t *testing.T) {
+	ctx := context.Background()
+	b := memblob.OpenBucket(nil)
+	m := &marker{bucket: b}
+	dir := reportDir(DefaultStoragePrefix, "r")
+	swept, why := m.wasSwept(ctx, dir)
+	require.False(t, swept)
+	require.Equal(t, "not swept", why)
+	for _, tc := range []struct {
+		json, why string
+	}{
+		{`{"deleted":3,"already_gone":1,"failed":0,"refused":0}`, ""},
+		{`{"deleted":3,"failed":1}`, "1 failed"},
+		{`{"deleted":3,"refused":2}`, "2 refused"},
+		{`{"deleted":-1}`, "negative count"},
+		{`{"already_gone":-1}`, "negative count"},
+		{`{"failed":-1}`, "negative count"},
+		{`{`, "sweep.json: "},
+	} {
+		require.NoError(t, b.WriteAll(ctx, dir+"sweep.json", []byte(tc.json), nil))
+		swept, why := m.wasSwept(ctx, dir)
+		require.Equal(t, tc.why == "", swept, tc.json)
+		if tc.why == "" {
+			require.Empty(t, why, tc.json)
+		} else {
+			require.Contains(t, why, tc.why, tc.json)
+		}
+	}
 }

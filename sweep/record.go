@@ -27,9 +27,11 @@ import (
 //	checksum   CRC-32C (Castagnoli) of everything before it, 4 bytes big-endian
 //
 // Nothing may follow the checksum. The reader refuses a key longer than
-// maxRecordKey, a shared length past the previous key, keys out of order, a
-// wrong count or checksum, and a stream cut short: it never allocates more
-// than one key of maxRecordKey bytes.
+// maxRecordKey, a shared length past the previous key or shorter than the
+// keys share, a varint longer than its value needs, keys out of order, a
+// wrong count or checksum, and a stream cut short: it accepts only what the
+// encoder writes, and never allocates more than one key of maxRecordKey
+// bytes.
 const liveMagic = "lakegc-live\x00v1\n"
 
 // maxRecordKey bounds a key of a live record: object stores take keys of
@@ -69,10 +71,7 @@ func (e *liveEncoder) add(key []byte) error {
 	if e.n > 0 && bytes.Compare(key, e.prev) <= 0 {
 		return fmt.Errorf("%w: %q after %q", errBadRecord, key, e.prev)
 	}
-	shared := 0
-	for shared < len(key) && shared < len(e.prev) && key[shared] == e.prev[shared] {
-		shared++
-	}
+	shared := commonPrefix(key, e.prev)
 	e.buf = binary.AppendUvarint(e.buf[:0], uint64(shared))
 	e.buf = binary.AppendUvarint(e.buf, uint64(len(key)-shared))
 	e.buf = append(e.buf, key[shared:]...)
@@ -139,6 +138,9 @@ func (d *liveDecoder) uvarint() (uint64, error) {
 		}
 		x |= uint64(b&0x7f) << (7 * i)
 		if b < 0x80 {
+			if b == 0 && i > 0 {
+				return 0, fmt.Errorf("%w: varint of %d bytes for %d", errBadRecord, i+1, x)
+			}
 			return x, nil
 		}
 	}
@@ -178,6 +180,11 @@ func (d *liveDecoder) next() ([]byte, bool, error) {
 	// after it when its suffix sorts after the rest of the previous key.
 	if d.n > 0 && bytes.Compare(d.suf, d.key[shared:]) <= 0 {
 		return nil, false, fmt.Errorf("%w: entry %d out of order", errBadRecord, d.n)
+	}
+	// The encoder shares all it can: a suffix that starts with the previous
+	// key's next byte is one it would not write.
+	if shared < uint64(len(d.key)) && d.suf[0] == d.key[shared] {
+		return nil, false, fmt.Errorf("%w: entry %d shares %d bytes, fewer than it could", errBadRecord, d.n, shared)
 	}
 	d.key = append(d.key[:shared], d.suf...)
 	d.n++

@@ -3,8 +3,10 @@ package sweep
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"slices"
 	"strings"
 	"testing"
@@ -99,6 +101,31 @@ func TestLiveRecordBounds(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidInput)
 }
 
+// TestLiveRecordCanonical: a record the encoder would write otherwise is
+// refused even with a checksum that fits: a shared prefix shorter than the
+// keys share, or a varint of more bytes than its value needs.
+func TestLiveRecordCanonical(t *testing.T) {
+	// The encoder's: entries 0 2 "ab" and 1 1 "c", then the end 0 0 2.
+	good := encodeLive(t, []string{"ab", "ac"})
+	require.Equal(t, append([]byte(liveMagic), 0, 2, 'a', 'b', 1, 1, 'c', 0, 0, 2), good[:len(good)-4])
+	for name, body := range map[string][]byte{
+		"short shared":       {0, 2, 'a', 'b', 0, 2, 'a', 'c', 0, 0, 2},
+		"long suffix length": {0, 0x82, 0, 'a', 'b', 1, 1, 'c', 0, 0, 2},
+		"long shared":        {0, 2, 'a', 'b', 0x81, 0, 1, 'c', 0, 0, 2},
+		"long count":         {0, 2, 'a', 'b', 1, 1, 'c', 0, 0, 0x82, 0},
+		"long end":           {0, 2, 'a', 'b', 1, 1, 'c', 0x80, 0, 0, 2},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := withLiveChecksum(append(append([]byte(liveMagic), body...), 0, 0, 0, 0))
+			keys, err := decodeLive(b)
+			require.ErrorIs(t, err, ErrInvalidInput, "read %q", keys)
+		})
+	}
+	keys, err := decodeLive(good)
+	require.NoError(t, err)
+	require.Equal(t, []string{"ab", "ac"}, keys)
+}
+
 // FuzzLiveRecord: the decoder never panics or allocates beyond one key, and
 // what it accepts is exactly what the encoder writes for those keys.
 func FuzzLiveRecord(f *testing.F) {
@@ -110,23 +137,40 @@ func FuzzLiveRecord(f *testing.F) {
 	f.Add([]byte(liveMagic))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		keys, err := decodeLive(b)
-		if err != nil {
-			if !errors.Is(err, ErrInvalidInput) {
-				t.Fatalf("error %v does not wrap ErrInvalidInput", err)
+		// b as it is, and b with a checksum that fits its body: without
+		// the second, a mutated body would almost never get past the
+		// checksum, and what the decoder accepts would go untested.
+		for _, b := range [][]byte{b, withLiveChecksum(b)} {
+			keys, err := decodeLive(b)
+			if err != nil {
+				if !errors.Is(err, ErrInvalidInput) {
+					t.Fatalf("error %v does not wrap ErrInvalidInput", err)
+				}
+				continue
 			}
-			return
-		}
-		if again := encodeLive(t, keys); !bytes.Equal(again, b) {
-			t.Fatalf("accepted a record the encoder writes otherwise")
+			if again := encodeLive(t, keys); !bytes.Equal(again, b) {
+				t.Fatalf("accepted %x, a record the encoder writes as %x", b, again)
+			}
 		}
 	})
 }
 
+// withLiveChecksum returns b with its last 4 bytes replaced by the checksum
+// of the bytes before them.
+func withLiveChecksum(b []byte) []byte {
+	if len(b) < 4 {
+		return b
+	}
+	body := b[:len(b)-4]
+	return binary.BigEndian.AppendUint32(bytes.Clone(body), crc32.Checksum(body, castagnoli))
+}
+
 func FuzzRunState(f *testing.F) {
-	f.Add([]byte(`{"version":1,"run_id":"r","kind":"clean","storage_prefix":"_lakefs","data_prefix":"data","min_age_seconds":3600,"slice_margin_seconds":7200,"cutoff_time":"2026-11-30T12:00:00Z","newest_slice":"ftgiap1umhohp9prs680","runs_since_clean":0,"live_keys":3,"young_slices":["ftgiap1umhohp9prs680"]}`))
+	f.Add([]byte(`{"version":1,"storage_prefix":"_lakefs","data_prefix":"data","min_age_seconds":3600,"slice_margin_seconds":7200,"runs_since_clean":0,"live_keys":3,"young_slices":["ftgiap1umhohp9prs680"]}`))
 	f.Add([]byte(`{"version":2}`))
-	f.Add([]byte(`{"version":1,"kind":"optimized","young_slices":["x"]}`))
+	f.Add([]byte(`{"version":1,"young_slices":["x"]}`))
+	// As the first version wrote it, with what the summary says too.
+	f.Add([]byte(`{"version":1,"run_id":"r","kind":"clean","storage_prefix":"_lakefs","data_prefix":"data","min_age_seconds":3600,"slice_margin_seconds":7200,"cutoff_time":"2026-11-30T12:00:00Z","newest_slice":"ftgiap1umhohp9prs680","runs_since_clean":0,"live_keys":3,"young_slices":["ftgiap1umhohp9prs680"]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := parseState(b)
 		if err != nil {

@@ -659,9 +659,6 @@ func (l *lister) stream(sortBytes, fanIn int) (keyIter, error) {
 // noteYoung records that the folder prefix held young objects, when it is a
 // slice: the next optimized run lists it again rather than trust its records.
 func (l *lister) noteYoung(prefix string) {
-	if l.young == nil {
-		return
-	}
 	if name, _, ok := sliceOf([]byte(prefix), l.cfg.dataPrefix+"/"); ok {
 		l.young.add(name)
 	}

@@ -213,9 +213,14 @@ type Progress struct {
 	Deleted, AlreadyGone, Failed, Refused int64
 }
 
+// reportRoot is the folder of every run's report, with a trailing '/'.
+func reportRoot(storagePrefix string) string {
+	return storagePrefix + "/retention/gc/unified/"
+}
+
 // reportDir is the folder of a run's report, with a trailing '/'.
 func reportDir(storagePrefix, runID string) string {
-	return storagePrefix + "/retention/gc/unified/" + runID + "/"
+	return reportRoot(storagePrefix) + runID + "/"
 }
 
 // validRunID accepts the run IDs of Mark (descending xids) and of lakeFS's
@@ -253,26 +258,37 @@ func ReadSummary(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID 
 		return nil, err
 	}
 	key := reportDir(storagePrefix, runID) + "summary.json"
+	b, err := readSmall(ctx, bucket, key, maxSummarySize)
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return nil, fmt.Errorf("%w: %s", ErrNoRun, key)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// UnmarshalJSON itself, rather than json.Unmarshal, so that malformed
+	// JSON wraps ErrInvalidInput like a bad value does.
+	var s Summary
+	if err := s.UnmarshalJSON(bytes.TrimSpace(b)); err != nil {
+		return nil, wrapOp(key, err)
+	}
+	return &s, nil
+}
+
+// readSmall reads a small object whole, refusing one over limit bytes.
+func readSmall(ctx context.Context, bucket *blob.Bucket, key string, limit int64) ([]byte, error) {
 	r, err := bucket.NewReader(ctx, key, nil)
 	if err != nil {
-		if gcerrors.Code(err) == gcerrors.NotFound {
-			return nil, fmt.Errorf("%w: %s", ErrNoRun, key)
-		}
 		return nil, fmt.Errorf("sweep: read %s: %w", key, err)
 	}
 	defer r.Close()
-	b, err := io.ReadAll(io.LimitReader(r, maxSummarySize+1))
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("sweep: read %s: %w", key, err)
 	}
-	if len(b) > maxSummarySize {
-		return nil, fmt.Errorf("%w: %s larger than %d bytes", ErrInvalidInput, key, maxSummarySize)
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%w: %s larger than %d bytes", ErrInvalidInput, key, limit)
 	}
-	var s Summary
-	if err := json.Unmarshal(bytes.TrimSpace(b), &s); err != nil {
-		return nil, fmt.Errorf("sweep: %s: %w", key, err)
-	}
-	return &s, nil
+	return b, nil
 }
 
 // writeJSON writes v as one line of JSON at key.
