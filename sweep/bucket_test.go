@@ -39,6 +39,7 @@ type testDriver struct {
 	listErr   func(prefix string) error
 	deleteErr func(key string) error
 	writeErr  func(key string) error
+	readErr   func(key string) error
 }
 
 // codeErr is an injected error with a gocloud code.
@@ -193,6 +194,11 @@ func (r testReader) Attributes() *driver.ReaderAttributes {
 }
 
 func (d *testDriver) NewRangeReader(ctx context.Context, key string, offset, length int64, _ *driver.ReaderOptions) (driver.Reader, error) {
+	if d.readErr != nil {
+		if err := d.readErr(key); err != nil {
+			return nil, err
+		}
+	}
 	r, err := d.base.NewRangeReader(ctx, key, offset, length, nil)
 	if err != nil {
 		return nil, err

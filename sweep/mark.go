@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"gocloud.dev/blob"
-	"gocloud.dev/gcerrors"
 )
 
 // Inputs are the keep set of a mark run: the keys, relative to the namespace
@@ -409,10 +408,7 @@ func (m *marker) removeStale(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := m.bucket.Delete(ctx, m.dir+"sweep.json"); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
-		return fmt.Errorf("sweep: remove %ssweep.json: %w", m.dir, err)
-	}
-	return nil
+	return removeObject(ctx, m.bucket, m.dir+"sweep.json")
 }
 
 // fail records a failed run: no candidates, and a summary with success

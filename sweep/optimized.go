@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"gocloud.dev/blob"
-	"gocloud.dev/gcerrors"
 )
 
 // Kinds of run, in Summary.RunKind.
@@ -369,7 +368,7 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 // its sweep.json says nothing failed or was refused.
 func (m *marker) wasSwept(ctx context.Context, dir string) (bool, string) {
 	b, err := readSmall(ctx, m.bucket, dir+"sweep.json", maxSummarySize)
-	if gcerrors.Code(err) == gcerrors.NotFound {
+	if isNotFound(err) {
 		return false, "not swept"
 	}
 	if err != nil {

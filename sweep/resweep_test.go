@@ -99,3 +99,33 @@ func TestResweepKeepsReportItCannotRemove(t *testing.T) {
 	require.NotErrorIs(t, err, context.Canceled, "the sweep started")
 	require.Len(t, readFailed(t, b, "run1"), len(keys)/2, "failed/ of the earlier sweep.json")
 }
+
+// A summary the store refuses to read (GCS's 403, which gcsblob calls
+// NotFound) is not a missing run: Mark may not take its run ID for a new
+// one, nor Sweep call it absent; the store's answer is the cause.
+func TestUnreadableSummaryIsNotNoRun(t *testing.T) {
+	ctx := context.Background()
+	b, _ := oldNamespace(t, 20)
+	_, err := Mark(ctx, b, "run1", noInputs(), WithClock(fixedClock))
+	require.NoError(t, err)
+	d := &testDriver{readErr: func(key string) error {
+		if strings.HasSuffix(key, "/summary.json") || strings.HasSuffix(key, "/sweep.json") {
+			return gcsErr(http.StatusForbidden, "forbidden")
+		}
+		return nil
+	}}
+	newTestBucket(b, d)
+	held := blob.NewBucket(gcsCodes{d})
+	_, err = ReadSummary(ctx, held, DefaultStoragePrefix, "run1")
+	require.ErrorContains(t, err, "forbidden")
+	require.NotErrorIs(t, err, ErrNoRun)
+	_, err = Mark(ctx, held, "run1", noInputs(), WithClock(fixedClock))
+	require.ErrorContains(t, err, "forbidden")
+	require.NotErrorIs(t, err, ErrNoRun)
+	_, err = Sweep(ctx, held, "run1", WithClock(fixedClock))
+	require.NotErrorIs(t, err, ErrNoRun)
+	// The run is still whole.
+	sum, err := ReadSummary(ctx, b, DefaultStoragePrefix, "run1")
+	require.NoError(t, err)
+	require.True(t, sum.Success)
+}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"gocloud.dev/blob"
-	"gocloud.dev/gcerrors"
 )
 
 // Errors of the package; every error wraps at most one of them.
@@ -259,7 +258,10 @@ func ReadSummary(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID 
 	}
 	key := reportDir(storagePrefix, runID) + "summary.json"
 	b, err := readSmall(ctx, bucket, key, maxSummarySize)
-	if gcerrors.Code(err) == gcerrors.NotFound {
+	// The store's own answer, not gocloud's code: gcsblob calls GCS's 403
+	// NotFound, and a summary that exists but cannot be read may say
+	// success.
+	if isNotFound(err) {
 		return nil, fmt.Errorf("%w: %s", ErrNoRun, key)
 	}
 	if err != nil {
