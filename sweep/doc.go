@@ -256,15 +256,15 @@
 // # Cost
 //
 // Mark's memory is bounded by [WithMemoryBudget], not by the number of keys,
-// and on Linux the bound is what a container's memory limit sees: from
-// 64 MiB up, the peak resident memory of the process grows by at most the
-// budget plus 64 MiB while Mark runs (TestMarkPeakRSS runs a Mark in a child
-// process and reads its peak from /proc). Elsewhere pages a block stops
-// using are not handed back while Mark runs, so the resident set can pass
-// that bound when key lengths change from block to block. Keys are stored in slabs, one region per sort
-// block and per stage of a small folder's listing, taken once and reused
-// after every spill rather than grown by reallocation; keys are appended from
-// a slab's start and their index from its end, so either may take the whole
+// and on Linux the bound is what a container's memory limit sees: from 64 MiB
+// up, the peak resident memory of the process grows by at most the budget plus
+// 64 MiB while Mark runs (TestMarkPeakRSS runs a Mark in a child process and
+// reads its peak from /proc). Elsewhere the pages a block stops using cannot
+// be handed back while Mark runs, so a block spills rather than grow past the
+// pages it has touched. Keys are stored in slabs, one region per sort block
+// and per stage of a small folder's listing, taken once and reused after every
+// spill rather than grown by reallocation; keys are appended from a slab's
+// start and their index from its end, so either may take the whole
 // block. On Linux, macOS and the BSDs the slabs are mapped outside the Go
 // heap: only the pages touched count, the garbage collector neither scans
 // them nor lets them double, and they are returned when Mark ends. The Go

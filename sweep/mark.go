@@ -43,15 +43,16 @@ const cleanupTimeout = 30 * time.Second
 //
 // The cutoff is min(in.ExportStart, Mark's start) − MinAge − ClockSkew. An
 // object's age is its modification time as the bucket's listing reports it
-// (LastModified), not the time in its address: an object whose listed time
-// is at or after the cutoff, or unknown, is kept, and counted in
-// Progress.Young and Summary.NumYoungObjects apart from the objects kept
-// by reference (Progress.Kept, Summary.NumKeptObjects). Mark refuses a run
-// ID whose summary says success (ErrRunExists) or cannot be read or parsed
-// (the error, with nothing written), and overwrites a failed one. Any other failure — a bad input, an input's error, a storage
-// error, a cancelled context — leaves a summary with success false and no
-// candidates, and is returned. Concurrent Marks of one run ID are not
-// supported.
+// (LastModified), not the time in its address: an object whose listed time is
+// at or after the cutoff, or unknown, is kept, and counted in Progress.Young
+// and Summary.NumYoungObjects apart from the objects kept by reference
+// (Progress.Kept, Summary.NumKeptObjects). Mark refuses a run ID whose summary
+// says success (ErrRunExists) or cannot be read or parsed (the error, with
+// nothing written), and overwrites a failed one. An invalid option fails it
+// before it reads or writes anything. Any other failure — a bad input, an
+// input's error, a storage error, a cancelled context — leaves a summary with
+// success false and no candidates, and is returned. Concurrent Marks of one
+// run ID are not supported.
 func Mark(ctx context.Context, bucket *blob.Bucket, runID string, in Inputs, opts ...Option) (*Summary, error) {
 	if bucket == nil {
 		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
