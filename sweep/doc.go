@@ -35,17 +35,20 @@
 // stray object such as "data//x") is not a slice, and is listed in full like
 // any other folder.
 //
-// The keep set (Inputs.Uncommitted, read first, then Inputs.Committed) and
-// the listing are sorted in blocks that fit WithMemoryBudget, spilled to
-// temporary files (in a locked folder of WithTempDir that the next Mark
-// removes if this one is killed), and merge-joined; a slice whose listing arrives in order
-// (every real object store lists in order) is not sorted again, and the
-// listing order of a backend is never trusted, and the merge-join fails the
-// run if either side is not strictly ascending. Small slices are kept in
-// memory, within the budget, rather than in a temporary file each. Keep keys
-// match listed keys byte for byte, without any normalisation; keys that
-// cannot match a listed key (full URIs, a leading '/') fail the mark rather
-// than leave their objects unprotected.
+// The keep set (Inputs.Uncommitted, read first, then Inputs.Committed) is
+// read while the namespace is listed — the listing waits on the store, the
+// keep set on the processor — and the join starts when both are done; a
+// failure of either stops the other. Both are sorted in blocks that fit
+// WithMemoryBudget, spilled to temporary files (in a locked folder of
+// WithTempDir that the next Mark removes if this one is killed), and
+// merge-joined; a slice whose listing arrives in order (every real object
+// store lists in order) is not sorted again, and the listing order of a
+// backend is never trusted, and the merge-join fails the run if either side
+// is not strictly ascending. Small slices are kept in memory, within the
+// budget, rather than in a temporary file each. Keep keys match listed keys
+// byte for byte, without any normalisation; keys that cannot match a listed
+// key (full URIs, a leading '/') fail the mark rather than leave their
+// objects unprotected.
 //
 // A key listed more than once with different modification times (a store
 // that lists versions, or replays a page) is kept when any listed copy is

@@ -544,6 +544,18 @@ func (s *sorter) finish() (keyIter, error) {
 	return newMerge(iters), nil
 }
 
+// adopt takes o's keys into s's runs, spilling o's block first, and frees
+// o's block.
+func (s *sorter) adopt(o *sorter) error {
+	if err := o.spill(); err != nil {
+		return err
+	}
+	s.runs = append(s.runs, o.runs...)
+	o.runs = nil
+	o.freeBlock()
+	return nil
+}
+
 // openRuns opens the named runs, with room for extra more streams.
 func (s *sorter) openRuns(names []string, extra int) ([]keyIter, error) {
 	iters := make([]keyIter, 0, len(names)+extra)

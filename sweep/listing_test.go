@@ -231,7 +231,7 @@ func manySlices(t testing.TB, n, perSlice int) (*blob.Bucket, []string) {
 // bytes, and small blocks.
 func newTestLister(b *blob.Bucket, dir *spillDir, pool int64) *lister {
 	l := &lister{bucket: b, cfg: newConfig(nil), dir: dir, cutoff: t0, cnt: &counters{},
-		loose: newSorter(dir, 4<<10, 2), keep: &lockedSorter{s: newSorter(dir, 4<<10, 2)}, pool: new(memPool)}
+		loose: newSorter(dir, 4<<10, 2), youngKeys: &lockedSorter{s: newSorter(dir, 4<<10, 2)}, pool: new(memPool)}
 	l.pool.left.Store(pool)
 	return l
 }
@@ -286,10 +286,11 @@ func TestMarkManySlicesTinyBudget(t *testing.T) {
 	require.True(t, strings.HasPrefix(keys[0], "data/"+sum.FirstSlice+"/"))
 }
 
-// TestYoungKeysWithinBudget adds many young listed keys to keep sets read
-// from inputs of every size: the keep set's block and the pool together
-// never hold more than their two shares of the budget, the pool keeps at
-// least its own, and every key stays in the keep set.
+// TestYoungKeysWithinBudget adds many young listed keys while keep sets of
+// every size are read from the inputs, as Mark does: the keep set's block,
+// the young keys' and the pool together never hold more than the keep
+// set's share and the pool's, the pool keeps at least its own, and every
+// key ends in the keep set.
 func TestYoungKeysWithinBudget(t *testing.T) {
 	for _, inputs := range []int{0, 10, 300, 5000} {
 		t.Run(fmt.Sprint("inputs=", inputs), func(t *testing.T) {
@@ -298,26 +299,31 @@ func TestYoungKeysWithinBudget(t *testing.T) {
 			defer dir.remove()
 			m := &marker{cfg: newConfig([]Option{WithMemoryBudget(64 << 10)}), spill: dir, cnt: &counters{}}
 			sh := m.budgets()
-			keep := newSorter(dir, sh.keep, sh.fanIn)
+			keep := newSorter(dir, sh.keep-sh.young, sh.fanIn)
 			defer keep.release()
-			var want []string
-			for i := range inputs {
-				want = append(want, fmt.Sprintf("in/%06d", i))
-				require.NoError(t, keep.add([]byte(want[i])))
-			}
-			l := m.newLister(keep, sh)
+			l := m.newLister(sh)
 			defer l.loose.release()
-			pool := int(l.pool.left.Load())
-			require.GreaterOrEqual(t, pool, sh.mem, "the pool lost its own share")
+			defer l.youngKeys.s.release()
+			held := func() int { return keep.size() + l.youngKeys.s.size() + int(l.pool.left.Load()) }
+			var want []string
 			for i := range 20000 {
+				if i < inputs {
+					want = append(want, fmt.Sprintf("in/%06d", i))
+					require.NoError(t, keep.add([]byte(want[len(want)-1])))
+				} else if i == inputs {
+					l.inputsRead(keep)
+				}
 				k := fmt.Sprintf("young/%06d", i)
 				want = append(want, k)
-				require.NoError(t, l.keep.add([]byte(k)))
-				require.LessOrEqual(t, keep.size()+pool, sh.keep+sh.mem, "after %d young keys", i+1)
+				require.NoError(t, l.youngKeys.add([]byte(k)))
+				require.LessOrEqual(t, held(), sh.keep+sh.mem, "after %d young keys", i+1)
+				require.GreaterOrEqual(t, int(l.pool.left.Load()), sh.mem, "the pool lost its own share")
 			}
+			require.NoError(t, keep.adopt(l.youngKeys.s))
 			it, err := keep.finish()
 			require.NoError(t, err)
 			defer it.close()
+			slices.Sort(want)
 			require.Equal(t, want, drainKeys(t, it))
 		})
 	}

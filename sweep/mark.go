@@ -8,6 +8,7 @@ import (
 	"iter"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"gocloud.dev/blob"
@@ -22,10 +23,11 @@ import (
 // wrong one. Keys must be spelled as the store lists them.
 type Inputs struct {
 	// Uncommitted yields the addresses of the uncommitted export (for
-	// example from uncommitted.ReadRun). It is consumed first.
+	// example from uncommitted.ReadRun). It is consumed first, on the
+	// goroutine that called Mark, while Mark lists the namespace on others.
 	Uncommitted iter.Seq2[string, error]
 	// Committed yields the addresses of the active commits. It is consumed
-	// after Uncommitted.
+	// after Uncommitted, on the same goroutine.
 	Committed iter.Seq2[string, error]
 	// ExportStart is when the uncommitted export's first Prepare call began;
 	// the cutoff is anchored there. Required.
@@ -127,8 +129,8 @@ func (m *marker) log(msg string, args ...any) {
 
 // shares divides the memory budget.
 type shares struct {
-	keep   int // the keep set's block while its inputs are read
-	young  int // the least room it keeps for the young listed keys
+	keep   int // the keep set's block and the young listed keys' together
+	young  int // the block of the young listed keys
 	loose  int // the block of the loose objects
 	mem    int // the list of folders and the small listings (the pool), with what the keep set leaves
 	folder int // the block that sorts a spilled folder listed out of order
@@ -189,32 +191,30 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 		defer prev.carried.close()
 	}
 
+	// The inputs are read on this goroutine while the namespace is listed
+	// on others: the listing waits on the store, reading and sorting the
+	// keep set on the processor. The join waits for both.
 	m.cnt.phase("keep")
-	keep := newSorter(m.spill, sh.keep, sh.fanIn)
+	keep := newSorter(m.spill, sh.keep-sh.young, sh.fanIn)
 	defer keep.release()
-	for _, seq := range []iter.Seq2[string, error]{in.Uncommitted, in.Committed} {
-		if err := readKeep(ctx, seq, keep); err != nil {
-			return err
-		}
-	}
-
-	m.cnt.phase("list")
-	l := m.newLister(keep, sh)
+	l := m.newLister(sh)
 	defer l.pool.free()
 	defer l.loose.release()
+	defer l.youngKeys.s.release()
 	if prev != nil {
 		l.skip = prev.skip
 	}
-	if err := l.listTop(ctx); err != nil {
-		return err
-	}
-	if err := l.listFolders(ctx); err != nil {
+	if err := m.readAndList(ctx, in, keep, l, sh); err != nil {
 		return err
 	}
 	m.sum.FirstSlice = l.firstSlice
 	m.sum.SlicesListed, m.sum.SlicesSkipped = l.listed, l.skipped
 
 	m.cnt.phase("join")
+	// The young listed keys join the keep set.
+	if err := keep.adopt(l.youngKeys.s); err != nil {
+		return err
+	}
 	keepIt, err := keep.finish()
 	if err != nil {
 		return err
@@ -277,24 +277,68 @@ func (m *marker) join(ctx context.Context, listIt, keepIt keyIter, young *youngS
 	return n, err
 }
 
-// newLister returns the lister of the namespace, once the inputs are in
-// keep. Young listed keys join keep: its block keeps room for them, and the
-// pool gets the rest of the keep set's share besides its own.
-func (m *marker) newLister(keep *sorter, sh shares) *lister {
-	keep.maxBytes = min(keep.maxBytes, max(keep.size(), sh.young))
+// newLister returns the lister of the namespace. Young listed keys go to a
+// sorter of their own, which joins the keep set's before the join; the pool
+// starts with its own share, and gets what the keep set's block leaves once
+// the inputs are read.
+func (m *marker) newLister(sh shares) *lister {
 	l := &lister{
-		bucket: m.bucket,
-		cfg:    m.cfg,
-		dir:    m.spill,
-		cutoff: m.sum.CutoffTime,
-		cnt:    m.cnt,
-		loose:  newSorter(m.spill, sh.loose, sh.fanIn),
-		keep:   &lockedSorter{s: keep},
-		pool:   new(memPool),
-		young:  new(youngSlices),
+		bucket:    m.bucket,
+		cfg:       m.cfg,
+		dir:       m.spill,
+		cutoff:    m.sum.CutoffTime,
+		cnt:       m.cnt,
+		loose:     newSorter(m.spill, sh.loose, sh.fanIn),
+		youngKeys: &lockedSorter{s: newSorter(m.spill, sh.young, sh.fanIn)},
+		pool:      new(memPool),
+		young:     new(youngSlices),
 	}
-	l.pool.left.Store(int64(sh.mem + sh.keep - max(keep.size(), keep.maxBytes)))
+	l.pool.left.Store(int64(sh.mem))
 	return l
+}
+
+// inputsRead gives the pool what keep's block did not take of its share,
+// once the inputs are read: keep takes no more keys.
+func (l *lister) inputsRead(keep *sorter) {
+	l.pool.left.Add(int64(max(keep.maxBytes-keep.size(), 0)))
+}
+
+// readAndList reads the inputs into keep on this goroutine while l lists the
+// namespace on another. The first error stops both, and is returned once
+// both have stopped. When the inputs are read, the pool gets what keep's
+// block did not take of its share.
+func (m *marker) readAndList(ctx context.Context, in Inputs, keep *sorter, l *lister, sh shares) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		once  sync.Once
+		first error
+	)
+	fail := func(err error) {
+		once.Do(func() { first = err; cancel() })
+	}
+	listed := make(chan struct{})
+	go func() {
+		defer close(listed)
+		if err := l.listTop(ctx); err != nil {
+			fail(err)
+		} else if err := l.listFolders(ctx); err != nil {
+			fail(err)
+		}
+	}()
+	var err error
+	for _, seq := range []iter.Seq2[string, error]{in.Uncommitted, in.Committed} {
+		if err = readKeep(ctx, seq, keep); err != nil {
+			fail(err)
+			break
+		}
+	}
+	if err == nil {
+		l.inputsRead(keep)
+		m.cnt.phase("list")
+	}
+	<-listed // first is set, if at all, before listed closes
+	return first
 }
 
 // fullURI reports whether key starts with a URI scheme and "://".

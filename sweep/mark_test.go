@@ -200,9 +200,13 @@ func TestMarkSpills(t *testing.T) {
 			b, keys := oldNamespace(t, 2000)
 			tmp := t.TempDir()
 			maxFiles := 0
+			inputsRead := make(chan struct{})
 			progress := func(p Progress) {
 				if p.Phase != "join" && p.Phase != "list" {
 					return
+				}
+				if p.Phase == "list" {
+					close(inputsRead)
 				}
 				var n int
 				filepath.WalkDir(tmp, func(path string, d os.DirEntry, err error) error {
@@ -217,6 +221,9 @@ func TestMarkSpills(t *testing.T) {
 			if failing {
 				d.listErr = func(prefix string) error {
 					if len(prefix) > len("data/") && prefix[:5] == "data/" {
+						// Once the keep set has spilled: the listing
+						// runs beside the reading of the inputs.
+						<-inputsRead
 						return codeErr{gcerrors.PermissionDenied} // permanent: not retried
 					}
 					return nil

@@ -324,10 +324,10 @@ type lister struct {
 	// under data/, and those of the folders the pool could not hold an
 	// entry for.
 	loose *sorter
-	// keep is the keep set, which every young listed key joins: a key
+	// youngKeys holds every young listed key, for the keep set: a key
 	// listed twice is kept when any copy is young, wherever the copies
 	// land.
-	keep       *lockedSorter
+	youngKeys  *lockedSorter
 	pool       *memPool // for the list of folders and the listings of small folders
 	folders    []folder
 	handleSize int // what an entry's listing handle holds, a memRun or a run file's name
@@ -462,7 +462,7 @@ func (l *lister) addLoose(o *blob.ListObject) error {
 	l.cnt.update(func(p *Progress) { p.Listed++ })
 	if isYoung(o.ModTime, l.cutoff) {
 		l.cnt.update(func(p *Progress) { p.Young++ })
-		return l.keep.add([]byte(o.Key))
+		return l.youngKeys.add([]byte(o.Key))
 	}
 	return l.loose.add([]byte(o.Key))
 }
@@ -597,7 +597,7 @@ func (l *lister) listAll(ctx context.Context, prefix string, add func(key []byte
 		if isYoung(o.ModTime, l.cutoff) {
 			young++
 			anyYoung = true
-			err = l.keep.add(buf)
+			err = l.youngKeys.add(buf)
 		} else {
 			err = add(buf)
 		}

@@ -200,8 +200,9 @@ type sweepJSON struct {
 }
 
 // Progress is a snapshot of the counters of Mark or Sweep, given to the
-// function of WithProgress. Phase is one of "keep" (reading the inputs),
-// "list", "join" (sorting and subtracting), "write", "delete" and "done".
+// function of WithProgress. Phase is one of "keep" (reading the inputs,
+// while the listing runs beside it), "list" (the listing, once the inputs
+// are read), "join" (sorting and subtracting), "write", "delete" and "done".
 //
 // Of the Listed objects, Young ones are kept for their age (the listing's
 // modification time is at or after the cutoff, or unknown), Kept ones are
