@@ -20,8 +20,9 @@
 //
 // and a smaller one with -objects 2000000 -branches 100 -commits 3000.
 // It prints, for each phase of the cycle (the export, the rules, the
-// active commits, the mark's steps — reading the keep set, listing,
-// joining, writing the candidates — and the sweep's), its wall time, the
+// active commits, the mark's steps — reading the keep set while the
+// listing starts, the rest of the listing, joining, writing the candidates
+// — and the sweep's), its wall time, the
 // floor its requests set (the requests one at a time, the mark's list
 // pages divided by the listing concurrency and the sweep's batches by the
 // delete concurrency, the most that sweep's windows reach by default, which

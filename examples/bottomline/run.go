@@ -242,11 +242,13 @@ func (r *recorder) floor(name string, q s3sim.Stats) time.Duration {
 	}
 	serial := q.Requests()
 	var parallel time.Duration
-	switch name {
-	case lakegc.PhaseMark + "/list":
+	switch {
+	case strings.HasPrefix(name, lakegc.PhaseMark+"/"):
+		// The listing starts while the keep set is read (mark/keep)
+		// and ends in mark/list.
 		parallel = time.Duration(q.ListPages) * lat / time.Duration(listC)
 		serial -= q.ListPages
-	case lakegc.PhaseSweep + "/delete":
+	case name == lakegc.PhaseSweep+"/delete":
 		parallel = time.Duration(q.DeleteBatches) * lat / time.Duration(deleteC)
 		serial -= q.DeleteBatches
 	}
