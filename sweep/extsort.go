@@ -181,6 +181,14 @@ func (rw *runWriter) add(key []byte) error {
 		}
 	}
 	rw.last = append(rw.last[:0], key...)
+	return rw.put(key, shared)
+}
+
+// put writes key, which shares its first shared bytes with the key before
+// it. It neither checks nor records the order: a caller that uses put for
+// every key of the file knows the previous key itself (spill, whose keys
+// stay in the block).
+func (rw *runWriter) put(key []byte, shared int) error {
 	rw.n++
 	n := binary.PutUvarint(rw.hdr[:], uint64(shared)+1)
 	n += binary.PutUvarint(rw.hdr[n:], uint64(len(key)-shared))
@@ -481,14 +489,20 @@ func (s *sorter) spill() error {
 	if err != nil {
 		return err
 	}
+	// The keys stay in the block while they are written, so the previous
+	// one needs no copy, and the prefix it shares with the next one also
+	// says whether they are equal: a repeat is dropped.
 	var prev []byte
 	for i, r := range s.slots() {
 		k := s.key(r)
-		if i > 0 && bytes.Equal(k, prev) {
-			continue
+		shared := 0
+		if i > 0 {
+			if shared = commonPrefix(k, prev); shared == len(k) && shared == len(prev) {
+				continue
+			}
 		}
 		prev = k
-		if err := rw.add(k); err != nil {
+		if err := rw.put(k, shared); err != nil {
 			rw.abort()
 			return err
 		}
@@ -648,6 +662,7 @@ func (r *refIter) close() error {
 }
 
 // merge is a k-way merge of ascending streams that yields each key once.
+// It fails when a stream's keys descend, so its output strictly ascends.
 type merge struct {
 	heap []mergeItem
 	out  []byte
@@ -730,8 +745,19 @@ func (m *merge) next() ([]byte, bool, error) {
 		}
 	}
 	for len(m.heap) > 0 {
+		// One comparison with the key last yielded both drops a repeat and
+		// checks the order: the smallest head below it means a stream
+		// went back, and its keys can no longer be merged in order.
 		k := m.heap[0].key
-		dup := m.n > 0 && bytes.Equal(k, m.out)
+		dup := false
+		if m.n > 0 {
+			c := bytes.Compare(k, m.out)
+			if c < 0 {
+				m.err = fmt.Errorf("sweep: merge: key out of order: %q after %q", k, m.out)
+				return nil, false, m.err
+			}
+			dup = c == 0
+		}
 		if !dup {
 			m.out = append(m.out[:0], k...)
 		}
@@ -801,6 +827,17 @@ func (c *concat) close() error {
 		return err
 	}
 	return nil
+}
+
+// strict returns it, failing as soon as its keys do not strictly ascend. A
+// prefetchIter checks them itself, on the batches it hands out, with no copy
+// of the previous key; any other stream is wrapped in a strictIter.
+func strict(it keyIter, name string) keyIter {
+	if p, ok := it.(*prefetchIter); ok {
+		p.strict(name)
+		return p
+	}
+	return &strictIter{it: it, name: name}
 }
 
 // strictIter passes on the keys of it and fails as soon as they do not

@@ -9,6 +9,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unsafe"
 
 	"gocloud.dev/blob"
 )
@@ -342,13 +343,14 @@ func readKeep(ctx context.Context, seq iter.Seq2[string, error], keep *sorter) e
 // writeCandidates writes the listed keys that are not kept to deleted/. Both
 // streams must be strictly ascending; one that is not fails the run.
 func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (int64, error) {
-	listIt = &strictIter{it: listIt, name: "listing"}
-	keepIt = &strictIter{it: keepIt, name: "keep set"}
+	listIt = strict(listIt, "listing")
+	keepIt = strict(keepIt, "keep set")
 	w, err := newPartWriter[addressRow](ctx, m.bucket, m.dir+"deleted/"+partName)
 	if err != nil {
 		return 0, err
 	}
 	kk, kok, err := keepIt.next()
+	var arena strArena
 	var kept, marked int64
 	report := func() {
 		m.cnt.update(func(p *Progress) { p.Kept += kept; p.Marked += marked })
@@ -375,7 +377,7 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (i
 			}
 		} else {
 			marked++
-			err = w.write(addressRow{Address: string(lk)})
+			err = w.write(addressRow{Address: arena.string(lk)})
 		}
 		if kept+marked >= 4096 {
 			report()
@@ -428,4 +430,25 @@ func (m *marker) fail(ctx context.Context, cause error) {
 		m.log("sweep: mark failed; writing its summary failed too", "error", err)
 	}
 	m.log("sweep: mark failed", "error", cause)
+}
+
+// strArena makes strings of byte slices, packed in chunks rather than
+// allocated one by one. A chunk is never written again once a string points
+// into it, so each string stays as immutable as any other, however long its
+// holder keeps it; a chunk goes when no string of it is left.
+type strArena struct{ chunk []byte }
+
+// strChunk is the size of an arena's chunk: a few hundred keys.
+const strChunk = 32 << 10
+
+func (a *strArena) string(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if cap(a.chunk)-len(a.chunk) < len(b) {
+		a.chunk = make([]byte, 0, max(strChunk, len(b)))
+	}
+	start := len(a.chunk)
+	a.chunk = append(a.chunk, b...)
+	return unsafe.String(&a.chunk[start], len(b))
 }
