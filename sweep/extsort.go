@@ -190,12 +190,11 @@ func (rw *runWriter) add(key []byte) error {
 // stay in the block).
 func (rw *runWriter) put(key []byte, shared int) error {
 	rw.n++
-	n := binary.PutUvarint(rw.hdr[:], uint64(shared)+1)
-	n += binary.PutUvarint(rw.hdr[n:], uint64(len(key)-shared))
-	if _, err := rw.w.Write(rw.hdr[:n]); err != nil {
-		return fmt.Errorf("sweep: spill: %w", err)
-	}
-	if _, err := rw.w.Write(key[shared:]); err != nil {
+	// One write of the entry, built where the buffer would copy it to.
+	b := binary.AppendUvarint(rw.w.AvailableBuffer(), uint64(shared)+1)
+	b = binary.AppendUvarint(b, uint64(len(key)-shared))
+	b = append(b, key[shared:]...)
+	if _, err := rw.w.Write(b); err != nil {
 		return fmt.Errorf("sweep: spill: %w", err)
 	}
 	return nil
@@ -263,6 +262,9 @@ func (fr *fileRun) next() ([]byte, bool, error) {
 	if fr.done {
 		return nil, false, nil
 	}
+	if k, ok := fr.nextBuffered(); ok {
+		return k, true, nil
+	}
 	shared, err := binary.ReadUvarint(fr.r)
 	if err != nil {
 		return nil, false, fmt.Errorf("sweep: spill read: %w", noEOF(err))
@@ -290,6 +292,35 @@ func (fr *fileRun) next() ([]byte, bool, error) {
 	}
 	fr.n++
 	return fr.buf, true, nil
+}
+
+// nextBuffered decodes the next key when the whole of it is in the read
+// buffer and its lengths are valid, as most keys are, without a call per
+// byte; it reports false, having read nothing, for anything else (the end, a
+// key across the buffer's end, any error), which next then reads the slow
+// way.
+func (fr *fileRun) nextBuffered() ([]byte, bool) {
+	b, _ := fr.r.Peek(fr.r.Buffered())
+	shared, n1 := binary.Uvarint(b)
+	if n1 <= 0 || shared == 0 {
+		return nil, false
+	}
+	shared--
+	rest, n2 := binary.Uvarint(b[n1:])
+	if n2 <= 0 || shared > uint64(len(fr.buf)) || rest > maxKeyLen-shared || rest > uint64(len(b)-n1-n2) {
+		return nil, false
+	}
+	n := int(shared + rest)
+	if cap(fr.buf) < n {
+		buf := make([]byte, n, max(n, 64))
+		copy(buf, fr.buf[:shared])
+		fr.buf = buf
+	}
+	fr.buf = fr.buf[:n]
+	copy(fr.buf[shared:], b[n1+n2:])
+	fr.r.Discard(n1 + n2 + int(rest))
+	fr.n++
+	return fr.buf, true
 }
 
 // end reads the file's end: the number of keys, as many as were read, and
