@@ -180,7 +180,8 @@ func (rw *runWriter) add(key []byte) error {
 			rw.ordered = false
 		}
 	}
-	rw.last = append(rw.last[:0], key...)
+	// The first shared bytes of last are key's already.
+	rw.last = append(rw.last[:shared], key[shared:]...)
 	return rw.put(key, shared)
 }
 

@@ -362,7 +362,14 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (i
 		if lk, lok, err = listIt.next(); err != nil || !lok {
 			break
 		}
-		for kok && bytes.Compare(kk, lk) < 0 {
+		// c compares the first keep key not below lk with lk: one
+		// comparison per key says both whether to read on and whether lk
+		// is kept.
+		c := 1
+		for kok {
+			if c = bytes.Compare(kk, lk); c >= 0 {
+				break
+			}
 			if kk, kok, err = keepIt.next(); err != nil {
 				break
 			}
@@ -370,7 +377,7 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (i
 		if err != nil {
 			break
 		}
-		if kok && bytes.Equal(kk, lk) {
+		if kok && c == 0 {
 			kept++
 			if m.rec != nil {
 				err = m.rec.kept(lk)

@@ -85,7 +85,7 @@ func (e *liveEncoder) add(key []byte) error {
 	e.buf = binary.AppendUvarint(e.buf, uint64(shared))
 	e.buf = binary.AppendUvarint(e.buf, uint64(len(key)-shared))
 	e.buf = append(e.buf, key[shared:]...)
-	e.prev = append(e.prev[:0], key...)
+	e.prev = append(e.prev[:shared], key[shared:]...) // the shared bytes are there
 	e.n++
 	if len(e.buf) >= liveFlush {
 		err := e.write(e.buf)
