@@ -113,7 +113,7 @@ func BenchmarkListSlowStore(b *testing.B) {
 	for _, limit := range []int{0, 200} {
 		for i, opt := range opts {
 			b.Run(fmt.Sprintf("limit=%d/%s", limit, names[i]), func(b *testing.B) {
-				d := newGenDriver(slices, perSlice)
+				d := newGenDriver(b, slices, perSlice)
 				d.discardParts = true
 				s := newSlowStore(d, 50*time.Millisecond, limit)
 				bucket := blob.NewBucket(s)
@@ -151,7 +151,7 @@ func BenchmarkSweepSlowStore(b *testing.B) {
 	names, opts := concurrencies(false, 8, 32, 64)
 	for i, opt := range opts {
 		b.Run(names[i], func(b *testing.B) {
-			d := newGenDriver(slices, perSlice)
+			d := newGenDriver(b, slices, perSlice)
 			s := newSlowStore(d, 5*time.Millisecond, 0)
 			bucket := blob.NewBucket(s)
 			ctx := context.Background()

@@ -180,14 +180,22 @@ func (rw *runWriter) add(key []byte) error {
 			rw.ordered = false
 		}
 	}
-	rw.last = append(rw.last[:0], key...)
+	// The first shared bytes of last are key's already.
+	rw.last = append(rw.last[:shared], key[shared:]...)
+	return rw.put(key, shared)
+}
+
+// put writes key, which shares its first shared bytes with the key before
+// it. It neither checks nor records the order: a caller that uses put for
+// every key of the file knows the previous key itself (spill, whose keys
+// stay in the block).
+func (rw *runWriter) put(key []byte, shared int) error {
 	rw.n++
-	n := binary.PutUvarint(rw.hdr[:], uint64(shared)+1)
-	n += binary.PutUvarint(rw.hdr[n:], uint64(len(key)-shared))
-	if _, err := rw.w.Write(rw.hdr[:n]); err != nil {
-		return fmt.Errorf("sweep: spill: %w", err)
-	}
-	if _, err := rw.w.Write(key[shared:]); err != nil {
+	// One write of the entry, built where the buffer would copy it to.
+	b := binary.AppendUvarint(rw.w.AvailableBuffer(), uint64(shared)+1)
+	b = binary.AppendUvarint(b, uint64(len(key)-shared))
+	b = append(b, key[shared:]...)
+	if _, err := rw.w.Write(b); err != nil {
 		return fmt.Errorf("sweep: spill: %w", err)
 	}
 	return nil
@@ -255,6 +263,9 @@ func (fr *fileRun) next() ([]byte, bool, error) {
 	if fr.done {
 		return nil, false, nil
 	}
+	if k, ok := fr.nextBuffered(); ok {
+		return k, true, nil
+	}
 	shared, err := binary.ReadUvarint(fr.r)
 	if err != nil {
 		return nil, false, fmt.Errorf("sweep: spill read: %w", noEOF(err))
@@ -282,6 +293,35 @@ func (fr *fileRun) next() ([]byte, bool, error) {
 	}
 	fr.n++
 	return fr.buf, true, nil
+}
+
+// nextBuffered decodes the next key when the whole of it is in the read
+// buffer and its lengths are valid, as most keys are, without a call per
+// byte; it reports false, having read nothing, for anything else (the end, a
+// key across the buffer's end, any error), which next then reads the slow
+// way.
+func (fr *fileRun) nextBuffered() ([]byte, bool) {
+	b, _ := fr.r.Peek(fr.r.Buffered())
+	shared, n1 := binary.Uvarint(b)
+	if n1 <= 0 || shared == 0 {
+		return nil, false
+	}
+	shared--
+	rest, n2 := binary.Uvarint(b[n1:])
+	if n2 <= 0 || shared > uint64(len(fr.buf)) || rest > maxKeyLen-shared || rest > uint64(len(b)-n1-n2) {
+		return nil, false
+	}
+	n := int(shared + rest)
+	if cap(fr.buf) < n {
+		buf := make([]byte, n, max(n, 64))
+		copy(buf, fr.buf[:shared])
+		fr.buf = buf
+	}
+	fr.buf = fr.buf[:n]
+	copy(fr.buf[shared:], b[n1+n2:])
+	fr.r.Discard(n1 + n2 + int(rest))
+	fr.n++
+	return fr.buf, true
 }
 
 // end reads the file's end: the number of keys, as many as were read, and
@@ -481,14 +521,20 @@ func (s *sorter) spill() error {
 	if err != nil {
 		return err
 	}
+	// The keys stay in the block while they are written, so the previous
+	// one needs no copy, and the prefix it shares with the next one also
+	// says whether they are equal: a repeat is dropped.
 	var prev []byte
 	for i, r := range s.slots() {
 		k := s.key(r)
-		if i > 0 && bytes.Equal(k, prev) {
-			continue
+		shared := 0
+		if i > 0 {
+			if shared = commonPrefix(k, prev); shared == len(k) && shared == len(prev) {
+				continue
+			}
 		}
 		prev = k
-		if err := rw.add(k); err != nil {
+		if err := rw.put(k, shared); err != nil {
 			rw.abort()
 			return err
 		}
@@ -660,6 +706,7 @@ func (r *refIter) close() error {
 }
 
 // merge is a k-way merge of ascending streams that yields each key once.
+// It fails when a stream's keys descend, so its output strictly ascends.
 type merge struct {
 	heap []mergeItem
 	out  []byte
@@ -742,8 +789,19 @@ func (m *merge) next() ([]byte, bool, error) {
 		}
 	}
 	for len(m.heap) > 0 {
+		// One comparison with the key last yielded both drops a repeat and
+		// checks the order: the smallest head below it means a stream
+		// went back, and its keys can no longer be merged in order.
 		k := m.heap[0].key
-		dup := m.n > 0 && bytes.Equal(k, m.out)
+		dup := false
+		if m.n > 0 {
+			c := bytes.Compare(k, m.out)
+			if c < 0 {
+				m.err = fmt.Errorf("sweep: merge: key out of order: %q after %q", k, m.out)
+				return nil, false, m.err
+			}
+			dup = c == 0
+		}
 		if !dup {
 			m.out = append(m.out[:0], k...)
 		}
@@ -813,6 +871,17 @@ func (c *concat) close() error {
 		return err
 	}
 	return nil
+}
+
+// strict returns it, failing as soon as its keys do not strictly ascend. A
+// prefetchIter checks them itself, on the batches it hands out, with no copy
+// of the previous key; any other stream is wrapped in a strictIter.
+func strict(it keyIter, name string) keyIter {
+	if p, ok := it.(*prefetchIter); ok {
+		p.strict(name)
+		return p
+	}
+	return &strictIter{it: it, name: name}
 }
 
 // strictIter passes on the keys of it and fails as soon as they do not

@@ -386,13 +386,14 @@ func readKeep(ctx context.Context, seq iter.Seq2[string, error], keep *sorter) e
 // writeCandidates writes the listed keys that are not kept to deleted/. Both
 // streams must be strictly ascending; one that is not fails the run.
 func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (int64, error) {
-	listIt = &strictIter{it: listIt, name: "listing"}
-	keepIt = &strictIter{it: keepIt, name: "keep set"}
+	listIt = strict(listIt, "listing")
+	keepIt = strict(keepIt, "keep set")
 	w, err := newPartWriter[addressRow](ctx, m.bucket, m.dir+"deleted/"+partName)
 	if err != nil {
 		return 0, err
 	}
 	kk, kok, err := keepIt.next()
+	var arena strArena
 	var kept, marked int64
 	report := func() {
 		m.cnt.update(func(p *Progress) { p.Kept += kept; p.Marked += marked })
@@ -404,7 +405,14 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (i
 		if lk, lok, err = listIt.next(); err != nil || !lok {
 			break
 		}
-		for kok && bytes.Compare(kk, lk) < 0 {
+		// c compares the first keep key not below lk with lk: one
+		// comparison per key says both whether to read on and whether lk
+		// is kept.
+		c := 1
+		for kok {
+			if c = bytes.Compare(kk, lk); c >= 0 {
+				break
+			}
 			if kk, kok, err = keepIt.next(); err != nil {
 				break
 			}
@@ -412,14 +420,14 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (i
 		if err != nil {
 			break
 		}
-		if kok && bytes.Equal(kk, lk) {
+		if kok && c == 0 {
 			kept++
 			if m.rec != nil {
 				err = m.rec.kept(lk)
 			}
 		} else {
 			marked++
-			err = w.write(addressRow{Address: string(lk)})
+			err = w.write(addressRow{Address: arena.string(lk)})
 		}
 		if kept+marked >= 4096 {
 			report()

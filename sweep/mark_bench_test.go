@@ -1,11 +1,13 @@
 package sweep
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"iter"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/metrics"
 	"slices"
@@ -24,9 +26,10 @@ import (
 // genDriver is a bucket whose data folder is generated rather than stored:
 // slices of objects data/<slice>/o<19 digits>, listed in order, 1000 a page,
 // all modified long before the cutoff. Deletes of generated objects are
-// remembered; every other key (the report) is kept in memory, except that
-// with discardParts the deleted/ parts are only counted, so the benchmark's
-// heap is Mark's own.
+// remembered; every other key (the report, the records) is written to a file
+// of a folder of its own, outside the process's memory, and read back from
+// there, so the memory a benchmark measures is Mark's own. With discardParts
+// the deleted/ parts are only counted (their objects read back empty).
 type genDriver struct {
 	slices       []string // sorted
 	index        map[string]int
@@ -34,13 +37,21 @@ type genDriver struct {
 	deleted      []atomic.Uint64 // a bit per generated object, so the driver's memory stays small beside Mark's
 	total        int
 	discardParts bool
+	dir          string // the stored objects' files
 
 	mu    sync.Mutex
-	files map[string][]byte
+	files map[string]genFile
+	seq   int
 }
 
-func newGenDriver(nSlices, perSlice int) *genDriver {
-	d := &genDriver{perSlice: perSlice, index: map[string]int{}, files: map[string][]byte{}}
+// genFile is a stored object: its file in genDriver.dir, and its size.
+type genFile struct {
+	path string
+	size int64
+}
+
+func newGenDriver(tb testing.TB, nSlices, perSlice int) *genDriver {
+	d := &genDriver{perSlice: perSlice, index: map[string]int{}, files: map[string]genFile{}, dir: tb.TempDir()}
 	for i := range nSlices {
 		d.slices = append(d.slices, descendingName(t0.Add(-time.Duration(100+i)*time.Hour)))
 	}
@@ -58,7 +69,10 @@ func (d *genDriver) reset() {
 		d.deleted[i].Store(0)
 	}
 	d.mu.Lock()
-	d.files = map[string][]byte{}
+	for _, f := range d.files {
+		os.Remove(f.path)
+	}
+	d.files = map[string]genFile{}
 	d.mu.Unlock()
 }
 
@@ -124,11 +138,11 @@ func (d *genDriver) Attributes(_ context.Context, key string) (*driver.Attribute
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	b, ok := d.files[key]
+	f, ok := d.files[key]
 	if !ok {
 		return nil, errGenNotFound
 	}
-	return &driver.Attributes{ModTime: t0, Size: int64(len(b))}, nil
+	return &driver.Attributes{ModTime: t0, Size: f.size}, nil
 }
 
 func (d *genDriver) ListPaged(_ context.Context, opts *driver.ListOptions) (*driver.ListPage, error) {
@@ -175,17 +189,18 @@ func (d *genDriver) ListPaged(_ context.Context, opts *driver.ListOptions) (*dri
 	slices.Sort(keys)
 	page := &driver.ListPage{}
 	for _, k := range keys {
-		page.Objects = append(page.Objects, &driver.ListObject{Key: k, ModTime: t0, Size: int64(len(d.files[k]))})
+		page.Objects = append(page.Objects, &driver.ListObject{Key: k, ModTime: t0, Size: d.files[k].size})
 	}
 	return page, nil
 }
 
 type genReader struct {
-	*bytes.Reader
+	*io.SectionReader
+	f    *os.File
 	size int64
 }
 
-func (r genReader) Close() error { return nil }
+func (r genReader) Close() error { return r.f.Close() }
 func (r genReader) As(any) bool  { return false }
 func (r genReader) Attributes() *driver.ReaderAttributes {
 	return &driver.ReaderAttributes{ModTime: t0, Size: r.size}
@@ -193,22 +208,37 @@ func (r genReader) Attributes() *driver.ReaderAttributes {
 
 func (d *genDriver) NewRangeReader(_ context.Context, key string, offset, length int64, _ *driver.ReaderOptions) (driver.Reader, error) {
 	d.mu.Lock()
-	b, ok := d.files[key]
+	gf, ok := d.files[key]
+	var f *os.File
+	var err error
+	if ok {
+		// Opened under the lock: a Delete or an overwrite after it
+		// removes the name, not the file being read.
+		f, err = os.Open(gf.path)
+	}
 	d.mu.Unlock()
 	if !ok {
 		return nil, errGenNotFound
 	}
-	end := int64(len(b))
+	if err != nil {
+		return nil, err
+	}
+	end := gf.size
 	if length >= 0 && offset+length < end {
 		end = offset + length
 	}
-	return genReader{bytes.NewReader(b[min(offset, end):end]), int64(len(b))}, nil
+	start := min(offset, end)
+	return genReader{io.NewSectionReader(f, start, end-start), f, gf.size}, nil
 }
 
+// genWriter writes an object to a file of its own, which replaces the key's
+// previous one on Close.
 type genWriter struct {
 	d       *genDriver
 	key     string
-	buf     bytes.Buffer
+	f       *os.File
+	bw      *bufio.Writer
+	size    int64
 	discard bool
 }
 
@@ -216,18 +246,40 @@ func (w *genWriter) Write(p []byte) (int, error) {
 	if w.discard {
 		return len(p), nil
 	}
-	return w.buf.Write(p)
+	n, err := w.bw.Write(p)
+	w.size += int64(n)
+	return n, err
 }
 
 func (w *genWriter) Close() error {
+	err := w.bw.Flush()
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(w.f.Name())
+		return err
+	}
 	w.d.mu.Lock()
 	defer w.d.mu.Unlock()
-	w.d.files[w.key] = bytes.Clone(w.buf.Bytes())
+	if old, ok := w.d.files[w.key]; ok {
+		os.Remove(old.path)
+	}
+	w.d.files[w.key] = genFile{path: w.f.Name(), size: w.size}
 	return nil
 }
 
 func (d *genDriver) NewTypedWriter(_ context.Context, key, _ string, _ *driver.WriterOptions) (driver.Writer, error) {
-	return &genWriter{d: d, key: key, discard: d.discardParts && strings.Contains(key, "/deleted/")}, nil
+	d.mu.Lock()
+	d.seq++
+	name := filepath.Join(d.dir, fmt.Sprintf("obj-%d", d.seq))
+	d.mu.Unlock()
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	return &genWriter{d: d, key: key, f: f, bw: bufio.NewWriterSize(f, 32<<10),
+		discard: d.discardParts && strings.Contains(key, "/deleted/")}, nil
 }
 
 func (d *genDriver) Delete(_ context.Context, key string) error {
@@ -239,11 +291,12 @@ func (d *genDriver) Delete(_ context.Context, key string) error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if _, ok := d.files[key]; !ok {
+	f, ok := d.files[key]
+	if !ok {
 		return errGenNotFound
 	}
 	delete(d.files, key)
-	return nil
+	return os.Remove(f.path)
 }
 
 // keepSet yields the keys of every object whose number n satisfies keep(n),
@@ -317,7 +370,7 @@ func BenchmarkMark(b *testing.B) {
 	for _, sz := range sizes {
 		total := sz.slices * sz.perSlice
 		b.Run(fmt.Sprintf("keys=%d/budget=%dMiB", total, sz.budget>>20), func(b *testing.B) {
-			d := newGenDriver(sz.slices, sz.perSlice)
+			d := newGenDriver(b, sz.slices, sz.perSlice)
 			d.discardParts = true
 			bucket := blob.NewBucket(d)
 			ctx := context.Background()
@@ -358,7 +411,7 @@ func BenchmarkMark(b *testing.B) {
 // objects; the rest is garbage.
 func BenchmarkStandalone(b *testing.B) {
 	const objects, commits, branches = 100_000, 250, 100
-	d := newGenDriver(10, objects/10)
+	d := newGenDriver(b, 10, objects/10)
 	bucket := blob.NewBucket(d)
 	ctx := context.Background()
 	committed := func(yield func(string, error) bool) {
@@ -412,7 +465,7 @@ func BenchmarkStandalone(b *testing.B) {
 // cost more than the keys.
 func BenchmarkMarkSmallSlices(b *testing.B) {
 	const nSlices, perSlice = 5000, 20
-	d := newGenDriver(nSlices, perSlice)
+	d := newGenDriver(b, nSlices, perSlice)
 	d.discardParts = true
 	bucket := blob.NewBucket(d)
 	ctx := context.Background()

@@ -466,11 +466,29 @@ type recorder struct {
 	data  string
 	n     int64
 	young *youngSlices
+
+	// The kept keys come in order, slice after slice: the folder of the
+	// last key judged, data + name + "/", and whether it is a slice,
+	// decide every key under it without parsing its name again.
+	folder  []byte
+	inSlice bool
 }
 
 // kept records a kept key when it is in a slice.
 func (r *recorder) kept(key []byte) error {
-	if _, _, ok := sliceOf(key, r.data); !ok {
+	if len(r.folder) == 0 || !bytes.HasPrefix(key, r.folder) {
+		rest, ok := bytes.CutPrefix(key, []byte(r.data))
+		if !ok {
+			return nil
+		}
+		i := bytes.IndexByte(rest, '/')
+		if i < 0 {
+			return nil
+		}
+		r.folder = append(r.folder[:0], key[:len(r.data)+i+1]...)
+		_, _, r.inSlice = sliceOf(r.folder, r.data)
+	}
+	if !r.inSlice {
 		return nil
 	}
 	r.n++

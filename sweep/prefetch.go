@@ -1,6 +1,10 @@
 package sweep
 
-import "errors"
+import (
+	"bytes"
+	"errors"
+	"fmt"
+)
 
 // This file runs a key stream ahead of its reader. The join of a Mark reads
 // two streams, the keep set (a merge of spilled runs) and the listing, and
@@ -31,9 +35,18 @@ type keyBatch struct {
 	err  error
 }
 
+// start returns where the i-th key of b starts.
+func (b *keyBatch) start(i int) uint32 {
+	if i == 0 {
+		return 0
+	}
+	return b.ends[i-1]
+}
+
 // prefetchIter passes on the keys of in, read ahead on its own goroutine. As
 // for every keyIter, a key it returns is valid until the following call to
-// next. in's keys and its error come out in the order in gave them. close
+// next. in's keys and its error come out in the order in gave them; once
+// checked (see strict), next fails as soon as they do not strictly ascend. close
 // stops the goroutine and waits for it before it closes in, so in is only
 // ever used by one goroutine at a time.
 type prefetchIter struct {
@@ -48,6 +61,14 @@ type prefetchIter struct {
 	cur    *keyBatch // the batch being read
 	pos    int       // index in cur of the next key
 	closed bool
+
+	// The keys handed out must strictly ascend (the join trusts them): each
+	// is compared with the one before, which is still in cur, or with
+	// last, the copy of the previous batch's last key.
+	name string // the stream's name in an error; "" checks nothing
+	last []byte
+	seen bool  // a key was handed out
+	err  error // the keys were out of order; the stream stops there
 }
 
 // newPrefetch starts reading in ahead. The caller must close the result
@@ -117,6 +138,9 @@ func (p *prefetchIter) next() ([]byte, bool, error) {
 	if p.closed {
 		return nil, false, errPrefetchClosed
 	}
+	if p.err != nil {
+		return nil, false, p.err
+	}
 	for {
 		if b := p.cur; b != nil {
 			if p.pos < len(b.ends) {
@@ -125,19 +149,39 @@ func (p *prefetchIter) next() ([]byte, bool, error) {
 					start = b.ends[p.pos-1]
 				}
 				end := b.ends[p.pos]
+				k := b.data[start:end:end]
+				if p.name != "" {
+					prev := p.last
+					if p.pos > 0 {
+						prev = b.data[b.start(p.pos-1):start]
+					}
+					if p.seen && bytes.Compare(k, prev) <= 0 {
+						p.err = fmt.Errorf("sweep: %s out of order: %q after %q", p.name, k, prev)
+						return nil, false, p.err
+					}
+				}
 				p.pos++
-				return b.data[start:end:end], true, nil
+				p.seen = true
+				return k, true, nil
 			}
 			if b.last {
 				return nil, false, b.err
 			}
-			// The key last returned is in b; it need only last until now.
+			// The key last returned is in b; it need only last until now,
+			// but for the check of the next key's order.
+			if n := len(b.ends); n > 0 && p.name != "" {
+				p.last = append(p.last[:0], b.data[b.start(n-1):b.ends[n-1]]...)
+			}
 			p.free <- b // never blocks: free has room for every batch
 			p.cur = nil
 		}
 		p.cur, p.pos = <-p.full, 0
 	}
 }
+
+// strict makes next fail, naming the stream name, as soon as the keys it
+// hands out do not strictly ascend. It must be called before the first next.
+func (p *prefetchIter) strict(name string) { p.name = name }
 
 // close stops the goroutine, waits for it, and closes in.
 func (p *prefetchIter) close() error {

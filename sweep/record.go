@@ -43,7 +43,9 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // errBadRecord is wrapped by every error of a malformed live record.
 var errBadRecord = fmt.Errorf("%w: live record", ErrInvalidInput)
 
-// liveEncoder writes a live record to w.
+// liveEncoder writes a live record to w. Entries gather in buf and go to w,
+// and into the checksum, a few KiB at a time: the end (finish) writes the
+// rest.
 type liveEncoder struct {
 	w    io.Writer
 	crc  uint32
@@ -52,8 +54,12 @@ type liveEncoder struct {
 	buf  []byte
 }
 
+// liveFlush is how many bytes of entries the encoder gathers before it
+// writes them.
+const liveFlush = 8 << 10
+
 func newLiveEncoder(w io.Writer) (*liveEncoder, error) {
-	e := &liveEncoder{w: w}
+	e := &liveEncoder{w: w, buf: make([]byte, 0, liveFlush+64)}
 	return e, e.write([]byte(liveMagic))
 }
 
@@ -63,29 +69,39 @@ func (e *liveEncoder) write(p []byte) error {
 	return err
 }
 
-// add appends key, which must sort after the previous one.
+// add appends key, which must sort after the previous one. The prefix key
+// shares with the previous key, which the entry needs, also says which of
+// the two sorts first: the key sorts after it when it goes on past the
+// shared bytes and either the previous key ends there or the key's next
+// byte is the larger.
 func (e *liveEncoder) add(key []byte) error {
 	if len(key) == 0 || len(key) > maxRecordKey {
 		return fmt.Errorf("%w: key of %d bytes", errBadRecord, len(key))
 	}
-	if e.n > 0 && bytes.Compare(key, e.prev) <= 0 {
+	shared := commonPrefix(key, e.prev)
+	if e.n > 0 && (shared == len(key) || shared < len(e.prev) && key[shared] < e.prev[shared]) {
 		return fmt.Errorf("%w: %q after %q", errBadRecord, key, e.prev)
 	}
-	shared := commonPrefix(key, e.prev)
-	e.buf = binary.AppendUvarint(e.buf[:0], uint64(shared))
+	e.buf = binary.AppendUvarint(e.buf, uint64(shared))
 	e.buf = binary.AppendUvarint(e.buf, uint64(len(key)-shared))
 	e.buf = append(e.buf, key[shared:]...)
-	e.prev = append(e.prev[:0], key...)
+	e.prev = append(e.prev[:shared], key[shared:]...) // the shared bytes are there
 	e.n++
-	return e.write(e.buf)
+	if len(e.buf) >= liveFlush {
+		err := e.write(e.buf)
+		e.buf = e.buf[:0]
+		return err
+	}
+	return nil
 }
 
-// finish writes the end, the count and the checksum.
+// finish writes the entries gathered, the end, the count and the checksum.
 func (e *liveEncoder) finish() error {
-	e.buf = binary.AppendUvarint(append(e.buf[:0], 0, 0), uint64(e.n))
+	e.buf = binary.AppendUvarint(append(e.buf, 0, 0), uint64(e.n))
 	if err := e.write(e.buf); err != nil {
 		return err
 	}
+	e.buf = e.buf[:0]
 	_, err := e.w.Write(binary.BigEndian.AppendUint32(nil, e.crc))
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/lakegc/lakegc/internal/parquetguard"
 	"github.com/parquet-go/parquet-go"
@@ -377,4 +378,25 @@ func recoverInto(err *error) {
 	if r := recover(); r != nil {
 		*err = fmt.Errorf("%w: corrupt parquet: %v", ErrInvalidInput, r)
 	}
+}
+
+// strArena makes strings of byte slices, packed in chunks rather than
+// allocated one by one. A chunk is never written again once a string points
+// into it, so each string stays as immutable as any other, however long its
+// holder keeps it; a chunk goes when no string of it is left.
+type strArena struct{ chunk []byte }
+
+// strChunk is the size of an arena's chunk: a few hundred keys.
+const strChunk = 32 << 10
+
+func (a *strArena) string(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if cap(a.chunk)-len(a.chunk) < len(b) {
+		a.chunk = make([]byte, 0, max(strChunk, len(b)))
+	}
+	start := len(a.chunk)
+	a.chunk = append(a.chunk, b...)
+	return unsafe.String(&a.chunk[start], len(b))
 }

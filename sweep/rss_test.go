@@ -85,7 +85,7 @@ func markForRSS(t *testing.T) {
 	require.NoError(t, err)
 	slices, err := strconv.Atoi(n)
 	require.NoError(t, err)
-	d := newGenDriver(slices, 50_000)
+	d := newGenDriver(t, slices, 50_000)
 	d.discardParts = true
 	bucket := blob.NewBucket(d)
 	runtime.GC()

@@ -73,18 +73,29 @@ func FuzzRunFile(f *testing.F) {
 	f.Add([]byte{0, 0, 0})                              // bytes after the end
 	f.Add([]byte{0})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		name := filepath.Join(t.TempDir(), "run")
-		require.NoError(t, os.WriteFile(name, data, 0o600))
-		fr, err := openRun(name, 16)
-		require.NoError(t, err)
-		for range len(data) + 1 {
-			k, ok, err := fr.next()
-			if err != nil || !ok {
-				break
+		// Read through a small buffer, where keys cross its end and take
+		// the slow path, and a large one, where they come from the
+		// buffer: the same keys, and an error in both or in neither.
+		var runs [2][]string
+		var errs [2]error
+		for i, size := range []int{16, 4096} {
+			name := filepath.Join(t.TempDir(), "run")
+			require.NoError(t, os.WriteFile(name, data, 0o600))
+			fr, err := openRun(name, size)
+			require.NoError(t, err)
+			for range len(data) + 1 {
+				k, ok, err := fr.next()
+				if err != nil || !ok {
+					errs[i] = err
+					break
+				}
+				require.LessOrEqual(t, len(k), maxKeyLen)
+				runs[i] = append(runs[i], string(k))
 			}
-			require.LessOrEqual(t, len(k), maxKeyLen)
+			require.NoError(t, fr.close())
 		}
-		require.NoError(t, fr.close())
+		require.Equal(t, runs[0], runs[1])
+		require.Equal(t, errs[0] != nil, errs[1] != nil, "errors %v and %v", errs[0], errs[1])
 	})
 }
 

@@ -319,7 +319,7 @@ func TestMarkWidensOnSlowStore(t *testing.T) {
 		{"fixed", WithListConcurrency(DefaultListConcurrency), DefaultListConcurrency, DefaultListConcurrency},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			d := newGenDriver(40, 3000)
+			d := newGenDriver(t, 40, 3000)
 			d.discardParts = true
 			s := newSlowStore(d, 20*time.Millisecond, 0)
 			sum, err := Mark(context.Background(), blob.NewBucket(s), "run1", noInputs(),
