@@ -45,11 +45,11 @@
 // store lists in order) is not sorted again, and the listing order of a
 // backend is never trusted, and the merge-join fails the run if either side
 // is not strictly ascending (so does every merge of sorted runs, records and
-// listings, as soon as one of its streams goes back). Small slices are kept in memory, within the
-// budget, rather than in a temporary file each. Keep keys match listed keys
-// byte for byte, without any normalisation; keys that cannot match a listed
-// key (full URIs, a leading '/') fail the mark rather than leave their
-// objects unprotected.
+// listings, as soon as one of its streams goes back). Small slices are kept
+// in memory, within the budget, rather than in a temporary file each. Keep
+// keys match listed keys byte for byte, without any normalisation; keys that
+// cannot match a listed key (full URIs, a leading '/') fail the mark rather
+// than leave their objects unprotected.
 //
 // A key listed more than once with different modification times (a store
 // that lists versions, or replays a page) is kept when any listed copy is
