@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -136,6 +137,7 @@ func run(args []string, stdout io.Writer) error {
 	duckSet := flags.String("duck-set", "", "further DuckDB settings, name=value[,name=value...], e.g. preserve_insertion_order=false")
 	duckFilter := flags.Bool("duck-filter", true, "DuckDB applies the cutoff to last_modified, as Mark does (all keys are old enough, so the result is the same either way)")
 	child := flags.String("child", "", "run one phase in this process and print its figures as JSON (used by the parent)")
+	cpuProfile := flags.String("cpuprofile", "", "write each phase's CPU profile to this path followed by .<phase>")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -153,6 +155,17 @@ func run(args []string, stdout io.Writer) error {
 	}
 	ctx := context.Background()
 	if *child != "" {
+		if *cpuProfile != "" {
+			f, err := os.Create(*cpuProfile + "." + *child)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return err
+			}
+			defer pprof.StopCPUProfile()
+		}
 		st, err := runPhase(ctx, c, *child)
 		if err != nil {
 			return err
@@ -211,7 +224,7 @@ func run(args []string, stdout io.Writer) error {
 			}
 			cmd := exec.Command(exe, "-child", p, "-keys", strconv.Itoa(*keys), "-slices", strconv.Itoa(*nSlices),
 				"-dir", c.dir, "-mem", strconv.FormatInt(*memMiB, 10), "-threads", strconv.Itoa(*threads),
-				"-duck-set", *duckSet, "-duck-filter="+strconv.FormatBool(*duckFilter))
+				"-duck-set", *duckSet, "-duck-filter="+strconv.FormatBool(*duckFilter), "-cpuprofile", *cpuProfile)
 			cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(*procs))
 			cmd.Stderr = os.Stderr
 			var buf bytes.Buffer
