@@ -61,12 +61,13 @@ func TestMarkListsWhileReadingInputs(t *testing.T) {
 }
 
 // endless yields keep keys until yield refuses one, or gives up with an
-// error after limit.
-func endless(limit time.Duration) iter.Seq2[string, error] {
+// error after limit, setting gaveUp.
+func endless(limit time.Duration, gaveUp *atomic.Bool) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
 		deadline := time.Now().Add(limit)
 		for i := 0; ; i++ {
 			if i%4096 == 0 && time.Now().After(deadline) {
+				gaveUp.Store(true)
 				yield("", errors.New("the inputs were never stopped"))
 				return
 			}
@@ -92,12 +93,16 @@ func TestMarkListingFailureStopsInputs(t *testing.T) {
 	}}
 	b = newTestBucket(b, d)
 	tmp := t.TempDir()
-	_, err := Mark(ctx, b, "run1", Inputs{Uncommitted: endless(20 * time.Second), Committed: seqOf(nil), ExportStart: t0},
+	var gaveUp atomic.Bool
+	_, err := Mark(ctx, b, "run1", Inputs{Uncommitted: endless(20*time.Second, &gaveUp), Committed: seqOf(nil), ExportStart: t0},
 		WithClock(fixedClock), WithMemoryBudget(64<<10), WithTempDir(tmp))
 	require.Error(t, err)
 	require.Equal(t, gcerrors.PermissionDenied, gcerrors.Code(err), "%v", err)
 	require.NotErrorIs(t, err, context.Canceled)
 	require.NotContains(t, err.Error(), "never stopped")
+	// The listing's error is returned either way: only the inputs know
+	// whether they were stopped or ran out their time.
+	require.False(t, gaveUp.Load(), "the listing's failure did not stop the inputs")
 	requireFailedRun(t, b, "run1")
 	entries, err := os.ReadDir(tmp)
 	require.NoError(t, err)
