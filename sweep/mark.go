@@ -309,7 +309,6 @@ func (l *lister) inputsRead(keep *sorter) {
 // block did not take of its share.
 func (m *marker) readAndList(ctx context.Context, in Inputs, keep *sorter, l *lister, sh shares) error {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var (
 		once  sync.Once
 		first error
@@ -325,6 +324,12 @@ func (m *marker) readAndList(ctx context.Context, in Inputs, keep *sorter, l *li
 		} else if err := l.listFolders(ctx); err != nil {
 			fail(err)
 		}
+	}()
+	// Every way out, an input's panic included, stops the listing and waits
+	// for it: Mark frees the pool and removes the spill folder after.
+	defer func() {
+		cancel()
+		<-listed
 	}()
 	var err error
 	for _, seq := range []iter.Seq2[string, error]{in.Uncommitted, in.Committed} {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -60,12 +61,13 @@ func TestMarkListsWhileReadingInputs(t *testing.T) {
 }
 
 // endless yields keep keys until yield refuses one, or gives up with an
-// error after limit.
-func endless(limit time.Duration) iter.Seq2[string, error] {
+// error after limit, setting gaveUp.
+func endless(limit time.Duration, gaveUp *atomic.Bool) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
 		deadline := time.Now().Add(limit)
 		for i := 0; ; i++ {
 			if i%4096 == 0 && time.Now().After(deadline) {
+				gaveUp.Store(true)
 				yield("", errors.New("the inputs were never stopped"))
 				return
 			}
@@ -91,12 +93,16 @@ func TestMarkListingFailureStopsInputs(t *testing.T) {
 	}}
 	b = newTestBucket(b, d)
 	tmp := t.TempDir()
-	_, err := Mark(ctx, b, "run1", Inputs{Uncommitted: endless(20 * time.Second), Committed: seqOf(nil), ExportStart: t0},
+	var gaveUp atomic.Bool
+	_, err := Mark(ctx, b, "run1", Inputs{Uncommitted: endless(20*time.Second, &gaveUp), Committed: seqOf(nil), ExportStart: t0},
 		WithClock(fixedClock), WithMemoryBudget(64<<10), WithTempDir(tmp))
 	require.Error(t, err)
 	require.Equal(t, gcerrors.PermissionDenied, gcerrors.Code(err), "%v", err)
 	require.NotErrorIs(t, err, context.Canceled)
 	require.NotContains(t, err.Error(), "never stopped")
+	// The listing's error is returned either way: only the inputs know
+	// whether they were stopped or ran out their time.
+	require.False(t, gaveUp.Load(), "the listing's failure did not stop the inputs")
 	requireFailedRun(t, b, "run1")
 	entries, err := os.ReadDir(tmp)
 	require.NoError(t, err)
@@ -133,6 +139,46 @@ func TestMarkInputFailureStopsListing(t *testing.T) {
 	require.ErrorIs(t, err, inputErr)
 	require.NotErrorIs(t, err, context.Canceled)
 	requireFailedRun(t, b, "run1")
+	entries, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	require.Empty(t, entries)
+}
+
+// TestMarkInputPanicStopsListing has an input panic while slices are still
+// being listed: the panic reaches Mark's caller only once the listing has
+// stopped, so no listing goroutine still writes to the pool or the spill
+// folder that Mark frees and removes on its way out.
+func TestMarkInputPanicStopsListing(t *testing.T) {
+	ctx := context.Background()
+	b, keys := oldNamespace(t, 200)
+	broke := make(chan struct{})
+	var inflight atomic.Int32
+	d := &testDriver{listErr: func(prefix string) error {
+		if strings.Count(prefix, "/") == 2 {
+			inflight.Add(1)
+			defer inflight.Add(-1)
+			<-broke
+			time.Sleep(50 * time.Millisecond) // a slow page
+		}
+		return nil
+	}}
+	b = newTestBucket(b, d)
+	uncommitted := func(yield func(string, error) bool) {
+		for _, k := range keys[:50] {
+			if !yield(k, nil) {
+				return
+			}
+		}
+		close(broke)
+		panic("input panicked")
+	}
+	tmp := t.TempDir()
+	func() {
+		defer func() { require.Equal(t, "input panicked", recover()) }()
+		Mark(ctx, b, "run1", Inputs{Uncommitted: uncommitted, Committed: seqOf(keys), ExportStart: t0},
+			WithClock(fixedClock), WithMemoryBudget(4<<10), WithTempDir(tmp))
+	}()
+	require.Zero(t, inflight.Load(), "a listing still runs after Mark panicked")
 	entries, err := os.ReadDir(tmp)
 	require.NoError(t, err)
 	require.Empty(t, entries)
