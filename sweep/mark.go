@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"gocloud.dev/blob"
 )
@@ -348,8 +349,10 @@ func (m *marker) readAndList(ctx context.Context, in Inputs, keep *sorter, l *li
 
 // fullURI reports whether key starts with a URI scheme and "://".
 func fullURI(key string) bool {
-	i := strings.Index(key, "://")
-	if i <= 0 {
+	// The first ':' decides: a later "://" has a ':' before it, which no
+	// scheme holds.
+	i := strings.IndexByte(key, ':')
+	if i <= 0 || !strings.HasPrefix(key[i:], "://") {
 		return false
 	}
 	for j, r := range key[:i] {
@@ -366,10 +369,7 @@ func fullURI(key string) bool {
 // readKeep adds every key of seq to the keep sorter, refusing keys that could
 // never match a listed key and so would leave their object unprotected.
 func readKeep(ctx context.Context, seq iter.Seq2[string, error], keep *sorter) error {
-	var (
-		n   int64
-		buf []byte // each key is copied here rather than to a new slice
-	)
+	var n int64
 	for key, err := range seq {
 		if err != nil {
 			return fmt.Errorf("sweep: input: %w", err)
@@ -377,8 +377,8 @@ func readKeep(ctx context.Context, seq iter.Seq2[string, error], keep *sorter) e
 		if key == "" || key[0] == '/' || fullURI(key) {
 			return fmt.Errorf("%w: keep key %q is not relative to the namespace", ErrInvalidInput, key)
 		}
-		buf = append(buf[:0], key...)
-		if err := keep.add(buf); err != nil {
+		// The sorter copies the key's bytes and never writes to them.
+		if err := keep.add(unsafe.Slice(unsafe.StringData(key), len(key))); err != nil {
 			return err
 		}
 		if n++; n%4096 == 0 && ctx.Err() != nil {
