@@ -240,9 +240,7 @@ func TestMarkSpills(t *testing.T) {
 				require.Equal(t, keys[1500:], collect(t, Candidates(ctx, b, DefaultStoragePrefix, "run1")))
 			}
 			require.Greater(t, maxFiles, 4, "no spill files seen")
-			entries, err := os.ReadDir(tmp)
-			require.NoError(t, err)
-			require.Empty(t, entries)
+			requireNoSpill(t, tmp)
 		})
 	}
 }

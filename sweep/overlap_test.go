@@ -104,9 +104,7 @@ func TestMarkListingFailureStopsInputs(t *testing.T) {
 	// whether they were stopped or ran out their time.
 	require.False(t, gaveUp.Load(), "the listing's failure did not stop the inputs")
 	requireFailedRun(t, b, "run1")
-	entries, err := os.ReadDir(tmp)
-	require.NoError(t, err)
-	require.Empty(t, entries)
+	requireNoSpill(t, tmp)
 }
 
 // TestMarkInputFailureStopsListing fails an input while slices are still
@@ -124,24 +122,14 @@ func TestMarkInputFailureStopsListing(t *testing.T) {
 	}}
 	b = newTestBucket(b, d)
 	inputErr := errors.New("input broke")
-	uncommitted := func(yield func(string, error) bool) {
-		for _, k := range keys[:50] {
-			if !yield(k, nil) {
-				return
-			}
-		}
-		close(broke)
-		yield("", inputErr)
-	}
+	uncommitted := breakAfter(keys[:50], broke, func(yield func(string, error) bool) { yield("", inputErr) })
 	tmp := t.TempDir()
 	_, err := Mark(ctx, b, "run1", Inputs{Uncommitted: uncommitted, Committed: seqOf(keys), ExportStart: t0},
 		WithClock(fixedClock), WithMemoryBudget(4<<10), WithTempDir(tmp))
 	require.ErrorIs(t, err, inputErr)
 	require.NotErrorIs(t, err, context.Canceled)
 	requireFailedRun(t, b, "run1")
-	entries, err := os.ReadDir(tmp)
-	require.NoError(t, err)
-	require.Empty(t, entries)
+	requireNoSpill(t, tmp)
 }
 
 // TestMarkInputPanicStopsListing has an input panic while slices are still
@@ -163,15 +151,7 @@ func TestMarkInputPanicStopsListing(t *testing.T) {
 		return nil
 	}}
 	b = newTestBucket(b, d)
-	uncommitted := func(yield func(string, error) bool) {
-		for _, k := range keys[:50] {
-			if !yield(k, nil) {
-				return
-			}
-		}
-		close(broke)
-		panic("input panicked")
-	}
+	uncommitted := breakAfter(keys[:50], broke, func(func(string, error) bool) { panic("input panicked") })
 	tmp := t.TempDir()
 	func() {
 		defer func() { require.Equal(t, "input panicked", recover()) }()
@@ -179,6 +159,25 @@ func TestMarkInputPanicStopsListing(t *testing.T) {
 			WithClock(fixedClock), WithMemoryBudget(4<<10), WithTempDir(tmp))
 	}()
 	require.Zero(t, inflight.Load(), "a listing still runs after Mark panicked")
+	requireNoSpill(t, tmp)
+}
+
+// breakAfter yields keys, then closes broke and ends with end.
+func breakAfter(keys []string, broke chan<- struct{}, end func(yield func(string, error) bool)) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		for _, k := range keys {
+			if !yield(k, nil) {
+				return
+			}
+		}
+		close(broke)
+		end(yield)
+	}
+}
+
+// requireNoSpill checks that Mark left nothing in its temp dir.
+func requireNoSpill(t *testing.T, tmp string) {
+	t.Helper()
 	entries, err := os.ReadDir(tmp)
 	require.NoError(t, err)
 	require.Empty(t, entries)
