@@ -375,15 +375,7 @@ func TestCollectRefusesAnExportOlderThanTheCopyTTL(t *testing.T) {
 					return
 				}
 				raced = true
-				// Rename feature's last part to a path the export passed.
-				last := w.host.branches["feature"].staging["part-11.json"]
-				if err := tracker.Track(context.Background(), copytrack.Copy{
-					Repository: "repo1", Branch: "feature", SrcPath: "part-11.json", DstPath: "a-renamed.json", PhysicalAddress: last.PhysicalAddress,
-				}); err != nil {
-					t.Error(err)
-				}
-				w.host.stage("feature", uncommitted.Entry{Key: "a-renamed.json", PhysicalAddress: last.PhysicalAddress})
-				w.host.unstage("feature", "part-11.json")
+				w.renameLastPart(t, tracker)
 				// A TTL later, another cycle expires the records.
 				now = gcTime.Add(copytrack.DefaultTTL + time.Minute)
 				if _, err := tracker.Expire(context.Background(), "repo1"); err != nil {
@@ -446,15 +438,7 @@ func TestCollectResumeNeedsTheSameCopyRecords(t *testing.T) {
 				if p.Phase != lakegc.PhaseExport || p.ExportNext == nil {
 					return
 				}
-				// Rename feature's last part to a path the export passed.
-				last := w.host.branches["feature"].staging["part-11.json"]
-				if err := tracker.Track(context.Background(), copytrack.Copy{
-					Repository: "repo1", Branch: "feature", SrcPath: "part-11.json", DstPath: "a-renamed.json", PhysicalAddress: last.PhysicalAddress,
-				}); err != nil {
-					t.Error(err)
-				}
-				w.host.stage("feature", uncommitted.Entry{Key: "a-renamed.json", PhysicalAddress: last.PhysicalAddress})
-				w.host.unstage("feature", "part-11.json")
+				w.renameLastPart(t, tracker)
 				cancel()
 			}
 			rep, err := lakegc.Collect(ctx, host, cfg)
@@ -563,4 +547,18 @@ func TestCollectRefusesAFinishedExportOlderThanTheCopyTTL(t *testing.T) {
 	if len(w.marks()) > 0 {
 		t.Errorf("marked %q", w.marks())
 	}
+}
+
+// renameLastPart renames feature's last part to a path the export has
+// passed, as a host does: a copy record, then the staging change.
+func (w *world) renameLastPart(t *testing.T, tracker *copytrack.Tracker) {
+	t.Helper()
+	last := w.host.branches["feature"].staging["part-11.json"]
+	if err := tracker.Track(context.Background(), copytrack.Copy{
+		Repository: "repo1", Branch: "feature", SrcPath: "part-11.json", DstPath: "a-renamed.json", PhysicalAddress: last.PhysicalAddress,
+	}); err != nil {
+		t.Error(err)
+	}
+	w.host.stage("feature", uncommitted.Entry{Key: "a-renamed.json", PhysicalAddress: last.PhysicalAddress})
+	w.host.unstage("feature", "part-11.json")
 }
