@@ -36,10 +36,7 @@ const (
 func TestBottomLine(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	res, err := run(ctx, ciScale, Options{
-		Latency: time.Millisecond, MemoryBudget: ciBudget, TempDir: t.TempDir(),
-		ListConcurrency: defaultListConcurrency, DeleteConcurrency: defaultDeleteConcurrency,
-	})
+	res, err := run(ctx, ciScale, ciOptions(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,5 +88,14 @@ func TestBottomLine(t *testing.T) {
 	}
 	if rss := res.Total.PeakRSS; !raceEnabled && rss > 0 && rss > ciBudget+rssSlack {
 		t.Errorf("peak RSS %d MiB above the budget %d MiB + %d MiB", rss>>20, ciBudget>>20, rssSlack>>20)
+	}
+}
+
+// ciOptions is how the tests run the bottom line: a millisecond of latency
+// a request, the CI memory budget, and the default concurrencies.
+func ciOptions(t *testing.T) Options {
+	return Options{
+		Latency: time.Millisecond, MemoryBudget: ciBudget, TempDir: t.TempDir(),
+		ListConcurrency: defaultListConcurrency, DeleteConcurrency: defaultDeleteConcurrency,
 	}
 }

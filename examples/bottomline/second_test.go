@@ -31,10 +31,7 @@ var secondScale = Scale{Objects: 100_000, Slices: 1000, Branches: 100, Commits: 
 func TestSecondCycle(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	sec, err := runSecond(ctx, secondScale, Options{
-		Latency: time.Millisecond, MemoryBudget: ciBudget, TempDir: t.TempDir(),
-		ListConcurrency: defaultListConcurrency, DeleteConcurrency: defaultDeleteConcurrency,
-	}, 0.01, true)
+	sec, err := runSecond(ctx, secondScale, ciOptions(t), 0.01, true)
 	if err != nil {
 		t.Fatal(err)
 	}
