@@ -15,19 +15,20 @@
 // reference data in the repository's storage namespace: tombstones and full
 // addresses outside the namespace are left out, full addresses inside it
 // are made relative ([CutNamespace]: the scheme and authority compared
-// regardless of case, as a URI's are, the path exactly). Every row is written once, whatever the budgets and
-// wherever the run was interrupted: a mark points at the first entry not
-// yet written, and a file is named after the run and the mark its call
-// started from, so a call retried after an upload of unknown outcome
-// replaces the file of its first attempt. Between calls, a mark travels as
-// a continuation token ([EncodeToken], [DecodeToken]) in lakeFS's format,
-// so a lakeFS GC client drives a run of this package, and a run started by
-// lakeFS can continue here. The token is the standard base64 of the mark's
-// JSON, {"branch","path","run_id","key"}. JSON cannot carry a name that is
-// not valid UTF-8, so a mark never holds one: a call stops only where the
-// mark can name a valid key between the last entry written and the next one
-// (and only between branches when the branch's own name is not UTF-8), so
-// such names never lose or repeat a row.
+// regardless of case, as a URI's are, the path exactly). Every row is
+// written once, whatever the budgets and wherever the run was interrupted:
+// a mark points at the first entry not yet written, and a file is named
+// after the run and the mark its call started from, so a call retried after
+// an upload of unknown outcome replaces the file of its first attempt.
+// Between calls, a mark travels as a continuation token ([EncodeToken],
+// [DecodeToken]) in lakeFS's format, so a lakeFS GC client drives a run of
+// this package, and a run started by lakeFS can continue here. The token is
+// the standard base64 of the mark's JSON, {"branch","path","run_id","key"}.
+// JSON cannot carry a name that is not valid UTF-8, so a mark never holds
+// one: a call stops only where the mark can name a valid key between the
+// last entry written and the next one (and only between branches when the
+// branch's own name is not UTF-8), so such names never lose or repeat a
+// row.
 //
 // The host provides its staging area as a [Source]. A branch deleted during
 // the run ([ErrBranchNotFound]) is skipped; any other error fails the call,

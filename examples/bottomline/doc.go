@@ -13,8 +13,8 @@
 // a description (one slice folder per 10,000 objects by default) and keeps
 // a bit per object of each slice it deleted from.
 //
-// Run the full size (a few minutes at 50 ms; its spill files need about
-// 2 GB under -tmp):
+// Run the full size (under a minute a cycle at 50 ms, 46 s in
+// BENCHMARKS.md; its spill files need about 2 GB under -tmp):
 //
 //	go run ./examples/bottomline -objects 20000000 -latency 50ms
 //
