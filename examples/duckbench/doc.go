@@ -58,8 +58,8 @@
 //     its inputs, not a like-for-like race.
 //
 //   - inputs-parquet, inputs-gen: the inputs of the matching Mark phase read
-//     to their end without Mark (the keep sets, then every slice listed,
-//     eight at a time as Mark lists them). A Mark phase less its inputs
+//     to their end without Mark (the keep sets read while every slice is
+//     listed, eight at a time, as Mark does). A Mark phase less its inputs
 //     phase is about what Mark itself costs; the summary prints it.
 //
 // Both sides apply the same cutoff (DuckDB's WHERE clause, which

@@ -75,56 +75,69 @@ func setupInputs(ctx context.Context, dir, src string, l *layout, root string) (
 		return nil, err
 	}
 	return func() (int64, error) {
+		// As Mark does, the keep set is read on this goroutine while the
+		// namespace is listed on others.
 		var n atomic.Int64
+		listed := make(chan error, 1)
+		go func() { listed <- listNamespace(ctx, bucket, &n) }()
+		var readErr error
+	read:
 		for _, seq := range []iter.Seq2[string, error]{in.Uncommitted, in.Committed} {
 			for _, err := range seq {
 				if err != nil {
-					return 0, err
+					readErr = err
+					break read
 				}
 				n.Add(1)
 			}
 		}
-		var folders []string
-		it := bucket.List(&blob.ListOptions{Prefix: "data/", Delimiter: "/"})
-		for {
-			o, err := it.Next(ctx)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return 0, err
-			}
-			folders = append(folders, o.Key)
-		}
-		next := make(chan string)
-		var (
-			wg       sync.WaitGroup
-			mu       sync.Mutex
-			firstErr error
-		)
-		for range sweep.DefaultListConcurrency {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for prefix := range next {
-					if err := listAll(ctx, bucket, prefix, &n); err != nil {
-						mu.Lock()
-						firstErr = cmp.Or(firstErr, err)
-						mu.Unlock()
-					}
-				}
-			}()
-		}
-		for _, f := range folders {
-			next <- f
-		}
-		close(next)
-		wg.Wait()
-		if firstErr != nil {
-			return 0, firstErr
+		if err := cmp.Or(<-listed, readErr); err != nil {
+			return 0, err
 		}
 		return n.Load(), nil
 	}, nil
+}
+
+// listNamespace lists every slice of the data folder, as many at once as
+// Mark lists by default, counting the objects in n.
+func listNamespace(ctx context.Context, bucket *blob.Bucket, n *atomic.Int64) error {
+	var folders []string
+	it := bucket.List(&blob.ListOptions{Prefix: "data/", Delimiter: "/"})
+	for {
+		o, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		folders = append(folders, o.Key)
+	}
+	next := make(chan string)
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	for range sweep.DefaultListConcurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for prefix := range next {
+				if err := listAll(ctx, bucket, prefix, n); err != nil {
+					mu.Lock()
+					firstErr = cmp.Or(firstErr, err)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, f := range folders {
+		next <- f
+	}
+	close(next)
+	wg.Wait()
+	return firstErr
 }
 
 // listAll lists every object under prefix, counting them in n.
