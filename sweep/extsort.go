@@ -900,14 +900,25 @@ func (s *strictIter) next() ([]byte, bool, error) {
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	if s.seen && bytes.Compare(k, s.last) <= 0 {
-		return nil, false, fmt.Errorf("sweep: %s out of order: %q after %q", s.name, k, s.last)
+	if s.seen {
+		if err := ascends(s.name, k, s.last); err != nil {
+			return nil, false, err
+		}
 	}
 	s.last, s.seen = append(s.last[:0], k...), true
 	return k, true, nil
 }
 
 func (s *strictIter) close() error { return s.it.close() }
+
+// ascends is the order check of strictIter and of a strict prefetchIter: an
+// error naming the stream name unless k comes after prev.
+func ascends(name string, k, prev []byte) error {
+	if bytes.Compare(k, prev) <= 0 {
+		return fmt.Errorf("sweep: %s out of order: %q after %q", name, k, prev)
+	}
+	return nil
+}
 
 // resize returns s with capacity exactly c (append would round it up to a
 // size class, beyond the budget).
