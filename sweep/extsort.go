@@ -281,13 +281,7 @@ func (fr *fileRun) next() ([]byte, bool, error) {
 	if shared > uint64(len(fr.buf)) || rest > maxKeyLen-shared {
 		return nil, false, fmt.Errorf("sweep: spill read: corrupt lengths %d, %d", shared, rest)
 	}
-	n := int(shared + rest)
-	if cap(fr.buf) < n {
-		buf := make([]byte, n, max(n, 64))
-		copy(buf, fr.buf[:shared])
-		fr.buf = buf
-	}
-	fr.buf = fr.buf[:n]
+	fr.resizeKey(shared, rest)
 	if _, err := io.ReadFull(fr.r, fr.buf[shared:]); err != nil {
 		return nil, false, fmt.Errorf("sweep: spill read: %w", noEOF(err))
 	}
@@ -311,6 +305,17 @@ func (fr *fileRun) nextBuffered() ([]byte, bool) {
 	if n2 <= 0 || shared > uint64(len(fr.buf)) || rest > maxKeyLen-shared || rest > uint64(len(b)-n1-n2) {
 		return nil, false
 	}
+	fr.resizeKey(shared, rest)
+	copy(fr.buf[shared:], b[n1+n2:])
+	fr.r.Discard(n1 + n2 + int(rest))
+	fr.n++
+	return fr.buf, true
+}
+
+// resizeKey makes fr.buf the length of the next key, shared bytes of the
+// previous key (kept) and rest bytes the caller fills in. next and
+// nextBuffered both call it, having checked the lengths.
+func (fr *fileRun) resizeKey(shared, rest uint64) {
 	n := int(shared + rest)
 	if cap(fr.buf) < n {
 		buf := make([]byte, n, max(n, 64))
@@ -318,10 +323,6 @@ func (fr *fileRun) nextBuffered() ([]byte, bool) {
 		fr.buf = buf
 	}
 	fr.buf = fr.buf[:n]
-	copy(fr.buf[shared:], b[n1+n2:])
-	fr.r.Discard(n1 + n2 + int(rest))
-	fr.n++
-	return fr.buf, true
 }
 
 // end reads the file's end: the number of keys, as many as were read, and
@@ -899,14 +900,25 @@ func (s *strictIter) next() ([]byte, bool, error) {
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	if s.seen && bytes.Compare(k, s.last) <= 0 {
-		return nil, false, fmt.Errorf("sweep: %s out of order: %q after %q", s.name, k, s.last)
+	if s.seen {
+		if err := ascends(s.name, k, s.last); err != nil {
+			return nil, false, err
+		}
 	}
 	s.last, s.seen = append(s.last[:0], k...), true
 	return k, true, nil
 }
 
 func (s *strictIter) close() error { return s.it.close() }
+
+// ascends is the order check of strictIter and of a strict prefetchIter: an
+// error naming the stream name unless k comes after prev.
+func ascends(name string, k, prev []byte) error {
+	if bytes.Compare(k, prev) <= 0 {
+		return fmt.Errorf("sweep: %s out of order: %q after %q", name, k, prev)
+	}
+	return nil
+}
 
 // resize returns s with capacity exactly c (append would round it up to a
 // size class, beyond the budget).

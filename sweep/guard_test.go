@@ -12,20 +12,6 @@ import (
 	"gocloud.dev/gcerrors"
 )
 
-// sliceIter is a keyIter over fixed keys, in the order given.
-type sliceIter struct{ keys []string }
-
-func (s *sliceIter) next() ([]byte, bool, error) {
-	if len(s.keys) == 0 {
-		return nil, false, nil
-	}
-	k := s.keys[0]
-	s.keys = s.keys[1:]
-	return []byte(k), true, nil
-}
-
-func (s *sliceIter) close() error { return nil }
-
 // TestWriteCandidatesRefusesDisorder feeds the merge-join streams that are
 // not strictly ascending: a kept key must never be marked because a stream
 // broke the order the join relies on.
@@ -42,7 +28,7 @@ func TestWriteCandidatesRefusesDisorder(t *testing.T) {
 			ctx := context.Background()
 			b := memblob.OpenBucket(nil)
 			m := &marker{bucket: b, cfg: newConfig(nil), dir: reportDir(DefaultStoragePrefix, "r"), cnt: &counters{}}
-			_, err := m.writeCandidates(ctx, &sliceIter{tc.list}, &sliceIter{tc.keep})
+			_, err := m.writeCandidates(ctx, &bufIter{keys: tc.list}, &bufIter{keys: tc.keep})
 			require.Error(t, err)
 			ok, err := b.Exists(ctx, m.dir+"deleted/"+partName)
 			require.NoError(t, err)

@@ -1,10 +1,6 @@
 package sweep
 
-import (
-	"bytes"
-	"errors"
-	"fmt"
-)
+import "errors"
 
 // This file runs a key stream ahead of its reader. The join of a Mark reads
 // two streams, the keep set (a merge of spilled runs) and the listing, and
@@ -144,19 +140,14 @@ func (p *prefetchIter) next() ([]byte, bool, error) {
 	for {
 		if b := p.cur; b != nil {
 			if p.pos < len(b.ends) {
-				start := uint32(0)
-				if p.pos > 0 {
-					start = b.ends[p.pos-1]
-				}
-				end := b.ends[p.pos]
+				start, end := b.start(p.pos), b.ends[p.pos]
 				k := b.data[start:end:end]
-				if p.name != "" {
+				if p.name != "" && p.seen {
 					prev := p.last
 					if p.pos > 0 {
 						prev = b.data[b.start(p.pos-1):start]
 					}
-					if p.seen && bytes.Compare(k, prev) <= 0 {
-						p.err = fmt.Errorf("sweep: %s out of order: %q after %q", p.name, k, prev)
+					if p.err = ascends(p.name, k, prev); p.err != nil {
 						return nil, false, p.err
 					}
 				}

@@ -354,19 +354,27 @@ func collect(t testing.TB, seq iter.Seq2[string, error]) []string {
 
 func fixedClock() time.Time { return t0 }
 
+// propertyRounds is the number of random worlds a property test runs: 40,
+// 10 with -short, or n when LAKEGC_PROPERTY_ROUNDS=n.
+func propertyRounds(t *testing.T) int {
+	t.Helper()
+	s := os.Getenv("LAKEGC_PROPERTY_ROUNDS")
+	if s == "" {
+		if testing.Short() {
+			return 10
+		}
+		return 40
+	}
+	n, err := strconv.Atoi(s)
+	require.NoError(t, err, "LAKEGC_PROPERTY_ROUNDS")
+	return n
+}
+
 // TestMarkSweepInvariant checks Mark against the model on random worlds, and
 // that Sweep deletes exactly the marked objects. LAKEGC_PROPERTY_ROUNDS=n
 // runs n worlds (seeds 0 to n-1) instead of 40.
 func TestMarkSweepInvariant(t *testing.T) {
-	rounds := 40
-	if testing.Short() {
-		rounds = 10
-	}
-	if s := os.Getenv("LAKEGC_PROPERTY_ROUNDS"); s != "" {
-		n, err := strconv.Atoi(s)
-		require.NoError(t, err, "LAKEGC_PROPERTY_ROUNDS")
-		rounds = n
-	}
+	rounds := propertyRounds(t)
 	var marked, keptOld, youngObjs, outOfScope, atCutoff, unknownMod, dupSaved, emptyName int
 	for seed := range uint64(rounds) {
 		r := rand.New(rand.NewPCG(seed, 7))

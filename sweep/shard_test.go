@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -80,15 +78,7 @@ func TestWithShardInvalid(t *testing.T) {
 // run's, and sweeping every shard's run deletes exactly the full run's
 // candidates. LAKEGC_PROPERTY_ROUNDS=n runs n worlds instead of 40.
 func TestShardsMakeTheFullMark(t *testing.T) {
-	rounds := 40
-	if testing.Short() {
-		rounds = 10
-	}
-	if s := os.Getenv("LAKEGC_PROPERTY_ROUNDS"); s != "" {
-		n, err := strconv.Atoi(s)
-		require.NoError(t, err, "LAKEGC_PROPERTY_ROUNDS")
-		rounds = n
-	}
+	rounds := propertyRounds(t)
 	// What the worlds exercised, so that the test cannot pass on worlds
 	// where sharding changes nothing.
 	var sliceCands, topCands, otherCands, shardedWorlds int
