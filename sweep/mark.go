@@ -205,7 +205,7 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	if prev != nil {
 		l.skip = prev.skip
 	}
-	if err := m.readAndList(ctx, in, keep, l, sh); err != nil {
+	if err := m.readAndList(ctx, in, keep, l); err != nil {
 		return err
 	}
 	m.sum.FirstSlice = l.firstSlice
@@ -308,7 +308,7 @@ func (l *lister) inputsRead(keep *sorter) {
 // namespace on another. The first error stops both, and is returned once
 // both have stopped. When the inputs are read, the pool gets what keep's
 // block did not take of its share.
-func (m *marker) readAndList(ctx context.Context, in Inputs, keep *sorter, l *lister, sh shares) error {
+func (m *marker) readAndList(ctx context.Context, in Inputs, keep *sorter, l *lister) error {
 	ctx, cancel := context.WithCancel(ctx)
 	var (
 		once  sync.Once
