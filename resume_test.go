@@ -282,15 +282,7 @@ func TestCollectWhileTheStoreWorks(t *testing.T) {
 		raced = true
 		// The export is inside feature: rename its last part to a path it
 		// passed, and commit main, which it has passed too.
-		b := w.host.branches["feature"]
-		last := b.staging["part-11.json"]
-		if err := tracker.Track(context.Background(), copytrack.Copy{
-			Repository: "repo1", Branch: "feature", SrcPath: "part-11.json", DstPath: "a-renamed.json", PhysicalAddress: last.PhysicalAddress,
-		}); err != nil {
-			t.Error(err)
-		}
-		w.host.stage("feature", uncommitted.Entry{Key: "a-renamed.json", PhysicalAddress: last.PhysicalAddress})
-		w.host.unstage("feature", "part-11.json")
+		w.renameLastPart(t, tracker)
 		w.host.commit("main", w.commitAt("c5", 0))
 	}
 	rep, err := lakegc.Collect(context.Background(), host, cfg)
