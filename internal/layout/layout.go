@@ -1,0 +1,248 @@
+// Package layout is the one definition of the lakeFS storage layout that the
+// other packages share: the default prefixes, slice names and their times,
+// and which keys of a storage namespace have a shape that lakeFS (or a host's
+// pathprovider) writes — the keys a garbage collector may ever delete.
+//
+// # Shapes
+//
+// A key relative to the storage namespace is recognized when it has one of
+// the shapes lakeFS has written for data objects, checked against lakeFS's
+// source history:
+//
+//   - Slice: "<data>/<slice>/<xid>", where <slice> and <xid> are 20-character
+//     xids (lakeFS's pkg/upload PathPartitionProvider, since lakeFS v0.86,
+//     November 2022, PR #4530). lakegc's pathprovider writes the same.
+//   - SignedSlice: "<data>/<slice>/<xid>,<signature>", the stored address of
+//     an object uploaded to a signed link address (lakeFS PR #4900, January
+//     2023): 43 characters of unpadded base64url after the ','.
+//   - Flat: "<32 lowercase hex digits>" at the top level of the namespace:
+//     hex(uuid) of every upload before PR #4530 (pkg/upload WriteBlob, the S3
+//     gateway's multipart uploads).
+//   - EarlyLinked: "<data>/<nanoid>" and "<data>/<token>/<nanoid>", the
+//     addresses lakeFS's get-physical-address handed out from PR #1670
+//     (March 2021) to PR #4530: a 21-character nanoid (alphabet
+//     A-Za-z0-9_-) under the branch's staging token, which was
+//     "<repository>-<branch>:<uuid>".
+//
+// Anything else — another name at the top level or under the data folder,
+// an import source, another tenant's file, another repository's folder — is
+// not recognized, and is never garbage by its shape.
+package layout
+
+import (
+	"strings"
+	"time"
+
+	"github.com/rs/xid"
+)
+
+// Defaults of lakeFS's layout.
+const (
+	// StoragePrefix is the folder of lakeFS's own files in a namespace.
+	StoragePrefix = "_lakefs"
+	// DataPrefix is the folder of the data slices.
+	DataPrefix = "data"
+	// MarkerName is the object lakeFS writes under StoragePrefix when it
+	// creates a repository in a namespace ("_lakefs/dummy"); lakeFS before
+	// v0.90 wrote it at the namespace's top level ("dummy").
+	MarkerName = "dummy"
+)
+
+// ReversalPoint is lakeFS's year 4000 (4000-01-01T00:00:00Z in Unix
+// seconds): a slice is named by the xid of ReversalPoint minus its start
+// time, so newer slices sort first. It is part of the address format.
+const ReversalPoint = 64060588800
+
+// XIDLen is the length of an xid's string form.
+const XIDLen = 20
+
+// SignatureLen is the length of a linked object's signature: 32 bytes of
+// HMAC-SHA256 in unpadded base64url.
+const SignatureLen = 43
+
+// SliceTime decodes the start time of a slice from its name; false when the
+// name is not a 20-character xid. Times wrap modulo 2^32 seconds, as xid
+// keeps 32 bits of seconds.
+func SliceTime(name string) (time.Time, bool) {
+	if len(name) != XIDLen {
+		return time.Time{}, false
+	}
+	id, err := xid.FromString(name)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(int64(uint32(ReversalPoint-id.Time().Unix())), 0).UTC(), true
+}
+
+// Shape is the kind of a recognized key.
+type Shape int
+
+// The shapes of the keys lakeFS writes; see the package documentation.
+const (
+	Unrecognized Shape = iota
+	Slice
+	SignedSlice
+	Flat
+	EarlyLinked
+)
+
+var shapeNames = [...]string{"unrecognized", "slice", "signed slice", "flat", "early linked"}
+
+// String names the shape.
+func (s Shape) String() string {
+	if s < 0 || int(s) >= len(shapeNames) {
+		return "unknown shape"
+	}
+	return shapeNames[s]
+}
+
+// Recognize returns the shape of key, a key relative to the storage
+// namespace, with data the data folder (without a trailing '/'), or
+// Unrecognized. It allocates nothing.
+func Recognize(key, data string) Shape {
+	rest, ok := strings.CutPrefix(key, data)
+	if !ok || data == "" || !strings.HasPrefix(rest, "/") {
+		if isFlat(key) {
+			return Flat
+		}
+		return Unrecognized
+	}
+	rest = rest[1:]
+	first, second, nested := strings.Cut(rest, "/")
+	if !nested {
+		if isNanoID(first) {
+			return EarlyLinked
+		}
+		return Unrecognized
+	}
+	if strings.IndexByte(second, '/') >= 0 {
+		return Unrecognized
+	}
+	if _, ok := SliceTime(first); ok {
+		name, sig, signed := strings.Cut(second, ",")
+		if !isXID(name) {
+			return Unrecognized
+		}
+		if !signed {
+			return Slice
+		}
+		if isSignature(sig) {
+			return SignedSlice
+		}
+		return Unrecognized
+	}
+	if isStagingToken(first) && isNanoID(second) {
+		return EarlyLinked
+	}
+	return Unrecognized
+}
+
+// Tail returns the recognized key at the end of path, a full address's path
+// or any '/'-separated name: "<data>/<slice>/<xid>[,<signature>]",
+// "<data>/<token>/<nanoid>" or "<data>/<nanoid>" where path ends with a '/'
+// (or starts) just before <data>, or a Flat last element. ok is false when
+// no such suffix is recognized. A full address outside a namespace whose
+// tail is a key that the namespace's listing holds names that namespace's
+// object in another spelling (the xids and UUIDs in these shapes are unique).
+func Tail(path, data string) (key string, ok bool) {
+	if data == "" {
+		return "", false
+	}
+	// underData reports whether path[:i] ends with data as whole elements.
+	underData := func(i int) bool {
+		head := path[:i]
+		return head == data || strings.HasSuffix(head, "/"+data)
+	}
+	i1 := strings.LastIndexByte(path, '/')
+	if i1 < 0 {
+		if isFlat(path) {
+			return path, true
+		}
+		return "", false
+	}
+	if i2 := strings.LastIndexByte(path[:i1], '/'); i2 >= 0 && underData(i2) {
+		k := path[i2-len(data):]
+		if s := Recognize(k, data); s == Slice || s == SignedSlice || s == EarlyLinked {
+			return k, true
+		}
+	}
+	if underData(i1) {
+		k := path[i1-len(data):]
+		if Recognize(k, data) == EarlyLinked {
+			return k, true
+		}
+	}
+	if last := path[i1+1:]; isFlat(last) {
+		return last, true
+	}
+	return "", false
+}
+
+func isXID(s string) bool {
+	if len(s) != XIDLen {
+		return false
+	}
+	_, err := xid.FromString(s)
+	return err == nil
+}
+
+// isFlat reports whether s is 32 lowercase hex digits: hex(uuid).
+func isFlat(s string) bool {
+	if len(s) != 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// isNanoID reports whether s is a default nanoid: 21 characters of
+// A-Za-z0-9_-.
+func isNanoID(s string) bool {
+	return len(s) == 21 && isBase64URL(s)
+}
+
+func isSignature(s string) bool {
+	return len(s) == SignatureLen && isBase64URL(s)
+}
+
+func isBase64URL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// isStagingToken reports whether s has the shape of an early graveler
+// staging token, "<repository>-<branch>:<uuid>": a name of A-Za-z0-9_-
+// holding a '-', a ':', and a canonical lowercase UUID.
+func isStagingToken(s string) bool {
+	name, id, ok := strings.Cut(s, ":")
+	if !ok || !strings.Contains(name, "-") || !isBase64URL(name) || len(name) < 3 {
+		return false
+	}
+	if len(id) != 36 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+				return false
+			}
+		}
+	}
+	return true
+}
