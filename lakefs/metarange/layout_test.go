@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
 )
 
 // reseal recomputes the checksum of every block of the layout, so that

@@ -34,8 +34,8 @@ const levelDBMagic = "\x57\xfb\x80\x8b\x24\x75\x47\xdb"
 // tableLayout is where a table's blocks are.
 type tableLayout struct {
 	metaindex, props, topIndex handle // topIndex is zero with one level
-	index                          []handle
-	data                           []handle
+	index                      []handle
+	data                       []handle
 }
 
 // blockBuilder builds a block of entries with a restart point every
