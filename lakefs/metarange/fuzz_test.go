@@ -44,6 +44,7 @@ func readAll(t *testing.T, table []byte) {
 	}
 	for _, typ := range []string{typeRanges, typeMetaRanges} {
 		var keys []string
+		var e Entry
 		err := eachValue(table, typ, "fuzz", func(value []byte) error {
 			identity, data, err := splitValue(value)
 			if err != nil {
@@ -51,17 +52,28 @@ func readAll(t *testing.T, table []byte) {
 			}
 			if typ == typeMetaRanges {
 				parseID(identity)
-				return checkMessage(data)
+				_, err := decodeRangeData(data)
+				return err
 			}
 			address, at, err := decodeEntry(data)
 			if err != nil {
 				return err
 			}
 			keys, _ = ns.keys(keys[:0], string(address), at)
-			return nil
+			return decodeEntryFields(data, &e)
 		})
 		if errors.Is(err, errPanicked) {
 			t.Fatalf("%s: %v", typ, err)
+		}
+	}
+	for _, err := range Ranges(bytes.NewReader(table), int64(len(table))) {
+		if errors.Is(err, errPanicked) {
+			t.Fatalf("Ranges: %v", err)
+		}
+	}
+	for _, err := range Entries(bytes.NewReader(table), int64(len(table))) {
+		if errors.Is(err, errPanicked) {
+			t.Fatalf("Entries: %v", err)
 		}
 	}
 }
@@ -179,15 +191,27 @@ func FuzzEntry(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		address, typ, err := decodeEntry(b)
+		var e Entry
+		fieldsErr := decodeEntryFields(b, &e)
 		if err != nil {
+			if fieldsErr == nil {
+				t.Fatalf("decodeEntryFields accepts %x, decodeEntry does not: %v", b, err)
+			}
 			return
 		}
-		modelAddress, modelType, err := modelEntry(b)
+		model, err := modelEntry(b)
 		if err != nil {
 			t.Fatalf("decodeEntry accepts %x, the protobuf runtime does not: %v", b, err)
 		}
-		if string(address) != modelAddress || int32(typ) != modelType {
-			t.Fatalf("decodeEntry(%x) = %q, %d; the runtime reads %q, %d", b, address, typ, modelAddress, modelType)
+		if string(address) != model.Address || typ != model.AddressType {
+			t.Fatalf("decodeEntry(%x) = %q, %d; the runtime reads %q, %d", b, address, typ, model.Address, model.AddressType)
+		}
+		if fieldsErr != nil {
+			return // a known field with another wire type: decodeEntry skips it
+		}
+		if e.Address != model.Address || e.AddressType != model.AddressType || e.Size != model.Size ||
+			e.ETag != model.ETag || e.ContentType != model.ContentType {
+			t.Fatalf("decodeEntryFields(%x) = %+v; the runtime reads %+v", b, e, model)
 		}
 	})
 }

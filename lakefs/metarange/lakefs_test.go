@@ -80,6 +80,8 @@ func rangeRecords(entries []fixtureEntry) []record {
 type fixtureRange struct {
 	id             string
 	minKey, maxKey string
+	count          int64
+	size           uint64
 }
 
 func metaRangeRecords(ranges []fixtureRange) []record {
@@ -90,8 +92,10 @@ func metaRangeRecords(ranges []fixtureRange) []record {
 		data = protowire.AppendString(data, r.minKey)
 		data = protowire.AppendTag(data, 2, protowire.BytesType)
 		data = protowire.AppendString(data, r.maxKey)
+		data = protowire.AppendTag(data, 3, protowire.VarintType)
+		data = protowire.AppendVarint(data, r.size)
 		data = protowire.AppendTag(data, 4, protowire.VarintType)
-		data = protowire.AppendVarint(data, 1)
+		data = protowire.AppendVarint(data, uint64(r.count))
 		records[i] = record{[]byte(r.maxKey), gravelerValue([]byte(r.id), data)}
 	}
 	return records
@@ -125,8 +129,8 @@ func (r *fixtureRepo) put(data []byte) string {
 // addRange writes a range of entries, in path order, and returns it.
 func (r *fixtureRepo) addRange(entries []fixtureEntry) fixtureRange {
 	r.t.Helper()
-	id := r.put(writeTable(r.t, typeRanges, rangeRecords(entries), r.opts))
-	rg := fixtureRange{id: id}
+	table := writeTable(r.t, typeRanges, rangeRecords(entries), r.opts)
+	rg := fixtureRange{id: r.put(table), count: int64(len(entries)), size: uint64(len(table))}
 	if len(entries) > 0 {
 		rg.minKey, rg.maxKey = entries[0].path, entries[len(entries)-1].path
 	}
