@@ -11,8 +11,9 @@ import (
 )
 
 // seedTables are tables as lakeFS writes them and variants that reach the
-// rest of the format, written once per process. They are small, a few
-// KiB: the fuzzer minimizes an input byte by byte.
+// rest of the format, written once per process or written by lakeFS's
+// pebble (testdata). They are small, at most 32 KiB, so that an execution
+// is quick.
 var seedTables = sync.OnceValue(func() [][]byte {
 	t := &testing.T{}
 	entries := randomEntries(rand.New(rand.NewPCG(3, 4)), 8, "seed")
@@ -27,8 +28,9 @@ var seedTables = sync.OnceValue(func() [][]byte {
 		writeTable(t, typeMetaRanges, metaRangeRecords([]fixtureRange{{id: string(bytes.Repeat([]byte("ab"), 32)), maxKey: "k"}}), lakeFSOptions),
 	}
 	golden, _ := filepath.Glob("testdata/namespace/_lakefs/*")
-	for _, name := range golden {
-		if data, err := os.ReadFile(name); err == nil {
+	formats, _ := filepath.Glob("testdata/formats/*") // the variants of the format lakeFS's pebble writes
+	for _, name := range append(golden, formats...) {
+		if data, err := os.ReadFile(name); err == nil && len(data) <= 32<<10 {
 			tables = append(tables, data)
 		}
 	}
