@@ -233,13 +233,79 @@ func TestLayoutRefusesOtherFormats(t *testing.T) {
 		}
 	}
 	for _, sum := range []byte{checksumCRC32C, checksumXXHash64} {
-		table := writeTable(t, typeRanges, records, tableOptions{checksum: sum})
+		table, l := writeTableLayout(typeRanges, records, tableOptions{checksum: sum, compression: noCompression})
 		if n, err := countValues(table, typeRanges); err != nil || n != 1 {
 			t.Errorf("checksum type %d: %d values, %v", sum, n, err)
 		}
-		table[0] ^= 1
-		if _, err := countValues(table, typeRanges); !errors.Is(err, ErrCorrupt) {
-			t.Errorf("checksum type %d, a flipped bit: err = %v, want ErrCorrupt", sum, err)
+		// A bit of the value, and a bit of the checksum: only the
+		// checksum tells.
+		for _, at := range []uint64{l.data[0].off + 3 + 1 + 8, l.data[0].off + l.data[0].length + 1} {
+			table := bytes.Clone(table)
+			table[at] ^= 1
+			if _, err := countValues(table, typeRanges); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "checksum") {
+				t.Errorf("checksum type %d, a flipped bit at %d: err = %v, want ErrCorrupt", sum, at, err)
+			}
 		}
+	}
+}
+
+// TestTableRefusesWhatLakeFSDoesNotWrite writes well-formed tables that
+// lakeFS's writer never writes: each is refused, whatever its checksums.
+func TestTableRefusesWhatLakeFSDoesNotWrite(t *testing.T) {
+	records := []record{{[]byte("a"), []byte("1")}, {[]byte("b"), []byte("2")}, {[]byte("c"), []byte("3")}}
+	withProps := func(props map[string]string) tableOptions {
+		return tableOptions{compression: noCompression, props: props}
+	}
+	uvarint := func(n uint64) string { return string(binary.AppendUvarint(nil, n)) }
+	cases := []struct {
+		name    string
+		records []record
+		opts    tableOptions
+		alter   func(table []byte, l *tableLayout)
+	}{
+		{name: "keys out of order", records: []record{records[1], records[0], records[2]}},
+		{name: "a key twice", records: []record{records[0], records[1], records[1]}},
+		{name: "a deletion", alter: func(table []byte, l *tableLayout) {
+			// The first entry: shared, unshared, value length, then the
+			// user key "a" and its trailer, whose first byte is the kind.
+			table[l.data[0].off+3+1] = 0
+		}},
+		{name: "a sequence number", alter: func(table []byte, l *tableLayout) {
+			table[l.data[0].off+3+1+1] = 1 // kind set, but not sequence number 0: still read
+		}},
+		{name: "more records than the properties count", opts: withProps(map[string]string{propNumEntries: uvarint(2), propCount: "2"})},
+		{name: "fewer records than the properties count", opts: withProps(map[string]string{propNumEntries: uvarint(4), propCount: "4"})},
+		{name: "an unreadable record count", opts: withProps(map[string]string{propNumEntries: "\xff"})},
+		{name: "another key order", opts: withProps(map[string]string{propComparer: "cockroach_comparator"})},
+		{name: "a merge operator", opts: withProps(map[string]string{propMerger: "merge"})},
+		{name: "an index type of 3 bytes", opts: withProps(map[string]string{propIndexType: "\x00\x00\x00"})},
+		{name: "a two-level index type over one level", opts: withProps(map[string]string{propIndexType: "\x02\x00\x00\x00"})},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			recs := c.records
+			if recs == nil {
+				recs = records
+			}
+			if c.opts.compression == 0 && c.opts.props == nil {
+				c.opts = tableOptions{compression: noCompression}
+			}
+			table, l := writeTableLayout(typeRanges, recs, c.opts)
+			if c.alter != nil {
+				c.alter(table, l)
+				reseal(table, l)
+			}
+			n, err := countValues(table, typeRanges)
+			if c.name == "a sequence number" {
+				if err != nil || n != 3 {
+					t.Fatalf("%d values, %v", n, err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("%d values, err = %v; want ErrCorrupt", n, err)
+			}
+			t.Log(err)
+		})
 	}
 }

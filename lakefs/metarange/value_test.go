@@ -166,8 +166,14 @@ func randomEntry(rng *rand.Rand) []byte {
 		if rng.IntN(4) > 0 {
 			ts := m.Mutable(fields.ByNumber(entryLastModifiedField)).Message()
 			tf := ts.Descriptor().Fields()
-			ts.Set(tf.ByNumber(1), protoreflect.ValueOfInt64(rng.Int64N(1<<40)-1<<39))
-			ts.Set(tf.ByNumber(2), protoreflect.ValueOfInt32(rng.Int32N(1e9)))
+			// Either field may be left out: a later part sets only what
+			// it sets, the rest merged from earlier ones.
+			if rng.IntN(3) > 0 {
+				ts.Set(tf.ByNumber(1), protoreflect.ValueOfInt64(rng.Int64N(1<<40)-1<<39))
+			}
+			if rng.IntN(3) > 0 {
+				ts.Set(tf.ByNumber(2), protoreflect.ValueOfInt32(rng.Int32N(2e9)-1e9)) // out of range too
+			}
 		}
 		if rng.IntN(2) == 0 {
 			m.Set(fields.ByNumber(entryContentTypeField), protoreflect.ValueOfString("text/csv"))
