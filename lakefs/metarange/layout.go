@@ -170,7 +170,7 @@ func walkBlock(b []byte, fn func(key, value []byte) error) error {
 	end := len(b) - 4*int(numRestarts+1) // where entries end and restarts begin
 	restarts := b[end : len(b)-4]
 	if end == 0 {
-		return nil // no entries; pebble never reads the restarts of an empty block
+		return nil // no entries: an empty block's restart points are never read
 	}
 	var key []byte
 	next := 0 // the next restart point
