@@ -8,6 +8,13 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/descriptorpb"
+	"google.golang.org/protobuf/types/dynamicpb"
 )
 
 // seedTables are tables as lakeFS writes them and variants that reach the
@@ -262,6 +269,64 @@ func FuzzAddress(f *testing.F) {
 			if len(keys) != 0 || at == relative {
 				t.Fatalf("outside: %q", keys)
 			}
+		}
+	})
+}
+
+// rangeDataDescriptor is lakeFS's committed.RangeData, as committed.proto
+// declares it.
+var rangeDataDescriptor = func() protoreflect.MessageDescriptor {
+	field := func(name string, num int32, typ descriptorpb.FieldDescriptorProto_Type) *descriptorpb.FieldDescriptorProto {
+		return &descriptorpb.FieldDescriptorProto{
+			Name: proto.String(name), JsonName: proto.String(name), Number: proto.Int32(num),
+			Label: descriptorpb.FieldDescriptorProto_LABEL_OPTIONAL.Enum(), Type: typ.Enum(),
+		}
+	}
+	fd, err := protodesc.NewFile(&descriptorpb.FileDescriptorProto{
+		Name:    proto.String("committed.proto"),
+		Package: proto.String("committed"),
+		Syntax:  proto.String("proto3"),
+		MessageType: []*descriptorpb.DescriptorProto{{
+			Name: proto.String("RangeData"),
+			Field: []*descriptorpb.FieldDescriptorProto{
+				field("min_key", rangeMinKeyField, descriptorpb.FieldDescriptorProto_TYPE_BYTES),
+				field("max_key", rangeMaxKeyField, descriptorpb.FieldDescriptorProto_TYPE_BYTES),
+				field("estimated_size", rangeEstimatedSizeField, descriptorpb.FieldDescriptorProto_TYPE_UINT64),
+				field("count", rangeCountField, descriptorpb.FieldDescriptorProto_TYPE_INT64),
+			},
+		}},
+	}, protoregistry.GlobalFiles)
+	if err != nil {
+		panic(err)
+	}
+	return fd.Messages().ByName("RangeData")
+}()
+
+// FuzzRangeData compares decodeRangeData with the protobuf runtime: what
+// it accepts, the runtime accepts and reads alike.
+func FuzzRangeData(f *testing.F) {
+	_, data, err := splitValue(metaRangeRecords([]fixtureRange{{minKey: "a", maxKey: "b", count: 3, size: 4096}})[0].value)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
+	f.Add([]byte{0x0a, 0x01, 'a', 0x12, 0x01, 'b', 0x18, 0x80, 0x20, 0x20, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
+	f.Add([]byte{0x0a, 0x01, 'a', 0x0a, 0x01, 'c', 0x28, 0x05}) // min_key twice, an unknown field
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := decodeRangeData(b)
+		if err != nil {
+			return
+		}
+		m := dynamicpb.NewMessage(rangeDataDescriptor)
+		if err := proto.Unmarshal(b, m); err != nil {
+			t.Fatalf("decodeRangeData accepts %x, the protobuf runtime does not: %v", b, err)
+		}
+		fields := rangeDataDescriptor.Fields()
+		if !bytes.Equal(d.minKey, m.Get(fields.ByNumber(rangeMinKeyField)).Bytes()) ||
+			!bytes.Equal(d.maxKey, m.Get(fields.ByNumber(rangeMaxKeyField)).Bytes()) ||
+			d.estimatedSize != m.Get(fields.ByNumber(rangeEstimatedSizeField)).Uint() ||
+			d.count != m.Get(fields.ByNumber(rangeCountField)).Int() {
+			t.Fatalf("decodeRangeData(%x) = %+v; the runtime reads %v", b, d, m)
 		}
 	})
 }
