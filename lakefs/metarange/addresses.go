@@ -299,20 +299,7 @@ func (r *run) readMetaRange(ctx context.Context, mr id) ([]id, error) {
 	}
 	defer release()
 	var fresh []id
-	record := 0
-	err = eachValue(data, typeMetaRanges, "metarange "+mr.String(), func(value []byte) error {
-		record++
-		identity, rangeData, err := splitValue(value)
-		if err == nil {
-			err = checkMessage(rangeData)
-		}
-		if err != nil {
-			return fmt.Errorf("%w: metarange %s: record %d: %w", ErrCorrupt, mr, record, err)
-		}
-		v, ok := parseID(identity)
-		if !ok {
-			return fmt.Errorf("%w: metarange %s: record %d: range ID %q is not 64 lower-case hex digits", ErrCorrupt, mr, record, identity)
-		}
+	err = eachRange(data, "metarange "+mr.String(), func(v id, _ rangeData) error {
 		switch added, full := r.ranges.add(v); {
 		case full:
 			return fmt.Errorf("%w: more than %d distinct ranges (WithMaxRanges)", ErrLimit, r.cfg.maxRanges)

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/sstable"
 	"gocloud.dev/blob"
 )
 
@@ -138,12 +137,12 @@ func TestAddressesModel(t *testing.T) {
 	for i := range 12 {
 		seed := uint64(time.Now().UnixNano()) + uint64(i)
 		rng := rand.New(rand.NewPCG(seed, uint64(i)))
-		opts := tableOptions{compression: sstable.SnappyCompression}
+		opts := tableOptions{compression: snappyCompression}
 		if rng.IntN(2) == 0 {
 			opts.blockSize = 64 + rng.IntN(512) // many blocks, a two-level index
 		}
 		if rng.IntN(3) == 0 {
-			opts.compression = sstable.NoCompression
+			opts.compression = noCompression
 		}
 		concurrency := 1 + rng.IntN(8)
 		t.Run(fmt.Sprintf("seed=%d/block=%d/concurrency=%d", seed, opts.blockSize, concurrency), func(t *testing.T) {
@@ -222,7 +221,7 @@ func TestAddressesRefusesWhatLakeFSDoesNotWrite(t *testing.T) {
 	badEntry := writeTable(t, typeRanges, []record{{[]byte("a"), gravelerValue(nil, []byte{0x0a, 0x05, 'd'})}}, lakeFSOptions)
 	badType := writeTable(t, typeRanges, []record{{[]byte("a"), gravelerValue(nil, encodeEntry("data/a", 3))}}, lakeFSOptions)
 	notHex := writeTable(t, typeMetaRanges, metaRangeRecords([]fixtureRange{{id: "../../etc/passwd", minKey: "a", maxKey: "a"}}), lakeFSOptions)
-	dump := writeTable(t, typeRanges, rangeRecords([]fixtureEntry{{"a", "data/a", relative}}), lakeFSOptions)
+	dump := []fixtureEntry{{"a", "data/a", relative}}
 
 	cases := []struct {
 		name      string
@@ -273,51 +272,12 @@ func mustRead(t *testing.T, b *blob.Bucket, id string) []byte {
 	return data
 }
 
-// withProperty rewrites a range with one more user property.
-func withProperty(t *testing.T, table []byte, key, value string) []byte {
+// withProperty writes a range of entries with one more user property.
+func withProperty(t *testing.T, entries []fixtureEntry, key, value string) []byte {
 	t.Helper()
-	var records []record
-	err := scanTableRecords(table, func(k, v []byte) {
-		records = append(records, record{slices.Clone(k), slices.Clone(v)})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	props := map[string]string{"type": typeRanges, "count": fmt.Sprint(len(records))}
-	props[key] = value
-	w := &memWritable{}
-	tw := sstable.NewWriter(w, sstable.WriterOptions{
-		Compression:             sstable.SnappyCompression,
-		TableFormat:             sstable.TableFormatRocksDBv2,
-		TablePropertyCollectors: []func() sstable.TablePropertyCollector{func() sstable.TablePropertyCollector { return &staticCollector{props} }},
-	})
-	for _, r := range records {
-		if err := tw.Set(r.key, r.value); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return w.Bytes()
-}
-
-// scanTableRecords reads a valid table's records with pebble alone.
-func scanTableRecords(table []byte, fn func(k, v []byte)) error {
-	r, err := sstable.NewReader(memReadable(table), sstable.ReaderOptions{})
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	it, err := r.NewIter(nil, nil)
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	for k, v := it.First(); k != nil; k, v = it.Next() {
-		fn(k.UserKey, v.InPlaceValue())
-	}
-	return it.Error()
+	o := lakeFSOptions
+	o.props = map[string]string{key: value}
+	return writeTable(t, typeRanges, rangeRecords(entries), o)
 }
 
 func TestAddressesInvalidInput(t *testing.T) {

@@ -11,8 +11,10 @@
 // lakeFS writes its tables with pebble's sstable writer (table format
 // RocksDBv2, Snappy blocks, default comparer), each named by the SHA-256 of
 // its contents, with user properties that include "type", "ranges" or
-// "metaranges", and "count", its number of records. Every record's value is
-// a graveler value,
+// "metaranges", and "count", its number of records. This package reads
+// them itself and depends on no pebble version, so that a program that
+// links lakeFS, with the pebble version lakeFS pins, can link it too. Every
+// record's value is a graveler value,
 //
 //	varint len(identity) | identity | varint len(data) | data
 //
@@ -20,7 +22,8 @@
 // the range's last key: the identity is the range's ID and the data a
 // committed.RangeData message. A range has a record per object, keyed by
 // its path: the data is a catalog.Entry message, whose fields address (1)
-// and address_type (6) are all that is read here.
+// and address_type (6) are all that Addresses reads, and Entries reads
+// whole.
 //
 // # The addresses
 //
@@ -49,30 +52,47 @@
 // number of addresses. A missing table is an error, never skipped: the
 // objects of a missing range would be left unprotected.
 //
+// # Hosts with their own storage
+//
+// Addresses reads the namespace through a gocloud.dev bucket. A host that
+// reads lakeFS's storage its own way (a lakeFS fork, through lakeFS's block
+// adapter) reads the same tables with [Ranges], the ranges of a metarange
+// (ID, first and last key, estimated size, number of entries, as lakeFS
+// stores them), and [Entries], the entries of a range (path, address and
+// its type, size, ETag, last modified time, metadata, content type), each
+// from an [io.ReaderAt] and a size; [Namespace.Keys] turns an entry's
+// address into the keys Addresses would list. Such a host reads each range
+// once, however many of the kept commits' metaranges list it, by keeping
+// the IDs of the ranges it has read.
+//
 // # Bad files
 //
 // A table is outside input: a corrupt or crafted one must give an error,
-// never a panic, a read out of bounds or an allocation it chooses. Pebble's
-// reader trusts a block once its checksum matches (a checksum is no defence
-// against a crafted file): it allocates a block's buffer from the length in
-// the block's handle before reading it (through C's calloc when built with
-// cgo, where a failed allocation ends the process), sizes a decompressed
-// block by what its header claims, and walks a block's entries with
-// unchecked pointer arithmetic. So before pebble opens a table, this
-// package walks every part pebble's point iteration reads (footer,
-// metaindex, properties, index blocks of one or two levels, data blocks)
-// and checks that every handle lies inside the file, that every block is
-// Snappy or uncompressed and at most 16 MiB, and that every entry and
-// restart point lies inside its block, decoding as pebble decodes and
-// refusing what it would decode otherwise. Pebble then reads the table;
-// its record count must match the table's properties and lakeFS's "count".
-// Only the table formats lakeFS's pebble writes and the next two (which
-// differ in what a point reader ignores) are read.
+// never a panic, a read out of bounds or an allocation it chooses. A
+// checksum is no defence against a crafted file, so the reader trusts no
+// length it reads: it checks that the footer is of a format it reads, that
+// every block handle lies inside the file, that every block matches its
+// checksum (CRC-32C, or XXH64 when the footer says so), is Snappy or
+// uncompressed and at most 16 MiB either way, and that every entry and
+// restart point lies inside its block, each restart point at an entry that
+// shares no key prefix. Index blocks of one or two levels, as the table's
+// properties say, lead to the data blocks, whose records must be sets
+// (the kind in the 8-byte trailer of each key), in strictly increasing key
+// order, as many as the properties count and as lakeFS's "count" says. A
+// table of another key order or merge operator, a repository dump's table
+// (property "entity"), or a table of another type is refused. Only the
+// table formats lakeFS's pebble writes (RocksDBv2) and the next two (Pebble
+// v1 and v2, which add what a reader of point keys ignores) are read; the
+// later ones, which store values apart, are refused. An iteration that
+// fails may have yielded values of the table before it: its caller fails
+// as a whole.
 //
 // Values are decoded with protowire, not generated code: there is no
 // generated code to keep in step with lakeFS's .proto files, unknown
-// fields are skipped (lakeFS may add fields), and the decoder allocates
-// nothing, so a value cannot make it allocate. It is stricter than
+// fields are skipped (lakeFS may add fields), and Addresses' decoder
+// allocates nothing, so a value cannot make it allocate (Entries allocates
+// an entry's strings and metadata, in proportion to its bytes). It is
+// stricter than
 // lakeFS's own: the address must be present and UTF-8, a field read here
 // with another wire type is an error rather than an unknown field, and an
 // address type lakeFS does not define is an error.

@@ -3,34 +3,41 @@ package metarange
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 
-	"github.com/cockroachdb/pebble/sstable"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/descriptorpb"
+	"google.golang.org/protobuf/types/dynamicpb"
 )
 
 // seedTables are tables as lakeFS writes them and variants that reach the
-// rest of the format, written once per process. They are small, a few
-// KiB: the fuzzer minimizes an input byte by byte.
+// rest of the format, written once per process or written by lakeFS's
+// pebble (testdata). They are small, at most 32 KiB, so that an execution
+// is quick.
 var seedTables = sync.OnceValue(func() [][]byte {
 	t := &testing.T{}
 	entries := randomEntries(rand.New(rand.NewPCG(3, 4)), 8, "seed")
 	records := rangeRecords(entries)
 	tables := [][]byte{
 		writeTable(t, typeRanges, records, lakeFSOptions),
-		writeTable(t, typeRanges, records, tableOptions{compression: sstable.NoCompression}),
-		writeTable(t, typeRanges, records, tableOptions{blockSize: 64, compression: sstable.NoCompression}),
-		writeTable(t, typeRanges, records, tableOptions{blockSize: 64, compression: sstable.SnappyCompression}),
+		writeTable(t, typeRanges, records, tableOptions{compression: noCompression}),
+		writeTable(t, typeRanges, records, tableOptions{blockSize: 64, compression: noCompression}),
+		writeTable(t, typeRanges, records, tableOptions{blockSize: 64, compression: snappyCompression}),
+		writeTable(t, typeRanges, records, tableOptions{blockSize: 64, checksum: checksumXXHash64, magic: pebbleMagic, version: 2}),
 		writeTable(t, typeRanges, nil, lakeFSOptions),
 		writeTable(t, typeMetaRanges, metaRangeRecords([]fixtureRange{{id: string(bytes.Repeat([]byte("ab"), 32)), maxKey: "k"}}), lakeFSOptions),
 	}
 	golden, _ := filepath.Glob("testdata/namespace/_lakefs/*")
-	for _, name := range golden {
-		if data, err := os.ReadFile(name); err == nil {
+	formats, _ := filepath.Glob("testdata/formats/*") // the variants of the format lakeFS's pebble writes
+	for _, name := range append(golden, formats...) {
+		if data, err := os.ReadFile(name); err == nil && len(data) <= 32<<10 {
 			tables = append(tables, data)
 		}
 	}
@@ -46,6 +53,7 @@ func readAll(t *testing.T, table []byte) {
 	}
 	for _, typ := range []string{typeRanges, typeMetaRanges} {
 		var keys []string
+		var e Entry
 		err := eachValue(table, typ, "fuzz", func(value []byte) error {
 			identity, data, err := splitValue(value)
 			if err != nil {
@@ -53,17 +61,28 @@ func readAll(t *testing.T, table []byte) {
 			}
 			if typ == typeMetaRanges {
 				parseID(identity)
-				return checkMessage(data)
+				_, err := decodeRangeData(data)
+				return err
 			}
 			address, at, err := decodeEntry(data)
 			if err != nil {
 				return err
 			}
 			keys, _ = ns.keys(keys[:0], string(address), at)
-			return nil
+			return decodeEntryFields(data, &e)
 		})
 		if errors.Is(err, errPanicked) {
 			t.Fatalf("%s: %v", typ, err)
+		}
+	}
+	for _, err := range Ranges(bytes.NewReader(table), int64(len(table))) {
+		if errors.Is(err, errPanicked) {
+			t.Fatalf("Ranges: %v", err)
+		}
+	}
+	for _, err := range Entries(bytes.NewReader(table), int64(len(table))) {
+		if errors.Is(err, errPanicked) {
+			t.Fatalf("Entries: %v", err)
 		}
 	}
 }
@@ -97,8 +116,8 @@ func alter(table, mutations []byte) {
 }
 
 // FuzzCraftedTable alters a valid table and reseals its block checksums,
-// as a crafted file would, so that the altered bytes get past pebble's
-// checksums into the structure it trusts.
+// as a crafted file would, so that the altered bytes get past the
+// checksums into the structure of the blocks.
 func FuzzCraftedTable(f *testing.F) {
 	f.Add(uint8(0), []byte{0, 10, 0xff})
 	f.Add(uint8(2), []byte{0, 2, 0x80, 1, 0, 0x7f})
@@ -108,7 +127,7 @@ func FuzzCraftedTable(f *testing.F) {
 		table := bytes.Clone(tables[int(which)%len(tables)])
 		l, err := layoutOf(table)
 		if err != nil {
-			t.Skip("not a table pebble lays out")
+			t.Skip("not a table this package reads")
 		}
 		alter(table, mutations)
 		reseal(table, l)
@@ -116,18 +135,56 @@ func FuzzCraftedTable(f *testing.F) {
 	})
 }
 
-func layoutOf(table []byte) (l *sstable.Layout, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("panic: %v", p)
-		}
-	}()
-	r, err := sstable.NewReader(memReadable(table), sstable.ReaderOptions{})
+// layoutOf finds the blocks of a table this package reads.
+func layoutOf(table []byte) (*tableLayout, error) {
+	t, err := openTable(table)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	return r.Layout()
+	metaindex, _, _ := t.checkFooter()
+	l := &tableLayout{metaindex: metaindex}
+	var buf, topBuf, indexBuf []byte
+	meta, err := t.block(metaindex, &buf)
+	if err != nil {
+		return nil, err
+	}
+	err = walkBlock(meta, func(name, value []byte) error {
+		if string(name) == metaPropertiesName {
+			l.props, _, err = decodeHandle(value)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	dataOf := func(b []byte) error {
+		return walkBlock(b, func(_, value []byte) error {
+			h, _, err := decodeHandle(value)
+			l.data = append(l.data, h)
+			return err
+		})
+	}
+	top, err := t.block(t.index, &topBuf)
+	if err != nil {
+		return nil, err
+	}
+	if !t.twoLevel {
+		l.index = []handle{t.index}
+		return l, dataOf(top)
+	}
+	l.topIndex = t.index
+	return l, walkBlock(top, func(_, value []byte) error {
+		h, _, err := decodeHandle(value)
+		if err != nil {
+			return err
+		}
+		l.index = append(l.index, h)
+		b, err := t.block(h, &indexBuf)
+		if err != nil {
+			return err
+		}
+		return dataOf(b)
+	})
 }
 
 // FuzzEntry compares decodeEntry with the protobuf runtime: what it
@@ -143,15 +200,27 @@ func FuzzEntry(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		address, typ, err := decodeEntry(b)
+		var e Entry
+		fieldsErr := decodeEntryFields(b, &e)
 		if err != nil {
+			if fieldsErr == nil {
+				t.Fatalf("decodeEntryFields accepts %x, decodeEntry does not: %v", b, err)
+			}
 			return
 		}
-		modelAddress, modelType, err := modelEntry(b)
+		model, err := modelEntry(b)
 		if err != nil {
 			t.Fatalf("decodeEntry accepts %x, the protobuf runtime does not: %v", b, err)
 		}
-		if string(address) != modelAddress || int32(typ) != modelType {
-			t.Fatalf("decodeEntry(%x) = %q, %d; the runtime reads %q, %d", b, address, typ, modelAddress, modelType)
+		if string(address) != model.Address || typ != model.AddressType {
+			t.Fatalf("decodeEntry(%x) = %q, %d; the runtime reads %q, %d", b, address, typ, model.Address, model.AddressType)
+		}
+		if fieldsErr != nil {
+			return // a known field with another wire type: decodeEntry skips it
+		}
+		if e.Address != model.Address || e.AddressType != model.AddressType || e.Size != model.Size ||
+			e.ETag != model.ETag || e.ContentType != model.ContentType {
+			t.Fatalf("decodeEntryFields(%x) = %+v; the runtime reads %+v", b, e, model)
 		}
 	})
 }
@@ -200,6 +269,64 @@ func FuzzAddress(f *testing.F) {
 			if len(keys) != 0 || at == relative {
 				t.Fatalf("outside: %q", keys)
 			}
+		}
+	})
+}
+
+// rangeDataDescriptor is lakeFS's committed.RangeData, as committed.proto
+// declares it.
+var rangeDataDescriptor = func() protoreflect.MessageDescriptor {
+	field := func(name string, num int32, typ descriptorpb.FieldDescriptorProto_Type) *descriptorpb.FieldDescriptorProto {
+		return &descriptorpb.FieldDescriptorProto{
+			Name: proto.String(name), JsonName: proto.String(name), Number: proto.Int32(num),
+			Label: descriptorpb.FieldDescriptorProto_LABEL_OPTIONAL.Enum(), Type: typ.Enum(),
+		}
+	}
+	fd, err := protodesc.NewFile(&descriptorpb.FileDescriptorProto{
+		Name:    proto.String("committed.proto"),
+		Package: proto.String("committed"),
+		Syntax:  proto.String("proto3"),
+		MessageType: []*descriptorpb.DescriptorProto{{
+			Name: proto.String("RangeData"),
+			Field: []*descriptorpb.FieldDescriptorProto{
+				field("min_key", rangeMinKeyField, descriptorpb.FieldDescriptorProto_TYPE_BYTES),
+				field("max_key", rangeMaxKeyField, descriptorpb.FieldDescriptorProto_TYPE_BYTES),
+				field("estimated_size", rangeEstimatedSizeField, descriptorpb.FieldDescriptorProto_TYPE_UINT64),
+				field("count", rangeCountField, descriptorpb.FieldDescriptorProto_TYPE_INT64),
+			},
+		}},
+	}, protoregistry.GlobalFiles)
+	if err != nil {
+		panic(err)
+	}
+	return fd.Messages().ByName("RangeData")
+}()
+
+// FuzzRangeData compares decodeRangeData with the protobuf runtime: what
+// it accepts, the runtime accepts and reads alike.
+func FuzzRangeData(f *testing.F) {
+	_, data, err := splitValue(metaRangeRecords([]fixtureRange{{minKey: "a", maxKey: "b", count: 3, size: 4096}})[0].value)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
+	f.Add([]byte{0x0a, 0x01, 'a', 0x12, 0x01, 'b', 0x18, 0x80, 0x20, 0x20, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
+	f.Add([]byte{0x0a, 0x01, 'a', 0x0a, 0x01, 'c', 0x28, 0x05}) // min_key twice, an unknown field
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := decodeRangeData(b)
+		if err != nil {
+			return
+		}
+		m := dynamicpb.NewMessage(rangeDataDescriptor)
+		if err := proto.Unmarshal(b, m); err != nil {
+			t.Fatalf("decodeRangeData accepts %x, the protobuf runtime does not: %v", b, err)
+		}
+		fields := rangeDataDescriptor.Fields()
+		if !bytes.Equal(d.minKey, m.Get(fields.ByNumber(rangeMinKeyField)).Bytes()) ||
+			!bytes.Equal(d.maxKey, m.Get(fields.ByNumber(rangeMaxKeyField)).Bytes()) ||
+			d.estimatedSize != m.Get(fields.ByNumber(rangeEstimatedSizeField)).Uint() ||
+			d.count != m.Get(fields.ByNumber(rangeCountField)).Int() {
+			t.Fatalf("decodeRangeData(%x) = %+v; the runtime reads %v", b, d, m)
 		}
 	})
 }

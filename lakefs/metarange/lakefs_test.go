@@ -1,84 +1,32 @@
 package metarange
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"strconv"
 	"testing"
 
-	"github.com/cockroachdb/pebble/sstable"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/memblob"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // This file writes tables as lakeFS does (pkg/graveler/sstable.DiskWriter,
-// pkg/graveler/committed.GeneralMetaRangeWriter): pebble's writer, Snappy,
-// a collector that copies lakeFS's properties, and graveler values around
-// catalog.Entry and committed.RangeData in protobuf wire format.
+// pkg/graveler/committed.GeneralMetaRangeWriter): the table format of
+// pebble's writer (writer_test.go), Snappy, lakeFS's properties, and
+// graveler values around catalog.Entry and committed.RangeData in protobuf
+// wire format.
 
 // record is a key and value of a table.
 type record struct{ key, value []byte }
-
-// tableOptions vary what lakeFS's writer leaves at pebble's defaults, to
-// reach more of the format: small blocks make many data blocks and a
-// two-level index.
-type tableOptions struct {
-	blockSize   int
-	compression sstable.Compression
-}
-
-var lakeFSOptions = tableOptions{compression: sstable.SnappyCompression}
-
-// memWritable collects what pebble's writer writes.
-type memWritable struct{ bytes.Buffer }
-
-func (w *memWritable) Write(p []byte) error { _, err := w.Buffer.Write(p); return err }
-func (*memWritable) Finish() error          { return nil }
-func (*memWritable) Abort()                 {}
-
-// staticCollector adds lakeFS's properties when the table is finished.
-type staticCollector struct{ m map[string]string }
-
-func (*staticCollector) Add(sstable.InternalKey, []byte) error { return nil }
-func (*staticCollector) Name() string                          { return "static" }
-func (c *staticCollector) Finish(props map[string]string) error {
-	for k, v := range c.m {
-		props[k] = v
-	}
-	return nil
-}
 
 // writeTable writes records, in key order, as a table of lakeFS's type
 // ("ranges" or "metaranges").
 func writeTable(t testing.TB, typ string, records []record, o tableOptions) []byte {
 	t.Helper()
-	props := map[string]string{"type": typ}
-	w := &memWritable{}
-	tw := sstable.NewWriter(w, sstable.WriterOptions{
-		BlockSize:               o.blockSize,
-		IndexBlockSize:          o.blockSize,
-		Compression:             o.compression,
-		TableFormat:             sstable.TableFormatRocksDBv2,
-		TablePropertyCollectors: []func() sstable.TablePropertyCollector{func() sstable.TablePropertyCollector { return &staticCollector{props} }},
-	})
-	for _, r := range records {
-		if err := tw.Set(r.key, r.value); err != nil {
-			t.Fatal(err)
-		}
-	}
-	props["count"] = strconv.Itoa(len(records))
-	props["estimated_size_bytes"] = strconv.FormatUint(tw.EstimatedSize(), 10)
-	if len(records) > 0 {
-		props["min_key"], props["max_key"] = string(records[0].key), string(records[len(records)-1].key)
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return w.Bytes()
+	table, _ := writeTableLayout(typ, records, o)
+	return table
 }
 
 // gravelerValue encodes lakeFS's graveler value.
@@ -132,6 +80,8 @@ func rangeRecords(entries []fixtureEntry) []record {
 type fixtureRange struct {
 	id             string
 	minKey, maxKey string
+	count          int64
+	size           uint64
 }
 
 func metaRangeRecords(ranges []fixtureRange) []record {
@@ -142,8 +92,10 @@ func metaRangeRecords(ranges []fixtureRange) []record {
 		data = protowire.AppendString(data, r.minKey)
 		data = protowire.AppendTag(data, 2, protowire.BytesType)
 		data = protowire.AppendString(data, r.maxKey)
+		data = protowire.AppendTag(data, 3, protowire.VarintType)
+		data = protowire.AppendVarint(data, r.size)
 		data = protowire.AppendTag(data, 4, protowire.VarintType)
-		data = protowire.AppendVarint(data, 1)
+		data = protowire.AppendVarint(data, uint64(r.count))
 		records[i] = record{[]byte(r.maxKey), gravelerValue([]byte(r.id), data)}
 	}
 	return records
@@ -177,8 +129,8 @@ func (r *fixtureRepo) put(data []byte) string {
 // addRange writes a range of entries, in path order, and returns it.
 func (r *fixtureRepo) addRange(entries []fixtureEntry) fixtureRange {
 	r.t.Helper()
-	id := r.put(writeTable(r.t, typeRanges, rangeRecords(entries), r.opts))
-	rg := fixtureRange{id: id}
+	table := writeTable(r.t, typeRanges, rangeRecords(entries), r.opts)
+	rg := fixtureRange{id: r.put(table), count: int64(len(entries)), size: uint64(len(table))}
 	if len(entries) > 0 {
 		rg.minKey, rg.maxKey = entries[0].path, entries[len(entries)-1].path
 	}

@@ -4,31 +4,32 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/golang/snappy"
 )
 
-// Pebble's sstable reader trusts a block once its checksum matches: it
-// allocates a block's buffer from the length in its handle before reading
-// it (with cgo, through C's calloc, and a failed allocation ends the
-// process), sizes a decompressed block by the length its header claims,
-// and walks a block's entries with unchecked pointer arithmetic. A checksum
-// is no defence against a crafted file. So before pebble reads a table,
-// layout walks every part of it that pebble's point iteration will read
-// and proves what pebble assumes: every block handle lies inside the file,
-// every block is small and decompresses to at most maxBlockSize bytes, and
-// every entry and restart point of every block lies inside its block. It
-// decodes exactly as pebble does, and refuses anything it would decode
-// otherwise, so the blocks pebble reads are the ones checked here.
+// A table is outside input, and this package reads it itself: layout
+// checks every part of a table before any of it is used. Every block
+// handle must lie inside the file, every block must match its checksum,
+// be Snappy or uncompressed and decompress to at most maxBlockSize bytes,
+// and every entry and restart point of every block must lie inside its
+// block. A checksum is no defence against a crafted file, so nothing is
+// trusted because its checksum matches: every length read from the file
+// is checked against the bytes that hold it before it is used, and no
+// allocation is sized by the file beyond maxBlockSize.
 
 // maxBlockSize bounds a block, as stored and decompressed. lakeFS's blocks
 // hold about 4 KiB; only an entry larger than this would need more.
 const maxBlockSize = 16 << 20
 
 // The table formats read: those lakeFS's pebble writes (RocksDBv2 is its
-// default) and the next two, which differ only in what a point reader
-// ignores. Later pebble formats store values apart and are refused.
+// default) and the next two, which add what a reader of a table's point
+// keys ignores (block properties after an index entry's handle, range key
+// blocks). Later pebble formats store values apart and are refused, as is
+// LevelDB's footer, which lakeFS never wrote.
 const (
 	footerLen       = 53 // RocksDB's and Pebble's footer
 	blockTrailerLen = 5  // compression type, checksum
@@ -38,6 +39,9 @@ const (
 	noCompression     = 0
 	snappyCompression = 1
 
+	checksumCRC32C   = 1
+	checksumXXHash64 = 3
+
 	metaPropertiesName = "rocksdb.properties"
 	metaValueIndexName = "pebble.value_index"
 )
@@ -46,9 +50,11 @@ var errBlockOverrun = errors.New("entry overruns its block")
 
 type handle struct{ off, length uint64 }
 
-// layout checks a table held in memory.
+// layout checks a table held in memory, its blocks' checksums of the
+// footer's type.
 type layout struct {
-	data []byte
+	data     []byte
+	checksum byte
 }
 
 // checkFooter reads the footer: the handles of the metaindex and index.
@@ -64,10 +70,10 @@ func (l *layout) checkFooter() (metaindex, index handle, err error) {
 	default:
 		return handle{}, handle{}, fmt.Errorf("unsupported table format (magic %x, version %d)", magic, version)
 	}
-	const crc32c, xxhash64 = 1, 3
-	if f[0] != crc32c && f[0] != xxhash64 {
+	if f[0] != checksumCRC32C && f[0] != checksumXXHash64 {
 		return handle{}, handle{}, fmt.Errorf("unsupported checksum type %d", f[0])
 	}
+	l.checksum = f[0]
 	metaindex, n, err := decodeHandle(f[1:])
 	if err != nil {
 		return handle{}, handle{}, fmt.Errorf("metaindex handle: %w", err)
@@ -77,88 +83,6 @@ func (l *layout) checkFooter() (metaindex, index handle, err error) {
 		return handle{}, handle{}, fmt.Errorf("index handle: %w", err)
 	}
 	return metaindex, index, nil
-}
-
-// checkMeta checks what pebble's sstable.NewReader reads: the footer, the
-// metaindex block, the properties block, and the bounds of every block the
-// metaindex names. It returns the index block's handle.
-func (l *layout) checkMeta() (index handle, err error) {
-	metaindex, index, err := l.checkFooter()
-	if err != nil {
-		return handle{}, err
-	}
-	if err := l.checkBounds(index); err != nil {
-		return handle{}, fmt.Errorf("index block: %w", err)
-	}
-	var buf, propsBuf []byte
-	meta, err := l.block(metaindex, &buf)
-	if err != nil {
-		return handle{}, fmt.Errorf("metaindex block: %w", err)
-	}
-	err = walkBlock(meta, func(name, value []byte) error {
-		if string(name) == metaValueIndexName {
-			return fmt.Errorf("value blocks are not supported")
-		}
-		h, n, err := decodeHandle(value)
-		if err != nil || n != len(value) {
-			return fmt.Errorf("bad handle of %q", name)
-		}
-		if string(name) != metaPropertiesName {
-			return l.checkBounds(h)
-		}
-		props, err := l.block(h, &propsBuf)
-		if err != nil {
-			return fmt.Errorf("properties block: %w", err)
-		}
-		return walkBlock(props, nil)
-	})
-	if err != nil {
-		return handle{}, fmt.Errorf("metaindex: %w", err)
-	}
-	return index, nil
-}
-
-// checkIndex checks the index blocks (two levels when twoLevel, as the
-// table's properties say) and every data block they name, and returns the
-// number of entries of the data blocks.
-func (l *layout) checkIndex(index handle, twoLevel bool) (entries int64, err error) {
-	var topBuf, indexBuf, dataBuf []byte
-	countData := func(_, value []byte) error {
-		h, _, err := decodeHandle(value)
-		if err != nil {
-			return fmt.Errorf("data block handle: %w", err)
-		}
-		data, err := l.block(h, &dataBuf)
-		if err != nil {
-			return fmt.Errorf("data block at %d: %w", h.off, err)
-		}
-		return walkBlock(data, func(key, _ []byte) error {
-			if len(key) < 8 {
-				return fmt.Errorf("data block at %d: key of %d bytes has no trailer", h.off, len(key))
-			}
-			entries++
-			return nil
-		})
-	}
-	top, err := l.block(index, &topBuf)
-	if err != nil {
-		return 0, fmt.Errorf("index block: %w", err)
-	}
-	if !twoLevel {
-		return entries, walkBlock(top, countData)
-	}
-	err = walkBlock(top, func(_, value []byte) error {
-		h, _, err := decodeHandle(value)
-		if err != nil {
-			return fmt.Errorf("index block handle: %w", err)
-		}
-		b, err := l.block(h, &indexBuf)
-		if err != nil {
-			return fmt.Errorf("index block at %d: %w", h.off, err)
-		}
-		return walkBlock(b, countData)
-	})
-	return entries, err
 }
 
 // checkBounds checks that a block and its trailer lie inside the file.
@@ -173,14 +97,19 @@ func (l *layout) checkBounds(h handle) error {
 	return nil
 }
 
-// block returns the contents of a block, decompressed into *buf when it is
-// compressed. The checksum is left to pebble.
+// block returns the contents of a block, after checking its bounds and
+// its checksum, decompressed into *buf when it is compressed.
 func (l *layout) block(h handle, buf *[]byte) ([]byte, error) {
 	if err := l.checkBounds(h); err != nil {
 		return nil, err
 	}
-	raw := l.data[h.off : h.off+h.length]
-	switch typ := l.data[h.off+h.length]; typ {
+	end := h.off + h.length
+	want := binary.LittleEndian.Uint32(l.data[end+1:])
+	if got := l.sum(l.data[h.off : end+1]); got != want {
+		return nil, fmt.Errorf("block at %d: checksum %#08x, want %#08x", h.off, got, want)
+	}
+	raw := l.data[h.off:end]
+	switch typ := l.data[end]; typ {
 	case noCompression:
 		return raw, nil
 	case snappyCompression:
@@ -207,6 +136,20 @@ func (l *layout) block(h handle, buf *[]byte) ([]byte, error) {
 	}
 }
 
+// castagnoli is the table of CRC-32C, the checksum pebble writes.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// sum is a block's checksum, of its bytes and its compression type: the
+// CRC-32C masked as LevelDB masks it (rotated right 15 bits, plus a
+// constant), or the low 32 bits of XXH64, as the footer says.
+func (l *layout) sum(b []byte) uint32 {
+	if l.checksum == checksumXXHash64 {
+		return uint32(xxhash.Sum64(b))
+	}
+	c := crc32.Checksum(b, castagnoli)
+	return (c>>15 | c<<17) + 0xa282ead8
+}
+
 // walkBlock checks a block's entries and restart points, and calls fn, if
 // not nil, with each entry. A block is
 //
@@ -227,7 +170,7 @@ func walkBlock(b []byte, fn func(key, value []byte) error) error {
 	end := len(b) - 4*int(numRestarts+1) // where entries end and restarts begin
 	restarts := b[end : len(b)-4]
 	if end == 0 {
-		return nil // no entries; pebble never reads the restarts of an empty block
+		return nil // no entries: an empty block's restart points are never read
 	}
 	var key []byte
 	next := 0 // the next restart point

@@ -1,14 +1,14 @@
 package metarange
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 
-	"github.com/cockroachdb/pebble/objstorage"
-	"github.com/cockroachdb/pebble/sstable"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 )
@@ -16,16 +16,29 @@ import (
 // The "type" user property lakeFS sets on its tables, and the properties
 // that say how many records a table holds.
 const (
-	propType          = "type"
-	typeRanges        = "ranges"
-	typeMetaRanges    = "metaranges"
-	propCount         = "count"  // lakeFS's record count
-	propDumpEntity    = "entity" // set on the ranges of a repository dump, never on a commit's
-	indexTypeTwoLevel = 2        // pebble's two-level index, from the table properties
+	propType       = "type"
+	typeRanges     = "ranges"
+	typeMetaRanges = "metaranges"
+	propCount      = "count"  // lakeFS's record count
+	propDumpEntity = "entity" // set on the ranges of a repository dump, never on a commit's
+
+	// Pebble's properties read: the table's number of records, its
+	// index's type, its key order and merge operator.
+	propNumEntries    = "rocksdb.num.entries"                  // uvarint
+	propIndexType     = "rocksdb.block.based.table.index.type" // uint32, little-endian
+	propComparer      = "rocksdb.comparator"
+	propMerger        = "rocksdb.merge.operator"
+	indexTypeTwoLevel = 2 // pebble's two-level index
+	bytewiseComparer  = "leveldb.BytewiseComparator"
+
+	// The kind of an internal key, in the low byte of its 8-byte trailer
+	// (the high 7 bytes are its sequence number): lakeFS only sets.
+	keyKindSet = 1
+	trailerLen = 8
 )
 
-// errPanicked marks the error of a panic recovered while pebble read a
-// table: what layout's checks should make impossible.
+// errPanicked marks the error of a panic recovered while a table was read:
+// what layout's checks make impossible.
 var errPanicked = errors.New("sstable reader panicked")
 
 // readFile reads a whole table from the bucket into memory, refusing one
@@ -63,9 +76,15 @@ func readFile(ctx context.Context, bucket *blob.Bucket, key string, maxSize int6
 // table's size. An error of fn is returned as is; any other error wraps
 // ErrCorrupt, with name for context.
 func eachValue(data []byte, tableType, name string, fn func(value []byte) error) error {
+	return eachRecord(data, tableType, name, func(_, value []byte) error { return fn(value) })
+}
+
+// eachRecord is eachValue with each record's key, a graveler key (the
+// user key of the table's internal key), valid only during the call.
+func eachRecord(data []byte, tableType, name string, fn func(key, value []byte) error) error {
 	var fnErr error
-	err := scanTable(data, tableType, func(value []byte) error {
-		fnErr = fn(value)
+	err := scanTable(data, tableType, func(key, value []byte) error {
+		fnErr = fn(key, value)
 		return fnErr
 	})
 	switch {
@@ -77,86 +96,207 @@ func eachValue(data []byte, tableType, name string, fn func(value []byte) error)
 	return nil
 }
 
-func scanTable(data []byte, tableType string, fn func(value []byte) error) (err error) {
+func scanTable(data []byte, tableType string, fn func(key, value []byte) error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("%w: %v", errPanicked, p)
 		}
 	}()
-	l := layout{data: data}
-	index, err := l.checkMeta()
+	t, err := openTable(data)
 	if err != nil {
 		return err
 	}
-	r, err := sstable.NewReader(memReadable(data), sstable.ReaderOptions{})
-	if err != nil {
-		return err
+	if t.typ != tableType {
+		return fmt.Errorf("table type %q, want %q", t.typ, tableType)
 	}
-	defer r.Close()
-	props := &r.Properties
-	if got := props.UserProperties[propType]; got != tableType {
-		return fmt.Errorf("table type %q, want %q", got, tableType)
-	}
-	if _, ok := props.UserProperties[propDumpEntity]; ok {
+	if t.dump {
 		return fmt.Errorf("a repository dump's table, not a commit's")
 	}
-	want := int64(props.NumEntries)
-	if s, ok := props.UserProperties[propCount]; ok {
-		if n, err := strconv.ParseInt(s, 10, 64); err != nil || n != want {
-			return fmt.Errorf("lakeFS's count %q differs from the table's %d entries", s, want)
-		}
-	}
-	if n, err := l.checkIndex(index, props.IndexType == indexTypeTwoLevel); err != nil {
-		return err
-	} else if n != want {
-		return fmt.Errorf("%d entries in the data blocks, %d in the properties", n, want)
-	}
-	it, err := r.NewIter(nil, nil)
+	return t.each(fn)
+}
+
+// table is a table held in memory whose footer, metaindex and properties
+// were checked.
+type table struct {
+	layout
+	index      handle
+	twoLevel   bool
+	numEntries uint64 // the records of the data blocks, as the properties count them
+	typ        string // lakeFS's "type"
+	dump       bool   // lakeFS's "entity" is set: a repository dump's table
+}
+
+// openTable checks what is read before the first record: the footer, the
+// metaindex block, the properties block, and the bounds of every other
+// block the metaindex names (a filter, range deletions or range keys,
+// which lakeFS does not write and a point reader ignores).
+func openTable(data []byte) (*table, error) {
+	t := &table{layout: layout{data: data}}
+	metaindex, index, err := t.checkFooter()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer it.Close()
-	var n int64
-	for k, v := it.First(); k != nil; k, v = it.Next() {
-		if k.Kind() != sstable.InternalKeyKindSet {
-			return fmt.Errorf("record of kind %v (lakeFS only sets)", k.Kind())
+	if err := t.checkBounds(index); err != nil {
+		return nil, fmt.Errorf("index block: %w", err)
+	}
+	t.index = index
+	var buf []byte
+	meta, err := t.block(metaindex, &buf)
+	if err != nil {
+		return nil, fmt.Errorf("metaindex block: %w", err)
+	}
+	if uint64(len(meta)) != metaindex.length {
+		return nil, fmt.Errorf("compressed metaindex block")
+	}
+	var props []byte
+	err = walkBlock(meta, func(name, value []byte) error {
+		if string(name) == metaValueIndexName {
+			return fmt.Errorf("value blocks are not supported")
 		}
-		value, _, err := v.Value(nil)
+		h, n, err := decodeHandle(value)
+		if err != nil || n != len(value) {
+			return fmt.Errorf("bad handle of %q", name)
+		}
+		if string(name) != metaPropertiesName {
+			return t.checkBounds(h)
+		}
+		props, err = t.block(h, &buf)
+		if err != nil {
+			return fmt.Errorf("properties block: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("metaindex: %w", err)
+	}
+	if props == nil {
+		return nil, fmt.Errorf("no properties block")
+	}
+	if err := t.readProperties(props); err != nil {
+		return nil, fmt.Errorf("properties: %w", err)
+	}
+	return t, nil
+}
+
+// readProperties reads what this package needs of the properties block,
+// whose keys are property names (not internal keys) and whose values are
+// strings, uvarints or fixed-size integers by name. A name repeated is
+// read at its last occurrence, as pebble reads it.
+func (t *table) readProperties(b []byte) error {
+	var count string
+	var hasCount, hasEntries bool
+	err := walkBlock(b, func(name, value []byte) error {
+		switch string(name) {
+		case propNumEntries:
+			n, k := binary.Uvarint(value)
+			if k <= 0 || k != len(value) {
+				return fmt.Errorf("bad %s", name)
+			}
+			t.numEntries, hasEntries = n, true
+		case propIndexType:
+			if len(value) != 4 {
+				return fmt.Errorf("bad %s", name)
+			}
+			t.twoLevel = binary.LittleEndian.Uint32(value) == indexTypeTwoLevel
+		case propComparer:
+			if len(value) != 0 && string(value) != bytewiseComparer {
+				return fmt.Errorf("keys ordered by %q (lakeFS orders them bytewise)", value)
+			}
+		case propMerger:
+			if s := string(value); s != "" && s != "nullptr" && s != "pebble.concatenate" {
+				return fmt.Errorf("merge operator %q", value)
+			}
+		case propType:
+			t.typ = string(value)
+		case propCount:
+			count, hasCount = string(value), true
+		case propDumpEntity:
+			t.dump = true
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return err
+	case !hasEntries:
+		return fmt.Errorf("no %s", propNumEntries)
+	case t.numEntries > uint64(len(t.data)):
+		return fmt.Errorf("%d entries in a %d-byte table", t.numEntries, len(t.data))
+	}
+	if hasCount {
+		if n, err := strconv.ParseUint(count, 10, 64); err != nil || n != t.numEntries {
+			return fmt.Errorf("lakeFS's count %q differs from the table's %d entries", count, t.numEntries)
+		}
+	}
+	return nil
+}
+
+// each calls fn with the user key and value of every record of the data
+// blocks, in order, checking each block before it calls fn with any of its
+// records: its entries and restart points, that every key is an internal
+// key of kind set, and that user keys strictly increase. It fails if the
+// table holds other than its properties' number of records. The key and
+// value are only valid during the call.
+func (t *table) each(fn func(key, value []byte) error) error {
+	var topBuf, indexBuf, dataBuf, prev []byte
+	var n uint64
+	dataBlock := func(_, value []byte) error {
+		h, _, err := decodeHandle(value) // block properties may follow the handle
+		if err != nil {
+			return fmt.Errorf("data block handle: %w", err)
+		}
+		b, err := t.block(h, &dataBuf)
+		if err != nil {
+			return fmt.Errorf("data block at %d: %w", h.off, err)
+		}
+		err = walkBlock(b, func(key, _ []byte) error {
+			if len(key) < trailerLen {
+				return fmt.Errorf("data block at %d: key of %d bytes has no trailer", h.off, len(key))
+			}
+			if kind := key[len(key)-trailerLen]; kind != keyKindSet {
+				return fmt.Errorf("data block at %d: record of kind %d (lakeFS only sets)", h.off, kind)
+			}
+			return nil
+		})
 		if err != nil {
 			return err
 		}
-		if err := fn(value); err != nil {
-			return err
-		}
-		n++
+		return walkBlock(b, func(key, value []byte) error {
+			user := key[:len(key)-trailerLen]
+			if n > 0 && bytes.Compare(user, prev) <= 0 {
+				return fmt.Errorf("data block at %d: key %q after %q", h.off, user, prev)
+			}
+			if n++; n > t.numEntries {
+				return fmt.Errorf("more records than the %d of the properties", t.numEntries)
+			}
+			prev = append(prev[:0], user...)
+			return fn(user, value)
+		})
 	}
-	if err := it.Error(); err != nil {
+	top, err := t.block(t.index, &topBuf)
+	if err != nil {
+		return fmt.Errorf("index block: %w", err)
+	}
+	if !t.twoLevel {
+		err = walkBlock(top, dataBlock)
+	} else {
+		err = walkBlock(top, func(_, value []byte) error {
+			h, _, err := decodeHandle(value)
+			if err != nil {
+				return fmt.Errorf("index block handle: %w", err)
+			}
+			b, err := t.block(h, &indexBuf)
+			if err != nil {
+				return fmt.Errorf("index block at %d: %w", h.off, err)
+			}
+			return walkBlock(b, dataBlock)
+		})
+	}
+	if err != nil {
 		return err
 	}
-	if n != want {
-		return fmt.Errorf("%d records read of %d", n, want)
+	if n != t.numEntries {
+		return fmt.Errorf("%d records read of %d", n, t.numEntries)
 	}
 	return nil
-}
-
-// memReadable is a table in memory, as pebble reads it.
-type memReadable []byte
-
-var _ objstorage.Readable = memReadable(nil)
-
-func (m memReadable) ReadAt(_ context.Context, p []byte, off int64) error {
-	if off < 0 || off > int64(len(m)) || int64(len(p)) > int64(len(m))-off {
-		return fmt.Errorf("read of %d bytes at %d: %w", len(p), off, io.ErrUnexpectedEOF)
-	}
-	copy(p, m[off:])
-	return nil
-}
-
-func (m memReadable) Close() error { return nil }
-
-func (m memReadable) Size() int64 { return int64(len(m)) }
-
-func (m memReadable) NewReadHandle(context.Context) objstorage.ReadHandle {
-	h := objstorage.MakeNoopReadHandle(m)
-	return &h
 }

@@ -3,7 +3,9 @@ package metarange
 import (
 	"bytes"
 	"math/rand/v2"
+	"reflect"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
@@ -100,15 +102,51 @@ func newEntryDescriptor(lenient bool) protoreflect.MessageDescriptor {
 	return fd.Messages().ByName("Entry")
 }
 
-// modelEntry decodes an Entry with the protobuf runtime.
-func modelEntry(b []byte) (address string, typ int32, err error) {
+// modelEntry decodes an Entry with the protobuf runtime, with the lenient
+// descriptor: the fields that are messages are left out.
+func modelEntry(b []byte) (Entry, error) {
 	m := dynamicpb.NewMessage(lenientEntryDescriptor)
 	if err := proto.Unmarshal(b, m); err != nil {
-		return "", 0, err
+		return Entry{}, err
 	}
 	fields := lenientEntryDescriptor.Fields()
-	return m.Get(fields.ByNumber(entryAddressField)).String(),
-		int32(m.Get(fields.ByNumber(entryAddressTypeField)).Enum()), nil
+	return Entry{
+		Address:     m.Get(fields.ByNumber(entryAddressField)).String(),
+		AddressType: AddressType(m.Get(fields.ByNumber(entryAddressTypeField)).Enum()),
+		Size:        m.Get(fields.ByNumber(entrySizeField)).Int(),
+		ETag:        string(m.Get(fields.ByNumber(entryETagField)).Bytes()),
+		ContentType: string(m.Get(fields.ByNumber(entryContentTypeField)).Bytes()),
+	}, nil
+}
+
+// strictModelEntry decodes an Entry with the protobuf runtime and
+// catalog.proto's declarations: every field.
+func strictModelEntry(b []byte) (Entry, error) {
+	m := dynamicpb.NewMessage(entryDescriptor)
+	if err := proto.Unmarshal(b, m); err != nil {
+		return Entry{}, err
+	}
+	fields := entryDescriptor.Fields()
+	e := Entry{
+		Address:     m.Get(fields.ByNumber(entryAddressField)).String(),
+		AddressType: AddressType(m.Get(fields.ByNumber(entryAddressTypeField)).Enum()),
+		Size:        m.Get(fields.ByNumber(entrySizeField)).Int(),
+		ETag:        m.Get(fields.ByNumber(entryETagField)).String(),
+		ContentType: m.Get(fields.ByNumber(entryContentTypeField)).String(),
+	}
+	if f := fields.ByNumber(entryLastModifiedField); m.Has(f) {
+		ts := m.Get(f).Message()
+		tf := ts.Descriptor().Fields()
+		e.LastModified = time.Unix(ts.Get(tf.ByNumber(1)).Int(), ts.Get(tf.ByNumber(2)).Int()).UTC()
+	}
+	m.Get(fields.ByNumber(entryMetadataField)).Map().Range(func(k protoreflect.MapKey, v protoreflect.Value) bool {
+		if e.Metadata == nil {
+			e.Metadata = map[string]string{}
+		}
+		e.Metadata[k.String()] = v.String()
+		return true
+	})
+	return e, nil
 }
 
 // randomEntry builds an Entry with the protobuf runtime, its fields set at
@@ -124,7 +162,22 @@ func randomEntry(rng *rand.Rand) []byte {
 		m.Set(fields.ByNumber(entryAddressField), protoreflect.ValueOfString(address))
 		m.Set(fields.ByNumber(entryAddressTypeField), protoreflect.ValueOfEnum(protoreflect.EnumNumber(typ)))
 		m.Set(fields.ByNumber(3), protoreflect.ValueOfInt64(rng.Int64()))
-		m.Set(fields.ByNumber(4), protoreflect.ValueOfString("etag"))
+		m.Set(fields.ByNumber(4), protoreflect.ValueOfString([]string{"etag", "", "d41d8cd98f00b204e9800998ecf8427e"}[rng.IntN(3)]))
+		if rng.IntN(4) > 0 {
+			ts := m.Mutable(fields.ByNumber(entryLastModifiedField)).Message()
+			tf := ts.Descriptor().Fields()
+			// Either field may be left out: a later part sets only what
+			// it sets, the rest merged from earlier ones.
+			if rng.IntN(3) > 0 {
+				ts.Set(tf.ByNumber(1), protoreflect.ValueOfInt64(rng.Int64N(1<<40)-1<<39))
+			}
+			if rng.IntN(3) > 0 {
+				ts.Set(tf.ByNumber(2), protoreflect.ValueOfInt32(rng.Int32N(2e9)-1e9)) // out of range too
+			}
+		}
+		if rng.IntN(2) == 0 {
+			m.Set(fields.ByNumber(entryContentTypeField), protoreflect.ValueOfString("text/csv"))
+		}
 		md := m.Mutable(fields.ByNumber(5)).Map()
 		for i := range rng.IntN(3) {
 			md.Set(protoreflect.ValueOfString(string(rune('a'+i))).MapKey(), protoreflect.ValueOfString("v"))
@@ -160,7 +213,7 @@ func TestDecodeEntryAgreesWithProtobuf(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 2000 {
 		b := randomEntry(rng)
-		address, typ, err := modelEntry(b)
+		model, err := strictModelEntry(b)
 		if err != nil {
 			t.Fatalf("the model fails on %x: %v", b, err)
 		}
@@ -168,8 +221,15 @@ func TestDecodeEntryAgreesWithProtobuf(t *testing.T) {
 		if err != nil {
 			t.Fatalf("decodeEntry(%x): %v", b, err)
 		}
-		if string(gotAddress) != address || int32(gotType) != typ {
-			t.Fatalf("decodeEntry(%x) = %q, %d; the model reads %q, %d", b, gotAddress, gotType, address, typ)
+		if string(gotAddress) != model.Address || gotType != model.AddressType {
+			t.Fatalf("decodeEntry(%x) = %q, %d; the model reads %q, %d", b, gotAddress, gotType, model.Address, model.AddressType)
+		}
+		var e Entry
+		if err := decodeEntryFields(b, &e); err != nil {
+			t.Fatalf("decodeEntryFields(%x): %v", b, err)
+		}
+		if !reflect.DeepEqual(e, model) {
+			t.Fatalf("decodeEntryFields(%x)\n = %+v\nthe model reads\n   %+v", b, e, model)
 		}
 	}
 }

@@ -3,6 +3,14 @@
 // pebble version lakeFS pins.
 //
 //	cd testdata/gen && GOWORK=off go run . ../namespace/_lakefs
+//
+// With -formats, it writes instead, into testdata/formats, one table of the
+// same records in each variant of the format that pebble version writes:
+// small blocks and a two-level index, no compression, XXH64 checksums, the
+// later table formats, a value larger than a block, and formats the reader
+// refuses:
+//
+//	cd testdata/gen && GOWORK=off go run . -formats ../formats
 package main
 
 import (
@@ -13,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/cockroachdb/pebble/sstable"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -31,8 +40,12 @@ type entry struct {
 }
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == "-formats" {
+		writeFormats(os.Args[2])
+		return
+	}
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: gen DIR")
+		fmt.Fprintln(os.Stderr, "usage: gen [-formats] DIR")
 		os.Exit(2)
 	}
 	dir := os.Args[1]
@@ -181,5 +194,56 @@ func (s *static) Finish(props map[string]string) error {
 func must(err error) {
 	if err != nil {
 		panic(err)
+	}
+}
+
+// formatRecords are the records of the tables of -formats: key/%06d, whose
+// value is "value %d" repeated (i%7)+1 times; with big, record 500's value
+// is 100 KiB of 'v'.
+func formatRecords(n int, big bool) []record {
+	var records []record
+	for i := range n {
+		v := strings.Repeat(fmt.Sprintf("value %d", i), i%7+1)
+		if big && i == 500 {
+			v = strings.Repeat("v", 100<<10)
+		}
+		records = append(records, record{[]byte(fmt.Sprintf("key/%06d", i)), []byte(v)})
+	}
+	return records
+}
+
+func writeFormats(dir string) {
+	must(os.MkdirAll(dir, 0o755))
+	variants := []struct {
+		name    string
+		n       int
+		big     bool
+		options sstable.WriterOptions
+	}{
+		{"lakefs", 1000, false, sstable.WriterOptions{Compression: sstable.SnappyCompression}},
+		{"empty", 0, false, sstable.WriterOptions{Compression: sstable.SnappyCompression}},
+		{"two-level", 1500, false, sstable.WriterOptions{BlockSize: 128, IndexBlockSize: 128, Compression: sstable.SnappyCompression}},
+		{"two-level-uncompressed", 1500, false, sstable.WriterOptions{BlockSize: 128, IndexBlockSize: 128, Compression: sstable.NoCompression}},
+		{"xxhash64", 1000, false, sstable.WriterOptions{Compression: sstable.SnappyCompression, Checksum: sstable.ChecksumTypeXXHash64}},
+		{"restart-interval-1", 1000, false, sstable.WriterOptions{Compression: sstable.SnappyCompression, BlockRestartInterval: 1}},
+		{"big-value", 1000, true, sstable.WriterOptions{Compression: sstable.SnappyCompression}},
+		{"pebblev1", 1000, false, sstable.WriterOptions{Compression: sstable.SnappyCompression, TableFormat: sstable.TableFormatPebblev1}},
+		{"pebblev2", 1500, false, sstable.WriterOptions{BlockSize: 128, IndexBlockSize: 128, Compression: sstable.SnappyCompression, TableFormat: sstable.TableFormatPebblev2}},
+		{"refused-leveldb", 10, false, sstable.WriterOptions{TableFormat: sstable.TableFormatLevelDB}},
+		{"refused-pebblev3", 10, false, sstable.WriterOptions{TableFormat: sstable.TableFormatPebblev3}},
+	}
+	for _, v := range variants {
+		records := formatRecords(v.n, v.big)
+		f, err := os.Create(filepath.Join(dir, v.name))
+		must(err)
+		props := map[string]string{"type": "ranges", "count": strconv.Itoa(len(records))}
+		o := v.options
+		o.TablePropertyCollectors = []func() sstable.TablePropertyCollector{func() sstable.TablePropertyCollector { return &static{props} }}
+		w := sstable.NewWriter(f, o)
+		for _, r := range records {
+			must(w.Set(r.key, r.value))
+		}
+		must(w.Close())
+		fmt.Println("format", v.name)
 	}
 }
