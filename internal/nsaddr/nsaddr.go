@@ -164,6 +164,15 @@ func New(namespace, data string) (*Namespace, error) {
 // String returns the namespace as given, without trailing '/'.
 func (n *Namespace) String() string { return n.spelled }
 
+// SameSpelling reports whether other spells the namespace as n does: the
+// same URI but for trailing slashes and the case of the scheme and the
+// authority.
+func (n *Namespace) SameSpelling(other string) bool {
+	o := strings.TrimRight(other, "/")
+	rest, ok := n.cutLiteral(o + "/x")
+	return ok && rest == "x" && len(o) == len(n.spelled)
+}
+
 // Classify appends to dst the keys, relative to the namespace, that keep
 // the object of address, a full address, and returns its class. For an
 // Outside address the one key appended, if any, is its Tail; for a Mismatch
@@ -227,12 +236,16 @@ func (n *Namespace) tail(address string) (string, bool) {
 	return "", false
 }
 
-// cutLiteral returns the rest of address after the namespace as spelled
-// and one '/', the scheme and authority compared regardless of ASCII case
-// and the path exactly.
 func (n *Namespace) cutLiteral(address string) (string, bool) {
-	ns := n.spelled
-	if len(address) <= len(ns) || address[len(ns)] != '/' {
+	return CutLiteral(n.spelled, address)
+}
+
+// CutLiteral returns the rest of address after ns (a namespace without a
+// trailing '/') and one '/', the scheme and authority compared regardless
+// of ASCII case and the path exactly; a namespace without a scheme is
+// matched exactly, and an empty one matches nothing. It allocates nothing.
+func CutLiteral(ns, address string) (string, bool) {
+	if ns == "" || len(address) <= len(ns) || address[len(ns)] != '/' {
 		return "", false
 	}
 	end := 0 // the end of the scheme and authority
@@ -242,13 +255,33 @@ func (n *Namespace) cutLiteral(address string) (string, bool) {
 		if j := strings.IndexByte(ns[i:], '/'); j >= 0 {
 			end = i + j
 		}
-	} else if i := strings.IndexByte(ns, ':'); i >= 0 {
-		end = i + 1
+	} else if IsFull(ns) {
+		end = strings.IndexByte(ns, ':') + 1 // "file:/x": the scheme
 	}
-	if !strings.EqualFold(address[:end], ns[:end]) || address[end:len(ns)] != ns[end:] {
+	if !asciiEqualFold(address[:end], ns[:end]) || address[end:len(ns)] != ns[end:] {
 		return "", false
 	}
 	return address[len(ns)+1:], true
+}
+
+// asciiEqualFold reports whether a and b are equal under ASCII case folding.
+func asciiEqualFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range len(a) {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 // resolvedKeys appends the keys lakeFS's resolutions of address give, after
