@@ -47,10 +47,17 @@ var ErrInvalidConfig = errors.New("lakegc: invalid config")
 // link TTL) is an error wrapping ErrInvalidConfig before any I/O.
 type Config struct {
 	// Bucket is rooted at the repository's storage namespace: its keys are
-	// the addresses relative to it, such as "data/<slice>/<xid>". Required.
+	// the addresses relative to it, such as "data/<slice>/<xid>". It must
+	// hold a repository marker, lakeFS's or lakegc's (InitNamespace), or
+	// Collect refuses it (ErrNoNamespaceMarker). Required.
 	Bucket *blob.Bucket
-	// Namespace is the URI Bucket is rooted at, such as "s3://bucket/repo1":
-	// full addresses under it count as the repository's. Required.
+	// Namespace is the URI Bucket is rooted at, such as "s3://bucket/repo1",
+	// spelled as the host spells the full addresses it stores: full
+	// addresses under it count as the repository's, and one that names the
+	// same place in another spelling (s3a://, file:/ for file:///, a
+	// symbolic link, ...) fails the cycle with ErrNamespaceMismatch, as
+	// does lakegc's marker of another namespace. See the package
+	// documentation, "Namespace identity". Required.
 	Namespace string
 	// Repository is the repository's ID, used in logs and to read its copy
 	// records; required when Host.Copies is set.
