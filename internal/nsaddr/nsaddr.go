@@ -119,6 +119,7 @@ type Namespace struct {
 	data    string
 	place   place
 	ok      bool     // place was resolved
+	plain   bool     // an object store's namespace spelled without escapes
 	rawPath []string // the namespace's path after its bucket as lakeFS resolves it, raw and decoded, each with a trailing '/' unless empty
 
 	once     sync.Once
@@ -136,6 +137,10 @@ func New(namespace, data string) (*Namespace, error) {
 	}
 	n := &Namespace{spelled: ns, data: data}
 	n.place, n.ok = resolve(ns)
+	switch n.place.store {
+	case "s3", "gs", "mem":
+		n.plain = n.ok && !strings.ContainsAny(ns, "%?#")
+	}
 	if u, err := url.ParseRequestURI(ns); err == nil {
 		raw := u.RawPath
 		if raw == "" {
@@ -184,6 +189,11 @@ func (n *Namespace) Classify(dst []string, address string) (keys []string, class
 	if rest, ok := n.cutLiteral(address); ok {
 		if rest != "" {
 			dst = append(dst, rest)
+			if n.plain && !strings.ContainsAny(rest, "%?#") {
+				// No escape, query or fragment: every resolution is the
+				// rest itself.
+				return dst, Inside
+			}
 		}
 		if dst = n.resolvedKeys(dst, start, address); len(dst) > start {
 			return dst, Inside
@@ -300,6 +310,18 @@ func (n *Namespace) resolvedKeys(dst []string, start int, address string) []stri
 		// The container is the first element of the path, then the blob
 		// name, decoded, with the slashes around it trimmed.
 		paths = append(paths, strings.Trim(u.Path, "/"))
+	}
+	if n.place.store == "file" || n.place.store == "local" {
+		// A file path names the file of its cleaned, decoded form.
+		if p, ok := resolve(address); ok && p.under(n.place) {
+			k := p.path
+			if n.place.path != "" {
+				k = p.path[len(n.place.path)+1:]
+			}
+			if !contains(dst[start:], k) {
+				dst = append(dst, k)
+			}
+		}
 	}
 	for _, p := range paths {
 		for _, pre := range n.rawPath {

@@ -62,6 +62,9 @@ func TestEverySpellingKept(t *testing.T) {
 		{"https://acct.blob.core.windows.net/container/repo1", "https://acct.blob.core.windows.net/container/repo1/data/x/", []string{"data/x/", "data/x"}},
 		{"local:///var/lakefs/repo1", "local:///var/lakefs/repo1/data/x", []string{"data/x"}},
 		{"file:///srv/lake/repo1", "file:///srv/lake/repo1/data/a%20b", []string{"data/a%20b", "data/a b"}},
+		// A file path names the file of its cleaned form.
+		{"file:///srv/lake/repo1", "file:///srv/lake/repo1/data/../data/x", []string{"data/../data/x", "data/x"}},
+		{"local:///srv/lake/repo1", "local:///srv/lake/repo1/data//x", []string{"data//x", "data/x"}},
 	} {
 		keys, class := classify(t, c.ns, c.address)
 		if class != Inside {
@@ -224,6 +227,16 @@ func FuzzClassify(f *testing.F) {
 			}
 		default:
 			t.Fatalf("class %v", class)
+		}
+		// The fast path of a plain namespace gives what the full
+		// resolution gives.
+		if n.plain {
+			slow, _ := New(ns, "data")
+			slow.plain = false
+			slowKeys, slowClass := slow.Classify(nil, address)
+			if slowClass != class || !slices.Equal(slowKeys, keys) {
+				t.Fatalf("%q in %q: fast %v %q, full %v %q", address, ns, class, keys, slowClass, slowKeys)
+			}
 		}
 		if key := strings.TrimLeft(address, "/"); key != "" && !strings.ContainsAny(key, "?#%") {
 			keys, class := n.Classify(nil, n.String()+"/"+key)
