@@ -218,13 +218,13 @@ func (p *Preparer) Prepare(ctx context.Context, repo Repository, src Source, mar
 	}
 	folder := runFolder(p.storagePrefix, runID)
 	s := &scan{
-		p:        p,
-		ctx:      ctx,
-		runID:    runID,
-		ns:       ns,
-		prober:   nsaddr.NewProber(p.bucket, ns.String(), nsaddr.DefaultProbes),
-		start:    start,
-		key:      folder + fileName(runID, mark),
+		p:      p,
+		ctx:    ctx,
+		runID:  runID,
+		ns:     ns,
+		prober: nsaddr.NewProber(p.bucket, ns.String(), nsaddr.DefaultProbes),
+		start:  start,
+		key:    folder + fileName(runID, mark),
 	}
 	p.log(ctx, "prepare uncommitted: start", "repository", repo.ID, "run_id", runID, "mark", mark)
 	if err := removeObject(ctx, p.bucket, folder+ManifestName); err != nil {
@@ -317,17 +317,17 @@ func (p *Preparer) log(ctx context.Context, msg string, args ...any) {
 
 // scan is the state of one Prepare call.
 type scan struct {
-	p        *Preparer
-	ctx      context.Context
-	runID    string
-	ns       *nsaddr.Namespace
-	prober   *nsaddr.Prober // of the tails of foreign addresses
-	keys     []string       // the keys of the current entry
-	foreign  int64          // full addresses outside the namespace
-	start    time.Time
-	key      string
-	file     *fileWriter // nil until the first row
-	scanned  int
+	p       *Preparer
+	ctx     context.Context
+	runID   string
+	ns      *nsaddr.Namespace
+	prober  *nsaddr.Prober // of the tails of foreign addresses
+	keys    []string       // the keys of the current entry
+	foreign int64          // full addresses outside the namespace
+	start   time.Time
+	key     string
+	file    *fileWriter // nil until the first row
+	scanned int
 	// progressed is set once the call consumed an entry or a branch: a
 	// mark taken then is past the one the call started from.
 	progressed bool
