@@ -94,6 +94,19 @@ const (
 	Outside
 )
 
+// String names the class.
+func (c Class) String() string {
+	switch c {
+	case Inside:
+		return "inside"
+	case Mismatch:
+		return "mismatch"
+	case Outside:
+		return "outside"
+	}
+	return "unknown class"
+}
+
 // place is a canonical location: the store, the bucket (for Azure the
 // account and the container) and the cleaned, decoded path.
 type place struct {
