@@ -19,6 +19,12 @@ import (
 
 // Collect runs one GC cycle of a repository, in the order its safety needs:
 //
+//  0. the namespace's identity: the bucket must hold a repository marker,
+//     lakeFS's or lakegc's of this namespace (InitNamespace), before
+//     anything is read or written (ErrNoNamespaceMarker,
+//     ErrNamespaceMismatch), and every full address of every input is
+//     judged by one rule as it is read (see the package documentation,
+//     "Namespace identity");
 //  1. the uncommitted export, to completion, with the copy records as its
 //     trailer (read after every branch); its start, recorded before its
 //     first call, anchors the cutoff;

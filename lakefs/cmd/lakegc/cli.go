@@ -297,6 +297,9 @@ func summarize(w io.Writer, repo string, rep *lakegc.Report) {
 	m := rep.Mark
 	fmt.Fprintf(w, "repository %s: %d kept commits, %d objects listed, %d kept, %d garbage (older than %s)\n",
 		repo, rep.Commits.Active, m.Listed, m.Kept, m.Summary.NumDeletedObjects, m.Summary.CutoffTime.Format(time.RFC3339))
+	if m.Foreign > 0 {
+		fmt.Fprintf(w, "%d addresses outside the namespace (imports; their objects are not in it), such as %s\n", m.Foreign, m.ForeignSample[0])
+	}
 	if rep.Sweep == nil {
 		fmt.Fprintf(w, "dry run: nothing deleted; the candidates are listed under %s (run with --sweep to delete them)\n", m.Report)
 		return
