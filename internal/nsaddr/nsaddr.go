@@ -17,8 +17,9 @@
 //     lakeFS's resolution of it since PR #9464 (September 2025: the URI's
 //     raw path, when Go keeps one); the rest of the decoded path, as lakeFS
 //     before that PR resolved it; and for Azure the decoded blob name with
-//     the slashes around it trimmed (ResolveBlobURLInfoFromURL). Keeping a
-//     spelling that names no object costs nothing; dropping one deletes it.
+//     the slashes around it trimmed (ResolveBlobURLInfoFromURL); for file and
+//     local paths, also the cleaned, decoded path. Keeping a spelling that
+//     names no object costs nothing; dropping one deletes it.
 //   - Mismatch: not Inside, but the same place in another spelling: a
 //     scheme alias of S3 (s3, s3a, s3n), a file URI's forms (file:/x,
 //     file:///x, file://localhost/x) and local:// with an absolute path,
@@ -193,10 +194,11 @@ func (n *Namespace) SameSpelling(other string) bool {
 
 // Classify appends to dst the keys, relative to the namespace, that keep
 // the object of address, a full address, and returns its class. For an
-// Outside address the one key appended, if any, is its Tail; for a Mismatch
-// none, and other is the namespace's place in the address's spelling
-// (for the error). Classify does no I/O but, for a file address whose
-// spelling differs from the namespace's, resolving symbolic links.
+// Outside address the one key appended, if any, is its tail (a key of a
+// shape lakeFS writes, see the package documentation); for a Mismatch
+// none. Classify does no I/O but, for a file address whose spelling
+// differs from the namespace's, resolving symbolic links (cached per
+// folder).
 func (n *Namespace) Classify(dst []string, address string) (keys []string, class Class) {
 	start := len(dst)
 	if rest, ok := n.cutLiteral(address); ok {
