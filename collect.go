@@ -12,13 +12,19 @@ import (
 
 	"gocloud.dev/blob"
 
+	"github.com/lakegc/lakegc/internal/nsaddr"
 	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
-	"github.com/lakegc/lakegc/uncommitted"
 )
 
 // Collect runs one GC cycle of a repository, in the order its safety needs:
 //
+//  0. the namespace's identity: the bucket must hold a repository marker,
+//     lakeFS's or lakegc's of this namespace (InitNamespace), before
+//     anything is read or written (ErrNoNamespaceMarker,
+//     ErrNamespaceMismatch), and every full address of every input is
+//     judged by one rule as it is read (see the package documentation,
+//     "Namespace identity");
 //  1. the uncommitted export, to completion, with the copy records as its
 //     trailer (read after every branch); its start, recorded before its
 //     first call, anchors the cutoff;
@@ -57,7 +63,8 @@ func Collect(ctx context.Context, host Host, cfg Config) (*Report, error) {
 			return nil, err
 		}
 	}
-	c := &cycle{cfg: s, host: host, report: &Report{DryRun: !s.Sweep}}
+	c := &cycle{cfg: s, host: host, report: &Report{DryRun: !s.Sweep}, ns: s.ns}
+	c.prober = nsaddr.NewProber(s.Bucket, s.ns.String(), nsaddr.DefaultProbes)
 	return c.report, c.run(ctx)
 }
 
@@ -94,9 +101,16 @@ type cycle struct {
 	exported iter.Seq2[string, error]
 	rules    *retention.Rules // nil: keep every commit
 	active   []retention.ActiveCommit
+
+	ns      *nsaddr.Namespace // Config.Namespace, parsed
+	prober  *nsaddr.Prober    // of the tails of foreign addresses
+	foreign foreign           // full addresses outside the namespace
 }
 
 func (c *cycle) run(ctx context.Context) error {
+	if err := c.checkMarker(ctx); err != nil {
+		return err
+	}
 	if c.cfg.ResumeMark != "" {
 		c.report.RunID = c.cfg.ResumeMark
 		if err := c.resumeMark(ctx); err != nil {
@@ -232,7 +246,7 @@ func (c *cycle) hostActive(ctx context.Context) error {
 		err = errors.New("the host kept no commit")
 	case hc.RunID != "" && !validRunID(hc.RunID):
 		err = fmt.Errorf("the host's run ID %q is not a run ID", hc.RunID)
-	case hc.Key != "" && (strings.HasPrefix(hc.Key, "/") || hasScheme(hc.Key)):
+	case hc.Key != "" && (strings.HasPrefix(hc.Key, "/") || nsaddr.IsFull(hc.Key)):
 		err = fmt.Errorf("the host's commits report %q is not a key relative to the namespace", hc.Key)
 	}
 	if err != nil {
@@ -295,18 +309,20 @@ func (c *cycle) mark(ctx context.Context) error {
 	}
 	sum, err := sweep.Mark(ctx, c.cfg.Bucket, c.report.RunID, sweep.Inputs{
 		Uncommitted: c.keptUncommitted(ctx),
-		Committed:   relativeAddresses(c.cfg.Namespace, "committed", c.host.Committed.CommittedAddresses(ctx, c.active)),
+		Committed:   c.relativeAddresses(ctx, "committed", c.host.Committed.CommittedAddresses(ctx, c.active)),
 		ExportStart: c.export.Start,
 	}, opts...)
 	if err != nil {
-		return fmt.Errorf("lakegc: mark: %w", err)
+		return mismatch(fmt.Errorf("lakegc: mark: %w", err))
 	}
 	rep := &MarkReport{
-		Summary: sum,
-		Report:  c.reportFolder(),
-		Listed:  counters.Listed,
-		Kept:    counters.Kept,
-		Marked:  counters.Marked,
+		Summary:       sum,
+		Report:        c.reportFolder(),
+		Listed:        counters.Listed,
+		Kept:          counters.Kept,
+		Marked:        counters.Marked,
+		Foreign:       c.foreign.count,
+		ForeignSample: c.foreign.sample,
 	}
 	c.report.Mark = rep
 	if rep.Bytes, err = folderSize(ctx, c.cfg.Bucket, rep.Report+"deleted/"); err != nil {
@@ -335,7 +351,7 @@ func (c *cycle) keptUncommitted(ctx context.Context) iter.Seq2[string, error] {
 	if c.host.Copies == nil {
 		return exported
 	}
-	copies := relativeAddresses(c.cfg.Namespace, "copy record", c.host.Copies.Addresses(ctx, c.cfg.Repository))
+	copies := c.relativeAddresses(ctx, "copy record", c.host.Copies.Addresses(ctx, c.cfg.Repository))
 	return func(yield func(string, error) bool) {
 		for _, seq := range []iter.Seq2[string, error]{exported, copies} {
 			for a, err := range seq {
@@ -383,36 +399,6 @@ func (c *cycle) sweep(ctx context.Context) error {
 	}
 	c.report.Sweep.Duration = done("deleted", res.Deleted, "failed", res.Failed, "refused", res.Refused)
 	return nil
-}
-
-// relativeAddresses makes the full addresses under namespace relative to
-// it, and leaves out the full addresses outside it, whose objects are not in
-// the namespace: the rules of the uncommitted export
-// (uncommitted.CutNamespace). A relative address is passed as it is: one
-// the mark cannot match fails it. what names the input in errors.
-func relativeAddresses(namespace, what string, seq iter.Seq2[string, error]) iter.Seq2[string, error] {
-	return func(yield func(string, error) bool) {
-		if seq == nil {
-			yield("", fmt.Errorf("%s addresses: the host returned a nil iterator", what))
-			return
-		}
-		for a, err := range seq {
-			if err != nil {
-				yield("", fmt.Errorf("%s addresses: %w", what, err))
-				return
-			}
-			if hasScheme(a) {
-				rel, ok := uncommitted.CutNamespace(namespace, a)
-				if !ok {
-					continue
-				}
-				a = rel
-			}
-			if !yield(a, nil) {
-				return
-			}
-		}
-	}
 }
 
 // folderSize returns the total size of the objects under prefix (or of the

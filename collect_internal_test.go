@@ -1,9 +1,12 @@
 package lakegc
 
 import (
+	"context"
 	"iter"
 	"slices"
 	"testing"
+
+	"github.com/lakegc/lakegc/internal/nsaddr"
 )
 
 func addresses(as []string) iter.Seq2[string, error] {
@@ -32,13 +35,19 @@ func TestRelativeAddresses(t *testing.T) {
 		"gs://bucket/repo/data/g",         // another scheme
 		"s3://bucket.example/repo/data/h", // another authority
 		"s3://bucket/repo/data/\u212a",    // a path with a non-ASCII letter
+		"s3://bucket/repo/data/k%3Dv",     // an escape: both spellings kept
 		"s3://bucket\u212a/repo/data/i",   // an authority with one: not ASCII case
 		"s3://bucket/repo//data/j",        // kept as spelled
 	}
-	want := []string{"data/a", "data/b", "data/c", "data/d", "data/\u212a", "/data/j"}
+	want := []string{"data/a", "data/b", "data/c", "data/d", "data/\u212a", "data/k%3Dv", "data/k=v", "/data/j"}
 	for _, ns := range []string{"s3://bucket/repo", "s3://bucket/repo/", "s3://bucket/repo//"} {
 		var got []string
-		for a, err := range relativeAddresses(ns, "test", addresses(in)) {
+		n, err := nsaddr.New(ns, DefaultDataPrefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &cycle{ns: n}
+		for a, err := range c.relativeAddresses(context.Background(), "test", addresses(in)) {
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 
 	"gocloud.dev/blob"
 
+	"github.com/lakegc/lakegc/internal/nsaddr"
 	"github.com/lakegc/lakegc/linkaddr"
 	"github.com/lakegc/lakegc/sweep"
 	"github.com/lakegc/lakegc/uncommitted"
@@ -46,10 +47,17 @@ var ErrInvalidConfig = errors.New("lakegc: invalid config")
 // link TTL) is an error wrapping ErrInvalidConfig before any I/O.
 type Config struct {
 	// Bucket is rooted at the repository's storage namespace: its keys are
-	// the addresses relative to it, such as "data/<slice>/<xid>". Required.
+	// the addresses relative to it, such as "data/<slice>/<xid>". It must
+	// hold a repository marker, lakeFS's or lakegc's (InitNamespace), or
+	// Collect refuses it (ErrNoNamespaceMarker). Required.
 	Bucket *blob.Bucket
-	// Namespace is the URI Bucket is rooted at, such as "s3://bucket/repo1":
-	// full addresses under it count as the repository's. Required.
+	// Namespace is the URI Bucket is rooted at, such as "s3://bucket/repo1",
+	// spelled as the host spells the full addresses it stores: full
+	// addresses under it count as the repository's, and one that names the
+	// same place in another spelling (s3a://, file:/ for file:///, a
+	// symbolic link, ...) fails the cycle with ErrNamespaceMismatch, as
+	// does lakegc's marker of another namespace. See the package
+	// documentation, "Namespace identity". Required.
 	Namespace string
 	// Repository is the repository's ID, used in logs and to read its copy
 	// records; required when Host.Copies is set.
@@ -157,6 +165,7 @@ type Config struct {
 type settings struct {
 	Config
 	minAge time.Duration
+	ns     *nsaddr.Namespace
 }
 
 func (c Config) withDefaults() settings {
@@ -201,7 +210,7 @@ func (c Config) validated() (settings, error) {
 	switch {
 	case s.Bucket == nil:
 		return invalid("no Bucket")
-	case !hasScheme(strings.TrimRight(s.Namespace, "/")):
+	case !nsaddr.IsFull(strings.TrimRight(s.Namespace, "/")):
 		// "s3://" alone would make every s3:// address the namespace's.
 		return invalid("Namespace %q is not a URI such as s3://bucket/repo", s.Namespace)
 	case s.LinkTTL < 0:
@@ -224,6 +233,11 @@ func (c Config) validated() (settings, error) {
 	if err := validPrefixes(s.StoragePrefix, s.DataPrefix); err != nil {
 		return settings{}, err
 	}
+	ns, err := nsaddr.New(s.Namespace, s.DataPrefix)
+	if err != nil {
+		return invalid("Namespace %q is not a URI such as s3://bucket/repo", s.Namespace)
+	}
+	s.ns = ns
 	// Before any I/O, not when the mark starts after the whole export.
 	if err := sweep.CheckOptions(s.SweepOptions...); err != nil {
 		return settings{}, fmt.Errorf("%w: SweepOptions: %w", ErrInvalidConfig, err)
@@ -261,25 +275,6 @@ func validRunID(id string) bool {
 	for _, r := range id {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.', r == '=':
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// hasScheme reports whether s starts with "<scheme>://", scheme being
-// ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) as in RFC 3986.
-func hasScheme(s string) bool {
-	i := strings.Index(s, "://")
-	if i <= 0 {
-		return false
-	}
-	for j := 0; j < i; j++ {
-		c := s[j]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
-		case j > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
 		default:
 			return false
 		}

@@ -63,6 +63,44 @@
 // A cycle interrupted anywhere leaves nothing a later one could misread:
 // running Collect again, afresh or resuming, is safe.
 //
+// # Namespace identity
+//
+// The mark takes for garbage what the bucket lists and no input names, so
+// Bucket, Namespace and the addresses the host stores must name the same
+// place. Collect proves what it can before anything is marked:
+//
+//   - the bucket holds a repository marker at its root: lakeFS's
+//     (<StoragePrefix>/dummy, or dummy at the top level for lakeFS before
+//     v0.90), or lakegc's (<StoragePrefix>/lakegc.json, written by
+//     [InitNamespace] when the host creates the repository, naming the
+//     namespace). None is [ErrNoNamespaceMarker]: a bucket rooted at a
+//     parent folder or a shared bucket's root has none. lakegc's marker of
+//     another namespace is [ErrNamespaceMismatch]. lakeFS's marker proves
+//     only that some repository is rooted there, not which;
+//   - every full address of every input (committed, the export, copy
+//     records) is judged by one rule: one that starts with Namespace as
+//     spelled (its scheme and authority in any ASCII case) keeps every key
+//     some lakeFS version or adapter could have stored its object at (the
+//     raw and the decoded path; for Azure the trimmed, decoded blob name,
+//     through any endpoint domain of the account); one that names the same
+//     place in another spelling — s3a or s3n for s3, file:/x, file:///x and
+//     file://localhost/x, local:// with the folder's absolute path, "." and
+//     ".." segments, doubled slashes, percent-escapes, a symbolic link in
+//     either path — is [ErrNamespaceMismatch];
+//   - a full address outside the namespace, such as an import, is counted
+//     (MarkReport.Foreign, ExportReport.Foreign); when its path ends with a
+//     key shape lakeFS writes (data/<slice>/<xid>, a flat hex name) that
+//     key is kept too, and the first 64 distinct such keys of each input
+//     are looked up in the bucket: one that exists means the host spells
+//     the namespace in a way no rule above knows, and is
+//     [ErrNamespaceMismatch].
+//
+// What this does not prove: that a bucket holding lakeFS's marker is this
+// repository's folder rather than another repository's, or that a
+// namespace whose addresses are all relative is spelled right (relative
+// addresses carry no spelling). A host that stores only relative
+// addresses relies on the marker alone.
+//
 // The conformance suites uncommitted/sourcetest and retention/sourcetest prove
 // a host's adapters with one call each, as copytrack/storetest proves its KV
 // store.

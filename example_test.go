@@ -148,6 +148,11 @@ func ExampleCollect() {
 		// had passed, so that they are older than the minimum age.
 		Clock: func() time.Time { return time.Now().Add(48 * time.Hour) },
 	}
+	// The host marks the repository's folder when it creates it (lakeFS
+	// writes its own marker): Collect refuses a bucket without one.
+	if err := lakegc.InitNamespace(ctx, cfg); err != nil {
+		panic(err)
+	}
 
 	report, err := lakegc.Collect(ctx, host, cfg) // a dry run
 	if err != nil {

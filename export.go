@@ -126,7 +126,7 @@ func (c *cycle) runExport(ctx context.Context) error {
 	c.report.Export = rep
 	fail := func(err error) error {
 		rep.Files, rep.Rows = st.Files, st.Rows
-		return fmt.Errorf("lakegc: export %s: %w", runID, err)
+		return mismatch(fmt.Errorf("lakegc: export %s: %w", runID, err))
 	}
 	var trailer int64
 	opts := []uncommitted.Option{
@@ -159,6 +159,7 @@ func (c *cycle) runExport(ctx context.Context) error {
 			return fail(err)
 		}
 		rep.Calls++
+		rep.Foreign += res.Foreign
 		if res.Filename != "" {
 			st.Files++
 			st.Rows += res.Rows
@@ -212,7 +213,7 @@ func (c *cycle) hostExport(ctx context.Context) error {
 	rep.Calls = 1
 	c.report.ExportRunID, rep.Location = exp.RunID, exp.Location
 	c.export = exportState{Start: start, Namespace: c.cfg.Namespace, Done: true}
-	c.exported = relativeAddresses(c.cfg.Namespace, "export", exp.Addresses)
+	c.exported = c.relativeAddresses(ctx, "export", exp.Addresses)
 	c.progress(Progress{Phase: PhaseExport})
 	rep.Duration = done()
 	return nil

@@ -67,8 +67,11 @@ type Committed interface {
 	// every given commit, in any order, duplicates allowed: all commits
 	// at once, so that a host whose commits share parts (lakeFS's ranges)
 	// reads each part once. An address is relative to the namespace, or a
-	// full URI: a full one under Config.Namespace is made relative, any
-	// other full one is left out (its object is not in the namespace).
+	// full URI, judged by the rule of the package documentation
+	// ("Namespace identity"): one under Config.Namespace keeps every key
+	// its object may have, one that names the namespace in another
+	// spelling fails the cycle (ErrNamespaceMismatch), any other is
+	// counted as foreign and keeps only its tail of a lakeFS key shape.
 	CommittedAddresses(ctx context.Context, active []retention.ActiveCommit) iter.Seq2[string, error]
 }
 
@@ -89,7 +92,7 @@ type HostExport struct {
 	// Location, if known, is the URI of the export's files.
 	Location string
 	// Addresses yields the address of every object the export found
-	// staged, relative to the namespace or a full URI (made relative as
+	// staged, relative to the namespace or a full URI (judged as
 	// Committed's are), and ends with an error if it cannot yield them
 	// all. Required; the mark reads it once, after the active commits.
 	Addresses iter.Seq2[string, error]

@@ -49,6 +49,11 @@ type ExportReport struct {
 	Files       int   `json:"files"`
 	Rows        int64 `json:"rows"`
 	CopyRecords int64 `json:"copy_records"`
+	// Foreign counts the staged full addresses (and copy records) outside
+	// the namespace, such as imports, that this Collect's calls found
+	// (uncommitted.Result.Foreign); a host's own export's are in the
+	// mark's report.
+	Foreign int64 `json:"foreign,omitempty"`
 	// Bytes is the size of the run's files.
 	Bytes    int64         `json:"bytes"`
 	Duration time.Duration `json:"duration_ns"`
@@ -88,6 +93,12 @@ type MarkReport struct {
 	Listed int64 `json:"listed"`
 	Kept   int64 `json:"kept"`
 	Marked int64 `json:"marked"`
+	// Foreign counts the full addresses of the host's inputs (committed,
+	// its own export, copy records) that are outside the namespace, such
+	// as imports: their objects are not in its listing. ForeignSample names
+	// the first few. Zero for a resumed mark.
+	Foreign       int64    `json:"foreign"`
+	ForeignSample []string `json:"foreign_sample,omitempty"`
 	// Bytes is the size of the candidates' files.
 	Bytes    int64         `json:"bytes"`
 	Duration time.Duration `json:"duration_ns"`

@@ -25,5 +25,10 @@
 // openers on a blob.URLMux and passes [WithURLMux].
 //
 // For faster sweeps on the clouds, pair the bucket with the batch deleters
-// of packages sweep/s3delete, sweep/azdelete and sweep/gcsdelete.
+// of packages sweep/s3delete, sweep/azdelete and sweep/gcsdelete. For a
+// local namespace, pair it with [Namespace.LocalDeleter], always: fileblob's
+// own Delete of key X also removes a file X.attrs, which on lakeFS's local
+// blockstore is another object. fileblob never lists files named
+// "*.attrs", so a mark never names one: such objects are kept, never
+// deleted, and never collected.
 package namespace

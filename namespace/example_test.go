@@ -75,3 +75,38 @@ func ExampleWithAzureEndpoint() {
 	}
 	defer bucket.Close()
 }
+
+// A local namespace is swept with its LocalDeleter: the file of each key,
+// never a "<key>.attrs" object beside it, which fileblob's own Delete would
+// remove too.
+func ExampleNamespace_LocalDeleter() {
+	root, err := os.MkdirTemp("", "lakefs-data")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(root)
+	dir := filepath.Join(root, "repo1", "data")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		panic(err)
+	}
+	for _, name := range []string{"x", "x.attrs"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(name), 0o644); err != nil {
+			panic(err)
+		}
+	}
+	ns, err := namespace.Parse("local://repo1")
+	if err != nil {
+		panic(err)
+	}
+	deleter, err := ns.LocalDeleter(namespace.WithLocalRoot(root))
+	if err != nil {
+		panic(err)
+	}
+	failed, err := deleter.DeleteBatch(context.Background(), []string{"data/x"})
+	fmt.Println(len(failed), err)
+	_, err = os.Stat(filepath.Join(dir, "x.attrs"))
+	fmt.Println("x.attrs kept:", err == nil)
+	// Output:
+	// 0 <nil>
+	// x.attrs kept: true
+}

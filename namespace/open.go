@@ -149,7 +149,10 @@ func WithURLMux(mux *blob.URLMux) Option {
 //
 // A local namespace is a folder of lakeFS's local blockstore (see
 // WithLocalRoot); fileblob writes no metadata files beside the objects
-// there, as lakeFS writes none. BucketURL does no I/O.
+// there, as lakeFS writes none. But fileblob's Delete of a key also removes
+// "<key>.attrs", another object there, and fileblob lists no "*.attrs"
+// file: sweep a local namespace with Namespace.LocalDeleter, which removes
+// exactly the key's file. BucketURL does no I/O.
 func (n Namespace) BucketURL(opts ...Option) (string, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
@@ -216,6 +219,9 @@ func (n Namespace) bucketURL(cfg *config) (*url.URL, error) {
 // azureblob's default opener reads the environment once per process, and
 // signs with a shared key as AZURE_STORAGE_ACCOUNT: for an Azure namespace of
 // another account, use WithURLMux.
+//
+// A local namespace's bucket must be swept with Namespace.LocalDeleter (see
+// BucketURL): the bucket's own Delete removes a "<key>.attrs" object too.
 func OpenBucket(ctx context.Context, uri string, opts ...Option) (*blob.Bucket, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {

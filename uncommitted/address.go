@@ -1,116 +1,65 @@
 package uncommitted
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/lakegc/lakegc/internal/nsaddr"
 )
 
-// namespacePrefix returns the storage namespace with exactly one trailing
-// '/', the prefix every full address inside it starts with, or "" for an
-// empty namespace (which Prepare refuses).
-func namespacePrefix(storageNamespace string) string {
-	ns := strings.TrimRight(storageNamespace, "/")
-	if ns == "" {
-		return ""
-	}
-	return ns + "/"
-}
+// ErrNamespaceMismatch is wrapped by Prepare's error for a full address
+// that names the repository's storage namespace in another spelling than
+// Repository.StorageNamespace (another scheme for S3 such as s3a, a file
+// URI's other forms, ".." or doubled slashes, percent-escapes, a symbolic
+// link), or a full address outside it whose tail is an object of the
+// bucket: the export would leave the object out, and a GC delete it.
+var ErrNamespaceMismatch = errors.New("uncommitted: an address names the namespace in another spelling")
 
-// exportAddress returns the address to export for a physical address, and
-// false when there is nothing to export: a full address outside the
-// namespace (its object cannot be in the namespace listing), or an empty one.
-func exportAddress(address string, typ AddressType, nsPrefix string) (string, bool) {
+// exportKeys appends to dst the addresses to export for a physical address
+// (several for a full address whose object lakeFS's versions may have
+// stored at several keys), and returns the class of a full one: see
+// package documentation, "Addresses". A Mismatch is an error wrapping
+// ErrNamespaceMismatch.
+func exportKeys(dst []string, address string, typ AddressType, ns *nsaddr.Namespace) ([]string, nsaddr.Class, error) {
 	if typ == Relative {
-		return address, address != ""
+		if address != "" {
+			dst = append(dst, address)
+		}
+		return dst, 0, nil
 	}
-	key, ok := cutNamespace(address, strings.TrimSuffix(nsPrefix, "/"))
-	return key, ok && key != ""
+	dst, class, err := ns.Check(dst, address)
+	if err != nil {
+		return dst, class, fmt.Errorf("%w: %w", ErrNamespaceMismatch, err)
+	}
+	return dst, class, nil
 }
 
 // CutNamespace returns the key, relative to the storage namespace, of a
-// full address inside it: the rest of the address after the namespace
-// (trailing slashes ignored) and one '/'. ok is false for an address
-// outside the namespace, or naming the namespace itself. The scheme and
-// authority are compared regardless of ASCII case, as a URI's are (RFC
-// 3986): a reader that parses "S3://bucket/repo/x" reads the namespace's
-// object, which leaving out of an input would mark. The path is compared
-// exactly. Prepare relativises a full address so; a host that reads full
-// addresses of its own can do the same. It allocates nothing.
+// full address that starts with it as spelled: the rest of the address
+// after the namespace (trailing slashes ignored) and one '/'. ok is false
+// for any other address, or one naming the namespace itself. The scheme
+// and authority are compared regardless of ASCII case, as a URI's are (RFC
+// 3986); the path exactly. It allocates nothing.
+//
+// It is the literal part of the rule Prepare applies: Prepare also keeps
+// the keys lakeFS's resolutions of the address give, refuses an address
+// that names the namespace in another spelling (ErrNamespaceMismatch), and
+// keeps the tail of an address outside it (see the package documentation).
 func CutNamespace(storageNamespace, address string) (key string, ok bool) {
-	key, ok = cutNamespace(address, strings.TrimRight(storageNamespace, "/"))
+	key, ok = nsaddr.CutLiteral(strings.TrimRight(storageNamespace, "/"), address)
 	return key, ok && key != ""
 }
 
-// cutNamespace returns the rest of address after ns (a namespace without a
-// trailing '/') and a '/', the scheme and authority matched regardless of
-// ASCII case and the path exactly; a namespace without a scheme is matched
-// exactly, and an empty one matches nothing.
-func cutNamespace(address, ns string) (string, bool) {
-	if ns == "" || len(address) <= len(ns) || address[len(ns)] != '/' {
-		return "", false
+// trailerType classifies a trailer address, which carries no type: a
+// URI ("s3://", "gs://", "file://", "file:/"...) is full, anything else is
+// relative.
+func trailerType(address string) AddressType {
+	if nsaddr.IsFull(address) {
+		return Full
 	}
-	end := 0 // the end of the scheme and authority
-	if i := strings.Index(ns, "://"); i >= 0 {
-		i += len("://")
-		end = len(ns)
-		if j := strings.IndexByte(ns[i:], '/'); j >= 0 {
-			end = i + j
-		}
-	}
-	if !asciiEqualFold(address[:end], ns[:end]) || address[end:len(ns)] != ns[end:] {
-		return "", false
-	}
-	return address[len(ns)+1:], true
-}
-
-// asciiEqualFold reports whether a and b are equal under ASCII case folding.
-func asciiEqualFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range len(a) {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
-}
-
-// trailerAddress classifies a trailer address, which carries no type: one
-// that starts with a URI scheme ("s3://", "gs://", "file://"...) is full,
-// anything else is relative.
-func trailerAddress(address, nsPrefix string) (string, bool) {
-	if hasScheme(address) {
-		return exportAddress(address, Full, nsPrefix)
-	}
-	return exportAddress(address, Relative, nsPrefix)
-}
-
-// hasScheme reports whether s starts with "<scheme>://", scheme being
-// ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) as in RFC 3986.
-func hasScheme(s string) bool {
-	i := strings.Index(s, "://")
-	if i <= 0 {
-		return false
-	}
-	for j := 0; j < i; j++ {
-		c := s[j]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
-		case j > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
-		default:
-			return false
-		}
-	}
-	return true
+	return Relative
 }
 
 // lakeFS's values of its catalog's Entry.AddressType (and of the block

@@ -3,6 +3,8 @@ package uncommitted
 import (
 	"strings"
 	"testing"
+
+	"github.com/lakegc/lakegc/internal/nsaddr"
 )
 
 // TestAddressRules lists the SPEC's address rules, entries and trailer.
@@ -42,15 +44,17 @@ func TestAddressRules(t *testing.T) {
 		{"s3://b/repo1", "s3://b/repo1/data/\u212a", Full, false, "data/\u212a"},
 	}
 	for _, c := range cases {
-		ns := namespacePrefix(c.namespace)
-		var got string
-		var ok bool
-		if c.trailer {
-			got, ok = trailerAddress(c.address, ns)
-		} else {
-			got, ok = exportAddress(c.address, c.typ, ns)
+		ns, err := nsaddr.New(c.namespace, "data")
+		if err != nil {
+			t.Fatal(err)
 		}
-		if ok != (c.want != "") || got != c.want {
+		typ := c.typ
+		if c.trailer {
+			typ = trailerType(c.address)
+		}
+		keys, _, err := exportKeys(nil, c.address, typ, ns)
+		got, ok := strings.Join(keys, "|"), len(keys) > 0
+		if err != nil || ok != (c.want != "") || got != c.want {
 			t.Errorf("namespace %q, %v address %q (trailer %v): got %q, %v; want %q", c.namespace, c.typ, c.address, c.trailer, got, ok, c.want)
 		}
 		if c.typ == Full {
@@ -98,6 +102,8 @@ func FuzzCutNamespace(f *testing.F) {
 			if j := strings.IndexByte(trimmed[i+3:], '/'); j >= 0 {
 				end = i + 3 + j
 			}
+		} else if nsaddr.IsFull(trimmed) {
+			end = strings.IndexByte(trimmed, ':') + 1
 		}
 		spelled := []byte(trimmed)
 		pathFlipped := false

@@ -12,10 +12,25 @@
 //	<prefix>/retention/gc/uncommitted/<run_id>/uncommitted/<name>
 //
 // and the union of a run's files is exactly the set of staged entries that
-// reference data in the repository's storage namespace: tombstones and full
-// addresses outside the namespace are left out, full addresses inside it
-// are made relative ([CutNamespace]: the scheme and authority compared
-// regardless of case, as a URI's are, the path exactly). Every row is
+// reference data in the repository's storage namespace, as keys relative
+// to it. Tombstones are left out. A full address that starts with the
+// namespace ([CutNamespace]: the scheme and authority compared regardless
+// of case, as a URI's are, the path exactly) gives a row for every key
+// lakeFS's versions could have stored its object at: the rest of the
+// address, lakeFS's raw-path resolution of it and the decoded one its
+// versions before September 2025 used (so "data/k%3Dv" and "data/k=v"),
+// and for Azure the trimmed, decoded blob name, through any endpoint
+// domain of the account. A full address that names the namespace in
+// another spelling (an S3 scheme alias such as s3a, a file URI's other
+// forms, local:// with the absolute path, "..", doubled slashes,
+// percent-escapes, a symbolic link) fails the call with
+// [ErrNamespaceMismatch]: the namespace is not spelled as the host writes
+// it. A full address outside the namespace, such as an import, is counted
+// (Result.Foreign); when its path ends with a key shape lakeFS writes
+// ("data/<slice>/<xid>", a flat hex name) that key is exported too, and the
+// first 64 distinct such keys of a call are looked up in the bucket: one
+// that exists is the namespace's object in another spelling, and fails the
+// call with ErrNamespaceMismatch. Every row is
 // written once, whatever the budgets and wherever the run was interrupted:
 // a mark points at the first entry not yet written, and a file is named
 // after the run and the mark its call started from, so a call retried after

@@ -17,6 +17,9 @@ import (
 	"github.com/parquet-go/parquet-go/compress/gzip"
 	"github.com/rs/xid"
 	"gocloud.dev/blob"
+
+	"github.com/lakegc/lakegc/internal/layout"
+	"github.com/lakegc/lakegc/internal/nsaddr"
 )
 
 // Repository names the repository being exported.
@@ -44,6 +47,11 @@ type Result struct {
 	Mark *Mark
 	// Rows is the number of rows in the file, 0 when there is none.
 	Rows int64
+	// Foreign counts the full addresses this call found outside the
+	// namespace, such as imports: their objects are not in its listing.
+	// The tail of one, when it ends with a key shape lakeFS writes, is
+	// exported too (see the package documentation).
+	Foreign int64
 }
 
 // ErrOutOfOrder is returned when a Source yields branches or entries out of
@@ -193,9 +201,12 @@ func (p *Preparer) Prepare(ctx context.Context, repo Repository, src Source, mar
 	if p.bucket == nil || src == nil {
 		return nil, errors.New("uncommitted: Prepare needs a bucket and a Source")
 	}
-	nsPrefix := namespacePrefix(repo.StorageNamespace)
-	if nsPrefix == "" {
+	if strings.Trim(repo.StorageNamespace, "/") == "" {
 		return nil, errors.New("uncommitted: Prepare needs the repository's storage namespace")
+	}
+	ns, err := nsaddr.New(repo.StorageNamespace, layout.DataPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("uncommitted: Prepare: the repository's storage namespace %q is not a URI", repo.StorageNamespace)
 	}
 	start := p.now()
 	runID, err := p.runID(mark, start)
@@ -207,12 +218,13 @@ func (p *Preparer) Prepare(ctx context.Context, repo Repository, src Source, mar
 	}
 	folder := runFolder(p.storagePrefix, runID)
 	s := &scan{
-		p:        p,
-		ctx:      ctx,
-		runID:    runID,
-		nsPrefix: nsPrefix,
-		start:    start,
-		key:      folder + fileName(runID, mark),
+		p:      p,
+		ctx:    ctx,
+		runID:  runID,
+		ns:     ns,
+		prober: nsaddr.NewProber(p.bucket, ns.String(), nsaddr.DefaultProbes),
+		start:  start,
+		key:    folder + fileName(runID, mark),
 	}
 	p.log(ctx, "prepare uncommitted: start", "repository", repo.ID, "run_id", runID, "mark", mark)
 	if err := removeObject(ctx, p.bucket, folder+ManifestName); err != nil {
@@ -232,7 +244,7 @@ func (p *Preparer) Prepare(ctx context.Context, repo Repository, src Source, mar
 		}
 		return nil, err
 	}
-	res := &Result{RunID: runID, Mark: next, Location: Location(repo.StorageNamespace, p.storagePrefix, runID)}
+	res := &Result{RunID: runID, Mark: next, Location: Location(repo.StorageNamespace, p.storagePrefix, runID), Foreign: s.foreign}
 	if s.file != nil {
 		if err := s.file.commit(); err != nil {
 			return nil, err
@@ -251,7 +263,7 @@ func (p *Preparer) Prepare(ctx context.Context, repo Repository, src Source, mar
 	}
 	if p.logger != nil {
 		p.log(ctx, "prepare uncommitted: done", "repository", repo.ID, "run_id", runID,
-			"rows", res.Rows, "file", res.Filename, "next", next, "elapsed", p.now().Sub(start))
+			"rows", res.Rows, "foreign", res.Foreign, "file", res.Filename, "next", next, "elapsed", p.now().Sub(start))
 	}
 	return res, nil
 }
@@ -305,14 +317,17 @@ func (p *Preparer) log(ctx context.Context, msg string, args ...any) {
 
 // scan is the state of one Prepare call.
 type scan struct {
-	p        *Preparer
-	ctx      context.Context
-	runID    string
-	nsPrefix string
-	start    time.Time
-	key      string
-	file     *fileWriter // nil until the first row
-	scanned  int
+	p       *Preparer
+	ctx     context.Context
+	runID   string
+	ns      *nsaddr.Namespace
+	prober  *nsaddr.Prober // of the tails of foreign addresses
+	keys    []string       // the keys of the current entry
+	foreign int64          // full addresses outside the namespace
+	start   time.Time
+	key     string
+	file    *fileWriter // nil until the first row
+	scanned int
 	// progressed is set once the call consumed an entry or a branch: a
 	// mark taken then is past the one the call started from.
 	progressed bool
@@ -400,12 +415,8 @@ func (s *scan) branch(src Source, branch, path string) (*Mark, error) {
 		if e.AddressType != Relative && e.AddressType != Full {
 			return nil, fmt.Errorf("%w: branch %q: key %q: %v", ErrUnknownAddressType, branch, e.Key, e.AddressType)
 		}
-		addr, ok := exportAddress(e.PhysicalAddress, e.AddressType, s.nsPrefix)
-		if !ok {
-			continue
-		}
-		if err := s.write(Row{PhysicalAddress: addr, CreationDate: e.CreationDate.Unix()}); err != nil {
-			return nil, err
+		if err := s.export(e.PhysicalAddress, e.AddressType, e.CreationDate.Unix()); err != nil {
+			return nil, fmt.Errorf("uncommitted: branch %q: key %q: %w", branch, e.Key, err)
 		}
 	}
 	return nil, nil
@@ -418,15 +429,38 @@ func (s *scan) trailer() error {
 		if err != nil {
 			return fmt.Errorf("uncommitted: trailer: %w", err)
 		}
-		addr, ok := trailerAddress(a, s.nsPrefix)
-		if !ok {
-			continue
-		}
-		if err := s.write(Row{PhysicalAddress: addr, CreationDate: created}); err != nil {
-			return err
+		if err := s.export(a, trailerType(a), created); err != nil {
+			return fmt.Errorf("uncommitted: trailer: %w", err)
 		}
 	}
 	return s.ctx.Err()
+}
+
+// export writes the rows of one address: its keys (see exportKeys). The
+// tail of a full address outside the namespace is probed, for the first
+// distinct tails of the call: an object of the bucket there means the
+// address named the namespace in another spelling.
+func (s *scan) export(address string, typ AddressType, created int64) error {
+	var class nsaddr.Class
+	var err error
+	s.keys, class, err = exportKeys(s.keys[:0], address, typ, s.ns)
+	if err == nil && class == nsaddr.Outside {
+		s.foreign++
+		if len(s.keys) > 0 {
+			if err = s.prober.Probe(s.ctx, address, s.keys[0]); errors.Is(err, nsaddr.ErrMismatch) {
+				err = fmt.Errorf("%w: %w", ErrNamespaceMismatch, err)
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	for _, k := range s.keys {
+		if err := s.write(Row{PhysicalAddress: k, CreationDate: created}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // overBudget reports whether the call should stop before the next entry or

@@ -131,6 +131,10 @@ func (bn *bench) cycle(ctx context.Context, store *s3sim.Store, optimized bool) 
 	runtime.ReadMemStats(&ms)
 	startRSS := currentRSS()
 	load, lists, overlay := loadAverage(), bn.dataLists.Load(), store.OverlayBytes()
+	// The host marked the repository's folder when it created it.
+	if err := lakegc.InitNamespace(ctx, lakegc.Config{Bucket: bucket, Namespace: "s3://bottomline/repo"}); err != nil {
+		return nil, err
+	}
 	rec := newRecorder(store, bn.o)
 	defer rec.stop()
 	rep, err := lakegc.Collect(ctx, lakegc.Host{Staging: bn.h, Commits: bn.h, Committed: bn.h}, lakegc.Config{

@@ -17,6 +17,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 
+	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/examples/internal/maphost"
 	"github.com/lakegc/lakegc/pathprovider"
 	"github.com/lakegc/lakegc/retention"
@@ -71,6 +72,10 @@ func newWorld(ctx context.Context, dir string, seed uint64, orphans int) (*world
 		return nil, err
 	}
 	defer bucket.Close()
+	// The host marks the repository's folder when it creates it.
+	if err := lakegc.InitNamespace(ctx, lakegc.Config{Bucket: bucket, Namespace: "file:///crash"}); err != nil {
+		return nil, err
+	}
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	w := &world{Seed: seed, Now: now, Store: *maphost.New()}
 	for _, b := range []string{"dev", "feature", "main"} {

@@ -58,6 +58,10 @@ func newWorld(ctx context.Context, t T, rng *rand.Rand) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { bucket.Close() })
+	// The host marks the repository's folder when it creates it.
+	if err := lakegc.InitNamespace(ctx, lakegc.Config{Bucket: bucket, Namespace: "file://" + dir}); err != nil {
+		t.Fatal(err)
+	}
 	w := &world{dir: dir, bucket: bucket, now: time.Now().UTC().Truncate(time.Second), s: maphost.New()}
 	w.s.Staged["main"], w.s.Staged["dev"] = map[string]string{}, map[string]string{}
 	at := w.now.Add(-5 * 24 * time.Hour)

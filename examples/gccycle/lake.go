@@ -8,6 +8,7 @@ import (
 
 	"gocloud.dev/blob"
 
+	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/copytrack"
 	"github.com/lakegc/lakegc/linkaddr"
 	"github.com/lakegc/lakegc/pathprovider"
@@ -70,6 +71,10 @@ func newLake(bucket *blob.Bucket, namespace string, clock *simClock, touch func(
 // a GC never deletes it.
 func (l *lake) createRepository(ctx context.Context, rules *retention.Rules) error {
 	if err := l.write(ctx, "dummy", nil); err != nil {
+		return err
+	}
+	// lakegc's own marker, naming the namespace: Collect checks it.
+	if err := lakegc.InitNamespace(ctx, lakegc.Config{Bucket: l.bucket, Namespace: l.namespace}); err != nil {
 		return err
 	}
 	if err := l.store.createBranch("main", ""); err != nil {

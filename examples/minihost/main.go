@@ -146,6 +146,10 @@ func run(ctx context.Context, dir string, sweep bool) (*lakegc.Report, error) {
 	if err = cmp.Or(err, retention.NewRulesStore(bucket).Save(ctx, &retention.Rules{DefaultRetentionDays: 1})); err != nil {
 		return nil, err
 	}
+	// The host marks the repository's folder when it creates it.
+	if err := lakegc.InitNamespace(ctx, lakegc.Config{Bucket: bucket, Namespace: "file://" + dir}); err != nil {
+		return nil, err
+	}
 	return lakegc.Collect(ctx, lakegc.Host{Staging: s, Commits: s, Committed: s}, lakegc.Config{
 		Bucket: bucket, Namespace: "file://" + dir, Repository: "mini", Sweep: sweep,
 		Clock: func() time.Time { return time.Now().Add(72 * time.Hour) },

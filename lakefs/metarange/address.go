@@ -4,14 +4,15 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/lakegc/lakegc/internal/nsaddr"
 )
 
 // namespace is a repository's storage namespace as lakeFS reports it
-// ("s3://bucket/prefix"), in the two forms a full address is compared with.
+// ("s3://bucket/prefix"), parsed by the module's one rule for full
+// addresses (internal/nsaddr).
 type namespace struct {
-	prefix  string // the namespace with one trailing '/', as lakeFS's GC clients strip it
-	storage string // lakeFS's storage type of its scheme
-	loc     string // its host (lower case) and path, as lakeFS resolves them, with one trailing '/'
+	ns *nsaddr.Namespace
 }
 
 // What became of an entry's address.
@@ -20,30 +21,30 @@ type outcome int
 const (
 	asStored     outcome = iota // kept as stored: a relative address
 	madeRelative                // a full address inside the namespace, kept relative to it
-	outside                     // a full address outside the namespace, dropped
+	outside                     // a full address outside the namespace: only its tail kept
+	mismatch                    // a full address naming the namespace in another spelling: an error
 )
 
 func parseNamespace(s string) (namespace, error) {
 	storage, loc, ok := resolveFull(s)
-	if !ok || !hasScheme(s) || strings.Trim(loc, "/") == "" {
+	if !ok || storage == "" || !nsaddr.HasScheme(s) || strings.Trim(loc, "/") == "" {
 		return namespace{}, fmt.Errorf("%w: storage namespace %q is not a URI of a storage lakeFS knows", ErrInvalidInput, s)
 	}
-	return namespace{
-		prefix:  strings.TrimRight(s, "/") + "/",
-		storage: storage,
-		loc:     strings.TrimRight(loc, "/") + "/",
-	}, nil
+	ns, err := nsaddr.New(s, "data") // lakeFS's data folder, for the tails
+	if err != nil {
+		return namespace{}, fmt.Errorf("%w: storage namespace %q: %v", ErrInvalidInput, s, err)
+	}
+	return namespace{ns: ns}, nil
 }
 
 // keys appends to dst the keys, relative to the namespace, that keep the
 // object of an entry's address, and says why. A relative address is kept
-// as stored. A full one inside the namespace is kept relative to it, in the
-// form lakeFS's GC clients use (the string after the namespace) and, when
-// it differs (a scheme in upper case, a percent-escape), the key lakeFS's
-// own resolution of the URI gives: keeping both is safe. A full address
-// without a URI scheme is kept as stored, as lakeFS's Spark GC keeps it.
-// Any other full address is outside the namespace: its object is not in the
-// namespace's listing, so there is nothing to keep.
+// as stored. A full one inside the namespace gives every key some lakeFS
+// version or adapter could have stored its object at (see the package
+// documentation); one that names the namespace in another spelling is a
+// mismatch, which fails the iteration; one outside it gives its tail, if
+// its path ends with a key shape lakeFS writes. A full address without a
+// URI scheme is kept as stored, as lakeFS's Spark GC keeps it.
 //
 // An address of the deprecated type is full when lakeFS would resolve it so
 // (a URI of a known storage scheme) and relative otherwise.
@@ -51,27 +52,20 @@ func (ns *namespace) keys(dst []string, address string, typ addressType) ([]stri
 	if typ == relative {
 		return append(dst, address), asStored
 	}
-	storage, loc, resolved := resolveFull(address)
-	if typ == byPrefixDeprecated && !resolved {
+	if _, _, resolved := resolveFull(address); typ == byPrefixDeprecated && !resolved {
 		return append(dst, address), asStored
 	}
-	n := len(dst)
-	if len(address) > len(ns.prefix) && strings.HasPrefix(address, ns.prefix) {
-		dst = append(dst, address[len(ns.prefix):])
+	if !nsaddr.IsFull(address) {
+		return append(dst, address), asStored
 	}
-	if resolved && storage == ns.storage && len(loc) > len(ns.loc) && strings.HasPrefix(loc, ns.loc) {
-		if k := loc[len(ns.loc):]; len(dst) == n || dst[n] != k {
-			dst = append(dst, k)
-		}
-	}
-	switch {
-	case len(dst) > n:
+	dst, class := ns.ns.Classify(dst, address)
+	switch class {
+	case nsaddr.Inside:
 		return dst, madeRelative
-	case !hasScheme(address):
-		return append(dst, address), asStored
-	default:
-		return dst, outside
+	case nsaddr.Mismatch:
+		return dst, mismatch
 	}
+	return dst, outside
 }
 
 // resolveFull resolves a full address as lakeFS's block package does: a
@@ -110,23 +104,4 @@ func storageType(scheme string) string {
 		return "azure"
 	}
 	return ""
-}
-
-// hasScheme reports whether s starts with "<scheme>://", scheme being
-// ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) as in RFC 3986.
-func hasScheme(s string) bool {
-	i := strings.Index(s, "://")
-	if i <= 0 {
-		return false
-	}
-	for j := 0; j < i; j++ {
-		c := s[j]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
-		case j > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
-		default:
-			return false
-		}
-	}
-	return true
 }

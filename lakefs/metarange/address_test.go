@@ -31,7 +31,16 @@ func TestNamespaceKeys(t *testing.T) {
 		{"s3://bucket/repo", "S3://bucket/repo/x", full, []string{"x"}, madeRelative},
 		{"s3://bucket/repo", "s3://Bucket/repo/x", full, []string{"x"}, madeRelative},
 		{"s3://bucket/repo", "s3://bucket/repo/a%20b", full, []string{"a%20b", "a b"}, madeRelative},
-		{"s3://bucket/repo", "s3://bucket/repo/a%2Fb", full, []string{"a%2Fb"}, madeRelative},
+		// lakeFS since PR #9464 (September 2025) resolves the raw path,
+		// before it the decoded one: a repository written by both holds
+		// both keys.
+		{"s3://bucket/repo", "s3://bucket/repo/a%2Fb", full, []string{"a%2Fb", "a/b"}, madeRelative},
+		{"s3://bucket/repo", "s3://bucket/repo/data/year%3D2024/part-0", full, []string{"data/year%3D2024/part-0", "data/year=2024/part-0"}, madeRelative},
+		// Azure: any endpoint domain of the account, the blob name trimmed
+		// and decoded, as lakeFS's adapter resolves it.
+		{"https://acct.blob.core.windows.net/c/repo", "https://acct.dfs.core.windows.net/c/repo/x", full, []string{"x"}, madeRelative},
+		{"https://acct.blob.core.windows.net/c/repo", "https://acct.blob.core.windows.net/c/repo/x/", full, []string{"x/", "x"}, madeRelative},
+		{"https://acct.blob.core.windows.net/c/repo", "https://acct.blob.core.windows.net/c/repo/k%3Dv", full, []string{"k%3Dv", "k=v"}, madeRelative},
 		{"http://acct.blob.core.windows.net/c/repo", "https://acct.blob.core.windows.net/c/repo/x", full, []string{"x"}, madeRelative},
 		// Not parsed by lakeFS, but what its GC clients strip.
 		{"s3://bucket/repo", "s3://bucket/repo/%zz", full, []string{"%zz"}, madeRelative},
@@ -44,6 +53,16 @@ func TestNamespaceKeys(t *testing.T) {
 		{"s3://bucket/repo", "s3://bucket/repo", full, nil, outside},
 		{"s3://bucket/repo", "s3://bucket/repo/", full, nil, outside},
 		{"s3://bucket/repo", "ftp://bucket/repo2/x", full, nil, outside},
+		{"https://acct.blob.core.windows.net/c/repo", "https://other.dfs.core.windows.net/c/repo/x", full, nil, outside},
+		// ... but for the tail of a lakeFS key shape.
+		{"s3://bucket/repo", "s3://imports/data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0", full, []string{"data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0"}, outside},
+
+		// The namespace in another spelling: a mismatch, which fails the
+		// iteration.
+		{"s3://bucket/repo", "s3a://bucket/repo/x", full, nil, mismatch},
+		{"s3://bucket/repo", "s3://bucket/./repo/x", full, nil, mismatch},
+		{"s3://bucket/repo", "s3://bucket/re%70o/x", full, nil, mismatch},
+		{"local:///var/lakefs/repo", "local:///var/lakefs//repo/x", full, nil, mismatch},
 		{"local://repo", "local://repo2/x", full, nil, outside},
 		// A "full" address that is not a URI is kept, as lakeFS's Spark GC does.
 		{"s3://bucket/repo", "data/x", full, []string{"data/x"}, asStored},

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 
 	"gocloud.dev/blob"
+
+	"github.com/lakegc/lakegc/internal/nsaddr"
 )
 
 // Errors of Addresses, wrapped with what failed.
@@ -23,6 +25,12 @@ var (
 	// ErrLimit: a table larger than WithMaxFileSize, or more distinct ranges
 	// than WithMaxRanges.
 	ErrLimit = errors.New("metarange: over a limit")
+	// ErrNamespaceMismatch: an entry's full address names the storage
+	// namespace in another spelling than the one given (an S3 scheme alias
+	// such as s3a, ".." or doubled slashes, percent-escapes), or is outside
+	// it while its tail is an object of the bucket. Its object would be
+	// left out of the keep set: the iteration stops.
+	ErrNamespaceMismatch = errors.New("metarange: an address names the namespace in another spelling")
 )
 
 // Stats are the running totals of an iteration of Addresses.
@@ -35,7 +43,7 @@ type Stats struct {
 	Entries         int64 // entries of the ranges read
 	AsStored        int64 // entries kept with their address as stored: a relative one
 	MadeRelative    int64 // entries whose full address inside the namespace was made relative
-	Outside         int64 // entries whose full address is outside the namespace: dropped
+	Outside         int64 // entries whose full address is outside the namespace, such as imports: only a tail of a lakeFS key shape kept
 	Done            bool  // the iteration has ended: this is the last call
 }
 
@@ -81,6 +89,7 @@ type run struct {
 	cfg        *config
 	bucket     *blob.Bucket
 	ns         namespace
+	prober     *nsaddr.Prober // of the tails of addresses outside the namespace
 	metaRanges []id
 	ranges     *idSet
 	files      chan struct{} // a token per table held in memory
@@ -115,6 +124,7 @@ func newRun(bucket *blob.Bucket, storageNamespace string, metaRangeIDs []string,
 		cfg:    cfg,
 		bucket: bucket,
 		ns:     ns,
+		prober: nsaddr.NewProber(bucket, ns.ns.String(), nsaddr.DefaultProbes),
 		ranges: newIDSet(cfg.maxRanges),
 		files:  make(chan struct{}, cfg.concurrency),
 	}
@@ -329,7 +339,7 @@ func (r *run) readRange(ctx context.Context, rg id, out chan<- batch) error {
 		keys    []string
 		record  int
 		entries int64
-		counts  [outside + 1]int64
+		counts  [mismatch + 1]int64
 	)
 	send := func(last bool) error {
 		select {
@@ -356,6 +366,18 @@ func (r *run) readRange(ctx context.Context, rg id, out chan<- batch) error {
 		} else {
 			var oc outcome
 			keys, oc = r.ns.keys(keys[:0], string(address), typ)
+			switch {
+			case oc == mismatch:
+				_, _, err := r.ns.ns.Check(nil, string(address))
+				return fmt.Errorf("%w: range %s: record %d: %w", ErrNamespaceMismatch, rg, record, err)
+			case oc == outside && len(keys) > 0:
+				if err := r.prober.Probe(ctx, string(address), keys[0]); err != nil {
+					if errors.Is(err, nsaddr.ErrMismatch) {
+						err = fmt.Errorf("%w: range %s: %w", ErrNamespaceMismatch, rg, err)
+					}
+					return err
+				}
+			}
 			for _, k := range keys {
 				b.addString(k)
 			}

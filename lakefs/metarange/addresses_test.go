@@ -390,3 +390,37 @@ func waitGoroutines(t *testing.T, want int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A full address that names the namespace in another spelling fails the
+// iteration (ErrNamespaceMismatch), and so does one outside it whose tail,
+// a key of lakeFS's shape, is an object of the bucket; a tail the bucket
+// does not hold is kept, a leak at worst.
+func TestAddressesNamespaceMismatch(t *testing.T) {
+	ctx := context.Background()
+	const tail = "data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0"
+	for _, c := range []struct {
+		address string
+		put     bool // the bucket holds the tail
+		want    error
+	}{
+		{"s3a://bucket/repo/" + tail, false, ErrNamespaceMismatch},
+		{"s3://bucket//repo/" + tail, false, ErrNamespaceMismatch},
+		{"file:///srv/lake/repo/" + tail, true, ErrNamespaceMismatch},
+		{"file:///srv/lake/repo/" + tail, false, nil},
+	} {
+		repo := newFixtureRepo(t, lakeFSOptions)
+		if c.put {
+			if err := repo.bucket.WriteAll(ctx, tail, []byte("live"), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m := repo.addMetaRange(repo.addRange([]fixtureEntry{{"a", c.address, full}}))
+		addrs, _, err := collect(ctx, repo.bucket, []string{m})
+		if !errors.Is(err, c.want) || (c.want != nil) != (err != nil) {
+			t.Errorf("%s (tail held %v): %v, want %v", c.address, c.put, err, c.want)
+		}
+		if err == nil && !slices.Equal(addrs, []string{tail}) {
+			t.Errorf("%s: addresses %q, want its tail", c.address, addrs)
+		}
+	}
+}

@@ -32,12 +32,25 @@
 // stores the address it handed out with its signature,
 // data/<slice>/<xid>,<signature>, and the object was uploaded to exactly
 // that key, which is what the namespace's listing shows. A full address
-// (a URI) inside the namespace is kept relative to it: the string after the
-// namespace, as lakeFS's GC clients strip it, and also, when lakeFS's own
-// resolution of the URI gives another key (a scheme in upper case, a
-// percent-escape), that key: keeping both is safe. A full address outside
-// the namespace is dropped, and counted (Stats.Outside): its object is not
-// in the namespace's listing. An address of the deprecated type, left by
+// (a URI) inside the namespace gives every key some lakeFS version or
+// adapter could have stored its object at, all kept: the string after the
+// namespace, as lakeFS's GC clients strip it; lakeFS's resolution of the
+// URI since PR #9464 (September 2025), its raw path when Go keeps one
+// ("data/year%3D2024/part-0"); the decoded path, which lakeFS resolved
+// before that PR ("data/year=2024/part-0"); and for Azure the decoded blob
+// name with the slashes around it trimmed, through any endpoint domain of
+// the account (blob.core.windows.net, dfs.core.windows.net), as lakeFS's
+// Azure adapter reaches it. Keeping a key that names no object costs
+// nothing. A full address that names the namespace in another spelling (an
+// S3 scheme alias such as s3a, "." or ".." segments, doubled slashes,
+// percent-escapes, a file URI's other forms) stops the iteration with
+// ErrNamespaceMismatch: the namespace given is not the one lakeFS writes.
+// A full address outside the namespace, an import, is counted
+// (Stats.Outside); when its path ends with a key shape lakeFS writes
+// ("data/<slice>/<xid>", a flat hex name) that key is kept too, and the
+// first 64 distinct such keys are looked up in the bucket: one that exists
+// is the namespace's object in another spelling, and stops the iteration
+// with ErrNamespaceMismatch. An address of the deprecated type, left by
 // old commits, is full when lakeFS would parse it as a URI of one of its
 // storages, and relative otherwise.
 //

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -242,13 +243,17 @@ func FuzzValue(f *testing.F) {
 }
 
 // FuzzAddress checks the outcomes of the address rules: a relative address
-// is kept as stored, a full one inside the namespace yields one or two
-// non-empty keys, one outside yields none.
+// is kept as stored, a full one inside the namespace yields non-empty keys
+// (at most four: as written, raw, decoded, Azure's trimmed), one outside at
+// most its tail, a mismatch none.
 func FuzzAddress(f *testing.F) {
 	f.Add("s3://bucket/repo", "s3://bucket/repo/data/x", uint8(full))
 	f.Add("s3://bucket/repo", "S3://BUCKET/repo/a%20b", uint8(full))
 	f.Add("s3://bucket/repo", "data/x", uint8(relative))
 	f.Add("local:///var/repo", "4d2f", uint8(byPrefixDeprecated))
+	f.Add("s3://bucket/repo", "s3a://bucket/repo/x", uint8(full))
+	f.Add("s3://bucket/repo", "gs://b/data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0", uint8(full))
+	f.Add("https://acct.blob.core.windows.net/c/repo", "https://acct.dfs.core.windows.net/c/repo/k%3Dv/", uint8(full))
 	f.Fuzz(func(t *testing.T, namespace, address string, typ uint8) {
 		ns, err := parseNamespace(namespace)
 		if err != nil {
@@ -262,13 +267,19 @@ func FuzzAddress(f *testing.F) {
 				t.Fatalf("kept as stored: %q", keys)
 			}
 		case madeRelative:
-			if len(keys) == 0 || len(keys) > 2 || keys[0] == "" || keys[len(keys)-1] == "" || at == relative {
+			if len(keys) == 0 || len(keys) > 4 || slices.Contains(keys, "") || at == relative {
 				t.Fatalf("made relative: %q", keys)
 			}
 		case outside:
-			if len(keys) != 0 || at == relative {
+			if len(keys) > 1 || at == relative {
 				t.Fatalf("outside: %q", keys)
 			}
+		case mismatch:
+			if len(keys) != 0 || at == relative {
+				t.Fatalf("mismatch: %q", keys)
+			}
+		default:
+			t.Fatalf("outcome %d", oc)
 		}
 	})
 }

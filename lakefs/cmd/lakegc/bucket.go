@@ -44,3 +44,15 @@ func openNamespace(ctx context.Context, ns, blockstorePath string, opts ...names
 	}
 	return resolved, b, nil
 }
+
+// localDeleter returns, for a local namespace, the deleter that removes
+// exactly a key's file (namespace.LocalDeleter): fileblob's own Delete
+// also removes "<key>.attrs", another object of lakeFS's local blockstore.
+// It returns nil for the other kinds.
+func localDeleter(ns, blockstorePath string) (*namespace.LocalDeleter, error) {
+	n, err := namespace.Parse(ns)
+	if err != nil || n.Kind != namespace.Local {
+		return nil, err
+	}
+	return n.LocalDeleter(namespace.WithLocalRoot(blockstorePath))
+}

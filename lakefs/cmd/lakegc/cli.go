@@ -93,7 +93,7 @@ func version() string {
 type gcOptions struct {
 	endpoint, accessKeyID, secretAccessKey string
 	repo                                   string
-	sweep, json, optimized                 bool
+	sweep, json, optimized, initNamespace  bool
 	minAge                                 time.Duration
 	memory                                 int64
 	blockstorePath                         string
@@ -119,6 +119,7 @@ func parseGC(args []string, getenv func(string) string, stdout, stderr io.Writer
 	memory := fs.String("memory", "256MiB", "memory budget of the mark's key buffers, e.g. 64MiB, 1GiB")
 	fs.StringVar(&o.blockstorePath, "blockstore-path", "", "lakeFS's local blockstore folder (blockstore.local.path), for a local:// repository (env "+envBlockstorePath+")")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON on stdout")
+	fs.BoolVar(&o.initNamespace, "init-namespace", false, "first write lakegc's marker naming the repository's namespace into its folder, for a repository without lakeFS's marker (_lakefs/dummy), such as one created bare for a refs restore: only after checking the namespace is the repository's own folder")
 	fs.BoolVar(&o.optimized, "optimized", false, "start the mark from the repository's latest run: list only the slices written since it (less a margin), and judge older ones from its records; a clean run when unsure, and every 7th run")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: lakegc gc --endpoint URL --repo NAME [--sweep] [--optimized] [--min-age 24h] [--memory 256MiB] [--json]
@@ -296,6 +297,9 @@ func summarize(w io.Writer, repo string, rep *lakegc.Report) {
 	m := rep.Mark
 	fmt.Fprintf(w, "repository %s: %d kept commits, %d objects listed, %d kept, %d garbage (older than %s)\n",
 		repo, rep.Commits.Active, m.Listed, m.Kept, m.Summary.NumDeletedObjects, m.Summary.CutoffTime.Format(time.RFC3339))
+	if m.Foreign > 0 {
+		fmt.Fprintf(w, "%d addresses outside the namespace (imports; their objects are not in it), such as %s\n", m.Foreign, m.ForeignSample[0])
+	}
 	if rep.Sweep == nil {
 		fmt.Fprintf(w, "dry run: nothing deleted; the candidates are listed under %s (run with --sweep to delete them)\n", m.Report)
 		return

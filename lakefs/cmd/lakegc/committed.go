@@ -23,5 +23,5 @@ func (h *lakeFSHost) CommittedAddresses(ctx context.Context, active []retention.
 
 // ranges shows the reading of the committed metadata.
 func (p *progress) ranges(s metarange.Stats) {
-	p.set(fmt.Sprintf("ranges: %d metaranges, %d ranges read (%d shared), %d entries", s.MetaRanges, s.Ranges, s.SharedRanges, s.Entries), s.Done)
+	p.set(fmt.Sprintf("ranges: %d metaranges, %d ranges read (%d shared), %d entries, %d outside the namespace", s.MetaRanges, s.Ranges, s.SharedRanges, s.Entries, s.Outside), s.Done)
 }

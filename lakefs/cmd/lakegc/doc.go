@@ -1,7 +1,7 @@
 // Command lakegc collects the garbage of a running lakeFS repository
 // without Spark: lakeFS's "Standalone GC", on one machine.
 //
-//	lakegc gc --endpoint URL --repo NAME [--sweep] [--optimized] [--min-age 24h] [--memory 256MiB] [--json]
+//	lakegc gc --endpoint URL --repo NAME [--sweep] [--optimized] [--min-age 24h] [--memory 256MiB] [--json] [--init-namespace]
 //	lakegc version
 //
 // Credentials come from the flags or from lakectl's environment variables
@@ -36,6 +36,23 @@
 // a margin of a day and an hour, and judges the older ones from the records
 // the run left beside its report. It runs clean when unsure, and every
 // seventh run (package sweep, "Clean and optimized runs").
+//
+// # Namespace identity
+//
+// Before anything is marked, the namespace's folder must hold lakeFS's
+// marker (_lakefs/dummy, written when lakeFS creates a repository; "dummy"
+// at the top level for lakeFS before v0.90) or lakegc's (_lakefs/lakegc.json):
+// a repository created bare, for a refs restore, has neither, and the run
+// fails naming --init-namespace, which writes lakegc's marker first — give
+// it only once the namespace is known to be the repository's own folder.
+// A full address of a staged object or a committed entry that names the
+// namespace in another spelling (s3a://, "..", doubled slashes,
+// percent-escapes) fails the run (lakegc.ErrNamespaceMismatch); one outside
+// it, an import, is counted in the report (mark.foreign). A full address
+// inside keeps every key lakeFS's versions could have stored its object at
+// (package metarange). On the local blockstore, the sweep removes exactly
+// each marked file (namespace.LocalDeleter), never a live "<key>.attrs"
+// object beside it.
 //
 // # Staged linked objects
 //

@@ -79,6 +79,18 @@ func collect(ctx context.Context, client *api.Client, o gcOptions, logger *slog.
 		Sweep:         o.sweep,
 		Optimized:     o.optimized,
 	}
+	if d, err := localDeleter(repo.StorageNamespace, o.blockstorePath); err != nil {
+		return nil, err
+	} else if d != nil {
+		cfg.BatchDeleter = d
+	}
+	if o.initNamespace {
+		// A bare repository has no marker of lakeFS's: the operator names
+		// the folder as the repository's.
+		if err := lakegc.InitNamespace(ctx, lakegc.Config{Bucket: bucket, Namespace: resolved, StoragePrefix: storagePrefix}); err != nil {
+			return nil, err
+		}
+	}
 	if !o.now.IsZero() {
 		offset := time.Until(o.now)
 		cfg.Clock = func() time.Time { return time.Now().Add(offset) }
@@ -149,7 +161,7 @@ func (h *lakeFSHost) stagedAddresses(ctx context.Context) (iter.Seq2[string, err
 	}
 	defer f.Close()
 	w := bufio.NewWriter(f)
-	var n, outside int64
+	var n int64
 	for branch, err := range h.client.ListBranches(ctx, h.repo, true) {
 		if err != nil {
 			return nil, 0, lakeFSError(err)
@@ -176,9 +188,6 @@ func (h *lakeFSHost) stagedAddresses(ctx context.Context) (iter.Seq2[string, err
 			}
 			key, ok := h.relative(st.PhysicalAddress)
 			if !ok {
-				// Outside the namespace: not in its listing, nothing to keep.
-				outside++
-				h.logger.Warn("lakegc: staged object outside the namespace", "branch", branch, "path", ch.Path, "address", st.PhysicalAddress)
 				continue
 			}
 			if strings.ContainsAny(key, "\n\r") {
@@ -197,30 +206,30 @@ func (h *lakeFSHost) stagedAddresses(ctx context.Context) (iter.Seq2[string, err
 	if err := f.Close(); err != nil {
 		return nil, 0, err
 	}
-	if outside > 0 {
-		h.logger.Warn("lakegc: staged objects outside the namespace, not in its listing", "objects", outside)
-	}
 	return fileLines(f.Name()), n, nil
 }
 
-// relative makes a physical address a key of the namespace: relative
-// addresses as they are, full ones under the namespace as lakeFS spells it
-// in addresses or as the repository names it, compared as the export
-// compares them (uncommitted.CutNamespace: the scheme and host regardless
-// of case), so that no spelling of a staged object leaves it unprotected.
+// relative makes a staged physical address an address Collect reads: a
+// relative one as it is; a full one under one of the spellings lakeFS
+// itself uses for the namespace (the repository's, and on the local
+// blockstore the object API's doubled path) respelled under the resolved
+// namespace; any other full one as it is. Collect applies the one rule of
+// full addresses to them all: every key lakeFS could have stored the
+// object at kept, another spelling of the namespace an error
+// (lakegc.ErrNamespaceMismatch), an import counted.
 func (h *lakeFSHost) relative(address string) (string, bool) {
-	if !strings.Contains(address, "://") {
+	if !strings.Contains(address, ":") {
 		return address, address != ""
 	}
-	for _, ns := range []string{h.resolved, h.namespace, h.doubled} {
-		if ns == "" {
+	for _, ns := range []string{h.namespace, h.doubled} {
+		if ns == "" || ns == h.resolved {
 			continue
 		}
 		if key, ok := uncommitted.CutNamespace(ns, address); ok {
-			return key, true
+			return h.resolved + "/" + key, true
 		}
 	}
-	return "", false
+	return address, true
 }
 
 // ActiveCommits runs lakeFS's prepare_commits: lakeFS applies its rules to

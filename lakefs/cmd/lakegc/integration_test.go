@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,4 +82,47 @@ func TestIntegrationGC(t *testing.T) {
 	h.VerifyAfterGC(t, s)
 	t.Logf("optimized run: %s, previous %s, %d slices listed, %d skipped, reason %q",
 		rep.Mark.Summary.RunKind, rep.Mark.Summary.PreviousRunID, rep.Mark.Summary.SlicesListed, rep.Mark.Summary.SlicesSkipped, rep.Mark.Summary.CleanReason)
+}
+
+// TestIntegrationBareRepository: a repository without lakeFS's marker (one
+// created bare, for a refs restore; here the marker is removed by hand) is
+// refused before anything is read or written, with a clear error; with
+// --init-namespace lakegc writes its own marker and collects. Needs a
+// lakeFS on the local blockstore (LAKEFS_BIN).
+func TestIntegrationBareRepository(t *testing.T) {
+	s := lakefstest.Start(t)
+	if s.External || s.BlockstorePath == "" {
+		t.Skip("needs a lakeFS of this test's own on the local blockstore")
+	}
+	h := lakefstest.BuildHistory(t, s, "lakegc-bare")
+	folder, ok := strings.CutPrefix(h.AddressNamespace, "local://")
+	if !ok {
+		t.Skipf("namespace %s is not local", h.Namespace)
+	}
+	if err := os.Remove(filepath.Join(filepath.FromSlash(folder), "_lakefs", "dummy")); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{
+		api.EnvEndpointURL:     s.Endpoint,
+		api.EnvAccessKeyID:     s.AccessKeyID,
+		api.EnvSecretAccessKey: s.SecretAccessKey,
+		envBlockstorePath:      s.BlockstorePath,
+		envNow:                 h.Built.Add(3 * 24 * time.Hour).Format(time.RFC3339),
+	}
+	gc := func(args ...string) (int, string) {
+		var stdout, stderr bytes.Buffer
+		code := run(t.Context(), append([]string{"gc", "--repo", h.Repo}, args...), func(k string) string { return env[k] }, &stdout, &stderr)
+		return code, stderr.String()
+	}
+	if code, logs := gc("--sweep"); code != exitFailed || !strings.Contains(logs, "no repository marker") || !strings.Contains(logs, "--init-namespace") {
+		t.Fatalf("without a marker: exit %d\n%s", code, logs)
+	}
+	h.VerifyBeforeGC(t, s)
+	if code, logs := gc("--sweep", "--init-namespace"); code != exitOK {
+		t.Fatalf("--init-namespace: exit %d\n%s", code, logs)
+	}
+	h.VerifyAfterGC(t, s)
+	if code, logs := gc(); code != exitOK {
+		t.Fatalf("after --init-namespace, without it: exit %d\n%s", code, logs)
+	}
 }

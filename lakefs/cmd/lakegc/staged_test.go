@@ -106,14 +106,36 @@ func TestStagedAddresses(t *testing.T) {
 			},
 			"_hidden": {{"type": "added", "path": "h", "path_type": "object"}},
 		},
-		// A scheme and host spelled in capitals name the same object: a
-		// reader of the URI reads the namespace's object, so it is kept.
+		// Full addresses go to Collect as they are: it keeps every key
+		// their objects may have (a scheme and host in capitals name the
+		// namespace's object), and refuses another spelling.
 		stats: map[string]string{"main/a": "s3://b/repo1/data/a", "main/b": "data/b", "main/spelled": "S3://B/repo1/data/s",
 			"_hidden/h": "s3://b/repo1/data/h,sig"},
 	}
 	got, err := stagedOf(t, f)
-	if want := []string{"data/a", "data/b", "data/s", "data/h,sig"}; err != nil || !slices.Equal(got, want) {
+	if want := []string{"s3://b/repo1/data/a", "data/b", "S3://B/repo1/data/s", "s3://b/repo1/data/h,sig"}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("staged %q, %v; want %q", got, err, want)
+	}
+}
+
+// The spellings lakeFS itself uses for a local namespace — the
+// repository's local://repo1 and the object API's doubled path — are
+// respelled under the resolved namespace, which Collect knows; any other
+// full address is passed on as it is, for Collect to judge.
+func TestRelativeRespellsLakeFSSpellings(t *testing.T) {
+	h := &lakeFSHost{namespace: "local://repo1", resolved: "local:///bs/repo1", doubled: "local:///bs/bs/repo1"}
+	for in, want := range map[string]string{
+		"data/x":                       "data/x",
+		"local://repo1/data/x":         "local:///bs/repo1/data/x",
+		"local:///bs/bs/repo1/data/x":  "local:///bs/repo1/data/x",
+		"local:///bs/repo1/data/x":     "local:///bs/repo1/data/x",
+		"local:///elsewhere/data/x":    "local:///elsewhere/data/x",
+		"file:///bs/repo1/data/x":      "file:///bs/repo1/data/x",
+		"local://repo1/data/k%3Dv,sig": "local:///bs/repo1/data/k%3Dv,sig",
+	} {
+		if got, ok := h.relative(in); !ok || got != want {
+			t.Errorf("relative(%q) = %q, %v; want %q", in, got, ok, want)
+		}
 	}
 }
 

@@ -1,0 +1,243 @@
+package lakegc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
+
+	"github.com/lakegc/lakegc/internal/layout"
+	"github.com/lakegc/lakegc/internal/nsaddr"
+	"github.com/lakegc/lakegc/uncommitted"
+)
+
+// ErrNamespaceMismatch is wrapped by the error of a cycle whose Bucket,
+// Namespace and the addresses the host stores do not name the same place in
+// the same spelling: a full address that names the namespace's place in
+// another spelling (another scheme for S3 such as s3a, a file URI's other
+// forms, local:// with the folder's absolute path, ".." or doubled
+// slashes, percent-escapes, a symbolic link to the folder), a full address
+// outside the namespace whose tail is an object of the bucket, or
+// lakegc's marker naming another namespace. Nothing is marked: set
+// Config.Namespace as the host spells its addresses.
+var ErrNamespaceMismatch = errors.New("lakegc: the namespace is not spelled as the host's addresses")
+
+// ErrNoNamespaceMarker is wrapped by the error of a cycle whose Bucket holds
+// no repository marker: neither lakeFS's (<StoragePrefix>/dummy, or dummy at
+// the top level for lakeFS before v0.90) nor lakegc's
+// (<StoragePrefix>/lakegc.json, written by InitNamespace). Such a bucket is
+// likely rooted at the wrong folder — a shared bucket's root, the parent of
+// the repository's folder — where the mark would take other tenants'
+// objects for garbage. Nothing is read or written.
+var ErrNoNamespaceMarker = errors.New("lakegc: no repository marker in the bucket")
+
+// markerName is lakegc's marker, under the storage prefix.
+const markerName = "lakegc.json"
+
+// maxMarkerSize bounds what the marker check reads.
+const maxMarkerSize = 64 << 10
+
+// namespaceMarker is the content of lakegc's marker.
+type namespaceMarker struct {
+	// Namespace is the namespace's URI, as the host spells its addresses.
+	Namespace string `json:"namespace"`
+}
+
+// InitNamespace writes lakegc's marker of cfg.Namespace into cfg.Bucket,
+// at <StoragePrefix>/lakegc.json: a host calls it when it creates a
+// repository, as lakeFS writes its own marker, so that Collect can tell a
+// bucket rooted at the repository's folder from one rooted elsewhere. Only
+// Bucket, Namespace, StoragePrefix and DataPrefix of cfg are used.
+//
+// A marker of the same namespace (the same spelling, scheme and authority
+// regardless of case) is left as it is; one of another namespace is not
+// overwritten, and the error wraps ErrNamespaceMismatch. The marker is
+// written only if absent where the bucket's driver supports it (a
+// conditional write), so two hosts racing to mark one folder cannot both
+// succeed with different namespaces. A lakeFS repository created bare
+// (for a refs restore) has no marker of lakeFS's: after checking that the
+// bucket is rooted at its folder, write lakegc's with InitNamespace.
+func InitNamespace(ctx context.Context, cfg Config) error {
+	if cfg.Bucket == nil {
+		return fmt.Errorf("%w: no Bucket", ErrInvalidConfig)
+	}
+	if cfg.StoragePrefix == "" {
+		cfg.StoragePrefix = DefaultStoragePrefix
+	}
+	ns, err := nsaddr.New(cfg.Namespace, DefaultDataPrefix)
+	if err != nil {
+		return fmt.Errorf("%w: Namespace %q is not a URI such as s3://bucket/repo", ErrInvalidConfig, cfg.Namespace)
+	}
+	if cfg.DataPrefix == "" {
+		cfg.DataPrefix = DefaultDataPrefix
+	}
+	if err := validPrefixes(cfg.StoragePrefix, cfg.DataPrefix); err != nil {
+		return err
+	}
+	key := cfg.StoragePrefix + "/" + markerName
+	b, err := json.Marshal(namespaceMarker{Namespace: ns.String()})
+	if err != nil {
+		return err
+	}
+	for range 2 {
+		have, found, err := readMarker(ctx, cfg.Bucket, key)
+		if err != nil {
+			return fmt.Errorf("lakegc: init namespace: %w", err)
+		}
+		if found {
+			if !ns.SameSpelling(have) {
+				return fmt.Errorf("%w: %s marks namespace %q, not %q", ErrNamespaceMismatch, key, have, ns)
+			}
+			return nil
+		}
+		err = cfg.Bucket.WriteAll(ctx, key, append(b, '\n'), &blob.WriterOptions{ContentType: "application/json", IfNotExist: true})
+		switch gcerrors.Code(err) {
+		case gcerrors.OK:
+			return nil
+		case gcerrors.FailedPrecondition:
+			continue // written meanwhile: read it
+		case gcerrors.Unimplemented:
+			// The driver has no conditional write: the read above found none.
+			err = cfg.Bucket.WriteAll(ctx, key, append(b, '\n'), &blob.WriterOptions{ContentType: "application/json"})
+		}
+		if err != nil {
+			return fmt.Errorf("lakegc: init namespace: %w", err)
+		}
+		return nil
+	}
+	return fmt.Errorf("lakegc: init namespace: %s keeps changing", key)
+}
+
+// readMarker reads lakegc's marker at key: found is false when there is
+// none.
+func readMarker(ctx context.Context, bucket *blob.Bucket, key string) (namespace string, found bool, err error) {
+	r, err := bucket.NewReader(ctx, key, nil)
+	if gcerrors.Code(err) == gcerrors.NotFound && ctx.Err() == nil {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	defer r.Close()
+	b, err := io.ReadAll(io.LimitReader(r, maxMarkerSize+1))
+	if err != nil {
+		return "", false, err
+	}
+	var m namespaceMarker
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if len(b) > maxMarkerSize || dec.Decode(&m) != nil || m.Namespace == "" {
+		return "", false, fmt.Errorf("%w: %s is not lakegc's marker", ErrNamespaceMismatch, key)
+	}
+	return m.Namespace, true, nil
+}
+
+// checkMarker proves, before anything is read or written, that the bucket
+// is rooted at a repository's folder: it holds lakegc's marker of this
+// namespace, or lakeFS's marker.
+func (c *cycle) checkMarker(ctx context.Context) error {
+	key := c.cfg.StoragePrefix + "/" + markerName
+	have, found, err := readMarker(ctx, c.cfg.Bucket, key)
+	if err != nil {
+		return fmt.Errorf("lakegc: namespace marker: %w", err)
+	}
+	if found {
+		if !c.ns.SameSpelling(have) {
+			return fmt.Errorf("%w: the bucket's marker %s names namespace %q, Config.Namespace is %q", ErrNamespaceMismatch, key, have, c.cfg.Namespace)
+		}
+		return nil
+	}
+	for _, k := range []string{c.cfg.StoragePrefix + "/" + layout.MarkerName, layout.MarkerName} {
+		ok, err := c.cfg.Bucket.Exists(ctx, k)
+		if err != nil {
+			return fmt.Errorf("lakegc: namespace marker: %w", err)
+		}
+		if ok {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: neither lakeFS's %s/%s (or %s) nor lakegc's %s: is Bucket rooted at the repository's folder, not a parent? "+
+		"A host writes lakegc's marker with InitNamespace when it creates a repository; a lakeFS repository created bare has none (lakegc gc --init-namespace writes one)",
+		ErrNoNamespaceMarker, c.cfg.StoragePrefix, layout.MarkerName, layout.MarkerName, key)
+}
+
+// maxForeignSample is how many foreign addresses the report names.
+const maxForeignSample = 10
+
+// foreign counts the full addresses outside the namespace: imports, which
+// are legitimately outside. Its methods are called from the mark's one
+// goroutine.
+type foreign struct {
+	count  int64
+	sample []string
+}
+
+func (f *foreign) add(address string) {
+	f.count++
+	if len(f.sample) < maxForeignSample {
+		f.sample = append(f.sample, address)
+	}
+}
+
+// mismatch wraps an error of another package that says the namespace is
+// spelled differently with ErrNamespaceMismatch.
+func mismatch(err error) error {
+	if err != nil && !errors.Is(err, ErrNamespaceMismatch) &&
+		(errors.Is(err, nsaddr.ErrMismatch) || errors.Is(err, uncommitted.ErrNamespaceMismatch)) {
+		return fmt.Errorf("%w: %w", ErrNamespaceMismatch, err)
+	}
+	return err
+}
+
+// relativeAddresses makes the host's addresses keys of the namespace,
+// by the one rule of package nsaddr: a relative address is passed as it
+// is (one the mark cannot match fails it); a full one under the namespace
+// gives every key its object may be stored at; one that names the
+// namespace in another spelling fails the mark (ErrNamespaceMismatch); one
+// outside it (an import) is counted, and its tail, when it ends with a key
+// shape lakeFS writes, is kept — and probed, for the first distinct tails:
+// an object of the bucket there means the host spells the namespace
+// differently. what names the input in errors.
+func (c *cycle) relativeAddresses(ctx context.Context, what string, seq iter.Seq2[string, error]) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		if seq == nil {
+			yield("", fmt.Errorf("%s addresses: the host returned a nil iterator", what))
+			return
+		}
+		var keys []string
+		for a, err := range seq {
+			if err != nil {
+				yield("", fmt.Errorf("%s addresses: %w", what, err))
+				return
+			}
+			if !nsaddr.IsFull(a) {
+				if !yield(a, nil) {
+					return
+				}
+				continue
+			}
+			var class nsaddr.Class
+			keys, class, err = c.ns.Check(keys[:0], a)
+			if err == nil && class == nsaddr.Outside {
+				c.foreign.add(a)
+				if len(keys) > 0 {
+					err = c.prober.Probe(ctx, a, keys[0])
+				}
+			}
+			if err != nil {
+				yield("", mismatch(fmt.Errorf("%s addresses: %w", what, err)))
+				return
+			}
+			for _, k := range keys {
+				if !yield(k, nil) {
+					return
+				}
+			}
+		}
+	}
+}
