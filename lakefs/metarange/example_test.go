@@ -98,7 +98,11 @@ func ExampleEntries() {
 				if err != nil {
 					log.Fatal(err)
 				}
-				fmt.Printf("  %s %d bytes %v: %q\n", e.Path, e.Size, e.AddressType, ns.Keys(nil, e.Address, e.AddressType))
+				keys, err := ns.Keys(nil, e.Address, e.AddressType)
+				if err != nil { // the namespace in another spelling: stop
+					log.Fatal(err)
+				}
+				fmt.Printf("  %s %d bytes %v: %q\n", e.Path, e.Size, e.AddressType, keys)
 			}
 			rf.Close()
 		}

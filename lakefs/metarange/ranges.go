@@ -170,12 +170,21 @@ func ParseNamespace(storageNamespace string) (*Namespace, error) {
 	return &Namespace{ns}, nil
 }
 
-// Keys appends to dst the keys, relative to the namespace, of the object
-// of an entry's address, as Addresses lists them (see the package doc): a
-// relative address as stored, a full one inside the namespace relative to
-// it (one or two keys), none for a full address outside the namespace,
-// whose object is not in the namespace's listing.
-func (n *Namespace) Keys(dst []string, address string, typ AddressType) []string {
-	dst, _ = n.ns.keys(dst, address, typ)
-	return dst
+// Keys appends to dst the keys, relative to the namespace, that keep the
+// object of an entry's address, as Addresses lists them (see the package
+// doc): a relative address as stored; a full one inside the namespace
+// relative to it, in every spelling some lakeFS version stored it at; a
+// full one outside the namespace as its tail, when its path ends with a key
+// shape lakeFS writes, else none (its object is not in the namespace's
+// listing). A full address that names the namespace in another spelling is
+// an error wrapping ErrNamespaceMismatch, and dst is returned unchanged:
+// a caller must stop, not go on without the object's keys. Keys does not
+// probe the bucket for outside tails as Addresses does.
+func (n *Namespace) Keys(dst []string, address string, typ AddressType) ([]string, error) {
+	out, oc := n.ns.keys(dst, address, typ)
+	if oc == mismatch {
+		_, _, err := n.ns.ns.Check(nil, address)
+		return dst, fmt.Errorf("%w: %q: %w", ErrNamespaceMismatch, address, err)
+	}
+	return out, nil
 }

@@ -301,9 +301,18 @@ func TestNamespaceKeysExported(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range randomEntries(rand.New(rand.NewPCG(8, 9)), 500, "k") {
-		if got, want := ns.Keys(nil, e.address, e.typ), modelKeys(e); !slices.Equal(got, want) {
+		got, err := ns.Keys(nil, e.address, e.typ)
+		if err != nil {
+			t.Fatalf("Keys(%q, %v): %v", e.address, e.typ, err)
+		}
+		if want := modelKeys(e); !slices.Equal(got, want) {
 			t.Fatalf("Keys(%q, %v) = %q, want %q", e.address, e.typ, got, want)
 		}
+	}
+	// Another spelling of the namespace is an error, never an empty answer.
+	mis := "s3a" + strings.TrimPrefix(testNamespace, "s3") + "/data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0"
+	if keys, err := ns.Keys(nil, mis, AddressFull); !errors.Is(err, ErrNamespaceMismatch) || len(keys) != 0 {
+		t.Errorf("Keys(%q) = %q, %v; want ErrNamespaceMismatch", mis, keys, err)
 	}
 	if _, err := ParseNamespace("bucket/repo"); !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("ParseNamespace(bucket/repo): err = %v, want ErrInvalidInput", err)
