@@ -3,9 +3,12 @@ package blockstore
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 
 	"cloud.google.com/go/storage"
@@ -23,6 +26,7 @@ import (
 	_ "gocloud.dev/blob/fileblob" // local namespaces, through namespace.OpenBucket
 	"gocloud.dev/blob/gcsblob"
 	"gocloud.dev/blob/s3blob"
+	"golang.org/x/oauth2/google"
 	"google.golang.org/api/option"
 
 	"github.com/lakegc/lakegc/namespace"
@@ -161,25 +165,74 @@ func (c *Config) S3Client(ctx context.Context, bucket string) (*s3.Client, error
 }
 
 // gcsClient is a Google Cloud Storage client with the blockstore's service
-// account, as lakeFS makes its own.
+// account, as lakeFS makes its own: the key must be a service account's
+// (lakeFS asks the Google client for that type; here the key's "type" is
+// checked before the client reads it).
 func (c *Config) gcsClient(ctx context.Context) (*storage.Client, error) {
 	var opts []option.ClientOption
+	var key []byte
+	setting := "blockstore.gs.credentials_json"
 	switch {
 	case c.GS.CredentialsFile != "":
-		opts = append(opts, option.WithAuthCredentialsFile(option.ServiceAccount, c.GS.CredentialsFile))
+		setting = "blockstore.gs.credentials_file"
+		var err error
+		if key, err = readKeyFile(c.GS.CredentialsFile); err != nil {
+			return nil, err
+		}
 	case c.GS.CredentialsJSON != "":
-		opts = append(opts, option.WithAuthCredentialsJSON(option.ServiceAccount, []byte(c.GS.CredentialsJSON.Value())))
+		key = []byte(c.GS.CredentialsJSON.Value())
+	}
+	if key != nil {
+		if err := serviceAccountKey(setting, key); err != nil {
+			return nil, err
+		}
+		creds, err := google.CredentialsFromJSONWithType(ctx, key, google.ServiceAccount, storage.ScopeFullControl)
+		if err != nil {
+			// The parser's message could quote the key: say only that
+			// it was refused.
+			return nil, fmt.Errorf("%w: %s: the Google client refused the service account key", ErrInvalid, setting)
+		}
+		opts = append(opts, option.WithCredentials(creds))
 	}
 	client, err := storage.NewClient(ctx, opts...)
 	if err != nil {
-		if c.GS.CredentialsFile == "" && c.GS.CredentialsJSON != "" {
-			// The parser's message could quote the key: say only that
-			// it was refused.
-			return nil, fmt.Errorf("%w: blockstore.gs.credentials_json is not a service account key", ErrInvalid)
-		}
 		return nil, fmt.Errorf("blockstore: GCS client: %w", err)
 	}
 	return client, nil
+}
+
+// maxKeyFile bounds a service account key file; real ones are about 2 KiB.
+const maxKeyFile = 64 << 10
+
+func readKeyFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("blockstore: blockstore.gs.credentials_file: %w", err)
+	}
+	defer f.Close()
+	key, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("blockstore: blockstore.gs.credentials_file: %w", err)
+	}
+	if len(key) > maxKeyFile {
+		return nil, fmt.Errorf("%w: blockstore.gs.credentials_file %s is larger than %d bytes", ErrInvalid, name, maxKeyFile)
+	}
+	return key, nil
+}
+
+// serviceAccountKey checks that key is a JSON object whose "type" is
+// "service_account", naming key's setting and never its content.
+func serviceAccountKey(setting string, key []byte) error {
+	var k struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(key, &k); err != nil {
+		return fmt.Errorf("%w: %s is not a JSON key", ErrInvalid, setting)
+	}
+	if k.Type != "service_account" {
+		return fmt.Errorf("%w: %s is not a service account key (lakeFS takes only those)", ErrInvalid, setting)
+	}
+	return nil
 }
 
 // azureContainer is the client of the namespace's container, as lakeFS

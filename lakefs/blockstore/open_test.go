@@ -212,23 +212,46 @@ func TestOpenAzureContainer(t *testing.T) {
 	}
 }
 
-// GCS credentials are the configured service account's: a malformed JSON
-// key is refused without being quoted, a missing key file is an error, a
-// well-formed key opens (the client authenticates at its first request).
+// GCS credentials are a service account's, as lakeFS requires: a key file
+// or JSON of another type, a malformed key or a missing file is refused
+// without quoting the key; a service account key opens (the client
+// authenticates at its first request).
 func TestOpenGCSCredentials(t *testing.T) {
 	t.Setenv("STORAGE_EMULATOR_HOST", "")
-	c := &Config{Type: TypeGS, GS: GS{CredentialsFile: filepath.Join(t.TempDir(), "missing.json")}}
-	if _, err := c.OpenBucket(t.Context(), "gs://b/p"); err == nil || !strings.Contains(err.Error(), "missing.json") {
-		t.Errorf("missing key file: %v", err)
+	dir := t.TempDir()
+	user := filepath.Join(dir, "user.json")
+	if err := os.WriteFile(user, []byte(`{"type":"authorized_user","client_id":"c","client_secret":"secret-looking","refresh_token":"r"}`), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	c = &Config{Type: TypeGS, GS: GS{CredentialsJSON: `{"type":"service_account","private_key":"secret-looking`}}
-	if _, err := c.OpenBucket(t.Context(), "gs://b/p"); !errors.Is(err, ErrInvalid) || strings.Contains(err.Error(), "secret-looking") {
-		t.Errorf("malformed JSON key: %v", err)
+	sa := `{"type":"service_account","client_email":"gc@p.iam.gserviceaccount.com","private_key":"-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n","token_uri":"http://127.0.0.1:9/token"}`
+	saFile := filepath.Join(dir, "sa.json")
+	if err := os.WriteFile(saFile, []byte(sa), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	c = &Config{Type: TypeGS, GS: GS{CredentialsJSON: `{"type":"service_account","client_email":"gc@p.iam.gserviceaccount.com","private_key":"-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n","token_uri":"http://127.0.0.1:9/token"}`}}
-	b, err := c.OpenBucket(t.Context(), "gs://b/p")
-	if err != nil {
-		t.Fatalf("service account key: %v", err)
+	for name, tc := range map[string]struct {
+		gs   GS
+		want string // "" opens
+	}{
+		"authorized_user file": {GS{CredentialsFile: user}, "not a service account key"},
+		"authorized_user JSON": {GS{CredentialsJSON: `{"type":"authorized_user","client_secret":"secret-looking"}`}, "not a service account key"},
+		"malformed JSON":       {GS{CredentialsJSON: `{"type":"service_account","private_key":"secret-looking`}, "not a JSON key"},
+		"missing file":         {GS{CredentialsFile: filepath.Join(dir, "missing.json")}, "missing.json"},
+		"service account file": {GS{CredentialsFile: saFile}, ""},
+		"service account JSON": {GS{CredentialsJSON: Secret(sa)}, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := &Config{Type: TypeGS, GS: tc.gs}
+			b, err := c.OpenBucket(t.Context(), "gs://b/p")
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				_ = b.Close()
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "secret-looking") {
+				t.Errorf("err %v, want one with %q", err, tc.want)
+			}
+		})
 	}
-	_ = b.Close()
 }
