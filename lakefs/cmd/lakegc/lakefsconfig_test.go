@@ -213,3 +213,143 @@ func TestParseGCLakeFSConfigLocalPath(t *testing.T) {
 		t.Errorf("code %d, blockstore path %q: %s", code, o.blockstorePath, stderr.String())
 	}
 }
+
+// fakeGCAPI answers the calls of one "lakegc gc" run for a repository "r"
+// on ns with an empty staging area: the repository, an uncommitted export of
+// no files, no branches, and a prepare_commits task of run runID, whose
+// report the test writes. Any other call is a 404.
+func fakeGCAPI(t *testing.T, ns, runID string) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		p := strings.TrimPrefix(r.URL.Path, "/api/v1/repositories/r")
+		switch {
+		case r.Method == http.MethodGet && p == "":
+			_ = json.NewEncoder(w).Encode(map[string]any{"id": "r", "storage_namespace": ns, "default_branch": "main", "creation_date": 1})
+		case r.Method == http.MethodPost && p == "/gc/prepare_uncommited":
+			w.WriteHeader(http.StatusCreated)
+			_ = json.NewEncoder(w).Encode(map[string]any{"run_id": "u-" + runID, "gc_uncommitted_location": "", "continuation_token": nil})
+		case r.Method == http.MethodGet && p == "/branches":
+			_ = json.NewEncoder(w).Encode(map[string]any{"pagination": map[string]any{"has_more": false, "next_offset": ""}, "results": []any{}})
+		case r.Method == http.MethodPost && p == "/gc/prepare_commits/async":
+			w.WriteHeader(http.StatusAccepted)
+			_ = json.NewEncoder(w).Encode(map[string]string{"id": "task-" + runID})
+		case r.Method == http.MethodGet && p == "/gc/prepare_commits/status":
+			_ = json.NewEncoder(w).Encode(map[string]any{"task_id": r.URL.Query().Get("id"), "completed": true, "result": map[string]string{
+				"run_id":                runID,
+				"gc_commits_location":   ns + "/_lakefs/retention/gc/commits/run_id=" + runID + "/commits.csv",
+				"gc_addresses_location": ns + "/_lakefs/retention/gc/addresses/",
+			}})
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"message":"no such route in the test's lakeFS"}`))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestGCLakeFSConfigOpensS3 runs "lakegc gc --lakefs-config" with a lakeFS
+// YAML file whose blockstore is an S3-protocol server on loopback (a custom
+// endpoint at a host name, path style, static keys), the file's keys
+// overridden by LAKEFS_BLOCKSTORE_* variables, against a lakeFS API that
+// keeps no commit: lakeFS's report is read, the namespace listed and its
+// old lakeFS-shaped objects deleted through the server, every request
+// signed with the variables' key and token, the AWS SDK's own environment
+// ignored, and no secret printed. Objects outside the namespace (a sibling
+// namespace sharing its prefix included) and lakeFS's own files stay.
+func TestGCLakeFSConfigOpensS3(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", wrongAWSKeyID)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "aws-chain-secret")
+	t.Setenv("AWS_PROFILE", "")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	store := s3loop.Start(t, "lakes")
+	const runID = "ft0gcrunksdue7ngg4o00"
+	garbage := []string{"repo1/data/ft01b59ksdue7ngg4om0/dc7eqrpksdue7ngg4ong", "repo1/data/ft01b59ksdue7ngg4om0/dc7eqrpksdue7ngg4oo0"}
+	kept := []string{"repo10/data/ft01b59ksdue7ngg4om0/dc7eqrpksdue7ngg4ong", "outside",
+		"repo1/_lakefs/retention/gc/commits/run_id=" + runID + "/commits.csv"}
+	for _, k := range garbage {
+		store.Put(t, "lakes", k, "old data")
+	}
+	for _, k := range kept[:2] {
+		store.Put(t, "lakes", k, "not the repository's garbage")
+	}
+	// lakeFS's first commit, empty (no metarange), kept; another expired.
+	store.Put(t, "lakes", kept[2], "commit_id,expired,metarange_id\nc1,false,\nc0,true,mr0\n")
+	store.Reset()
+	api := fakeGCAPI(t, "s3://lakes/repo1", runID)
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte(`
+listen_address: 0.0.0.0:8000
+database: {type: postgres}
+blockstore:
+  type: s3
+  s3:
+    endpoint: "`+strings.Replace(store.URL, "127.0.0.1", "localhost", 1)+`"
+    force_path_style: true
+    discover_bucket_region: false
+    region: eu-west-1
+    credentials:
+      access_key_id: `+fileKeyID+`
+      secret_access_key: `+fileSecret+`
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{
+		"LAKECTL_SERVER_ENDPOINT_URL":                        api.URL,
+		"LAKECTL_CREDENTIALS_ACCESS_KEY_ID":                  "a",
+		"LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY":              "b",
+		envNow:                                               time.Now().Add(72 * time.Hour).UTC().Format(time.RFC3339),
+		"LAKEFS_BLOCKSTORE_S3_CREDENTIALS_ACCESS_KEY_ID":     envKeyID,
+		"LAKEFS_BLOCKSTORE_S3_CREDENTIALS_SECRET_ACCESS_KEY": envSecret,
+		"LAKEFS_BLOCKSTORE_S3_CREDENTIALS_SESSION_TOKEN":     envToken,
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), []string{"gc", "--repo", "r", "--json", "--sweep", "--lakefs-config", cfg}, envOf(env), &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	var rep lakegc.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("report: %v\n%s", err, stdout.String())
+	}
+	if rep.Sweep == nil || rep.Sweep.Deleted != int64(len(garbage)) || rep.Mark.Summary.NumDeletedObjects != int64(len(garbage)) {
+		t.Errorf("mark %+v, sweep %+v; want %d deleted", rep.Mark.Summary, rep.Sweep, len(garbage))
+	}
+	requests := store.Requests()
+	for _, k := range garbage {
+		if store.Exists(t, "lakes", k) {
+			t.Errorf("garbage %s not deleted", k)
+		}
+	}
+	for _, k := range kept {
+		if !store.Exists(t, "lakes", k) {
+			t.Errorf("%s deleted", k)
+		}
+	}
+	var reads, lists, batches int
+	for _, r := range requests {
+		if r.KeyID != envKeyID || !r.Token || !strings.HasPrefix(r.Path, "/lakes") {
+			t.Errorf("request %+v: not path-style, or not signed with the environment's key and token", r)
+		}
+		switch {
+		case r.Method == http.MethodGet && r.Path == "/lakes":
+			lists++
+		case r.Method == http.MethodGet:
+			reads++
+		case r.Method == http.MethodPost:
+			batches++
+		}
+	}
+	if reads == 0 || lists == 0 || batches == 0 {
+		t.Errorf("%d reads, %d listings, %d DeleteObjects; want some of each: %+v", reads, lists, batches, requests)
+	}
+	for _, secret := range []string{fileSecret, envSecret, envToken} {
+		if strings.Contains(stdout.String()+stderr.String(), secret) {
+			t.Errorf("the output shows %q:\n%s%s", secret, stdout.String(), stderr.String())
+		}
+	}
+	if !strings.Contains(stderr.String(), "[SECRET]") && !strings.Contains(stderr.String(), "static keys true") {
+		t.Errorf("the run does not log its blockstore settings:\n%s", stderr.String())
+	}
+}
