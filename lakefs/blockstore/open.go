@@ -112,7 +112,8 @@ func (c *Config) OpenBucket(ctx context.Context, ns string) (*blob.Bucket, error
 // keys, retries and TLS setting of the blockstore, then the endpoint and
 // path style. With DiscoverBucketRegion, the bucket's region is asked of
 // S3 (HeadBucket) and, as in lakeFS, the configured region is kept when
-// that fails.
+// that fails. The SDK's warning for a response without a checksum, which
+// S3-compatible servers often send, is not logged.
 func (c *Config) S3Client(ctx context.Context, bucket string) (*s3.Client, error) {
 	s := c.S3
 	var opts []func(*awsconfig.LoadOptions) error
@@ -151,6 +152,9 @@ func (c *Config) S3Client(ctx context.Context, bucket string) (*s3.Client, error
 				o.UsePathStyle = true
 			}
 			o.Region = region
+			// S3-compatible servers often send no checksums: the SDK
+			// would log a warning on stderr for every read.
+			o.DisableLogOutputChecksumValidationSkipped = true
 		})
 	}
 	cl := client(cfg.Region)
