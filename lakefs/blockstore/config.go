@@ -37,10 +37,10 @@ const EnvPrefix = "LAKEFS_"
 
 // Defaults lakeFS applies to the settings this package reads.
 const (
-	DefaultLocalPath = "~/lakefs/data/block"   // blockstore.local.path
-	DefaultS3Region  = "us-east-1"             // blockstore.s3.region
-	DefaultS3Retries = 5                       // blockstore.s3.max_retries
-	DefaultAzureDom  = "blob.core.windows.net" // blockstore.azure.domain
+	DefaultLocalPath   = "~/lakefs/data/block"   // blockstore.local.path
+	DefaultS3Region    = "us-east-1"             // blockstore.s3.region
+	DefaultS3Retries   = 5                       // blockstore.s3.max_retries
+	DefaultAzureDomain = "blob.core.windows.net" // blockstore.azure.domain
 )
 
 // The blockstore types (blockstore.type) this package opens.
@@ -128,7 +128,7 @@ type GS struct {
 type Azure struct {
 	StorageAccount   string        // storage_account
 	StorageAccessKey Secret        // storage_access_key
-	Domain           string        // domain (default DefaultAzureDom)
+	Domain           string        // domain (default DefaultAzureDomain)
 	TryTimeout       time.Duration // try_timeout; 0: the SDK's default
 	// TestEndpointURL is test_endpoint_url: an emulator's account URL
 	// (Azurite's "http://127.0.0.1:10000/devstoreaccount1") used instead of
@@ -259,7 +259,7 @@ func Parse(data []byte, getenv func(string) string) (*Config, error) {
 		}
 	case TypeAzure:
 		a := &c.Azure
-		a.Domain = DefaultAzureDom
+		a.Domain = DefaultAzureDomain
 		r.str("blockstore.azure.storage_account", &a.StorageAccount)
 		r.secret("blockstore.azure.storage_access_key", &a.StorageAccessKey)
 		r.str("blockstore.azure.domain", &a.Domain)

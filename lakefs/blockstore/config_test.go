@@ -56,7 +56,7 @@ func TestParseDefaults(t *testing.T) {
 		t.Errorf("s3 defaults: %+v, %v", c.S3, err)
 	}
 	c, err = Parse([]byte("blockstore:\n  type: azure\n"), nil)
-	if err != nil || c.Azure.Domain != DefaultAzureDom {
+	if err != nil || c.Azure.Domain != DefaultAzureDomain {
 		t.Errorf("azure defaults: %+v, %v", c.Azure, err)
 	}
 	c, err = Parse([]byte("blockstore:\n  type: local\n"), envOf(map[string]string{"HOME": "/home/lake"}))

@@ -156,7 +156,7 @@ func TestOpenKinds(t *testing.T) {
 		{local, "s3://b/repo1"},
 		{&Config{Type: TypeS3}, "gs://b/p"},
 		{&Config{Type: TypeGS}, "https://acct.blob.core.windows.net/cont/p"},
-		{&Config{Type: TypeAzure, Azure: Azure{Domain: DefaultAzureDom}}, "local://repo1"},
+		{&Config{Type: TypeAzure, Azure: Azure{Domain: DefaultAzureDomain}}, "local://repo1"},
 		{&Config{Type: "mem"}, "s3://b"},
 	} {
 		if _, err := tc.c.OpenBucket(t.Context(), tc.ns); !errors.Is(err, ErrInvalid) {
@@ -178,7 +178,7 @@ func TestOpenAzureContainer(t *testing.T) {
 		ns   string
 		url  string // of the container
 	}{
-		{"public cloud", Azure{StorageAccount: "acct", StorageAccessKey: key, Domain: DefaultAzureDom},
+		{"public cloud", Azure{StorageAccount: "acct", StorageAccessKey: key, Domain: DefaultAzureDomain},
 			"https://acct.blob.core.windows.net/cont/repo1", "https://acct.blob.core.windows.net/cont"},
 		{"government cloud", Azure{StorageAccount: "acct", StorageAccessKey: key, Domain: "blob.core.usgovcloudapi.net"},
 			"https://acct.blob.core.usgovcloudapi.net/cont", "https://acct.blob.core.usgovcloudapi.net/cont"},
@@ -198,15 +198,15 @@ func TestOpenAzureContainer(t *testing.T) {
 			}
 		})
 	}
-	c := &Config{Type: TypeAzure, Azure: Azure{StorageAccount: "acct", StorageAccessKey: key, Domain: DefaultAzureDom}}
+	c := &Config{Type: TypeAzure, Azure: Azure{StorageAccount: "acct", StorageAccessKey: key, Domain: DefaultAzureDomain}}
 	if _, err := c.OpenBucket(t.Context(), "https://acct.blob.core.chinacloudapi.cn/cont"); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "domain") {
 		t.Errorf("other domain: %v", err)
 	}
-	bad := &Config{Type: TypeAzure, Azure: Azure{StorageAccount: "acct", StorageAccessKey: "not base64 secret-looking!", Domain: DefaultAzureDom}}
+	bad := &Config{Type: TypeAzure, Azure: Azure{StorageAccount: "acct", StorageAccessKey: "not base64 secret-looking!", Domain: DefaultAzureDomain}}
 	if _, err := bad.OpenBucket(t.Context(), "https://acct.blob.core.windows.net/cont"); !errors.Is(err, ErrInvalid) || strings.Contains(err.Error(), "secret-looking") {
 		t.Errorf("bad key: %v", err)
 	}
-	emu := &Config{Type: TypeAzure, Azure: Azure{Domain: DefaultAzureDom, TestEndpointURL: "ftp://x"}}
+	emu := &Config{Type: TypeAzure, Azure: Azure{Domain: DefaultAzureDomain, TestEndpointURL: "ftp://x"}}
 	if _, err := emu.OpenBucket(t.Context(), "https://acct.blob.core.windows.net/cont"); !errors.Is(err, ErrInvalid) {
 		t.Errorf("bad test endpoint: %v", err)
 	}
