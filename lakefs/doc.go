@@ -60,7 +60,7 @@
 // blockstore.Config.OpenBucket open it. Namespace must be spelled as the
 // block adapter spells the full addresses it hands out, or full addresses
 // under it will not count as the repository's and their objects will be
-// deleted: ask the adapter — BlockAdapter.ResolveNamespace(storageID,
+// deleted: ask the adapter — the block.Adapter's ResolveNamespace(storageID,
 // storageNamespace, "", block.IdentifierTypeRelative) and the result's
 // Format(), without its trailing "/" — or use [AddressNamespace]. On S3,
 // GCS and Azure that is the repository's namespace itself; on the local
