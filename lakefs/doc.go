@@ -67,8 +67,8 @@
 // blockstore it is not: for the namespace "local://repo1" over
 // blockstore.local.path /var/lakefs, lakeFS's addresses read
 // "local:///var/lakefs/repo1/…", and a Namespace of "local://repo1" loses
-// every linked object. (A linked object's address, resolved again by the
-// local adapter, even carries the blockstore's path twice,
-// "local:///var/lakefs/var/lakefs/repo1/…": the lakegc command keeps those
-// too; see its documentation.)
+// every linked object. (lakeFS's object API, formatting a linked object's
+// stored full address once more, even shows the blockstore's path twice,
+// "local:///var/lakefs/var/lakefs/repo1/…", which the lakegc command
+// accepts too; a host reading graveler's values sees addresses as stored.)
 package lakefs
