@@ -24,10 +24,14 @@
 // catalog.Entry (catalog.ValueToEntry) whose Address and AddressType
 // (uncommitted.AddressTypeFromLakeFS) make the Entry. Tokens can hold the
 // same key, and a Source's keys are strictly ascending per branch, so give
-// each token its own branch ID — the branch's own ID for the staging token,
-// the ID, a NUL byte (no branch ID has one, so the order of IDs holds) and
-// the token's index for a sealed one — rather than merging them: the value
-// a newer token hides is the one an unfinished commit is writing. Reading
+// each token its own ID in Branches rather than merging them (the value a
+// newer token hides is the one an unfinished commit is writing): the
+// branch's ID, a NUL byte (no branch ID has one, so the IDs keep the
+// branches' order) and the token itself, the IDs of a branch sorted.
+// Uncommitted then lists the token its ID names, as it was when Branches
+// listed it, even if a commit sealed or dropped it since (a dropped token's
+// entries are in the commit; a token made after the listing holds only
+// objects staged after the export began, which the cutoff keeps). Reading
 // the staging manager, not Graveler.DiffUncommitted, also keeps the staged
 // re-uploads identical to a committed object, which lakeFS's own export and
 // its diff leave out. A branch deleted during the run answers
