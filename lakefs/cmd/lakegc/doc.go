@@ -19,8 +19,12 @@
 // service account; an Azure account key and domain; the local blockstore's
 // path (--blockstore-path, if given, wins). The namespace must be on that
 // blockstore's type (exit 2 otherwise). Secrets are never printed: the run
-// logs the settings with the secrets as [SECRET]. On S3, deletes go in
-// batches of 1000 (package sweep/s3delete) through the same client.
+// logs the settings with the secrets as [SECRET].
+//
+// On S3, however the namespace was opened, deletes go in batches of 1000
+// keys (DeleteObjects, package sweep/s3delete) through the bucket's own
+// client; a store that refuses batches makes its deletes fail, and the
+// objects stay.
 //
 // One run is lakegc.Collect over the repository, in its safe order:
 //
