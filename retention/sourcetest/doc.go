@@ -26,4 +26,14 @@
 // compares ActiveCommits over the adapter with ActiveCommits over the
 // fixture on random histories. The suite's own tests prove that every check
 // fails on an adapter with the bug it targets.
+//
+// A store that derives commit IDs from their content, as lakeFS does,
+// cannot keep a fixture's IDs: its host loads the fixture through its own
+// write path (in lakeFS, graveler's AddCommit for each commit, in the
+// fixture's order, with its parents' new IDs; SetBranch or CreateBranch for
+// the branches), with no raw writes to the key-value store, records the ID
+// each commit got, and reports them with Harness.IDs. The suite then
+// expects the store's IDs wherever the fixture has its own, and still
+// catches every bug above, plus a host that writes the fixture's parent or
+// HEAD IDs, or reports IDs wrongly.
 package sourcetest

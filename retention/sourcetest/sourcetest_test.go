@@ -2,6 +2,8 @@ package sourcetest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"iter"
 	"runtime"
@@ -15,7 +17,13 @@ import (
 )
 
 func TestFakeSource(t *testing.T) {
-	Run(t, func(t *testing.T, f Fixture) Harness { return newFake(f, none) })
+	Run(t, func(t *testing.T, f Fixture) Harness { return newFake(f, none, false) })
+}
+
+// A store that derives commit IDs from their content, as lakeFS does, passes
+// through Harness.IDs.
+func TestContentAddressedSource(t *testing.T) {
+	Run(t, func(t *testing.T, f Fixture) Harness { return newFake(f, none, true) })
 }
 
 // recorder is a reporter that records failures instead of failing the test,
@@ -40,9 +48,9 @@ func (r *recorder) Fatalf(format string, args ...any) {
 	runtime.Goexit()
 }
 
-// runCheck runs one check against fakes with bug b and reports whether it
-// failed; a panic counts as a failure.
-func runCheck(c check, b bug) (failed bool, logs string) {
+// runCheck runs one check against fakes with bug b (content-addressed ones
+// with content) and reports whether it failed; a panic counts as a failure.
+func runCheck(c check, b bug, content bool) (failed bool, logs string) {
 	r := &recorder{}
 	done := make(chan struct{})
 	go func() {
@@ -52,7 +60,7 @@ func runCheck(c check, b bug) (failed bool, logs string) {
 				r.Errorf("panic: %v", p)
 			}
 		}()
-		c.run(r, func(f Fixture) Harness { return newFake(f, b) })
+		c.run(r, func(f Fixture) Harness { return newFake(f, b, content) })
 	}()
 	<-done
 	return r.failed, strings.Join(r.logs, "\n")
@@ -60,13 +68,23 @@ func runCheck(c check, b bug) (failed bool, logs string) {
 
 // TestSuiteCatchesBrokenSources proves that each check fails for an
 // adapter with the bug it is meant to catch, and that the correct adapter
-// passes them all.
+// passes them all: over a store that keeps the fixture's IDs, and over one
+// that derives them from content (Harness.IDs), with the bugs only such a
+// store can have.
 func TestSuiteCatchesBrokenSources(t *testing.T) {
 	defer func(d time.Duration) { blockTimeout = d }(blockTimeout)
 	blockTimeout = 300 * time.Millisecond
 
+	for _, content := range []bool{false, true} {
+		t.Run(fmt.Sprintf("content-addressed=%t", content), func(t *testing.T) {
+			suiteCatchesBrokenSources(t, content)
+		})
+	}
+}
+
+func suiteCatchesBrokenSources(t *testing.T, content bool) {
 	for _, c := range checks {
-		if failed, logs := runCheck(c, none); failed {
+		if failed, logs := runCheck(c, none, content); failed {
 			t.Errorf("%s fails for the correct fake:\n%s", c.name, logs)
 		}
 	}
@@ -92,6 +110,26 @@ func TestSuiteCatchesBrokenSources(t *testing.T) {
 		{swallowsErrors, []string{"ErrorsPassedThrough"}},
 		{quietFailureMidway, []string{"ErrorsPassedThrough"}},
 	}
+	if content {
+		tests = append(tests,
+			struct {
+				bug    bug
+				caught []string
+			}{parentsUntranslated, []string{"Parents", "Get", "ListEveryCommit", "ActiveCommits", "GetCommitAfterListBegan"}},
+			struct {
+				bug    bug
+				caught []string
+			}{headsUntranslated, []string{"Heads", "GetCommitAfterListBegan", "EarlyBreak", "ActiveCommits"}},
+			struct {
+				bug    bug
+				caught []string
+			}{idsUnreported, []string{"Heads", "ListEveryCommit", "Parents", "Get", "GetCommitAfterListBegan", "ActiveCommits"}},
+			struct {
+				bug    bug
+				caught []string
+			}{lateIDsUnreported, []string{"GetCommitAfterListBegan"}},
+		)
+	}
 	targeted := map[string]bool{}
 	for _, tt := range tests {
 		for _, name := range tt.caught {
@@ -100,7 +138,7 @@ func TestSuiteCatchesBrokenSources(t *testing.T) {
 			if i < 0 {
 				t.Fatalf("no check %s", name)
 			}
-			if failed, _ := runCheck(checks[i], tt.bug); !failed {
+			if failed, _ := runCheck(checks[i], tt.bug, content); !failed {
 				t.Errorf("%s passes for an adapter with bug %v", name, tt.bug)
 			}
 		}
@@ -133,13 +171,19 @@ const (
 	getIgnoresContext
 	swallowsErrors
 	quietFailureMidway
+	// Bugs of a content-addressed store's host (Harness.IDs).
+	parentsUntranslated // writes the fixture's parent IDs, not the store's
+	headsUntranslated   // points branches at the fixture's IDs
+	idsUnreported       // IDs reports the fixture's IDs as the store's
+	lateIDsUnreported   // IDs knows the commits of the load, not of Add
 )
 
 func (b bug) String() string {
 	return [...]string{"none", "hiddenOmitted", "headsLastPageLost", "listLastPageLost", "parentsSorted",
 		"versionDropped", "secondParentDropped", "dateToDay", "metarangeDropped", "getMissingZero",
 		"getFromSnapshot", "headsFromSnapshot", "continueAfterBreak", "quietOnCancel", "contextAtStartOnly",
-		"getIgnoresContext", "swallowsErrors", "quietFailureMidway"}[b]
+		"getIgnoresContext", "swallowsErrors", "quietFailureMidway",
+		"parentsUntranslated", "headsUntranslated", "idsUnreported", "lateIDsUnreported"}[b]
 }
 
 // fake is a commit store in memory whose adapter has at most one bug.
@@ -149,6 +193,9 @@ type fake struct {
 	data *fakeData
 	snap *fakeData // what the snapshot bugs read: the data as loaded
 	fail error
+	// ids maps the fixture's commit IDs to the store's, for a store that
+	// derives them from content, as lakeFS does; nil: the fixture's.
+	ids map[string]string
 }
 
 type fakeData struct {
@@ -182,18 +229,69 @@ func (d *fakeData) clone() *fakeData {
 	return c
 }
 
-func newFake(f Fixture, b bug) Harness {
+func newFake(f Fixture, b bug, content bool) Harness {
 	s := &fake{bug: b, data: &fakeData{commits: map[string]retention.Commit{}, branches: map[string]Branch{}}}
-	s.data.add(f)
+	if content {
+		s.ids = map[string]string{}
+	}
+	s.data.add(s.toStore(f, true))
 	s.snap = s.data.clone()
-	return Harness{Source: s, Add: s.add, FailReads: s.failReads}
+	h := Harness{Source: s, Add: s.add, FailReads: s.failReads}
+	if content {
+		h.IDs = s.storeID
+	}
+	return h
 }
 
 func (s *fake) add(_ context.Context, f Fixture) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.data.add(f)
+	s.data.add(s.toStore(f, false))
 	return nil
+}
+
+// toStore writes f as a content-addressed store would: each commit's ID
+// derived from its content, its parents' IDs the store's (recorded in
+// s.ids); the fixture as it is without s.ids. Called with s.mu held, or
+// before s is shared.
+func (s *fake) toStore(f Fixture, loading bool) Fixture {
+	if s.ids == nil {
+		return f
+	}
+	out := Fixture{}
+	for _, c := range f.Commits {
+		c.Parents = slices.Clone(c.Parents)
+		if s.bug != parentsUntranslated {
+			for i, p := range c.Parents {
+				c.Parents[i] = s.ids[p]
+			}
+		}
+		sum := sha256.Sum256(fmt.Appendf(nil, "%s|%d|%d|%q", c.MetaRangeID, c.CreationDate.Unix(), c.Version, c.Parents))
+		id := hex.EncodeToString(sum[:])
+		if loading || s.bug != lateIDsUnreported {
+			s.ids[c.ID] = id
+		}
+		c.ID = id
+		out.Commits = append(out.Commits, c)
+	}
+	for _, b := range f.Branches {
+		if id, ok := s.ids[b.Head]; ok && s.bug != headsUntranslated {
+			b.Head = id
+		}
+		out.Branches = append(out.Branches, b)
+	}
+	return out
+}
+
+// storeID is the fake host's Harness.IDs.
+func (s *fake) storeID(fixtureID string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.bug == idsUnreported {
+		return fixtureID, true
+	}
+	id, ok := s.ids[fixtureID]
+	return id, ok
 }
 
 func (s *fake) failReads(err error) {

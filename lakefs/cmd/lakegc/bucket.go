@@ -13,20 +13,30 @@ import (
 	_ "gocloud.dev/blob/gcsblob"   // gs:// namespaces
 	_ "gocloud.dev/blob/s3blob"    // s3:// namespaces
 
+	"github.com/lakegc/lakegc/lakefs/blockstore"
 	"github.com/lakegc/lakegc/namespace"
 )
 
 // openNamespace opens the bucket of a repository's storage namespace, rooted
 // at it (namespace.OpenBucket, with opts), and returns the namespace as
 // lakeFS spells full addresses in it: a local one with the blockstore's
-// absolute path. Credentials are the cloud SDKs' own, from the environment.
-// A local namespace without blockstorePath is namespace.ErrNoLocalRoot.
-func openNamespace(ctx context.Context, ns, blockstorePath string, opts ...namespace.Option) (string, *blob.Bucket, error) {
+// absolute path. Credentials are the cloud SDKs' own, from the environment,
+// unless store (--lakefs-config) gives lakeFS's: then an object store's
+// namespace opens with store.OpenBucket. A local namespace without
+// blockstorePath is namespace.ErrNoLocalRoot.
+func openNamespace(ctx context.Context, ns, blockstorePath string, store *blockstore.Config, opts ...namespace.Option) (string, *blob.Bucket, error) {
 	n, err := namespace.Parse(ns)
 	if err != nil {
 		return "", nil, err
 	}
 	resolved := strings.TrimRight(ns, "/")
+	if store != nil && (n.Kind != namespace.Local || store.Type != blockstore.TypeLocal) {
+		b, err := store.OpenBucket(ctx, ns)
+		if err != nil {
+			return "", nil, err
+		}
+		return resolved, b, nil
+	}
 	if n.Kind == namespace.Local && blockstorePath != "" {
 		root, err := filepath.Abs(blockstorePath)
 		if err != nil {

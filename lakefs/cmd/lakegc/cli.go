@@ -17,6 +17,7 @@ import (
 
 	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/lakefs/api"
+	"github.com/lakegc/lakegc/lakefs/blockstore"
 	"github.com/lakegc/lakegc/namespace"
 )
 
@@ -99,6 +100,9 @@ type gcOptions struct {
 	blockstorePath                         string
 	now                                    time.Time // zero: time.Now
 	progress                               bool      // draw progress bars on stderr
+	// store is lakeFS's blockstore settings (--lakefs-config and its
+	// LAKEFS_BLOCKSTORE_* variables); nil: each cloud SDK's defaults.
+	store *blockstore.Config
 }
 
 // parseGC parses gc's flags; code is -1 when gc should run.
@@ -120,6 +124,8 @@ func parseGC(args []string, getenv func(string) string, stdout, stderr io.Writer
 	fs.StringVar(&o.blockstorePath, "blockstore-path", "", "lakeFS's local blockstore folder (blockstore.local.path), for a local:// repository (env "+envBlockstorePath+")")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON on stdout")
 	fs.BoolVar(&o.initNamespace, "init-namespace", false, "first write lakegc's marker naming the repository's namespace into its folder, for a repository without lakeFS's marker (_lakefs/dummy), such as one created bare for a refs restore: only after checking the namespace is the repository's own folder")
+	// lakeFS's blockstore settings (issue 22 §3).
+	lakeFSConfig := fs.String("lakefs-config", "", "lakeFS's configuration `FILE`: open the storage namespace with its blockstore settings (endpoint, path style, keys), its LAKEFS_BLOCKSTORE_* variables winning as in lakeFS")
 	fs.BoolVar(&o.optimized, "optimized", false, "start the mark from the repository's latest run: list only the slices written since it (less a margin), and judge older ones from its records; a clean run when unsure, and every 7th run")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: lakegc gc --endpoint URL --repo NAME [--sweep] [--optimized] [--min-age 24h] [--memory 256MiB] [--json]
@@ -131,6 +137,7 @@ stderr, the summary (or with --json the report) to stdout.
 
 Example:
   lakegc gc --endpoint http://localhost:8000 --repo my-repo --sweep
+  lakegc gc --repo my-repo --lakefs-config /etc/lakefs/config.yaml
 
 Exit codes: 0 done, 1 GC failed (or some deletes failed), 2 usage, 3 lakeFS error (auth, repository, API).
 
@@ -181,6 +188,14 @@ Flags:
 	}
 	if o.memory < minMemory {
 		return usageErr("--memory %s is below the mark's minimum, 4KiB", *memory)
+	}
+	if *lakeFSConfig != "" {
+		if o.store, err = blockstore.Load(*lakeFSConfig, getenv); err != nil {
+			return usageErr("--lakefs-config: %v", err)
+		}
+		if o.store.Type == blockstore.TypeLocal && o.blockstorePath == "" {
+			o.blockstorePath = o.store.Local.Path
+		}
 	}
 	if v := getenv(envNow); v != "" {
 		if o.now, err = time.Parse(time.RFC3339, v); err != nil {
@@ -248,9 +263,10 @@ func gc(ctx context.Context, o gcOptions, stdout, stderr io.Writer) int {
 			return exitFailed
 		case errors.Is(err, errLakeFS):
 			return exitLakeFS
-		case errors.Is(err, lakegc.ErrInvalidConfig), errors.Is(err, namespace.ErrNoLocalRoot):
-			// An option Collect refuses, or a local repository without
-			// --blockstore-path.
+		case errors.Is(err, lakegc.ErrInvalidConfig), errors.Is(err, namespace.ErrNoLocalRoot), errors.Is(err, blockstore.ErrInvalid):
+			// An option Collect refuses, a local repository without
+			// --blockstore-path, or a namespace not on --lakefs-config's
+			// blockstore.
 			return exitUsage
 		}
 		return exitFailed

@@ -190,7 +190,7 @@ func openNamespaceURL(t *testing.T, ns, blockstorePath string) (string, string, 
 	for _, scheme := range []string{"s3", "gs", "azblob", "file"} {
 		mux.RegisterBucket(scheme, rec)
 	}
-	resolved, b, err := openNamespace(t.Context(), ns, blockstorePath, namespace.WithURLMux(mux))
+	resolved, b, err := openNamespace(t.Context(), ns, blockstorePath, nil, namespace.WithURLMux(mux))
 	if err != nil {
 		return "", "", "", err
 	}

@@ -1,7 +1,7 @@
 // Command lakegc collects the garbage of a running lakeFS repository
 // without Spark: lakeFS's "Standalone GC", on one machine.
 //
-//	lakegc gc --endpoint URL --repo NAME [--sweep] [--optimized] [--min-age 24h] [--memory 256MiB] [--json] [--init-namespace]
+//	lakegc gc --endpoint URL --repo NAME [--sweep] [--optimized] [--min-age 24h] [--memory 256MiB] [--json] [--init-namespace] [--lakefs-config FILE]
 //	lakegc version
 //
 // Credentials come from the flags or from lakectl's environment variables
@@ -10,6 +10,21 @@
 // with the cloud SDKs' own credentials (S3, GCS, Azure), or, for a
 // repository on lakeFS's local blockstore, in the folder named by
 // --blockstore-path (or LAKEGC_BLOCKSTORE_PATH).
+//
+// With --lakefs-config FILE the namespace is opened as lakeFS opens it:
+// with the blockstore settings of lakeFS's configuration file and of its
+// LAKEFS_BLOCKSTORE_* variables, which win over the file as in lakeFS
+// (package lakefs/blockstore): an S3-compatible endpoint, path style,
+// region, static keys, session token, profile or credentials file; a GCS
+// service account; an Azure account key and domain; the local blockstore's
+// path (--blockstore-path, if given, wins). The namespace must be on that
+// blockstore's type (exit 2 otherwise). Secrets are never printed: the run
+// logs the settings with the secrets as [SECRET].
+//
+// On S3, however the namespace was opened, deletes go in batches of 1000
+// keys (DeleteObjects, package sweep/s3delete) through the bucket's own
+// client; a store that refuses batches makes its deletes fail, and the
+// objects stay.
 //
 // One run is lakegc.Collect over the repository, in its safe order:
 //
@@ -77,8 +92,9 @@
 //
 //	0  done: a dry run, or a sweep that deleted every candidate
 //	1  the GC failed or was interrupted, or some deletes failed
-//	2  usage: a wrong flag, argument or option value, or no --blockstore-path
-//	   for a repository on the local blockstore
+//	2  usage: a wrong flag, argument or option value, no --blockstore-path
+//	   for a repository on the local blockstore, a --lakefs-config that
+//	   cannot be read, or a namespace not on its blockstore
 //	3  lakeFS refused or could not be reached (credentials, repository, API)
 //
 // Tests move the GC's clock through LAKEGC_NOW (RFC 3339), read only when

@@ -19,6 +19,7 @@ import (
 	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/lakefs/api"
 	"github.com/lakegc/lakegc/retention"
+	"github.com/lakegc/lakegc/sweep/s3delete"
 	"github.com/lakegc/lakegc/uncommitted"
 )
 
@@ -47,11 +48,14 @@ func collect(ctx context.Context, client *api.Client, o gcOptions, logger *slog.
 	if err != nil {
 		return nil, lakeFSError(err)
 	}
-	resolved, bucket, err := openNamespace(ctx, repo.StorageNamespace, o.blockstorePath)
+	resolved, bucket, err := openNamespace(ctx, repo.StorageNamespace, o.blockstorePath, o.store)
 	if err != nil {
 		return nil, err
 	}
 	defer bucket.Close()
+	if o.store != nil {
+		logger.Info("lakegc: lakeFS's blockstore settings", "blockstore", o.store)
+	}
 	tmp, err := os.MkdirTemp("", "lakegc-")
 	if err != nil {
 		return nil, err
@@ -82,6 +86,10 @@ func collect(ctx context.Context, client *api.Client, o gcOptions, logger *slog.
 	if d, err := localDeleter(repo.StorageNamespace, o.blockstorePath); err != nil {
 		return nil, err
 	} else if d != nil {
+		cfg.BatchDeleter = d
+	} else if d, err := s3delete.FromBucket(bucket); err == nil {
+		// On S3, DeleteObjects through the bucket's own client: the
+		// endpoint and keys it was opened with.
 		cfg.BatchDeleter = d
 	}
 	if o.initNamespace {

@@ -8,6 +8,9 @@
 // that it starts on a free loopback port with a local blockstore and a local
 // KV store in the test's temporary folders, sets up through the API and stops
 // when the test ends — and skips the test, saying why, without either.
+// [StartBinaryS3] starts the binary with its blockstore on an S3-compatible
+// server instead (an endpoint, path style, static keys), and leaves its
+// configuration file at [Server.ConfigPath].
 //
 // [BuildHistory] makes a repository whose GC outcome is known: branches,
 // commits dated in the past through the commit API's date field, per-branch

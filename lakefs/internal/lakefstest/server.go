@@ -52,6 +52,8 @@ type Server struct {
 	External bool
 	// LogPath is the log file of a started lakeFS.
 	LogPath string
+	// ConfigPath is the configuration file of a started lakeFS.
+	ConfigPath string
 
 	http *http.Client
 }
@@ -90,6 +92,27 @@ func Start(t testing.TB) *Server {
 // The configuration turns off everything that would leave loopback.
 func StartBinary(t testing.TB, bin string) *Server {
 	t.Helper()
+	return startBinary(t, bin, nil)
+}
+
+// S3Blockstore is an S3-compatible server for StartBinaryS3: lakeFS reaches
+// it at Endpoint, path-style, with a static key pair, and the tests'
+// repositories go under NamespacePrefix ("s3://<bucket>/<path>").
+type S3Blockstore struct {
+	Endpoint, AccessKeyID, SecretAccessKey, NamespacePrefix string
+}
+
+// StartBinaryS3 runs the lakeFS binary bin as StartBinary does, but with its
+// blockstore on an S3-compatible server (blockstore.type s3, its endpoint,
+// force_path_style, static keys, no region discovery). The configuration
+// file is at the Server's ConfigPath, for tests of tools that read it.
+func StartBinaryS3(t testing.TB, bin string, s3 S3Blockstore) *Server {
+	t.Helper()
+	return startBinary(t, bin, &s3)
+}
+
+func startBinary(t testing.TB, bin string, s3 *S3Blockstore) *Server {
+	t.Helper()
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("lakefstest: %s: %v", EnvBin, err)
 	}
@@ -98,15 +121,20 @@ func StartBinary(t testing.TB, bin string) *Server {
 		NamespacePrefix: "local://",
 		BlockstorePath:  filepath.Join(dir, "blockstore"),
 		LogPath:         filepath.Join(dir, "lakefs.log"),
+		ConfigPath:      filepath.Join(dir, "lakefs.yaml"),
 		http:            &http.Client{Timeout: 5 * time.Minute},
 	}
-	if err := os.MkdirAll(s.BlockstorePath, 0o755); err != nil {
+	blockstore := fmt.Sprintf(localBlockstore, s.BlockstorePath)
+	if s3 != nil {
+		s.NamespacePrefix, s.BlockstorePath = s3.NamespacePrefix, ""
+		blockstore = fmt.Sprintf(s3Blockstore, s3.Endpoint, s3.AccessKeyID, s3.SecretAccessKey)
+	} else if err := os.MkdirAll(s.BlockstorePath, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	addr := freeLoopbackAddr(t)
 	s.Endpoint = "http://" + addr
-	cfgPath := filepath.Join(dir, "lakefs.yaml")
-	cfg := fmt.Sprintf(configTemplate, addr, filepath.Join(dir, "kv"), s.BlockstorePath, randomHex(t), randomHex(t))
+	cfgPath := s.ConfigPath
+	cfg := fmt.Sprintf(configTemplate, addr, filepath.Join(dir, "kv"), blockstore, randomHex(t), randomHex(t))
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +159,7 @@ func StartBinary(t testing.TB, bin string) *Server {
 	return s
 }
 
-// configTemplate is lakeFS's configuration: listen address, KV path, blockstore path, auth secret, signing secret. Statistics, the e-mail
+// configTemplate is lakeFS's configuration: listen address, KV path, blockstore type and settings (localBlockstore or s3Blockstore), signing secret, auth secret. Statistics, the e-mail
 // subscription, the latest-version check and the audit check are off and
 // point at a closed loopback port besides; lakeFS's usage reporter cannot be
 // turned off but only writes to the local KV store.
@@ -145,10 +173,7 @@ database:
   local:
     path: "%s"
 blockstore:
-  type: local
-  local:
-    path: "%s"
-    import_enabled: false
+%s
   signing:
     secret_key: "%s"
 auth:
@@ -163,6 +188,24 @@ security:
   check_latest_version: false
   audit_check_url: "http://127.0.0.1:9/audit"
 `
+
+// localBlockstore is the blockstore section of a local blockstore: its path.
+const localBlockstore = `  type: local
+  local:
+    path: "%s"
+    import_enabled: false`
+
+// s3Blockstore is the blockstore section of an S3-compatible server on
+// loopback: endpoint, access key ID, secret access key.
+const s3Blockstore = `  type: s3
+  s3:
+    endpoint: "%s"
+    force_path_style: true
+    discover_bucket_region: false
+    region: us-east-1
+    credentials:
+      access_key_id: "%s"
+      secret_access_key: "%s"`
 
 // loopbackEnv is the environment of the started lakeFS: the test's, minus
 // anything that would configure it (LAKEFS_*) or send its traffic through a
