@@ -140,15 +140,23 @@ func openTable(data []byte) (*table, error) {
 		return nil, fmt.Errorf("index block: %w", err)
 	}
 	t.index = index
-	var buf []byte
-	meta, err := t.block(metaindex, &buf)
+	// Pebble writes the metaindex uncompressed: it is read in place, so
+	// that no block read while it is walked can overwrite it.
+	if err := t.checkBounds(metaindex); err != nil {
+		return nil, fmt.Errorf("metaindex block: %w", err)
+	}
+	if typ := t.data[metaindex.off+metaindex.length]; typ != noCompression {
+		return nil, fmt.Errorf("metaindex block of compression %d (pebble writes it uncompressed)", typ)
+	}
+	var metaBuf []byte // never used: the block is not compressed
+	meta, err := t.block(metaindex, &metaBuf)
 	if err != nil {
 		return nil, fmt.Errorf("metaindex block: %w", err)
 	}
-	if uint64(len(meta)) != metaindex.length {
-		return nil, fmt.Errorf("compressed metaindex block")
-	}
-	var props []byte
+	// The properties block is the last the metaindex names, as pebble
+	// reads it, and is read once, after the walk.
+	var propsHandle handle
+	var hasProps bool
 	err = walkBlock(meta, func(name, value []byte) error {
 		if string(name) == metaValueIndexName {
 			return fmt.Errorf("value blocks are not supported")
@@ -157,20 +165,21 @@ func openTable(data []byte) (*table, error) {
 		if err != nil || n != len(value) {
 			return fmt.Errorf("bad handle of %q", name)
 		}
-		if string(name) != metaPropertiesName {
-			return t.checkBounds(h)
+		if string(name) == metaPropertiesName {
+			propsHandle, hasProps = h, true
 		}
-		props, err = t.block(h, &buf)
-		if err != nil {
-			return fmt.Errorf("properties block: %w", err)
-		}
-		return nil
+		return t.checkBounds(h)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("metaindex: %w", err)
 	}
-	if props == nil {
+	if !hasProps {
 		return nil, fmt.Errorf("no properties block")
+	}
+	var propsBuf []byte
+	props, err := t.block(propsHandle, &propsBuf)
+	if err != nil {
+		return nil, fmt.Errorf("properties block: %w", err)
 	}
 	if err := t.readProperties(props); err != nil {
 		return nil, fmt.Errorf("properties: %w", err)

@@ -1,0 +1,179 @@
+package metarange
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"testing"
+
+	"github.com/golang/snappy"
+)
+
+// This file crafts tables block by block, each checksum right, to reach
+// what buildTable never writes: blocks the metaindex or an index names
+// twice or out of order, a compressed metaindex, blocks in the footer.
+
+// rawTable appends blocks, as given, to a table with CRC-32C checksums.
+type rawTable struct{ out []byte }
+
+func (r *rawTable) block(b []byte, typ byte) handle {
+	h := handle{uint64(len(r.out)), uint64(len(b))}
+	r.out = append(r.out, b...)
+	r.out = append(r.out, typ)
+	l := layout{checksum: checksumCRC32C}
+	r.out = binary.LittleEndian.AppendUint32(r.out, l.sum(r.out[h.off:]))
+	return h
+}
+
+// finish appends a RocksDBv2 footer.
+func (r *rawTable) finish(metaindex, index handle) []byte {
+	footer := append([]byte{checksumCRC32C}, encodeHandle(metaindex)...)
+	footer = append(footer, encodeHandle(index)...)
+	footer = append(footer, make([]byte, 41-len(footer))...)
+	footer = binary.LittleEndian.AppendUint32(footer, 2)
+	return append(r.out, append(footer, rocksDBMagic...)...)
+}
+
+// metaindexOf is an uncompressed metaindex naming the properties block.
+func (r *rawTable) metaindexOf(props handle) handle {
+	mb := blockBuilder{interval: 1}
+	mb.add([]byte(metaPropertiesName), encodeHandle(props))
+	return r.block(mb.finish(), noCompression)
+}
+
+// propsBlock is a properties block of a table of lakeFS's type typ, of n
+// records, with a two-level index or not.
+func propsBlock(typ string, n uint64, twoLevel bool) []byte {
+	indexType := uint32(0)
+	if twoLevel {
+		indexType = indexTypeTwoLevel
+	}
+	pb := blockBuilder{interval: 16}
+	pb.add([]byte(propIndexType), binary.LittleEndian.AppendUint32(nil, indexType))
+	pb.add([]byte(propNumEntries), binary.AppendUvarint(nil, n))
+	pb.add([]byte(propType), []byte(typ))
+	return pb.finish()
+}
+
+// emptyBlock is a block of no entries, as pebble writes one for an empty
+// table.
+func emptyBlock() []byte {
+	b := blockBuilder{interval: 16}
+	return b.finish()
+}
+
+// indexKey is an index separator: a user key with pebble's separator
+// trailer (kind 17, the largest sequence number).
+func indexKey(user string) []byte {
+	return append([]byte(user), 0x11, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff)
+}
+
+// snappyExact encodes m with Snappy so that the encoding is exactly as long
+// as m: literals for m[:L] in chunks of c bytes, copies at offset period
+// for the middle, a literal tail of the given length, L and c chosen to
+// make the lengths equal. m[from-period:len(m)-tail] must repeat with that
+// period.
+func snappyExact(t *testing.T, m []byte, from, period, tail int) []byte {
+	for l := from; l <= len(m)-tail; l++ {
+		for c := 1; c <= 60; c++ {
+			out := binary.AppendUvarint(nil, uint64(len(m)))
+			for i := 0; i < l; i += c {
+				j := min(i+c, l)
+				out = append(out, byte(j-i-1)<<2) // a literal of j-i bytes
+				out = append(out, m[i:j]...)
+			}
+			for i := l; i < len(m)-tail; i += 64 {
+				j := min(i+64, len(m)-tail)
+				out = append(out, byte(j-i-1)<<2|2, byte(period), byte(period>>8)) // a copy, 2-byte offset
+			}
+			out = append(out, byte(tail-1)<<2)
+			out = append(out, m[len(m)-tail:]...)
+			if len(out) != len(m) {
+				continue
+			}
+			if d, err := snappy.Decode(nil, out); err != nil || !bytes.Equal(d, m) {
+				t.Fatalf("snappyExact: decodes to %q, %v", d, err)
+			}
+			return out
+		}
+	}
+	t.Fatal("snappyExact: no encoding of the block's length")
+	return nil
+}
+
+// TestMetaindexReadInPlace crafts a table whose metaindex is
+// Snappy-compressed to exactly its own length, as pebble never writes
+// one, and names one properties block (P1, of a "ranges" table). P1,
+// decompressed, hides in a value a metaindex entry naming another
+// properties block (P2, of a "metaranges" table). A reader that
+// decompressed P1 into the buffer holding the metaindex, while walking it,
+// would walk on into P1's bytes and read P2's properties, which pebble
+// never reads: what it would read of the table would no longer be what
+// lakeFS reads. The table must be refused.
+func TestMetaindexReadInPlace(t *testing.T) {
+	var r rawTable
+	data := blockBuilder{interval: 16}
+	for _, k := range []string{"a", "b", "c"} {
+		data.add(append([]byte(k), keyKindSet, 0, 0, 0, 0, 0, 0, 0), []byte("v"))
+	}
+	dh := r.block(data.finish(), noCompression)
+	index := blockBuilder{interval: 1}
+	index.add(indexKey("c"), encodeHandle(dh))
+	ih := r.block(index.finish(), noCompression)
+	p2 := r.block(propsBlock(typeMetaRanges, 3, false), noCompression)
+
+	// The metaindex, decoded, is m bytes: its first entry names P1 (e0
+	// bytes, with a 3-byte handle), 8-byte entries "pad" of an empty
+	// handle follow up to end, then its one restart point.
+	const m = 600
+	const end = m - 8
+	e0 := 3 + len(metaPropertiesName) + 3
+	// P1 decoded: an entry "zz" whose value, at e0, holds an entry naming
+	// P2, then the header of an entry whose key runs to end-2 (over the
+	// rest of P1 and the old bytes of the metaindex), of a 2-byte value
+	// (the last "pad" entry's empty handle); then P1's own properties.
+	fake := []byte{0, byte(len(metaPropertiesName)), byte(len(encodeHandle(p2)))}
+	fake = append(fake, metaPropertiesName...)
+	fake = append(fake, encodeHandle(p2)...)
+	at := e0 + len(fake)
+	zz := make([]byte, e0-5) // 5: the header and key of "zz"
+	zz = append(zz, fake...)
+	zz = binary.AppendUvarint(append(zz, 0), uint64(end-2-(at+4)))
+	zz = append(zz, 2)
+	p1 := append([]byte{0, 2, byte(len(zz)), 'z', 'z'}, zz...)
+	own := propsBlock(typeRanges, 3, false)
+	p1 = append(p1, own[:len(own)-8]...) // its entries, after "zz"
+	p1 = binary.LittleEndian.AppendUint32(p1, 0)
+	p1 = binary.LittleEndian.AppendUint32(p1, 1)
+	if len(p1) > m || len(entryOffsets(p1)) < 4 {
+		t.Fatalf("P1 of %d bytes, %d entries", len(p1), len(entryOffsets(p1)))
+	}
+	p1h := r.block(snappy.Encode(nil, p1), snappyCompression)
+
+	meta := []byte{0, byte(len(metaPropertiesName)), 3}
+	meta = append(meta, metaPropertiesName...)
+	meta = append(meta, encodeHandle(p1h)...)
+	if len(meta) != e0 {
+		t.Fatalf("P1's handle takes %d bytes, not 3", len(encodeHandle(p1h)))
+	}
+	for len(meta) < end {
+		meta = append(meta, 0, 3, 2, 'p', 'a', 'd', 0, 0)
+	}
+	meta = binary.LittleEndian.AppendUint32(meta, 0)
+	meta = binary.LittleEndian.AppendUint32(meta, 1)
+	mh := r.block(snappyExact(t, meta, e0+8, 8, 8), snappyCompression)
+	table := r.finish(mh, ih)
+
+	// P1's properties, the ones pebble reads, make it a range of 3 records.
+	n, err := countValues(table, typeMetaRanges)
+	if !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("read as a metarange: %d values, err = %v; want ErrCorrupt", n, err)
+	}
+	t.Log(err)
+	// The same table with its metaindex uncompressed is the range P1 says.
+	r.out = r.out[:mh.off]
+	table = r.finish(r.block(meta, noCompression), ih)
+	if n, err := countValues(table, typeRanges); err != nil || n != 3 {
+		t.Fatalf("uncompressed metaindex, read as a range: %d values, %v", n, err)
+	}
+}
