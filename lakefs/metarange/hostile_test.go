@@ -177,3 +177,111 @@ func TestMetaindexReadInPlace(t *testing.T) {
 		t.Fatalf("uncompressed metaindex, read as a range: %d values, %v", n, err)
 	}
 }
+
+// TestBlocksReadOnce crafts tables whose index names a block twice, or
+// before one it named: pebble never writes one, and a reader that read
+// them would do work unbounded by the file's size (an index of a million
+// entries naming one 16 MiB block of no entries, of 800 KiB compressed,
+// decompresses it a million times; a two-level index multiplies that). A
+// block in the footer, where pebble writes none, is refused too.
+func TestBlocksReadOnce(t *testing.T) {
+	// withIndex ends a table of no records with the index and properties.
+	withIndex := func(r *rawTable, index blockBuilder, twoLevel bool) []byte {
+		ih := r.block(index.finish(), noCompression)
+		return r.finish(r.metaindexOf(r.block(propsBlock(typeRanges, 0, twoLevel), noCompression)), ih)
+	}
+	cases := []struct {
+		name  string
+		table func() []byte
+	}{
+		{"a data block named twice", func() []byte {
+			var r rawTable
+			d := r.block(emptyBlock(), noCompression)
+			var index = blockBuilder{interval: 1}
+			index.add(indexKey("a"), encodeHandle(d))
+			index.add(indexKey("b"), encodeHandle(d))
+			return withIndex(&r, index, false)
+		}},
+		{"data blocks out of file order", func() []byte {
+			var r rawTable
+			d1 := r.block(emptyBlock(), noCompression)
+			d2 := r.block(emptyBlock(), noCompression)
+			index := blockBuilder{interval: 1}
+			index.add(indexKey("a"), encodeHandle(d2))
+			index.add(indexKey("b"), encodeHandle(d1))
+			return withIndex(&r, index, false)
+		}},
+		{"data blocks that overlap", func() []byte {
+			// Two empty blocks, the second, with its trailer, inside the
+			// first's restart points (which an empty block never reads).
+			var r rawTable
+			inner := append(emptyBlock(), noCompression, 0, 0, 0, 0)
+			l := layout{checksum: checksumCRC32C}
+			binary.LittleEndian.PutUint32(inner[9:], l.sum(inner[:9]))
+			outer := append(make([]byte, 4), inner...)
+			outer = append(outer, 0, 0, 0)
+			outer = binary.LittleEndian.AppendUint32(outer, uint32(len(outer)/4)) // restart points up to here
+			d1 := r.block(outer, noCompression)
+			d2 := handle{d1.off + 4, 8}
+			index := blockBuilder{interval: 1}
+			index.add(indexKey("a"), encodeHandle(d1))
+			index.add(indexKey("b"), encodeHandle(d2))
+			return withIndex(&r, index, false)
+		}},
+		{"an index block named twice", func() []byte {
+			var r rawTable
+			x := r.block(emptyBlock(), noCompression)
+			top := blockBuilder{interval: 1}
+			top.add(indexKey("a"), encodeHandle(x))
+			top.add(indexKey("b"), encodeHandle(x))
+			return withIndex(&r, top, true)
+		}},
+		{"index blocks out of file order", func() []byte {
+			var r rawTable
+			d1 := r.block(emptyBlock(), noCompression)
+			d2 := r.block(emptyBlock(), noCompression)
+			x := blockBuilder{interval: 1}
+			x.add(indexKey("b"), encodeHandle(d2))
+			x2 := r.block(x.finish(), noCompression)
+			x.add(indexKey("a"), encodeHandle(d1))
+			x1 := r.block(x.finish(), noCompression)
+			top := blockBuilder{interval: 1}
+			top.add(indexKey("a"), encodeHandle(x1))
+			top.add(indexKey("b"), encodeHandle(x2))
+			return withIndex(&r, top, true)
+		}},
+		{"a data block in the footer", func() []byte {
+			// An empty block at byte 16 of the footer, in its padding.
+			build := func(at uint64) []byte {
+				var r rawTable
+				index := blockBuilder{interval: 1}
+				index.add(indexKey("a"), encodeHandle(handle{at, 8}))
+				return withIndex(&r, index, false)
+			}
+			at := uint64(len(build(1<<10))-footerLen) + 16
+			table := build(at)
+			if uint64(len(table)-footerLen)+16 != at {
+				t.Fatal("the table's length depends on where the block is")
+			}
+			b := table[at:]
+			copy(b, emptyBlock())
+			b[8] = noCompression
+			l := layout{checksum: checksumCRC32C}
+			binary.LittleEndian.PutUint32(b[9:], l.sum(b[:9]))
+			if _, _, err := (&layout{data: table}).checkFooter(); err != nil {
+				t.Fatalf("the block broke the footer: %v", err)
+			}
+			return table
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			table := c.table()
+			n, err := countValues(table, typeRanges)
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("%d values, err = %v; want ErrCorrupt", n, err)
+			}
+			t.Log(err)
+		})
+	}
+}

@@ -242,22 +242,32 @@ func (t *table) readProperties(b []byte) error {
 
 // each calls fn with the user key and value of every record of the data
 // blocks, in order, checking each block before it calls fn with any of its
-// records: its entries and restart points, that every key is an internal
+// records: that it follows the block before it in the file, its entries
+// and restart points, that every key is an internal
 // key of kind set, and that user keys strictly increase. It fails if the
 // table holds other than its properties' number of records. The key and
 // value are only valid during the call.
 func (t *table) each(fn func(key, value []byte) error) error {
 	var topBuf, indexBuf, dataBuf, prev []byte
 	var n uint64
+	// Pebble writes the data blocks one after the other, in key order, and
+	// then the index blocks: a block the index names again, or before one
+	// it named, is refused, so that no block is read twice and the work
+	// is bounded by the file's size.
+	var dataEnd, indexEnd uint64 // where the last data or index block read ends
 	dataBlock := func(_, value []byte) error {
 		h, _, err := decodeHandle(value) // block properties may follow the handle
 		if err != nil {
 			return fmt.Errorf("data block handle: %w", err)
 		}
+		if h.off < dataEnd {
+			return fmt.Errorf("data block at %d overlaps or precedes the one before it, which ends at %d", h.off, dataEnd)
+		}
 		b, err := t.block(h, &dataBuf)
 		if err != nil {
 			return fmt.Errorf("data block at %d: %w", h.off, err)
 		}
+		dataEnd = h.off + h.length + blockTrailerLen
 		err = walkBlock(b, func(key, _ []byte) error {
 			if len(key) < trailerLen {
 				return fmt.Errorf("data block at %d: key of %d bytes has no trailer", h.off, len(key))
@@ -294,10 +304,14 @@ func (t *table) each(fn func(key, value []byte) error) error {
 			if err != nil {
 				return fmt.Errorf("index block handle: %w", err)
 			}
+			if h.off < indexEnd {
+				return fmt.Errorf("index block at %d overlaps or precedes the one before it, which ends at %d", h.off, indexEnd)
+			}
 			b, err := t.block(h, &indexBuf)
 			if err != nil {
 				return fmt.Errorf("index block at %d: %w", h.off, err)
 			}
+			indexEnd = h.off + h.length + blockTrailerLen
 			return walkBlock(b, dataBlock)
 		})
 	}
