@@ -285,3 +285,43 @@ func TestBlocksReadOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestCallerPanicsGoOn panics in the loop bodies of Ranges and Entries and
+// in eachValue's function: the panic is the caller's, and must reach it as
+// it was, not turned into an error of a corrupt table (after which the
+// iterator would call the loop body again, which the runtime turns into a
+// panic of its own).
+func TestCallerPanicsGoOn(t *testing.T) {
+	rng := writeTable(t, typeRanges, rangeRecords([]fixtureEntry{{"a", "data/x", relative}, {"b", "data/y", relative}}), lakeFSOptions)
+	mr := writeTable(t, typeMetaRanges, metaRangeRecords([]fixtureRange{{id: string(bytes.Repeat([]byte("ab"), 32)), maxKey: "k"}}), lakeFSOptions)
+	type callerPanic struct{}
+	loops := map[string]func(){
+		"Ranges": func() {
+			for _, err := range Ranges(bytes.NewReader(mr), int64(len(mr))) {
+				t.Logf("Ranges yielded, err = %v", err)
+				panic(callerPanic{})
+			}
+		},
+		"Entries": func() {
+			for _, err := range Entries(bytes.NewReader(rng), int64(len(rng))) {
+				t.Logf("Entries yielded, err = %v", err)
+				panic(callerPanic{})
+			}
+		},
+		"eachValue": func() {
+			err := eachValue(rng, typeRanges, "test", func([]byte) error { panic(callerPanic{}) })
+			t.Logf("eachValue returned %v", err)
+		},
+	}
+	for name, loop := range loops {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if p := recover(); p != (callerPanic{}) {
+					t.Fatalf("recovered %v, want the loop body's own panic", p)
+				}
+			}()
+			loop()
+			t.Fatal("no panic")
+		})
+	}
+}

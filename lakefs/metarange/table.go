@@ -96,8 +96,16 @@ func eachRecord(data []byte, tableType, name string, fn func(key, value []byte) 
 	return nil
 }
 
+// scanTable reads a table of the given type, calling fn with each record.
+// A panic of the reader becomes an error wrapping errPanicked; a panic of
+// fn (the loop body of a caller of Ranges or Entries) is the caller's, and
+// goes on as it is, never recovered.
 func scanTable(data []byte, tableType string, fn func(key, value []byte) error) (err error) {
+	inFn := false
 	defer func() {
+		if inFn {
+			return // not recovered: fn panicked
+		}
 		if p := recover(); p != nil {
 			err = fmt.Errorf("%w: %v", errPanicked, p)
 		}
@@ -112,7 +120,12 @@ func scanTable(data []byte, tableType string, fn func(key, value []byte) error) 
 	if t.dump {
 		return fmt.Errorf("a repository dump's table, not a commit's")
 	}
-	return t.each(fn)
+	return t.each(func(key, value []byte) error {
+		inFn = true
+		err := fn(key, value)
+		inFn = false
+		return err
+	})
 }
 
 // table is a table held in memory whose footer, metaindex and properties
