@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/golang/snappy"
@@ -164,12 +165,16 @@ func TestMetaindexReadInPlace(t *testing.T) {
 	mh := r.block(snappyExact(t, meta, e0+8, 8, 8), snappyCompression)
 	table := r.finish(mh, ih)
 
-	// P1's properties, the ones pebble reads, make it a range of 3 records.
-	n, err := countValues(table, typeMetaRanges)
-	if !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("read as a metarange: %d values, err = %v; want ErrCorrupt", n, err)
+	// P1's properties, the ones pebble reads, make it a range of 3
+	// records; P2's a metarange. It is neither: pebble never compresses a
+	// metaindex.
+	for _, typ := range []string{typeRanges, typeMetaRanges} {
+		n, err := countValues(table, typ)
+		if !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("read as %s: %d values, err = %v; want ErrCorrupt", typ, n, err)
+		}
+		t.Log(err)
 	}
-	t.Log(err)
 	// The same table with its metaindex uncompressed is the range P1 says.
 	r.out = r.out[:mh.off]
 	table = r.finish(r.block(meta, noCompression), ih)
@@ -323,5 +328,115 @@ func TestCallerPanicsGoOn(t *testing.T) {
 			loop()
 			t.Fatal("no panic")
 		})
+	}
+}
+
+// TestWalkBlockRefuses walks blocks that pebble's sequential reader reads,
+// but not as written, or that pebble never writes: each is refused.
+func TestWalkBlockRefuses(t *testing.T) {
+	// entry is shared, unshared, value length (one byte each), key, value.
+	entry := func(shared byte, key, value string) []byte {
+		return append([]byte{shared, byte(len(key)), byte(len(value))}, key+value...)
+	}
+	// block ends entries with restart points.
+	block := func(entries []byte, restarts ...uint32) []byte {
+		entries = slices.Clone(entries)
+		for _, r := range restarts {
+			entries = binary.LittleEndian.AppendUint32(entries, r)
+		}
+		return binary.LittleEndian.AppendUint32(entries, uint32(len(restarts)))
+	}
+	ab := append(entry(0, "ab", "1"), entry(1, "c", "2")...)                                // "ab", "ac"
+	abc := append(append(entry(0, "a", "1"), entry(0, "b", "2")...), entry(0, "c", "3")...) // at 0, 5, 10
+	for _, b := range [][]byte{block(ab, 0), block(abc, 0), block(abc, 0, 5, 10), block(abc, 0, 10)} {
+		if err := walkBlock(b, nil); err != nil {
+			t.Fatalf("a valid block: %v", err)
+		}
+	}
+	cases := map[string][]byte{
+		// At a restart point, a reader seeks with a key it reads whole.
+		"a restart point at an entry sharing a prefix": block(ab, 0, 6),
+		"a first entry that is no restart point":       block(append(entry(0, "ab", "1"), entry(0, "ac", "2")...), 6),
+		// Pebble reads at most 5 bytes of a varint: it would read this
+		// 6-byte encoding of 2 as 2 and the entry's next field from
+		// its sixth byte.
+		"a 6-byte varint":                  block(append([]byte{0, 1, 0x82, 0x80, 0x80, 0x80, 0x80, 0}, "a12"...), 0),
+		"no restart points":                block(ab),
+		"no entries and no restart points": block(nil),
+		"a restart point past the entries": block(abc, 0, 15),
+		"restart points out of order":      block(abc, 0, 10, 5),
+		"a restart point twice":            block(abc, 0, 5, 5),
+	}
+	for name, b := range cases {
+		if err := walkBlock(b, nil); err == nil {
+			t.Errorf("%s: no error", name)
+		} else {
+			t.Logf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestCheckBoundsEdges checks blocks at the edge of what precedes the
+// footer: the metaindex, the last block of a table, ends where the footer
+// starts.
+func TestCheckBoundsEdges(t *testing.T) {
+	table, l := writeTableLayout(typeRanges, formatRecords(10, false), lakeFSOptions)
+	tbl, err := openTable(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end := l.metaindex.off + l.metaindex.length + blockTrailerLen; end != uint64(len(table)-footerLen) {
+		t.Fatalf("the metaindex ends at %d, the footer starts at %d", end, len(table)-footerLen)
+	}
+	for _, c := range []struct {
+		h  handle
+		ok bool
+	}{
+		{l.metaindex, true},
+		{handle{l.metaindex.off, l.metaindex.length + 1}, false},
+		{handle{l.metaindex.off + 1, l.metaindex.length}, false},
+		{handle{uint64(len(table) - footerLen - blockTrailerLen), 0}, true},
+		{handle{uint64(len(table) - footerLen - blockTrailerLen + 1), 0}, false},
+		{handle{1<<64 - 1, 1}, false},
+		{handle{0, 1<<64 - 1}, false},
+	} {
+		if err := tbl.checkBounds(c.h); (err == nil) != c.ok {
+			t.Errorf("%+v: err = %v, want ok %v", c.h, err, c.ok)
+		}
+	}
+}
+
+// TestBlockSizeLimit reads tables of one empty data block, of no records,
+// of 16 MiB and of 16 MiB and 4 bytes, stored or decompressed: the larger
+// one is refused before it is decompressed.
+func TestBlockSizeLimit(t *testing.T) {
+	for _, c := range []struct {
+		size        int
+		compression byte
+		ok          bool
+	}{
+		{maxBlockSize, noCompression, true},
+		{maxBlockSize + 4, noCompression, false},
+		{maxBlockSize, snappyCompression, true},
+		{maxBlockSize + 4, snappyCompression, false},
+	} {
+		b := make([]byte, c.size) // restart points of no entries
+		binary.LittleEndian.PutUint32(b[len(b)-4:], uint32(len(b)/4-1))
+		if c.compression == snappyCompression {
+			b = snappy.Encode(nil, b)
+		}
+		var r rawTable
+		d := r.block(b, c.compression)
+		index := blockBuilder{interval: 1}
+		index.add(indexKey("a"), encodeHandle(d))
+		ih := r.block(index.finish(), noCompression)
+		table := r.finish(r.metaindexOf(r.block(propsBlock(typeRanges, 0, false), noCompression)), ih)
+		n, err := countValues(table, typeRanges)
+		switch {
+		case c.ok && (err != nil || n != 0):
+			t.Errorf("%d bytes, compression %d: %d values, %v", c.size, c.compression, n, err)
+		case !c.ok && !errors.Is(err, ErrCorrupt):
+			t.Errorf("%d bytes, compression %d: %d values, err = %v; want ErrCorrupt", c.size, c.compression, n, err)
+		}
 	}
 }
