@@ -15,7 +15,8 @@ import (
 
 // Errors of Addresses, wrapped with what failed.
 var (
-	// ErrInvalidInput: an invalid option, storage namespace or metarange ID.
+	// ErrInvalidInput: an invalid option, storage namespace or metarange ID,
+	// or a nil reader or negative size given to Ranges or Entries.
 	ErrInvalidInput = errors.New("metarange: invalid input")
 	// ErrMissing: a metarange or range is not in the bucket. Never skipped:
 	// the objects of a missing range would be left unprotected.

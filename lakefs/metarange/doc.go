@@ -84,14 +84,18 @@
 // never a panic, a read out of bounds or an allocation it chooses. A
 // checksum is no defence against a crafted file, so the reader trusts no
 // length it reads: it checks that the footer is of a format it reads, that
-// every block handle lies inside the file, that every block matches its
-// checksum (CRC-32C, or XXH64 when the footer says so), is Snappy or
-// uncompressed and at most 16 MiB either way, and that every entry and
-// restart point lies inside its block, each restart point at an entry that
-// shares no key prefix. Index blocks of one or two levels, as the table's
-// properties say, lead to the data blocks, whose records must be sets
-// (the kind in the 8-byte trailer of each key), in strictly increasing key
-// order, as many as the properties count and as lakeFS's "count" says. A
+// every block handle lies inside the file, before the footer, that every
+// block matches its checksum (CRC-32C, or XXH64 when the footer says so),
+// is Snappy or uncompressed (the metaindex uncompressed) and at most 16 MiB
+// either way, and that every entry and restart point lies inside its
+// block, each restart point at an entry that shares no key prefix. Index
+// blocks of one or two levels, as the table's properties say, lead to the
+// data blocks, which, like the index blocks of a two-level index, must come
+// in file order, none overlapping the one before it, as pebble writes
+// them: no block is read twice, and the work of reading a table is bounded
+// by its size. The data blocks' records must be sets (the kind in the
+// 8-byte trailer of each key), in strictly increasing key order, as many
+// as the properties count and as lakeFS's "count" says. A
 // table of another key order or merge operator, a repository dump's table
 // (property "entity"), or a table of another type is refused. Only the
 // table formats lakeFS's pebble writes (RocksDBv2) and the next two (Pebble

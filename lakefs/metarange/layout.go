@@ -13,7 +13,11 @@ import (
 
 // A table is outside input, and this package reads it itself: layout
 // checks every part of a table before any of it is used. Every block
-// handle must lie inside the file, every block must match its checksum,
+// handle must lie inside the file, before its footer, the data blocks (and
+// the index blocks of a two-level index) must come in file order, none
+// overlapping the one before it, as pebble writes them, so that no block
+// is read twice and the work is bounded by the file's size (table.each),
+// every block must match its checksum,
 // be Snappy or uncompressed and decompress to at most maxBlockSize bytes,
 // and every entry and restart point of every block must lie inside its
 // block. A checksum is no defence against a crafted file, so nothing is
@@ -85,14 +89,16 @@ func (l *layout) checkFooter() (metaindex, index handle, err error) {
 	return metaindex, index, nil
 }
 
-// checkBounds checks that a block and its trailer lie inside the file.
+// checkBounds checks that a block and its trailer lie inside the file,
+// before its footer (where pebble writes every block). checkFooter has
+// checked the file holds a footer.
 func (l *layout) checkBounds(h handle) error {
-	size := uint64(len(l.data))
+	size := uint64(len(l.data)) - footerLen
 	if h.length > maxBlockSize {
 		return fmt.Errorf("block of %d bytes", h.length)
 	}
 	if h.off > size || h.length+blockTrailerLen > size-h.off {
-		return fmt.Errorf("block at %d of %d bytes overruns the %d-byte file", h.off, h.length, size)
+		return fmt.Errorf("block at %d of %d bytes overruns the %d bytes before the footer", h.off, h.length, size)
 	}
 	return nil
 }

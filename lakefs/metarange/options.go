@@ -13,7 +13,8 @@ const (
 	DefaultMaxRanges     = 1 << 21
 )
 
-// An Option configures Addresses.
+// An Option configures Addresses; of the options, only WithMaxFileSize
+// applies to Ranges and Entries.
 type Option func(*config)
 
 type config struct {

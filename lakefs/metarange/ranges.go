@@ -43,8 +43,11 @@ var errStop = errors.New("stopped")
 // is read from r, which holds its size bytes, through the caller's own
 // storage: it is read whole into memory, in one ReadAt call, and is
 // refused with ErrLimit if larger than WithMaxFileSize, the one option
-// read here. A table that is not a metarange lakeFS writes ends the
-// iteration with ErrCorrupt, a failed read with the reader's error.
+// that applies here (the others are checked, and have no effect). A nil
+// reader, a negative size or an invalid option ends the iteration with
+// ErrInvalidInput, a table that is not a metarange lakeFS writes with
+// ErrCorrupt, a failed or short read with the reader's error (or
+// io.ErrUnexpectedEOF). An error is the iteration's last value.
 //
 // With Entries, a host that reads lakeFS's storage its own way (a lakeFS
 // fork, through its block adapter) reads each range once, however many

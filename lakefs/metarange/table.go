@@ -96,8 +96,16 @@ func eachRecord(data []byte, tableType, name string, fn func(key, value []byte) 
 	return nil
 }
 
+// scanTable reads a table of the given type, calling fn with each record.
+// A panic of the reader becomes an error wrapping errPanicked; a panic of
+// fn (the loop body of a caller of Ranges or Entries) is the caller's, and
+// goes on as it is, never recovered.
 func scanTable(data []byte, tableType string, fn func(key, value []byte) error) (err error) {
+	inFn := false
 	defer func() {
+		if inFn {
+			return // not recovered: fn panicked
+		}
 		if p := recover(); p != nil {
 			err = fmt.Errorf("%w: %v", errPanicked, p)
 		}
@@ -112,7 +120,12 @@ func scanTable(data []byte, tableType string, fn func(key, value []byte) error) 
 	if t.dump {
 		return fmt.Errorf("a repository dump's table, not a commit's")
 	}
-	return t.each(fn)
+	return t.each(func(key, value []byte) error {
+		inFn = true
+		err := fn(key, value)
+		inFn = false
+		return err
+	})
 }
 
 // table is a table held in memory whose footer, metaindex and properties
@@ -140,15 +153,23 @@ func openTable(data []byte) (*table, error) {
 		return nil, fmt.Errorf("index block: %w", err)
 	}
 	t.index = index
-	var buf []byte
-	meta, err := t.block(metaindex, &buf)
+	// Pebble writes the metaindex uncompressed: it is read in place, so
+	// that no block read while it is walked can overwrite it.
+	if err := t.checkBounds(metaindex); err != nil {
+		return nil, fmt.Errorf("metaindex block: %w", err)
+	}
+	if typ := t.data[metaindex.off+metaindex.length]; typ != noCompression {
+		return nil, fmt.Errorf("metaindex block of compression %d (pebble writes it uncompressed)", typ)
+	}
+	var metaBuf []byte // never used: the block is not compressed
+	meta, err := t.block(metaindex, &metaBuf)
 	if err != nil {
 		return nil, fmt.Errorf("metaindex block: %w", err)
 	}
-	if uint64(len(meta)) != metaindex.length {
-		return nil, fmt.Errorf("compressed metaindex block")
-	}
-	var props []byte
+	// The properties block is the last the metaindex names, as pebble
+	// reads it, and is read once, after the walk.
+	var propsHandle handle
+	var hasProps bool
 	err = walkBlock(meta, func(name, value []byte) error {
 		if string(name) == metaValueIndexName {
 			return fmt.Errorf("value blocks are not supported")
@@ -157,20 +178,21 @@ func openTable(data []byte) (*table, error) {
 		if err != nil || n != len(value) {
 			return fmt.Errorf("bad handle of %q", name)
 		}
-		if string(name) != metaPropertiesName {
-			return t.checkBounds(h)
+		if string(name) == metaPropertiesName {
+			propsHandle, hasProps = h, true
 		}
-		props, err = t.block(h, &buf)
-		if err != nil {
-			return fmt.Errorf("properties block: %w", err)
-		}
-		return nil
+		return t.checkBounds(h)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("metaindex: %w", err)
 	}
-	if props == nil {
+	if !hasProps {
 		return nil, fmt.Errorf("no properties block")
+	}
+	var propsBuf []byte
+	props, err := t.block(propsHandle, &propsBuf)
+	if err != nil {
+		return nil, fmt.Errorf("properties block: %w", err)
 	}
 	if err := t.readProperties(props); err != nil {
 		return nil, fmt.Errorf("properties: %w", err)
@@ -233,22 +255,32 @@ func (t *table) readProperties(b []byte) error {
 
 // each calls fn with the user key and value of every record of the data
 // blocks, in order, checking each block before it calls fn with any of its
-// records: its entries and restart points, that every key is an internal
+// records: that it follows the block before it in the file, its entries
+// and restart points, that every key is an internal
 // key of kind set, and that user keys strictly increase. It fails if the
 // table holds other than its properties' number of records. The key and
 // value are only valid during the call.
 func (t *table) each(fn func(key, value []byte) error) error {
 	var topBuf, indexBuf, dataBuf, prev []byte
 	var n uint64
+	// Pebble writes the data blocks one after the other, in key order, and
+	// then the index blocks: a block the index names again, or before one
+	// it named, is refused, so that no block is read twice and the work
+	// is bounded by the file's size.
+	var dataEnd, indexEnd uint64 // where the last data or index block read ends
 	dataBlock := func(_, value []byte) error {
 		h, _, err := decodeHandle(value) // block properties may follow the handle
 		if err != nil {
 			return fmt.Errorf("data block handle: %w", err)
 		}
+		if h.off < dataEnd {
+			return fmt.Errorf("data block at %d overlaps or precedes the one before it, which ends at %d", h.off, dataEnd)
+		}
 		b, err := t.block(h, &dataBuf)
 		if err != nil {
 			return fmt.Errorf("data block at %d: %w", h.off, err)
 		}
+		dataEnd = h.off + h.length + blockTrailerLen
 		err = walkBlock(b, func(key, _ []byte) error {
 			if len(key) < trailerLen {
 				return fmt.Errorf("data block at %d: key of %d bytes has no trailer", h.off, len(key))
@@ -285,10 +317,14 @@ func (t *table) each(fn func(key, value []byte) error) error {
 			if err != nil {
 				return fmt.Errorf("index block handle: %w", err)
 			}
+			if h.off < indexEnd {
+				return fmt.Errorf("index block at %d overlaps or precedes the one before it, which ends at %d", h.off, indexEnd)
+			}
 			b, err := t.block(h, &indexBuf)
 			if err != nil {
 				return fmt.Errorf("index block at %d: %w", h.off, err)
 			}
+			indexEnd = h.off + h.length + blockTrailerLen
 			return walkBlock(b, dataBlock)
 		})
 	}
