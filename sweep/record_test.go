@@ -194,7 +194,7 @@ func TestRecordsHidden(t *testing.T) {
 	old := t0.Add(-100 * time.Hour)
 	var keys []string
 	for i := range 20 {
-		k := fmt.Sprintf("data/%s/obj%02d", descendingName(old.Add(time.Duration(i%4)*time.Hour)), i)
+		k := fmt.Sprintf("data/%s/%s", descendingName(old.Add(time.Duration(i%4)*time.Hour)), objID(i))
 		keys = append(keys, k)
 		require.NoError(t, b.WriteAll(ctx, k, []byte("x"), nil))
 	}

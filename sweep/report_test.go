@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lakegc/lakegc/internal/layout"
 	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/require"
 	"gocloud.dev/blob/memblob"
@@ -131,7 +132,7 @@ func descendingSliceOf(keys []string) string {
 	var bestT time.Time
 	for _, k := range keys {
 		name := k[len("data/") : len("data/")+20]
-		if tm, _ := sliceTime(name); best == "" || tm.After(bestT) {
+		if tm, _ := layout.SliceTime(name); best == "" || tm.After(bestT) {
 			best, bestT = name, tm
 		}
 	}
