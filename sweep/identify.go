@@ -117,8 +117,13 @@ func (r recognizer) okBytes(key []byte) bool {
 //     and the namespace do not match (a bucket rooted at another folder,
 //     inputs of another repository or spelled another way); or
 //   - rule B: the candidates are at least MaxMarked (a fraction) of the
-//     recognized objects listed, while the keep set, less the young listed
-//     keys that join it, holds at least MinKeep keys.
+//     recognized objects listed, while the keep set holds at least MinKeep
+//     keys that this run could have found or that no run lists (outside the
+//     top level and the data folder: a keep set spelled with another
+//     prefix), less the young listed keys that join it. The unrecognized
+//     keys of the top level and the data folder (import sources there) and
+//     the keys of other shards' slices and of slices newer than the cutoff
+//     do not count.
 //
 // A zero field takes its default: MinKeep DefaultCanaryMinKeep, MinFound
 // DefaultCanaryMinFound, MaxMarked DefaultCanaryMaxMarked. MaxMarked 1 (or
@@ -175,12 +180,14 @@ type canaryCount struct {
 	data       string // with '/'
 	cutoff     time.Time
 	cfg        *config
-	keep       int64 // distinct keep keys
-	inScope    int64 // of which this run could list
-	matched    int64 // of which listed and older than the cutoff
-	folder     []byte
-	folderIn   bool
-	folderSeen bool
+	keep         int64 // distinct keep keys
+	inScope      int64 // of which recognized where this run lists
+	outside      int64 // of which outside what any run lists
+	matched      int64 // of which listed and older than the cutoff
+	folder       []byte
+	folderIn     bool
+	folderOthers bool
+	folderSeen   bool
 }
 
 func newCanaryCount(cfg *config, cutoff time.Time) *canaryCount {
@@ -192,29 +199,35 @@ func newCanaryCount(cfg *config, cutoff time.Time) *canaryCount {
 // its slice name is decoded once.
 func (c *canaryCount) keepKey(k []byte) {
 	c.keep++
-	in := false
+	// listed: this run lists where k lies; others: another shard's slice,
+	// or a slice newer than the cutoff.
+	var listed, others bool
 	switch {
 	case c.folderSeen && bytes.HasPrefix(k, c.folder) && len(k) > len(c.folder):
-		in = c.folderIn
+		listed, others = c.folderIn, c.folderOthers
 	case bytes.HasPrefix(k, []byte(c.data)):
 		rest := k[len(c.data):]
 		i := bytes.IndexByte(rest, '/')
 		if i < 0 {
-			in = c.cfg.ownsRest()
+			listed, others = c.cfg.ownsRest(), !c.cfg.ownsRest()
 			break
 		}
 		name := rest[:i]
-		in = c.cfg.ownsRest()
+		listed = c.cfg.ownsRest()
 		if t, ok := layout.SliceTime(string(name)); ok {
-			in = t.Before(c.cutoff) && c.cfg.ownsSlice(string(name))
+			listed = t.Before(c.cutoff) && c.cfg.ownsSlice(string(name))
 		}
+		others = !listed
 		c.folder = append(c.folder[:0], k[:len(c.data)+i+1]...)
-		c.folderIn, c.folderSeen = in, true
+		c.folderIn, c.folderOthers, c.folderSeen = listed, others, true
 	case bytes.IndexByte(k, '/') < 0:
-		in = c.cfg.ownsRest()
+		listed, others = c.cfg.ownsRest(), !c.cfg.ownsRest()
 	}
-	if in && c.rec.okBytes(k) {
+	switch {
+	case listed && c.rec.okBytes(k):
 		c.inScope++
+	case !listed && !others:
+		c.outside++
 	}
 }
 
@@ -231,8 +244,8 @@ func (c *canaryCount) check(k Canary, young, kept, walled, marked int64) error {
 			ErrImplausibleMark, c.inScope, found, pct(found, c.inScope), 100*k.MinFound)
 	}
 	listed := young + kept + walled + marked
-	if inputs := c.keep - young; inputs >= k.MinKeep && k.MaxMarked < 1 && marked > 0 && float64(marked) >= k.MaxMarked*float64(listed) {
-		return fmt.Errorf("%w: %d candidates of %d recognized listed objects (%.2f %%, at least %.2f %%) while the keep set holds about %d keys",
+	if inputs := c.inScope + c.outside - young; inputs >= k.MinKeep && k.MaxMarked < 1 && marked > 0 && float64(marked) >= k.MaxMarked*float64(listed) {
+		return fmt.Errorf("%w: %d candidates of %d recognized listed objects (%.2f %%, at least %.2f %%) while the keep set holds about %d keys of this run or outside what it lists",
 			ErrImplausibleMark, marked, listed, pct(marked, listed), 100*k.MaxMarked, inputs)
 	}
 	return nil
