@@ -176,10 +176,10 @@ func defaultCanary() Canary {
 // canaryCount counts, in the join, what the canary judges. Not safe for
 // concurrent use: the join is one goroutine.
 type canaryCount struct {
-	rec        recognizer
-	data       string // with '/'
-	cutoff     time.Time
-	cfg        *config
+	rec          recognizer
+	data         string // with '/'
+	cutoff       time.Time
+	cfg          *config
 	keep         int64 // distinct keep keys
 	inScope      int64 // of which recognized where this run lists
 	outside      int64 // of which outside what any run lists
