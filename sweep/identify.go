@@ -100,6 +100,20 @@ func (r recognizer) ok(key string) bool {
 	return layout.Recognize(key, r.data) != layout.Unrecognized
 }
 
+// okInSlice is ok for a key in a slice's folder, whose last element starts
+// at at: the slice's name is not decoded again.
+func (r recognizer) okInSlice(key string, at int) bool {
+	for _, p := range r.include {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	if r.custom != nil {
+		return r.custom(key)
+	}
+	return layout.InSlice(key[at:]) != layout.Unrecognized
+}
+
 // okBytes is ok for a key in a buffer that outlives the call.
 func (r recognizer) okBytes(key []byte) bool {
 	return r.ok(unsafe.String(unsafe.SliceData(key), len(key)))
@@ -187,6 +201,7 @@ type canaryCount struct {
 	folder       []byte
 	folderIn     bool
 	folderOthers bool
+	folderSlice  bool
 	folderSeen   bool
 }
 
@@ -214,17 +229,26 @@ func (c *canaryCount) keepKey(k []byte) {
 		}
 		name := rest[:i]
 		listed = c.cfg.ownsRest()
-		if t, ok := layout.SliceTime(string(name)); ok {
+		t, slice := layout.SliceTime(string(name))
+		if slice {
 			listed = t.Before(c.cutoff) && c.cfg.ownsSlice(string(name))
 		}
 		others = !listed
 		c.folder = append(c.folder[:0], k[:len(c.data)+i+1]...)
-		c.folderIn, c.folderOthers, c.folderSeen = listed, others, true
+		c.folderIn, c.folderOthers, c.folderSlice, c.folderSeen = listed, others, slice, true
 	case bytes.IndexByte(k, '/') < 0:
 		listed, others = c.cfg.ownsRest(), !c.cfg.ownsRest()
 	}
+	var rec bool
+	if listed {
+		if c.folderSeen && c.folderSlice && len(k) > len(c.folder) && bytes.HasPrefix(k, c.folder) {
+			rec = c.rec.okInSlice(unsafe.String(unsafe.SliceData(k), len(k)), len(c.folder))
+		} else {
+			rec = c.rec.okBytes(k)
+		}
+	}
 	switch {
-	case listed && c.rec.okBytes(k):
+	case rec:
 		c.inScope++
 	case !listed && !others:
 		c.outside++

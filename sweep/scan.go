@@ -386,7 +386,7 @@ func (l *lister) listTop(ctx context.Context) error {
 		}
 		// No memory for one more entry: list the folder now, one at a
 		// time, and sort its keys with the loose objects.
-		return l.listAll(ctx, f.prefix, l.loose.add)
+		return l.listAll(ctx, f.prefix, f.slice, l.loose.add)
 	})
 }
 
@@ -538,7 +538,7 @@ func (l *lister) listFolder(ctx context.Context, f *folder) error {
 		}
 		return rw.add(key)
 	}
-	if err := l.listAll(ctx, f.prefix, add); err != nil {
+	if err := l.listAll(ctx, f.prefix, f.slice, add); err != nil {
 		if rw != nil {
 			rw.abort()
 		}
@@ -559,8 +559,9 @@ func (l *lister) listFolder(ctx context.Context, f *folder) error {
 // listAll lists every object under prefix, without a delimiter: the keys of
 // old recognized objects go to add, those of young ones to the keep set,
 // unrecognized ones to their report; a key under another repository's
-// storage folder makes that folder a wall.
-func (l *lister) listAll(ctx context.Context, prefix string, add func(key []byte) error) error {
+// storage folder makes that folder a wall. slice says prefix is a slice's
+// folder.
+func (l *lister) listAll(ctx context.Context, prefix string, slice bool, add func(key []byte) error) error {
 	var listed, young, unrec int64
 	flush := func() {
 		l.cnt.update(func(p *Progress) { p.Listed += listed; p.Young += young; p.Unrecognized += unrec })
@@ -570,6 +571,9 @@ func (l *lister) listAll(ctx context.Context, prefix string, add func(key []byte
 	// A slice that held young objects or a wall is listed again by the
 	// next optimized run.
 	anyYoung := false
+	// A folder whose own name makes a wall ("<data>/_lakefs/") walls its
+	// parent; else a wall needs a '/' below the folder.
+	folderWall, walled := l.walls.of(prefix)
 	var buf []byte // each key is copied here rather than to a new slice
 	it := l.pages(&blob.ListOptions{Prefix: prefix})
 	for {
@@ -590,11 +594,24 @@ func (l *lister) listAll(ctx context.Context, prefix string, add func(key []byte
 			continue
 		}
 		listed++
-		if wall, ok := l.walls.of(o.Key); ok {
-			l.walls.add(wall, prefix)
-			anyYoung = true
+		if walled {
+			if folderWall != "" {
+				l.walls.add(folderWall, prefix)
+				folderWall, anyYoung = "", true
+			}
+		} else if strings.IndexByte(o.Key[len(prefix):], '/') >= 0 {
+			if wall, ok := l.walls.of(o.Key); ok {
+				l.walls.add(wall, prefix)
+				anyYoung = true
+			}
 		}
-		if !l.rec.ok(o.Key) {
+		var known bool
+		if slice {
+			known = l.rec.okInSlice(o.Key, len(prefix))
+		} else {
+			known = l.rec.ok(o.Key)
+		}
+		if !known {
 			unrec++
 			if err := l.unrec.add(o); err != nil {
 				return err
