@@ -41,9 +41,13 @@ type Inputs struct {
 const cleanupTimeout = 30 * time.Second
 
 // Mark lists the namespace in bucket (rooted at the storage namespace),
-// subtracts the inputs and every object younger than the cutoff, and writes
-// the rest as the candidates of run runID, in lakeFS's report format:
-// <prefix>/retention/gc/unified/<runID>/deleted/ and then summary.json.
+// keeps the objects it recognizes as the repository's own outside other
+// repositories' folders (see the package documentation, "What is
+// collected"), subtracts the inputs and every object younger than the
+// cutoff, and writes the rest as the candidates of run runID, in lakeFS's
+// report format: <prefix>/retention/gc/unified/<runID>/deleted/ and then
+// summary.json, unless the canary finds the mark implausible
+// (ErrImplausibleMark).
 //
 // The cutoff is min(in.ExportStart, Mark's start) − MinAge − ClockSkew. An
 // object's age is its modification time as the bucket's listing reports it
