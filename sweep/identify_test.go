@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -344,12 +343,18 @@ func TestCanaryRefusesParentRootedBucket(t *testing.T) {
 // canaryWorld writes n old objects in a slice and returns the bucket and
 // their keys.
 func canaryWorld(t *testing.T, n int) (*blob.Bucket, []string) {
+	keys := canaryKeys(n)
+	return oldBucket(t, keys), keys
+}
+
+// canaryKeys returns n keys of one old slice.
+func canaryKeys(n int) []string {
 	slice := descendingName(t0.Add(-100 * time.Hour))
 	var keys []string
 	for i := range n {
 		keys = append(keys, "data/"+slice+"/"+objID(i))
 	}
-	return oldBucket(t, keys), keys
+	return keys
 }
 
 // TestCanaryRuleA: of 2000 keep keys in scope, the listing finds found; the
@@ -376,7 +381,7 @@ func TestCanaryRuleA(t *testing.T) {
 		{0, []Option{WithCanary(Canary{Off: true})}, false},
 	} {
 		t.Run(fmt.Sprintf("found=%d/%v", tc.found, tc.canary != nil), func(t *testing.T) {
-			b, keys := canaryWorld(t, 100)
+			keys := canaryKeys(100)
 			// found of the keep keys are listed (20 % of them young), the
 			// rest absent.
 			keep := slices.Concat(keys[:tc.found], absent[:2000-tc.found])
@@ -384,7 +389,7 @@ func TestCanaryRuleA(t *testing.T) {
 			for i := 0; i < tc.found; i += 5 {
 				young[keys[i]] = true
 			}
-			b = newTestBucket(writeKeys(t, keys), &testDriver{modTime: func(k string) time.Time {
+			b := newTestBucket(writeKeys(t, keys), &testDriver{modTime: func(k string) time.Time {
 				if young[k] {
 					return t0
 				}
@@ -673,5 +678,3 @@ func TestWallCursor(t *testing.T) {
 		}
 	}
 }
-
-var _ = errors.Is

@@ -167,6 +167,7 @@ func withLiveChecksum(b []byte) []byte {
 
 func FuzzRunState(f *testing.F) {
 	f.Add([]byte(`{"version":1,"storage_prefix":"_lakefs","data_prefix":"data","min_age_seconds":3600,"slice_margin_seconds":7200,"runs_since_clean":0,"live_keys":3,"young_slices":["ftgiap1umhohp9prs680"]}`))
+	f.Add([]byte(`{"version":1,"storage_prefix":"_lakefs","data_prefix":"data","live_keys":0,"include":["data/imports/","top-"],"custom_recognizer":true}`))
 	f.Add([]byte(`{"version":2}`))
 	f.Add([]byte(`{"version":1,"young_slices":["x"]}`))
 	// As the first version wrote it, with what the summary says too.
