@@ -183,9 +183,10 @@
 // this run's recognizer accepts it too (a custom recognizer is a function,
 // which the state cannot compare).
 //
-// In an optimized run, Progress.Listed counts the listed objects only;
-// Kept and Marked, and the summary's counts, include the keys judged from
-// the previous run's records.
+// In an optimized run, Progress.Listed and Unrecognized, and the summary's
+// unrecognized counts, are of the listed objects only; Kept, Walled and
+// Marked, and the summary's other counts, include the keys judged from the
+// previous run's records.
 //
 // An optimized run trusts that the slices it does not list are unchanged
 // since the previous run but for deletions: objects are not rewritten in
