@@ -97,6 +97,7 @@ type gcOptions struct {
 	minAge                                 time.Duration
 	memory                                 int64
 	blockstorePath                         string
+	include                                []string  // --include-prefix, repeated
 	now                                    time.Time // zero: time.Now
 	progress                               bool      // draw progress bars on stderr
 }
@@ -119,6 +120,10 @@ func parseGC(args []string, getenv func(string) string, stdout, stderr io.Writer
 	memory := fs.String("memory", "256MiB", "memory budget of the mark's key buffers, e.g. 64MiB, 1GiB")
 	fs.StringVar(&o.blockstorePath, "blockstore-path", "", "lakeFS's local blockstore folder (blockstore.local.path), for a local:// repository (env "+envBlockstorePath+")")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON on stdout")
+	fs.Func("include-prefix", "collect objects under this key `PREFIX` of the namespace whatever their names (repeatable); only lakeFS's own shapes are collected otherwise", func(p string) error {
+		o.include = append(o.include, p)
+		return nil
+	})
 	fs.BoolVar(&o.optimized, "optimized", false, "start the mark from the repository's latest run: list only the slices written since it (less a margin), and judge older ones from its records; a clean run when unsure, and every 7th run")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: lakegc gc --endpoint URL --repo NAME [--sweep] [--optimized] [--min-age 24h] [--memory 256MiB] [--json]

@@ -80,12 +80,14 @@ func TestParseGCFlagsAndEnv(t *testing.T) {
 	env := envOf(map[string]string{api.EnvEndpointURL: "http://env", api.EnvAccessKeyID: "env-key", api.EnvSecretAccessKey: "env-secret",
 		envBlockstorePath: "/var/lakefs", envNow: "2026-06-01T12:00:00Z"})
 	var stderr bytes.Buffer
-	o, code := parseGC([]string{"--repo", "r", "--endpoint", "http://flag", "--sweep", "--optimized", "--memory", "64MiB", "--min-age", "48h"}, env, &stderr, &stderr)
+	o, code := parseGC([]string{"--repo", "r", "--endpoint", "http://flag", "--sweep", "--optimized", "--memory", "64MiB", "--min-age", "48h",
+		"--include-prefix", "data/imports/", "--include-prefix", "legacy-"}, env, &stderr, &stderr)
 	if code != -1 {
 		t.Fatalf("code %d: %s", code, stderr.String())
 	}
 	if o.endpoint != "http://flag" || o.accessKeyID != "env-key" || o.secretAccessKey != "env-secret" || !o.sweep || !o.optimized ||
-		o.memory != 64<<20 || o.minAge.Hours() != 48 || o.blockstorePath != "/var/lakefs" || !o.now.Equal(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)) || o.json || o.progress {
+		o.memory != 64<<20 || o.minAge.Hours() != 48 || o.blockstorePath != "/var/lakefs" || !o.now.Equal(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)) || o.json || o.progress ||
+		!slices.Equal(o.include, []string{"data/imports/", "legacy-"}) {
 		t.Errorf("options %+v", o)
 	}
 }

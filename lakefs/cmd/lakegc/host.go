@@ -78,6 +78,7 @@ func collect(ctx context.Context, client *api.Client, o gcOptions, logger *slog.
 		Progress:      bar.collect,
 		Sweep:         o.sweep,
 		Optimized:     o.optimized,
+		Include:       o.include,
 	}
 	if !o.now.IsZero() {
 		offset := time.Until(o.now)
