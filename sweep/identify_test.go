@@ -678,3 +678,42 @@ func TestWallCursor(t *testing.T) {
 		}
 	}
 }
+
+// TestCanaryQuietOnHealthyRuns: a fresh repository whose objects are all
+// young, and an optimized run that judges most of the keep set from the
+// previous run's records, both with keep sets large enough to judge: the
+// canary stays quiet.
+func TestCanaryQuietOnHealthyRuns(t *testing.T) {
+	ctx := context.Background()
+	fresh := canaryKeys(2000)
+	b := newTestBucket(writeKeys(t, fresh), &testDriver{modTime: func(string) time.Time { return t0 }})
+	sum, err := Mark(ctx, b, "fresh", Inputs{Uncommitted: seqOf(fresh), Committed: seqOf(nil), ExportStart: t0},
+		WithClock(fixedClock), WithTempDir(t.TempDir()))
+	require.NoError(t, err)
+	require.Zero(t, sum.NumDeletedObjects)
+	require.Equal(t, int64(len(fresh)), sum.NumYoungObjects)
+
+	var keys []string
+	older, recent := descendingName(t0.Add(-200*time.Hour)), descendingName(t0.Add(-30*time.Hour))
+	for i := range 3000 {
+		slice := older
+		if i%3 == 0 {
+			slice = recent
+		}
+		keys = append(keys, "data/"+slice+"/"+objID(i))
+	}
+	slices.Sort(keys)
+	b = oldBucket(t, keys)
+	keep := slices.Clone(keys[10:])
+	mark := func(id string, d time.Duration, opts ...Option) *Summary {
+		sum, err := Mark(ctx, b, id, Inputs{Uncommitted: seqOf(keep), Committed: seqOf(nil), ExportStart: t0.Add(d)},
+			append(opts, WithClock(func() time.Time { return t0.Add(d) }), WithTempDir(t.TempDir()))...)
+		require.NoError(t, err)
+		return sum
+	}
+	require.Equal(t, int64(10), mark("prev", 0).NumDeletedObjects)
+	sum = mark("next", time.Hour, WithPrevious("prev"))
+	require.Equal(t, RunOptimized, sum.RunKind, sum.CleanReason)
+	require.Equal(t, int64(1), sum.SlicesSkipped)
+	require.Equal(t, int64(10), sum.NumDeletedObjects)
+}
