@@ -301,6 +301,13 @@ func summarize(w io.Writer, repo string, rep *lakegc.Report) {
 	m := rep.Mark
 	fmt.Fprintf(w, "repository %s: %d kept commits, %d objects listed, %d kept, %d garbage (older than %s)\n",
 		repo, rep.Commits.Active, m.Listed, m.Kept, m.Summary.NumDeletedObjects, m.Summary.CutoffTime.Format(time.RFC3339))
+	if sum := m.Summary; sum.NumUnrecognizedObjects > 0 {
+		fmt.Fprintf(w, "not of lakeFS's shapes, never collected: %d objects, %d bytes (e.g. %s); all under %sunrecognized/ (--include-prefix to collect some)\n",
+			sum.NumUnrecognizedObjects, sum.UnrecognizedBytes, strings.Join(sum.UnrecognizedSample[:min(3, len(sum.UnrecognizedSample))], ", "), m.Report)
+	}
+	if sum := m.Summary; len(sum.Walls) > 0 {
+		fmt.Fprintf(w, "other repositories' folders, never collected: %d objects under %s\n", sum.NumWalledObjects, strings.Join(sum.Walls, ", "))
+	}
 	if rep.Sweep == nil {
 		fmt.Fprintf(w, "dry run: nothing deleted; the candidates are listed under %s (run with --sweep to delete them)\n", m.Report)
 		return

@@ -19,9 +19,11 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 
+	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/lakefs/api"
 	"github.com/lakegc/lakegc/namespace"
 	"github.com/lakegc/lakegc/retention"
+	"github.com/lakegc/lakegc/sweep"
 )
 
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -341,5 +343,23 @@ func TestGCLocalNamespaceWithoutBlockstorePathIsUsage(t *testing.T) {
 		envOf(nil), &stdout, &stderr)
 	if code != exitUsage || !strings.Contains(stderr.String(), "--blockstore-path") || !slices.Equal(paths, []string{"/api/v1/repositories/r"}) {
 		t.Errorf("exit %d, want %d; calls %q; stderr %q", code, exitUsage, paths, stderr.String())
+	}
+}
+
+// The summary says what the mark did not recognize, and other repositories'
+// folders.
+func TestSummarizeUnrecognized(t *testing.T) {
+	var out bytes.Buffer
+	summarize(&out, "r", &lakegc.Report{Commits: &lakegc.CommitsReport{}, Mark: &lakegc.MarkReport{Report: "_lakefs/retention/gc/unified/x/", Summary: &sweep.Summary{
+		NumUnrecognizedObjects: 4, UnrecognizedBytes: 40, UnrecognizedSample: []string{"README.txt", "a", "b", "c"},
+		NumWalledObjects: 2, Walls: []string{"data/inner/"},
+	}}})
+	for _, want := range []string{
+		"never collected: 4 objects, 40 bytes (e.g. README.txt, a, b); all under _lakefs/retention/gc/unified/x/unrecognized/",
+		"other repositories' folders, never collected: 2 objects under data/inner/",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("summary %q lacks %q", out.String(), want)
+		}
 	}
 }
