@@ -141,15 +141,16 @@ func (r recognizer) okBytes(key []byte) bool {
 //
 // A zero field takes its default: MinKeep DefaultCanaryMinKeep, MinFound
 // DefaultCanaryMinFound, MaxMarked DefaultCanaryMaxMarked. MaxMarked 1 (or
-// more) turns rule B off, MinFound below every possible fraction (a tiny
-// positive number) rule A; Off turns the canary off. A repository that
-// really lost 99 % of its objects to garbage at once (a dropped table) can
-// trip rule B: its operator turns it off for that run.
+// more) turns rule B off; a tiny MinFound leaves rule A only for a listing
+// that found none of the keep set; Off turns the canary off. A repository
+// that really lost 99 % of its objects to garbage at once (a dropped table)
+// can trip rule B: its operator raises MaxMarked, or turns the canary off,
+// for that run.
 type Canary struct {
-	MinKeep   int64
-	MinFound  float64
-	MaxMarked float64
-	Off       bool
+	MinKeep   int64   // the least keep set either rule judges
+	MinFound  float64 // rule A: the least fraction of the keep set in scope the listing must find
+	MaxMarked float64 // rule B: the fraction of the recognized listed objects the candidates must stay below
+	Off       bool    // no canary at all
 }
 
 // Defaults of the Canary.
