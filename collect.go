@@ -283,7 +283,10 @@ func (c *cycle) sweepOptions(counters *sweep.Progress, phase string) []sweep.Opt
 	if c.cfg.BatchDeleter != nil {
 		opts = append(opts, sweep.WithBatchDeleter(c.cfg.BatchDeleter))
 	}
-	return opts
+	if c.cfg.Recognize != nil {
+		opts = append(opts, sweep.WithRecognizer(c.cfg.Recognize))
+	}
+	return append(opts, sweep.WithInclude(c.cfg.Include...), sweep.WithCanary(c.cfg.Canary))
 }
 
 // mark marks the garbage: the export's addresses are read first, then the
@@ -316,13 +319,17 @@ func (c *cycle) mark(ctx context.Context) error {
 		return mismatch(fmt.Errorf("lakegc: mark: %w", err))
 	}
 	rep := &MarkReport{
-		Summary:       sum,
-		Report:        c.reportFolder(),
-		Listed:        counters.Listed,
-		Kept:          counters.Kept,
-		Marked:        counters.Marked,
-		Foreign:       c.foreign.count,
-		ForeignSample: c.foreign.sample,
+		Summary:           sum,
+		Report:            c.reportFolder(),
+		Listed:            counters.Listed,
+		Kept:              counters.Kept,
+		Marked:            counters.Marked,
+		Foreign:           c.foreign.count,
+		ForeignSample:     c.foreign.sample,
+		Recognized:        counters.Listed - counters.Unrecognized,
+		Unrecognized:      sum.NumUnrecognizedObjects,
+		UnrecognizedBytes: sum.UnrecognizedBytes,
+		Walled:            sum.NumWalledObjects,
 	}
 	c.report.Mark = rep
 	if rep.Bytes, err = folderSize(ctx, c.cfg.Bucket, rep.Report+"deleted/"); err != nil {

@@ -123,6 +123,24 @@ type Config struct {
 	// sweep.ErrInvalidInput.
 	SweepOptions []sweep.Option
 
+	// Recognize, if set, replaces the recognizer of the keys the mark may
+	// mark and the sweep may delete (default: the shapes lakeFS and package
+	// pathprovider write, sweep.DefaultRecognizer). A listed object whose
+	// key it does not accept is unrecognized: counted in Report.Mark,
+	// listed in the run's unrecognized/ folder, never deleted. It is called
+	// from several goroutines and must not keep its argument
+	// (sweep.WithRecognizer).
+	Recognize func(key string) bool
+	// Include lists key prefixes, relative to the namespace, whose objects
+	// count as recognized whatever their shape: the operator's word that
+	// they are the repository's own (sweep.WithInclude). Only the top level
+	// and the data folder are ever listed.
+	Include []string
+	// Canary tunes the check that refuses an implausible mark before it
+	// writes any candidate (zero: sweep's defaults; see sweep.Canary and
+	// sweep.ErrImplausibleMark).
+	Canary sweep.Canary
+
 	// Optimized makes the mark start from the latest run in the report
 	// folder (sweep.LatestRun): it lists only the slices that started
 	// after that run's newest listed slice less SliceMargin, and judges
@@ -241,6 +259,10 @@ func (c Config) validated() (settings, error) {
 	// Before any I/O, not when the mark starts after the whole export.
 	if err := sweep.CheckOptions(s.SweepOptions...); err != nil {
 		return settings{}, fmt.Errorf("%w: SweepOptions: %w", ErrInvalidConfig, err)
+	}
+	if err := sweep.CheckOptions(sweep.WithStoragePrefix(s.StoragePrefix), sweep.WithDataPrefix(s.DataPrefix),
+		sweep.WithInclude(s.Include...), sweep.WithCanary(s.Canary)); err != nil {
+		return settings{}, fmt.Errorf("%w: Include or Canary: %w", ErrInvalidConfig, err)
 	}
 	for _, id := range []struct{ field, id string }{{"ResumeExport", s.ResumeExport}, {"ResumeMark", s.ResumeMark}} {
 		if id.id != "" && !validRunID(id.id) {

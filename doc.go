@@ -16,8 +16,11 @@
 //     and not yet linked (packages linkaddr and pathprovider).
 //
 // So garbage = namespace listing − committed − uncommitted, skipping slices
-// newer than the link TTL. Package sweep computes exactly that on one machine,
-// in bounded memory, and deletes it.
+// newer than the link TTL, of the objects the repository's writer made: keys
+// of lakeFS's shapes or under Config.Include, outside other repositories'
+// folders; anything else listed is reported and kept (package sweep, "What is
+// collected"). Package sweep computes exactly that on one machine, in bounded
+// memory, and deletes it.
 //
 // # Ordering constraints
 //

@@ -147,6 +147,10 @@ func ExampleCollect() {
 		// The objects were written just now: run the GC as if two days
 		// had passed, so that they are older than the minimum age.
 		Clock: func() time.Time { return time.Now().Add(48 * time.Hour) },
+		// lakeFS names objects data/<slice>/<xid>; this example's names are
+		// for the reader, so the operator includes their folder. Without
+		// it, they are unrecognized: reported, never deleted.
+		Include: []string{"data/s/"},
 	}
 	// The host marks the repository's folder when it creates it (lakeFS
 	// writes its own marker): Collect refuses a bucket without one.

@@ -99,6 +99,18 @@ type MarkReport struct {
 	// the first few. Zero for a resumed mark.
 	Foreign       int64    `json:"foreign"`
 	ForeignSample []string `json:"foreign_sample,omitempty"`
+	// Of the listed objects, Recognized have a shape of the repository's
+	// own (Config.Recognize, Config.Include) and are judged; Unrecognized
+	// ones (UnrecognizedBytes in size; a sample in
+	// Summary.UnrecognizedSample, all of them in the report's
+	// unrecognized/ folder) are kept: other tenants' files, import
+	// sources. Walled counts the recognized objects kept because they lie
+	// in another repository's folder (Summary.Walls). Zero for a resumed
+	// mark.
+	Recognized        int64 `json:"recognized"`
+	Unrecognized      int64 `json:"unrecognized"`
+	UnrecognizedBytes int64 `json:"unrecognized_bytes"`
+	Walled            int64 `json:"walled"`
 	// Bytes is the size of the candidates' files.
 	Bytes    int64         `json:"bytes"`
 	Duration time.Duration `json:"duration_ns"`

@@ -146,6 +146,9 @@ func (w *world) config() lakegc.Config {
 		ExportFileSize: 100,
 		MemoryBudget:   64 << 10,
 		TempDir:        w.t.TempDir(),
+		// The world's objects are named for the reader, not as lakeFS
+		// names them: the operator includes their folder.
+		Include: []string{"data/old/"},
 	}
 }
 

@@ -10,13 +10,56 @@
 //
 // Mark computes the seeds' Clean Run:
 //
-//	candidates = namespace listing − uncommitted − committed − objects younger than the cutoff
+//	candidates = recognized objects of the namespace listing − those in other repositories' folders
+//	             − uncommitted − committed − objects younger than the cutoff
 //
-// The namespace is every object under the data folder (data/<slice>/<id>,
-// listed slice by slice, several at once: see "Concurrency and retries")
-// plus the top-level objects of the old flat layout, except lakeFS's "dummy"
-// marker; nothing under the storage prefix (_lakefs/) or in other folders is
-// ever listed.
+// The namespace listing is every object under the data folder
+// (data/<slice>/<id>, listed slice by slice, several at once: see
+// "Concurrency and retries") plus the top-level objects, except lakeFS's
+// "dummy" marker; nothing under the storage prefix (_lakefs/) or in other
+// folders is ever listed. Of what is listed, only the repository's own
+// objects are judged (see "What is collected").
+//
+// # What is collected
+//
+// A storage namespace can hold what lakeFS never wrote there: other
+// tenants' files when the bucket is rooted above the repository, files
+// imported from the namespace itself, another repository nested in a
+// folder. Mark deletes only what it identifies as the repository's own:
+//
+//   - Positive identification. Every listed object is first recognized or
+//     not: its key has a shape lakeFS writes — "data/<slice>/<xid>", a
+//     linked object's "data/<slice>/<xid>,<signature>", a top-level name of
+//     32 lowercase hex digits (the flat layout before lakeFS v0.86),
+//     "data/<nanoid>" and "data/<staging token>/<nanoid>" (early linked
+//     uploads); see DefaultRecognizer — or lies under a prefix the operator
+//     included (WithInclude). A host whose pathprovider writes other shapes
+//     replaces the recognizer (WithRecognizer). An unrecognized object,
+//     young or old, is never a candidate and never joins the keep set or
+//     the records: it is counted (Progress.Unrecognized; the summary's
+//     num_unrecognized_objects, unrecognized_bytes, and the smallest 20 of
+//     their keys in unrecognized_sample), logged, and listed in the run's
+//     unrecognized/ folder.
+//   - Other repositories are walls. A listed key "<P>_lakefs/…", P a
+//     folder below the data folder (or the configured storage prefix's name
+//     in place of _lakefs), is another repository's storage folder: nothing
+//     under P is a candidate, whether listed before or after the marker
+//     ('_' sorts between digits and letters), nor recorded for the next
+//     run. Such objects are counted (Progress.Walled, num_walled_objects)
+//     and the folders listed (walls, the first 20) and logged; a slice
+//     holding a wall is listed again by the next optimized run.
+//   - A canary. Before any candidate is written, Mark checks that the keep
+//     set and the listing look like one repository's, and fails with
+//     ErrImplausibleMark, with the figures, when they do not: when the keep
+//     set names many keys this run could list but the listing found almost
+//     none of them (a bucket rooted at another folder, inputs spelled
+//     another way), or when the candidates are nearly everything listed
+//     while the keep set is large. The thresholds are Canary's, overridable
+//     with WithCanary.
+//
+// So a mark never names an object lakeFS did not write in one of those
+// shapes (unless included), nor anything inside another repository's
+// folder. What it leaves is the operator's to judge from unrecognized/.
 //
 // The cutoff is min(Inputs.ExportStart, Mark's start) − MinAge − ClockSkew.
 // It is anchored at the uncommitted export, not at Mark: an address handed
@@ -111,8 +154,9 @@
 // starting with '_'):
 //
 //   - state.json: the run's storage and data prefixes, min age, slice
-//     margin, how many runs since the last clean one, the number of live
-//     keys, and the slices where it kept young objects (at most 1,000;
+//     margin, include prefixes and whether it had a custom recognizer, how
+//     many runs since the last clean one, the number of live keys, and the
+//     slices where it kept young objects or found a wall (at most 1,000;
 //     beyond that the next run is clean). The run's cutoff and newest
 //     listed slice are its summary's;
 //   - live: the sorted keys it kept in the slices, the listed ones and those
@@ -125,17 +169,24 @@
 // merge-joined with the listing and the keep set in bounded memory as above.
 //
 // Mark refuses to be clever when unsure: a previous run that failed, has no
-// or unreadable records, or used another storage or data prefix, min age or
-// slice margin, whose cutoff is after this run's, or that listed no slice,
+// or unreadable records, or used another storage or data prefix, min age,
+// slice margin, include prefixes, or a custom recognizer where this run has
+// none (or the reverse), whose cutoff is after this run's, or that listed
+// no slice,
 // makes a clean run, logged and said in Summary.CleanReason; WithCleanEvery
 // makes every n-th run of a chain clean (DefaultCleanEvery, 7). The summary
 // says the run's kind (run_kind), its previous run (previous_run_id) and
 // how many slices older than the cutoff it listed and skipped
 // (slices_listed, slices_skipped), fields lakeFS ignores.
 //
-// In an optimized run, Progress.Listed counts the listed objects only;
-// Kept and Marked, and the summary's counts, include the keys judged from
-// the previous run's records.
+// A key carried over from the previous run's records is judged only if
+// this run's recognizer accepts it too (a custom recognizer is a function,
+// which the state cannot compare).
+//
+// In an optimized run, Progress.Listed and Unrecognized, and the summary's
+// unrecognized counts, are of the listed objects only; Kept, Walled and
+// Marked, and the summary's other counts, include the keys judged from the
+// previous run's records.
 //
 // An optimized run trusts that the slices it does not list are unchanged
 // since the previous run but for deletions: objects are not rewritten in
@@ -169,8 +220,9 @@
 // the export) and options. So the shards' candidates are disjoint and their
 // union is what one clean Mark marks: sweeping each shard's run, in any
 // order and on any machine, is sweeping that one run. To merge their
-// summaries, add num_deleted_objects, num_young_objects, num_kept_objects
-// and slices_listed, and take the newest of their first_slice (the latest
+// summaries, add num_deleted_objects, num_young_objects, num_kept_objects,
+// num_unrecognized_objects, unrecognized_bytes, num_walled_objects and
+// slices_listed, and take the newest of their first_slice (the latest
 // start time; ties: the smaller name). A shard's run is also safe on its
 // own: a shard that failed, or was not swept, only leaves its garbage for
 // the next mark.
@@ -192,7 +244,13 @@
 //     with _SUCCESS and several parts, Snappy, GZIP or uncompressed, is read
 //     too ([Candidates]);
 //   - summary.json, written last: run_id, success, first_slice, start_time,
-//     cutoff_time, num_deleted_objects;
+//     cutoff_time, num_deleted_objects, and Mark's own fields, which
+//     lakeFS ignores (see Summary);
+//   - unrecognized/: Parquet as deleted/, with the columns address, size
+//     and last_modified (milliseconds, null when the listing had no time)
+//     of the listed objects the recognizer did not accept, in no order;
+//     written once the listing is done, even when the mark fails after
+//     (its canary included), and read by no lakeFS reader;
 //   - after a sweep, failed/ (address, error) and sweep.json.
 //
 // A failed Mark leaves success:false and no candidates.
@@ -209,9 +267,11 @@
 // lands in failed/ at once, throttling is retried. A key still failing after
 // its five attempts lands in failed/ too: a throttling storm longer than the
 // retries fails keys, never the sweep, and the next Sweep tries them again.
-// It refuses, and reports, any candidate outside what Mark scans, so a
-// corrupt or foreign report cannot reach lakeFS's own files. Sweeping twice
-// is safe.
+// It refuses, and reports, any candidate outside what Mark scans or that
+// the recognizer does not accept (give Sweep the WithRecognizer and
+// WithInclude options Mark had), so a corrupt or foreign report, or one of
+// lakeFS's Spark client, cannot reach lakeFS's own files or what lakeFS did
+// not write. Sweeping twice is safe.
 //
 // A mark and a sweep as a host runs them, with their output, are in the
 // repository's examples/gccycle (go run ./examples/gccycle -sweep).

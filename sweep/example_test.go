@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"log"
+	"strings"
 	"time"
 
 	"github.com/lakegc/lakegc/sweep"
@@ -28,7 +29,13 @@ func Example() {
 	// The bucket is rooted at the repository's storage namespace.
 	bucket := memblob.OpenBucket(nil)
 	defer bucket.Close()
-	for _, k := range []string{"data/slice/live", "data/slice/garbage", "legacy-garbage", "_lakefs/config"} {
+	// Objects named as lakeFS names them: in a slice, and one of the old
+	// flat layout; beside them, files lakeFS never wrote.
+	slice := "data/" + sliceName(time.Now()) + "/"
+	live, garbage := slice+objName(1), slice+objName(2)
+	legacy := "0123456789abcdef0123456789abcdef"
+	label := map[string]string{garbage: "data/<slice>/<garbage>", legacy: legacy}
+	for _, k := range []string{live, garbage, legacy, "README.txt", "data/imports/table.parquet", "_lakefs/config"} {
 		if err := bucket.WriteAll(ctx, k, []byte("x"), nil); err != nil {
 			log.Fatal(err)
 		}
@@ -37,7 +44,7 @@ func Example() {
 	// have passed since the export.
 	now := time.Now().Add(48 * time.Hour)
 	sum, err := sweep.Mark(ctx, bucket, "run-1", sweep.Inputs{
-		Uncommitted: keys("data/slice/live"),
+		Uncommitted: keys(live),
 		Committed:   keys(),
 		ExportStart: now,
 	}, sweep.WithClock(func() time.Time { return now }))
@@ -45,11 +52,12 @@ func Example() {
 		log.Fatal(err)
 	}
 	fmt.Println("marked:", sum.NumDeletedObjects)
+	fmt.Println("unrecognized, kept:", sum.UnrecognizedSample)
 	for key, err := range sweep.Candidates(ctx, bucket, "_lakefs", "run-1") {
 		if err != nil {
 			log.Fatal(err)
 		}
-		fmt.Println("candidate:", key)
+		fmt.Println("candidate:", label[key])
 	}
 	res, err := sweep.Sweep(ctx, bucket, "run-1")
 	if err != nil {
@@ -58,8 +66,9 @@ func Example() {
 	fmt.Println("deleted:", res.Deleted)
 	// Output:
 	// marked: 2
-	// candidate: data/slice/garbage
-	// candidate: legacy-garbage
+	// unrecognized, kept: [README.txt data/imports/table.parquet]
+	// candidate: 0123456789abcdef0123456789abcdef
+	// candidate: data/<slice>/<garbage>
 	// deleted: 2
 }
 
@@ -79,6 +88,15 @@ func sliceName(start time.Time) string {
 	return xid.NewWithTime(time.Unix(64060588800-start.Unix(), 0)).String()
 }
 
+// objName is the n-th object name of the examples, an xid as lakeFS names
+// an object in a slice.
+func objName(n byte) string {
+	var id xid.ID
+	binary.BigEndian.PutUint32(id[:4], 0x6a000000)
+	id[11] = n
+	return id.String()
+}
+
 // An optimized run starts from the previous run: it lists the slices from
 // the previous run's newest one less the margin, and judges the older ones
 // from that run's records.
@@ -90,7 +108,9 @@ func ExampleWithPrevious() {
 	now := time.Now().Add(30 * 24 * time.Hour)
 	old := "data/" + sliceName(now.Add(-20*24*time.Hour)) + "/"
 	recent := "data/" + sliceName(now.Add(-5*24*time.Hour)) + "/"
-	for _, k := range []string{old + "a", old + "b", recent + "c"} {
+	a, b, c := objName(1), objName(2), objName(3)
+	label := map[string]string{a: "a", b: "b", c: "c"}
+	for _, k := range []string{old + a, old + b, recent + c} {
 		if err := bucket.WriteAll(ctx, k, []byte("x"), nil); err != nil {
 			log.Fatal(err)
 		}
@@ -104,18 +124,18 @@ func ExampleWithPrevious() {
 		fmt.Printf("%s: %s run, %d slices listed, %d skipped, %d marked\n",
 			runID, sum.RunKind, sum.SlicesListed, sum.SlicesSkipped, sum.NumDeletedObjects)
 	}
-	run("run-1", now, keys(old+"a", old+"b", recent+"c"))
+	run("run-1", now, keys(old+a, old+b, recent+c))
 	previous, err := sweep.LatestRun(ctx, bucket, "_lakefs")
 	if err != nil {
 		log.Fatal(err)
 	}
-	// A day later, old+"b" is no longer referenced.
-	run("run-2", now.Add(24*time.Hour), keys(old+"a", recent+"c"), sweep.WithPrevious(previous))
+	// A day later, old+b is no longer referenced.
+	run("run-2", now.Add(24*time.Hour), keys(old+a, recent+c), sweep.WithPrevious(previous))
 	for key, err := range sweep.Candidates(ctx, bucket, "_lakefs", "run-2") {
 		if err != nil {
 			log.Fatal(err)
 		}
-		fmt.Println("candidate:", key[len(old):])
+		fmt.Println("candidate:", label[key[len(old):]])
 	}
 	// Output:
 	// run-1: clean run, 2 slices listed, 0 skipped, 0 marked
@@ -147,15 +167,18 @@ func ExampleWithShard() {
 	now := time.Now().Add(48 * time.Hour)
 	start := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
 	short := map[string]string{} // a slice's name → a short one for the output
+	liveName, garbageName := objName(1), objName(2)
+	legacy := "0123456789abcdef0123456789abcdef" // the old flat layout
+	short[liveName], short[garbageName], short[legacy] = "live", "garbage", "legacy-garbage"
 	var live, all []string
 	for i := range byte(3) {
 		name := fixedSliceName(start.Add(time.Duration(i)*time.Hour), i)
 		short[name] = fmt.Sprintf("slice%d", i)
 		fmt.Printf("slice%d: shard %d\n", i, sweep.SliceShard(name, 2))
-		live = append(live, "data/"+name+"/live")
-		all = append(all, "data/"+name+"/live", "data/"+name+"/garbage")
+		live = append(live, "data/"+name+"/"+liveName)
+		all = append(all, "data/"+name+"/"+liveName, "data/"+name+"/"+garbageName)
 	}
-	all = append(all, "legacy-garbage")
+	all = append(all, legacy)
 	for _, k := range all {
 		if err := bucket.WriteAll(ctx, k, []byte("x"), nil); err != nil {
 			log.Fatal(err)
@@ -178,8 +201,10 @@ func ExampleWithShard() {
 			if err != nil {
 				log.Fatal(err)
 			}
-			if len(key) > 26 {
-				key = "data/" + short[key[5:25]] + key[25:]
+			if strings.HasPrefix(key, "data/") {
+				key = "data/" + short[key[5:25]] + "/" + short[key[26:]]
+			} else {
+				key = short[key]
 			}
 			fmt.Println("  candidate:", key)
 		}
@@ -199,8 +224,8 @@ func ExampleWithShard() {
 	// slice1: shard 1
 	// slice2: shard 0
 	// run-1-shard-0: shard 0 of 2, 2 marked
-	//   candidate: data/slice2/garbage
 	//   candidate: legacy-garbage
+	//   candidate: data/slice2/garbage
 	// run-1-shard-1: shard 1 of 2, 2 marked
 	//   candidate: data/slice1/garbage
 	//   candidate: data/slice0/garbage

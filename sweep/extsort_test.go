@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lakegc/lakegc/internal/layout"
 	"github.com/stretchr/testify/require"
 )
 
@@ -48,12 +49,12 @@ func TestSorter(t *testing.T) {
 func TestSliceTime(t *testing.T) {
 	for _, tm := range []int64{0, 1, 1e9, 1764500000, 2e9, 4e9} {
 		name := descendingName(time.Unix(tm, 0))
-		got, ok := sliceTime(name)
+		got, ok := layout.SliceTime(name)
 		require.True(t, ok)
 		require.Equal(t, tm, got.Unix(), name)
 	}
 	for _, bad := range []string{"", "short", "ZZZZZZZZZZZZZZZZZZZZ", "ft1hvo9ksdubjir1711g/"} {
-		_, ok := sliceTime(bad)
+		_, ok := layout.SliceTime(bad)
 		require.False(t, ok, bad)
 	}
 }

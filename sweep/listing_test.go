@@ -130,12 +130,12 @@ func TestMarkKeepsYoungDuplicate(t *testing.T) {
 	times := map[string][]time.Time{}
 	var keys, want []string
 	for i := range 1500 {
-		k := fmt.Sprintf("data/%s/obj-%05d", slice, i)
+		k := fmt.Sprintf("data/%s/%s", slice, objID(i))
 		switch i % 3 {
 		case 1:
-			k = fmt.Sprintf("data/loose-%05d", i)
+			k = "data/" + earlyName(i)
 		case 2:
-			k = fmt.Sprintf("top-%05d", i)
+			k = flatName(i)
 		}
 		keys = append(keys, k)
 		times[k] = variants[i%len(variants)]
@@ -197,12 +197,15 @@ func TestMarkListsEmptyFolderName(t *testing.T) {
 	}}
 	b := newTestBucket(writeKeys(t, keys), d)
 	in := Inputs{Uncommitted: seqOf([]string{"data//a/b"}), Committed: seqOf(nil), ExportStart: t0}
-	sum, err := Mark(ctx, b, "run1", in, WithClock(fixedClock), WithTempDir(t.TempDir()))
+	// The keys are not of lakeFS's shapes: the operator includes the data
+	// folder.
+	include := WithInclude("data/")
+	sum, err := Mark(ctx, b, "run1", in, WithClock(fixedClock), WithTempDir(t.TempDir()), include)
 	require.NoError(t, err)
 	want := []string{"data///z", "data//x", "data/" + slice + "/k", "data/l"}
 	require.Equal(t, int64(len(want)), sum.NumDeletedObjects)
 	require.Equal(t, want, collect(t, Candidates(ctx, b, DefaultStoragePrefix, "run1")))
-	res, err := Sweep(ctx, b, "run1", WithClock(fixedClock))
+	res, err := Sweep(ctx, b, "run1", WithClock(fixedClock), include)
 	require.NoError(t, err)
 	require.Equal(t, SweepResult{Deleted: int64(len(want))}, *res)
 	for _, k := range []string{"data//y", "data//a/b"} {
@@ -219,7 +222,7 @@ func manySlices(t testing.TB, n, perSlice int) (*blob.Bucket, []string) {
 	for i := range n {
 		s := descendingName(t0.Add(-time.Duration(100*3600+i) * time.Second))
 		for j := range perSlice {
-			keys = append(keys, fmt.Sprintf("data/%s/o%d", s, j))
+			keys = append(keys, fmt.Sprintf("data/%s/%s", s, objID(j)))
 		}
 	}
 	slices.Sort(keys)
@@ -230,9 +233,16 @@ func manySlices(t testing.TB, n, perSlice int) (*blob.Bucket, []string) {
 // newTestLister returns a lister of b with a cutoff of t0, a pool of pool
 // bytes, and small blocks.
 func newTestLister(b *blob.Bucket, dir *spillDir, pool int64) *lister {
-	l := &lister{bucket: b, cfg: newConfig(nil), dir: dir, cutoff: t0, cnt: &counters{},
-		loose: newSorter(dir, 4<<10, 2), youngKeys: &lockedSorter{s: newSorter(dir, 4<<10, 2)}, pool: new(memPool)}
+	cfg := newConfig(nil)
+	l := &lister{bucket: b, cfg: cfg, dir: dir, cutoff: t0, cnt: &counters{},
+		loose: newSorter(dir, 4<<10, 2), youngKeys: &lockedSorter{s: newSorter(dir, 4<<10, 2)}, pool: new(memPool),
+		rec: cfg.recognizer(), walls: newWallSet(cfg)}
 	l.pool.left.Store(pool)
+	var err error
+	l.unrec, err = newUnrecognized(context.Background(), memblob.OpenBucket(nil), "report/")
+	if err != nil {
+		panic(err)
+	}
 	return l
 }
 

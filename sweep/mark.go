@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -40,9 +41,13 @@ type Inputs struct {
 const cleanupTimeout = 30 * time.Second
 
 // Mark lists the namespace in bucket (rooted at the storage namespace),
-// subtracts the inputs and every object younger than the cutoff, and writes
-// the rest as the candidates of run runID, in lakeFS's report format:
-// <prefix>/retention/gc/unified/<runID>/deleted/ and then summary.json.
+// keeps the objects it recognizes as the repository's own outside other
+// repositories' folders (see the package documentation, "What is
+// collected"), subtracts the inputs and every object younger than the
+// cutoff, and writes the rest as the candidates of run runID, in lakeFS's
+// report format: <prefix>/retention/gc/unified/<runID>/deleted/ and then
+// summary.json, unless the canary finds the mark implausible
+// (ErrImplausibleMark).
 //
 // The cutoff is min(in.ExportStart, Mark's start) − MinAge − ClockSkew. An
 // object's age is its modification time as the bucket's listing reports it
@@ -117,6 +122,8 @@ type marker struct {
 	cnt    *counters
 	spill  *spillDir
 	rec    *recorder // the records for the next run
+	walls  []string  // the folders of other repositories, sorted, prefix-free
+	can    *canaryCount
 	// sinceClean counts the optimized runs since the last clean one,
 	// this one included.
 	sinceClean int
@@ -205,11 +212,31 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	if prev != nil {
 		l.skip = prev.skip
 	}
+	if l.unrec, err = newUnrecognized(ctx, m.bucket, m.dir); err != nil {
+		return err
+	}
 	if err := m.readAndList(ctx, in, keep, l); err != nil {
+		l.unrec.w.abort()
+		return err
+	}
+	// The unrecognized objects' report is written even if the mark fails
+	// later, its canary included: it says what the listing found.
+	if err := l.unrec.w.close(); err != nil {
 		return err
 	}
 	m.sum.FirstSlice = l.firstSlice
 	m.sum.SlicesListed, m.sum.SlicesSkipped = l.listed, l.skipped
+	m.sum.NumUnrecognizedObjects, m.sum.UnrecognizedBytes = l.unrec.n, l.unrec.bytes
+	m.sum.UnrecognizedSample = slices.Clip(l.unrec.sample)
+	if l.unrec.n > 0 {
+		m.log("sweep: unrecognized objects kept", "objects", l.unrec.n, "bytes", l.unrec.bytes, "sample", m.sum.UnrecognizedSample)
+	}
+	m.walls = l.walls.sorted()
+	m.sum.Walls = capList(m.walls)
+	if len(m.walls) > 0 {
+		m.log("sweep: other repositories' folders kept", "walls", len(m.walls), "first", m.sum.Walls)
+	}
+	m.can = newCanaryCount(m.cfg, m.sum.CutoffTime)
 
 	m.cnt.phase("join")
 	// The young listed keys join the keep set.
@@ -242,7 +269,7 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	}
 	m.sum.NumDeletedObjects = n
 	c := m.cnt.snapshot()
-	m.sum.NumYoungObjects, m.sum.NumKeptObjects = c.Young, c.Kept
+	m.sum.NumYoungObjects, m.sum.NumKeptObjects, m.sum.NumWalledObjects = c.Young, c.Kept, c.Walled
 	m.sum.Success = true
 	if err := writeJSON(ctx, m.bucket, m.dir+"summary.json", m.sum); err != nil {
 		m.sum.Success = false
@@ -293,6 +320,8 @@ func (m *marker) newLister(sh shares) *lister {
 		youngKeys: &lockedSorter{s: newSorter(m.spill, sh.young, sh.fanIn)},
 		pool:      new(memPool),
 		young:     new(youngSlices),
+		rec:       m.cfg.recognizer(),
+		walls:     newWallSet(m.cfg),
 	}
 	l.pool.left.Store(int64(sh.mem))
 	return l
@@ -388,8 +417,9 @@ func readKeep(ctx context.Context, seq iter.Seq2[string, error], keep *sorter) e
 	return ctx.Err()
 }
 
-// writeCandidates writes the listed keys that are not kept to deleted/. Both
-// streams must be strictly ascending; one that is not fails the run.
+// writeCandidates writes the listed keys that are not kept, nor under a
+// wall, to deleted/, once the canary passed. Both streams must be strictly
+// ascending; one that is not fails the run.
 func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (int64, error) {
 	listIt = strict(listIt, "listing")
 	keepIt = strict(keepIt, "keep set")
@@ -397,12 +427,22 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (i
 	if err != nil {
 		return 0, err
 	}
+	can := m.can
+	if can == nil {
+		can = newCanaryCount(m.cfg, m.sum.CutoffTime)
+	}
+	walls := wallCursor{walls: m.walls, i: -1}
 	kk, kok, err := keepIt.next()
+	if kok {
+		can.keepKey(kk)
+	}
 	var arena strArena
-	var kept, marked int64
+	var kept, marked, walled int64
+	var total Progress
 	report := func() {
-		m.cnt.update(func(p *Progress) { p.Kept += kept; p.Marked += marked })
-		kept, marked = 0, 0
+		total.Kept, total.Marked, total.Walled = total.Kept+kept, total.Marked+marked, total.Walled+walled
+		m.cnt.update(func(p *Progress) { p.Kept += kept; p.Marked += marked; p.Walled += walled })
+		kept, marked, walled = 0, 0, 0
 	}
 	for err == nil {
 		var lk []byte
@@ -421,31 +461,51 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (i
 			if kk, kok, err = keepIt.next(); err != nil {
 				break
 			}
+			if kok {
+				can.keepKey(kk)
+			}
 		}
 		if err != nil {
 			break
 		}
-		if kok && c == 0 {
+		ref := kok && c == 0
+		if ref {
+			can.matched++
+		}
+		switch {
+		case walls.walled(lk):
+			// Another repository's: never a candidate, and not in the
+			// records, so no later run judges it from them.
+			walled++
+		case ref:
 			kept++
 			if m.rec != nil {
 				err = m.rec.kept(lk)
 			}
-		} else {
+		default:
 			marked++
 			err = w.write(addressRow{Address: arena.string(lk)})
 		}
-		if kept+marked >= 4096 {
+		if kept+marked+walled >= 4096 {
 			report()
 			err = errors.Join(err, ctx.Err())
 		}
 	}
 	report()
-	// Read the keep set to its end, so that its order is checked throughout:
-	// a key out of order there may have been skipped.
+	// Read the keep set to its end, so that its order is checked throughout
+	// (a key out of order there may have been skipped) and the canary
+	// counts all of it.
 	for n := 1; err == nil && kok; n++ {
-		if _, kok, err = keepIt.next(); n%4096 == 0 && err == nil {
+		if kk, kok, err = keepIt.next(); kok {
+			can.keepKey(kk)
+		}
+		if n%4096 == 0 && err == nil {
 			err = ctx.Err()
 		}
+	}
+	if err == nil {
+		m.sum.NumWalledObjects = total.Walled
+		err = can.check(m.cfg.canary, m.cnt.snapshot().Young, total.Kept, total.Walled, total.Marked)
 	}
 	if err != nil {
 		w.abort()
@@ -461,7 +521,7 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (i
 // removeStale removes what a failed run with the same ID left: its
 // candidates, and any sweep report.
 func (m *marker) removeStale(ctx context.Context) error {
-	for _, sub := range []string{"deleted/", "failed/", recordDir} {
+	for _, sub := range []string{"deleted/", "failed/", "unrecognized/", recordDir} {
 		if err := removeFolder(ctx, m.bucket, m.dir+sub); err != nil {
 			return err
 		}

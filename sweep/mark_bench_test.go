@@ -24,7 +24,7 @@ import (
 )
 
 // genDriver is a bucket whose data folder is generated rather than stored:
-// slices of objects data/<slice>/o<19 digits>, listed in order, 1000 a page,
+// slices of objects data/<slice>/o<18 digits>0 (valid xids), listed in order, 1000 a page,
 // all modified long before the cutoff. Deletes of generated objects are
 // remembered; every other key (the report, the records) is written to a file
 // of a folder of its own, outside the process's memory, and read back from
@@ -84,8 +84,11 @@ func (d *genDriver) appendKey(buf []byte, i, j int) []byte {
 	n := len(buf)
 	buf = strconv.AppendInt(buf, int64(j), 10)
 	digits := len(buf) - n
-	buf = append(buf[:n], "0000000000000000000"[:19-digits]...)
-	return strconv.AppendInt(buf, int64(j), 10)
+	buf = append(buf[:n], "000000000000000000"[:18-digits]...)
+	buf = strconv.AppendInt(buf, int64(j), 10)
+	// A trailing '0' makes the name a valid xid (its last character holds
+	// four padding bits, which must be zero): a key of lakeFS's shape.
+	return append(buf, '0')
 }
 
 func (d *genDriver) isDeleted(n int) bool { return d.deleted[n/64].Load()&(1<<(n%64)) != 0 }
@@ -102,7 +105,10 @@ func (d *genDriver) parse(key string) (int, bool) {
 		return 0, false
 	}
 	i, ok := d.index[rest[:20]]
-	j, err := strconv.Atoi(rest[22:])
+	if rest[40] != '0' {
+		return 0, false
+	}
+	j, err := strconv.Atoi(rest[22:40])
 	if !ok || err != nil || j >= d.perSlice {
 		return 0, false
 	}

@@ -30,7 +30,7 @@ func oldNamespace(t testing.TB, n int) (*blob.Bucket, []string) {
 		slices5 = append(slices5, descendingName(t0.Add(-time.Duration(100+i)*time.Hour)))
 	}
 	for i := range n {
-		k := fmt.Sprintf("data/%s/obj-%05d", slices5[i%5], i)
+		k := fmt.Sprintf("data/%s/%s", slices5[i%5], objID(i))
 		require.NoError(t, base.WriteAll(context.Background(), k, []byte("x"), nil))
 		keys = append(keys, k)
 	}
@@ -330,7 +330,7 @@ func TestMarkCountsYoungApartFromKept(t *testing.T) {
 	slice := descendingName(t0.Add(-100 * time.Hour))
 	var keys []string
 	for i := range 10 {
-		k := fmt.Sprintf("data/%s/obj-%05d", slice, i)
+		k := fmt.Sprintf("data/%s/%s", slice, objID(i))
 		require.NoError(t, base.WriteAll(context.Background(), k, []byte("x"), nil))
 		keys = append(keys, k)
 	}

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lakegc/lakegc/internal/layout"
 	"gocloud.dev/blob"
 )
 
@@ -120,6 +121,11 @@ type runState struct {
 	LiveKeys      int64    `json:"live_keys"`
 	YoungSlices   []string `json:"young_slices,omitempty"`
 	YoungOverflow bool     `json:"young_overflow,omitempty"`
+	// Include is the run's WithInclude prefixes, sorted; CustomRecognizer
+	// says it had a WithRecognizer. A run whose recognizer differs runs
+	// clean: the records hold only keys the previous recognizer accepted.
+	Include          []string `json:"include,omitempty"`
+	CustomRecognizer bool     `json:"custom_recognizer,omitempty"`
 }
 
 const stateVersion = 1
@@ -149,7 +155,7 @@ func parseState(b []byte) (*runState, error) {
 		return nil, fmt.Errorf("%w: state names %d young slices", ErrInvalidInput, len(s.YoungSlices))
 	}
 	for _, name := range s.YoungSlices {
-		if _, ok := sliceTime(name); !ok {
+		if _, ok := layout.SliceTime(name); !ok {
 			return nil, fmt.Errorf("%w: state: young slice %q", ErrInvalidInput, name)
 		}
 	}
@@ -240,7 +246,7 @@ func sliceOf(key []byte, data string) (string, time.Time, bool) {
 	if i < 0 {
 		return "", time.Time{}, false
 	}
-	t, ok := sliceTime(string(rest[:i]))
+	t, ok := layout.SliceTime(string(rest[:i]))
 	return string(rest[:i]), t, ok
 }
 
@@ -299,7 +305,7 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 	if err != nil {
 		return nil, "previous run's records: " + err.Error()
 	}
-	newest, sliced := sliceTime(sum.FirstSlice)
+	newest, sliced := layout.SliceTime(sum.FirstSlice)
 	switch {
 	case st.StoragePrefix != cfg.storagePrefix || st.DataPrefix != cfg.dataPrefix:
 		return nil, fmt.Sprintf("previous run used storage prefix %q and data prefix %q", st.StoragePrefix, st.DataPrefix)
@@ -319,15 +325,20 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 		return nil, fmt.Sprintf("the previous run's first slice %q is not a slice", sum.FirstSlice)
 	case st.SinceClean >= cfg.cleanEvery-1: // not SinceClean+1, which a hostile state overflows
 		return nil, fmt.Sprintf("a clean run every %d runs", cfg.cleanEvery)
+	case !slices.Equal(st.Include, cfg.include) || st.CustomRecognizer != (cfg.recognize != nil):
+		return nil, fmt.Sprintf("previous run used include prefixes %q and a custom recognizer %v", st.Include, st.CustomRecognizer)
 	}
 	p := &previous{state: st, boundary: newest.Add(-cfg.margin()), young: map[string]struct{}{}}
 	for _, name := range st.YoungSlices {
 		p.young[name] = struct{}{}
 	}
 	data := cfg.dataPrefix + "/"
+	rec := cfg.recognizer()
+	// A carried key must be recognized now too: a custom recognizer is a
+	// function, which the state cannot compare.
 	keep := func(key []byte) bool {
 		name, t, ok := sliceOf(key, data)
-		return ok && p.skip(name, t)
+		return ok && p.skip(name, t) && rec.okBytes(key)
 	}
 	live, n, err := m.copyLive(ctx, dir+liveName, keep)
 	if err != nil {
@@ -522,14 +533,16 @@ func (y *youngSlices) add(name string) {
 // writeState writes state.json, after the live record and before the summary.
 func (m *marker) writeState(ctx context.Context, rec *recorder) error {
 	st := runState{
-		Version:       stateVersion,
-		StoragePrefix: m.cfg.storagePrefix,
-		DataPrefix:    m.cfg.dataPrefix,
-		MinAge:        int64(m.cfg.minAge / time.Second),
-		Margin:        int64(m.cfg.margin() / time.Second),
-		SinceClean:    m.sinceClean,
-		LiveKeys:      rec.n,
-		YoungOverflow: rec.young.overflow,
+		Version:          stateVersion,
+		StoragePrefix:    m.cfg.storagePrefix,
+		DataPrefix:       m.cfg.dataPrefix,
+		MinAge:           int64(m.cfg.minAge / time.Second),
+		Margin:           int64(m.cfg.margin() / time.Second),
+		SinceClean:       m.sinceClean,
+		LiveKeys:         rec.n,
+		YoungOverflow:    rec.young.overflow,
+		Include:          m.cfg.include,
+		CustomRecognizer: m.cfg.recognize != nil,
 	}
 	for name := range rec.young.names {
 		st.YoungSlices = append(st.YoungSlices, name)

@@ -490,7 +490,7 @@ func editSummary(t *testing.T, m *gcModel, id, field string, value any) {
 func TestOptimizedRelistsYoungSlices(t *testing.T) {
 	m := newGCModel(t, 3, false, true)
 	m.advance(40 * time.Hour)
-	old := "data/" + randDescendingName(m.r, m.now.Add(-35*time.Hour)) + "/x"
+	old := "data/" + randDescendingName(m.r, m.now.Add(-35*time.Hour)) + "/" + objID(1)
 	m.put(old, time.Time{}) // unknown age: kept
 	_, got := m.mark("prev")
 	require.NotContains(t, got, old)

@@ -76,6 +76,9 @@ type config struct {
 	cleanEvery    int
 	shardIndex    int // with shardCount: WithShard; shardCount 0 is no sharding
 	shardCount    int
+	recognize     func(string) bool // WithRecognizer; nil: layout's shapes
+	include       []string          // WithInclude, sorted once checked
+	canary        Canary
 
 	batch int // keys a DeleteBatch call gets (0: the deleter's default); set by tests
 
@@ -95,6 +98,7 @@ func newConfig(opts []Option) *config {
 		delete:        span{1, DefaultDeleteConcurrency, DefaultMaxDeleteConcurrency},
 		backoff:       backoff{lo: DefaultMinBackoff, hi: DefaultMaxBackoff, sleep: sleep},
 		cleanEvery:    DefaultCleanEvery,
+		canary:        defaultCanary(),
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -103,6 +107,9 @@ func newConfig(opts []Option) *config {
 	}
 	if c.err == nil {
 		c.err = validatePrefixes(c.storagePrefix, c.dataPrefix)
+	}
+	if c.err == nil {
+		c.err = c.checkInclude()
 	}
 	return c
 }

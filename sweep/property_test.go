@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lakegc/lakegc/internal/layout"
 	"github.com/rs/xid"
 	"github.com/stretchr/testify/require"
 	"gocloud.dev/blob"
@@ -27,7 +28,7 @@ var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 // descendingName is a slice name as pathprovider makes it (written here from
 // the format, as the library's packages do not import each other).
 func descendingName(t time.Time) string {
-	return xid.NewWithTime(time.Unix(reversalPoint-t.Unix(), 0)).String()
+	return xid.NewWithTime(time.Unix(layout.ReversalPoint-t.Unix(), 0)).String()
 }
 
 // randXID is an xid of t whose other bytes (machine, process, counter) come
@@ -41,9 +42,32 @@ func randXID(r *rand.Rand, t time.Time) string {
 	return id.String()
 }
 
+// objID is the i-th of a series of object names of lakeFS's shape (xids),
+// ascending with i.
+func objID(i int) string {
+	var id xid.ID
+	binary.BigEndian.PutUint32(id[:4], 0x6a000000)
+	binary.BigEndian.PutUint64(id[4:], uint64(i))
+	return id.String()
+}
+
+// earlyName is the i-th of a series of early linked upload names (21
+// characters of a nanoid's alphabet): "data/<earlyName>" is of lakeFS's
+// shape.
+func earlyName(i int) string { return fmt.Sprintf("L%020d", i) }
+
+// flatName is the i-th of a series of names of the old flat layout (32
+// lowercase hex digits): a top-level key of lakeFS's shape.
+func flatName(i int) string { return fmt.Sprintf("%032x", i) }
+
+// anyKey is a recognizer that accepts every key: the tests of the listing
+// and the join over arbitrary keys use it, as Mark did before it marked
+// only what it recognizes.
+var anyKey = WithRecognizer(func(string) bool { return true })
+
 // randDescendingName is descendingName with randXID.
 func randDescendingName(r *rand.Rand, t time.Time) string {
-	return randXID(r, time.Unix(reversalPoint-t.Unix(), 0))
+	return randXID(r, time.Unix(layout.ReversalPoint-t.Unix(), 0))
 }
 
 // world is a random namespace, keep set and configuration, with the model's
@@ -185,7 +209,7 @@ func newWorld(r *rand.Rand) *world {
 	// or listed, its young objects stay.
 	if r.IntN(3) == 0 {
 		name := randXID(r, w.cutoff.Add(time.Duration(r.IntN(1<<20))*time.Hour))
-		st, ok := sliceTime(name)
+		st, ok := layout.SliceTime(name)
 		listed := !ok || st.Before(w.cutoff)
 		n := r.IntN(10)
 		if ok && listed && n > 0 && (st.After(newest) || st.Equal(newest) && name < w.firstSlice) {
@@ -403,7 +427,7 @@ func TestMarkSweepInvariant(t *testing.T) {
 			tmp := t.TempDir()
 			runID := "run-" + fmt.Sprint(seed)
 			sum, err := Mark(ctx, b, runID, w.inputs(),
-				WithClock(fixedClock), WithMemoryBudget(w.budget), WithListConcurrency(w.conc), WithTempDir(tmp))
+				WithClock(fixedClock), WithMemoryBudget(w.budget), WithListConcurrency(w.conc), WithTempDir(tmp), anyKey)
 			require.NoError(t, err)
 			require.True(t, sum.Success)
 			require.Equal(t, w.cutoff, sum.CutoffTime)
@@ -414,7 +438,7 @@ func TestMarkSweepInvariant(t *testing.T) {
 			require.NoError(t, err)
 			require.Empty(t, entries, "spill files left behind")
 
-			res, err := Sweep(ctx, b, runID, WithClock(fixedClock), WithDeleteConcurrency(1+int(seed%3)))
+			res, err := Sweep(ctx, b, runID, WithClock(fixedClock), WithDeleteConcurrency(1+int(seed%3)), anyKey)
 			require.NoError(t, err)
 			require.Equal(t, SweepResult{Deleted: int64(len(w.marked))}, *res)
 			marked := map[string]bool{}

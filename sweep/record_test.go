@@ -167,6 +167,7 @@ func withLiveChecksum(b []byte) []byte {
 
 func FuzzRunState(f *testing.F) {
 	f.Add([]byte(`{"version":1,"storage_prefix":"_lakefs","data_prefix":"data","min_age_seconds":3600,"slice_margin_seconds":7200,"runs_since_clean":0,"live_keys":3,"young_slices":["ftgiap1umhohp9prs680"]}`))
+	f.Add([]byte(`{"version":1,"storage_prefix":"_lakefs","data_prefix":"data","live_keys":0,"include":["data/imports/","top-"],"custom_recognizer":true}`))
 	f.Add([]byte(`{"version":2}`))
 	f.Add([]byte(`{"version":1,"young_slices":["x"]}`))
 	// As the first version wrote it, with what the summary says too.
@@ -194,7 +195,7 @@ func TestRecordsHidden(t *testing.T) {
 	old := t0.Add(-100 * time.Hour)
 	var keys []string
 	for i := range 20 {
-		k := fmt.Sprintf("data/%s/obj%02d", descendingName(old.Add(time.Duration(i%4)*time.Hour)), i)
+		k := fmt.Sprintf("data/%s/%s", descendingName(old.Add(time.Duration(i%4)*time.Hour)), objID(i))
 		keys = append(keys, k)
 		require.NoError(t, b.WriteAll(ctx, k, []byte("x"), nil))
 	}

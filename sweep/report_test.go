@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lakegc/lakegc/internal/layout"
 	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/require"
 	"gocloud.dev/blob/memblob"
@@ -131,7 +132,7 @@ func descendingSliceOf(keys []string) string {
 	var bestT time.Time
 	for _, k := range keys {
 		name := k[len("data/") : len("data/")+20]
-		if tm, _ := sliceTime(name); best == "" || tm.After(bestT) {
+		if tm, _ := layout.SliceTime(name); best == "" || tm.After(bestT) {
 			best, bestT = name, tm
 		}
 	}
@@ -174,6 +175,8 @@ func FuzzSummaryJSON(f *testing.F) {
 	f.Add([]byte(`{`))
 	f.Add([]byte(`null`))
 	f.Add([]byte(`{"run_id":"r","success":true,"shard_index":2,"shard_count":5}`))
+	f.Add([]byte(`{"run_id":"r","success":true,"num_unrecognized_objects":2,"unrecognized_bytes":10,"unrecognized_sample":["README.txt","b"],"num_walled_objects":3,"walls":["data/inner/"]}`))
+	f.Add([]byte(`{"num_unrecognized_objects":-1}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var s Summary
 		if err := json.Unmarshal(data, &s); err != nil {
@@ -189,6 +192,9 @@ func FuzzSummaryJSON(f *testing.F) {
 		}
 		if again.RunID != s.RunID || again.Success != s.Success || again.NumDeletedObjects != s.NumDeletedObjects ||
 			again.ShardIndex != s.ShardIndex || again.ShardCount != s.ShardCount ||
+			again.NumUnrecognizedObjects != s.NumUnrecognizedObjects || again.UnrecognizedBytes != s.UnrecognizedBytes ||
+			again.NumWalledObjects != s.NumWalledObjects || !slices.Equal(again.Walls, s.Walls) ||
+			!slices.Equal(again.UnrecognizedSample, s.UnrecognizedSample) ||
 			!again.CutoffTime.Equal(s.CutoffTime.Truncate(time.Second)) {
 			t.Fatalf("round trip changed %+v into %+v", s, again)
 		}

@@ -61,7 +61,7 @@ func TestMarkRetriedPagesListEachKeyOnce(t *testing.T) {
 	for i := range 4 {
 		s := descendingName(t0.Add(-time.Duration(100*3600+i) * time.Second))
 		for j := range 2300 + 150*i {
-			k := fmt.Sprintf("data/%s/o%05d", s, j)
+			k := fmt.Sprintf("data/%s/%s", s, objID(j))
 			all = append(all, k)
 			if j%7 == 3 {
 				young[k] = true
@@ -70,7 +70,7 @@ func TestMarkRetriedPagesListEachKeyOnce(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range []string{"data/loose", "top"} {
+	for _, k := range []string{"data/" + earlyName(1), flatName(1)} {
 		all, old = append(all, k), append(old, k)
 	}
 	slices.Sort(old)

@@ -13,35 +13,18 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/rs/xid"
+	"github.com/lakegc/lakegc/internal/layout"
 	"gocloud.dev/blob"
 )
 
-// reversalPoint is lakeFS's year 4000 (4000-01-01T00:00:00Z in Unix seconds):
-// a slice is named by the xid of reversalPoint minus its start time, so newer
-// slices sort first. The constant is part of the address format.
-const reversalPoint = 64060588800
-
-// sliceTime decodes the start time of a slice from its name; false when the
-// name is not a 20-character xid.
-func sliceTime(name string) (time.Time, bool) {
-	if len(name) != 20 {
-		return time.Time{}, false
-	}
-	id, err := xid.FromString(name)
-	if err != nil {
-		return time.Time{}, false
-	}
-	// xid holds 32 bits of seconds, so the stored value wrapped the same way.
-	return time.Unix(int64(uint32(reversalPoint-id.Time().Unix())), 0).UTC(), true
-}
-
-// scope says which keys Mark scans: everything under the data folder except
-// slices started at or after the cutoff, and the top-level objects except
-// "dummy" (lakeFS's marker of a namespace in use).
+// scope says which keys Sweep deletes: the keys Mark scans (everything
+// under the data folder except slices started at or after the cutoff, and
+// the top-level objects except "dummy", lakeFS's marker of a namespace in
+// use) that the recognizer accepts.
 type scope struct {
 	dataPrefix string // with a trailing '/'
 	cutoff     time.Time
+	rec        recognizer
 }
 
 // reason returns why key is outside the scope, or "" when Mark scans it.
@@ -54,13 +37,15 @@ func (s scope) reason(key string) string {
 	case strings.HasPrefix(key, s.dataPrefix):
 		rest := key[len(s.dataPrefix):]
 		if i := strings.IndexByte(rest, '/'); i >= 0 {
-			if t, ok := sliceTime(rest[:i]); ok && !t.Before(s.cutoff) {
+			if t, ok := layout.SliceTime(rest[:i]); ok && !t.Before(s.cutoff) {
 				return "slice newer than the cutoff"
 			}
 		}
-		return ""
 	case strings.Contains(key, "/"):
 		return "outside the data folder"
+	}
+	if !s.rec.ok(key) {
+		return "unrecognized key"
 	}
 	return ""
 }
@@ -342,7 +327,11 @@ type lister struct {
 	// skipped count the slices older than the cutoff.
 	skip            func(name string, t time.Time) bool
 	listed, skipped int64
-	young           *youngSlices // the slices where young objects were listed
+	young           *youngSlices // the slices where young objects (or walls) were listed
+
+	rec   recognizer    // the keys that may be judged; the others are unrecognized
+	walls *wallSet      // the folders of other repositories
+	unrec *unrecognized // the unrecognized objects' report
 }
 
 // listTop lists the top level and the data folder with a delimiter: loose
@@ -373,7 +362,7 @@ func (l *lister) listTop(ctx context.Context) error {
 		// folder that is not a slice, listed in full as any other.
 		name := o.Key[len(data) : len(o.Key)-1]
 		f := folder{prefix: o.Key}
-		t, ok := sliceTime(name)
+		t, ok := layout.SliceTime(name)
 		switch {
 		case ok && !l.cfg.ownsSlice(name), !ok && !rest:
 			return nil // another shard's
@@ -397,7 +386,7 @@ func (l *lister) listTop(ctx context.Context) error {
 		}
 		// No memory for one more entry: list the folder now, one at a
 		// time, and sort its keys with the loose objects.
-		return l.listAll(ctx, f.prefix, l.loose.add)
+		return l.listAll(ctx, f.prefix, f.slice, l.loose.add)
 	})
 }
 
@@ -460,6 +449,10 @@ func (l *lister) listLevel(ctx context.Context, prefix string, f func(*blob.List
 
 func (l *lister) addLoose(o *blob.ListObject) error {
 	l.cnt.update(func(p *Progress) { p.Listed++ })
+	if !l.rec.ok(o.Key) {
+		l.cnt.update(func(p *Progress) { p.Unrecognized++ })
+		return l.unrec.add(o)
+	}
 	if isYoung(o.ModTime, l.cutoff) {
 		l.cnt.update(func(p *Progress) { p.Young++ })
 		return l.youngKeys.add([]byte(o.Key))
@@ -545,7 +538,7 @@ func (l *lister) listFolder(ctx context.Context, f *folder) error {
 		}
 		return rw.add(key)
 	}
-	if err := l.listAll(ctx, f.prefix, add); err != nil {
+	if err := l.listAll(ctx, f.prefix, f.slice, add); err != nil {
 		if rw != nil {
 			rw.abort()
 		}
@@ -564,15 +557,23 @@ func (l *lister) listFolder(ctx context.Context, f *folder) error {
 }
 
 // listAll lists every object under prefix, without a delimiter: the keys of
-// old objects go to add, those of young ones to the keep set.
-func (l *lister) listAll(ctx context.Context, prefix string, add func(key []byte) error) error {
-	var listed, young int64
+// old recognized objects go to add, those of young ones to the keep set,
+// unrecognized ones to their report; a key under another repository's
+// storage folder makes that folder a wall. slice says prefix is a slice's
+// folder.
+func (l *lister) listAll(ctx context.Context, prefix string, slice bool, add func(key []byte) error) error {
+	var listed, young, unrec int64
 	flush := func() {
-		l.cnt.update(func(p *Progress) { p.Listed += listed; p.Young += young })
-		listed, young = 0, 0
+		l.cnt.update(func(p *Progress) { p.Listed += listed; p.Young += young; p.Unrecognized += unrec })
+		listed, young, unrec = 0, 0, 0
 	}
 	defer flush()
+	// A slice that held young objects or a wall is listed again by the
+	// next optimized run.
 	anyYoung := false
+	// A folder whose own name makes a wall ("<data>/_lakefs/") walls its
+	// parent; else a wall needs a '/' below the folder.
+	folderWall, walled := l.walls.of(prefix)
 	var buf []byte // each key is copied here rather than to a new slice
 	it := l.pages(&blob.ListOptions{Prefix: prefix})
 	for {
@@ -593,6 +594,30 @@ func (l *lister) listAll(ctx context.Context, prefix string, add func(key []byte
 			continue
 		}
 		listed++
+		if walled {
+			if folderWall != "" {
+				l.walls.add(folderWall, prefix)
+				folderWall, anyYoung = "", true
+			}
+		} else if strings.IndexByte(o.Key[len(prefix):], '/') >= 0 {
+			if wall, ok := l.walls.of(o.Key); ok {
+				l.walls.add(wall, prefix)
+				anyYoung = true
+			}
+		}
+		var known bool
+		if slice {
+			known = l.rec.okInSlice(o.Key, len(prefix))
+		} else {
+			known = l.rec.ok(o.Key)
+		}
+		if !known {
+			unrec++
+			if err := l.unrec.add(o); err != nil {
+				return err
+			}
+			continue
+		}
 		buf = append(buf[:0], o.Key...)
 		if isYoung(o.ModTime, l.cutoff) {
 			young++

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lakegc/lakegc/internal/layout"
 	"github.com/stretchr/testify/require"
 	"gocloud.dev/blob/memblob"
 )
@@ -90,7 +91,7 @@ func TestShardsMakeTheFullMark(t *testing.T) {
 			b := w.bucket(t, memblob.OpenBucket(nil), seed)
 			opts := func(extra ...Option) []Option {
 				return append([]Option{WithClock(fixedClock), WithMemoryBudget(w.budget),
-					WithListConcurrency(w.conc), WithTempDir(t.TempDir())}, extra...)
+					WithListConcurrency(w.conc), WithTempDir(t.TempDir()), anyKey}, extra...)
 			}
 			full, err := Mark(ctx, b, "full", w.inputs(), opts()...)
 			require.NoError(t, err)
@@ -157,7 +158,7 @@ func TestShardsMakeTheFullMark(t *testing.T) {
 			// Sweeping every shard's run is sweeping the full run.
 			var deleted int64
 			for i := range n {
-				res, err := Sweep(ctx, b, fmt.Sprintf("shard-%d", i), WithClock(fixedClock))
+				res, err := Sweep(ctx, b, fmt.Sprintf("shard-%d", i), WithClock(fixedClock), anyKey)
 				require.NoError(t, err)
 				require.Zero(t, res.Failed+res.Refused+res.AlreadyGone)
 				deleted += res.Deleted
@@ -185,8 +186,8 @@ func newer(a, b string) bool {
 	if a == "" || b == "" {
 		return b == "" && a != ""
 	}
-	ta, _ := sliceTime(a)
-	tb, _ := sliceTime(b)
+	ta, _ := layout.SliceTime(a)
+	tb, _ := layout.SliceTime(b)
 	return ta.After(tb) || ta.Equal(tb) && a < b
 }
 

@@ -30,6 +30,10 @@ var (
 	// delimiter (a backend that ignores delimiters), a folder without a
 	// trailing delimiter, or a folder listed twice.
 	ErrBadListing = errors.New("sweep: bad listing")
+	// ErrImplausibleMark: the mark failed its canary (see Canary): the
+	// keep set and the listing do not look like one repository's, so it
+	// wrote no candidates. The message has the figures.
+	ErrImplausibleMark = errors.New("sweep: implausible mark")
 )
 
 // timeLayout is the report's time format: ISO-8601, UTC, whole seconds.
@@ -73,6 +77,21 @@ type Summary struct {
 	// them.
 	ShardIndex int `json:"shard_index,omitempty"`
 	ShardCount int `json:"shard_count,omitempty"`
+	// NumUnrecognizedObjects counts the listed objects whose key the
+	// recognizer did not accept (see WithRecognizer, WithInclude): never
+	// candidates, kept whatever their age, and listed in the run's
+	// unrecognized/ folder; UnrecognizedBytes is their size, and
+	// UnrecognizedSample a few of their keys (the smallest, at most 20).
+	// NumWalledObjects counts the recognized objects older than the cutoff
+	// that were kept because they lie in another repository's folder, a
+	// folder holding "_lakefs/" (or the storage prefix) below the
+	// namespace's root; Walls lists those folders (the first 20). Mark's
+	// own; lakeFS ignores them.
+	NumUnrecognizedObjects int64    `json:"num_unrecognized_objects,omitempty"`
+	UnrecognizedBytes      int64    `json:"unrecognized_bytes,omitempty"`
+	UnrecognizedSample     []string `json:"unrecognized_sample,omitempty"`
+	NumWalledObjects       int64    `json:"num_walled_objects,omitempty"`
+	Walls                  []string `json:"walls,omitempty"`
 }
 
 type summaryJSON struct {
@@ -91,6 +110,12 @@ type summaryJSON struct {
 	SlicesSkipped     int64  `json:"slices_skipped,omitempty"`
 	ShardIndex        int    `json:"shard_index,omitempty"`
 	ShardCount        int    `json:"shard_count,omitempty"`
+
+	NumUnrecognizedObjects int64    `json:"num_unrecognized_objects,omitempty"`
+	UnrecognizedBytes      int64    `json:"unrecognized_bytes,omitempty"`
+	UnrecognizedSample     []string `json:"unrecognized_sample,omitempty"`
+	NumWalledObjects       int64    `json:"num_walled_objects,omitempty"`
+	Walls                  []string `json:"walls,omitempty"`
 }
 
 // MarshalJSON writes the summary with lakeFS's field names and times in
@@ -112,6 +137,12 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 		SlicesSkipped:     s.SlicesSkipped,
 		ShardIndex:        s.ShardIndex,
 		ShardCount:        s.ShardCount,
+
+		NumUnrecognizedObjects: s.NumUnrecognizedObjects,
+		UnrecognizedBytes:      s.UnrecognizedBytes,
+		UnrecognizedSample:     s.UnrecognizedSample,
+		NumWalledObjects:       s.NumWalledObjects,
+		Walls:                  s.Walls,
 	})
 }
 
@@ -130,7 +161,8 @@ func (s *Summary) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return err
 	}
-	if j.NumDeletedObjects < 0 || j.NumYoungObjects < 0 || j.NumKeptObjects < 0 || j.SlicesListed < 0 || j.SlicesSkipped < 0 {
+	if j.NumDeletedObjects < 0 || j.NumYoungObjects < 0 || j.NumKeptObjects < 0 || j.SlicesListed < 0 || j.SlicesSkipped < 0 ||
+		j.NumUnrecognizedObjects < 0 || j.UnrecognizedBytes < 0 || j.NumWalledObjects < 0 {
 		return fmt.Errorf("%w: summary: negative object count", ErrInvalidInput)
 	}
 	if j.ShardCount < 0 || j.ShardIndex < 0 || j.ShardIndex > 0 && j.ShardIndex >= j.ShardCount {
@@ -152,6 +184,12 @@ func (s *Summary) UnmarshalJSON(b []byte) error {
 		SlicesSkipped:     j.SlicesSkipped,
 		ShardIndex:        j.ShardIndex,
 		ShardCount:        j.ShardCount,
+
+		NumUnrecognizedObjects: j.NumUnrecognizedObjects,
+		UnrecognizedBytes:      j.UnrecognizedBytes,
+		UnrecognizedSample:     j.UnrecognizedSample,
+		NumWalledObjects:       j.NumWalledObjects,
+		Walls:                  j.Walls,
 	}
 	return nil
 }
@@ -187,7 +225,7 @@ type SweepResult struct {
 	Deleted     int64 // deleted (or, on S3's DeleteObjects, absent already)
 	AlreadyGone int64 // the store said the object did not exist
 	Failed      int64 // not deleted after the retries; listed in failed/
-	Refused     int64 // outside what Mark scans: never deleted, listed in failed/
+	Refused     int64 // outside what Mark scans, or unrecognized: never deleted, listed in failed/
 }
 
 type sweepJSON struct {
@@ -204,12 +242,16 @@ type sweepJSON struct {
 // while the listing runs beside it), "list" (the listing, once the inputs
 // are read), "join" (sorting and subtracting), "write", "delete" and "done".
 //
-// Of the Listed objects, Young ones are kept for their age (the listing's
-// modification time is at or after the cutoff, or unknown), Kept ones are
-// older but referenced by an input, and Marked ones are candidates.
+// Of the Listed objects, Unrecognized ones are never judged (their key has
+// no shape the recognizer accepts: WithRecognizer, WithInclude), Young ones
+// are kept for their age (the listing's modification time is at or after
+// the cutoff, or unknown), Walled ones are older but in another
+// repository's folder, Kept ones are older but referenced by an input, and
+// Marked ones are candidates.
 type Progress struct {
 	Phase                                 string
 	Listed, Young, Kept, Marked           int64
+	Unrecognized, Walled                  int64
 	Deleted, AlreadyGone, Failed, Refused int64
 }
 

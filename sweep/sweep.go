@@ -92,8 +92,10 @@ func transient(err error) bool {
 
 // Sweep deletes the candidates of a successful mark run, written by Mark or
 // by lakeFS's Spark client. A run without a summary gives ErrNoRun, a failed
-// one ErrRunFailed. A candidate outside what Mark scans (see Mark) is
-// refused: never deleted, counted and listed in failed/ with the reason. The
+// one ErrRunFailed. A candidate outside what Mark scans (see Mark), or whose
+// key the recognizer does not accept (WithRecognizer, WithInclude: give
+// Sweep the options Mark had), is refused: never deleted, counted and
+// listed in failed/ with the reason. The
 // scope uses the summary's cutoff_time; a summary without one makes every
 // candidate inside a slice refused.
 // The others are deleted in batches through the BatchDeleter, as many at
@@ -127,7 +129,7 @@ func Sweep(ctx context.Context, bucket *blob.Bucket, runID string, opts ...Optio
 	s := &sweeper{
 		bucket:  bucket,
 		cfg:     cfg,
-		scope:   scope{dataPrefix: cfg.dataPrefix + "/", cutoff: sum.CutoffTime},
+		scope:   scope{dataPrefix: cfg.dataPrefix + "/", cutoff: sum.CutoffTime, rec: cfg.recognizer()},
 		cnt:     &counters{progress: cfg.progress},
 		deleter: cfg.deleter,
 		batch:   maxBatch,

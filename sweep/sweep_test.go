@@ -64,8 +64,10 @@ func TestSweepRefusesOutOfScope(t *testing.T) {
 	cutoff := t0.Add(-24 * time.Hour)
 	newSlice := descendingName(cutoff)
 	oldSlice := descendingName(cutoff.Add(-time.Hour))
-	good := []string{"data/" + oldSlice + "/a", "data/legacy/b", "data/c", "top"}
-	bad := []string{"_lakefs/retention/gc/rules/config.json", "other/x", "dummy", "data/" + newSlice + "/new", ""}
+	good := []string{"data/" + oldSlice + "/" + objID(1), "data/" + earlyName(1), flatName(1)}
+	// Unrecognized keys, as a foreign report could name: refused too.
+	unrec := []string{"data/legacy/b", "data/c", "top", "data/" + oldSlice + "/" + objID(2) + "/x", "data/" + oldSlice + "/a"}
+	bad := append([]string{"_lakefs/retention/gc/rules/config.json", "other/x", "dummy", "data/" + newSlice + "/" + objID(3), ""}, unrec...)
 	for _, k := range append(slices.Clone(good), bad...) {
 		if k != "" {
 			require.NoError(t, b.WriteAll(ctx, k, []byte("x"), nil))
@@ -82,6 +84,9 @@ func TestSweepRefusesOutOfScope(t *testing.T) {
 	}
 	failed := readFailed(t, b, "run1")
 	require.Len(t, failed, len(bad))
+	for _, k := range unrec {
+		require.Contains(t, failed[k], "refused: unrecognized", k)
+	}
 	for _, k := range bad {
 		require.Contains(t, failed[k], "refused", k)
 		if k != "" {

@@ -114,7 +114,7 @@ func oldGarbage(t *testing.T, b *blob.Bucket, runID string, n int) []string {
 	}
 	writeKeys(t, b, keys)
 	sum, err := sweep.Mark(context.Background(), b, runID, sweep.Inputs{Uncommitted: seq(nil), Committed: seq(nil), ExportStart: now},
-		sweep.WithClock(clock), sweep.WithTempDir(t.TempDir()))
+		sweep.WithClock(clock), sweep.WithTempDir(t.TempDir()), include)
 	require.NoError(t, err)
 	require.Equal(t, int64(n), sum.NumDeletedObjects)
 	return keys
@@ -132,7 +132,7 @@ func TestAzureSnapshots(t *testing.T) {
 	require.NoError(t, err)
 
 	before := srv.Counts()
-	res, err := sweep.Sweep(ctx, b, "run-1")
+	res, err := sweep.Sweep(ctx, b, "run-1", include)
 	require.NoError(t, err)
 	require.Equal(t, sweep.SweepResult{Deleted: 2, Failed: 1}, *res)
 	require.Equal(t, int64(3), srv.Counts().Deletes-before.Deletes, "SnapshotsPresent is not retried")
@@ -140,7 +140,7 @@ func TestAzureSnapshots(t *testing.T) {
 
 	d, err := azdelete.FromBucket(b)
 	require.NoError(t, err)
-	res, err = sweep.Sweep(ctx, b, "run-1", sweep.WithBatchDeleter(d))
+	res, err = sweep.Sweep(ctx, b, "run-1", sweep.WithBatchDeleter(d), include)
 	require.NoError(t, err)
 	require.Equal(t, sweep.SweepResult{Deleted: 1, AlreadyGone: 2}, *res)
 	for _, name := range containerBlobs(t, c) {
@@ -161,7 +161,7 @@ func TestAzureThrottled(t *testing.T) {
 	require.NoError(t, err)
 	before := srv.Counts()
 	srv.Throttle(2)
-	res, err := sweep.Sweep(ctx, b, "run-1", sweep.WithBatchDeleter(d))
+	res, err := sweep.Sweep(ctx, b, "run-1", sweep.WithBatchDeleter(d), include)
 	require.NoError(t, err)
 	require.Equal(t, sweep.SweepResult{Deleted: int64(len(keys))}, *res)
 	after := srv.Counts()
@@ -171,7 +171,7 @@ func TestAzureThrottled(t *testing.T) {
 	keys = oldGarbage(t, b, "run-2", 20)
 	before = srv.Counts()
 	srv.Throttle(3)
-	res, err = sweep.Sweep(ctx, b, "run-2")
+	res, err = sweep.Sweep(ctx, b, "run-2", include)
 	require.NoError(t, err)
 	require.Equal(t, sweep.SweepResult{Deleted: int64(len(keys))}, *res)
 	after = srv.Counts()

@@ -94,7 +94,7 @@ func TestGCSForbiddenIsNotGone(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok, "yet the object is there")
 
-	res, err := sweep.Sweep(ctx, b, "run-1")
+	res, err := sweep.Sweep(ctx, b, "run-1", include)
 	require.NoError(t, err)
 	require.Equal(t, sweep.SweepResult{Deleted: 2, Failed: 1}, *res)
 	require.Contains(t, readFailed(t, b, "run-1")[keys[1]], "Event-Based hold")
@@ -116,7 +116,7 @@ func TestGCSThrottled(t *testing.T) {
 	} {
 		runID := fmt.Sprintf("run-%d", i)
 		keys := oldGarbage(t, b, runID, 40)
-		var opts []sweep.Option
+		opts := []sweep.Option{include}
 		if deleter != nil {
 			opts = append(opts, sweep.WithBatchDeleter(deleter()))
 		}

@@ -451,7 +451,7 @@ func (c *chain) checkFilesWhole() {
 			return nil
 		}
 		switch k := kind(key); k {
-		case "export-file", "mark-deleted", "sweep-failed":
+		case "export-file", "mark-deleted", "sweep-failed", "mark-unrecognized":
 			if _, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b))); err != nil {
 				c.violate("%s %s is not a whole Parquet file (%d bytes): %v", k, key, len(b), err)
 			}

@@ -128,6 +128,8 @@ func kind(key string) string {
 			return "mark-deleted"
 		case strings.Contains(key, "/failed/"):
 			return "sweep-failed"
+		case strings.Contains(key, "/unrecognized/"):
+			return "mark-unrecognized"
 		case strings.HasSuffix(key, "/_lakegc/live"):
 			return "mark-live"
 		}

@@ -5,6 +5,7 @@ package crash
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"maps"
 	"math/rand/v2"
@@ -93,7 +94,7 @@ func newWorld(ctx context.Context, dir string, seed uint64, orphans int) (*world
 		w.Created[addr] = at
 		return os.Chtimes(filepath.Join(bucketDir(dir), filepath.FromSlash(addr)), at, at)
 	}
-	if err := put("flat-"+strconv.FormatUint(seed, 10), at); err != nil { // the old flat layout
+	if err := put(fmt.Sprintf("%032x", 0xf1a7+seed), at); err != nil { // the old flat layout: hex(uuid)
 		return nil, err
 	}
 	branches := slices.Sorted(maps.Keys(w.Staged))

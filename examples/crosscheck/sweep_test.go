@@ -57,7 +57,7 @@ func fillNamespace(t *testing.T, bucket *blob.Bucket, rng *rand.Rand, objects in
 		put(paths.NewPath(), true)
 	}
 	for i := range 5 {
-		put(fmt.Sprintf("legacy-%d.csv", i), true)
+		put(fmt.Sprintf("%032x", 0x1e9a+i), true) // the old flat layout: hex(uuid)
 	}
 	put("dummy", false)
 	put("_lakefs/retention/gc/rules/config.json", false)

@@ -119,20 +119,28 @@ func Recognize(key, data string) Shape {
 		return Unrecognized
 	}
 	if _, ok := SliceTime(first); ok {
-		name, sig, signed := strings.Cut(second, ",")
-		if !isXID(name) {
-			return Unrecognized
-		}
-		if !signed {
-			return Slice
-		}
-		if isSignature(sig) {
-			return SignedSlice
-		}
-		return Unrecognized
+		return InSlice(second)
 	}
 	if isStagingToken(first) && isNanoID(second) {
 		return EarlyLinked
+	}
+	return Unrecognized
+}
+
+// InSlice returns the shape of name, the part of a key after
+// "<data>/<slice>/" where <slice> is a slice's name: Slice, SignedSlice or
+// Unrecognized, as Recognize says of the whole key. A caller that knows a
+// folder is a slice checks its keys with it without decoding the slice's
+// name again. It allocates nothing.
+func InSlice(name string) Shape {
+	id, sig, signed := strings.Cut(name, ",")
+	switch {
+	case !isXID(id):
+		return Unrecognized
+	case !signed:
+		return Slice
+	case isSignature(sig):
+		return SignedSlice
 	}
 	return Unrecognized
 }
@@ -178,13 +186,28 @@ func Tail(path, data string) (key string, ok bool) {
 	return "", false
 }
 
+// isXID reports whether s is an xid's string form, as xid.FromString
+// accepts it: 20 characters of base32hex in lower case (0-9a-v), the last
+// of which holds one bit of the id and four zero bits ('0' or 'g').
 func isXID(s string) bool {
-	if len(s) != XIDLen {
+	if len(s) != XIDLen || s[XIDLen-1] != '0' && s[XIDLen-1] != 'g' {
 		return false
 	}
-	_, err := xid.FromString(s)
-	return err == nil
+	for i := 0; i < XIDLen-1; i++ {
+		if !xidChar[s[i]] {
+			return false
+		}
+	}
+	return true
 }
+
+// xidChar holds the characters of base32hex in lower case.
+var xidChar = func() (t [256]bool) {
+	for _, c := range "0123456789abcdefghijklmnopqrstuv" {
+		t[c] = true
+	}
+	return t
+}()
 
 // isFlat reports whether s is 32 lowercase hex digits: hex(uuid).
 func isFlat(s string) bool {

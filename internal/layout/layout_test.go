@@ -1,8 +1,11 @@
 package layout
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/rs/xid"
 )
 
 // Golden keys: each shape as lakeFS wrote it, built by hand from its source
@@ -79,6 +82,46 @@ func TestTail(t *testing.T) {
 	}
 }
 
+// TestIsXID checks the xid check against xid.FromString on xids and on
+// strings one character away from one.
+func TestIsXID(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const chars = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ,/-_"
+	for range 20000 {
+		var id xid.ID
+		for i := range id {
+			id[i] = byte(r.IntN(256))
+		}
+		b := []byte(id.String())
+		if r.IntN(2) == 0 {
+			b[r.IntN(len(b))] = chars[r.IntN(len(chars))]
+		}
+		_, err := xid.FromString(string(b))
+		if isXID(string(b)) != (err == nil) {
+			t.Fatalf("isXID(%q) = %v, xid.FromString: %v", b, isXID(string(b)), err)
+		}
+	}
+}
+
+// TestInSlice: InSlice says of a name what Recognize says of the key in a
+// slice.
+func TestInSlice(t *testing.T) {
+	const slice = "h6ce3g624eave3ils1cg"
+	names := []string{"", ",", "x/y", "c2r2is7s9gbrjaemnik0/", "c2r2is7s9gbrjaemnik0,"}
+	for _, g := range golden {
+		names = append(names, g.key)
+		if i := strings.LastIndexByte(g.key, '/'); i >= 0 {
+			names = append(names, g.key[i+1:])
+		}
+	}
+	for _, name := range names {
+		key := DataPrefix + "/" + slice + "/" + name
+		if got, want := InSlice(name), Recognize(key, DataPrefix); got != want {
+			t.Fatalf("InSlice(%q) = %v, Recognize(%q) = %v", name, got, key, want)
+		}
+	}
+}
+
 func FuzzRecognize(f *testing.F) {
 	for _, g := range golden {
 		f.Add(g.key, DataPrefix)
@@ -86,6 +129,10 @@ func FuzzRecognize(f *testing.F) {
 	}
 	f.Add("a/b/c", "a")
 	f.Fuzz(func(t *testing.T, key, data string) {
+		_, err := xid.FromString(key)
+		if isXID(key) != (err == nil) {
+			t.Fatalf("isXID(%q) = %v, xid.FromString: %v", key, isXID(key), err)
+		}
 		s := Recognize(key, data)
 		if s != Unrecognized && s != Flat && !strings.HasPrefix(key, data+"/") {
 			t.Fatalf("Recognize(%q, %q) = %v outside the data folder", key, data, s)

@@ -98,6 +98,7 @@ type gcOptions struct {
 	minAge                                 time.Duration
 	memory                                 int64
 	blockstorePath                         string
+	include                                []string  // --include-prefix, repeated
 	now                                    time.Time // zero: time.Now
 	progress                               bool      // draw progress bars on stderr
 	// store is lakeFS's blockstore settings (--lakefs-config and its
@@ -126,6 +127,10 @@ func parseGC(args []string, getenv func(string) string, stdout, stderr io.Writer
 	fs.BoolVar(&o.initNamespace, "init-namespace", false, "first write lakegc's marker naming the repository's namespace into its folder, for a repository without lakeFS's marker (_lakefs/dummy), such as one created bare for a refs restore: only after checking the namespace is the repository's own folder")
 	// lakeFS's blockstore settings (issue 22 §3).
 	lakeFSConfig := fs.String("lakefs-config", "", "lakeFS's configuration `FILE`: open the storage namespace with its blockstore settings (endpoint, path style, keys), its LAKEFS_BLOCKSTORE_* variables winning as in lakeFS")
+	fs.Func("include-prefix", "collect objects under this key `PREFIX` of the namespace whatever their names (repeatable); only lakeFS's own shapes are collected otherwise", func(p string) error {
+		o.include = append(o.include, p)
+		return nil
+	})
 	fs.BoolVar(&o.optimized, "optimized", false, "start the mark from the repository's latest run: list only the slices written since it (less a margin), and judge older ones from its records; a clean run when unsure, and every 7th run")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: lakegc gc --endpoint URL --repo NAME [--sweep] [--optimized] [--min-age 24h] [--memory 256MiB] [--json]
@@ -315,6 +320,13 @@ func summarize(w io.Writer, repo string, rep *lakegc.Report) {
 		repo, rep.Commits.Active, m.Listed, m.Kept, m.Summary.NumDeletedObjects, m.Summary.CutoffTime.Format(time.RFC3339))
 	if m.Foreign > 0 {
 		fmt.Fprintf(w, "%d addresses outside the namespace (imports; their objects are not in it), such as %s\n", m.Foreign, m.ForeignSample[0])
+	}
+	if sum := m.Summary; sum.NumUnrecognizedObjects > 0 {
+		fmt.Fprintf(w, "not of lakeFS's shapes, never collected: %d objects, %d bytes (e.g. %s); all under %sunrecognized/ (--include-prefix to collect some)\n",
+			sum.NumUnrecognizedObjects, sum.UnrecognizedBytes, strings.Join(sum.UnrecognizedSample[:min(3, len(sum.UnrecognizedSample))], ", "), m.Report)
+	}
+	if sum := m.Summary; len(sum.Walls) > 0 {
+		fmt.Fprintf(w, "other repositories' folders, never collected: %d objects under %s\n", sum.NumWalledObjects, strings.Join(sum.Walls, ", "))
 	}
 	if rep.Sweep == nil {
 		fmt.Fprintf(w, "dry run: nothing deleted; the candidates are listed under %s (run with --sweep to delete them)\n", m.Report)

@@ -19,9 +19,11 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 
+	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/lakefs/api"
 	"github.com/lakegc/lakegc/namespace"
 	"github.com/lakegc/lakegc/retention"
+	"github.com/lakegc/lakegc/sweep"
 )
 
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -80,12 +82,14 @@ func TestParseGCFlagsAndEnv(t *testing.T) {
 	env := envOf(map[string]string{api.EnvEndpointURL: "http://env", api.EnvAccessKeyID: "env-key", api.EnvSecretAccessKey: "env-secret",
 		envBlockstorePath: "/var/lakefs", envNow: "2026-06-01T12:00:00Z"})
 	var stderr bytes.Buffer
-	o, code := parseGC([]string{"--repo", "r", "--endpoint", "http://flag", "--sweep", "--optimized", "--memory", "64MiB", "--min-age", "48h"}, env, &stderr, &stderr)
+	o, code := parseGC([]string{"--repo", "r", "--endpoint", "http://flag", "--sweep", "--optimized", "--memory", "64MiB", "--min-age", "48h",
+		"--include-prefix", "data/imports/", "--include-prefix", "legacy-"}, env, &stderr, &stderr)
 	if code != -1 {
 		t.Fatalf("code %d: %s", code, stderr.String())
 	}
 	if o.endpoint != "http://flag" || o.accessKeyID != "env-key" || o.secretAccessKey != "env-secret" || !o.sweep || !o.optimized ||
-		o.memory != 64<<20 || o.minAge.Hours() != 48 || o.blockstorePath != "/var/lakefs" || !o.now.Equal(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)) || o.json || o.progress {
+		o.memory != 64<<20 || o.minAge.Hours() != 48 || o.blockstorePath != "/var/lakefs" || !o.now.Equal(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)) || o.json || o.progress ||
+		!slices.Equal(o.include, []string{"data/imports/", "legacy-"}) {
 		t.Errorf("options %+v", o)
 	}
 }
@@ -339,5 +343,23 @@ func TestGCLocalNamespaceWithoutBlockstorePathIsUsage(t *testing.T) {
 		envOf(nil), &stdout, &stderr)
 	if code != exitUsage || !strings.Contains(stderr.String(), "--blockstore-path") || !slices.Equal(paths, []string{"/api/v1/repositories/r"}) {
 		t.Errorf("exit %d, want %d; calls %q; stderr %q", code, exitUsage, paths, stderr.String())
+	}
+}
+
+// The summary says what the mark did not recognize, and other repositories'
+// folders.
+func TestSummarizeUnrecognized(t *testing.T) {
+	var out bytes.Buffer
+	summarize(&out, "r", &lakegc.Report{Commits: &lakegc.CommitsReport{}, Mark: &lakegc.MarkReport{Report: "_lakefs/retention/gc/unified/x/", Summary: &sweep.Summary{
+		NumUnrecognizedObjects: 4, UnrecognizedBytes: 40, UnrecognizedSample: []string{"README.txt", "a", "b", "c"},
+		NumWalledObjects: 2, Walls: []string{"data/inner/"},
+	}}})
+	for _, want := range []string{
+		"never collected: 4 objects, 40 bytes (e.g. README.txt, a, b); all under _lakefs/retention/gc/unified/x/unrecognized/",
+		"other repositories' folders, never collected: 2 objects under data/inner/",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("summary %q lacks %q", out.String(), want)
+		}
 	}
 }

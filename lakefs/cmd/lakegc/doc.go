@@ -40,9 +40,11 @@
 //     lakeFS keeps everything then);
 //  3. the kept commits' metaranges and ranges, read from the namespace
 //     (package metarange), each range once;
-//  4. the mark: every object of the namespace in neither input and older
-//     than the export's start minus --min-age; its report goes under
-//     _lakefs/retention/gc/unified/<run_id>/, lakeFS's layout;
+//  4. the mark: every object of the namespace of a shape lakeFS writes (or
+//     under an --include-prefix), outside other repositories' folders, in
+//     neither input and older than the export's start minus --min-age; its
+//     report goes under _lakefs/retention/gc/unified/<run_id>/, lakeFS's
+//     layout, with the objects it did not recognize in unrecognized/;
 //  5. with --sweep only, the deletion of the marked objects.
 //
 // With --optimized the mark starts from the repository's latest run (one of

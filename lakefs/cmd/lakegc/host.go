@@ -82,6 +82,7 @@ func collect(ctx context.Context, client *api.Client, o gcOptions, logger *slog.
 		Progress:      bar.collect,
 		Sweep:         o.sweep,
 		Optimized:     o.optimized,
+		Include:       o.include,
 	}
 	if d, err := localDeleter(repo.StorageNamespace, o.blockstorePath); err != nil {
 		return nil, err

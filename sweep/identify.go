@@ -1,0 +1,468 @@
+package sweep
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/lakegc/lakegc/internal/layout"
+	"gocloud.dev/blob"
+)
+
+// Positive identification: Mark marks only what it recognizes as the
+// repository's own (see the package documentation, "What is collected").
+
+// DefaultRecognizer returns the recognizer Mark and Sweep use unless
+// WithRecognizer replaces it: true for the keys of the shapes lakeFS and
+// this module's pathprovider write in a namespace whose data folder is
+// dataPrefix ("" for DefaultDataPrefix) — "<data>/<slice>/<xid>", a linked
+// object's "<data>/<slice>/<xid>,<signature>", a top-level 32-digit
+// lowercase hex name (the flat layout before lakeFS v0.86), and the early
+// linked uploads "<data>/<nanoid>" and "<data>/<staging token>/<nanoid>".
+// A host whose writer uses other shapes can call it from its own
+// recognizer. The function allocates nothing and is safe for concurrent
+// use.
+func DefaultRecognizer(dataPrefix string) func(key string) bool {
+	if dataPrefix == "" {
+		dataPrefix = DefaultDataPrefix
+	}
+	return func(key string) bool { return layout.Recognize(key, dataPrefix) != layout.Unrecognized }
+}
+
+// WithRecognizer replaces the recognizer of the keys Mark may mark and Sweep
+// may delete (nil: DefaultRecognizer of the data prefix): a listed object
+// whose key it does not accept is unrecognized, counted and reported but
+// never a candidate, and Sweep refuses such a candidate. It is called from
+// several goroutines at once, with keys relative to the namespace, and must
+// not keep the string it is given (its bytes may be reused after it
+// returns). A host whose pathprovider writes other shapes declares them
+// here; WithInclude adds prefixes on top of either recognizer.
+func WithRecognizer(f func(key string) bool) Option {
+	return func(c *config) { c.recognize = f }
+}
+
+// WithInclude makes every key under one of prefixes recognized, whatever
+// its shape: the operator's explicit word that objects there are the
+// repository's own, such as the files a host wrote under the data folder in
+// another layout. Mark lists only the top level and the data folder, so a
+// prefix elsewhere changes nothing there. A prefix must be non-empty, must
+// not start with '/' or be a full URI, and must neither lie under the
+// storage prefix nor hold it (ErrInvalidInput). Calls add up; duplicates
+// are dropped.
+func WithInclude(prefixes ...string) Option {
+	return func(c *config) { c.include = append(c.include, prefixes...) }
+}
+
+// checkInclude validates the include prefixes against the storage prefix,
+// and sorts and deduplicates them.
+func (c *config) checkInclude() error {
+	for _, p := range c.include {
+		st := c.storagePrefix + "/"
+		switch {
+		case p == "", p[0] == '/', fullURI(p):
+			return fmt.Errorf("%w: include prefix %q must be a non-empty key prefix relative to the namespace", ErrInvalidInput, p)
+		case strings.HasPrefix(p, st), strings.HasPrefix(st, p):
+			return fmt.Errorf("%w: include prefix %q overlaps the storage prefix %q", ErrInvalidInput, p, c.storagePrefix)
+		}
+	}
+	slices.Sort(c.include)
+	c.include = slices.Compact(c.include)
+	return nil
+}
+
+// recognizer tells the keys Mark may judge from the rest. Safe for
+// concurrent use.
+type recognizer struct {
+	data    string // the data prefix, without '/'
+	custom  func(string) bool
+	include []string
+}
+
+func (c *config) recognizer() recognizer {
+	return recognizer{data: c.dataPrefix, custom: c.recognize, include: c.include}
+}
+
+// ok reports whether key is recognized.
+func (r recognizer) ok(key string) bool {
+	for _, p := range r.include {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	if r.custom != nil {
+		return r.custom(key)
+	}
+	return layout.Recognize(key, r.data) != layout.Unrecognized
+}
+
+// okInSlice is ok for a key in a slice's folder, whose last element starts
+// at at: the slice's name is not decoded again.
+func (r recognizer) okInSlice(key string, at int) bool {
+	for _, p := range r.include {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	if r.custom != nil {
+		return r.custom(key)
+	}
+	return layout.InSlice(key[at:]) != layout.Unrecognized
+}
+
+// okBytes is ok for a key in a buffer that outlives the call.
+func (r recognizer) okBytes(key []byte) bool {
+	return r.ok(unsafe.String(unsafe.SliceData(key), len(key)))
+}
+
+// Canary is the plausibility check Mark makes before it writes its
+// candidates (WithCanary). Mark fails with ErrImplausibleMark, leaving no
+// candidates, when the keep set holds at least MinKeep keys and either
+//
+//   - rule A: of the distinct keep keys that this run could have listed
+//     (recognized keys at the top level or under the data folder, outside
+//     the slices started at or after the cutoff, and in this shard's
+//     slices), the listing found fewer than MinFound (a fraction) — found
+//     means listed and older than the cutoff, or listed young: the keep set
+//     and the namespace do not match (a bucket rooted at another folder,
+//     inputs of another repository or spelled another way); or
+//   - rule B: the candidates are at least MaxMarked (a fraction) of the
+//     recognized objects listed, while the keep set holds at least MinKeep
+//     keys that this run could have found or that no run lists (outside the
+//     top level and the data folder: a keep set spelled with another
+//     prefix), less the young listed keys that join it. The unrecognized
+//     keys of the top level and the data folder (import sources there) and
+//     the keys of other shards' slices and of slices newer than the cutoff
+//     do not count.
+//
+// A zero field takes its default: MinKeep DefaultCanaryMinKeep, MinFound
+// DefaultCanaryMinFound, MaxMarked DefaultCanaryMaxMarked. MaxMarked 1 (or
+// more) turns rule B off; a tiny MinFound leaves rule A only for a listing
+// that found none of the keep set; Off turns the canary off. A repository
+// that really lost 99 % of its objects to garbage at once (a dropped table)
+// can trip rule B: its operator raises MaxMarked, or turns the canary off,
+// for that run.
+type Canary struct {
+	MinKeep   int64   // the least keep set either rule judges
+	MinFound  float64 // rule A: the least fraction of the keep set in scope the listing must find
+	MaxMarked float64 // rule B: the fraction of the recognized listed objects the candidates must stay below
+	Off       bool    // no canary at all
+}
+
+// Defaults of the Canary.
+const (
+	DefaultCanaryMinKeep   = 1000
+	DefaultCanaryMinFound  = 0.01
+	DefaultCanaryMaxMarked = 0.99
+)
+
+// WithCanary sets the plausibility check Mark makes before it writes its
+// candidates (the zero Canary: the defaults); see Canary. A negative
+// MinKeep, a MinFound above 1, or a fraction that is negative or NaN, is an
+// error wrapping
+// ErrInvalidInput.
+func WithCanary(k Canary) Option {
+	return func(c *config) {
+		if k.MinKeep < 0 || !(k.MinFound >= 0 && k.MinFound <= 1) || !(k.MaxMarked >= 0) {
+			c.invalid("canary %+v", k)
+			return
+		}
+		if k.MinKeep == 0 {
+			k.MinKeep = DefaultCanaryMinKeep
+		}
+		if k.MinFound == 0 {
+			k.MinFound = DefaultCanaryMinFound
+		}
+		if k.MaxMarked == 0 {
+			k.MaxMarked = DefaultCanaryMaxMarked
+		}
+		c.canary = k
+	}
+}
+
+func defaultCanary() Canary {
+	return Canary{MinKeep: DefaultCanaryMinKeep, MinFound: DefaultCanaryMinFound, MaxMarked: DefaultCanaryMaxMarked}
+}
+
+// canaryCount counts, in the join, what the canary judges. Not safe for
+// concurrent use: the join is one goroutine.
+type canaryCount struct {
+	rec          recognizer
+	data         string // with '/'
+	cutoff       time.Time
+	cfg          *config
+	keep         int64 // distinct keep keys
+	inScope      int64 // of which recognized where this run lists
+	outside      int64 // of which outside what any run lists
+	matched      int64 // of which listed and older than the cutoff
+	folder       []byte
+	folderIn     bool
+	folderOthers bool
+	folderSlice  bool
+	folderSeen   bool
+}
+
+func newCanaryCount(cfg *config, cutoff time.Time) *canaryCount {
+	return &canaryCount{rec: cfg.recognizer(), data: cfg.dataPrefix + "/", cutoff: cutoff, cfg: cfg}
+}
+
+// keepKey counts one keep key; the keep stream holds each once. The folder
+// of the last key is cached: the keep keys come folder after folder, and
+// its slice name is decoded once.
+func (c *canaryCount) keepKey(k []byte) {
+	c.keep++
+	// listed: this run lists where k lies; others: another shard's slice,
+	// or a slice newer than the cutoff.
+	var listed, others bool
+	switch {
+	case c.folderSeen && bytes.HasPrefix(k, c.folder) && len(k) > len(c.folder):
+		listed, others = c.folderIn, c.folderOthers
+	case bytes.HasPrefix(k, []byte(c.data)):
+		rest := k[len(c.data):]
+		i := bytes.IndexByte(rest, '/')
+		if i < 0 {
+			listed, others = c.cfg.ownsRest(), !c.cfg.ownsRest()
+			break
+		}
+		name := rest[:i]
+		listed = c.cfg.ownsRest()
+		t, slice := layout.SliceTime(string(name))
+		if slice {
+			listed = t.Before(c.cutoff) && c.cfg.ownsSlice(string(name))
+		}
+		others = !listed
+		c.folder = append(c.folder[:0], k[:len(c.data)+i+1]...)
+		c.folderIn, c.folderOthers, c.folderSlice, c.folderSeen = listed, others, slice, true
+	case bytes.IndexByte(k, '/') < 0:
+		listed, others = c.cfg.ownsRest(), !c.cfg.ownsRest()
+	}
+	var rec bool
+	if listed {
+		if c.folderSeen && c.folderSlice && len(k) > len(c.folder) && bytes.HasPrefix(k, c.folder) {
+			rec = c.rec.okInSlice(unsafe.String(unsafe.SliceData(k), len(k)), len(c.folder))
+		} else {
+			rec = c.rec.okBytes(k)
+		}
+	}
+	switch {
+	case rec:
+		c.inScope++
+	case !listed && !others:
+		c.outside++
+	}
+}
+
+// check returns ErrImplausibleMark when the mark is implausible; young is
+// the number of young listed objects, kept, walled and marked the judged
+// ones.
+func (c *canaryCount) check(k Canary, young, kept, walled, marked int64) error {
+	if k.Off {
+		return nil
+	}
+	found := c.matched + young
+	if c.inScope >= k.MinKeep && float64(found) < k.MinFound*float64(c.inScope) {
+		return fmt.Errorf("%w: the keep set names %d keys this run could list, and the listing found %d of them (%.2f %%, below %.2f %%): is the bucket rooted at the namespace, and are the inputs this namespace's?",
+			ErrImplausibleMark, c.inScope, found, pct(found, c.inScope), 100*k.MinFound)
+	}
+	listed := young + kept + walled + marked
+	if inputs := c.inScope + c.outside - young; inputs >= k.MinKeep && k.MaxMarked < 1 && marked > 0 && float64(marked) >= k.MaxMarked*float64(listed) {
+		return fmt.Errorf("%w: %d candidates of %d recognized listed objects (%.2f %%, at least %.2f %%) while the keep set holds about %d keys of this run or outside what it lists",
+			ErrImplausibleMark, marked, listed, pct(marked, listed), 100*k.MaxMarked, inputs)
+	}
+	return nil
+}
+
+func pct(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return 100 * float64(a) / float64(b)
+}
+
+// Walls: the folders of other repositories.
+
+// maxWalls bounds the walls Mark remembers one by one; past it, a wall is
+// the whole folder under the data folder it was found in, a set bounded by
+// the list of folders.
+const maxWalls = 10_000
+
+// Bounds of what the summary lists: the sample of unrecognized keys, and
+// the walls, each within maxListedBytes of keys.
+const (
+	maxSample      = 20
+	maxListedBytes = 16 << 10
+	maxListedKey   = 1 << 10 // a longer key is left out of the lists
+)
+
+// wallSet collects the folders that hold another repository's storage
+// folder. Safe for concurrent use.
+type wallSet struct {
+	markers []string // "/_lakefs/" and "/<storage prefix>/"
+	dataLen int      // len(data prefix): markers are looked for after it
+
+	mu     sync.Mutex
+	set    map[string]struct{}
+	coarse bool
+}
+
+func newWallSet(cfg *config) *wallSet {
+	w := &wallSet{markers: []string{"/" + layout.StoragePrefix + "/"}, dataLen: len(cfg.dataPrefix), set: map[string]struct{}{}}
+	if cfg.storagePrefix != layout.StoragePrefix {
+		w.markers = append(w.markers, "/"+cfg.storagePrefix+"/")
+	}
+	return w
+}
+
+// of returns the wall key marks, a folder prefix ending in '/' under which
+// another repository keeps its storage folder, when key (under the data
+// folder) has one.
+func (w *wallSet) of(key string) (string, bool) {
+	if len(key) <= w.dataLen {
+		return "", false
+	}
+	rest := key[w.dataLen:]
+	at := -1
+	for _, m := range w.markers {
+		if i := strings.Index(rest, m); i >= 0 && (at < 0 || i < at) {
+			at = i
+		}
+	}
+	if at < 0 {
+		return "", false
+	}
+	return key[:w.dataLen+at+1], true
+}
+
+// add records wall, found while listing folder.
+func (w *wallSet) add(wall, folder string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.set) >= maxWalls {
+		w.coarse = true
+		if len(folder) < len(wall) {
+			wall = folder
+		}
+	}
+	w.set[wall] = struct{}{}
+}
+
+// sorted returns the walls, sorted and prefix-free: a wall under another is
+// dropped, so that the greatest wall not above a key is the only one that
+// can hold it.
+func (w *wallSet) sorted() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	all := make([]string, 0, len(w.set))
+	for k := range w.set {
+		all = append(all, k)
+	}
+	slices.Sort(all)
+	out := all[:0]
+	for _, k := range all {
+		if len(out) > 0 && strings.HasPrefix(k, out[len(out)-1]) {
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// wallCursor tells, for ascending keys, whether a key is under a wall.
+type wallCursor struct {
+	walls []string
+	i     int // walls[i] is the greatest wall not above the last key; -1: none
+}
+
+func (c *wallCursor) walled(key []byte) bool {
+	if len(c.walls) == 0 {
+		return false
+	}
+	for c.i+1 < len(c.walls) && c.walls[c.i+1] <= string(key) {
+		c.i++
+	}
+	return c.i >= 0 && bytes.HasPrefix(key, []byte(c.walls[c.i]))
+}
+
+// The unrecognized report: <report>/unrecognized/.
+
+// unrecognizedRow is a row of unrecognized/.
+type unrecognizedRow struct {
+	Address      string `parquet:"address,plain"`
+	Size         int64  `parquet:"size"`
+	LastModified *int64 `parquet:"last_modified,optional,timestamp(millisecond)"`
+}
+
+// unrecognized writes the unrecognized objects to their report file, keeps
+// their count, bytes and a small sample (the smallest keys). Safe for
+// concurrent use: the listing workers share it.
+type unrecognized struct {
+	mu          sync.Mutex
+	w           *partWriter[unrecognizedRow]
+	n, bytes    int64
+	sample      []string
+	sampleBytes int
+}
+
+func newUnrecognized(ctx context.Context, bucket *blob.Bucket, dir string) (*unrecognized, error) {
+	w, err := newPartWriter[unrecognizedRow](ctx, bucket, dir+"unrecognized/"+partName)
+	if err != nil {
+		return nil, err
+	}
+	return &unrecognized{w: w}, nil
+}
+
+func (u *unrecognized) add(o *blob.ListObject) error {
+	row := unrecognizedRow{Address: o.Key, Size: o.Size}
+	if !o.ModTime.IsZero() {
+		ms := o.ModTime.UnixMilli()
+		row.LastModified = &ms
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.n++
+	u.bytes += o.Size
+	u.addSample(o.Key)
+	return u.w.write(row)
+}
+
+// addSample keeps the smallest keys, at most maxSample of them within
+// maxListedBytes.
+func (u *unrecognized) addSample(key string) {
+	if len(key) > maxListedKey {
+		return
+	}
+	if len(u.sample) == maxSample && key >= u.sample[len(u.sample)-1] {
+		return
+	}
+	i, found := slices.BinarySearch(u.sample, key)
+	if found {
+		return
+	}
+	u.sample = slices.Insert(u.sample, i, key)
+	u.sampleBytes += len(key)
+	for len(u.sample) > maxSample || len(u.sample) > 1 && u.sampleBytes > maxListedBytes {
+		u.sampleBytes -= len(u.sample[len(u.sample)-1])
+		u.sample = u.sample[:len(u.sample)-1]
+	}
+}
+
+// capList returns the first keys of list, at most maxSample of them within
+// maxListedBytes.
+func capList(list []string) []string {
+	var out []string
+	size := 0
+	for _, k := range list {
+		if len(out) == maxSample || size+len(k) > maxListedBytes {
+			break
+		}
+		if len(k) <= maxListedKey {
+			out = append(out, k)
+			size += len(k)
+		}
+	}
+	return out
+}
