@@ -45,9 +45,12 @@ func TestLocalSweepKeepsAttrsObjects(t *testing.T) {
 		}
 		return p
 	}
-	garbage := write("data/gc/x")
-	live := write("data/gc/x.attrs")
-	alsoLive := write("data/gc/y.attrs")
+	// lakeFS-shaped garbage, and live objects that fileblob takes for its
+	// side files.
+	const x = "data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0"
+	garbage := write(x)
+	live := write(x + ".attrs")
+	alsoLive := write("data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik1.attrs")
 
 	bucket, err := namespace.OpenBucket(ctx, "local://repo1", namespace.WithLocalRoot(root))
 	if err != nil {
