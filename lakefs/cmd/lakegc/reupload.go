@@ -214,11 +214,18 @@ func (r *reuploads) hash(ctx context.Context, key string) (string, error) {
 	}
 	defer rd.Close()
 	h := md5.New()
-	if _, err := io.Copy(h, rd); err != nil {
+	buf := hashBufs.Get().(*[]byte)
+	defer hashBufs.Put(buf)
+	// Through Read, with a pooled buffer: blob.Reader's WriteTo
+	// allocates a large buffer per object, most of a small object's cost.
+	if _, err := io.CopyBuffer(h, struct{ io.Reader }{rd}, *buf); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
+
+// hashBufs are the read buffers of hash.
+var hashBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // bloom is a Bloom filter of (kind, size, checksum) keys, safe for
 // concurrent adds and lookups: a lookup of a key added before it returns

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 
@@ -168,4 +169,33 @@ func TestReuploadCheckFails(t *testing.T) {
 	if err := r.check(ctx, []string{"data/s/a"}, make([]bool, 1)); err == nil {
 		t.Error("a check with a cancelled context passed")
 	}
+}
+
+// FuzzComparableChecksum checks the reading of a checksum or an ETag: what
+// it accepts comes out as lower-case hex MD5, with an optional "-<parts>",
+// reads back as itself, and equals the input but for case, quotes and a
+// weak "W/".
+func FuzzComparableChecksum(f *testing.F) {
+	for _, s := range []string{"0123456789abcdef0123456789abcdef", `"0123456789ABCDEF0123456789ABCDEF-3"`, `W/"x"`, "", "-", "1a-2b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := comparableChecksum(s)
+		if !ok {
+			if got != "" {
+				t.Fatalf("%q refused as %q", s, got)
+			}
+			return
+		}
+		hexPart, parts, multi := strings.Cut(got, "-")
+		if len(hexPart) != 32 || strings.Trim(hexPart, "0123456789abcdef") != "" || multi && (parts == "" || strings.Trim(parts, "0123456789") != "") {
+			t.Fatalf("%q read as %q", s, got)
+		}
+		if again, ok := comparableChecksum(got); !ok || again != got {
+			t.Fatalf("%q read as %q, which reads as %q, %v", s, got, again, ok)
+		}
+		if !strings.Contains(strings.ToLower(s), got) {
+			t.Fatalf("%q read as %q, not a part of it", s, got)
+		}
+	})
 }
