@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
@@ -41,6 +42,7 @@ type reuploads struct {
 	// because a committed entry of their size has a checksum the store
 	// cannot be compared with, and read to hash them.
 	checked, kept, keptBySize, hashed atomic.Int64
+	busy                              atomic.Int64 // nanoseconds spent in check
 }
 
 // ReuploadStats are what the check did, for the report.
@@ -60,6 +62,8 @@ type ReuploadStats struct {
 	// Hashed are the candidates whose bytes were read to compute their
 	// MD5, the store's attributes saying none.
 	Hashed int64 `json:"hashed"`
+	// Duration is the time the mark waited on the check.
+	Duration time.Duration `json:"duration_ns"`
 }
 
 func newReuploads(bucket *blob.Bucket, memory int64, concurrency int) *reuploads {
@@ -68,7 +72,7 @@ func newReuploads(bucket *blob.Bucket, memory int64, concurrency int) *reuploads
 
 func (r *reuploads) stats() ReuploadStats {
 	return ReuploadStats{CommittedEntries: r.entries.Load(), Checked: r.checked.Load(), Kept: r.kept.Load(),
-		KeptBySize: r.keptBySize.Load(), Hashed: r.hashed.Load()}
+		KeptBySize: r.keptBySize.Load(), Hashed: r.hashed.Load(), Duration: time.Duration(r.busy.Load())}
 }
 
 // Filter keys: a size alone, a size and a comparable checksum, and a size
@@ -124,6 +128,8 @@ func (r *reuploads) check(ctx context.Context, keys []string, keep []bool) error
 	if !r.ready.Load() {
 		return errors.New("lakegc: re-upload check before the committed entries were all read")
 	}
+	start := time.Now()
+	defer func() { r.busy.Add(int64(time.Since(start))) }()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
