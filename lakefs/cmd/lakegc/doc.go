@@ -87,10 +87,12 @@
 // and hashed. A kept entry whose checksum has neither form (a linked
 // object's client may send any) matches every candidate of its size. The
 // rule leaks only byte-identical copies of kept objects; the filter's false
-// positives only keep more. A spared candidate's slice is listed again by
-// the next --optimized run, so the check holds across optimized runs. It
-// costs one attribute read per candidate (and, on the local blockstore, a
-// read of each candidate of a committed size): the garbage, not the
+// positives only keep more; a candidate whose attributes or bytes cannot
+// be read fails the mark, so nothing is deleted. A spared candidate's
+// slice is listed again by the next --optimized run, so the check holds
+// across optimized runs. It costs one attribute read per candidate (and,
+// on the local blockstore, a read of each candidate of a committed size),
+// --lakefs-concurrency at a time: it grows with the garbage, not with the
 // repository.
 //
 // Alternatives weighed: listing every branch's objects (GET
