@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +49,32 @@ func (r *reuploadRepo) upload(t *testing.T, branch, path, data string) string {
 		t.Fatalf("upload %s/%s: checksum %q, not the MD5 of the bytes", branch, path, st.Checksum)
 	}
 	return st.PhysicalAddress
+}
+
+// link stages data at path on branch as clients that write to the store
+// themselves do — an address from lakeFS, the bytes written there, a link
+// with the client's checksum — and returns the address.
+func (r *reuploadRepo) link(t *testing.T, branch, path, data, checksum string) string {
+	t.Helper()
+	var loc struct {
+		PhysicalAddress string `json:"physical_address"`
+	}
+	backing := r.path() + "/branches/" + url.PathEscape(branch) + "/staging/backing"
+	r.s.Do(t, http.MethodGet, backing, url.Values{"path": {path}}, nil, http.StatusOK, &loc)
+	file, err := r.s.LocalPath(loc.PhysicalAddress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.s.Do(t, http.MethodPut, backing, url.Values{"path": {path}}, map[string]any{
+		"staging": map[string]any{"physical_address": loc.PhysicalAddress}, "checksum": checksum, "size_bytes": len(data),
+	}, http.StatusOK, nil)
+	return loc.PhysicalAddress
 }
 
 func (r *reuploadRepo) commit(t *testing.T, branch string, daysAgo int) string {
@@ -130,6 +158,12 @@ func TestIntegrationHiddenReuploads(t *testing.T) {
 	r.commit(t, "main", 50) // expired: x=X1 is garbage
 	committedA := r.upload(t, "main", "a.txt", same)
 	committedX := r.upload(t, "main", "x", "X2")
+	// Linked objects: one with the MD5 as its checksum, as lakeFS's
+	// clients send, one with a checksum of the client's own.
+	const linked, odd, oddSum = "linked bytes\n", "odd checksum bytes!!", "client-sum-1"
+	linkedSum := md5.Sum([]byte(linked))
+	r.link(t, "main", "linked.bin", linked, hex.EncodeToString(linkedSum[:]))
+	r.link(t, "main", "odd.bin", odd, oddSum)
 	head := r.commit(t, "main", 40) // main's HEAD, kept
 	r.branch(t, "b1", "main")
 	r.branch(t, "only", "main")
@@ -139,6 +173,11 @@ func TestIntegrationHiddenReuploads(t *testing.T) {
 		"main/a.txt": r.upload(t, "main", "a.txt", same),
 		"b1/a.txt":   r.upload(t, "b1", "a.txt", same),
 		"only/x":     r.upload(t, "only", "x", "X2"),
+	}
+	// Linked again, the same bytes with the same checksums: hidden too.
+	hiddenLinked := map[string]string{
+		"b1/linked.bin": r.link(t, "b1", "linked.bin", linked, hex.EncodeToString(linkedSum[:])),
+		"b1/odd.bin":    r.link(t, "b1", "odd.bin", odd, oddSum),
 	}
 	visible := r.upload(t, "b1", "new.txt", "new on b1")
 	// Staged, then overwritten while staged: garbage, but byte-identical
@@ -199,9 +238,13 @@ func TestIntegrationHiddenReuploads(t *testing.T) {
 		r.read(t, "b1", "new.txt", "new on b1")
 		r.read(t, head, "a.txt", same)
 		r.read(t, head, "x", "X2")
-		for key, addr := range hidden {
-			if r.gone(t, addr) {
-				t.Errorf("%s: the staged re-upload %s was deleted", when, key)
+		r.read(t, "b1", "linked.bin", linked)
+		r.read(t, "b1", "odd.bin", odd)
+		for _, m := range []map[string]string{hidden, hiddenLinked} {
+			for key, addr := range m {
+				if r.gone(t, addr) {
+					t.Errorf("%s: the staged re-upload %s was deleted", when, key)
+				}
 			}
 		}
 		if r.gone(t, visible) || r.gone(t, dup) {
@@ -216,9 +259,9 @@ func TestIntegrationHiddenReuploads(t *testing.T) {
 	if out.Sweep == nil || out.Sweep.Deleted != 2 {
 		t.Errorf("sweep: %+v, want 2 deleted (X1, over)", out.Sweep)
 	}
-	// Three hidden re-uploads and the duplicate.
-	if rs := out.Host.Reuploads; rs.Kept != 4 || rs.KeptBySize != 0 || rs.Hashed == 0 || rs.CommittedEntries == 0 {
-		t.Errorf("re-upload check %+v: want 4 kept by size and checksum", rs)
+	// Five hidden re-uploads and the duplicate; odd.bin by its size alone.
+	if rs := out.Host.Reuploads; rs.Kept != 6 || rs.KeptBySize != 1 || rs.Hashed == 0 || rs.CommittedEntries != 4 {
+		t.Errorf("re-upload check %+v: want 6 kept, 1 by size alone, of the HEAD commit's 4 entries", rs)
 	}
 	if out.Host.LakeFSRequests == 0 {
 		t.Errorf("no lakeFS requests counted")
@@ -232,8 +275,8 @@ func TestIntegrationHiddenReuploads(t *testing.T) {
 	if s := out.Mark.Summary; s.RunKind != "optimized" || s.PreviousRunID != first {
 		t.Errorf("optimized run: %s after %s (%s), want optimized after %s", s.RunKind, s.PreviousRunID, s.CleanReason, first)
 	}
-	if out.Sweep == nil || out.Sweep.Deleted != 0 || out.Host.Reuploads.Kept != 4 {
-		t.Errorf("optimized sweep: %+v, re-uploads %+v; want nothing deleted, 4 kept", out.Sweep, out.Host.Reuploads)
+	if out.Sweep == nil || out.Sweep.Deleted != 0 || out.Host.Reuploads.Kept != 6 {
+		t.Errorf("optimized sweep: %+v, re-uploads %+v; want nothing deleted, 6 kept", out.Sweep, out.Host.Reuploads)
 	}
 	verify("optimized sweep")
 }
