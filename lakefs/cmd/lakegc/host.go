@@ -181,7 +181,7 @@ func (h *lakeFSHost) Export(ctx context.Context) (*lakegc.HostExport, error) {
 // every branch that lakeFS's diff shows, hidden branches included: each
 // branch's uncommitted changes (its diff), then a stat of each added or
 // changed object, up to h.concurrency stats at once (each retried by the
-// client); a change of another kind, or a common prefix, fails the listing
+// client; the diffs are read a quarter of that at once); a change of another kind, or a common prefix, fails the listing
 // rather than leave its objects out. The keys are spilled to a file, so
 // memory does not grow with them.
 func (h *lakeFSHost) stagedAddresses(ctx context.Context) (iter.Seq2[string, error], int64, error) {
@@ -253,38 +253,67 @@ func (h *lakeFSHost) stagedAddresses(ctx context.Context) (iter.Seq2[string, err
 			}
 		}()
 	}
-	produce := func() error {
-		for branch, err := range h.client.ListBranches(ctx, h.repo, true) {
+	// Each branch's diff is read by one of a few readers (a quarter of the
+	// bound), which hand its changes to the stat workers.
+	diff := func(branch string) error {
+		for ch, err := range h.client.BranchChanges(ctx, h.repo, branch) {
 			if err != nil {
 				return lakeFSError(err)
 			}
-			for ch, err := range h.client.BranchChanges(ctx, h.repo, branch) {
-				if err != nil {
-					return lakeFSError(err)
-				}
-				switch {
-				case ch.PathType != "object" && ch.PathType != "":
-					// A common prefix stands for objects not statted here.
-					return fmt.Errorf("%w: branch %s: change of %q has path type %q, not object", errLakeFS, branch, ch.Path, ch.PathType)
-				case ch.Type == "removed":
-					continue
-				case ch.Type != "added" && ch.Type != "changed":
-					return fmt.Errorf("%w: branch %s: change of %q has type %q, not added, changed or removed", errLakeFS, branch, ch.Path, ch.Type)
-				}
-				select {
-				case jobs <- job{branch, ch.Path}:
-				case <-ctx.Done():
-					return ctx.Err()
-				}
+			switch {
+			case ch.PathType != "object" && ch.PathType != "":
+				// A common prefix stands for objects not statted here.
+				return fmt.Errorf("%w: branch %s: change of %q has path type %q, not object", errLakeFS, branch, ch.Path, ch.PathType)
+			case ch.Type == "removed":
+				continue
+			case ch.Type != "added" && ch.Type != "changed":
+				return fmt.Errorf("%w: branch %s: change of %q has type %q, not added, changed or removed", errLakeFS, branch, ch.Path, ch.Type)
+			}
+			select {
+			case jobs <- job{branch, ch.Path}:
+			case <-ctx.Done():
+				return ctx.Err()
 			}
 		}
 		return nil
 	}
-	if err := produce(); err != nil {
-		fail(err)
+	var (
+		branches = make(chan string)
+		readers  sync.WaitGroup
+	)
+	for range max(concurrency/4, 1) {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for b := range branches {
+				if ctx.Err() != nil {
+					continue // drain: the listing stops at the cancel
+				}
+				if err := diff(b); err != nil {
+					fail(err)
+				}
+			}
+		}()
 	}
+list:
+	for branch, err := range h.client.ListBranches(ctx, h.repo, true) {
+		if err != nil {
+			fail(lakeFSError(err))
+			break
+		}
+		select {
+		case branches <- branch:
+		case <-ctx.Done():
+			break list
+		}
+	}
+	close(branches)
+	readers.Wait()
 	close(jobs)
 	wg.Wait()
+	if first == nil {
+		first = ctx.Err() // the caller's context ended
+	}
 	if first != nil {
 		return nil, 0, first
 	}
