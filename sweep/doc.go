@@ -99,6 +99,13 @@
 // young or of unknown age: the keys of young objects join the keep set as
 // they are listed.
 //
+// A host whose keep set cannot name every live object (lakeFS's listings
+// hide staged re-uploads of committed bytes) can have Mark ask about each
+// candidate before it writes it: WithCandidateCheck gets the candidates in
+// batches, in order, after the inputs were read; a key it spares counts as
+// kept, and its slice is listed again by the next optimized run (as a
+// slice with young objects is), so that the check sees it again.
+//
 // The listing itself is checked too: a delimited listing (the top level, the
 // data folder) that returns an object below a delimiter, as a backend that
 // ignores the delimiter does with lakeFS's own files, a key outside the

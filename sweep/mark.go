@@ -444,6 +444,41 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (i
 		m.cnt.update(func(p *Progress) { p.Kept += kept; p.Marked += marked; p.Walled += walled })
 		kept, marked, walled = 0, 0, 0
 	}
+	// With WithCandidateCheck, candidates wait in pending until the
+	// check has seen a batch of them.
+	var (
+		pending []string
+		spare   []bool
+	)
+	flush := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		spare = append(spare[:0], make([]bool, len(pending))...)
+		if err := m.cfg.check(ctx, pending, spare); err != nil {
+			return fmt.Errorf("sweep: candidate check: %w", err)
+		}
+		for i, key := range pending {
+			if !spare[i] {
+				marked++
+				if err := w.write(addressRow{Address: key}); err != nil {
+					return err
+				}
+				continue
+			}
+			kept++
+			// Kept for a reason the keep set does not hold: its slice
+			// is listed again by the next optimized run, as a slice
+			// with young objects is, so that it is checked again.
+			if m.rec != nil && m.rec.young != nil {
+				if name, _, ok := sliceOf([]byte(key), m.cfg.dataPrefix+"/"); ok {
+					m.rec.young.add(name)
+				}
+			}
+		}
+		pending = pending[:0]
+		return nil
+	}
 	for err == nil {
 		var lk []byte
 		var lok bool
@@ -482,6 +517,10 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (i
 			if m.rec != nil {
 				err = m.rec.kept(lk)
 			}
+		case m.cfg.check != nil:
+			if pending = append(pending, arena.string(lk)); len(pending) == checkBatch {
+				err = flush()
+			}
 		default:
 			marked++
 			err = w.write(addressRow{Address: arena.string(lk)})
@@ -490,6 +529,9 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (i
 			report()
 			err = errors.Join(err, ctx.Err())
 		}
+	}
+	if err == nil {
+		err = flush()
 	}
 	report()
 	// Read the keep set to its end, so that its order is checked throughout

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -74,6 +75,7 @@ type config struct {
 	previous      string
 	sliceMargin   time.Duration
 	cleanEvery    int
+	check         CandidateCheck
 	shardIndex    int // with shardCount: WithShard; shardCount 0 is no sharding
 	shardCount    int
 	recognize     func(string) bool // WithRecognizer; nil: layout's shapes
@@ -361,4 +363,25 @@ func validPrefix(p string) error {
 // first.
 func CheckOptions(opts ...Option) error {
 	return newConfig(opts).err
+}
+
+// A CandidateCheck is asked, before Mark writes its candidates, which of
+// them to keep after all: keys are a batch of candidates in ascending order
+// (at most checkBatch of them), and the check sets keep[i] to keep keys[i].
+// An error fails the mark. It is called on one goroutine, one batch at a
+// time, after the inputs were read; it may make requests of its own.
+type CandidateCheck func(ctx context.Context, keys []string, keep []bool) error
+
+// checkBatch is the most candidates a CandidateCheck gets at once.
+const checkBatch = 1000
+
+// WithCandidateCheck makes Mark ask check about every candidate before it
+// writes it: a host whose keep set cannot name every live object (lakeFS's
+// listings hide some staged objects) spares those a check recognises. A
+// spared key is counted as kept (Progress.Kept, Summary.NumKeptObjects) and
+// is not in the candidates; its slice is listed again by the next
+// optimized run, as a slice with young objects is, so that the check sees
+// it again.
+func WithCandidateCheck(check CandidateCheck) Option {
+	return func(c *config) { c.check = check }
 }

@@ -55,7 +55,7 @@ type Summary struct {
 	// NumYoungObjects counts the listed objects kept for their age: the
 	// listing's modification time is at or after CutoffTime (or unknown).
 	// NumKeptObjects counts the older listed objects kept because an input
-	// references them. Both are Mark's own; lakeFS writes neither, and its
+	// references them or a CandidateCheck spared them. Both are Mark's own; lakeFS writes neither, and its
 	// readers take summary.json's fields by name, so they ignore them.
 	NumYoungObjects int64 `json:"num_young_objects,omitempty"`
 	NumKeptObjects  int64 `json:"num_kept_objects,omitempty"`
@@ -246,7 +246,8 @@ type sweepJSON struct {
 // no shape the recognizer accepts: WithRecognizer, WithInclude), Young ones
 // are kept for their age (the listing's modification time is at or after
 // the cutoff, or unknown), Walled ones are older but in another
-// repository's folder, Kept ones are older but referenced by an input, and
+// repository's folder, Kept ones are older but referenced by an input (or
+// spared by a CandidateCheck), and
 // Marked ones are candidates.
 type Progress struct {
 	Phase                                 string

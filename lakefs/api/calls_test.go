@@ -183,7 +183,7 @@ func TestPrepareCommitsAsync(t *testing.T) {
 		start:  {{status: http.StatusAccepted, body: recordedTask}},
 		status: {{status: http.StatusOK, body: recordedTaskRun}, {status: http.StatusOK, body: recordedTaskRun}, {status: http.StatusOK, body: recordedTaskStatus}},
 	})
-	c, waits := testClient(t, srv, WithPollInterval(3*time.Second))
+	c, waits := testClient(t, srv, WithPollInterval(80*time.Millisecond))
 	got, err := c.PrepareCommitsAsync(t.Context(), "rec")
 	if err != nil {
 		t.Fatal(err)
@@ -191,12 +191,15 @@ func TestPrepareCommitsAsync(t *testing.T) {
 	if got.RunID != "ft0o40hksdud2e090i90" || got.Warning != "" || !strings.HasSuffix(got.CommitsLocation, "/commits.csv") {
 		t.Errorf("result %+v", got)
 	}
-	if !reflect.DeepEqual(*waits, []time.Duration{3 * time.Second, 3 * time.Second}) {
-		t.Errorf("waits %v, want two poll intervals", *waits)
+	if !reflect.DeepEqual(*waits, []time.Duration{DefaultFirstPoll, 80 * time.Millisecond}) {
+		t.Errorf("waits %v, want the first poll's, then twice it capped at the poll interval", *waits)
 	}
 	reqs := s.requests()
 	if len(reqs) != 4 || reqs[1].query != "id=GCPCCRCHBegrQM34YeRp6HNA" {
 		t.Errorf("requests %+v: want start then three polls with id=<task>", reqs)
+	}
+	if c.Requests() != 4 {
+		t.Errorf("the client counts %d requests, sent 4", c.Requests())
 	}
 
 	for name, tc := range map[string]struct {

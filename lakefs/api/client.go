@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -31,6 +32,7 @@ const (
 	DefaultMinBackoff     = 250 * time.Millisecond
 	DefaultMaxBackoff     = 30 * time.Second
 	DefaultPollInterval   = time.Second
+	DefaultFirstPoll      = 50 * time.Millisecond
 	DefaultUserAgent      = "lakegc"
 )
 
@@ -47,7 +49,9 @@ type Client struct {
 	maxAttempts  int
 	minBackoff   time.Duration
 	maxBackoff   time.Duration
-	pollInterval time.Duration
+	pollInterval time.Duration // the longest wait between two polls
+	firstPoll    time.Duration // the first wait, doubled up to pollInterval
+	requests     atomic.Int64  // HTTP requests sent, retries included
 	// sleep waits d or until ctx ends; tests replace it to observe waits.
 	sleep func(ctx context.Context, d time.Duration) error
 }
@@ -81,8 +85,11 @@ func WithPrepareTimeout(d time.Duration) Option {
 	return durationOption("prepare timeout", d, DefaultPrepareTimeout, func(c *Client, d time.Duration) { c.prepTimeout = d })
 }
 
-// WithPollInterval sets the wait between two status requests of
-// WaitPrepareCommits (default DefaultPollInterval).
+// WithPollInterval sets the longest wait between two status requests of
+// WaitPrepareCommits (default DefaultPollInterval): the first wait is
+// DefaultFirstPoll (or this interval, if shorter), and each next one twice
+// the last, up to this interval. lakeFS answers a small repository's
+// prepare-commits in tens of milliseconds, a large one's in minutes.
 func WithPollInterval(d time.Duration) Option {
 	return durationOption("poll interval", d, DefaultPollInterval, func(c *Client, d time.Duration) { c.pollInterval = d })
 }
@@ -181,8 +188,13 @@ func New(endpoint, accessKeyID, secretAccessKey string, opts ...Option) (*Client
 			return nil, err
 		}
 	}
+	c.firstPoll = min(DefaultFirstPoll, c.pollInterval)
 	return c, nil
 }
+
+// Requests returns how many HTTP requests the client has sent, each attempt
+// of a retried call counted. Safe for concurrent use.
+func (c *Client) Requests() int64 { return c.requests.Load() }
 
 // FromEnv returns a client configured from the environment variables lakectl
 // reads: EnvEndpointURL, EnvAccessKeyID and EnvSecretAccessKey. A missing

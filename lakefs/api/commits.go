@@ -248,9 +248,11 @@ func decodeTaskStatus(b []byte) (*PrepareCommitsTask, error) {
 }
 
 // WaitPrepareCommits polls the task until it completes and returns its
-// result; a failed task is an ErrTaskFailed with lakeFS's message. It ends
-// with ctx.
+// result; a failed task is an ErrTaskFailed with lakeFS's message. The
+// first wait is short and each next one twice the last, up to the poll
+// interval (WithPollInterval). It ends with ctx.
 func (c *Client) WaitPrepareCommits(ctx context.Context, repo, taskID string) (*PrepareCommitsResult, error) {
+	wait := c.firstPoll
 	for {
 		t, err := c.PrepareCommitsStatus(ctx, repo, taskID)
 		if err != nil {
@@ -262,9 +264,10 @@ func (c *Client) WaitPrepareCommits(ctx context.Context, repo, taskID string) (*
 			}
 			return t.Result, nil
 		}
-		if err := c.sleep(ctx, c.pollInterval); err != nil {
+		if err := c.sleep(ctx, wait); err != nil {
 			return nil, &callError{op: "wait prepare commits", sentinel: ErrTransport, cause: err}
 		}
+		wait = min(2*wait, c.pollInterval)
 	}
 }
 

@@ -20,6 +20,13 @@
 //     lakeFS's own export leaves out (see below).
 //   - [ResolveNamespace] and [RelativeKey]: the namespace as lakeFS spells
 //     full addresses, and a location made a key under it.
+//   - [Client.Requests]: the HTTP requests sent so far, retries included,
+//     for a caller's report.
+//
+// A client is safe for concurrent use, and holds no limit of its own: a
+// caller that makes per-object calls (StatObject) bounds how many it keeps
+// in flight. [Client.WaitPrepareCommits] polls after [DefaultFirstPoll],
+// then twice as long each time up to the poll interval.
 //
 // # Credentials and errors
 //

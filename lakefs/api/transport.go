@@ -158,6 +158,7 @@ func (c *Client) attempt(ctx context.Context, r request) (*response, error) {
 	if r.body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	c.requests.Add(1)
 	res, err := c.http.Do(req)
 	if err != nil {
 		return nil, err

@@ -360,6 +360,13 @@ func (r *run) readRange(ctx context.Context, rg id, out chan<- batch) error {
 		if err != nil {
 			return fmt.Errorf("%w: range %s: record %d: %w", ErrCorrupt, rg, record, err)
 		}
+		if r.cfg.entryStats != nil {
+			size, sum, err := entryStats(entry)
+			if err != nil {
+				return fmt.Errorf("%w: range %s: record %d: %w", ErrCorrupt, rg, record, err)
+			}
+			r.cfg.entryStats(size, sum)
+		}
 		entries++
 		if typ == relative {
 			b.addBytes(address)

@@ -23,6 +23,7 @@ type config struct {
 	maxFileSize   int64
 	maxRanges     int
 	stats         func(Stats)
+	entryStats    func(size int64, checksum []byte)
 
 	err error // the first invalid option
 }
@@ -111,4 +112,18 @@ func WithMaxRanges(n int) Option {
 // should be quick.
 func WithStats(fn func(Stats)) Option {
 	return func(c *config) { c.stats = fn }
+}
+
+// WithEntryStats sets a function called with the size and the checksum
+// (lakeFS's Entry.size and Entry.e_tag: the blockstore's ETag, an MD5 in
+// hex on most) of every entry of every range read, each range once, those
+// whose address is outside the namespace included. A host uses it to know
+// the identities of the committed objects without reading the tables
+// again. It is called on the goroutines that read the ranges, up to
+// WithConcurrency at once, so it must be safe for concurrent use, and
+// quick; checksum aliases the table and is valid only during the call.
+// An entry whose size or checksum cannot be decoded fails the iteration
+// with ErrCorrupt.
+func WithEntryStats(fn func(size int64, checksum []byte)) Option {
+	return func(c *config) { c.entryStats = fn }
 }

@@ -101,10 +101,14 @@ type gcOptions struct {
 	include                                []string  // --include-prefix, repeated
 	now                                    time.Time // zero: time.Now
 	progress                               bool      // draw progress bars on stderr
+	concurrency                            int       // per-object calls of lakeFS (and candidate checks) in flight
 	// store is lakeFS's blockstore settings (--lakefs-config and its
 	// LAKEFS_BLOCKSTORE_* variables); nil: each cloud SDK's defaults.
 	store *blockstore.Config
 }
+
+// defaultConcurrency is --lakefs-concurrency's default.
+const defaultConcurrency = 16
 
 // parseGC parses gc's flags; code is -1 when gc should run.
 func parseGC(args []string, getenv func(string) string, stdout, stderr io.Writer) (o gcOptions, code int) {
@@ -131,6 +135,7 @@ func parseGC(args []string, getenv func(string) string, stdout, stderr io.Writer
 		o.include = append(o.include, p)
 		return nil
 	})
+	fs.IntVar(&o.concurrency, "lakefs-concurrency", defaultConcurrency, "per-object calls of lakeFS (stats of staged objects), and checks of candidates against the store, in flight at once")
 	fs.BoolVar(&o.optimized, "optimized", false, "start the mark from the repository's latest run: list only the slices written since it (less a margin), and judge older ones from its records; a clean run when unsure, and every 7th run")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: lakegc gc --endpoint URL --repo NAME [--sweep] [--optimized] [--min-age 24h] [--memory 256MiB] [--json]
@@ -182,6 +187,8 @@ Flags:
 		return usageErr("an access key pair is required: --access-key-id and --secret-access-key, or %s and %s", api.EnvAccessKeyID, api.EnvSecretAccessKey)
 	case o.minAge < 0:
 		return usageErr("--min-age %v is negative", o.minAge)
+	case o.concurrency < 1 || o.concurrency > 1024:
+		return usageErr("--lakefs-concurrency %d is not between 1 and 1024", o.concurrency)
 	case o.minAge > 0 && o.minAge < lakegc.DefaultLinkTTL:
 		// lakeFS links an address up to its LinkAddressTime (24h) after
 		// handing it out; until then only the object's age protects it.
@@ -249,7 +256,9 @@ func gc(ctx context.Context, o gcOptions, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lakegc gc: %v\n", err)
 		return exitUsage
 	}
-	rep, err := collect(ctx, client, o, logger, bar)
+	hs := &hostStats{}
+	rep, err := collect(ctx, client, o, logger, bar, hs)
+	hs.final(client)
 	bar.finish()
 	if err != nil {
 		fmt.Fprintf(stderr, "lakegc gc: %v\n", err)
@@ -259,7 +268,7 @@ func gc(ctx context.Context, o gcOptions, stdout, stderr io.Writer) int {
 		if o.json {
 			// One JSON object on stdout whatever happened: the error and
 			// what was done until then.
-			printJSON(stdout, stderr, err, rep)
+			printJSON(stdout, stderr, err, rep, hs)
 		}
 		switch {
 		case ctx.Err() != nil:
@@ -277,11 +286,11 @@ func gc(ctx context.Context, o gcOptions, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	if o.json {
-		if !printJSON(stdout, stderr, nil, rep) {
+		if !printJSON(stdout, stderr, nil, rep, hs) {
 			return exitFailed
 		}
 	} else {
-		summarize(stdout, o.repo, rep)
+		summarize(stdout, o.repo, rep, hs)
 	}
 	if rep.Sweep != nil && rep.Sweep.Failed+rep.Sweep.Refused > 0 {
 		fmt.Fprintf(stderr, "lakegc gc: %d deletes failed and %d were refused; see %s\n", rep.Sweep.Failed, rep.Sweep.Refused, rep.Sweep.Report)
@@ -295,12 +304,14 @@ func gc(ctx context.Context, o gcOptions, stdout, stderr io.Writer) int {
 const minMemory = 4 << 10
 
 // printJSON prints the report as JSON on stdout, with the error of a failed
-// run in its "error" field; it reports whether it could.
-func printJSON(stdout, stderr io.Writer, runErr error, rep *lakegc.Report) bool {
+// run in its "error" field and the command's own counts in "host"; it
+// reports whether it could.
+func printJSON(stdout, stderr io.Writer, runErr error, rep *lakegc.Report, hs *hostStats) bool {
 	out := struct {
 		Error string `json:"error,omitempty"`
 		*lakegc.Report
-	}{Report: rep}
+		Host *hostStats `json:"host,omitempty"`
+	}{Report: rep, Host: hs}
 	if runErr != nil {
 		out.Error = runErr.Error()
 	}
@@ -314,7 +325,7 @@ func printJSON(stdout, stderr io.Writer, runErr error, rep *lakegc.Report) bool 
 }
 
 // summarize prints what a cycle did, for people.
-func summarize(w io.Writer, repo string, rep *lakegc.Report) {
+func summarize(w io.Writer, repo string, rep *lakegc.Report, hs *hostStats) {
 	m := rep.Mark
 	fmt.Fprintf(w, "repository %s: %d kept commits, %d objects listed, %d kept, %d garbage (older than %s)\n",
 		repo, rep.Commits.Active, m.Listed, m.Kept, m.Summary.NumDeletedObjects, m.Summary.CutoffTime.Format(time.RFC3339))
@@ -328,6 +339,9 @@ func summarize(w io.Writer, repo string, rep *lakegc.Report) {
 	if sum := m.Summary; len(sum.Walls) > 0 {
 		fmt.Fprintf(w, "other repositories' folders, never collected: %d objects under %s\n", sum.NumWalledObjects, strings.Join(sum.Walls, ", "))
 	}
+	r := hs.Reuploads
+	fmt.Fprintf(w, "lakeFS: %d requests, %d staged objects statted; %d candidates kept as possible hidden re-uploads (%d checked)\n",
+		hs.LakeFSRequests, hs.StagedStatted, r.Kept, r.Checked)
 	if rep.Sweep == nil {
 		fmt.Fprintf(w, "dry run: nothing deleted; the candidates are listed under %s (run with --sweep to delete them)\n", m.Report)
 		return

@@ -51,6 +51,7 @@ func TestRunExitCodes(t *testing.T) {
 		{"min age below the link TTL", []string{"gc", "--repo", "r", "--min-age", "6h"}, creds, exitUsage, "24h"},
 		{"gc help names the link TTL", []string{"gc", "-h"}, nil, exitOK, "lakeFS's link TTL, 24h"},
 		{"memory below the mark's minimum", []string{"gc", "--repo", "r", "--memory", "1KiB"}, creds, exitUsage, "--memory"},
+		{"no concurrency", []string{"gc", "--repo", "r", "--lakefs-concurrency", "0"}, creds, exitUsage, "--lakefs-concurrency"},
 		{"extra argument", []string{"gc", "--repo", "r", "now"}, creds, exitUsage, `unexpected argument "now"`},
 		{"bad clock", []string{"gc", "--repo", "r"}, merge(creds, map[string]string{envNow: "tomorrow"}), exitUsage, envNow},
 		{"bad endpoint", []string{"gc", "--repo", "r", "--endpoint", "ftp://x"}, creds, exitUsage, "not an http(s) URL"},
@@ -290,9 +291,16 @@ func TestGCJSONOnFailure(t *testing.T) {
 		envOf(nil), &stdout, &stderr)
 	var out struct {
 		Error string `json:"error"`
+		Host  struct {
+			LakeFSRequests int64 `json:"lakefs_requests"`
+		} `json:"host"`
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || code != exitLakeFS || !strings.Contains(out.Error, "403") {
 		t.Errorf("exit %d, %v; stdout %q, stderr %q", code, err, stdout.String(), stderr.String())
+	}
+	// One request, the repository's, refused and not repeated.
+	if out.Host.LakeFSRequests != 1 {
+		t.Errorf("%d lakeFS requests counted, want 1", out.Host.LakeFSRequests)
 	}
 }
 
@@ -353,7 +361,7 @@ func TestSummarizeUnrecognized(t *testing.T) {
 	summarize(&out, "r", &lakegc.Report{Commits: &lakegc.CommitsReport{}, Mark: &lakegc.MarkReport{Report: "_lakefs/retention/gc/unified/x/", Summary: &sweep.Summary{
 		NumUnrecognizedObjects: 4, UnrecognizedBytes: 40, UnrecognizedSample: []string{"README.txt", "a", "b", "c"},
 		NumWalledObjects: 2, Walls: []string{"data/inner/"},
-	}}})
+	}}}, &hostStats{})
 	for _, want := range []string{
 		"never collected: 4 objects, 40 bytes (e.g. README.txt, a, b); all under _lakefs/retention/gc/unified/x/unrecognized/",
 		"other repositories' folders, never collected: 2 objects under data/inner/",

@@ -17,8 +17,22 @@ func (h *lakeFSHost) CommittedAddresses(ctx context.Context, active []retention.
 	for i, a := range active {
 		ids[i] = a.MetaRangeID
 	}
-	return withUnsigned(metarange.Addresses(ctx, h.bucket, h.resolved, ids,
-		metarange.WithStoragePrefix(storagePrefix), metarange.WithStats(h.bar.ranges)))
+	opts := []metarange.Option{metarange.WithStoragePrefix(storagePrefix), metarange.WithStats(h.bar.ranges)}
+	if h.reuploads != nil {
+		opts = append(opts, metarange.WithEntryStats(h.reuploads.entry))
+	}
+	addrs := metarange.Addresses(ctx, h.bucket, h.resolved, ids, opts...)
+	return withUnsigned(func(yield func(string, error) bool) {
+		for a, err := range addrs {
+			if !yield(a, err) || err != nil {
+				return
+			}
+		}
+		// Every committed entry was seen: the re-upload check may judge.
+		if h.reuploads != nil {
+			h.reuploads.ready.Store(true)
+		}
+	})
 }
 
 // ranges shows the reading of the committed metadata.

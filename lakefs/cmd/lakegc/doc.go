@@ -1,7 +1,7 @@
 // Command lakegc collects the garbage of a running lakeFS repository
 // without Spark: lakeFS's "Standalone GC", on one machine.
 //
-//	lakegc gc --endpoint URL --repo NAME [--sweep] [--optimized] [--min-age 24h] [--memory 256MiB] [--json] [--init-namespace] [--lakefs-config FILE]
+//	lakegc gc --endpoint URL --repo NAME [--sweep] [--optimized] [--min-age 24h] [--memory 256MiB] [--lakefs-concurrency 16] [--json] [--init-namespace] [--lakefs-config FILE]
 //	lakegc version
 //
 // Credentials come from the flags or from lakectl's environment variables
@@ -42,9 +42,11 @@
 //     (package metarange), each range once;
 //  4. the mark: every object of the namespace of a shape lakeFS writes (or
 //     under an --include-prefix), outside other repositories' folders, in
-//     neither input and older than the export's start minus --min-age; its
-//     report goes under _lakefs/retention/gc/unified/<run_id>/, lakeFS's
-//     layout, with the objects it did not recognize in unrecognized/;
+//     neither input, not possibly a staged re-upload that lakeFS's
+//     listings hide (below), and older than the export's start minus
+//     --min-age; its report goes under
+//     _lakefs/retention/gc/unified/<run_id>/, lakeFS's layout, with the
+//     objects it did not recognize in unrecognized/;
 //  5. with --sweep only, the deletion of the marked objects.
 //
 // With --optimized the mark starts from the repository's latest run (one of
@@ -78,18 +80,76 @@
 // lakeFS's export compares it, so lakeFS's export leaves staged linked
 // objects out, and a GC reading only that export would delete them. lakegc
 // therefore also lists each branch's uncommitted changes and stats each
-// added or changed object, on every blockstore: the cost is one API call per
-// staged object (bounded by the staging areas, not by the repository), and
-// the addresses are spilled to a temporary file, not held in memory. A
-// linked object's address carries its signature (",<signature>"); both that
-// key and the key without it are kept.
+// added or changed object, on every blockstore: one API call per staged
+// object (bounded by the staging areas, not by the repository), up to
+// --lakefs-concurrency (16) at once, each retried by the client, so the
+// time grows linearly with the staged objects divided by that bound (see
+// BENCHMARKS.md); the addresses are spilled to a temporary file, not held
+// in memory. A linked object's address carries its signature
+// (",<signature>"); both that key and the key without it are kept.
+//
+// # Staged re-uploads lakeFS hides
+//
+// Upload main/a.txt, commit it, upload the same bytes to main/a.txt again:
+// lakeFS stages them at a new physical address, and main/a.txt reads from
+// there. Yet lakeFS's diff of the branch and its prepare_uncommited export
+// both leave that staged entry out. Both go through graveler's
+// (*Graveler).DiffUncommitted (pkg/graveler/graveler.go; the export from
+// catalog's gcWriteUncommitted and processBranch, the diff from
+// (*Catalog).DiffUncommitted), whose uncommittedDiffIterator
+// (pkg/graveler/uncommitted_diff_iterator.go, getDiffType) skips a staged
+// value whose identity equals the committed one's; and catalog's
+// EntryToValue (pkg/catalog/entry.go) makes that identity of the size, the
+// checksum (ETag), the user metadata and the content type only, not the
+// address. A GC that trusts either listing — lakeFS's Spark GC reads the
+// same export — deletes the branch's current object, and GET then answers
+// 410 "No data" (TestIntegrationHiddenReuploads reproduces it on a real
+// lakeFS, on three branches).
+//
+// The public API lists no staging area, so lakegc keeps what such an entry
+// must look like: a hidden re-upload has the size and checksum of the
+// entry at its path in its branch's HEAD commit, and lakeFS always keeps
+// branch HEADs. While the kept commits' ranges are read (each once), each
+// entry's size and checksum go into a Bloom filter (metarange's
+// WithEntryStats; a quarter of --memory, at least 64 KiB); the mark then
+// asks about each candidate (sweep.WithCandidateCheck), and a candidate
+// whose size and checksum are those of a kept entry is kept, and counted
+// (the summary line; "host"."reuploads" in --json). The checksum compared
+// is what lakeFS records: the blockstore's ETag, the MD5 in hex on the
+// local, S3 (single part), GCS and Azure adapters, an S3 multipart ETag as
+// is; the store's attributes give it (their MD5, their ETag), and a store
+// that gives no MD5 (the local blockstore) has the candidate's bytes read
+// and hashed. A kept entry whose checksum has neither form (a linked
+// object's client may send any) matches every candidate of its size. The
+// rule leaks only byte-identical copies of kept objects; the filter's false
+// positives only keep more; a candidate whose attributes or bytes cannot
+// be read fails the mark, so nothing is deleted. A spared candidate's
+// slice is listed again by the next --optimized run, so the check holds
+// across optimized runs. It costs one attribute read per candidate (and,
+// on the local blockstore, a read of each candidate of a committed size),
+// --lakefs-concurrency at a time: it grows with the garbage, not with the
+// repository.
+//
+// Alternatives weighed: listing every branch's objects (GET
+// /refs/{branch}/objects/ls) shows each path's effective address, staged
+// re-uploads included, but costs the branches times their objects (100
+// branches of 100 K objects: 10 M entries, 10 K pages, lakeFS merging
+// staging and committed ranges for each) and trusts that listing; statting
+// each committed path of each branch costs as much in calls. A test of age
+// (a re-upload is younger than its branch's HEAD commit) was left out:
+// commit dates are the client's to set (the commit API's date), so it could
+// only turn a keep into a delete. Narrowing the entries to the HEAD
+// commits' would leak less but needs each metarange's ranges apart; every
+// HEAD is among the kept commits, so the wider set is safe.
 //
 // # Output and exit codes
 //
 // Logs and, on a terminal, one progress line (export, listing, ranges,
 // deletes) go to stderr; a summary, or with --json the report of
 // lakegc.Collect, goes to stdout; with --json a failed run prints the report of
-// what was done, with the error in its "error" field. Without --sweep nothing
+// what was done, with the error in its "error" field. The command's own
+// counts are in "host": lakeFS's HTTP requests (retries included), the
+// staged objects statted, and the re-upload check. Without --sweep nothing
 // is deleted.
 //
 //	0  done: a dry run, or a sweep that deleted every candidate

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"gocloud.dev/blob"
@@ -19,6 +20,7 @@ import (
 	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/lakefs/api"
 	"github.com/lakegc/lakegc/retention"
+	"github.com/lakegc/lakegc/sweep"
 	"github.com/lakegc/lakegc/sweep/s3delete"
 	"github.com/lakegc/lakegc/uncommitted"
 )
@@ -41,9 +43,35 @@ func lakeFSError(err error) error {
 	return err
 }
 
+// hostStats are what the command itself did beside Collect's report.
+type hostStats struct {
+	// LakeFSRequests are the HTTP requests sent to lakeFS, retries
+	// included.
+	LakeFSRequests int64 `json:"lakefs_requests"`
+	// StagedStatted are the staged objects statted through the API.
+	StagedStatted int64 `json:"staged_statted"`
+	// Reuploads is the check of the candidates that may be staged
+	// re-uploads lakeFS's listings hide.
+	Reuploads ReuploadStats `json:"reuploads"`
+
+	reuploads *reuploads
+	staged    int64
+}
+
+// final fills in the counts once the run ended.
+func (s *hostStats) final(client *api.Client) *hostStats {
+	s.LakeFSRequests = client.Requests()
+	s.StagedStatted = s.staged
+	if s.reuploads != nil {
+		s.Reuploads = s.reuploads.stats()
+	}
+	return s
+}
+
 // collect runs one cycle of Collect over the repository: lakeFS runs the
 // export and the retention, the command reads the kept commits' objects.
-func collect(ctx context.Context, client *api.Client, o gcOptions, logger *slog.Logger, bar *progress) (*lakegc.Report, error) {
+// hs receives the command's own counts.
+func collect(ctx context.Context, client *api.Client, o gcOptions, logger *slog.Logger, bar *progress, hs *hostStats) (*lakegc.Report, error) {
 	repo, err := client.GetRepository(ctx, o.repo)
 	if err != nil {
 		return nil, lakeFSError(err)
@@ -62,7 +90,9 @@ func collect(ctx context.Context, client *api.Client, o gcOptions, logger *slog.
 	}
 	defer os.RemoveAll(tmp)
 	h := &lakeFSHost{client: client, repo: o.repo, namespace: strings.TrimRight(repo.StorageNamespace, "/"),
-		resolved: resolved, bucket: bucket, tempDir: tmp, logger: logger, bar: bar}
+		resolved: resolved, bucket: bucket, tempDir: tmp, logger: logger, bar: bar,
+		concurrency: o.concurrency, reuploads: newReuploads(bucket, o.memory, o.concurrency)}
+	hs.reuploads = h.reuploads
 	if strings.HasPrefix(h.namespace, "local://") {
 		root, err := filepath.Abs(o.blockstorePath)
 		if err != nil {
@@ -83,6 +113,8 @@ func collect(ctx context.Context, client *api.Client, o gcOptions, logger *slog.
 		Sweep:         o.sweep,
 		Optimized:     o.optimized,
 		Include:       o.include,
+		// Staged re-uploads lakeFS's listings hide (doc.go).
+		SweepOptions: []sweep.Option{sweep.WithCandidateCheck(h.reuploads.check)},
 	}
 	if d, err := localDeleter(repo.StorageNamespace, o.blockstorePath); err != nil {
 		return nil, err
@@ -105,7 +137,9 @@ func collect(ctx context.Context, client *api.Client, o gcOptions, logger *slog.
 		cfg.Clock = func() time.Time { return time.Now().Add(offset) }
 	}
 	logger.Info("lakegc: repository", "repo", o.repo, "namespace", repo.StorageNamespace, "resolved", resolved, "sweep", o.sweep)
-	return lakegc.Collect(ctx, lakegc.Host{Export: h, Active: h, Committed: h}, cfg)
+	rep, err := lakegc.Collect(ctx, lakegc.Host{Export: h, Active: h, Committed: h}, cfg)
+	hs.staged = h.staged
+	return rep, err
 }
 
 // lakeFSHost is a lakeFS repository as Collect's host.
@@ -122,6 +156,12 @@ type lakeFSHost struct {
 	tempDir string
 	logger  *slog.Logger
 	bar     *progress
+	// concurrency bounds the per-object calls of lakeFS in flight.
+	concurrency int
+	// reuploads keeps the candidates that may be staged re-uploads
+	// lakeFS's listings hide.
+	reuploads *reuploads
+	staged    int64 // staged objects statted
 }
 
 // Export runs lakeFS's uncommitted export (prepare_uncommited) until lakeFS
@@ -153,61 +193,150 @@ func (h *lakeFSHost) Export(ctx context.Context) (*lakegc.HostExport, error) {
 		return nil, err
 	}
 	h.logger.Info("lakegc: staged objects listed through the API", "objects", n)
+	h.staged = n
 	parts = append(parts, staged)
 	return &lakegc.HostExport{RunID: exp.RunID, Location: exp.Location, Addresses: withUnsigned(concat(parts...))}, nil
 }
 
 // stagedAddresses lists the physical address of every staged object of
-// every branch, hidden ones included: each branch's uncommitted changes
-// (its diff), then a stat of each added or changed object; a change of
-// another kind, or a common prefix, fails the listing rather than leave its
-// objects out. The keys are
-// spilled to a file, so memory does not grow with them.
+// every branch that lakeFS's diff shows, hidden branches included: each
+// branch's uncommitted changes (its diff), then a stat of each added or
+// changed object, up to h.concurrency stats at once (each retried by the
+// client; the diffs are read a quarter of that at once); a change of another kind, or a common prefix, fails the listing
+// rather than leave its objects out. The keys are spilled to a file, so
+// memory does not grow with them.
 func (h *lakeFSHost) stagedAddresses(ctx context.Context) (iter.Seq2[string, error], int64, error) {
 	f, err := os.CreateTemp(h.tempDir, "staged-")
 	if err != nil {
 		return nil, 0, err
 	}
 	defer f.Close()
-	w := bufio.NewWriter(f)
-	var n int64
-	for branch, err := range h.client.ListBranches(ctx, h.repo, true) {
-		if err != nil {
-			return nil, 0, lakeFSError(err)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type job struct{ branch, path string }
+	var (
+		w           = bufio.NewWriter(f)
+		mu          sync.Mutex // guards w, n, outside, first
+		n, outside  int64
+		first       error
+		jobs        = make(chan job)
+		wg          sync.WaitGroup
+		concurrency = max(h.concurrency, 1)
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if first == nil {
+			first = err
 		}
+		mu.Unlock()
+		cancel()
+	}
+	stat := func(j job) error {
+		st, err := h.client.StatObject(ctx, h.repo, j.branch, j.path)
+		if errors.Is(err, api.ErrNotFound) {
+			return nil // unstaged since the diff: no longer the branch's
+		}
+		if err != nil {
+			return lakeFSError(err)
+		}
+		key, ok := h.relative(st.PhysicalAddress)
+		if !ok {
+			// Outside the namespace: not in its listing, nothing to keep.
+			h.logger.Warn("lakegc: staged object outside the namespace", "branch", j.branch, "path", j.path, "address", st.PhysicalAddress)
+			mu.Lock()
+			outside++
+			mu.Unlock()
+			return nil
+		}
+		if strings.ContainsAny(key, "\n\r") {
+			return fmt.Errorf("%w: staged address %q has a line break", errLakeFS, st.PhysicalAddress)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if _, err := w.WriteString(key + "\n"); err != nil {
+			return err
+		}
+		n++
+		h.bar.staged(n)
+		return nil
+	}
+	for range concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				if ctx.Err() != nil {
+					continue // drain: the producer stops at the cancel
+				}
+				if err := stat(j); err != nil {
+					fail(err)
+				}
+			}
+		}()
+	}
+	// Each branch's diff is read by one of a few readers (a quarter of the
+	// bound), which hand its changes to the stat workers.
+	diff := func(branch string) error {
 		for ch, err := range h.client.BranchChanges(ctx, h.repo, branch) {
 			if err != nil {
-				return nil, 0, lakeFSError(err)
+				return lakeFSError(err)
 			}
 			switch {
 			case ch.PathType != "object" && ch.PathType != "":
 				// A common prefix stands for objects not statted here.
-				return nil, 0, fmt.Errorf("%w: branch %s: change of %q has path type %q, not object", errLakeFS, branch, ch.Path, ch.PathType)
+				return fmt.Errorf("%w: branch %s: change of %q has path type %q, not object", errLakeFS, branch, ch.Path, ch.PathType)
 			case ch.Type == "removed":
 				continue
 			case ch.Type != "added" && ch.Type != "changed":
-				return nil, 0, fmt.Errorf("%w: branch %s: change of %q has type %q, not added, changed or removed", errLakeFS, branch, ch.Path, ch.Type)
+				return fmt.Errorf("%w: branch %s: change of %q has type %q, not added, changed or removed", errLakeFS, branch, ch.Path, ch.Type)
 			}
-			st, err := h.client.StatObject(ctx, h.repo, branch, ch.Path)
-			if errors.Is(err, api.ErrNotFound) {
-				continue // unstaged since the diff: no longer the branch's
+			select {
+			case jobs <- job{branch, ch.Path}:
+			case <-ctx.Done():
+				return ctx.Err()
 			}
-			if err != nil {
-				return nil, 0, lakeFSError(err)
-			}
-			key, ok := h.relative(st.PhysicalAddress)
-			if !ok {
-				continue
-			}
-			if strings.ContainsAny(key, "\n\r") {
-				return nil, 0, fmt.Errorf("%w: staged address %q has a line break", errLakeFS, st.PhysicalAddress)
-			}
-			if _, err := w.WriteString(key + "\n"); err != nil {
-				return nil, 0, err
-			}
-			n++
-			h.bar.staged(n)
 		}
+		return nil
+	}
+	var (
+		branches = make(chan string)
+		readers  sync.WaitGroup
+	)
+	for range max(concurrency/4, 1) {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for b := range branches {
+				if ctx.Err() != nil {
+					continue // drain: the listing stops at the cancel
+				}
+				if err := diff(b); err != nil {
+					fail(err)
+				}
+			}
+		}()
+	}
+list:
+	for branch, err := range h.client.ListBranches(ctx, h.repo, true) {
+		if err != nil {
+			fail(lakeFSError(err))
+			break
+		}
+		select {
+		case branches <- branch:
+		case <-ctx.Done():
+			break list
+		}
+	}
+	close(branches)
+	readers.Wait()
+	close(jobs)
+	wg.Wait()
+	if first == nil {
+		first = ctx.Err() // the caller's context ended
+	}
+	if first != nil {
+		return nil, 0, first
 	}
 	if err := w.Flush(); err != nil {
 		return nil, 0, err

@@ -3,12 +3,14 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,6 +29,9 @@ type fakeStaging struct {
 	// refuse answers 403 to the requests whose path ends so, and broken
 	// a page that is not JSON.
 	refuse, broken string
+	// delay holds each stat, whose calls in flight are counted.
+	delay                 time.Duration
+	inFlight, maxInFlight atomic.Int64
 }
 
 func (f *fakeStaging) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -53,6 +58,11 @@ func (f *fakeStaging) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		page(f.diffs[strings.TrimSuffix(strings.TrimPrefix(p, "branches/"), "/diff")])
 	case strings.HasPrefix(p, "refs/") && strings.HasSuffix(p, "/objects/stat"):
 		branch := strings.TrimSuffix(strings.TrimPrefix(p, "refs/"), "/objects/stat")
+		n := f.inFlight.Add(1)
+		defer f.inFlight.Add(-1)
+		for m := f.maxInFlight.Load(); n > m && !f.maxInFlight.CompareAndSwap(m, n); m = f.maxInFlight.Load() {
+		}
+		time.Sleep(f.delay)
 		addr, ok := f.stats[branch+"/"+r.URL.Query().Get("path")]
 		if !ok {
 			w.WriteHeader(http.StatusNotFound)
@@ -74,7 +84,7 @@ func stagedOf(t *testing.T, f *fakeStaging) ([]string, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &lakeFSHost{client: client, repo: "r", namespace: "s3://b/repo1", resolved: "s3://b/repo1",
+	h := &lakeFSHost{client: client, repo: "r", namespace: "s3://b/repo1", resolved: "s3://b/repo1", concurrency: 4,
 		tempDir: t.TempDir(), logger: slog.New(slog.NewTextHandler(io.Discard, nil)), bar: newProgress(io.Discard, false)}
 	seq, _, err := h.stagedAddresses(t.Context())
 	if err != nil {
@@ -113,7 +123,8 @@ func TestStagedAddresses(t *testing.T) {
 			"_hidden/h": "s3://b/repo1/data/h,sig"},
 	}
 	got, err := stagedOf(t, f)
-	if want := []string{"s3://b/repo1/data/a", "data/b", "S3://B/repo1/data/s", "s3://b/repo1/data/h,sig"}; err != nil || !slices.Equal(got, want) {
+	slices.Sort(got) // the stats answer in any order
+	if want := []string{"S3://B/repo1/data/s", "data/b", "s3://b/repo1/data/a", "s3://b/repo1/data/h,sig"}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("staged %q, %v; want %q", got, err, want)
 	}
 }
@@ -250,5 +261,30 @@ func TestExportRefusesAnotherLocation(t *testing.T) {
 			t.Errorf("export at %s: %v; want an error of lakeFS wrapping %v", loc, err, cause)
 		}
 		srv.Close()
+	}
+}
+
+// The stats are made up to the bound at once (4 in stagedOf), never more,
+// and every staged object of every branch is listed, whatever order the
+// stats answer in.
+func TestStagedAddressesConcurrent(t *testing.T) {
+	f := &fakeStaging{branches: []string{"a", "b", "c"}, diffs: map[string][]map[string]string{},
+		stats: map[string]string{}, delay: 5 * time.Millisecond}
+	var want []string
+	for _, b := range f.branches {
+		for i := range 20 {
+			p := fmt.Sprintf("p%02d", i)
+			f.diffs[b] = append(f.diffs[b], map[string]string{"type": "added", "path": p, "path_type": "object"})
+			f.stats[b+"/"+p] = "data/" + b + "/" + p
+			want = append(want, "data/"+b+"/"+p)
+		}
+	}
+	got, err := stagedOf(t, f)
+	slices.Sort(got)
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("staged %q, %v; want %q", got, err, want)
+	}
+	if m := f.maxInFlight.Load(); m < 2 || m > 4 {
+		t.Errorf("%d stats in flight at most, want 2 to 4", m)
 	}
 }
