@@ -84,9 +84,10 @@
 //     raw and the decoded path; for Azure the trimmed, decoded blob name,
 //     through any endpoint domain of the account); one that names the same
 //     place in another spelling — s3a or s3n for s3, file:/x, file:///x and
-//     file://localhost/x, local:// with the folder's absolute path, "." and
-//     ".." segments, doubled slashes, percent-escapes, a symbolic link in
-//     either path — is [ErrNamespaceMismatch];
+//     file://localhost/x, local:// with the folder's absolute path,
+//     userinfo before the host (s3://user@bucket/x), "." and ".."
+//     segments, doubled slashes, percent-escapes, a symbolic link in either
+//     path — is [ErrNamespaceMismatch];
 //   - a full address outside the namespace, such as an import, is counted
 //     (MarkReport.Foreign, ExportReport.Foreign); when its path ends with a
 //     key shape lakeFS writes (data/<slice>/<xid>, a flat hex name) that

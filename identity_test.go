@@ -302,3 +302,27 @@ func TestForeignAddressesAreCounted(t *testing.T) {
 	}
 	assertKept(t, bucket, c.live)
 }
+
+// Userinfo before the host is not part of the bucket lakeFS reads: lakeFS
+// resolves s3://user@bucket/repo1/x (an address a user may stage) to the
+// object repo1/x of bucket "bucket". Before, such an address was
+// "outside", only a key of a lakeFS shape was kept, and an object of
+// another name, such as a file imported from inside the namespace, was
+// deleted.
+func TestUserinfoSpellingIsNotOutside(t *testing.T) {
+	for _, ns := range []string{"s3://bucket/repo1", "gs://bucket/repo1"} {
+		bucket := memblob.OpenBucket(nil)
+		defer bucket.Close()
+		if err := lakegc.InitNamespace(context.Background(), lakegc.Config{Bucket: bucket, Namespace: ns}); err != nil {
+			t.Fatal(err)
+		}
+		scheme, rest, _ := strings.Cut(ns, "://")
+		spelled := scheme + "://importer@" + rest
+		c := identityCase{bucket: bucket, namespace: ns, live: []string{"data/imports/t.parquet", "t.csv"},
+			committed: []string{spelled + "/data/imports/t.parquet"}, staged: []string{spelled + "/t.csv"}}
+		if _, err := c.run(t); !errors.Is(err, lakegc.ErrNamespaceMismatch) {
+			t.Errorf("%s: Collect = %v, want ErrNamespaceMismatch", ns, err)
+		}
+		assertKept(t, bucket, c.live)
+	}
+}

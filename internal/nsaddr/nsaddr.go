@@ -23,8 +23,9 @@
 //   - Mismatch: not Inside, but the same place in another spelling: a
 //     scheme alias of S3 (s3, s3a, s3n), a file URI's forms (file:/x,
 //     file:///x, file://localhost/x) and local:// with an absolute path,
-//     "." and ".." segments, doubled or trailing slashes, percent-escapes,
-//     and for file paths a symbolic link in either path. The namespace as
+//     userinfo before the host (s3://user@bucket/x, which lakeFS reads
+//     from the bucket), "." and ".." segments, doubled or trailing slashes,
+//     percent-escapes, and for file paths a symbolic link in either path. The namespace as
 //     configured is not the one the host writes: the caller must stop.
 //   - Outside: another place. An import is legitimately outside. Its key
 //     Tail, when the path ends with a key shape lakeFS writes
@@ -385,6 +386,11 @@ func resolve(address string) (place, bool) {
 	if r, ok := strings.CutPrefix(rest, "//"); ok {
 		host, p, _ = strings.Cut(r, "/")
 		p = "/" + p
+		// Userinfo is not part of the host: lakeFS takes the URL's Host,
+		// without it, as the bucket or the account.
+		if i := strings.LastIndexByte(host, '@'); i >= 0 {
+			host = host[i+1:]
+		}
 	} else {
 		p = rest
 	}

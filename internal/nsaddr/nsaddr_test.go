@@ -87,6 +87,10 @@ func TestMismatch(t *testing.T) {
 		{"s3://bucket/repo1", "s3://bucket/other/../repo1/data/x"},
 		{"s3://bucket/repo1", "s3://bucket//repo1/data/x"},
 		{"s3://bucket/repo1", "s3://bucket/rep%6F1/data/x"},
+		{"s3://bucket/repo1", "s3://user@bucket/repo1/data/x"},
+		{"s3://bucket/repo1", "s3://user:pw@bucket/repo1/tables/t.parquet"},
+		{"gs://bucket/repo1", "gs://user@bucket/repo1/tables/t.parquet"},
+		{"file:///srv/lake/repo1", "file://user@localhost/srv/lake/repo1/data/x"},
 		{"file:///srv/lake/repo1", "file:/srv/lake/repo1/data/x"},
 		{"file:///srv/lake/repo1", "file://localhost/srv/lake/repo1/data/x"},
 		{"file:/srv/lake/repo1", "file:///srv/lake/repo1/data/x"},
@@ -115,6 +119,7 @@ func TestOutside(t *testing.T) {
 		{"s3://bucket/repo1", "s3://bucket/repo2/data/x", ""},
 		{"s3://bucket/repo1", "s3://bucket/repo10/data/x", ""},
 		{"s3://bucket/repo1", "s3://other/repo1/data/x", ""},
+		{"s3://bucket/repo1", "s3://bucket@other/repo1/data/x", ""}, // userinfo "bucket", host "other"
 		{"s3://bucket/repo1", "gs://bucket/repo1/data/x", ""},
 		{"s3://bucket/repo1", "s3://bucket/repo1", ""},
 		{"s3://bucket/repo1", "s3://bucket/repo1/", ""},
