@@ -87,7 +87,9 @@
 //     file://localhost/x, local:// with the folder's absolute path,
 //     userinfo before the host (s3://user@bucket/x), "." and ".."
 //     segments, doubled slashes, percent-escapes, a symbolic link in either
-//     path — is [ErrNamespaceMismatch];
+//     path, an absolute path that may hold a local://repo1 namespace
+//     (local:///var/lakefs/repo1/x: spell such a namespace with its
+//     absolute path) — is [ErrNamespaceMismatch];
 //   - a full address outside the namespace, such as an import, is counted
 //     (MarkReport.Foreign, ExportReport.Foreign); when its path ends with a
 //     key shape lakeFS writes (data/<slice>/<xid>, a flat hex name) that

@@ -326,3 +326,24 @@ func TestUserinfoSpellingIsNotOutside(t *testing.T) {
 		assertKept(t, bucket, c.live)
 	}
 }
+
+// A local namespace relative to lakeFS's blockstore root (local://repo1),
+// whose root lakegc does not know, and an address of the same folder by its
+// absolute path, which lakeFS's local adapter reads (an import from inside
+// the blockstore, which lakeFS allows): before, "outside", and a file of
+// no lakeFS shape was deleted; now a mismatch, until the namespace is
+// spelled with its absolute path.
+func TestLocalNamespaceUnderAnUnknownRoot(t *testing.T) {
+	bucket := memblob.OpenBucket(nil)
+	defer bucket.Close()
+	ns := "local://repo1"
+	if err := lakegc.InitNamespace(context.Background(), lakegc.Config{Bucket: bucket, Namespace: ns}); err != nil {
+		t.Fatal(err)
+	}
+	c := identityCase{bucket: bucket, namespace: ns, live: []string{"data/imports/t.csv", "t.csv"}, garbage: []string{"data/old/g"},
+		committed: []string{"local:///var/lakefs/repo1/data/imports/t.csv"}, staged: []string{"local:///var/lakefs/repo1/t.csv"}}
+	if _, err := c.run(t); !errors.Is(err, lakegc.ErrNamespaceMismatch) {
+		t.Errorf("Collect = %v, want ErrNamespaceMismatch", err)
+	}
+	assertKept(t, bucket, c.live)
+}

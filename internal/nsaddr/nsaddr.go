@@ -25,7 +25,12 @@
 //     file:///x, file://localhost/x) and local:// with an absolute path,
 //     userinfo before the host (s3://user@bucket/x, which lakeFS reads
 //     from the bucket), "." and ".." segments, doubled or trailing slashes,
-//     percent-escapes, and for file paths a symbolic link in either path. The namespace as
+//     percent-escapes, and for file paths a symbolic link in either path.
+//     For a local namespace relative to lakeFS's blockstore folder
+//     (local://repo1), whose folder this package does not know, any
+//     absolute path with the namespace's path as whole elements before more
+//     (local:///var/lakefs/repo1/x) may name it, and is a Mismatch too:
+//     spell such a namespace with its absolute path. The namespace as
 //     configured is not the one the host writes: the caller must stop.
 //   - Outside: another place. An import is legitimately outside. Its key
 //     Tail, when the path ends with a key shape lakeFS writes
@@ -231,6 +236,9 @@ func (n *Namespace) Classify(dst []string, address string) (keys []string, class
 	if ok && n.ok && p.under(n.place) {
 		return dst, Mismatch
 	}
+	if ok && n.ok && n.underUnknownRoot(p) {
+		return dst, Mismatch
+	}
 	if tail, ok := n.tail(address); ok {
 		dst = append(dst, tail)
 	}
@@ -434,6 +442,17 @@ func resolve(address string) (place, bool) {
 		return place{store: "local", path: clean(strings.TrimPrefix(rest, "//"))}, true
 	}
 	return place{store: scheme, host: host, path: clean(decoded(p))}, true
+}
+
+// underUnknownRoot reports whether p, an absolute file place, may be under
+// a local namespace relative to a root this package does not know
+// (local://repo1 under lakeFS's blockstore folder): the namespace's path
+// is a run of whole elements of p's path, with more after it.
+// lakeFS's local adapter reads local:///<root>/repo1/x, the folder's
+// absolute path, as the namespace's object x.
+func (n *Namespace) underUnknownRoot(p place) bool {
+	return n.place.store == "local" && p.store == "file" && n.place.path != "" &&
+		strings.Contains("/"+p.path, "/"+n.place.path+"/")
 }
 
 // sameFilePlace reports whether p, a file place, is under the namespace's
