@@ -70,11 +70,14 @@
 // place. Collect proves what it can before anything is marked:
 //
 //   - the bucket holds a repository marker at its root: lakeFS's
-//     (<StoragePrefix>/dummy, or dummy at the top level for lakeFS before
-//     v0.90), or lakegc's (<StoragePrefix>/lakegc.json, written by
-//     [InitNamespace] when the host creates the repository, naming the
-//     namespace). None is [ErrNoNamespaceMarker]: a bucket rooted at a
-//     parent folder or a shared bucket's root has none. lakegc's marker of
+//     (<StoragePrefix>/dummy, or for lakeFS before v0.108 dummy at the
+//     top level holding lakeFS's words), or lakegc's
+//     (<StoragePrefix>/lakegc.json, written by [InitNamespace] when the
+//     host creates the repository, naming the namespace). None is
+//     [ErrNoNamespaceMarker]: a bucket rooted at a parent folder or a
+//     shared bucket's root has none, and a top-level dummy of other
+//     content (a tenant's file, or lakeFS's current marker in a bucket
+//     rooted at a repository's _lakefs folder) is none. lakegc's marker of
 //     another namespace is [ErrNamespaceMismatch]. lakeFS's marker proves
 //     only that some repository is rooted there, not which;
 //   - every full address of every input (committed, the export, copy

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"strings"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
@@ -30,7 +31,7 @@ var ErrNamespaceMismatch = errors.New("lakegc: the namespace is not spelled as t
 
 // ErrNoNamespaceMarker is wrapped by the error of a cycle whose Bucket holds
 // no repository marker: neither lakeFS's (<StoragePrefix>/dummy, or dummy at
-// the top level for lakeFS before v0.90) nor lakegc's
+// the top level with lakeFS's words for lakeFS before v0.108) nor lakegc's
 // (<StoragePrefix>/lakegc.json, written by InitNamespace). Such a bucket is
 // likely rooted at the wrong folder — a shared bucket's root, the parent of
 // the repository's folder — where the mark would take other tenants'
@@ -152,18 +153,45 @@ func (c *cycle) checkMarker(ctx context.Context) error {
 		}
 		return nil
 	}
-	for _, k := range []string{c.cfg.StoragePrefix + "/" + layout.MarkerName, layout.MarkerName} {
-		ok, err := c.cfg.Bucket.Exists(ctx, k)
-		if err != nil {
-			return fmt.Errorf("lakegc: namespace marker: %w", err)
-		}
-		if ok {
-			return nil
-		}
+	ok, err := c.cfg.Bucket.Exists(ctx, c.cfg.StoragePrefix+"/"+layout.MarkerName)
+	if err == nil && !ok {
+		ok, err = legacyMarker(ctx, c.cfg.Bucket)
 	}
-	return fmt.Errorf("%w: neither lakeFS's %s/%s (or %s) nor lakegc's %s: is Bucket rooted at the repository's folder, not a parent? "+
+	if err != nil {
+		return fmt.Errorf("lakegc: namespace marker: %w", err)
+	}
+	if ok {
+		return nil
+	}
+	return fmt.Errorf("%w: neither lakeFS's %s/%s (or %s with lakeFS's words, before v0.108) nor lakegc's %s: is Bucket rooted at the repository's folder, not a parent? "+
 		"A host writes lakegc's marker with InitNamespace when it creates a repository; a lakeFS repository created bare has none (lakegc gc --init-namespace writes one)",
 		ErrNoNamespaceMarker, c.cfg.StoragePrefix, layout.MarkerName, layout.MarkerName, key)
+}
+
+// legacyDummy is what lakeFS before v0.108 wrote in its marker at the
+// namespace's top level (up to v0.3x with a trailing space). lakeFS since
+// writes other words at _lakefs/dummy.
+const legacyDummy = "this is dummy data - created by lakeFS in order to check accessibility"
+
+// legacyMarker reports whether the bucket's top level holds the marker of
+// lakeFS before v0.108: "dummy" with lakeFS's words. A "dummy" of other
+// content is not: a bucket rooted at a repository's _lakefs folder has
+// lakeFS's current marker there, and a shared bucket may hold any file of
+// that name.
+func legacyMarker(ctx context.Context, bucket *blob.Bucket) (bool, error) {
+	r, err := bucket.NewReader(ctx, layout.MarkerName, nil)
+	if gcerrors.Code(err) == gcerrors.NotFound && ctx.Err() == nil {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer r.Close()
+	b, err := io.ReadAll(io.LimitReader(r, int64(2*len(legacyDummy))))
+	if err != nil {
+		return false, err
+	}
+	return strings.TrimRight(string(b), " ") == legacyDummy, nil
 }
 
 // maxForeignSample is how many foreign addresses the report names.

@@ -173,7 +173,7 @@ func TestSymlinkedNamespaceIsAMismatch(t *testing.T) {
 	}
 	realNS := "file://" + filepath.ToSlash(real)
 	linkNS := "file://" + filepath.ToSlash(filepath.Join(link, "repo1"))
-	if err := bucket.WriteAll(context.Background(), "dummy", []byte("marker"), nil); err != nil {
+	if err := bucket.WriteAll(context.Background(), "_lakefs/dummy", []byte("marker"), nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, spell := range [][2]string{{linkNS, realNS}, {realNS, linkNS}} {
@@ -346,4 +346,43 @@ func TestLocalNamespaceUnderAnUnknownRoot(t *testing.T) {
 		t.Errorf("Collect = %v, want ErrNamespaceMismatch", err)
 	}
 	assertKept(t, bucket, c.live)
+}
+
+// lakeFS before v0.108 wrote its marker "dummy" at the namespace's top
+// level; since then at _lakefs/dummy, with other words. A bucket whose top
+// level holds a "dummy" of other content is not a repository's folder: a
+// bucket rooted at a repository's _lakefs folder (lakeFS's marker is then
+// at its top level, and lakeFS's range files beside it), or a shared
+// bucket where some tenant keeps a file named dummy. Before, either passed
+// the marker check and the top-level files were marked.
+func TestTopLevelDummyMustBeLakeFSs(t *testing.T) {
+	const (
+		legacy  = "this is dummy data - created by lakeFS in order to check accessibility"
+		current = "this is dummy data - created by lakeFS to check accessibility"
+	)
+	ctx := context.Background()
+	for _, c := range []struct {
+		name, dummy string
+		want        error
+	}{
+		{"rooted at _lakefs", current, lakegc.ErrNoNamespaceMarker},
+		{"a tenant's dummy", "hello", lakegc.ErrNoNamespaceMarker},
+		{"lakeFS before v0.108", legacy, nil},
+	} {
+		bucket := memblob.OpenBucket(nil)
+		defer bucket.Close()
+		if err := bucket.WriteAll(ctx, "dummy", []byte(c.dummy), nil); err != nil {
+			t.Fatal(err)
+		}
+		ic := identityCase{bucket: bucket, namespace: "s3://bucket/repo1",
+			live: []string{"data/a"}, committed: []string{"data/a"},
+			garbage: []string{"9d3c5a1f0b7e4d2c8a6f1e3b5d7c9a0f2e4b6d8c1a3f5e7b9d0c2a4f6e8b1d3c"}}
+		_, err := ic.run(t)
+		if !errors.Is(err, c.want) || (c.want == nil && err != nil) {
+			t.Errorf("%s: Collect = %v, want %v", c.name, err, c.want)
+		}
+		if c.want != nil {
+			assertKept(t, bucket, slices.Concat(ic.live, ic.garbage))
+		}
+	}
 }
