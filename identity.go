@@ -60,10 +60,14 @@ type namespaceMarker struct {
 // regardless of case) is left as it is; one of another namespace is not
 // overwritten, and the error wraps ErrNamespaceMismatch. The marker is
 // written only if absent where the bucket's driver supports it (a
-// conditional write), so two hosts racing to mark one folder cannot both
-// succeed with different namespaces. A lakeFS repository created bare
-// (for a refs restore) has no marker of lakeFS's: after checking that the
-// bucket is rooted at its folder, write lakegc's with InitNamespace.
+// conditional write: S3, GCS, Azure, memblob), so two hosts racing to mark
+// one folder cannot both succeed with different namespaces. fileblob's
+// conditional write checks, then renames, and a driver without one (or an
+// S3-compatible server that ignores If-None-Match) overwrites: two racing
+// writes may then both succeed, and the loser's Collect fails with
+// ErrNamespaceMismatch. A lakeFS repository created bare (for a refs
+// restore) has no marker of lakeFS's: after checking that the bucket is
+// rooted at its folder, write lakegc's with InitNamespace.
 func InitNamespace(ctx context.Context, cfg Config) error {
 	if cfg.Bucket == nil {
 		return fmt.Errorf("%w: no Bucket", ErrInvalidConfig)
