@@ -537,7 +537,8 @@ func NewProber(bucket *blob.Bucket, ns string, limit int) *Prober {
 
 // Probe checks tail, the Tail of address, unless the sample is full or
 // holds it: an error wrapping ErrMismatch if the bucket holds it, or the
-// bucket's error.
+// bucket's error, or ctx's (a probe that could not look is never taken for
+// an absent tail).
 func (p *Prober) Probe(ctx context.Context, address, tail string) error {
 	if p == nil || p.bucket == nil {
 		return nil
@@ -550,6 +551,11 @@ func (p *Prober) Probe(ctx context.Context, address, tail string) error {
 	p.seen[tail] = true
 	p.mu.Unlock()
 	ok, err := p.bucket.Exists(ctx, tail)
+	if err == nil && !ok {
+		// Some drivers (memblob, fileblob) answer "not found" whatever
+		// the context: a cancelled probe looked at nothing.
+		err = ctx.Err()
+	}
 	if err != nil {
 		return fmt.Errorf("nsaddr: probe %q: %w", tail, err)
 	}

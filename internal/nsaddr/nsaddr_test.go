@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 	"gocloud.dev/blob/memblob"
 )
@@ -194,6 +195,33 @@ func TestProber(t *testing.T) {
 		t.Fatalf("beyond the limit: %v", err)
 	}
 	_ = fileblob.MetadataDontWrite
+}
+
+// A probe that cannot look is an error, never "absent": memblob and
+// fileblob answer "not found" whatever the context, so a cancelled one
+// must not pass for a probe done; nor may a closed bucket.
+func TestProberErrors(t *testing.T) {
+	const tail = "data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0"
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	files, err := fileblob.OpenBucket(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer files.Close()
+	mem := memblob.OpenBucket(nil)
+	defer mem.Close()
+	for name, b := range map[string]*blob.Bucket{"memblob": mem, "fileblob": files} {
+		err := NewProber(b, "s3://bucket/repo1", 0).Probe(ctx, "file:///x/"+tail, tail)
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s, cancelled: %v, want context.Canceled", name, err)
+		}
+	}
+	closed := memblob.OpenBucket(nil)
+	closed.Close()
+	if err := NewProber(closed, "s3://bucket/repo1", 0).Probe(context.Background(), "file:///x/"+tail, tail); err == nil || errors.Is(err, ErrMismatch) {
+		t.Errorf("closed bucket: %v, want its error", err)
+	}
 }
 
 func TestIsFull(t *testing.T) {
