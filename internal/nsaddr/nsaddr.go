@@ -17,9 +17,12 @@
 //     lakeFS's resolution of it since PR #9464 (September 2025: the URI's
 //     raw path, when Go keeps one); the rest of the decoded path, as lakeFS
 //     before that PR resolved it; and for Azure the decoded blob name with
-//     the slashes around it trimmed (ResolveBlobURLInfoFromURL); for file and
-//     local paths, also the cleaned, decoded path. Keeping a spelling that
-//     names no object costs nothing; dropping one deletes it.
+//     the slashes around it trimmed (ResolveBlobURLInfoFromURL); for S3,
+//     also the path cleaned as aws-sdk-go v1 cleaned a request's (doubled
+//     slashes, "." and ".." elements), which lakeFS before v0.110
+//     (September 2023) read and wrote S3 through; for file and local
+//     paths, also the cleaned, decoded path. Keeping a spelling that names
+//     no object costs nothing; dropping one deletes it.
 //   - Mismatch: not Inside, but the same place in another spelling: a
 //     scheme alias of S3 (s3, s3a, s3n), a file URI's forms (file:/x,
 //     file:///x, file://localhost/x) and local:// with an absolute path,
@@ -210,9 +213,10 @@ func (n *Namespace) Classify(dst []string, address string) (keys []string, class
 	if rest, ok := n.cutLiteral(address); ok {
 		if rest != "" {
 			dst = append(dst, rest)
-			if n.plain && !strings.ContainsAny(rest, "%?#") {
-				// No escape, query or fragment: every resolution is the
-				// rest itself.
+			if n.plain && !strings.ContainsAny(rest, "%?#") && (n.place.store != "s3" || !unclean(rest)) {
+				// No escape, query or fragment (and for S3 nothing
+				// aws-sdk-go v1 cleans): every resolution is the rest
+				// itself.
 				return dst, Inside
 			}
 		}
@@ -335,6 +339,15 @@ func (n *Namespace) resolvedKeys(dst []string, start int, address string) []stri
 		// name, decoded, with the slashes around it trimmed.
 		paths = append(paths, strings.Trim(u.Path, "/"))
 	}
+	if n.place.store == "s3" {
+		// lakeFS before v0.110 (September 2023) read and wrote S3 through
+		// aws-sdk-go v1, which cleans a request's path unless told not to.
+		for _, p := range paths[:2] {
+			if unclean(p) {
+				paths = append(paths, sdkV1Clean(p))
+			}
+		}
+	}
 	if n.place.store == "file" || n.place.store == "local" {
 		// A file path names the file of its cleaned, decoded form.
 		if p, ok := resolve(address); ok && p.under(n.place) {
@@ -362,6 +375,22 @@ func (n *Namespace) resolvedKeys(dst []string, start int, address string) []stri
 		}
 	}
 	return dst
+}
+
+// unclean reports whether aws-sdk-go v1 cleans p, a path without its
+// leading '/': a leading or doubled slash, or a "." or ".." element.
+func unclean(p string) bool {
+	return sdkV1Clean(p) != p
+}
+
+// sdkV1Clean cleans p, a path without its leading '/', as aws-sdk-go v1's
+// REST protocol cleans a request's path: path.Clean, a trailing '/' kept.
+func sdkV1Clean(p string) string {
+	c := path.Clean("/" + p)
+	if strings.HasSuffix(p, "/") && !strings.HasSuffix(c, "/") {
+		c += "/"
+	}
+	return strings.TrimPrefix(c, "/")
 }
 
 func contains(s []string, v string) bool {

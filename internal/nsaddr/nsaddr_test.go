@@ -79,6 +79,39 @@ func TestEverySpellingKept(t *testing.T) {
 	}
 }
 
+// lakeFS before v0.110 (September 2023) read and wrote S3 through
+// aws-sdk-go v1, which cleans a request's path (path.Clean, a trailing '/'
+// kept) unless DisableRestProtocolURICleaning is set, which lakeFS never
+// set: an address with a doubled slash or a dot segment named the object
+// at the cleaned key. Both spellings are kept.
+func TestSDKv1CleanedS3Keys(t *testing.T) {
+	for _, c := range []struct {
+		address string
+		want    []string
+	}{
+		{"s3://bucket/repo1/data//x", []string{"data//x", "data/x"}},
+		{"s3://bucket/repo1/data/./x", []string{"data/./x", "data/x"}},
+		{"s3://bucket/repo1/data/y/../x", []string{"data/y/../x", "data/x"}},
+		{"s3://bucket/repo1/tables//t/", []string{"tables//t/", "tables/t/"}},
+		{"s3://bucket/repo1//x", []string{"/x", "x"}},
+		{"s3://bucket/repo1/data//a%3Db", []string{"data//a%3Db", "data//a=b", "data/a=b"}},
+	} {
+		keys, class := classify(t, "s3://bucket/repo1", c.address)
+		if class != Inside {
+			t.Errorf("%s: %v, want Inside", c.address, class)
+		}
+		for _, k := range c.want {
+			if !slices.Contains(keys, k) {
+				t.Errorf("%s: keys %q miss %q", c.address, keys, k)
+			}
+		}
+	}
+	// Cleaned out of the namespace: only the key as written.
+	if keys, _ := classify(t, "s3://bucket/repo1", "s3://bucket/repo1/../x"); !slices.Equal(keys, []string{"../x"}) {
+		t.Errorf("s3://bucket/repo1/../x: keys %q", keys)
+	}
+}
+
 func TestMismatch(t *testing.T) {
 	for _, c := range []struct{ ns, address string }{
 		{"s3://bucket/repo1", "s3a://bucket/repo1/data/x"},
