@@ -242,6 +242,8 @@ func (c *cycle) relativeAddresses(ctx context.Context, what string, seq iter.Seq
 			return
 		}
 		var keys []string
+		// Each input probes its own first tails.
+		prober := nsaddr.NewProber(c.cfg.Bucket, c.ns.String(), nsaddr.DefaultProbes)
 		for a, err := range seq {
 			if err != nil {
 				yield("", fmt.Errorf("%s addresses: %w", what, err))
@@ -258,7 +260,7 @@ func (c *cycle) relativeAddresses(ctx context.Context, what string, seq iter.Seq
 			if err == nil && class == nsaddr.Outside {
 				c.foreign.add(a)
 				if len(keys) > 0 {
-					err = c.prober.Probe(ctx, a, keys[0])
+					err = prober.Probe(ctx, a, keys[0])
 				}
 			}
 			if err != nil {

@@ -386,3 +386,49 @@ func TestTopLevelDummyMustBeLakeFSs(t *testing.T) {
 		}
 	}
 }
+
+// hostExport is a host's own export of the given addresses.
+type hostExport []string
+
+func (h hostExport) Export(context.Context) (*lakegc.HostExport, error) {
+	return &lakegc.HostExport{RunID: "own", Addresses: func(yield func(string, error) bool) {
+		for _, a := range h {
+			if !yield(a, nil) {
+				return
+			}
+		}
+	}}, nil
+}
+
+// The first 64 distinct tails of each input are probed: a host export full
+// of imports from another lakeFS repository does not use up the committed
+// addresses' probes. Before, one sample served every input, read in turn.
+func TestEachInputIsProbed(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "repo1")
+	bucket := fileBucket(t, dir)
+	ctx := context.Background()
+	ns := "file://" + filepath.ToSlash(dir)
+	if err := lakegc.InitNamespace(ctx, lakegc.Config{Bucket: bucket, Namespace: ns}); err != nil {
+		t.Fatal(err)
+	}
+	live := lakeFSKeys(t, 1)[0]
+	if err := bucket.WriteAll(ctx, live, []byte("x"), nil); err != nil {
+		t.Fatal(err)
+	}
+	var imports hostExport
+	for _, k := range lakeFSKeys(t, 64) {
+		imports = append(imports, "s3://other-repo/"+k)
+	}
+	store := &tinyStore{
+		head: retention.Commit{ID: "c1", CreationDate: time.Now(), MetaRangeID: "m1"},
+		// The namespace in a spelling no rule relates to file://: only
+		// the probe of its tail can tell.
+		tree: []string{"s3://bucket/repo1/" + live},
+	}
+	cfg := lakegc.Config{Bucket: bucket, Namespace: ns, Repository: "repo1",
+		Clock: func() time.Time { return time.Now().Add(48 * time.Hour) }}
+	_, err := lakegc.Collect(ctx, lakegc.Host{Export: imports, Commits: store, Committed: store}, cfg)
+	if !errors.Is(err, lakegc.ErrNamespaceMismatch) {
+		t.Fatalf("Collect = %v, want ErrNamespaceMismatch", err)
+	}
+}
