@@ -85,7 +85,9 @@
 //     spelled (its scheme and authority in any ASCII case) keeps every key
 //     some lakeFS version or adapter could have stored its object at (the
 //     raw and the decoded path; for S3 also the path as lakeFS before
-//     v0.110 cleaned it; for Azure the trimmed, decoded blob name,
+//     v0.110 cleaned it — aws-sdk-go v1 cleaned each request's path, so
+//     data//x named data/x, which a relative address on S3 keeps too;
+//     for Azure the trimmed, decoded blob name,
 //     through any endpoint domain of the account); one that names the same
 //     place in another spelling — s3a or s3n for s3, file:/x, file:///x and
 //     file://localhost/x, local:// with the folder's absolute path,

@@ -228,7 +228,8 @@ func mismatch(err error) error {
 
 // relativeAddresses makes the host's addresses keys of the namespace,
 // by the one rule of package nsaddr: a relative address is passed as it
-// is (one the mark cannot match fails it); a full one under the namespace
+// is (one the mark cannot match fails it), and on S3 also as lakeFS before
+// v0.110 cleaned it (nsaddr.CleanedRelative); a full one under the namespace
 // gives every key its object may be stored at; one that names the
 // namespace in another spelling fails the mark (ErrNamespaceMismatch); one
 // outside it (an import) is counted, and its tail, when it ends with a key
@@ -251,6 +252,9 @@ func (c *cycle) relativeAddresses(ctx context.Context, what string, seq iter.Seq
 			}
 			if !nsaddr.IsFull(a) {
 				if !yield(a, nil) {
+					return
+				}
+				if k, ok := c.ns.CleanedRelative(a); ok && !yield(k, nil) {
 					return
 				}
 				continue

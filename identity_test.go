@@ -432,3 +432,26 @@ func TestEachInputIsProbed(t *testing.T) {
 		t.Fatalf("Collect = %v, want ErrNamespaceMismatch", err)
 	}
 }
+
+// lakeFS before v0.110 read and wrote S3 through aws-sdk-go v1, which
+// cleaned each request's path: an address data//old/x (which lakeFS made
+// of a staged full address under the data folder) named the object
+// data/old/x. Before, only data//old/x was kept, and data/old/x deleted.
+func TestS3AddressesAsSDKv1CleanedThem(t *testing.T) {
+	bucket := memblob.OpenBucket(nil)
+	defer bucket.Close()
+	ns := "s3://bucket/repo1"
+	if err := lakegc.InitNamespace(context.Background(), lakegc.Config{Bucket: bucket, Namespace: ns}); err != nil {
+		t.Fatal(err)
+	}
+	c := identityCase{bucket: bucket, namespace: ns, live: []string{"data/old/x", "data/old/y", "data/old/z"}, garbage: []string{"data/old/g"},
+		committed: []string{"data//old/x", ns + "/data/old/./z"}, staged: []string{"data/./old/y"}}
+	rep, err := c.run(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertKept(t, bucket, c.live)
+	if rep.Sweep.Deleted != 1 {
+		t.Errorf("deleted %d, want the garbage only", rep.Sweep.Deleted)
+	}
+}

@@ -80,19 +80,9 @@ func randAddress(r *rand.Rand) (addr string, typ uncommitted.AddressType, export
 	rel := "data/" + randName(r, 3) + "/" + randName(r, 6)
 	switch r.IntN(6) {
 	case 0, 1:
-		return rel, uncommitted.Relative, []string{rel}, true
+		return rel, uncommitted.Relative, s3Keys(rel), true
 	case 2:
-		// The key as written, and the key lakeFS before v0.110 used on S3:
-		// aws-sdk-go v1 cleaned the request's path, a trailing '/' kept.
-		exported = []string{rel}
-		c := path.Clean("/repo1/" + rel)
-		if strings.HasSuffix(rel, "/") && !strings.HasSuffix(c, "/") {
-			c += "/"
-		}
-		if k, ok := strings.CutPrefix(c, "/repo1/"); ok && k != rel && k != "" {
-			exported = append(exported, k)
-		}
-		return namespace + "/" + rel, uncommitted.Full, exported, true
+		return namespace + "/" + rel, uncommitted.Full, s3Keys(rel), true
 	case 3: // a sibling namespace sharing the prefix without the '/'
 		return namespace + "x/" + rel, uncommitted.Full, nil, false
 	case 4:
@@ -100,6 +90,21 @@ func randAddress(r *rand.Rand) (addr string, typ uncommitted.AddressType, export
 	default:
 		return namespace + "/", uncommitted.Full, nil, false // the namespace itself
 	}
+}
+
+// s3Keys are the keys of the namespace's object at rel: rel, and the key
+// lakeFS before v0.110 used on S3 — aws-sdk-go v1 cleaned the request's
+// path, a trailing '/' kept.
+func s3Keys(rel string) []string {
+	keys := []string{rel}
+	c := path.Clean("/repo1/" + rel)
+	if strings.HasSuffix(rel, "/") && !strings.HasSuffix(c, "/") {
+		c += "/"
+	}
+	if k, ok := strings.CutPrefix(c, "/repo1/"); ok && k != rel && k != "" {
+		keys = append(keys, k)
+	}
+	return keys
 }
 
 type model struct {
@@ -162,7 +167,7 @@ func randModel(r, die *rand.Rand) *model {
 			addr, typ, exported, ok := randAddress(r)
 			if typ == uncommitted.Relative && r.IntN(2) == 0 {
 				addr = "/" + addr // a relative address is kept as it is
-				exported = []string{addr}
+				exported = s3Keys(addr)
 			}
 			m.trailer = append(m.trailer, addr)
 			if ok {

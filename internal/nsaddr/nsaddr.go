@@ -377,6 +377,42 @@ func (n *Namespace) resolvedKeys(dst []string, start int, address string) []stri
 	return dst
 }
 
+// CleanedRelative returns, for an S3 namespace, the key lakeFS before
+// v0.110 (September 2023) read and wrote the object of a relative address
+// at: aws-sdk-go v1 cleaned the request's path (path.Clean, a trailing '/'
+// kept), so "data//x" named the object data/x. ok is false when that is the
+// key itself, the cleaned key leaves the namespace, or the namespace is not
+// S3. A relative address lakeFS writes itself is clean: the check is a scan
+// for "//", "/." and a leading '.' or '/', without allocating.
+func (n *Namespace) CleanedRelative(key string) (string, bool) {
+	if n.place.store != "s3" || len(n.rawPath) == 0 || !MayClean(key) {
+		return "", false
+	}
+	pre := n.rawPath[0] // the namespace's path as lakeFS resolves a relative address
+	c, ok := strings.CutPrefix(sdkV1Clean(pre+key), pre)
+	if !ok || c == "" || c == key {
+		return "", false
+	}
+	return c, true
+}
+
+// MayClean reports whether aws-sdk-go v1 may clean a path ending in key:
+// key holds "//" or "/.", or starts with '.' or '/'. It allocates nothing.
+func MayClean[S ~string | ~[]byte](key S) bool {
+	if len(key) == 0 {
+		return false
+	}
+	if key[0] == '.' || key[0] == '/' {
+		return true
+	}
+	for i := 1; i < len(key); i++ {
+		if key[i-1] == '/' && (key[i] == '/' || key[i] == '.') {
+			return true
+		}
+	}
+	return false
+}
+
 // unclean reports whether aws-sdk-go v1 cleans p, a path without its
 // leading '/': a leading or doubled slash, or a "." or ".." element.
 func unclean(p string) bool {

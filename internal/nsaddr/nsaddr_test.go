@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -109,6 +110,52 @@ func TestSDKv1CleanedS3Keys(t *testing.T) {
 	// Cleaned out of the namespace: only the key as written.
 	if keys, _ := classify(t, "s3://bucket/repo1", "s3://bucket/repo1/../x"); !slices.Equal(keys, []string{"../x"}) {
 		t.Errorf("s3://bucket/repo1/../x: keys %q", keys)
+	}
+}
+
+// The same for a relative address (lakeFS made one of a staged full
+// address under the data folder): checked against a plain model of
+// aws-sdk-go v1's cleaning on every key of up to six of '/', '.', 'a'.
+func TestCleanedRelative(t *testing.T) {
+	for _, ns := range []string{"s3://bucket/repo1", "s3://bucket/repo1/", "s3://bucket"} {
+		n, err := New(ns, "data")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pre := "/" + strings.Trim(strings.TrimPrefix(ns, "s3://bucket"), "/") + "/"
+		pre = strings.Replace(pre, "//", "/", 1)
+		var keys func(string, int)
+		keys = func(k string, depth int) {
+			want, wantOK := "", false
+			c := path.Clean(pre + k)
+			if strings.HasSuffix(k, "/") && !strings.HasSuffix(c, "/") {
+				c += "/"
+			}
+			if rest, ok := strings.CutPrefix(c, pre); ok && rest != "" && rest != k {
+				want, wantOK = rest, true
+			}
+			if got, ok := n.CleanedRelative(k); got != want || ok != wantOK {
+				t.Fatalf("%s: CleanedRelative(%q) = %q %v, want %q %v", ns, k, got, ok, want, wantOK)
+			}
+			if !MayClean(k) && wantOK {
+				t.Fatalf("MayClean(%q) = false, but it cleans to %q", k, want)
+			}
+			if depth < 6 {
+				for _, c := range []string{"/", ".", "a"} {
+					keys(k+c, depth+1)
+				}
+			}
+		}
+		keys("", 0)
+	}
+	for _, ns := range []string{"gs://bucket/repo1", "https://acct.blob.core.windows.net/c/repo1", "file:///srv/repo1"} {
+		n, err := New(ns, "data")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k, ok := n.CleanedRelative("data//x"); ok {
+			t.Errorf("%s: CleanedRelative(data//x) = %q", ns, k)
+		}
 	}
 }
 
