@@ -64,7 +64,6 @@ func Collect(ctx context.Context, host Host, cfg Config) (*Report, error) {
 		}
 	}
 	c := &cycle{cfg: s, host: host, report: &Report{DryRun: !s.Sweep}, ns: s.ns}
-	c.prober = nsaddr.NewProber(s.Bucket, s.ns.String(), nsaddr.DefaultProbes)
 	return c.report, c.run(ctx)
 }
 
@@ -103,7 +102,6 @@ type cycle struct {
 	active   []retention.ActiveCommit
 
 	ns      *nsaddr.Namespace // Config.Namespace, parsed
-	prober  *nsaddr.Prober    // of the tails of foreign addresses
 	foreign foreign           // full addresses outside the namespace
 }
 

@@ -39,7 +39,7 @@ func TestRelativeAddresses(t *testing.T) {
 		"s3://bucket\u212a/repo/data/i",   // an authority with one: not ASCII case
 		"s3://bucket/repo//data/j",        // kept as spelled
 	}
-	want := []string{"data/a", "data/b", "data/c", "data/d", "data/\u212a", "data/k%3Dv", "data/k=v", "/data/j"}
+	want := []string{"data/a", "data/b", "data/c", "data/d", "data/\u212a", "data/k%3Dv", "data/k=v", "/data/j", "data/j"}
 	for _, ns := range []string{"s3://bucket/repo", "s3://bucket/repo/", "s3://bucket/repo//"} {
 		var got []string
 		n, err := nsaddr.New(ns, DefaultDataPrefix)

@@ -73,23 +73,32 @@
 // place. Collect proves what it can before anything is marked:
 //
 //   - the bucket holds a repository marker at its root: lakeFS's
-//     (<StoragePrefix>/dummy, or dummy at the top level for lakeFS before
-//     v0.90), or lakegc's (<StoragePrefix>/lakegc.json, written by
-//     [InitNamespace] when the host creates the repository, naming the
-//     namespace). None is [ErrNoNamespaceMarker]: a bucket rooted at a
-//     parent folder or a shared bucket's root has none. lakegc's marker of
+//     (<StoragePrefix>/dummy, or for lakeFS before v0.108 dummy at the
+//     top level holding lakeFS's words), or lakegc's
+//     (<StoragePrefix>/lakegc.json, written by [InitNamespace] when the
+//     host creates the repository, naming the namespace). None is
+//     [ErrNoNamespaceMarker]: a bucket rooted at a parent folder or a
+//     shared bucket's root has none, and a top-level dummy of other
+//     content (a tenant's file, or lakeFS's current marker in a bucket
+//     rooted at a repository's _lakefs folder) is none. lakegc's marker of
 //     another namespace is [ErrNamespaceMismatch]. lakeFS's marker proves
 //     only that some repository is rooted there, not which;
 //   - every full address of every input (committed, the export, copy
 //     records) is judged by one rule: one that starts with Namespace as
 //     spelled (its scheme and authority in any ASCII case) keeps every key
 //     some lakeFS version or adapter could have stored its object at (the
-//     raw and the decoded path; for Azure the trimmed, decoded blob name,
+//     raw and the decoded path; for S3 also the path as lakeFS before
+//     v0.110 cleaned it — aws-sdk-go v1 cleaned each request's path, so
+//     data//x named data/x, which a relative address on S3 keeps too;
+//     for Azure the trimmed, decoded blob name,
 //     through any endpoint domain of the account); one that names the same
 //     place in another spelling — s3a or s3n for s3, file:/x, file:///x and
-//     file://localhost/x, local:// with the folder's absolute path, "." and
-//     ".." segments, doubled slashes, percent-escapes, a symbolic link in
-//     either path — is [ErrNamespaceMismatch];
+//     file://localhost/x, local:// with the folder's absolute path,
+//     userinfo before the host (s3://user@bucket/x), "." and ".."
+//     segments, doubled slashes, percent-escapes, a symbolic link in either
+//     path, an absolute path that may hold a local://repo1 namespace
+//     (local:///var/lakefs/repo1/x: spell such a namespace with its
+//     absolute path) — is [ErrNamespaceMismatch];
 //   - a full address outside the namespace, such as an import, is counted
 //     (MarkReport.Foreign, ExportReport.Foreign); when its path ends with a
 //     key shape lakeFS writes (data/<slice>/<xid>, a flat hex name) that

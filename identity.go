@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"strings"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
@@ -30,7 +31,7 @@ var ErrNamespaceMismatch = errors.New("lakegc: the namespace is not spelled as t
 
 // ErrNoNamespaceMarker is wrapped by the error of a cycle whose Bucket holds
 // no repository marker: neither lakeFS's (<StoragePrefix>/dummy, or dummy at
-// the top level for lakeFS before v0.90) nor lakegc's
+// the top level with lakeFS's words for lakeFS before v0.108) nor lakegc's
 // (<StoragePrefix>/lakegc.json, written by InitNamespace). Such a bucket is
 // likely rooted at the wrong folder — a shared bucket's root, the parent of
 // the repository's folder — where the mark would take other tenants'
@@ -59,10 +60,14 @@ type namespaceMarker struct {
 // regardless of case) is left as it is; one of another namespace is not
 // overwritten, and the error wraps ErrNamespaceMismatch. The marker is
 // written only if absent where the bucket's driver supports it (a
-// conditional write), so two hosts racing to mark one folder cannot both
-// succeed with different namespaces. A lakeFS repository created bare
-// (for a refs restore) has no marker of lakeFS's: after checking that the
-// bucket is rooted at its folder, write lakegc's with InitNamespace.
+// conditional write: S3, GCS, Azure, memblob), so two hosts racing to mark
+// one folder cannot both succeed with different namespaces. fileblob's
+// conditional write checks, then renames, and a driver without one (or an
+// S3-compatible server that ignores If-None-Match) overwrites: two racing
+// writes may then both succeed, and the loser's Collect fails with
+// ErrNamespaceMismatch. A lakeFS repository created bare (for a refs
+// restore) has no marker of lakeFS's: after checking that the bucket is
+// rooted at its folder, write lakegc's with InitNamespace.
 func InitNamespace(ctx context.Context, cfg Config) error {
 	if cfg.Bucket == nil {
 		return fmt.Errorf("%w: no Bucket", ErrInvalidConfig)
@@ -152,18 +157,45 @@ func (c *cycle) checkMarker(ctx context.Context) error {
 		}
 		return nil
 	}
-	for _, k := range []string{c.cfg.StoragePrefix + "/" + layout.MarkerName, layout.MarkerName} {
-		ok, err := c.cfg.Bucket.Exists(ctx, k)
-		if err != nil {
-			return fmt.Errorf("lakegc: namespace marker: %w", err)
-		}
-		if ok {
-			return nil
-		}
+	ok, err := c.cfg.Bucket.Exists(ctx, c.cfg.StoragePrefix+"/"+layout.MarkerName)
+	if err == nil && !ok {
+		ok, err = legacyMarker(ctx, c.cfg.Bucket)
 	}
-	return fmt.Errorf("%w: neither lakeFS's %s/%s (or %s) nor lakegc's %s: is Bucket rooted at the repository's folder, not a parent? "+
+	if err != nil {
+		return fmt.Errorf("lakegc: namespace marker: %w", err)
+	}
+	if ok {
+		return nil
+	}
+	return fmt.Errorf("%w: neither lakeFS's %s/%s (or %s with lakeFS's words, before v0.108) nor lakegc's %s: is Bucket rooted at the repository's folder, not a parent? "+
 		"A host writes lakegc's marker with InitNamespace when it creates a repository; a lakeFS repository created bare has none (lakegc gc --init-namespace writes one)",
 		ErrNoNamespaceMarker, c.cfg.StoragePrefix, layout.MarkerName, layout.MarkerName, key)
+}
+
+// legacyDummy is what lakeFS before v0.108 wrote in its marker at the
+// namespace's top level (up to v0.3x with a trailing space). lakeFS since
+// writes other words at _lakefs/dummy.
+const legacyDummy = "this is dummy data - created by lakeFS in order to check accessibility"
+
+// legacyMarker reports whether the bucket's top level holds the marker of
+// lakeFS before v0.108: "dummy" with lakeFS's words. A "dummy" of other
+// content is not: a bucket rooted at a repository's _lakefs folder has
+// lakeFS's current marker there, and a shared bucket may hold any file of
+// that name.
+func legacyMarker(ctx context.Context, bucket *blob.Bucket) (bool, error) {
+	r, err := bucket.NewReader(ctx, layout.MarkerName, nil)
+	if gcerrors.Code(err) == gcerrors.NotFound && ctx.Err() == nil {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer r.Close()
+	b, err := io.ReadAll(io.LimitReader(r, int64(2*len(legacyDummy))))
+	if err != nil {
+		return false, err
+	}
+	return strings.TrimRight(string(b), " ") == legacyDummy, nil
 }
 
 // maxForeignSample is how many foreign addresses the report names.
@@ -196,7 +228,8 @@ func mismatch(err error) error {
 
 // relativeAddresses makes the host's addresses keys of the namespace,
 // by the one rule of package nsaddr: a relative address is passed as it
-// is (one the mark cannot match fails it); a full one under the namespace
+// is (one the mark cannot match fails it), and on S3 also as lakeFS before
+// v0.110 cleaned it (nsaddr.CleanedRelative); a full one under the namespace
 // gives every key its object may be stored at; one that names the
 // namespace in another spelling fails the mark (ErrNamespaceMismatch); one
 // outside it (an import) is counted, and its tail, when it ends with a key
@@ -210,6 +243,8 @@ func (c *cycle) relativeAddresses(ctx context.Context, what string, seq iter.Seq
 			return
 		}
 		var keys []string
+		// Each input probes its own first tails.
+		prober := nsaddr.NewProber(c.cfg.Bucket, c.ns.String(), nsaddr.DefaultProbes)
 		for a, err := range seq {
 			if err != nil {
 				yield("", fmt.Errorf("%s addresses: %w", what, err))
@@ -219,6 +254,9 @@ func (c *cycle) relativeAddresses(ctx context.Context, what string, seq iter.Seq
 				if !yield(a, nil) {
 					return
 				}
+				if k, ok := c.ns.CleanedRelative(a); ok && !yield(k, nil) {
+					return
+				}
 				continue
 			}
 			var class nsaddr.Class
@@ -226,7 +264,7 @@ func (c *cycle) relativeAddresses(ctx context.Context, what string, seq iter.Seq
 			if err == nil && class == nsaddr.Outside {
 				c.foreign.add(a)
 				if len(keys) > 0 {
-					err = c.prober.Probe(ctx, a, keys[0])
+					err = prober.Probe(ctx, a, keys[0])
 				}
 			}
 			if err != nil {

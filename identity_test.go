@@ -176,7 +176,7 @@ func TestSymlinkedNamespaceIsAMismatch(t *testing.T) {
 	}
 	realNS := "file://" + filepath.ToSlash(real)
 	linkNS := "file://" + filepath.ToSlash(filepath.Join(link, "repo1"))
-	if err := bucket.WriteAll(context.Background(), "dummy", []byte("marker"), nil); err != nil {
+	if err := bucket.WriteAll(context.Background(), "_lakefs/dummy", []byte("marker"), nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, spell := range [][2]string{{linkNS, realNS}, {realNS, linkNS}} {
@@ -304,4 +304,157 @@ func TestForeignAddressesAreCounted(t *testing.T) {
 		t.Errorf("deleted %d, want 1", rep.Sweep.Deleted)
 	}
 	assertKept(t, bucket, c.live)
+}
+
+// Userinfo before the host is not part of the bucket lakeFS reads: lakeFS
+// resolves s3://user@bucket/repo1/x (an address a user may stage) to the
+// object repo1/x of bucket "bucket". Before, such an address was
+// "outside", only a key of a lakeFS shape was kept, and an object of
+// another name, such as a file imported from inside the namespace, was
+// deleted.
+func TestUserinfoSpellingIsNotOutside(t *testing.T) {
+	for _, ns := range []string{"s3://bucket/repo1", "gs://bucket/repo1"} {
+		bucket := memblob.OpenBucket(nil)
+		defer bucket.Close()
+		if err := lakegc.InitNamespace(context.Background(), lakegc.Config{Bucket: bucket, Namespace: ns}); err != nil {
+			t.Fatal(err)
+		}
+		scheme, rest, _ := strings.Cut(ns, "://")
+		spelled := scheme + "://importer@" + rest
+		c := identityCase{bucket: bucket, namespace: ns, live: []string{"data/imports/t.parquet", "t.csv"},
+			committed: []string{spelled + "/data/imports/t.parquet"}, staged: []string{spelled + "/t.csv"}}
+		if _, err := c.run(t); !errors.Is(err, lakegc.ErrNamespaceMismatch) {
+			t.Errorf("%s: Collect = %v, want ErrNamespaceMismatch", ns, err)
+		}
+		assertKept(t, bucket, c.live)
+	}
+}
+
+// A local namespace relative to lakeFS's blockstore root (local://repo1),
+// whose root lakegc does not know, and an address of the same folder by its
+// absolute path, which lakeFS's local adapter reads (an import from inside
+// the blockstore, which lakeFS allows): before, "outside", and a file of
+// no lakeFS shape was deleted; now a mismatch, until the namespace is
+// spelled with its absolute path.
+func TestLocalNamespaceUnderAnUnknownRoot(t *testing.T) {
+	bucket := memblob.OpenBucket(nil)
+	defer bucket.Close()
+	ns := "local://repo1"
+	if err := lakegc.InitNamespace(context.Background(), lakegc.Config{Bucket: bucket, Namespace: ns}); err != nil {
+		t.Fatal(err)
+	}
+	c := identityCase{bucket: bucket, namespace: ns, live: []string{"data/imports/t.csv", "t.csv"}, garbage: []string{"data/old/g"},
+		committed: []string{"local:///var/lakefs/repo1/data/imports/t.csv"}, staged: []string{"local:///var/lakefs/repo1/t.csv"}}
+	if _, err := c.run(t); !errors.Is(err, lakegc.ErrNamespaceMismatch) {
+		t.Errorf("Collect = %v, want ErrNamespaceMismatch", err)
+	}
+	assertKept(t, bucket, c.live)
+}
+
+// lakeFS before v0.108 wrote its marker "dummy" at the namespace's top
+// level; since then at _lakefs/dummy, with other words. A bucket whose top
+// level holds a "dummy" of other content is not a repository's folder: a
+// bucket rooted at a repository's _lakefs folder (lakeFS's marker is then
+// at its top level, and lakeFS's range files beside it), or a shared
+// bucket where some tenant keeps a file named dummy. Before, either passed
+// the marker check and the top-level files were marked.
+func TestTopLevelDummyMustBeLakeFSs(t *testing.T) {
+	const (
+		legacy  = "this is dummy data - created by lakeFS in order to check accessibility"
+		current = "this is dummy data - created by lakeFS to check accessibility"
+	)
+	ctx := context.Background()
+	for _, c := range []struct {
+		name, dummy string
+		want        error
+	}{
+		{"rooted at _lakefs", current, lakegc.ErrNoNamespaceMarker},
+		{"a tenant's dummy", "hello", lakegc.ErrNoNamespaceMarker},
+		{"lakeFS before v0.108", legacy, nil},
+	} {
+		bucket := memblob.OpenBucket(nil)
+		defer bucket.Close()
+		if err := bucket.WriteAll(ctx, "dummy", []byte(c.dummy), nil); err != nil {
+			t.Fatal(err)
+		}
+		ic := identityCase{bucket: bucket, namespace: "s3://bucket/repo1",
+			live: []string{"data/a"}, committed: []string{"data/a"},
+			garbage: []string{"9d3c5a1f0b7e4d2c8a6f1e3b5d7c9a0f2e4b6d8c1a3f5e7b9d0c2a4f6e8b1d3c"}}
+		_, err := ic.run(t)
+		if !errors.Is(err, c.want) || (c.want == nil && err != nil) {
+			t.Errorf("%s: Collect = %v, want %v", c.name, err, c.want)
+		}
+		if c.want != nil {
+			assertKept(t, bucket, slices.Concat(ic.live, ic.garbage))
+		}
+	}
+}
+
+// hostExport is a host's own export of the given addresses.
+type hostExport []string
+
+func (h hostExport) Export(context.Context) (*lakegc.HostExport, error) {
+	return &lakegc.HostExport{RunID: "own", Addresses: func(yield func(string, error) bool) {
+		for _, a := range h {
+			if !yield(a, nil) {
+				return
+			}
+		}
+	}}, nil
+}
+
+// The first 64 distinct tails of each input are probed: a host export full
+// of imports from another lakeFS repository does not use up the committed
+// addresses' probes. Before, one sample served every input, read in turn.
+func TestEachInputIsProbed(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "repo1")
+	bucket := fileBucket(t, dir)
+	ctx := context.Background()
+	ns := "file://" + filepath.ToSlash(dir)
+	if err := lakegc.InitNamespace(ctx, lakegc.Config{Bucket: bucket, Namespace: ns}); err != nil {
+		t.Fatal(err)
+	}
+	live := lakeFSKeys(t, 1)[0]
+	if err := bucket.WriteAll(ctx, live, []byte("x"), nil); err != nil {
+		t.Fatal(err)
+	}
+	var imports hostExport
+	for _, k := range lakeFSKeys(t, 64) {
+		imports = append(imports, "s3://other-repo/"+k)
+	}
+	store := &tinyStore{
+		head: retention.Commit{ID: "c1", CreationDate: time.Now(), MetaRangeID: "m1"},
+		// The namespace in a spelling no rule relates to file://: only
+		// the probe of its tail can tell.
+		tree: []string{"s3://bucket/repo1/" + live},
+	}
+	cfg := lakegc.Config{Bucket: bucket, Namespace: ns, Repository: "repo1",
+		Clock: func() time.Time { return time.Now().Add(48 * time.Hour) }}
+	_, err := lakegc.Collect(ctx, lakegc.Host{Export: imports, Commits: store, Committed: store}, cfg)
+	if !errors.Is(err, lakegc.ErrNamespaceMismatch) {
+		t.Fatalf("Collect = %v, want ErrNamespaceMismatch", err)
+	}
+}
+
+// lakeFS before v0.110 read and wrote S3 through aws-sdk-go v1, which
+// cleaned each request's path: an address data//old/x (which lakeFS made
+// of a staged full address under the data folder) named the object
+// data/old/x. Before, only data//old/x was kept, and data/old/x deleted.
+func TestS3AddressesAsSDKv1CleanedThem(t *testing.T) {
+	bucket := memblob.OpenBucket(nil)
+	defer bucket.Close()
+	ns := "s3://bucket/repo1"
+	if err := lakegc.InitNamespace(context.Background(), lakegc.Config{Bucket: bucket, Namespace: ns}); err != nil {
+		t.Fatal(err)
+	}
+	c := identityCase{bucket: bucket, namespace: ns, live: []string{"data/old/x", "data/old/y", "data/old/z"}, garbage: []string{"data/old/g"},
+		committed: []string{"data//old/x", ns + "/data/old/./z"}, staged: []string{"data/./old/y"}}
+	rep, err := c.run(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertKept(t, bucket, c.live)
+	if rep.Sweep.Deleted != 1 {
+		t.Errorf("deleted %d, want the garbage only", rep.Sweep.Deleted)
+	}
 }

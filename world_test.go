@@ -64,7 +64,8 @@ func newWorld(t *testing.T) *world {
 	if err := retention.NewRulesStore(bucket).Save(ctx, rules); err != nil {
 		t.Fatal(err)
 	}
-	w.object("dummy", 100*24*time.Hour, true, "the namespace's marker")
+	// The namespace's marker as lakeFS before v0.108 wrote it, with its words.
+	w.object("dummy", 100*24*time.Hour, true, "this is dummy data - created by lakeFS in order to check accessibility ")
 	h := w.host
 	h.createBranch("main", "")
 

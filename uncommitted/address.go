@@ -26,6 +26,9 @@ func exportKeys(dst []string, address string, typ AddressType, ns *nsaddr.Namesp
 	if typ == Relative {
 		if address != "" {
 			dst = append(dst, address)
+			if k, ok := ns.CleanedRelative(address); ok {
+				dst = append(dst, k)
+			}
 		}
 		return dst, 0, nil
 	}

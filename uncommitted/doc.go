@@ -13,7 +13,10 @@
 //
 // and the union of a run's files is exactly the set of staged entries that
 // reference data in the repository's storage namespace, as keys relative
-// to it. Tombstones are left out. A full address that starts with the
+// to it. Tombstones are left out. On S3 a relative address that is not a
+// clean path (data//x) gives a second row, the key lakeFS before v0.110
+// read its object at (aws-sdk-go v1 cleaned request paths: data/x); full
+// addresses get the same. A full address that starts with the
 // namespace ([CutNamespace]: the scheme and authority compared regardless
 // of case, as a URI's are, the path exactly) gives a row for every key
 // lakeFS's versions could have stored its object at: the rest of the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"math/rand/v2"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -73,21 +74,37 @@ func randName(r *rand.Rand, n int) string {
 	return b.String()
 }
 
-// randAddress returns an entry's address and the row it exports to, if any.
-func randAddress(r *rand.Rand) (addr string, typ uncommitted.AddressType, exported string, ok bool) {
+// randAddress returns an entry's address and the rows it exports to, if
+// any.
+func randAddress(r *rand.Rand) (addr string, typ uncommitted.AddressType, exported []string, ok bool) {
 	rel := "data/" + randName(r, 3) + "/" + randName(r, 6)
 	switch r.IntN(6) {
 	case 0, 1:
-		return rel, uncommitted.Relative, rel, true
+		return rel, uncommitted.Relative, s3Keys(rel), true
 	case 2:
-		return namespace + "/" + rel, uncommitted.Full, rel, true
+		return namespace + "/" + rel, uncommitted.Full, s3Keys(rel), true
 	case 3: // a sibling namespace sharing the prefix without the '/'
-		return namespace + "x/" + rel, uncommitted.Full, "", false
+		return namespace + "x/" + rel, uncommitted.Full, nil, false
 	case 4:
-		return "gs://elsewhere/" + rel, uncommitted.Full, "", false
+		return "gs://elsewhere/" + rel, uncommitted.Full, nil, false
 	default:
-		return namespace + "/", uncommitted.Full, "", false // the namespace itself
+		return namespace + "/", uncommitted.Full, nil, false // the namespace itself
 	}
+}
+
+// s3Keys are the keys of the namespace's object at rel: rel, and the key
+// lakeFS before v0.110 used on S3 — aws-sdk-go v1 cleaned the request's
+// path, a trailing '/' kept.
+func s3Keys(rel string) []string {
+	keys := []string{rel}
+	c := path.Clean("/repo1/" + rel)
+	if strings.HasSuffix(rel, "/") && !strings.HasSuffix(c, "/") {
+		c += "/"
+	}
+	if k, ok := strings.CutPrefix(c, "/repo1/"); ok && k != rel && k != "" {
+		keys = append(keys, k)
+	}
+	return keys
 }
 
 type model struct {
@@ -128,7 +145,9 @@ func randModel(r, die *rand.Rand) *model {
 			}
 			m.src.add(branch, e)
 			if ok && !e.Tombstone && !gone {
-				rows = append(rows, uncommitted.Row{PhysicalAddress: exported, CreationDate: e.CreationDate.Unix()})
+				for _, x := range exported {
+					rows = append(rows, uncommitted.Row{PhysicalAddress: x, CreationDate: e.CreationDate.Unix()})
+				}
 			}
 		}
 		if !gone && die.IntN(4) == 0 {
@@ -148,12 +167,14 @@ func randModel(r, die *rand.Rand) *model {
 			addr, typ, exported, ok := randAddress(r)
 			if typ == uncommitted.Relative && r.IntN(2) == 0 {
 				addr = "/" + addr // a relative address is kept as it is
-				exported = addr
+				exported = s3Keys(addr)
 			}
 			m.trailer = append(m.trailer, addr)
 			if ok {
-				m.trailerN++
-				m.expected = append(m.expected, uncommitted.Row{PhysicalAddress: exported, CreationDate: -1})
+				for _, x := range exported {
+					m.trailerN++
+					m.expected = append(m.expected, uncommitted.Row{PhysicalAddress: x, CreationDate: -1})
+				}
 			}
 		}
 	}

@@ -44,7 +44,8 @@ const (
 	DataPrefix = "data"
 	// MarkerName is the object lakeFS writes under StoragePrefix when it
 	// creates a repository in a namespace ("_lakefs/dummy"); lakeFS before
-	// v0.90 wrote it at the namespace's top level ("dummy").
+	// v0.108 (August 2023, PR #6497) wrote it at the namespace's top level
+	// ("dummy").
 	MarkerName = "dummy"
 )
 

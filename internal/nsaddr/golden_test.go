@@ -32,4 +32,10 @@ var lakeFSResolution = []struct{ ns, address, since9464, before9464 string }{
 	{"https://acct.blob.core.windows.net/container/repo1", "https://other.blob.core.windows.net/container/repo1/data/x", "", ""},
 	{"https://acct.blob.core.windows.net/container/repo1", "https://acct.blob.core.windows.net/container2/repo1/data/x", "", ""},
 	{"https://acct.blob.core.windows.net/container", "https://acct.dfs.core.windows.net/container/data/k%3Dv/", "data/k=v", "data/k=v"},
+	// Userinfo is not part of the host lakeFS takes as the bucket or the
+	// account: these read the namespace's objects.
+	{"s3://bucket/repo1", "s3://user@bucket/repo1/tables/t.parquet", "tables/t.parquet", "tables/t.parquet"},
+	{"s3://bucket/repo1", "s3://user:secret@bucket/repo1/data/x", "data/x", "data/x"},
+	{"gs://bucket/repo1", "gs://user@bucket/repo1/tables/t.parquet", "tables/t.parquet", "tables/t.parquet"},
+	{"https://acct.blob.core.windows.net/container/repo1", "https://user@acct.blob.core.windows.net/container/repo1/tables/t.parquet", "tables/t.parquet", "tables/t.parquet"},
 }

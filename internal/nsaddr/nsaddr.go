@@ -17,14 +17,23 @@
 //     lakeFS's resolution of it since PR #9464 (September 2025: the URI's
 //     raw path, when Go keeps one); the rest of the decoded path, as lakeFS
 //     before that PR resolved it; and for Azure the decoded blob name with
-//     the slashes around it trimmed (ResolveBlobURLInfoFromURL); for file and
-//     local paths, also the cleaned, decoded path. Keeping a spelling that
-//     names no object costs nothing; dropping one deletes it.
+//     the slashes around it trimmed (ResolveBlobURLInfoFromURL); for S3,
+//     also the path cleaned as aws-sdk-go v1 cleaned a request's (doubled
+//     slashes, "." and ".." elements), which lakeFS before v0.110
+//     (September 2023) read and wrote S3 through; for file and local
+//     paths, also the cleaned, decoded path. Keeping a spelling that names
+//     no object costs nothing; dropping one deletes it.
 //   - Mismatch: not Inside, but the same place in another spelling: a
 //     scheme alias of S3 (s3, s3a, s3n), a file URI's forms (file:/x,
 //     file:///x, file://localhost/x) and local:// with an absolute path,
-//     "." and ".." segments, doubled or trailing slashes, percent-escapes,
-//     and for file paths a symbolic link in either path. The namespace as
+//     userinfo before the host (s3://user@bucket/x, which lakeFS reads
+//     from the bucket), "." and ".." segments, doubled or trailing slashes,
+//     percent-escapes, and for file paths a symbolic link in either path.
+//     For a local namespace relative to lakeFS's blockstore folder
+//     (local://repo1), whose folder this package does not know, any
+//     absolute path with the namespace's path as whole elements before more
+//     (local:///var/lakefs/repo1/x) may name it, and is a Mismatch too:
+//     spell such a namespace with its absolute path. The namespace as
 //     configured is not the one the host writes: the caller must stop.
 //   - Outside: another place. An import is legitimately outside. Its key
 //     Tail, when the path ends with a key shape lakeFS writes
@@ -204,9 +213,10 @@ func (n *Namespace) Classify(dst []string, address string) (keys []string, class
 	if rest, ok := n.cutLiteral(address); ok {
 		if rest != "" {
 			dst = append(dst, rest)
-			if n.plain && !strings.ContainsAny(rest, "%?#") {
-				// No escape, query or fragment: every resolution is the
-				// rest itself.
+			if n.plain && !strings.ContainsAny(rest, "%?#") && (n.place.store != "s3" || !unclean(rest)) {
+				// No escape, query or fragment (and for S3 nothing
+				// aws-sdk-go v1 cleans): every resolution is the rest
+				// itself.
 				return dst, Inside
 			}
 		}
@@ -228,6 +238,9 @@ func (n *Namespace) Classify(dst []string, address string) (keys []string, class
 		return dst, Mismatch
 	}
 	if ok && n.ok && p.under(n.place) {
+		return dst, Mismatch
+	}
+	if ok && n.ok && n.underUnknownRoot(p) {
 		return dst, Mismatch
 	}
 	if tail, ok := n.tail(address); ok {
@@ -326,6 +339,15 @@ func (n *Namespace) resolvedKeys(dst []string, start int, address string) []stri
 		// name, decoded, with the slashes around it trimmed.
 		paths = append(paths, strings.Trim(u.Path, "/"))
 	}
+	if n.place.store == "s3" {
+		// lakeFS before v0.110 (September 2023) read and wrote S3 through
+		// aws-sdk-go v1, which cleans a request's path unless told not to.
+		for _, p := range paths[:2] {
+			if unclean(p) {
+				paths = append(paths, sdkV1Clean(p))
+			}
+		}
+	}
 	if n.place.store == "file" || n.place.store == "local" {
 		// A file path names the file of its cleaned, decoded form.
 		if p, ok := resolve(address); ok && p.under(n.place) {
@@ -353,6 +375,58 @@ func (n *Namespace) resolvedKeys(dst []string, start int, address string) []stri
 		}
 	}
 	return dst
+}
+
+// CleanedRelative returns, for an S3 namespace, the key lakeFS before
+// v0.110 (September 2023) read and wrote the object of a relative address
+// at: aws-sdk-go v1 cleaned the request's path (path.Clean, a trailing '/'
+// kept), so "data//x" named the object data/x. ok is false when that is the
+// key itself, the cleaned key leaves the namespace, or the namespace is not
+// S3. A relative address lakeFS writes itself is clean: the check is a scan
+// for "//", "/." and a leading '.' or '/', without allocating.
+func (n *Namespace) CleanedRelative(key string) (string, bool) {
+	if n.place.store != "s3" || len(n.rawPath) == 0 || !MayClean(key) {
+		return "", false
+	}
+	pre := n.rawPath[0] // the namespace's path as lakeFS resolves a relative address
+	c, ok := strings.CutPrefix(sdkV1Clean(pre+key), pre)
+	if !ok || c == "" || c == key {
+		return "", false
+	}
+	return c, true
+}
+
+// MayClean reports whether aws-sdk-go v1 may clean a path ending in key:
+// key holds "//" or "/.", or starts with '.' or '/'. It allocates nothing.
+func MayClean[S ~string | ~[]byte](key S) bool {
+	if len(key) == 0 {
+		return false
+	}
+	if key[0] == '.' || key[0] == '/' {
+		return true
+	}
+	for i := 1; i < len(key); i++ {
+		if key[i-1] == '/' && (key[i] == '/' || key[i] == '.') {
+			return true
+		}
+	}
+	return false
+}
+
+// unclean reports whether aws-sdk-go v1 cleans p, a path without its
+// leading '/': a leading or doubled slash, or a "." or ".." element.
+func unclean(p string) bool {
+	return sdkV1Clean(p) != p
+}
+
+// sdkV1Clean cleans p, a path without its leading '/', as aws-sdk-go v1's
+// REST protocol cleans a request's path: path.Clean, a trailing '/' kept.
+func sdkV1Clean(p string) string {
+	c := path.Clean("/" + p)
+	if strings.HasSuffix(p, "/") && !strings.HasSuffix(c, "/") {
+		c += "/"
+	}
+	return strings.TrimPrefix(c, "/")
 }
 
 func contains(s []string, v string) bool {
@@ -385,6 +459,11 @@ func resolve(address string) (place, bool) {
 	if r, ok := strings.CutPrefix(rest, "//"); ok {
 		host, p, _ = strings.Cut(r, "/")
 		p = "/" + p
+		// Userinfo is not part of the host: lakeFS takes the URL's Host,
+		// without it, as the bucket or the account.
+		if i := strings.LastIndexByte(host, '@'); i >= 0 {
+			host = host[i+1:]
+		}
 	} else {
 		p = rest
 	}
@@ -428,6 +507,17 @@ func resolve(address string) (place, bool) {
 		return place{store: "local", path: clean(strings.TrimPrefix(rest, "//"))}, true
 	}
 	return place{store: scheme, host: host, path: clean(decoded(p))}, true
+}
+
+// underUnknownRoot reports whether p, an absolute file place, may be under
+// a local namespace relative to a root this package does not know
+// (local://repo1 under lakeFS's blockstore folder): the namespace's path
+// is a run of whole elements of p's path, with more after it.
+// lakeFS's local adapter reads local:///<root>/repo1/x, the folder's
+// absolute path, as the namespace's object x.
+func (n *Namespace) underUnknownRoot(p place) bool {
+	return n.place.store == "local" && p.store == "file" && n.place.path != "" &&
+		strings.Contains("/"+p.path, "/"+n.place.path+"/")
 }
 
 // sameFilePlace reports whether p, a file place, is under the namespace's
@@ -512,7 +602,8 @@ func NewProber(bucket *blob.Bucket, ns string, limit int) *Prober {
 
 // Probe checks tail, the Tail of address, unless the sample is full or
 // holds it: an error wrapping ErrMismatch if the bucket holds it, or the
-// bucket's error.
+// bucket's error, or ctx's (a probe that could not look is never taken for
+// an absent tail).
 func (p *Prober) Probe(ctx context.Context, address, tail string) error {
 	if p == nil || p.bucket == nil {
 		return nil
@@ -525,6 +616,11 @@ func (p *Prober) Probe(ctx context.Context, address, tail string) error {
 	p.seen[tail] = true
 	p.mu.Unlock()
 	ok, err := p.bucket.Exists(ctx, tail)
+	if err == nil && !ok {
+		// Some drivers (memblob, fileblob) answer "not found" whatever
+		// the context: a cancelled probe looked at nothing.
+		err = ctx.Err()
+	}
 	if err != nil {
 		return fmt.Errorf("nsaddr: probe %q: %w", tail, err)
 	}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 	"gocloud.dev/blob/memblob"
 )
@@ -78,6 +80,85 @@ func TestEverySpellingKept(t *testing.T) {
 	}
 }
 
+// lakeFS before v0.110 (September 2023) read and wrote S3 through
+// aws-sdk-go v1, which cleans a request's path (path.Clean, a trailing '/'
+// kept) unless DisableRestProtocolURICleaning is set, which lakeFS never
+// set: an address with a doubled slash or a dot segment named the object
+// at the cleaned key. Both spellings are kept.
+func TestSDKv1CleanedS3Keys(t *testing.T) {
+	for _, c := range []struct {
+		address string
+		want    []string
+	}{
+		{"s3://bucket/repo1/data//x", []string{"data//x", "data/x"}},
+		{"s3://bucket/repo1/data/./x", []string{"data/./x", "data/x"}},
+		{"s3://bucket/repo1/data/y/../x", []string{"data/y/../x", "data/x"}},
+		{"s3://bucket/repo1/tables//t/", []string{"tables//t/", "tables/t/"}},
+		{"s3://bucket/repo1//x", []string{"/x", "x"}},
+		{"s3://bucket/repo1/data//a%3Db", []string{"data//a%3Db", "data//a=b", "data/a=b"}},
+	} {
+		keys, class := classify(t, "s3://bucket/repo1", c.address)
+		if class != Inside {
+			t.Errorf("%s: %v, want Inside", c.address, class)
+		}
+		for _, k := range c.want {
+			if !slices.Contains(keys, k) {
+				t.Errorf("%s: keys %q miss %q", c.address, keys, k)
+			}
+		}
+	}
+	// Cleaned out of the namespace: only the key as written.
+	if keys, _ := classify(t, "s3://bucket/repo1", "s3://bucket/repo1/../x"); !slices.Equal(keys, []string{"../x"}) {
+		t.Errorf("s3://bucket/repo1/../x: keys %q", keys)
+	}
+}
+
+// The same for a relative address (lakeFS made one of a staged full
+// address under the data folder): checked against a plain model of
+// aws-sdk-go v1's cleaning on every key of up to six of '/', '.', 'a'.
+func TestCleanedRelative(t *testing.T) {
+	for _, ns := range []string{"s3://bucket/repo1", "s3://bucket/repo1/", "s3://bucket"} {
+		n, err := New(ns, "data")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pre := "/" + strings.Trim(strings.TrimPrefix(ns, "s3://bucket"), "/") + "/"
+		pre = strings.Replace(pre, "//", "/", 1)
+		var keys func(string, int)
+		keys = func(k string, depth int) {
+			want, wantOK := "", false
+			c := path.Clean(pre + k)
+			if strings.HasSuffix(k, "/") && !strings.HasSuffix(c, "/") {
+				c += "/"
+			}
+			if rest, ok := strings.CutPrefix(c, pre); ok && rest != "" && rest != k {
+				want, wantOK = rest, true
+			}
+			if got, ok := n.CleanedRelative(k); got != want || ok != wantOK {
+				t.Fatalf("%s: CleanedRelative(%q) = %q %v, want %q %v", ns, k, got, ok, want, wantOK)
+			}
+			if !MayClean(k) && wantOK {
+				t.Fatalf("MayClean(%q) = false, but it cleans to %q", k, want)
+			}
+			if depth < 6 {
+				for _, c := range []string{"/", ".", "a"} {
+					keys(k+c, depth+1)
+				}
+			}
+		}
+		keys("", 0)
+	}
+	for _, ns := range []string{"gs://bucket/repo1", "https://acct.blob.core.windows.net/c/repo1", "file:///srv/repo1"} {
+		n, err := New(ns, "data")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k, ok := n.CleanedRelative("data//x"); ok {
+			t.Errorf("%s: CleanedRelative(data//x) = %q", ns, k)
+		}
+	}
+}
+
 func TestMismatch(t *testing.T) {
 	for _, c := range []struct{ ns, address string }{
 		{"s3://bucket/repo1", "s3a://bucket/repo1/data/x"},
@@ -87,6 +168,13 @@ func TestMismatch(t *testing.T) {
 		{"s3://bucket/repo1", "s3://bucket/other/../repo1/data/x"},
 		{"s3://bucket/repo1", "s3://bucket//repo1/data/x"},
 		{"s3://bucket/repo1", "s3://bucket/rep%6F1/data/x"},
+		{"s3://bucket/repo1", "s3://user@bucket/repo1/data/x"},
+		{"s3://bucket/repo1", "s3://user:pw@bucket/repo1/tables/t.parquet"},
+		{"gs://bucket/repo1", "gs://user@bucket/repo1/tables/t.parquet"},
+		{"file:///srv/lake/repo1", "file://user@localhost/srv/lake/repo1/data/x"},
+		{"local://repo1", "local:///var/lakefs/repo1/tables/t.parquet"},
+		{"local://repo1", "file:///var/lakefs/repo1/tables/t.parquet"},
+		{"local://lake/repo1", "local:///var/lakefs/lake/repo1/t.csv"},
 		{"file:///srv/lake/repo1", "file:/srv/lake/repo1/data/x"},
 		{"file:///srv/lake/repo1", "file://localhost/srv/lake/repo1/data/x"},
 		{"file:/srv/lake/repo1", "file:///srv/lake/repo1/data/x"},
@@ -115,6 +203,10 @@ func TestOutside(t *testing.T) {
 		{"s3://bucket/repo1", "s3://bucket/repo2/data/x", ""},
 		{"s3://bucket/repo1", "s3://bucket/repo10/data/x", ""},
 		{"s3://bucket/repo1", "s3://other/repo1/data/x", ""},
+		{"s3://bucket/repo1", "s3://bucket@other/repo1/data/x", ""}, // userinfo "bucket", host "other"
+		{"local://repo1", "local:///var/lakefs/repo10/t.csv", ""},
+		{"local://lake/repo1", "local:///var/lakefs/repo1/t.csv", ""},
+		{"local://repo1", "local:///var/lakefs/repo1", ""},
 		{"s3://bucket/repo1", "gs://bucket/repo1/data/x", ""},
 		{"s3://bucket/repo1", "s3://bucket/repo1", ""},
 		{"s3://bucket/repo1", "s3://bucket/repo1/", ""},
@@ -183,6 +275,33 @@ func TestProber(t *testing.T) {
 		t.Fatalf("beyond the limit: %v", err)
 	}
 	_ = fileblob.MetadataDontWrite
+}
+
+// A probe that cannot look is an error, never "absent": memblob and
+// fileblob answer "not found" whatever the context, so a cancelled one
+// must not pass for a probe done; nor may a closed bucket.
+func TestProberErrors(t *testing.T) {
+	const tail = "data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0"
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	files, err := fileblob.OpenBucket(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer files.Close()
+	mem := memblob.OpenBucket(nil)
+	defer mem.Close()
+	for name, b := range map[string]*blob.Bucket{"memblob": mem, "fileblob": files} {
+		err := NewProber(b, "s3://bucket/repo1", 0).Probe(ctx, "file:///x/"+tail, tail)
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s, cancelled: %v, want context.Canceled", name, err)
+		}
+	}
+	closed := memblob.OpenBucket(nil)
+	closed.Close()
+	if err := NewProber(closed, "s3://bucket/repo1", 0).Probe(context.Background(), "file:///x/"+tail, tail); err == nil || errors.Is(err, ErrMismatch) {
+		t.Errorf("closed bucket: %v, want its error", err)
+	}
 }
 
 func TestIsFull(t *testing.T) {

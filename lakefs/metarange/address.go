@@ -39,7 +39,7 @@ func parseNamespace(s string) (namespace, error) {
 
 // keys appends to dst the keys, relative to the namespace, that keep the
 // object of an entry's address, and says why. A relative address is kept
-// as stored. A full one inside the namespace gives every key some lakeFS
+// as stored, and on S3 also as lakeFS before v0.110 cleaned it. A full one inside the namespace gives every key some lakeFS
 // version or adapter could have stored its object at (see the package
 // documentation); one that names the namespace in another spelling is a
 // mismatch, which fails the iteration; one outside it gives its tail, if
@@ -50,10 +50,10 @@ func parseNamespace(s string) (namespace, error) {
 // (a URI of a known storage scheme) and relative otherwise.
 func (ns *namespace) keys(dst []string, address string, typ addressType) ([]string, outcome) {
 	if typ == relative {
-		return append(dst, address), asStored
+		return ns.relative(dst, address), asStored
 	}
 	if _, _, resolved := resolveFull(address); typ == byPrefixDeprecated && !resolved {
-		return append(dst, address), asStored
+		return ns.relative(dst, address), asStored
 	}
 	if !nsaddr.IsFull(address) {
 		return append(dst, address), asStored
@@ -66,6 +66,16 @@ func (ns *namespace) keys(dst []string, address string, typ addressType) ([]stri
 		return dst, mismatch
 	}
 	return dst, outside
+}
+
+// relative appends a relative address and, on S3, the key lakeFS before
+// v0.110 read its object at (nsaddr.CleanedRelative).
+func (ns *namespace) relative(dst []string, address string) []string {
+	dst = append(dst, address)
+	if k, ok := ns.ns.CleanedRelative(address); ok {
+		dst = append(dst, k)
+	}
+	return dst
 }
 
 // resolveFull resolves a full address as lakeFS's block package does: a

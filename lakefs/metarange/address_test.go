@@ -12,10 +12,14 @@ func TestNamespaceKeys(t *testing.T) {
 		want               []string
 		outcome            outcome
 	}{
-		// Relative addresses are kept as stored, whatever they look like.
+		// Relative addresses are kept as stored, whatever they look like,
+		// and on S3 also as lakeFS before v0.110 read them (aws-sdk-go v1
+		// cleaned the request's path).
 		{"s3://bucket/repo", "data/gx/cy", relative, []string{"data/gx/cy"}, asStored},
 		{"s3://bucket/repo", "data/gx/cy,c2lnbmF0dXJl", relative, []string{"data/gx/cy,c2lnbmF0dXJl"}, asStored},
-		{"s3://bucket/repo", "s3://bucket/repo/x", relative, []string{"s3://bucket/repo/x"}, asStored},
+		{"s3://bucket/repo", "s3://bucket/repo/x", relative, []string{"s3://bucket/repo/x", "s3:/bucket/repo/x"}, asStored},
+		{"s3://bucket/repo", "data//gx/./cy", relative, []string{"data//gx/./cy", "data/gx/cy"}, asStored},
+		{"gs://bucket/repo", "data//gx/./cy", relative, []string{"data//gx/./cy"}, asStored},
 
 		// Full addresses inside the namespace are made relative.
 		{"s3://bucket/repo", "s3://bucket/repo/data/gx/cy", full, []string{"data/gx/cy"}, madeRelative},
@@ -72,7 +76,7 @@ func TestNamespaceKeys(t *testing.T) {
 		{"s3://bucket/repo", "data/x", byPrefixDeprecated, []string{"data/x"}, asStored},
 		{"s3://bucket/repo", "s3://bucket/repo/4d2f", byPrefixDeprecated, []string{"4d2f"}, madeRelative},
 		{"s3://bucket/repo", "s3://bucket/other/4d2f", byPrefixDeprecated, nil, outside},
-		{"s3://bucket/repo", "foo://bucket/repo/x", byPrefixDeprecated, []string{"foo://bucket/repo/x"}, asStored},
+		{"s3://bucket/repo", "foo://bucket/repo/x", byPrefixDeprecated, []string{"foo://bucket/repo/x", "foo:/bucket/repo/x"}, asStored},
 		{"s3://bucket/repo", "s3:x", byPrefixDeprecated, []string{"s3:x"}, asStored},
 	}
 	for _, c := range cases {

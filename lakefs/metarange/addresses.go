@@ -371,6 +371,12 @@ func (r *run) readRange(ctx context.Context, rg id, out chan<- batch) error {
 		if typ == relative {
 			b.addBytes(address)
 			counts[asStored]++
+			if nsaddr.MayClean(address) {
+				// On S3, also the key lakeFS before v0.110 used.
+				if k, ok := r.ns.ns.CleanedRelative(string(address)); ok {
+					b.addString(k)
+				}
+			}
 		} else {
 			var oc outcome
 			keys, oc = r.ns.keys(keys[:0], string(address), typ)

@@ -424,3 +424,26 @@ func TestAddressesNamespaceMismatch(t *testing.T) {
 		}
 	}
 }
+
+// lakeFS before v0.110 read and wrote S3 through aws-sdk-go v1, which
+// cleaned each request's path: a relative address data//x named the object
+// data/x. Both keys are kept, from the ranges' fast path for relative
+// entries as from the full ones'.
+func TestAddressesKeepSDKv1CleanedKeys(t *testing.T) {
+	ctx := context.Background()
+	repo := newFixtureRepo(t, lakeFSOptions)
+	m := repo.addMetaRange(repo.addRange([]fixtureEntry{
+		{"a", "data//x", relative},
+		{"b", "data/y", relative},
+		{"c", testNamespace + "/data/./z", full},
+	}))
+	addrs, _, err := collect(ctx, repo.bucket, []string{m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(addrs)
+	want := []string{"data/./z", "data//x", "data/x", "data/y", "data/z"}
+	if !slices.Equal(addrs, want) {
+		t.Errorf("addresses %q, want %q", addrs, want)
+	}
+}

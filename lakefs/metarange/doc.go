@@ -31,13 +31,17 @@
 // key in the namespace, kept as stored, a linked object's included: lakeFS
 // stores the address it handed out with its signature,
 // data/<slice>/<xid>,<signature>, and the object was uploaded to exactly
-// that key, which is what the namespace's listing shows. A full address
+// that key, which is what the namespace's listing shows. On S3 a relative
+// address that is not a clean path (data//x, data/./x) also keeps the key
+// lakeFS before v0.110 (September 2023) read and wrote its object at:
+// aws-sdk-go v1 cleaned each request's path (data/x). A full address
 // (a URI) inside the namespace gives every key some lakeFS version or
 // adapter could have stored its object at, all kept: the string after the
 // namespace, as lakeFS's GC clients strip it; lakeFS's resolution of the
 // URI since PR #9464 (September 2025), its raw path when Go keeps one
 // ("data/year%3D2024/part-0"); the decoded path, which lakeFS resolved
-// before that PR ("data/year=2024/part-0"); and for Azure the decoded blob
+// before that PR ("data/year=2024/part-0"); on S3 those paths cleaned as
+// aws-sdk-go v1 cleaned them; and for Azure the decoded blob
 // name with the slashes around it trimmed, through any endpoint domain of
 // the account (blob.core.windows.net, dfs.core.windows.net), as lakeFS's
 // Azure adapter reaches it. Keeping a key that names no object costs

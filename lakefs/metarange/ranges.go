@@ -175,8 +175,10 @@ func ParseNamespace(storageNamespace string) (*Namespace, error) {
 
 // Keys appends to dst the keys, relative to the namespace, that keep the
 // object of an entry's address, as Addresses lists them (see the package
-// doc): a relative address as stored; a full one inside the namespace
-// relative to it, in every spelling some lakeFS version stored it at; a
+// doc): a relative address as stored, and on S3 also as lakeFS before
+// v0.110 read it (aws-sdk-go v1 cleaned request paths: data//x named
+// data/x); a full one inside the namespace relative to it, in every
+// spelling some lakeFS version stored it at; a
 // full one outside the namespace as its tail, when its path ends with a key
 // shape lakeFS writes, else none (its object is not in the namespace's
 // listing). A full address that names the namespace in another spelling is
