@@ -17,10 +17,14 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"hash"
+	"io"
 	"io/fs"
+	"log/slog"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -51,15 +55,7 @@ func startLocal(t *testing.T) *lakefstest.Server {
 // gcAt runs "lakegc gc --repo repo --json args…" against s as of now.
 func gcAt(t *testing.T, s *lakefstest.Server, repo string, now time.Time, args ...string) *lakegc.Report {
 	t.Helper()
-	env := map[string]string{
-		api.EnvEndpointURL:     s.Endpoint,
-		api.EnvAccessKeyID:     s.AccessKeyID,
-		api.EnvSecretAccessKey: s.SecretAccessKey,
-		envBlockstorePath:      s.BlockstorePath,
-		envNow:                 now.Format(time.RFC3339),
-	}
-	var stdout, stderr bytes.Buffer
-	code := run(t.Context(), append([]string{"gc", "--repo", repo, "--json"}, args...), func(k string) string { return env[k] }, &stdout, &stderr)
+	code, stdout, stderr := gcIn(t, s, s.BlockstorePath, repo, now, args...)
 	if code != exitOK {
 		t.Fatalf("lakegc gc --repo %s %v: exit %d\n%s", repo, args, code, stderr.String())
 	}
@@ -77,6 +73,23 @@ func gcAt(t *testing.T, s *lakefstest.Server, repo string, now time.Time, args .
 		repo, args, rep.Mark.Listed, rep.Mark.Recognized, rep.Mark.Unrecognized, rep.Mark.UnrecognizedBytes, rep.Mark.Walled,
 		rep.Mark.Summary.Walls, rep.Mark.Foreign, rep.Mark.Summary.NumDeletedObjects, rep.Commits.Active, rep.Sweep, rep.Mark.Summary.UnrecognizedSample)
 	return &rep
+}
+
+// gcIn runs "lakegc gc --repo repo --json args…" against s as of now, with
+// blockstore as lakeFS's blockstore folder, and returns its exit code and
+// output.
+func gcIn(t *testing.T, s *lakefstest.Server, blockstore, repo string, now time.Time, args ...string) (code int, stdout, stderr *bytes.Buffer) {
+	t.Helper()
+	env := map[string]string{
+		api.EnvEndpointURL:     s.Endpoint,
+		api.EnvAccessKeyID:     s.AccessKeyID,
+		api.EnvSecretAccessKey: s.SecretAccessKey,
+		envBlockstorePath:      blockstore,
+		envNow:                 now.Format(time.RFC3339),
+	}
+	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
+	code = run(t.Context(), append([]string{"gc", "--repo", repo, "--json"}, args...), func(k string) string { return env[k] }, stdout, stderr)
+	return code, stdout, stderr
 }
 
 // sweepAndVerify runs a dry run and a sweep of h's repository as of three
@@ -605,4 +618,75 @@ func pathDir(key string) string {
 		return ""
 	}
 	return key[:i]
+}
+
+// TestIntegrationSymlinkedBlockstorePath: lakegc is given lakeFS's
+// blockstore folder through a symbolic link, so the namespace it resolves
+// ("local:///link/repo") is spelled differently from the full addresses
+// lakeFS stores for linked objects ("local:///real/path/repo/data/…"). The
+// sweep either proves them the same place or refuses; it never takes the
+// linked objects for imports from elsewhere and deletes them. Either way
+// the history reads back; after a refusal, a run with the real path
+// collects the garbage.
+func TestIntegrationSymlinkedBlockstorePath(t *testing.T) {
+	s := startLocal(t)
+	h := lakefstest.BuildHistory(t, s, "lakegc-symlink")
+	link := filepath.Join(t.TempDir(), "blockstore-link")
+	if err := os.Symlink(s.BlockstorePath, link); err != nil {
+		t.Fatal(err)
+	}
+	now := h.Built.Add(3 * layoutDay)
+	code, stdout, stderr := gcIn(t, s, link, h.Repo, now, "--sweep")
+	t.Logf("through the link: exit %d\n%s", code, stderr)
+	if code == exitOK {
+		var rep lakegc.Report
+		if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+			t.Fatal(err)
+		}
+		h.VerifyAfterGC(t, s)
+		return
+	}
+	if code != exitFailed || !strings.Contains(stderr.String(), lakegc.ErrNamespaceMismatch.Error()) {
+		t.Errorf("exit %d, want %d naming the mismatch", code, exitFailed)
+	}
+	h.VerifyBeforeGC(t, s)
+	sweepAndVerify(t, s, h, len(h.KeptCommits))
+}
+
+// An uncommitted export lakeFS wrote in a local repository's namespace
+// spelled from another blockstore folder than the command's (the same one
+// through a symbolic link, or another) fails the run as a namespace
+// mismatch naming both spellings, not as an error of lakeFS; an export in
+// another namespace is still lakeFS's error.
+func TestExportInLocalNamespaceSpelledOtherwise(t *testing.T) {
+	const tail = "/_lakefs/retention/gc/uncommitted/u1/uncommitted/"
+	for loc, mismatch := range map[string]bool{
+		"local:///srv/lakefs-real/repo1" + tail:   true,
+		"local:///srv/other/data/repo1" + tail:    true,
+		"local:///srv/lakefs-real/repo2" + tail:   false,
+		"local://repo1" + tail:                    false,
+		"s3://b/repo1" + tail:                     false,
+		"local:///srv/lakefs-link/repo1/x" + tail: false,
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusCreated)
+			_ = json.NewEncoder(w).Encode(map[string]string{"run_id": "u1", "gc_uncommitted_location": loc})
+		}))
+		client, err := api.New(srv.URL, "a", "b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := &lakeFSHost{client: client, repo: "r", namespace: "local://repo1", resolved: "local:///srv/lakefs-link/repo1",
+			tempDir: t.TempDir(), logger: slog.New(slog.NewTextHandler(io.Discard, nil)), bar: newProgress(io.Discard, false)}
+		_, err = h.Export(t.Context())
+		switch {
+		case mismatch && (!errors.Is(err, lakegc.ErrNamespaceMismatch) || errors.Is(err, errLakeFS) ||
+			!strings.Contains(err.Error(), strings.TrimSuffix(loc, tail)) || !strings.Contains(err.Error(), "--blockstore-path")):
+			t.Errorf("export at %s: %v; want a namespace mismatch naming lakeFS's spelling and --blockstore-path", loc, err)
+		case !mismatch && (!errors.Is(err, errLakeFS) || errors.Is(err, lakegc.ErrNamespaceMismatch)):
+			t.Errorf("export at %s: %v; want an error of lakeFS", loc, err)
+		}
+		srv.Close()
+	}
 }
