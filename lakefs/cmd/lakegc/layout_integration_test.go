@@ -438,9 +438,9 @@ func TestIntegrationNestedRepository(t *testing.T) {
 
 // TestIntegrationImportsAndForeignFiles: files put straight into the
 // namespace's folder — at its top level and under data/ — month-old.
-// Some are imported with lakeFS's import API: one import on a branch since
-// deleted, its commit 40 days old and expired, and one whose commit is its
-// branch's head. The others are never imported (another tenant's, a
+// Some are imported with lakeFS's import API: one import whose commit is 40
+// days old, on no branch, and expired (see expiredImport), and one whose
+// commit is its branch's head. The others are never imported (another tenant's, a
 // backup). The sweep deletes exactly the repository's own garbage; every
 // import source and foreign file is still there and reads back (the imports
 // through their commits), and the report counts each it lists as
