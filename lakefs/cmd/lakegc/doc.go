@@ -68,7 +68,10 @@
 // A full address of a staged object or a committed entry that names the
 // namespace in another spelling (s3a://, "..", doubled slashes,
 // percent-escapes) fails the run (lakegc.ErrNamespaceMismatch); one outside
-// it, an import, is counted in the report (mark.foreign). A full address
+// it, an import, is counted in the report (mark.foreign). lakeFS's export
+// or commits report written under another spelling of the namespace than
+// the command resolves (--blockstore-path through a symbolic link, or
+// another folder) fails the run the same way, naming both. A full address
 // inside keeps every key lakeFS's versions could have stored its object at
 // (package metarange). On the local blockstore, the sweep removes exactly
 // each marked file (namespace.LocalDeleter), never a live "<key>.attrs"

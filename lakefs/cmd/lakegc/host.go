@@ -176,8 +176,15 @@ func (h *lakeFSHost) Export(ctx context.Context) (*lakegc.HostExport, error) {
 	}
 	var parts []iter.Seq2[string, error]
 	if exp.Files > 0 {
+		want := storagePrefix + "/retention/gc/uncommitted/" + exp.RunID + "/uncommitted"
 		key, err := api.RelativeKey(h.resolved, exp.Location)
-		if want := storagePrefix + "/retention/gc/uncommitted/" + exp.RunID + "/uncommitted"; err == nil && strings.TrimSuffix(key, "/") != want {
+		if root, ok := strings.CutSuffix(strings.TrimSuffix(exp.Location, "/"), "/"+want); ok && err != nil && exp.RunID != "" && sameLocalNamespace(root, h.namespace) {
+			// lakeFS wrote in the repository's local namespace, which it
+			// spells otherwise: a --blockstore-path through a symbolic
+			// link, or another folder.
+			return nil, namespaceMismatch(root, h.resolved)
+		}
+		if err == nil && strings.TrimSuffix(key, "/") != want {
 			err = fmt.Errorf("uncommitted export at %q, not at %s/%s", exp.Location, h.resolved, want)
 		}
 		if err != nil {
@@ -196,6 +203,27 @@ func (h *lakeFSHost) Export(ctx context.Context) (*lakegc.HostExport, error) {
 	h.staged = n
 	parts = append(parts, staged)
 	return &lakegc.HostExport{RunID: exp.RunID, Location: exp.Location, Addresses: withUnsigned(concat(parts...))}, nil
+}
+
+// sameLocalNamespace reports whether root, where lakeFS says it wrote a
+// file of the repository, is lakeFS's absolute spelling of the local
+// namespace ns ("local:///<its blockstore folder>/<ns's path>").
+func sameLocalNamespace(root, ns string) bool {
+	nsPath, ok := strings.CutPrefix(strings.TrimRight(ns, "/"), "local://")
+	nsPath = strings.TrimLeft(nsPath, "/")
+	return ok && nsPath != "" && strings.HasPrefix(root, "local:///") && strings.HasSuffix(root, "/"+nsPath)
+}
+
+// namespaceMismatch is the error of a namespace that lakeFS spells as
+// lakeFS and the command as resolved: one folder reached by two paths, or
+// two folders. Either way the addresses lakeFS stores could not be matched
+// to the listing, so the run stops.
+func namespaceMismatch(lakeFS, resolved string) error {
+	hint := ""
+	if strings.HasPrefix(resolved, "local://") {
+		hint = ": give --blockstore-path as lakeFS's blockstore.local.path, spelled as in lakeFS's configuration"
+	}
+	return fmt.Errorf("%w: lakeFS writes under %q, the command reads %q%s", lakegc.ErrNamespaceMismatch, lakeFS, resolved, hint)
 }
 
 // stagedAddresses lists the physical address of every staged object of
@@ -383,7 +411,7 @@ func (h *lakeFSHost) ActiveCommits(ctx context.Context, _ time.Time) (*lakegc.Ho
 	}
 	resolved, err := api.ResolveNamespace(h.namespace, res)
 	if err == nil && resolved != h.resolved {
-		err = fmt.Errorf("lakeFS writes under %q, the command reads %q: check --blockstore-path", resolved, h.resolved)
+		err = namespaceMismatch(resolved, h.resolved)
 	}
 	if err != nil {
 		return nil, lakeFSError(err)

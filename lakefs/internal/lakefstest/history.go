@@ -104,7 +104,6 @@ func (h *History) filter(kept bool) []Object {
 // days). The garbage: X1 (only in m1 and o1), F1, O1, S3a and U1.
 func BuildHistory(t testing.TB, s *Server, repo string) *History {
 	t.Helper()
-	now := time.Now().UTC()
 	if s.External { // a lakeFS others use: never reuse a name or a namespace
 		repo += "-" + randomHex(t)[:8]
 	}
@@ -112,7 +111,15 @@ func BuildHistory(t testing.TB, s *Server, repo string) *History {
 	if !strings.HasSuffix(ns, "://") {
 		ns = strings.TrimRight(ns, "/") + "/"
 	}
-	ns += repo
+	return BuildHistoryIn(t, s, repo, ns+repo)
+}
+
+// BuildHistoryIn is BuildHistory with the storage namespace ns given as is
+// (e.g. a folder under another repository's, "local://outer/data/inner") and
+// repo used as is.
+func BuildHistoryIn(t testing.TB, s *Server, repo, ns string) *History {
+	t.Helper()
+	now := time.Now().UTC()
 	h := &History{Repo: repo, Namespace: ns, AddressNamespace: ns, Built: now, Commits: map[string]string{}}
 	if nsPath, ok := strings.CutPrefix(ns, "local://"); ok {
 		if s.BlockstorePath == "" {

@@ -190,10 +190,11 @@ security:
 `
 
 // localBlockstore is the blockstore section of a local blockstore: its path.
+// Imports are enabled, for tests of files imported from the blockstore.
 const localBlockstore = `  type: local
   local:
     path: "%s"
-    import_enabled: false`
+    import_enabled: true`
 
 // s3Blockstore is the blockstore section of an S3-compatible server on
 // loopback: endpoint, access key ID, secret access key.
