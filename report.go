@@ -96,7 +96,10 @@ type MarkReport struct {
 	// Foreign counts the full addresses of the host's inputs (committed,
 	// its own export, copy records) that are outside the namespace, such
 	// as imports: their objects are not in its listing. ForeignSample names
-	// the first few. Zero for a resumed mark.
+	// the first few. Zero for a resumed mark. Only what reaches Collect is
+	// counted: a host that drops outside addresses itself (the lakeFS
+	// command's metarange reader counts them in its own progress) adds
+	// none here.
 	Foreign       int64    `json:"foreign"`
 	ForeignSample []string `json:"foreign_sample,omitempty"`
 	// Of the listed objects, Recognized have a shape of the repository's

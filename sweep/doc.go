@@ -40,8 +40,8 @@
 //     num_unrecognized_objects, unrecognized_bytes, and the smallest 20 of
 //     their keys in unrecognized_sample), logged, and listed in the run's
 //     unrecognized/ folder.
-//   - Other repositories are walls. A listed key "<P>_lakefs/…", P a
-//     folder below the data folder (or the configured storage prefix's name
+//   - Other repositories are walls. A listed key "<P>_lakefs/…", P the data
+//     folder or a folder below it (or the configured storage prefix's name
 //     in place of _lakefs), is another repository's storage folder: nothing
 //     under P is a candidate, whether listed before or after the marker
 //     ('_' sorts between digits and letters), nor recorded for the next
@@ -60,6 +60,11 @@
 // So a mark never names an object lakeFS did not write in one of those
 // shapes (unless included), nor anything inside another repository's
 // folder. What it leaves is the operator's to judge from unrecognized/.
+// What shapes cannot tell apart, they cannot: a foreign file that happens
+// to be named like lakeFS's keys (32 hex digits at the top level, or
+// data/<xid>/<xid>) and that no input references is taken for the
+// repository's own, so a namespace must not be shared with another writer
+// of those names.
 //
 // The cutoff is min(Inputs.ExportStart, Mark's start) − MinAge − ClockSkew.
 // It is anchored at the uncommitted export, not at Mark: an address handed

@@ -329,8 +329,10 @@ func summarize(w io.Writer, repo string, rep *lakegc.Report, hs *hostStats) {
 	m := rep.Mark
 	fmt.Fprintf(w, "repository %s: %d kept commits, %d objects listed, %d kept, %d garbage (older than %s)\n",
 		repo, rep.Commits.Active, m.Listed, m.Kept, m.Summary.NumDeletedObjects, m.Summary.CutoffTime.Format(time.RFC3339))
-	if m.Foreign > 0 {
+	if m.Foreign > 0 && len(m.ForeignSample) > 0 {
 		fmt.Fprintf(w, "%d addresses outside the namespace (imports; their objects are not in it), such as %s\n", m.Foreign, m.ForeignSample[0])
+	} else if m.Foreign > 0 {
+		fmt.Fprintf(w, "%d addresses outside the namespace (imports; their objects are not in it)\n", m.Foreign)
 	}
 	if sum := m.Summary; sum.NumUnrecognizedObjects > 0 {
 		fmt.Fprintf(w, "not of lakeFS's shapes, never collected: %d objects, %d bytes (e.g. %s); all under %sunrecognized/ (--include-prefix to collect some)\n",
