@@ -53,9 +53,11 @@
 //     ErrImplausibleMark, with the figures, when they do not: when the keep
 //     set names many keys this run could list but the listing found almost
 //     none of them (a bucket rooted at another folder, inputs spelled
-//     another way), or when the candidates are nearly everything listed
-//     while the keep set is large. The thresholds are Canary's, overridable
-//     with WithCanary.
+//     another way), or when the candidates are nearly every old object
+//     listed while the keep set is large. Young listed objects count in
+//     neither test: they would make a busy namespace that is not the
+//     inputs' look plausible. The thresholds are Canary's, overridable with
+//     WithCanary.
 //
 // So a mark never names an object lakeFS did not write in one of those
 // shapes (unless included), nor anything inside another repository's

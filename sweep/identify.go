@@ -121,31 +121,37 @@ func (r recognizer) okBytes(key []byte) bool {
 
 // Canary is the plausibility check Mark makes before it writes its
 // candidates (WithCanary). Mark fails with ErrImplausibleMark, leaving no
-// candidates, when the keep set holds at least MinKeep keys and either
+// candidates, when either
 //
 //   - rule A: of the distinct keep keys that this run could have listed
 //     (recognized keys at the top level or under the data folder, outside
 //     the slices started at or after the cutoff, and in this shard's
-//     slices), the listing found fewer than MinFound (a fraction) — found
-//     means listed and older than the cutoff, or listed young: the keep set
-//     and the namespace do not match (a bucket rooted at another folder,
-//     inputs of another repository or spelled another way); or
+//     slices) and that are not young listed objects, at least MinKeep, the
+//     listing found fewer than MinFound (a fraction) older than the cutoff:
+//     the keep set and the namespace do not match (a bucket rooted at
+//     another folder, inputs of another repository or spelled another
+//     way); or
 //   - rule B: the candidates are at least MaxMarked (a fraction) of the
-//     recognized objects listed, while the keep set holds at least MinKeep
-//     keys that this run could have found or that no run lists (outside the
-//     top level and the data folder: a keep set spelled with another
-//     prefix), less the young listed keys that join it. The unrecognized
+//     objects judged against the keep set (the recognized objects listed
+//     older than the cutoff, outside walls), while the keep set holds at
+//     least MinKeep keys, other than young listed ones, that this run could
+//     have found or that no run lists (outside the top level and the data
+//     folder: a keep set spelled with another prefix). The unrecognized
 //     keys of the top level and the data folder (import sources there) and
 //     the keys of other shards' slices and of slices newer than the cutoff
 //     do not count.
+//
+// Young listed objects count in neither rule: they join the keep set
+// whatever the inputs say, so an active namespace that is not the inputs'
+// would otherwise look found (rule A) or not nearly all marked (rule B).
 //
 // A zero field takes its default: MinKeep DefaultCanaryMinKeep, MinFound
 // DefaultCanaryMinFound, MaxMarked DefaultCanaryMaxMarked. MaxMarked 1 (or
 // more) turns rule B off; a tiny MinFound leaves rule A only for a listing
 // that found none of the keep set; Off turns the canary off. A repository
-// that really lost 99 % of its objects to garbage at once (a dropped table)
-// can trip rule B: its operator raises MaxMarked, or turns the canary off,
-// for that run.
+// that really lost 99 % of its old objects to garbage at once (a dropped
+// table, a first run after heavy compaction) can trip rule B: its operator
+// raises MaxMarked, or turns the canary off, for that run.
 type Canary struct {
 	MinKeep   int64   // the least keep set either rule judges
 	MinFound  float64 // rule A: the least fraction of the keep set in scope the listing must find
@@ -258,20 +264,27 @@ func (c *canaryCount) keepKey(k []byte) {
 
 // check returns ErrImplausibleMark when the mark is implausible; young is
 // the number of young listed objects, kept, walled and marked the judged
-// ones.
+// ones. Every young listed key joins the keep stream and is counted in
+// inScope, and none is matched: they are taken out of both rules.
 func (c *canaryCount) check(k Canary, young, kept, walled, marked int64) error {
 	if k.Off {
 		return nil
 	}
-	found := c.matched + young
-	if c.inScope >= k.MinKeep && float64(found) < k.MinFound*float64(c.inScope) {
-		return fmt.Errorf("%w: the keep set names %d keys this run could list, and the listing found %d of them (%.2f %%, below %.2f %%): is the bucket rooted at the namespace, and are the inputs this namespace's?",
-			ErrImplausibleMark, c.inScope, found, pct(found, c.inScope), 100*k.MinFound)
+	// The keep keys in scope that are not young listed objects; the listing
+	// found matched of them, older than the cutoff. (A store that lists a
+	// key twice counts it twice in young: judged errs low, and no key is
+	// found that was not.)
+	judged := max(c.inScope-young, 0)
+	if judged >= k.MinKeep && float64(c.matched) < k.MinFound*float64(judged) {
+		return fmt.Errorf("%w: the keep set names %d keys this run could list other than young objects, and the listing found %d of them (%.2f %%, below %.2f %%): is the bucket rooted at the namespace, and are the inputs this namespace's?",
+			ErrImplausibleMark, judged, c.matched, pct(c.matched, judged), 100*k.MinFound)
 	}
-	listed := young + kept + walled + marked
+	// Young and walled objects are neither kept by the inputs nor marked:
+	// the ratio is over the objects the keep set judged.
+	listed := kept + marked
 	if inputs := c.inScope + c.outside - young; inputs >= k.MinKeep && k.MaxMarked < 1 && marked > 0 && float64(marked) >= k.MaxMarked*float64(listed) {
-		return fmt.Errorf("%w: %d candidates of %d recognized listed objects (%.2f %%, at least %.2f %%) while the keep set holds about %d keys of this run or outside what it lists",
-			ErrImplausibleMark, marked, listed, pct(marked, listed), 100*k.MaxMarked, inputs)
+		return fmt.Errorf("%w: %d candidates of %d recognized objects listed older than the cutoff (%.2f %%, at least %.2f %%; %d young, %d in other repositories' folders) while the keep set holds about %d keys of this run or outside what it lists",
+			ErrImplausibleMark, marked, listed, pct(marked, listed), 100*k.MaxMarked, young, walled, inputs)
 	}
 	return nil
 }

@@ -330,7 +330,7 @@ func TestCanaryRefusesParentRootedBucket(t *testing.T) {
 	_, err := Mark(ctx, b, "run1", Inputs{Uncommitted: seqOf(keep), Committed: seqOf(nil), ExportStart: t0},
 		WithClock(fixedClock), WithTempDir(t.TempDir()))
 	require.ErrorIs(t, err, ErrImplausibleMark)
-	require.ErrorContains(t, err, "names 1200 keys this run could list, and the listing found 0")
+	require.ErrorContains(t, err, "names 1200 keys this run could list other than young objects, and the listing found 0")
 	requireFailedRun(t, b, "run1")
 	sum, err := ReadSummary(ctx, b, DefaultStoragePrefix, "run1")
 	require.NoError(t, err)
@@ -382,12 +382,12 @@ func TestCanaryRuleA(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("found=%d/%v", tc.found, tc.canary != nil), func(t *testing.T) {
 			keys := canaryKeys(100)
-			// found of the keep keys are listed (20 % of them young), the
-			// rest absent.
-			keep := slices.Concat(keys[:tc.found], absent[:2000-tc.found])
+			// found of the keep keys are listed old, the rest absent; ten
+			// more are listed young, and count in neither.
+			keep := slices.Concat(keys[:tc.found], keys[90:], absent[:2000-tc.found])
 			young := map[string]bool{}
-			for i := 0; i < tc.found; i += 5 {
-				young[keys[i]] = true
+			for _, k := range keys[90:] {
+				young[k] = true
 			}
 			b := newTestBucket(writeKeys(t, keys), &testDriver{modTime: func(k string) time.Time {
 				if young[k] {
@@ -400,12 +400,12 @@ func TestCanaryRuleA(t *testing.T) {
 				append([]Option{WithClock(fixedClock), WithTempDir(t.TempDir())}, tc.canary...)...)
 			if tc.fires {
 				require.ErrorIs(t, err, ErrImplausibleMark)
-				require.ErrorContains(t, err, fmt.Sprintf("names 2000 keys this run could list, and the listing found %d of them", tc.found))
+				require.ErrorContains(t, err, fmt.Sprintf("names 2000 keys this run could list other than young objects, and the listing found %d of them", tc.found))
 				requireFailedRun(t, b, "run1")
 				return
 			}
 			require.NoError(t, err)
-			require.Equal(t, int64(100-tc.found), sum.NumDeletedObjects)
+			require.Equal(t, int64(90-tc.found), sum.NumDeletedObjects)
 		})
 	}
 }
@@ -442,7 +442,7 @@ func TestCanaryRuleB(t *testing.T) {
 				append([]Option{WithClock(fixedClock), WithTempDir(t.TempDir())}, tc.canary...)...)
 			if tc.fires {
 				require.ErrorIs(t, err, ErrImplausibleMark)
-				require.ErrorContains(t, err, fmt.Sprintf("%d candidates of 1000 recognized listed objects", 1000-tc.kept))
+				require.ErrorContains(t, err, fmt.Sprintf("%d candidates of 1000 recognized objects listed older than the cutoff", 1000-tc.kept))
 				requireFailedRun(t, b, "run1")
 				return
 			}
