@@ -31,8 +31,8 @@
 //     not: its key has a shape lakeFS writes — "data/<slice>/<xid>", a
 //     linked object's "data/<slice>/<xid>,<signature>", a top-level name of
 //     32 lowercase hex digits (the flat layout before lakeFS v0.86),
-//     "data/<nanoid>" and "data/<staging token>/<nanoid>" (early linked
-//     uploads); see DefaultRecognizer — or lies under a prefix the operator
+//     "data/<staging token>/<nanoid>" (early linked uploads); see
+//     DefaultRecognizer — or lies under a prefix the operator
 //     included (WithInclude). A host whose pathprovider writes other shapes
 //     replaces the recognizer (WithRecognizer). An unrecognized object,
 //     young or old, is never a candidate and never joins the keep set or

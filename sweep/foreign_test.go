@@ -112,3 +112,16 @@ func TestNestedRepositoriesSurvive(t *testing.T) {
 	require.Equal(t, slices.Sorted(slices.Values(garbage)), cands)
 	requireExist(t, b, nested)
 }
+
+// TestNanoidLikeNamesUnderDataSurvive: a file directly under the data folder
+// whose name is 21 characters of letters, digits, '-' and '_' is another
+// writer's (lakeFS handed out linked addresses under a staging token's
+// folder only): it is never a candidate.
+func TestNanoidLikeNamesUnderDataSurvive(t *testing.T) {
+	slice := descendingName(t0.Add(-100 * time.Hour))
+	garbage := []string{"data/" + slice + "/" + objID(2)}
+	foreign := []string{"data/customer-exports-2024", "data/V1StGXR8_Z5jdHi6B-myT"}
+	b := oldBucket(t, slices.Concat(garbage, foreign))
+	require.Equal(t, garbage, markAndSweep(t, b, noInputs()))
+	requireExist(t, b, foreign)
+}

@@ -23,7 +23,7 @@ import (
 // dataPrefix ("" for DefaultDataPrefix) — "<data>/<slice>/<xid>", a linked
 // object's "<data>/<slice>/<xid>,<signature>", a top-level 32-digit
 // lowercase hex name (the flat layout before lakeFS v0.86), and the early
-// linked uploads "<data>/<nanoid>" and "<data>/<staging token>/<nanoid>".
+// linked uploads "<data>/<staging token>/<nanoid>".
 // A host whose writer uses other shapes can call it from its own
 // recognizer. The function allocates nothing and is safe for concurrent
 // use.

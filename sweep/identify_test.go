@@ -129,8 +129,10 @@ func newIDWorld(r *rand.Rand) *idWorld {
 			put("data/"+n[:20], false)
 		case 2:
 			put("data/repo1-main:"+strings.ToUpper(randUUID(r))+"/"+n, false)
+		case 3:
+			put("data/"+n, false) // lakeFS always put a token before it
 		default:
-			put("data/"+n, true)
+			put("data/"+token+"/"+n, true)
 		}
 	}
 	folders = append(folders, "data/"+token+"/")

@@ -18,11 +18,13 @@
 //   - Flat: "<32 lowercase hex digits>" at the top level of the namespace:
 //     hex(uuid) of every upload before PR #4530 (pkg/upload WriteBlob, the S3
 //     gateway's multipart uploads).
-//   - EarlyLinked: "<data>/<nanoid>" and "<data>/<token>/<nanoid>", the
-//     addresses lakeFS's get-physical-address handed out from PR #1670
-//     (March 2021) to PR #4530: a 21-character nanoid (alphabet
-//     A-Za-z0-9_-) under the branch's staging token, which was
-//     "<repository>-<branch>:<uuid>".
+//   - EarlyLinked: "<data>/<token>/<nanoid>", the addresses lakeFS's
+//     get-physical-address handed out from PR #1670 (March 2021) to PR
+//     #4530: a 21-character nanoid (alphabet A-Za-z0-9_-) under the
+//     branch's staging token, which was "<repository>-<branch>:<uuid>".
+//     lakeFS always had a token for a branch, so it never handed out
+//     "<data>/<nanoid>": a name of that shape directly under the data
+//     folder is another writer's.
 //
 // Anything else — another name at the top level or under the data folder,
 // an import source, another tenant's file, another repository's folder — is
@@ -110,9 +112,6 @@ func Recognize(key, data string) Shape {
 	rest = rest[1:]
 	first, second, nested := strings.Cut(rest, "/")
 	if !nested {
-		if isNanoID(first) {
-			return EarlyLinked
-		}
 		return Unrecognized
 	}
 	if strings.IndexByte(second, '/') >= 0 {
@@ -146,9 +145,9 @@ func InSlice(name string) Shape {
 }
 
 // Tail returns the recognized key at the end of path, a full address's path
-// or any '/'-separated name: "<data>/<slice>/<xid>[,<signature>]",
-// "<data>/<token>/<nanoid>" or "<data>/<nanoid>" where path ends with a '/'
-// (or starts) just before <data>, or a Flat last element. ok is false when
+// or any '/'-separated name: "<data>/<slice>/<xid>[,<signature>]" or
+// "<data>/<token>/<nanoid>" where path ends with a '/' (or starts) just
+// before <data>, or a Flat last element. ok is false when
 // no such suffix is recognized. A full address outside a namespace whose
 // tail is a key that the namespace's listing holds names that namespace's
 // object in another spelling (the xids and UUIDs in these shapes are unique).
@@ -171,12 +170,6 @@ func Tail(path, data string) (key string, ok bool) {
 	if i2 := strings.LastIndexByte(path[:i1], '/'); i2 >= 0 && underData(i2) {
 		k := path[i2-len(data):]
 		if s := Recognize(k, data); s == Slice || s == SignedSlice || s == EarlyLinked {
-			return k, true
-		}
-	}
-	if underData(i1) {
-		k := path[i1-len(data):]
-		if Recognize(k, data) == EarlyLinked {
 			return k, true
 		}
 	}
