@@ -125,3 +125,19 @@ func TestNanoidLikeNamesUnderDataSurvive(t *testing.T) {
 	require.Equal(t, garbage, markAndSweep(t, b, noInputs()))
 	requireExist(t, b, foreign)
 }
+
+// TestHexNamesNotUUIDsSurvive: lakeFS named its flat-layout objects hex of a
+// version-4 UUID (google/uuid's New); other 32-digit hex names at the top
+// level — MD5 digests of content-addressed files, hex of other UUIDs — are
+// another writer's, and never candidates.
+func TestHexNamesNotUUIDsSurvive(t *testing.T) {
+	garbage := []string{"5f0c3a1e9b7d4c2a8e6f1b3d5c7a9e0f", flatName(3)}
+	foreign := []string{
+		"d41d8cd98f00b204e9800998ecf8427e", // MD5 of nothing
+		"5f0c3a1e9b7d1c2a8e6f1b3d5c7a9e0f", // a version-1 UUID
+		"5f0c3a1e9b7d4c2a0e6f1b3d5c7a9e0f", // not RFC 4122's variant
+	}
+	b := oldBucket(t, slices.Concat(garbage, foreign))
+	require.Equal(t, slices.Sorted(slices.Values(garbage)), markAndSweep(t, b, noInputs()))
+	requireExist(t, b, foreign)
+}

@@ -39,9 +39,18 @@ func randFrom(r *rand.Rand, alphabet string, n int) string {
 	return string(b)
 }
 
+// randUUID is a random UUID (version 4) in its canonical form.
 func randUUID(r *rand.Rand) string {
-	h := randFrom(r, "0123456789abcdef", 32)
+	h := randHexUUID(r)
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// randHexUUID is hex of a random UUID (version 4), as lakeFS's flat layout
+// named objects.
+func randHexUUID(r *rand.Rand) string {
+	h := []byte(randFrom(r, "0123456789abcdef", 32))
+	h[12], h[16] = '4', "89ab"[r.IntN(4)]
+	return string(h)
 }
 
 func newIDWorld(r *rand.Rand) *idWorld {
@@ -101,14 +110,17 @@ func newIDWorld(r *rand.Rand) *idWorld {
 	}
 	// The old flat layout, and other tenants' files at the top level.
 	for range r.IntN(10) {
-		h := randFrom(r, "0123456789abcdef", 32)
-		switch r.IntN(5) {
+		h := randHexUUID(r)
+		switch r.IntN(6) {
 		case 0:
 			put(strings.ToUpper(h), h == strings.ToUpper(h))
 		case 1:
 			put(h[:31], false)
 		case 2:
 			put(h+"0", false)
+		case 3:
+			md5 := randFrom(r, "0123456789abcdef", 32) // an MD5 digest, or another UUID's hex
+			put(md5, md5[12] == '4' && strings.IndexByte("89ab", md5[16]) >= 0)
 		default:
 			put(h, true)
 		}

@@ -17,11 +17,15 @@
 //     2023): 43 characters of unpadded base64url after the ','.
 //   - Flat: "<32 lowercase hex digits>" at the top level of the namespace:
 //     hex(uuid) of every upload before PR #4530 (pkg/upload WriteBlob, the S3
-//     gateway's multipart uploads).
+//     gateway's multipart uploads). The UUIDs were google/uuid's New, random
+//     ones: version 4 (the 13th digit is '4') of RFC 4122's variant (the
+//     17th is one of 8, 9, a, b). Other hex names, such as MD5 digests, are
+//     another writer's.
 //   - EarlyLinked: "<data>/<token>/<nanoid>", the addresses lakeFS's
 //     get-physical-address handed out from PR #1670 (March 2021) to PR
 //     #4530: a 21-character nanoid (alphabet A-Za-z0-9_-) under the
-//     branch's staging token, which was "<repository>-<branch>:<uuid>".
+//     branch's staging token, which was "<repository>-<branch>:<uuid>"
+//     (a version 4 UUID in its canonical form).
 //     lakeFS always had a token for a branch, so it never handed out
 //     "<data>/<nanoid>": a name of that shape directly under the data
 //     folder is another writer's.
@@ -202,11 +206,14 @@ var xidChar = func() (t [256]bool) {
 	return t
 }()
 
-// isFlat reports whether s is 32 lowercase hex digits: hex(uuid).
+// isFlat reports whether s is hex(uuid) of a random UUID: 32 lowercase hex
+// digits, the version digit '4' and the variant digit one of 8, 9, a, b.
 func isFlat(s string) bool {
-	if len(s) != 32 {
-		return false
-	}
+	return len(s) == 32 && isHex(s) && isUUIDv4(s[12], s[16])
+}
+
+// isHex reports whether s is lowercase hex digits.
+func isHex(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
@@ -214,6 +221,12 @@ func isFlat(s string) bool {
 		}
 	}
 	return true
+}
+
+// isUUIDv4 reports whether the version and variant digits of a UUID are
+// those of a random one (RFC 4122 version 4).
+func isUUIDv4(version, variant byte) bool {
+	return version == '4' && (variant == '8' || variant == '9' || variant == 'a' || variant == 'b')
 }
 
 // isNanoID reports whether s is a default nanoid: 21 characters of
@@ -244,7 +257,7 @@ func isStagingToken(s string) bool {
 	if !ok || !strings.Contains(name, "-") || !isBase64URL(name) || len(name) < 3 {
 		return false
 	}
-	if len(id) != 36 {
+	if len(id) != 36 || !isUUIDv4(id[14], id[19]) {
 		return false
 	}
 	for i := 0; i < len(id); i++ {

@@ -26,6 +26,11 @@ var golden = []struct {
 	{"backup.tar", Unrecognized},
 	{"5F0C3A1E9B7D4C2A8E6F1B3D5C7A9E0F", Unrecognized}, // upper-case hex: not hex(uuid)
 	{"5f0c3a1e9b7d4c2a8e6f1b3d5c7a9e0", Unrecognized},  // 31 digits
+	{"d41d8cd98f00b204e9800998ecf8427e", Unrecognized}, // an MD5 digest
+	{"5f0c3a1e9b7d1c2a8e6f1b3d5c7a9e0f", Unrecognized}, // a version 1 UUID
+	{"5f0c3a1e9b7d4c2a0e6f1b3d5c7a9e0f", Unrecognized}, // another variant
+	{"5f0c3a1e9b7d4c2abe6f1b3d5c7a9e0f", Flat},
+	{"data/repo1-main:9b2c6f0e-3d4a-1b5c-8d7e-1f2a3b4c5d6e/V1StGXR8_Z5jdHi6B-myT", Unrecognized}, // a version 1 UUID
 	{"imports/5f0c3a1e9b7d4c2a8e6f1b3d5c7a9e0f", Unrecognized},
 	{"data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0/x", Unrecognized},
 	{"data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0,short", Unrecognized},
