@@ -141,3 +141,18 @@ func TestHexNamesNotUUIDsSurvive(t *testing.T) {
 	require.Equal(t, slices.Sorted(slices.Values(garbage)), markAndSweep(t, b, noInputs()))
 	requireExist(t, b, foreign)
 }
+
+// TestEarlyLinkedAfterCommitCollected: from January 2021 to July 2022 a
+// branch's staging token after a commit was "<repository>-<branch>-<uuid>"
+// (graveler's newStagingToken), and linked uploads of the time lie under it:
+// they are the repository's, and collected when unreferenced.
+func TestEarlyLinkedAfterCommitCollected(t *testing.T) {
+	garbage := []string{
+		"data/repo1-main-9b2c6f0e-3d4a-4b5c-8d7e-1f2a3b4c5d6e/V1StGXR8_Z5jdHi6B-myT",
+		"data/repo1-main:9b2c6f0e-3d4a-4b5c-8d7e-1f2a3b4c5d6e/V1StGXR8_Z5jdHi6B-myU",
+	}
+	foreign := []string{"data/repo1-main_9b2c6f0e-3d4a-4b5c-8d7e-1f2a3b4c5d6e/V1StGXR8_Z5jdHi6B-myT"}
+	b := oldBucket(t, slices.Concat(garbage, foreign))
+	require.Equal(t, slices.Sorted(slices.Values(garbage)), markAndSweep(t, b, noInputs()))
+	requireExist(t, b, foreign)
+}

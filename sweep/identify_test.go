@@ -131,7 +131,7 @@ func newIDWorld(r *rand.Rand) *idWorld {
 		}
 	}
 	// Early linked uploads, under the data folder and a staging token.
-	token := "repo1-main:" + randUUID(r)
+	token := "repo1-main" + pick(r, []string{":", "-"}) + randUUID(r)
 	for range r.IntN(8) {
 		n := randFrom(r, b64url, 21)
 		switch r.IntN(5) {

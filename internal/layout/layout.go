@@ -25,7 +25,9 @@
 //     get-physical-address handed out from PR #1670 (March 2021) to PR
 //     #4530: a 21-character nanoid (alphabet A-Za-z0-9_-) under the
 //     branch's staging token, which was "<repository>-<branch>:<uuid>"
-//     (a version 4 UUID in its canonical form).
+//     (a version 4 UUID in its canonical form) — and, from PR #1169
+//     (January 2021) to PR #3755 (July 2022), "<repository>-<branch>-<uuid>"
+//     once the branch had a commit (graveler's newStagingToken).
 //     lakeFS always had a token for a branch, so it never handed out
 //     "<data>/<nanoid>": a name of that shape directly under the data
 //     folder is another writer's.
@@ -250,11 +252,15 @@ func isBase64URL(s string) bool {
 }
 
 // isStagingToken reports whether s has the shape of an early graveler
-// staging token, "<repository>-<branch>:<uuid>": a name of A-Za-z0-9_-
-// holding a '-', a ':', and a canonical lowercase UUID.
+// staging token, "<repository>-<branch>:<uuid>" or, after a commit or a
+// reset before lakeFS PR #3755, "<repository>-<branch>-<uuid>": a name of
+// A-Za-z0-9_- holding a '-', the separator, and a canonical lowercase UUID.
 func isStagingToken(s string) bool {
-	name, id, ok := strings.Cut(s, ":")
-	if !ok || !strings.Contains(name, "-") || !isBase64URL(name) || len(name) < 3 {
+	if len(s) < 5+1+36 { // a repository ID has 3 characters or more, a branch ID one
+		return false
+	}
+	name, sep, id := s[:len(s)-37], s[len(s)-37], s[len(s)-36:]
+	if sep != ':' && sep != '-' || !strings.Contains(name, "-") || !isBase64URL(name) || len(name) < 5 {
 		return false
 	}
 	if len(id) != 36 || !isUUIDv4(id[14], id[19]) {

@@ -19,6 +19,11 @@ var golden = []struct {
 	{"data/gpqlf0evkf6qoaqfs800/cfcqrm596gcudfl6r4u0,AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8", SignedSlice},
 	{"5f0c3a1e9b7d4c2a8e6f1b3d5c7a9e0f", Flat},
 	{"data/repo1-main:9b2c6f0e-3d4a-4b5c-8d7e-1f2a3b4c5d6e/V1StGXR8_Z5jdHi6B-myT", EarlyLinked},
+	{"data/repo1-main-9b2c6f0e-3d4a-4b5c-8d7e-1f2a3b4c5d6e/V1StGXR8_Z5jdHi6B-myT", EarlyLinked},
+	{"data/a-b-9b2c6f0e-3d4a-4b5c-8d7e-1f2a3b4c5d6e/V1StGXR8_Z5jdHi6B-myT", Unrecognized}, // a repository ID has 3 characters or more, a branch ID one
+	{"data/repo1-main_9b2c6f0e-3d4a-4b5c-8d7e-1f2a3b4c5d6e/V1StGXR8_Z5jdHi6B-myT", Unrecognized},
+	{"data/repo1-main:9b2c6f0e-3d4a-4b5c-8d7e-1f2a3b4c5d6e:/V1StGXR8_Z5jdHi6B-myT", Unrecognized},
+	{"data/-9b2c6f0e-3d4a-4b5c-8d7e-1f2a3b4c5d6e/V1StGXR8_Z5jdHi6B-myT", Unrecognized},
 
 	{"", Unrecognized},
 	{"dummy", Unrecognized},
