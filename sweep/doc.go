@@ -269,11 +269,12 @@
 // lands in failed/ at once, throttling is retried. A key still failing after
 // its five attempts lands in failed/ too: a throttling storm longer than the
 // retries fails keys, never the sweep, and the next Sweep tries them again.
-// It refuses, and reports, any candidate outside what Mark scans or that
+// It refuses, and reports, any candidate outside what Mark scans, that
 // the recognizer does not accept (give Sweep the WithRecognizer and
-// WithInclude options Mark had), so a corrupt or foreign report, or one of
-// lakeFS's Spark client, cannot reach lakeFS's own files or what lakeFS did
-// not write. Sweeping twice is safe.
+// WithInclude options Mark had), or that lies in another repository's
+// folder (see Sweep), so a corrupt or foreign report, or one of lakeFS's
+// Spark client, cannot reach lakeFS's own files, what lakeFS did not write,
+// or a nested repository. Sweeping twice is safe.
 //
 // A mark and a sweep as a host runs them, with their output, are in the
 // repository's examples/gccycle (go run ./examples/gccycle -sweep).

@@ -479,3 +479,82 @@ func capList(list []string) []string {
 	}
 	return out
 }
+
+// Sweep and walls: a report Mark did not make may name keys in another
+// repository's folder.
+
+// maxProbed bounds the folders whose answer a wallProbe remembers.
+const maxProbed = 1 << 16
+
+// wallProbe tells Sweep whether a candidate lies in another repository's
+// folder, as Mark's walls would have said: its key holds a storage folder
+// below the data folder, or — when the recognizer is not the default one,
+// so that another repository's keys can be recognized (an include prefix, a
+// host's recognizer) — one of the folders from the data folder down to the
+// key's holds one. With the default recognizer no key of a repository nested
+// anywhere in the data folder has a recognized shape, and the folders are
+// not looked at: one request per slice. Not safe for concurrent use.
+type wallProbe struct {
+	bucket *blob.Bucket
+	walls  *wallSet
+	data   string // the data prefix, with '/'
+	look   bool   // look for markers in the candidates' folders
+	known  map[string]bool
+}
+
+func newWallProbe(bucket *blob.Bucket, cfg *config) *wallProbe {
+	return &wallProbe{bucket: bucket, walls: newWallSet(cfg), data: cfg.dataPrefix + "/",
+		look: cfg.recognize != nil || len(cfg.include) > 0, known: map[string]bool{}}
+}
+
+// reason returns why key is refused as another repository's, or "".
+func (w *wallProbe) reason(ctx context.Context, key string) string {
+	const walled = "in another repository's folder"
+	if _, ok := w.walls.of(key); ok {
+		return walled
+	}
+	if !w.look || !strings.HasPrefix(key, w.data) {
+		return ""
+	}
+	// Every folder from the data folder to the key's own, each ending in
+	// its '/'.
+	for end := len(w.data); end > 0; {
+		hit, err := w.folderWalled(ctx, key[:end])
+		if err != nil {
+			return "could not look for another repository's folder: " + err.Error()
+		}
+		if hit {
+			return walled
+		}
+		i := strings.IndexByte(key[end:], '/')
+		if i < 0 {
+			break
+		}
+		end += i + 1
+	}
+	return ""
+}
+
+// folderWalled reports whether folder (ending in '/') holds another
+// repository's storage folder.
+func (w *wallProbe) folderWalled(ctx context.Context, folder string) (bool, error) {
+	if hit, ok := w.known[folder]; ok {
+		return hit, nil
+	}
+	hit := false
+	for _, m := range w.walls.markers {
+		objs, _, err := w.bucket.ListPage(ctx, blob.FirstPageToken, 1, &blob.ListOptions{Prefix: folder + m[1:]})
+		if err != nil {
+			return false, err
+		}
+		if len(objs) > 0 {
+			hit = true
+			break
+		}
+	}
+	if len(w.known) >= maxProbed {
+		clear(w.known)
+	}
+	w.known[folder] = hit
+	return hit, nil
+}
