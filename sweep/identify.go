@@ -145,6 +145,13 @@ func (r recognizer) okBytes(key []byte) bool {
 // whatever the inputs say, so an active namespace that is not the inputs'
 // would otherwise look found (rule A) or not nearly all marked (rule B).
 //
+// Keys the keep set holds for addresses outside the namespace (the tails a
+// host keeps in case they name this namespace's objects in another
+// spelling) do count: the canary cannot tell them from the rest. A
+// repository nearly all of whose inputs are imports from another lakeFS
+// repository's namespace, or from objects named by hex UUIDs, trips rule A:
+// its operator lowers MinFound for it.
+//
 // A zero field takes its default: MinKeep DefaultCanaryMinKeep, MinFound
 // DefaultCanaryMinFound, MaxMarked DefaultCanaryMaxMarked. MaxMarked 1 (or
 // more) turns rule B off; a tiny MinFound leaves rule A only for a listing
@@ -276,7 +283,7 @@ func (c *canaryCount) check(k Canary, young, kept, walled, marked int64) error {
 	// found that was not.)
 	judged := max(c.inScope-young, 0)
 	if judged >= k.MinKeep && float64(c.matched) < k.MinFound*float64(judged) {
-		return fmt.Errorf("%w: the keep set names %d keys this run could list other than young objects, and the listing found %d of them (%.2f %%, below %.2f %%): is the bucket rooted at the namespace, and are the inputs this namespace's?",
+		return fmt.Errorf("%w: the keep set names %d keys this run could list other than young objects, and the listing found %d of them (%.2f %%, below %.2f %%): is the bucket rooted at the namespace, and are the inputs this namespace's? (imports from another lakeFS namespace count as not found: see Canary)",
 			ErrImplausibleMark, judged, c.matched, pct(c.matched, judged), 100*k.MinFound)
 	}
 	// Young and walled objects are neither kept by the inputs nor marked:
