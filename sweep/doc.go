@@ -31,8 +31,8 @@
 //     not: its key has a shape lakeFS writes — "data/<slice>/<xid>", a
 //     linked object's "data/<slice>/<xid>,<signature>", a top-level name of
 //     32 lowercase hex digits (the flat layout before lakeFS v0.86),
-//     "data/<nanoid>" and "data/<staging token>/<nanoid>" (early linked
-//     uploads); see DefaultRecognizer — or lies under a prefix the operator
+//     "data/<staging token>/<nanoid>" (early linked uploads); see
+//     DefaultRecognizer — or lies under a prefix the operator
 //     included (WithInclude). A host whose pathprovider writes other shapes
 //     replaces the recognizer (WithRecognizer). An unrecognized object,
 //     young or old, is never a candidate and never joins the keep set or
@@ -53,9 +53,11 @@
 //     ErrImplausibleMark, with the figures, when they do not: when the keep
 //     set names many keys this run could list but the listing found almost
 //     none of them (a bucket rooted at another folder, inputs spelled
-//     another way), or when the candidates are nearly everything listed
-//     while the keep set is large. The thresholds are Canary's, overridable
-//     with WithCanary.
+//     another way), or when the candidates are nearly every old object
+//     listed while the keep set is large. Young listed objects count in
+//     neither test: they would make a busy namespace that is not the
+//     inputs' look plausible. The thresholds are Canary's, overridable with
+//     WithCanary.
 //
 // So a mark never names an object lakeFS did not write in one of those
 // shapes (unless included), nor anything inside another repository's
@@ -279,11 +281,12 @@
 // lands in failed/ at once, throttling is retried. A key still failing after
 // its five attempts lands in failed/ too: a throttling storm longer than the
 // retries fails keys, never the sweep, and the next Sweep tries them again.
-// It refuses, and reports, any candidate outside what Mark scans or that
+// It refuses, and reports, any candidate outside what Mark scans, that
 // the recognizer does not accept (give Sweep the WithRecognizer and
-// WithInclude options Mark had), so a corrupt or foreign report, or one of
-// lakeFS's Spark client, cannot reach lakeFS's own files or what lakeFS did
-// not write. Sweeping twice is safe.
+// WithInclude options Mark had), or that lies in another repository's
+// folder (see Sweep), so a corrupt or foreign report, or one of lakeFS's
+// Spark client, cannot reach lakeFS's own files, what lakeFS did not write,
+// or a nested repository. Sweeping twice is safe.
 //
 // A mark and a sweep as a host runs them, with their output, are in the
 // repository's examples/gccycle (go run ./examples/gccycle -sweep).

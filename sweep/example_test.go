@@ -33,7 +33,7 @@ func Example() {
 	// flat layout; beside them, files lakeFS never wrote.
 	slice := "data/" + sliceName(time.Now()) + "/"
 	live, garbage := slice+objName(1), slice+objName(2)
-	legacy := "0123456789abcdef0123456789abcdef"
+	legacy := "0123456789ab4def8123456789abcdef" // hex of a version 4 UUID
 	label := map[string]string{garbage: "data/<slice>/<garbage>", legacy: legacy}
 	for _, k := range []string{live, garbage, legacy, "README.txt", "data/imports/table.parquet", "_lakefs/config"} {
 		if err := bucket.WriteAll(ctx, k, []byte("x"), nil); err != nil {
@@ -67,7 +67,7 @@ func Example() {
 	// Output:
 	// marked: 2
 	// unrecognized, kept: [README.txt data/imports/table.parquet]
-	// candidate: 0123456789abcdef0123456789abcdef
+	// candidate: 0123456789ab4def8123456789abcdef
 	// candidate: data/<slice>/<garbage>
 	// deleted: 2
 }
@@ -168,7 +168,7 @@ func ExampleWithShard() {
 	start := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
 	short := map[string]string{} // a slice's name → a short one for the output
 	liveName, garbageName := objName(1), objName(2)
-	legacy := "0123456789abcdef0123456789abcdef" // the old flat layout
+	legacy := "0123456789ab4def8123456789abcdef" // the old flat layout: hex of a version 4 UUID
 	short[liveName], short[garbageName], short[legacy] = "live", "garbage", "legacy-garbage"
 	var live, all []string
 	for i := range byte(3) {

@@ -112,3 +112,47 @@ func TestNestedRepositoriesSurvive(t *testing.T) {
 	require.Equal(t, slices.Sorted(slices.Values(garbage)), cands)
 	requireExist(t, b, nested)
 }
+
+// TestNanoidLikeNamesUnderDataSurvive: a file directly under the data folder
+// whose name is 21 characters of letters, digits, '-' and '_' is another
+// writer's (lakeFS handed out linked addresses under a staging token's
+// folder only): it is never a candidate.
+func TestNanoidLikeNamesUnderDataSurvive(t *testing.T) {
+	slice := descendingName(t0.Add(-100 * time.Hour))
+	garbage := []string{"data/" + slice + "/" + objID(2)}
+	foreign := []string{"data/customer-exports-2024", "data/V1StGXR8_Z5jdHi6B-myT"}
+	b := oldBucket(t, slices.Concat(garbage, foreign))
+	require.Equal(t, garbage, markAndSweep(t, b, noInputs()))
+	requireExist(t, b, foreign)
+}
+
+// TestHexNamesNotUUIDsSurvive: lakeFS named its flat-layout objects hex of a
+// version-4 UUID (google/uuid's New); other 32-digit hex names at the top
+// level — MD5 digests of content-addressed files, hex of other UUIDs — are
+// another writer's, and never candidates.
+func TestHexNamesNotUUIDsSurvive(t *testing.T) {
+	garbage := []string{"5f0c3a1e9b7d4c2a8e6f1b3d5c7a9e0f", flatName(3)}
+	foreign := []string{
+		"d41d8cd98f00b204e9800998ecf8427e", // MD5 of nothing
+		"5f0c3a1e9b7d1c2a8e6f1b3d5c7a9e0f", // a version-1 UUID
+		"5f0c3a1e9b7d4c2a0e6f1b3d5c7a9e0f", // not RFC 4122's variant
+	}
+	b := oldBucket(t, slices.Concat(garbage, foreign))
+	require.Equal(t, slices.Sorted(slices.Values(garbage)), markAndSweep(t, b, noInputs()))
+	requireExist(t, b, foreign)
+}
+
+// TestEarlyLinkedAfterCommitCollected: from January 2021 to July 2022 a
+// branch's staging token after a commit was "<repository>-<branch>-<uuid>"
+// (graveler's newStagingToken), and linked uploads of the time lie under it:
+// they are the repository's, and collected when unreferenced.
+func TestEarlyLinkedAfterCommitCollected(t *testing.T) {
+	garbage := []string{
+		"data/repo1-main-9b2c6f0e-3d4a-4b5c-8d7e-1f2a3b4c5d6e/V1StGXR8_Z5jdHi6B-myT",
+		"data/repo1-main:9b2c6f0e-3d4a-4b5c-8d7e-1f2a3b4c5d6e/V1StGXR8_Z5jdHi6B-myU",
+	}
+	foreign := []string{"data/repo1-main_9b2c6f0e-3d4a-4b5c-8d7e-1f2a3b4c5d6e/V1StGXR8_Z5jdHi6B-myT"}
+	b := oldBucket(t, slices.Concat(garbage, foreign))
+	require.Equal(t, slices.Sorted(slices.Values(garbage)), markAndSweep(t, b, noInputs()))
+	requireExist(t, b, foreign)
+}

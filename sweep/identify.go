@@ -23,7 +23,7 @@ import (
 // dataPrefix ("" for DefaultDataPrefix) — "<data>/<slice>/<xid>", a linked
 // object's "<data>/<slice>/<xid>,<signature>", a top-level 32-digit
 // lowercase hex name (the flat layout before lakeFS v0.86), and the early
-// linked uploads "<data>/<nanoid>" and "<data>/<staging token>/<nanoid>".
+// linked uploads "<data>/<staging token>/<nanoid>".
 // A host whose writer uses other shapes can call it from its own
 // recognizer. The function allocates nothing and is safe for concurrent
 // use.
@@ -121,31 +121,44 @@ func (r recognizer) okBytes(key []byte) bool {
 
 // Canary is the plausibility check Mark makes before it writes its
 // candidates (WithCanary). Mark fails with ErrImplausibleMark, leaving no
-// candidates, when the keep set holds at least MinKeep keys and either
+// candidates, when either
 //
 //   - rule A: of the distinct keep keys that this run could have listed
 //     (recognized keys at the top level or under the data folder, outside
 //     the slices started at or after the cutoff, and in this shard's
-//     slices), the listing found fewer than MinFound (a fraction) — found
-//     means listed and older than the cutoff, or listed young: the keep set
-//     and the namespace do not match (a bucket rooted at another folder,
-//     inputs of another repository or spelled another way); or
+//     slices) and that are not young listed objects, at least MinKeep, the
+//     listing found fewer than MinFound (a fraction) older than the cutoff:
+//     the keep set and the namespace do not match (a bucket rooted at
+//     another folder, inputs of another repository or spelled another
+//     way); or
 //   - rule B: the candidates are at least MaxMarked (a fraction) of the
-//     recognized objects listed, while the keep set holds at least MinKeep
-//     keys that this run could have found or that no run lists (outside the
-//     top level and the data folder: a keep set spelled with another
-//     prefix), less the young listed keys that join it. The unrecognized
+//     objects judged against the keep set (the recognized objects listed
+//     older than the cutoff, outside walls), while the keep set holds at
+//     least MinKeep keys, other than young listed ones, that this run could
+//     have found or that no run lists (outside the top level and the data
+//     folder: a keep set spelled with another prefix). The unrecognized
 //     keys of the top level and the data folder (import sources there) and
 //     the keys of other shards' slices and of slices newer than the cutoff
 //     do not count.
+//
+// Young listed objects count in neither rule: they join the keep set
+// whatever the inputs say, so an active namespace that is not the inputs'
+// would otherwise look found (rule A) or not nearly all marked (rule B).
+//
+// Keys the keep set holds for addresses outside the namespace (the tails a
+// host keeps in case they name this namespace's objects in another
+// spelling) do count: the canary cannot tell them from the rest. A
+// repository nearly all of whose inputs are imports from another lakeFS
+// repository's namespace, or from objects named by hex UUIDs, trips rule A:
+// its operator lowers MinFound for it.
 //
 // A zero field takes its default: MinKeep DefaultCanaryMinKeep, MinFound
 // DefaultCanaryMinFound, MaxMarked DefaultCanaryMaxMarked. MaxMarked 1 (or
 // more) turns rule B off; a tiny MinFound leaves rule A only for a listing
 // that found none of the keep set; Off turns the canary off. A repository
-// that really lost 99 % of its objects to garbage at once (a dropped table)
-// can trip rule B: its operator raises MaxMarked, or turns the canary off,
-// for that run.
+// that really lost 99 % of its old objects to garbage at once (a dropped
+// table, a first run after heavy compaction) can trip rule B: its operator
+// raises MaxMarked, or turns the canary off, for that run.
 type Canary struct {
 	MinKeep   int64   // the least keep set either rule judges
 	MinFound  float64 // rule A: the least fraction of the keep set in scope the listing must find
@@ -258,20 +271,27 @@ func (c *canaryCount) keepKey(k []byte) {
 
 // check returns ErrImplausibleMark when the mark is implausible; young is
 // the number of young listed objects, kept, walled and marked the judged
-// ones.
+// ones. Every young listed key joins the keep stream and is counted in
+// inScope, and none is matched: they are taken out of both rules.
 func (c *canaryCount) check(k Canary, young, kept, walled, marked int64) error {
 	if k.Off {
 		return nil
 	}
-	found := c.matched + young
-	if c.inScope >= k.MinKeep && float64(found) < k.MinFound*float64(c.inScope) {
-		return fmt.Errorf("%w: the keep set names %d keys this run could list, and the listing found %d of them (%.2f %%, below %.2f %%): is the bucket rooted at the namespace, and are the inputs this namespace's?",
-			ErrImplausibleMark, c.inScope, found, pct(found, c.inScope), 100*k.MinFound)
+	// The keep keys in scope that are not young listed objects; the listing
+	// found matched of them, older than the cutoff. (A store that lists a
+	// key twice counts it twice in young: judged errs low, and no key is
+	// found that was not.)
+	judged := max(c.inScope-young, 0)
+	if judged >= k.MinKeep && float64(c.matched) < k.MinFound*float64(judged) {
+		return fmt.Errorf("%w: the keep set names %d keys this run could list other than young objects, and the listing found %d of them (%.2f %%, below %.2f %%): is the bucket rooted at the namespace, and are the inputs this namespace's? (imports from another lakeFS namespace count as not found: see Canary)",
+			ErrImplausibleMark, judged, c.matched, pct(c.matched, judged), 100*k.MinFound)
 	}
-	listed := young + kept + walled + marked
+	// Young and walled objects are neither kept by the inputs nor marked:
+	// the ratio is over the objects the keep set judged.
+	listed := kept + marked
 	if inputs := c.inScope + c.outside - young; inputs >= k.MinKeep && k.MaxMarked < 1 && marked > 0 && float64(marked) >= k.MaxMarked*float64(listed) {
-		return fmt.Errorf("%w: %d candidates of %d recognized listed objects (%.2f %%, at least %.2f %%) while the keep set holds about %d keys of this run or outside what it lists",
-			ErrImplausibleMark, marked, listed, pct(marked, listed), 100*k.MaxMarked, inputs)
+		return fmt.Errorf("%w: %d candidates of %d recognized objects listed older than the cutoff (%.2f %%, at least %.2f %%; %d young, %d in other repositories' folders) while the keep set holds about %d keys of this run or outside what it lists",
+			ErrImplausibleMark, marked, listed, pct(marked, listed), 100*k.MaxMarked, young, walled, inputs)
 	}
 	return nil
 }
@@ -465,4 +485,83 @@ func capList(list []string) []string {
 		}
 	}
 	return out
+}
+
+// Sweep and walls: a report Mark did not make may name keys in another
+// repository's folder.
+
+// maxProbed bounds the folders whose answer a wallProbe remembers.
+const maxProbed = 1 << 16
+
+// wallProbe tells Sweep whether a candidate lies in another repository's
+// folder, as Mark's walls would have said: its key holds a storage folder
+// below the data folder, or — when the recognizer is not the default one,
+// so that another repository's keys can be recognized (an include prefix, a
+// host's recognizer) — one of the folders from the data folder down to the
+// key's holds one. With the default recognizer no key of a repository nested
+// anywhere in the data folder has a recognized shape, and the folders are
+// not looked at: one request per slice. Not safe for concurrent use.
+type wallProbe struct {
+	bucket *blob.Bucket
+	walls  *wallSet
+	data   string // the data prefix, with '/'
+	look   bool   // look for markers in the candidates' folders
+	known  map[string]bool
+}
+
+func newWallProbe(bucket *blob.Bucket, cfg *config) *wallProbe {
+	return &wallProbe{bucket: bucket, walls: newWallSet(cfg), data: cfg.dataPrefix + "/",
+		look: cfg.recognize != nil || len(cfg.include) > 0, known: map[string]bool{}}
+}
+
+// reason returns why key is refused as another repository's, or "".
+func (w *wallProbe) reason(ctx context.Context, key string) string {
+	const walled = "in another repository's folder"
+	if _, ok := w.walls.of(key); ok {
+		return walled
+	}
+	if !w.look || !strings.HasPrefix(key, w.data) {
+		return ""
+	}
+	// Every folder from the data folder to the key's own, each ending in
+	// its '/'.
+	for end := len(w.data); end > 0; {
+		hit, err := w.folderWalled(ctx, key[:end])
+		if err != nil {
+			return "could not look for another repository's folder: " + err.Error()
+		}
+		if hit {
+			return walled
+		}
+		i := strings.IndexByte(key[end:], '/')
+		if i < 0 {
+			break
+		}
+		end += i + 1
+	}
+	return ""
+}
+
+// folderWalled reports whether folder (ending in '/') holds another
+// repository's storage folder.
+func (w *wallProbe) folderWalled(ctx context.Context, folder string) (bool, error) {
+	if hit, ok := w.known[folder]; ok {
+		return hit, nil
+	}
+	hit := false
+	for _, m := range w.walls.markers {
+		objs, _, err := w.bucket.ListPage(ctx, blob.FirstPageToken, 1, &blob.ListOptions{Prefix: folder + m[1:]})
+		if err != nil {
+			return false, err
+		}
+		if len(objs) > 0 {
+			hit = true
+			break
+		}
+	}
+	if len(w.known) >= maxProbed {
+		clear(w.known)
+	}
+	w.known[folder] = hit
+	return hit, nil
 }

@@ -39,9 +39,18 @@ func randFrom(r *rand.Rand, alphabet string, n int) string {
 	return string(b)
 }
 
+// randUUID is a random UUID (version 4) in its canonical form.
 func randUUID(r *rand.Rand) string {
-	h := randFrom(r, "0123456789abcdef", 32)
+	h := randHexUUID(r)
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// randHexUUID is hex of a random UUID (version 4), as lakeFS's flat layout
+// named objects.
+func randHexUUID(r *rand.Rand) string {
+	h := []byte(randFrom(r, "0123456789abcdef", 32))
+	h[12], h[16] = '4', "89ab"[r.IntN(4)]
+	return string(h)
 }
 
 func newIDWorld(r *rand.Rand) *idWorld {
@@ -101,14 +110,17 @@ func newIDWorld(r *rand.Rand) *idWorld {
 	}
 	// The old flat layout, and other tenants' files at the top level.
 	for range r.IntN(10) {
-		h := randFrom(r, "0123456789abcdef", 32)
-		switch r.IntN(5) {
+		h := randHexUUID(r)
+		switch r.IntN(6) {
 		case 0:
 			put(strings.ToUpper(h), h == strings.ToUpper(h))
 		case 1:
 			put(h[:31], false)
 		case 2:
 			put(h+"0", false)
+		case 3:
+			md5 := randFrom(r, "0123456789abcdef", 32) // an MD5 digest, or another UUID's hex
+			put(md5, md5[12] == '4' && strings.IndexByte("89ab", md5[16]) >= 0)
 		default:
 			put(h, true)
 		}
@@ -119,7 +131,7 @@ func newIDWorld(r *rand.Rand) *idWorld {
 		}
 	}
 	// Early linked uploads, under the data folder and a staging token.
-	token := "repo1-main:" + randUUID(r)
+	token := "repo1-main" + pick(r, []string{":", "-"}) + randUUID(r)
 	for range r.IntN(8) {
 		n := randFrom(r, b64url, 21)
 		switch r.IntN(5) {
@@ -129,8 +141,10 @@ func newIDWorld(r *rand.Rand) *idWorld {
 			put("data/"+n[:20], false)
 		case 2:
 			put("data/repo1-main:"+strings.ToUpper(randUUID(r))+"/"+n, false)
+		case 3:
+			put("data/"+n, false) // lakeFS always put a token before it
 		default:
-			put("data/"+n, true)
+			put("data/"+token+"/"+n, true)
 		}
 	}
 	folders = append(folders, "data/"+token+"/")
@@ -330,7 +344,7 @@ func TestCanaryRefusesParentRootedBucket(t *testing.T) {
 	_, err := Mark(ctx, b, "run1", Inputs{Uncommitted: seqOf(keep), Committed: seqOf(nil), ExportStart: t0},
 		WithClock(fixedClock), WithTempDir(t.TempDir()))
 	require.ErrorIs(t, err, ErrImplausibleMark)
-	require.ErrorContains(t, err, "names 1200 keys this run could list, and the listing found 0")
+	require.ErrorContains(t, err, "names 1200 keys this run could list other than young objects, and the listing found 0")
 	requireFailedRun(t, b, "run1")
 	sum, err := ReadSummary(ctx, b, DefaultStoragePrefix, "run1")
 	require.NoError(t, err)
@@ -382,12 +396,12 @@ func TestCanaryRuleA(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("found=%d/%v", tc.found, tc.canary != nil), func(t *testing.T) {
 			keys := canaryKeys(100)
-			// found of the keep keys are listed (20 % of them young), the
-			// rest absent.
-			keep := slices.Concat(keys[:tc.found], absent[:2000-tc.found])
+			// found of the keep keys are listed old, the rest absent; ten
+			// more are listed young, and count in neither.
+			keep := slices.Concat(keys[:tc.found], keys[90:], absent[:2000-tc.found])
 			young := map[string]bool{}
-			for i := 0; i < tc.found; i += 5 {
-				young[keys[i]] = true
+			for _, k := range keys[90:] {
+				young[k] = true
 			}
 			b := newTestBucket(writeKeys(t, keys), &testDriver{modTime: func(k string) time.Time {
 				if young[k] {
@@ -400,12 +414,12 @@ func TestCanaryRuleA(t *testing.T) {
 				append([]Option{WithClock(fixedClock), WithTempDir(t.TempDir())}, tc.canary...)...)
 			if tc.fires {
 				require.ErrorIs(t, err, ErrImplausibleMark)
-				require.ErrorContains(t, err, fmt.Sprintf("names 2000 keys this run could list, and the listing found %d of them", tc.found))
+				require.ErrorContains(t, err, fmt.Sprintf("names 2000 keys this run could list other than young objects, and the listing found %d of them", tc.found))
 				requireFailedRun(t, b, "run1")
 				return
 			}
 			require.NoError(t, err)
-			require.Equal(t, int64(100-tc.found), sum.NumDeletedObjects)
+			require.Equal(t, int64(90-tc.found), sum.NumDeletedObjects)
 		})
 	}
 }
@@ -442,7 +456,7 @@ func TestCanaryRuleB(t *testing.T) {
 				append([]Option{WithClock(fixedClock), WithTempDir(t.TempDir())}, tc.canary...)...)
 			if tc.fires {
 				require.ErrorIs(t, err, ErrImplausibleMark)
-				require.ErrorContains(t, err, fmt.Sprintf("%d candidates of 1000 recognized listed objects", 1000-tc.kept))
+				require.ErrorContains(t, err, fmt.Sprintf("%d candidates of 1000 recognized objects listed older than the cutoff", 1000-tc.kept))
 				requireFailedRun(t, b, "run1")
 				return
 			}

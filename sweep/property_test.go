@@ -51,14 +51,16 @@ func objID(i int) string {
 	return id.String()
 }
 
-// earlyName is the i-th of a series of early linked upload names (21
-// characters of a nanoid's alphabet): "data/<earlyName>" is of lakeFS's
-// shape.
-func earlyName(i int) string { return fmt.Sprintf("L%020d", i) }
+// earlyName is the i-th of a series of early linked upload names, a nanoid
+// (21 characters of its alphabet) under a staging token's folder:
+// "data/<earlyName>" is of lakeFS's shape.
+func earlyName(i int) string {
+	return fmt.Sprintf("repo1-main:9b2c6f0e-3d4a-4b5c-8d7e-1f2a3b4c5d6e/L%020d", i)
+}
 
-// flatName is the i-th of a series of names of the old flat layout (32
-// lowercase hex digits): a top-level key of lakeFS's shape.
-func flatName(i int) string { return fmt.Sprintf("%032x", i) }
+// flatName is the i-th of a series of names of the old flat layout (hex of
+// a version 4 UUID), ascending with i: a top-level key of lakeFS's shape.
+func flatName(i int) string { return fmt.Sprintf("0000000000004000a%015x", i) }
 
 // anyKey is a recognizer that accepts every key: the tests of the listing
 // and the join over arbitrary keys use it, as Mark did before it marked

@@ -358,6 +358,12 @@ func (l *lister) listTop(ctx context.Context) error {
 			}
 			return l.addLoose(o)
 		}
+		// Another repository's storage folder right under the data folder
+		// walls all of it: every shard says so, not only the one that
+		// lists the folder.
+		if wall, ok := l.walls.of(o.Key); ok {
+			l.walls.add(wall, o.Key)
+		}
 		// The name may be empty ("data//", from a stray "data//x"): a
 		// folder that is not a slice, listed in full as any other.
 		name := o.Key[len(data) : len(o.Key)-1]

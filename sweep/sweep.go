@@ -92,10 +92,13 @@ func transient(err error) bool {
 
 // Sweep deletes the candidates of a successful mark run, written by Mark or
 // by lakeFS's Spark client. A run without a summary gives ErrNoRun, a failed
-// one ErrRunFailed. A candidate outside what Mark scans (see Mark), or whose
+// one ErrRunFailed. A candidate outside what Mark scans (see Mark), whose
 // key the recognizer does not accept (WithRecognizer, WithInclude: give
-// Sweep the options Mark had), is refused: never deleted, counted and
-// listed in failed/ with the reason. The
+// Sweep the options Mark had), or that lies in another repository's folder
+// (a key holding "<storage prefix>/" below the data folder; with an include
+// prefix or a host's recognizer, also a key in a folder that holds one,
+// looked for with one listing request per folder), is refused: never
+// deleted, counted and listed in failed/ with the reason. The
 // scope uses the summary's cutoff_time; a summary without one makes every
 // candidate inside a slice refused.
 // The others are deleted in batches through the BatchDeleter, as many at
@@ -130,6 +133,7 @@ func Sweep(ctx context.Context, bucket *blob.Bucket, runID string, opts ...Optio
 		bucket:  bucket,
 		cfg:     cfg,
 		scope:   scope{dataPrefix: cfg.dataPrefix + "/", cutoff: sum.CutoffTime, rec: cfg.recognizer()},
+		walls:   newWallProbe(bucket, cfg),
 		cnt:     &counters{progress: cfg.progress},
 		deleter: cfg.deleter,
 		batch:   maxBatch,
@@ -151,6 +155,7 @@ type sweeper struct {
 	bucket  *blob.Bucket
 	cfg     *config
 	scope   scope
+	walls   *wallProbe
 	cnt     *counters
 	deleter BatchDeleter
 	batch   int
@@ -253,7 +258,11 @@ func (s *sweeper) deleteAll(ctx context.Context, runID string) error {
 			fail(err)
 			break
 		}
-		if why := s.scope.reason(key); why != "" {
+		why := s.scope.reason(key)
+		if why == "" {
+			why = s.walls.reason(ctx, key)
+		}
+		if why != "" {
 			if err := s.record(key, "refused: "+why, func(p *Progress) { p.Refused++ }); err != nil {
 				fail(err)
 				break

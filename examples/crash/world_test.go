@@ -94,7 +94,7 @@ func newWorld(ctx context.Context, dir string, seed uint64, orphans int) (*world
 		w.Created[addr] = at
 		return os.Chtimes(filepath.Join(bucketDir(dir), filepath.FromSlash(addr)), at, at)
 	}
-	if err := put(fmt.Sprintf("%032x", 0xf1a7+seed), at); err != nil { // the old flat layout: hex(uuid)
+	if err := put(fmt.Sprintf("000000000000400080%014x", 0xf1a7+seed), at); err != nil { // the old flat layout: hex of a version 4 UUID
 		return nil, err
 	}
 	branches := slices.Sorted(maps.Keys(w.Staged))

@@ -57,7 +57,7 @@ func fillNamespace(t *testing.T, bucket *blob.Bucket, rng *rand.Rand, objects in
 		put(paths.NewPath(), true)
 	}
 	for i := range 5 {
-		put(fmt.Sprintf("%032x", 0x1e9a+i), true) // the old flat layout: hex(uuid)
+		put(fmt.Sprintf("000000000000400080%014x", 0x1e9a+i), true) // the old flat layout: hex of a version 4 UUID
 	}
 	put("dummy", false)
 	put("_lakefs/retention/gc/rules/config.json", false)

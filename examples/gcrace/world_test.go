@@ -216,7 +216,7 @@ func newWorld(ctx context.Context, seed uint64) (*world, error) {
 	w.commits[root.id] = root
 	old := simStart.AddDate(0, 0, -40)
 	for i, p := range paths[:3] {
-		key := fmt.Sprintf("%032x", 0x1e9a+i) // hex(uuid), as the flat layout named objects
+		key := fmt.Sprintf("000000000000400080%014x", 0x1e9a+i) // hex of a version 4 UUID, as the flat layout named objects
 		w.sim.put(key, old)
 		w.objects[key] = &object{uploaded: old}
 		root.tree[p] = entry{addr: key, staged: old}

@@ -17,12 +17,20 @@
 //     2023): 43 characters of unpadded base64url after the ','.
 //   - Flat: "<32 lowercase hex digits>" at the top level of the namespace:
 //     hex(uuid) of every upload before PR #4530 (pkg/upload WriteBlob, the S3
-//     gateway's multipart uploads).
-//   - EarlyLinked: "<data>/<nanoid>" and "<data>/<token>/<nanoid>", the
-//     addresses lakeFS's get-physical-address handed out from PR #1670
-//     (March 2021) to PR #4530: a 21-character nanoid (alphabet
-//     A-Za-z0-9_-) under the branch's staging token, which was
-//     "<repository>-<branch>:<uuid>".
+//     gateway's multipart uploads). The UUIDs were google/uuid's New, random
+//     ones: version 4 (the 13th digit is '4') of RFC 4122's variant (the
+//     17th is one of 8, 9, a, b). Other hex names, such as MD5 digests, are
+//     another writer's.
+//   - EarlyLinked: "<data>/<token>/<nanoid>", the addresses lakeFS's
+//     get-physical-address handed out from PR #1670 (March 2021) to PR
+//     #4530: a 21-character nanoid (alphabet A-Za-z0-9_-) under the
+//     branch's staging token, which was "<repository>-<branch>:<uuid>"
+//     (a version 4 UUID in its canonical form) — and, from PR #1169
+//     (January 2021) to PR #3755 (July 2022), "<repository>-<branch>-<uuid>"
+//     once the branch had a commit (graveler's newStagingToken).
+//     lakeFS always had a token for a branch, so it never handed out
+//     "<data>/<nanoid>": a name of that shape directly under the data
+//     folder is another writer's.
 //
 // Anything else — another name at the top level or under the data folder,
 // an import source, another tenant's file, another repository's folder — is
@@ -111,9 +119,6 @@ func Recognize(key, data string) Shape {
 	rest = rest[1:]
 	first, second, nested := strings.Cut(rest, "/")
 	if !nested {
-		if isNanoID(first) {
-			return EarlyLinked
-		}
 		return Unrecognized
 	}
 	if strings.IndexByte(second, '/') >= 0 {
@@ -147,9 +152,9 @@ func InSlice(name string) Shape {
 }
 
 // Tail returns the recognized key at the end of path, a full address's path
-// or any '/'-separated name: "<data>/<slice>/<xid>[,<signature>]",
-// "<data>/<token>/<nanoid>" or "<data>/<nanoid>" where path ends with a '/'
-// (or starts) just before <data>, or a Flat last element. ok is false when
+// or any '/'-separated name: "<data>/<slice>/<xid>[,<signature>]" or
+// "<data>/<token>/<nanoid>" where path ends with a '/' (or starts) just
+// before <data>, or a Flat last element. ok is false when
 // no such suffix is recognized. A full address outside a namespace whose
 // tail is a key that the namespace's listing holds names that namespace's
 // object in another spelling (the xids and UUIDs in these shapes are unique).
@@ -172,12 +177,6 @@ func Tail(path, data string) (key string, ok bool) {
 	if i2 := strings.LastIndexByte(path[:i1], '/'); i2 >= 0 && underData(i2) {
 		k := path[i2-len(data):]
 		if s := Recognize(k, data); s == Slice || s == SignedSlice || s == EarlyLinked {
-			return k, true
-		}
-	}
-	if underData(i1) {
-		k := path[i1-len(data):]
-		if Recognize(k, data) == EarlyLinked {
 			return k, true
 		}
 	}
@@ -210,11 +209,14 @@ var xidChar = func() (t [256]bool) {
 	return t
 }()
 
-// isFlat reports whether s is 32 lowercase hex digits: hex(uuid).
+// isFlat reports whether s is hex(uuid) of a random UUID: 32 lowercase hex
+// digits, the version digit '4' and the variant digit one of 8, 9, a, b.
 func isFlat(s string) bool {
-	if len(s) != 32 {
-		return false
-	}
+	return len(s) == 32 && isHex(s) && isUUIDv4(s[12], s[16])
+}
+
+// isHex reports whether s is lowercase hex digits.
+func isHex(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
@@ -222,6 +224,12 @@ func isFlat(s string) bool {
 		}
 	}
 	return true
+}
+
+// isUUIDv4 reports whether the version and variant digits of a UUID are
+// those of a random one (RFC 4122 version 4).
+func isUUIDv4(version, variant byte) bool {
+	return version == '4' && (variant == '8' || variant == '9' || variant == 'a' || variant == 'b')
 }
 
 // isNanoID reports whether s is a default nanoid: 21 characters of
@@ -245,14 +253,18 @@ func isBase64URL(s string) bool {
 }
 
 // isStagingToken reports whether s has the shape of an early graveler
-// staging token, "<repository>-<branch>:<uuid>": a name of A-Za-z0-9_-
-// holding a '-', a ':', and a canonical lowercase UUID.
+// staging token, "<repository>-<branch>:<uuid>" or, after a commit or a
+// reset before lakeFS PR #3755, "<repository>-<branch>-<uuid>": a name of
+// A-Za-z0-9_- holding a '-', the separator, and a canonical lowercase UUID.
 func isStagingToken(s string) bool {
-	name, id, ok := strings.Cut(s, ":")
-	if !ok || !strings.Contains(name, "-") || !isBase64URL(name) || len(name) < 3 {
+	if len(s) < 5+1+36 { // a repository ID has 3 characters or more, a branch ID one
 		return false
 	}
-	if len(id) != 36 {
+	name, sep, id := s[:len(s)-37], s[len(s)-37], s[len(s)-36:]
+	if sep != ':' && sep != '-' || !strings.Contains(name, "-") || !isBase64URL(name) || len(name) < 5 {
+		return false
+	}
+	if len(id) != 36 || !isUUIDv4(id[14], id[19]) {
 		return false
 	}
 	for i := 0; i < len(id); i++ {

@@ -18,8 +18,12 @@ var golden = []struct {
 	{"data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0", Slice},
 	{"data/gpqlf0evkf6qoaqfs800/cfcqrm596gcudfl6r4u0,AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8", SignedSlice},
 	{"5f0c3a1e9b7d4c2a8e6f1b3d5c7a9e0f", Flat},
-	{"data/V1StGXR8_Z5jdHi6B-myT", EarlyLinked},
 	{"data/repo1-main:9b2c6f0e-3d4a-4b5c-8d7e-1f2a3b4c5d6e/V1StGXR8_Z5jdHi6B-myT", EarlyLinked},
+	{"data/repo1-main-9b2c6f0e-3d4a-4b5c-8d7e-1f2a3b4c5d6e/V1StGXR8_Z5jdHi6B-myT", EarlyLinked},
+	{"data/a-b-9b2c6f0e-3d4a-4b5c-8d7e-1f2a3b4c5d6e/V1StGXR8_Z5jdHi6B-myT", Unrecognized}, // a repository ID has 3 characters or more, a branch ID one
+	{"data/repo1-main_9b2c6f0e-3d4a-4b5c-8d7e-1f2a3b4c5d6e/V1StGXR8_Z5jdHi6B-myT", Unrecognized},
+	{"data/repo1-main:9b2c6f0e-3d4a-4b5c-8d7e-1f2a3b4c5d6e:/V1StGXR8_Z5jdHi6B-myT", Unrecognized},
+	{"data/-9b2c6f0e-3d4a-4b5c-8d7e-1f2a3b4c5d6e/V1StGXR8_Z5jdHi6B-myT", Unrecognized},
 
 	{"", Unrecognized},
 	{"dummy", Unrecognized},
@@ -27,13 +31,20 @@ var golden = []struct {
 	{"backup.tar", Unrecognized},
 	{"5F0C3A1E9B7D4C2A8E6F1B3D5C7A9E0F", Unrecognized}, // upper-case hex: not hex(uuid)
 	{"5f0c3a1e9b7d4c2a8e6f1b3d5c7a9e0", Unrecognized},  // 31 digits
+	{"d41d8cd98f00b204e9800998ecf8427e", Unrecognized}, // an MD5 digest
+	{"5f0c3a1e9b7d1c2a8e6f1b3d5c7a9e0f", Unrecognized}, // a version 1 UUID
+	{"5f0c3a1e9b7d4c2a0e6f1b3d5c7a9e0f", Unrecognized}, // another variant
+	{"5f0c3a1e9b7d4c2abe6f1b3d5c7a9e0f", Flat},
+	{"data/repo1-main:9b2c6f0e-3d4a-1b5c-8d7e-1f2a3b4c5d6e/V1StGXR8_Z5jdHi6B-myT", Unrecognized}, // a version 1 UUID
 	{"imports/5f0c3a1e9b7d4c2a8e6f1b3d5c7a9e0f", Unrecognized},
 	{"data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0/x", Unrecognized},
 	{"data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0,short", Unrecognized},
 	{"data/h6ce3g624eave3ils1cg/report.csv", Unrecognized},
 	{"data/h6ce3g624eave3ils1cg/_lakefs/dummy", Unrecognized},
 	{"data/inner/_lakefs/dummy", Unrecognized},
-	{"data/h6ce3g624eave3ils1cg", Unrecognized}, // 20 characters, not 21
+	{"data/h6ce3g624eave3ils1cg", Unrecognized},
+	{"data/V1StGXR8_Z5jdHi6B-myT", Unrecognized}, // a nanoid, but lakeFS always put a token before it
+	{"data/customer-exports-2024", Unrecognized},
 	{"data/year=2024/part-0.parquet", Unrecognized},
 	{"data//c2r2is7s9gbrjaemnik0", Unrecognized},
 	{"data/repo1-main:9b2c6f0e-3d4a-4b5c-8d7e-1f2a3b4c5d6e/short", Unrecognized},
@@ -69,7 +80,7 @@ func TestTail(t *testing.T) {
 		{"file:///srv/lake/repo1/data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0", "data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0"},
 		{"data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0", "data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0"},
 		{"s3://b/r/data/repo1-main:9b2c6f0e-3d4a-4b5c-8d7e-1f2a3b4c5d6e/V1StGXR8_Z5jdHi6B-myT", "data/repo1-main:9b2c6f0e-3d4a-4b5c-8d7e-1f2a3b4c5d6e/V1StGXR8_Z5jdHi6B-myT"},
-		{"s3://b/r/data/V1StGXR8_Z5jdHi6B-myT", "data/V1StGXR8_Z5jdHi6B-myT"},
+		{"s3://b/r/data/V1StGXR8_Z5jdHi6B-myT", ""},
 		{"gs://b/r/5f0c3a1e9b7d4c2a8e6f1b3d5c7a9e0f", "5f0c3a1e9b7d4c2a8e6f1b3d5c7a9e0f"},
 		{"s3://b/r/mydata/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0", ""},
 		{"s3://b/imports/2024/part-0.parquet", ""},

@@ -1,0 +1,59 @@
+package sweep
+
+import (
+	"testing"
+	"time"
+)
+
+// TestIdentifyAllocatesNothing: what the listing and the join do per key —
+// recognize it, find its wall, count it for the canary — allocates nothing
+// once a folder's first key is seen. (A slice's name is decoded once per
+// folder of keep keys.)
+func TestIdentifyAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	cfg := newConfig([]Option{WithInclude("data/imports/")})
+	rec := cfg.recognizer()
+	slice := descendingName(t0.Add(-100 * time.Hour))
+	keys := []string{"data/" + slice + "/" + objID(1), "data/" + slice + "/" + objID(2) + "," + sig43, flatName(1),
+		"data/" + earlyName(1), "data/imports/x", "README.txt", "data/a/b/c/d"}
+	if n := testing.AllocsPerRun(100, func() {
+		for i, k := range keys {
+			rec.ok(k)
+			if i < 2 {
+				rec.okInSlice(k, len("data/")+len(slice)+1)
+			}
+		}
+	}); n != 0 {
+		t.Errorf("recognizer: %v allocations", n)
+	}
+	walls := newWallSet(cfg)
+	if n := testing.AllocsPerRun(100, func() {
+		for _, k := range keys {
+			walls.of(k)
+		}
+	}); n != 0 {
+		t.Errorf("walls: %v allocations", n)
+	}
+	c := wallCursor{walls: []string{"data/a/", "data/inner/"}, i: -1}
+	bkeys := [][]byte{[]byte("data/" + slice + "/" + objID(1)), []byte("data/a/b"), []byte("data/b"), []byte("data/inner/x")}
+	if n := testing.AllocsPerRun(1, func() {
+		c.i = -1
+		for _, k := range bkeys {
+			c.walled(k)
+		}
+	}); n != 0 {
+		t.Errorf("wall cursor: %v allocations", n)
+	}
+	can := newCanaryCount(cfg, t0)
+	inSlice := [][]byte{[]byte("data/" + slice + "/" + objID(1)), []byte("data/" + slice + "/" + objID(2))}
+	can.keepKey(inSlice[0])
+	if n := testing.AllocsPerRun(100, func() {
+		for _, k := range inSlice {
+			can.keepKey(k)
+		}
+	}); n != 0 {
+		t.Errorf("canary: %v allocations", n)
+	}
+}
