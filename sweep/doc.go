@@ -63,10 +63,10 @@
 // shapes (unless included), nor anything inside another repository's
 // folder. What it leaves is the operator's to judge from unrecognized/.
 // What shapes cannot tell apart, they cannot: a foreign file that happens
-// to be named like lakeFS's keys (32 hex digits at the top level, or
-// data/<xid>/<xid>) and that no input references is taken for the
-// repository's own, so a namespace must not be shared with another writer
-// of those names.
+// to be named like lakeFS's keys (hex of a version 4 UUID at the top
+// level, or data/<xid>/<xid>) and that no input references is taken for
+// the repository's own, so a namespace must not be shared with another
+// writer of those names.
 //
 // The cutoff is min(Inputs.ExportStart, Mark's start) − MinAge − ClockSkew.
 // It is anchored at the uncommitted export, not at Mark: an address handed
