@@ -41,7 +41,7 @@ func Example() {
 	}
 
 	// link: the same repository, branch and path, once.
-	address, err := signer.VerifyOnce(ctx, once, "repo1", "main", "tables/t/part-0.parquet", signed)
+	link, err := signer.VerifyOnce(ctx, once, "repo1", "main", "tables/t/part-0.parquet", signed)
 	fmt.Println("linked:", err == nil)
 	_, err = signer.VerifyOnce(ctx, once, "repo1", "main", "tables/t/part-0.parquet", signed)
 	fmt.Println("linked twice:", errors.Is(err, linkaddr.ErrInvalid))
@@ -49,7 +49,7 @@ func Example() {
 	fmt.Println("linked on another branch:", errors.Is(err, linkaddr.ErrInvalid))
 
 	// A GC skips slices newer than the link TTL: the address tells its age.
-	a, err := pathprovider.Parse(address)
+	a, err := pathprovider.Parse(link.Address)
 	fmt.Println("prefix:", a.Prefix, err)
 	// Output:
 	// linked: true

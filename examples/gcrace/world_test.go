@@ -421,7 +421,7 @@ func (w *world) opLink() {
 	if w.rng.IntN(2) == 0 {
 		now := w.clock.Now()
 		for _, c := range cands {
-			if now.Sub(c.resolved) < linkTTL {
+			if now.Sub(c.resolved) < linkTTL-linkaddr.StagingMargin {
 				pd = c
 				break
 			}
