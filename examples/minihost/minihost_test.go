@@ -109,7 +109,9 @@ func TestCommitsConformance(t *testing.T) {
 		s := newStore()
 		add := func(_ context.Context, f retentiontest.Fixture) error {
 			for _, c := range f.Commits {
-				s.commits[c.ID] = c
+				if _, ok := s.commits[c.ID]; !ok { // commits are immutable
+					s.commits[c.ID] = c
+				}
 			}
 			for _, b := range f.Branches {
 				s.heads[b.ID], s.staged[b.ID] = b.Head, map[string]uncommitted.Entry{}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -91,6 +92,7 @@ func TestSuiteCatchesBrokenSources(t *testing.T) {
 		{getIgnoresContext, []string{"CancelledContext"}},
 		{swallowsErrors, []string{"ErrorsPassedThrough"}},
 		{quietFailureMidway, []string{"ErrorsPassedThrough"}},
+		{commitRewritten, []string{"CommitsImmutable"}},
 	}
 	targeted := map[string]bool{}
 	for _, tt := range tests {
@@ -133,13 +135,14 @@ const (
 	getIgnoresContext
 	swallowsErrors
 	quietFailureMidway
+	commitRewritten
 )
 
 func (b bug) String() string {
 	return [...]string{"none", "hiddenOmitted", "headsLastPageLost", "listLastPageLost", "parentsSorted",
 		"versionDropped", "secondParentDropped", "dateToDay", "metarangeDropped", "getMissingZero",
 		"getFromSnapshot", "headsFromSnapshot", "continueAfterBreak", "quietOnCancel", "contextAtStartOnly",
-		"getIgnoresContext", "swallowsErrors", "quietFailureMidway"}[b]
+		"getIgnoresContext", "swallowsErrors", "quietFailureMidway", "commitRewritten"}[b]
 }
 
 // fake is a commit store in memory whose adapter has at most one bug.
@@ -192,6 +195,11 @@ func newFake(f Fixture, b bug) Harness {
 func (s *fake) add(_ context.Context, f Fixture) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for _, c := range f.Commits {
+		if old, ok := s.data.commits[c.ID]; ok && s.bug != commitRewritten && !reflect.DeepEqual(old, c) {
+			return fmt.Errorf("fake: commit %s exists with other content", c.ID)
+		}
+	}
 	s.data.add(f)
 	return nil
 }
