@@ -100,7 +100,15 @@ func TestStagingConformance(t *testing.T) {
 			delete(s.staged, id)
 			return nil
 		}
-		return uncommittedtest.Harness{Source: s, DeleteBranch: deleteBranch}
+		stage := func(_ context.Context, b string, e uncommitted.Entry) error {
+			s.staged[b][e.Key] = e
+			return nil
+		}
+		unstage := func(_ context.Context, b, path string) error {
+			delete(s.staged[b], path)
+			return nil
+		}
+		return uncommittedtest.Harness{Source: s, DeleteBranch: deleteBranch, Stage: stage, Unstage: unstage}
 	})
 }
 
