@@ -125,6 +125,8 @@ func (m *model) live(now time.Time, unchecked bool) map[string]string {
 // staging write will stay.
 func (l *link) willStage(unchecked bool) bool {
 	deadline := l.made.Add(ttl)
+	// A write that starts by the deadline may land after it (it takes up
+	// to 30 seconds), and be undone: the oracle counts it live until then.
 	return !l.verifyAt.After(deadline.Add(-linkaddr.StagingMargin)) && (unchecked || !l.stageAt.After(deadline))
 }
 

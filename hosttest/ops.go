@@ -226,8 +226,10 @@ func (r *run) stage(l *link) error {
 		return nil
 	}
 	wrote := false
+	took := time.Duration(r.rng.Int64N(int64(30 * time.Second))) // the write lands at its end
 	write := func(ctx context.Context) error {
 		wrote = true
+		r.now = r.now.Add(took)
 		if err := r.store.Stage(ctx, l.branch, l.path, l.address); err != nil {
 			return err
 		}
@@ -248,7 +250,7 @@ func (r *run) stage(l *link) error {
 			return fmt.Errorf("stage: %w", err)
 		}
 	} else if err := r.signer.Stage(r.ctx, l.verified, write, undo); err != nil {
-		if !errors.Is(err, linkaddr.ErrExpired) || l.willStage(false) {
+		if !errors.Is(err, linkaddr.ErrExpired) || !r.now.After(l.verified.Deadline) {
 			return fmt.Errorf("stage: %w", err)
 		}
 		r.res.Refused++
