@@ -54,8 +54,8 @@
 // every commit it is given: the oracle's model does.
 //
 // The harness's own tests prove that a store that drops or skips what it
-// should keep is caught. examples/minihost runs it in CI for a few hundred
-// cycles; BENCHMARKS.md has the figures of a long run, which its test in
+// should keep is caught. examples/minihost runs it in CI for 150 cycles
+// (about 60 simulated hours, a few seconds); BENCHMARKS.md has the figures of a long run, which its test in
 // this package runs when LAKEGC_HOSTTEST_CYCLES is set:
 //
 //	LAKEGC_HOSTTEST_CYCLES=3000 go test -run TestLongRun -timeout 1h ./hosttest/

@@ -59,8 +59,10 @@ type Options struct {
 	// (default 20 minutes).
 	CycleEvery time.Duration
 	// MaxStagingDelay is the longest time between a link's VerifyOnce and
-	// its staging write (default 20 minutes: longer than linkaddr.StagingMargin,
-	// so Stage has late writes to undo).
+	// the start of its staging write, which then takes up to 30 seconds
+	// (default 20 minutes: longer than linkaddr.StagingMargin, so Stage
+	// has late writes to refuse and undo). Half the links stage within 10
+	// seconds.
 	MaxStagingDelay time.Duration
 	// UncheckedStaging stages links without linkaddr.Signer.Stage, so a
 	// write past the link's deadline stays.
@@ -81,7 +83,7 @@ type Result struct {
 	Ops          int   // writer operations
 	Links        int   // links staged
 	Refused      int   // links refused: VerifyOnce too late, or Stage past the deadline
-	LateUndone   int   // of those, staging writes Stage undid
+	LateUndone   int   // of those, staging writes that landed late and Stage undid
 	Deleted      int64 // objects the sweeps deleted
 	SimulatedFor time.Duration
 }
