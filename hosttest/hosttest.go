@@ -75,6 +75,9 @@ type Options struct {
 	Dir string
 	// Logf, if set, receives every event of the history.
 	Logf func(format string, args ...any)
+	// Progress, if set, is called after every cycle with the counts so
+	// far.
+	Progress func(Result)
 }
 
 // Result counts what a run did.
@@ -215,6 +218,10 @@ func (r *run) run() error {
 			return err
 		}
 		r.res.Cycles++
+		if r.opts.Progress != nil {
+			r.res.SimulatedFor = r.now.Sub(start)
+			r.opts.Progress(r.res)
+		}
 		if err := r.ctx.Err(); err != nil {
 			return err
 		}

@@ -52,6 +52,11 @@ func TestLongRun(t *testing.T) {
 		start := time.Now()
 		res, err := hosttest.Run(context.Background(), newMemStore(""), hosttest.Options{
 			Seed: 7, Cycles: n, UncheckedStaging: unchecked, Optimized: true, MaxDuration: time.Hour, Dir: t.TempDir(),
+			Progress: func(r hosttest.Result) {
+				if r.Cycles%250 == 0 {
+					t.Logf("%v after %v", &r, time.Since(start).Round(time.Second))
+				}
+			},
 		})
 		if err != nil {
 			t.Fatal(err)
