@@ -32,7 +32,7 @@
 // Each cycle interval holds Options.Ops writer operations at random times:
 // direct puts (the host writes the object and stages it at once), linked
 // puts (an address handed out and signed, the client's upload some minutes
-// to hours later, VerifyOnce later still — a third of them just before the
+// to hours later or never, VerifyOnce later still — a third of them just before the
 // TTL less linkaddr.StagingMargin runs out, some too late — and the staging
 // write up to Options.MaxStagingDelay after the verification), unstages,
 // commits, and branches created from another branch's HEAD and deleted.
