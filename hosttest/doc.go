@@ -35,9 +35,11 @@
 // to hours later or never, VerifyOnce later still — a third of them just before the
 // TTL less linkaddr.StagingMargin runs out, some too late — and the staging
 // write up to Options.MaxStagingDelay after the verification), unstages,
-// commits, and branches created from another branch's HEAD and deleted.
-// While a cycle's export runs, the clock moves a few minutes between its
-// calls, and due writes and a few new ones land then.
+// commits, and branches created from another branch's HEAD and deleted;
+// one branch, "ingest", is written rarely and never committed, so its
+// entries stay staged for days. After the first call of a cycle's export,
+// the clock moves a few minutes, and due writes and a few new ones land
+// while the rest of the export runs.
 //
 // Staging goes through linkaddr's Signer.Stage, which undoes a write past
 // the link's deadline, as the README shows. Options.UncheckedStaging stages

@@ -31,7 +31,7 @@ func TestRun(t *testing.T) {
 // The harness finds the loss of a store that skips or drops what it must
 // keep.
 func TestRunCatchesBrokenStores(t *testing.T) {
-	for _, bug := range []string{"sourceSkipsLast", "commitDropsAPath"} {
+	for _, bug := range []string{"hidesIngest", "sourceSkipsLast", "commitDropsAPath"} {
 		res, err := hosttest.Run(context.Background(), newMemStore(bug), hosttest.Options{Seed: 1, Cycles: 200, Dir: t.TempDir()})
 		if !errors.Is(err, hosttest.ErrLoss) {
 			t.Errorf("store with bug %s: %v after %v; want ErrLoss", bug, err, res)

@@ -37,6 +37,9 @@ func (r *run) handle(e event) error {
 func (r *run) op() error {
 	ids := r.m.branchIDs()
 	branch := ids[r.rng.IntN(len(ids))]
+	if branch == ingest && r.rng.IntN(10) != 0 {
+		branch = "main"
+	}
 	b := r.m.branches[branch]
 	path := fmt.Sprintf("tables/t/part-%02d", r.rng.IntN(numPath))
 	switch n := r.rng.IntN(100); {
@@ -56,7 +59,7 @@ func (r *run) op() error {
 		delete(b.staged, path)
 		r.logf("unstage %s:%s", branch, path)
 	case n < 85:
-		if len(b.staged) == 0 {
+		if len(b.staged) == 0 || branch == ingest {
 			return r.directPut(branch, path)
 		}
 		id, err := r.store.Commit(r.ctx, branch, r.now)
@@ -68,7 +71,7 @@ func (r *run) op() error {
 		}
 		r.logf("commit %s on %s", id, branch)
 	case n < 94:
-		if len(ids) >= maxBr {
+		if len(ids) >= maxBr+1 {
 			return r.linkedPut(branch, path)
 		}
 		r.nextBr++
@@ -79,7 +82,7 @@ func (r *run) op() error {
 		r.m.createBranch(id, branch)
 		r.logf("branch %s from %s", id, branch)
 	default:
-		if branch == "main" {
+		if branch == "main" || branch == ingest {
 			return r.directPut(branch, path)
 		}
 		if err := r.store.DeleteBranch(r.ctx, branch); err != nil {
