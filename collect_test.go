@@ -38,7 +38,7 @@ func TestCollectDryRunMarksExactlyTheGarbage(t *testing.T) {
 		t.Errorf("report folder %q, want %q", rep.Mark.Report, want)
 	}
 	// The cutoff is anchored at the export's start.
-	if want := gcTime.Add(-24*time.Hour - sweep.DefaultClockSkew); !rep.Mark.Summary.CutoffTime.Equal(want) {
+	if want := gcTime.Add(-24*time.Hour - sweep.DefaultClockSkew - sweep.StagingMargin); !rep.Mark.Summary.CutoffTime.Equal(want) {
 		t.Errorf("cutoff %v, want %v", rep.Mark.Summary.CutoffTime, want)
 	}
 	// The host was asked for exactly the active commits: c2 and c3.
@@ -219,7 +219,7 @@ func TestCollectMinAgeFollowsLinkTTL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := gcTime.Add(-72*time.Hour - sweep.DefaultClockSkew); !rep.Mark.Summary.CutoffTime.Equal(want) {
+	if want := gcTime.Add(-72*time.Hour - sweep.DefaultClockSkew - sweep.StagingMargin); !rep.Mark.Summary.CutoffTime.Equal(want) {
 		t.Errorf("cutoff %v, want %v", rep.Mark.Summary.CutoffTime, want)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lakegc/lakegc/internal/nsaddr"
 	"github.com/lakegc/lakegc/linkaddr"
+	"github.com/lakegc/lakegc/pathprovider"
 	"github.com/lakegc/lakegc/sweep"
 	"github.com/lakegc/lakegc/uncommitted"
 )
@@ -25,6 +26,9 @@ const (
 	// DefaultLinkTTL is how long a signed upload address lives, as
 	// linkaddr's default.
 	DefaultLinkTTL = linkaddr.DefaultTTL
+	// DefaultSliceInterval is how long the host's pathprovider uses a
+	// slice, as pathprovider's default.
+	DefaultSliceInterval = pathprovider.DefaultInterval
 	// DefaultMinAge is the minimum age of a candidate when the link TTL is
 	// not longer.
 	DefaultMinAge = sweep.DefaultMinAge
@@ -78,6 +82,18 @@ type Config struct {
 	// until it is linked, and only its age protects it, so LinkTTL is the
 	// floor of MinAge.
 	LinkTTL time.Duration
+	// Signer is the host's linkaddr.Signer, if Collect may see it: its TTL
+	// is then the LinkTTL, and a LinkTTL that differs is refused.
+	Signer *linkaddr.Signer
+	// SliceInterval is how long the host's pathprovider uses a slice
+	// before it starts the next (pathprovider.WithInterval; default
+	// DefaultSliceInterval). It must be below MinAge: a new address then
+	// lands in a slice younger than every cutoff, which the mark does not
+	// list, so an object whose modification time is not yet right (a
+	// fileblob file before the host sets its time, a copy that kept its
+	// source's time) is kept by its slice. It also sets the default of
+	// SliceMargin.
+	SliceInterval time.Duration
 	// MinAge is how much older than the start of the export an object must
 	// be to be marked (default the longer of DefaultMinAge and LinkTTL). An
 	// object's age is the modification time the bucket's listing reports;
@@ -154,7 +170,7 @@ type Config struct {
 	CleanEvery int
 	// SliceMargin is how long a slice of the host's pathprovider can keep
 	// receiving objects: its interval plus LinkTTL plus clock skew (default
-	// sweep.DefaultSliceInterval + LinkTTL + sweep.DefaultClockSkew).
+	// SliceInterval + LinkTTL + sweep.DefaultClockSkew).
 	SliceMargin time.Duration
 
 	// ResumeExport is the ID of an export that Collect started and that was
@@ -194,8 +210,17 @@ func (c Config) withDefaults() settings {
 	if s.DataPrefix == "" {
 		s.DataPrefix = DefaultDataPrefix
 	}
+	if s.LinkTTL == 0 && s.Signer != nil {
+		s.LinkTTL = s.Signer.TTL()
+	}
 	if s.LinkTTL == 0 {
 		s.LinkTTL = DefaultLinkTTL
+	}
+	if s.SliceInterval == 0 {
+		s.SliceInterval = DefaultSliceInterval
+	}
+	if s.SliceMargin == 0 && s.SliceInterval > 0 {
+		s.SliceMargin = s.SliceInterval + s.LinkTTL + sweep.DefaultClockSkew
 	}
 	s.minAge = s.MinAge
 	if s.minAge == 0 {
@@ -237,6 +262,12 @@ func (c Config) validated() (settings, error) {
 		return invalid("negative MinAge %v", s.MinAge)
 	case s.minAge < s.LinkTTL:
 		return invalid("MinAge %v below LinkTTL %v: an object uploaded to a signed address could be deleted before it is linked", s.minAge, s.LinkTTL)
+	case s.Signer != nil && s.Signer.TTL() != s.LinkTTL:
+		return invalid("LinkTTL %v differs from the Signer's TTL %v: the minimum age must cover the TTL links are verified with", s.LinkTTL, s.Signer.TTL())
+	case s.SliceInterval < 0:
+		return invalid("negative SliceInterval %v", s.SliceInterval)
+	case s.SliceInterval >= s.minAge:
+		return invalid("SliceInterval %v not below MinAge %v: new addresses would land in slices the mark lists, kept by their modification times alone", s.SliceInterval, s.minAge)
 	case s.ExportFileSize < 0:
 		return invalid("negative ExportFileSize %d", s.ExportFileSize)
 	case s.MemoryBudget < minMemoryBudget:

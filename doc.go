@@ -32,8 +32,74 @@
 //   - copy records are read after every branch was scanned, so a rename (copy,
 //     then delete of the source) that races the scan is caught by the record;
 //   - the sweep's cutoff is anchored at the start of the uncommitted export,
-//     minus at least the link TTL, so an object uploaded to a signed address
-//     just before the export and linked just after it is protected by its age.
+//     minus at least the link TTL, the clock skew and the staging margin, so
+//     an object uploaded to a signed address just before the export and
+//     linked just after it is protected by its age (see "The host contract").
+//
+// # The host contract
+//
+// Collect is safe only for a host that keeps its side of the model. Each
+// guarantee below names the loss it prevents, and either what checks it or
+// why only the host can:
+//
+//  1. A link's staging write lands by the deadline linkaddr's Verify returns
+//     (the end of the TTL, at least linkaddr.StagingMargin after the
+//     verification). Otherwise a cycle whose export starts between the
+//     verification and the write sees the link nowhere, and deletes the
+//     object by its age. Signer.Stage refuses and undoes a late write; the
+//     sweep's cutoff also keeps sweep.StagingMargin (the same constant) on
+//     top of the clock skew, so a host that verifies with the whole TTL, as
+//     lakeFS does, may stage up to the margin late. Tests: linkaddr's
+//     TestStage and TestStagingMarginReduced, this package's
+//     TestStagingMarginLakeFSLink and TestStagingMarginStage, and the
+//     hosttest harness with slow staging.
+//  2. An object's modification time is never earlier than the time its
+//     address was handed out: no backdated times, no copy that keeps its
+//     source's time, no time a client supplies; and the path provider, the
+//     signer and Config.Clock read one clock. Otherwise an object in flight
+//     looks older than the cutoff and is deleted. The host's alone: a time
+//     the store reports cannot be told from a true one. Config.SliceInterval
+//     below MinAge (which Collect checks) narrows it: a new address lands in
+//     a slice younger than every cutoff, which the mark does not list.
+//  3. Every route from an upload into a staging area — signed links,
+//     imports, copies by address, multipart uploads completed later — is
+//     bound by the link TTL as guarantee 1 is. Otherwise an object staged
+//     by a route without the bound can be older than the cutoff while in no
+//     input. The host's alone: Collect sees staging areas, not how entries
+//     got there (Signer.Stage serves any route that has a linkaddr.Link).
+//  4. A Source never skips an entry that stays staged while its branch is
+//     scanned, whatever is staged or unstaged around it meanwhile.
+//     Otherwise the export misses a staged object. uncommitted/sourcetest
+//     checks it (StableEntriesUnderWrites, given Harness.Stage and
+//     Unstage), as it checks order, resumption and errors.
+//  5. Commits are immutable and their IDs never reused; their dates come
+//     from the same clock. Otherwise the GC keeps the objects of one version
+//     of a commit and deletes those of the other, or expires a commit by a
+//     wrong date. retention/sourcetest checks immutability
+//     (CommitsImmutable); the clock is the host's.
+//  6. The client uploads to exactly the key the host stages: lakeFS stages
+//     the signed address the client uploaded to, signature included, and
+//     the namespace holds the object under that key. Otherwise the staged
+//     key points at nothing and the uploaded object is garbage. The host's
+//     alone: Collect compares keys, not intentions.
+//  7. Retention reaches forward only. A commit expired by the rules of one
+//     cycle may have lost objects to its sweep; a branch created later from
+//     that commit, or a rule made longer, cannot bring them back. Collect
+//     guarantees the objects of the commits the rules keep at each cycle, of
+//     every staged entry, and of every object younger than the cutoff; a
+//     host must not branch from, or revert to, a commit older than the
+//     retention of every branch it was on (the HEADs and the commits inside
+//     their retention are safe).
+//  8. A bucket that dates a new object by its own clock — fileblob until the
+//     host sets the time, a store whose clock drifts — is safe only while
+//     new addresses land in slices younger than the cutoff. Collect refuses
+//     a Config.SliceInterval at or above the minimum age, and a
+//     Config.LinkTTL that differs from Config.Signer's TTL: both are part
+//     of the cutoff's argument. Test: TestCollectRefusesContractBreaks.
+//
+// Package hosttest races a host's store against Collect with writers on one
+// simulated clock and checks every live object after every cycle: a host
+// proves guarantees 1, 4 and 5, and its own adapters, with one call.
 //
 // # One GC cycle
 //
@@ -56,9 +122,9 @@
 //
 // One [Config] holds the settings the packages would otherwise each take: the
 // bucket and its namespace URI, one storage prefix, one link TTL (the floor of
-// the minimum age; the host's linkaddr.Signer must use the same), one clock.
-// Zero values are the defaults, and invalid values are errors wrapping
-// [ErrInvalidConfig] before any I/O.
+// the minimum age; the host's linkaddr.Signer must use the same, which
+// Config.Signer checks), one clock. Zero values are the defaults, and invalid
+// values are errors wrapping [ErrInvalidConfig] before any I/O.
 //
 // Without Config.Sweep a cycle is a dry run: the report says how many objects
 // a sweep deletes and where the mark lists them. Config.ResumeMark then sweeps
@@ -115,7 +181,7 @@
 //
 // The conformance suites uncommitted/sourcetest and retention/sourcetest prove
 // a host's adapters with one call each, as copytrack/storetest proves its KV
-// store.
+// store; package hosttest races the whole store against Collect.
 //
 // # Packages
 //
@@ -131,9 +197,11 @@
 //     commits report.
 //   - sweep: mark candidates and sweep them on one machine, in bounded memory,
 //     writing lakeFS's report.
+//   - hosttest: a writers-versus-GC harness for a host's store, with an
+//     oracle of the model above.
 //
 // No package imports another package of this module: each can be adopted
-// alone. Only this root package composes them.
+// alone. Only this root package composes them, and hosttest, its test kit.
 //
 // # Compatibility with lakeFS
 //

@@ -41,18 +41,25 @@ func Example() {
 	}
 
 	// link: the same repository, branch and path, once.
-	address, err := signer.VerifyOnce(ctx, once, "repo1", "main", "tables/t/part-0.parquet", signed)
+	link, err := signer.VerifyOnce(ctx, once, "repo1", "main", "tables/t/part-0.parquet", signed)
 	fmt.Println("linked:", err == nil)
+	// Stage by link.Deadline: Stage undoes a write that lands later.
+	staging := map[string]string{}
+	err = signer.Stage(ctx, link,
+		func(context.Context) error { staging["tables/t/part-0.parquet"] = link.Address; return nil },
+		func(context.Context) error { delete(staging, "tables/t/part-0.parquet"); return nil })
+	fmt.Println("staged:", err == nil)
 	_, err = signer.VerifyOnce(ctx, once, "repo1", "main", "tables/t/part-0.parquet", signed)
 	fmt.Println("linked twice:", errors.Is(err, linkaddr.ErrInvalid))
 	_, err = signer.Verify("repo1", "dev", "tables/t/part-0.parquet", signed)
 	fmt.Println("linked on another branch:", errors.Is(err, linkaddr.ErrInvalid))
 
 	// A GC skips slices newer than the link TTL: the address tells its age.
-	a, err := pathprovider.Parse(address)
+	a, err := pathprovider.Parse(link.Address)
 	fmt.Println("prefix:", a.Prefix, err)
 	// Output:
 	// linked: true
+	// staged: true
 	// linked twice: true
 	// linked on another branch: true
 	// prefix: data <nil>

@@ -260,6 +260,9 @@ func TestMemHostConformance(t *testing.T) {
 				h.mu.Lock()
 				defer h.mu.Unlock()
 				for _, c := range f.Commits {
+					if _, ok := h.commits[c.ID]; ok {
+						continue // commits are immutable: an ID is written once
+					}
 					h.commits[c.ID] = &memCommit{Commit: c}
 					h.order = append(h.order, c.ID)
 				}

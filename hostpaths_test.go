@@ -140,7 +140,7 @@ func TestCollectHostExportAndActive(t *testing.T) {
 	if gone := w.expectLiveKept(); len(gone) != len(w.garbage) {
 		t.Errorf("swept %q, want all of %d garbage objects", gone, len(w.garbage))
 	}
-	if want := gcTime.Add(-24*time.Hour - sweep.DefaultClockSkew); !rep.Mark.Summary.CutoffTime.Equal(want) {
+	if want := gcTime.Add(-24*time.Hour - sweep.DefaultClockSkew - sweep.StagingMargin); !rep.Mark.Summary.CutoffTime.Equal(want) {
 		t.Errorf("cutoff %v, want %v: anchored at the start recorded before the export", rep.Mark.Summary.CutoffTime, want)
 	}
 	if len(o.events) < 4 || !slices.Equal(o.events[:2], []string{"export", "active"}) ||

@@ -126,7 +126,7 @@ func TestCollectResumesAnInterruptedExport(t *testing.T) {
 	if !e.Resumed || !e.Start.Equal(gcTime) || e.Rows != stagedRows || e.Files != e.Calls+2 {
 		t.Errorf("resumed export report %+v", *e)
 	}
-	if !rep2.Mark.Summary.CutoffTime.Equal(gcTime.Add(-24*time.Hour - sweep.DefaultClockSkew)) {
+	if !rep2.Mark.Summary.CutoffTime.Equal(gcTime.Add(-24*time.Hour - sweep.DefaultClockSkew - sweep.StagingMargin)) {
 		t.Errorf("resumed export: cutoff %v, want it anchored at the first start %v", rep2.Mark.Summary.CutoffTime, gcTime)
 	}
 	rows := 0

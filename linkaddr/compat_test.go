@@ -149,15 +149,15 @@ func TestLakeFSWireFormat(t *testing.T) {
 			got, err := s.Verify(tc.repository, tc.branch, tc.path, lakeFS)
 			if tc.refused {
 				if !errors.Is(err, linkaddr.ErrInvalid) {
-					t.Fatalf("Verify(lakeFS signature) = %q, %v; want ErrInvalid", got, err)
+					t.Fatalf("Verify(lakeFS signature) = %+v, %v; want ErrInvalid", got, err)
 				}
 				if ours, err := s.Sign(tc.repository, tc.branch, tc.path, tc.address); !errors.Is(err, linkaddr.ErrInvalid) || ours != "" {
 					t.Fatalf("Sign = %q, %v; want ErrInvalid", ours, err)
 				}
 				return
 			}
-			if err != nil || got != tc.address {
-				t.Fatalf("Verify(lakeFS signature) = %q, %v", got, err)
+			if err != nil || got.Address != tc.address {
+				t.Fatalf("Verify(lakeFS signature) = %+v, %v", got, err)
 			}
 			if ours, err := s.Sign(tc.repository, tc.branch, tc.path, tc.address); err != nil || ours != lakeFS {
 				t.Fatalf("Sign = %q, %v\nlakeFS %q", ours, err, lakeFS)

@@ -6,11 +6,41 @@
 // address (from package pathprovider) signed for a repository, branch and
 // path; the client uploads the object there, directly to the bucket; then it
 // asks the service to link the address to the path. Verify checks that the
-// address was signed for that repository, branch and path, and that it is not
-// older than the TTL. The TTL is what makes garbage collection safe: an object
-// uploaded but not yet linked is in no commit and no staging area, so the
-// collector must spare objects younger than the TTL, and a link must be
-// refused once the collector may have deleted its object.
+// address was signed for that repository, branch and path, and that enough of
+// its TTL is left to stage the link, and returns the deadline of the staging
+// write; Stage runs that write and undoes it if it landed late. The TTL is
+// what makes garbage collection safe: an object uploaded but not yet linked
+// is in no commit and no staging area, so the collector must spare objects
+// younger than the TTL, and a link must be refused once the collector may
+// have deleted its object.
+//
+// # Staging in time
+//
+// Verifying a link and writing it to the staging area are two steps. In
+// between, the object is protected by its age alone: a GC cycle whose
+// export starts after the verification and before the staging write does
+// not see the link, and deletes the object once it is older than the
+// cycle's cutoff. So a link verified just inside the TTL and staged some
+// minutes later can lose its object. Two things close that window, and
+// either alone is enough:
+//
+//   - Verify refuses an address with less than [StagingMargin] (15 minutes)
+//     left of its TTL, with [ErrExpired], and returns a [Link] whose
+//     Deadline is the end of the TTL. [Signer.Stage] runs the host's
+//     staging write and, if it returned after the deadline, runs the host's
+//     undo and fails with ErrExpired, so the client uploads again. The
+//     collector (package sweep, through lakegc.Collect) spares every object
+//     for at least the TTL plus its clock skew, so a write that lands by
+//     the deadline is safe with a clock skew to spare.
+//   - The collector's cutoff keeps StagingMargin on top of its clock skew
+//     (the same constant, sweep.StagingMargin), so a host that verifies
+//     with the whole TTL, as lakeFS does, and stages within StagingMargin,
+//     is safe too.
+//
+// Every other route from an upload into a staging area (an import, a copy
+// by address, a multipart upload completed later) must keep the same bound:
+// it stages only an object whose address was handed out less than the TTL
+// less StagingMargin ago, and lands by the end of the TTL.
 //
 // # Wire format
 //
@@ -49,14 +79,15 @@
 // base64url; a MAC that matches no key (compared in constant time); a
 // signature bound to another repository, branch or path; an address whose
 // time the resolver cannot read; and an address made more than a minute in
-// the future. An address older than the TTL fails with [ErrExpired]: the
-// collector may already have deleted its object. No error message holds a
-// key.
+// the future. An address with less than [StagingMargin] left of its TTL
+// fails with [ErrExpired]: the collector may delete its object before the
+// link could be staged. No error message holds a key.
 //
 // # Beyond lakeFS
 //
 // WithVerifyKeys rotates keys; WithTTL and WithClock set the TTL and the
-// clock; VerifyOnce with a Redeemer (NewMemRedeemer, or one backed by the
+// clock; Verify's deadline and Stage bound the staging write (lakeFS's link
+// checks the TTL alone); VerifyOnce with a Redeemer (NewMemRedeemer, or one backed by the
 // host's database) makes each signed address link only once: of any number
 // of concurrent links of one address, exactly one succeeds. The in-memory
 // Redeemer forgets an address only once it would fail Verify anyway, so its

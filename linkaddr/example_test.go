@@ -28,8 +28,8 @@ func Example() {
 	}
 
 	// link: the client comes back with the signed address.
-	address, err := signer.Verify("repo1", "main", "tables/events/part-0.parquet", signed)
-	fmt.Println(err, strings.HasPrefix(address, "data/"))
+	link, err := signer.Verify("repo1", "main", "tables/events/part-0.parquet", signed)
+	fmt.Println(err, strings.HasPrefix(link.Address, "data/"))
 
 	_, err = signer.Verify("repo1", "main", "tables/other.parquet", signed)
 	fmt.Println(errors.Is(err, linkaddr.ErrInvalid))
@@ -80,7 +80,7 @@ func ExampleSigner_Verify_expired() {
 	fmt.Println(err)
 	// Output:
 	// true
-	// link address expired: address made at 2021-06-01 12:34:56 +0000 UTC, more than 24h0m0s ago
+	// link address expired: address made at 2021-06-01 12:34:56 +0000 UTC, and less than the staging margin 15m0s is left of its TTL 24h0m0s
 }
 
 func ExampleWithVerifyKeys() {
@@ -108,4 +108,21 @@ func ExampleSigner_VerifyOnce() {
 	// Output:
 	// <nil>
 	// link address invalid: address already linked
+}
+
+func ExampleSigner_Stage() {
+	paths, _ := pathprovider.New()
+	signer, _ := linkaddr.New([]byte("a secret key"), paths)
+	signed, _ := signer.Sign("repo1", "main", "p", paths.NewPath())
+	staging := map[string]string{} // the host's staging area of main
+
+	link, err := signer.VerifyOnce(context.Background(), linkaddr.NewMemRedeemer(), "repo1", "main", "p", signed)
+	if err != nil {
+		panic(err)
+	}
+	err = signer.Stage(context.Background(), link,
+		func(context.Context) error { staging["p"] = link.Address; return nil }, // the staging write
+		func(context.Context) error { delete(staging, "p"); return nil })        // its undo, if it landed late
+	fmt.Println(err, staging["p"] == link.Address, time.Until(link.Deadline) > linkaddr.StagingMargin)
+	// Output: <nil> true true
 }

@@ -57,8 +57,8 @@ func TestVerifyOnceRedeemsOnlyValidAddresses(t *testing.T) {
 		t.Fatalf("wrong path: %v", err)
 	}
 	got, err := s.VerifyOnce(ctx, r, "r", "b", "p", signed)
-	if err != nil || got != address {
-		t.Fatalf("first VerifyOnce = %q, %v", got, err)
+	if err != nil || got.Address != address {
+		t.Fatalf("first VerifyOnce = %+v, %v", got, err)
 	}
 	if _, err := s.VerifyOnce(ctx, r, "r", "b", "p", signed); !errors.Is(err, linkaddr.ErrInvalid) {
 		t.Fatalf("second VerifyOnce: %v; want ErrInvalid", err)

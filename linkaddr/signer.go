@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/lakegc/lakegc/internal/contract"
 )
 
 // Delimiter separates the address from its signature in a signed address.
@@ -19,6 +21,16 @@ const Delimiter = ","
 // DefaultTTL is how long a signed address stays valid unless WithTTL says
 // otherwise. It is lakeFS's.
 const DefaultTTL = 24 * time.Hour
+
+// StagingMargin is the time Verify leaves a host to stage a link: it refuses
+// an address with less than StagingMargin left of its TTL, and the deadline
+// it returns is at least StagingMargin away. Package sweep keeps the same
+// margin on top of its clock skew (sweep.StagingMargin is the same
+// constant), so an object whose link was verified with the whole TTL, as
+// lakeFS's link does, also survives a staging write that lands up to
+// StagingMargin after the TTL. See "Staging in time" in the package
+// documentation.
+const StagingMargin = contract.StagingMargin
 
 // maxSkew is how far in the future an address's time may be: clocks of the
 // machines that made and that verify an address differ a little.
@@ -31,7 +43,9 @@ var (
 	// time, or already redeemed, and when a repository, branch, path or
 	// address is not valid UTF-8 (by Sign too).
 	ErrInvalid = errors.New("link address invalid")
-	// ErrExpired is wrapped when an address is older than the TTL.
+	// ErrExpired is wrapped when an address has less than StagingMargin
+	// left of its TTL, and by Stage when a staging write would land, or
+	// landed, after the link's deadline.
 	ErrExpired = errors.New("link address expired")
 )
 
@@ -51,14 +65,17 @@ type config struct {
 }
 
 // WithTTL sets how long after its address was made a signed address is
-// accepted (0: the default DefaultTTL; negative: invalid). A garbage
-// collector must not delete objects younger than this TTL, so hosts pass
-// the same value to it.
+// accepted, staging margin included (0: the default DefaultTTL; negative,
+// or not longer than StagingMargin: invalid). A garbage collector must not
+// delete objects younger than this TTL, so hosts pass the same value to it
+// (lakegc.Config.LinkTTL, or lakegc.Config.Signer).
 func WithTTL(d time.Duration) Option {
 	return func(c *config) error {
 		switch {
 		case d < 0:
 			return fmt.Errorf("negative TTL %v", d)
+		case d > 0 && d <= StagingMargin:
+			return fmt.Errorf("TTL %v not longer than the staging margin %v: no address would verify", d, StagingMargin)
 		case d == 0:
 			c.ttl = DefaultTTL
 		default:
@@ -168,44 +185,64 @@ func checkUTF8(repository, branch, path, address string) error {
 	return nil
 }
 
+// TTL returns the Signer's TTL: how long after its address was made a
+// signed address can be linked, staging margin included. A garbage
+// collector must spare objects younger than this (lakegc.Config.Signer
+// checks it).
+func (s *Signer) TTL() time.Duration { return s.ttl }
+
+// Link is a signed address that passed Verify, and the deadline of its
+// staging write.
+type Link struct {
+	// Address is the physical address, without its signature.
+	Address string
+	// Deadline is when the address's TTL runs out, on the Signer's clock,
+	// at least StagingMargin after the verification: the host's staging
+	// write of the link must have landed by then, or the garbage collector
+	// may have deleted the object. Stage checks it.
+	Deadline time.Time
+}
+
 // sigLen is the length of an encoded signature: 32 bytes in unpadded base64.
 const sigLen = (sha256.Size*8 + 5) / 6
 
 // Verify checks that signed was made by Sign (with the signing key or a verify
-// key) for this repository, branch and path, and that its address is not
-// expired, and returns the address. Rejections wrap ErrInvalid, or ErrExpired
-// for an address older than the TTL.
-func (s *Signer) Verify(repository, branch, path, signed string) (string, error) {
-	address, _, err := s.verify(repository, branch, path, signed)
-	return address, err
+// key) for this repository, branch and path, and that its address has at
+// least StagingMargin left of its TTL, and returns the address and the
+// deadline of its staging write. Rejections wrap ErrInvalid, or ErrExpired
+// for an address made more than the TTL less StagingMargin ago.
+func (s *Signer) Verify(repository, branch, path, signed string) (Link, error) {
+	l, _, err := s.verify(repository, branch, path, signed)
+	return l, err
 }
 
 // verify is Verify that also returns how long the address stays valid.
-func (s *Signer) verify(repository, branch, path, signed string) (address string, remaining time.Duration, err error) {
+func (s *Signer) verify(repository, branch, path, signed string) (l Link, remaining time.Duration, err error) {
 	address, _, got, err := split(signed)
 	if err != nil {
-		return "", 0, err
+		return Link{}, 0, err
 	}
 	if err := checkUTF8(repository, branch, path, address); err != nil {
-		return "", 0, err
+		return Link{}, 0, err
 	}
 	if !s.anyKeyMatches(&got, repository, branch, path, address) {
-		return "", 0, fmt.Errorf("%w: signature does not match the address, repository, branch and path", ErrInvalid)
+		return Link{}, 0, fmt.Errorf("%w: signature does not match the address, repository, branch and path", ErrInvalid)
 	}
 
 	made, err := s.resolver.ResolvePathTime(address)
 	if err != nil {
-		return "", 0, fmt.Errorf("%w: cannot tell when the address was made: %w", ErrInvalid, err)
+		return Link{}, 0, fmt.Errorf("%w: cannot tell when the address was made: %w", ErrInvalid, err)
 	}
 	now := s.now()
 	if made.After(now.Add(maxSkew)) {
-		return "", 0, fmt.Errorf("%w: address made at %v, in the future", ErrInvalid, made.UTC())
+		return Link{}, 0, fmt.Errorf("%w: address made at %v, in the future", ErrInvalid, made.UTC())
 	}
-	expiry := made.Add(s.ttl)
-	if now.After(expiry) {
-		return "", 0, fmt.Errorf("%w: address made at %v, more than %v ago", ErrExpired, made.UTC(), s.ttl)
+	deadline := made.Add(s.ttl)
+	if now.After(deadline.Add(-StagingMargin)) {
+		return Link{}, 0, fmt.Errorf("%w: address made at %v, and less than the staging margin %v is left of its TTL %v",
+			ErrExpired, made.UTC(), StagingMargin, s.ttl)
 	}
-	return address, expiry.Sub(now), nil
+	return Link{Address: address, Deadline: deadline}, deadline.Sub(now), nil
 }
 
 var strictBase64 = base64.RawURLEncoding.Strict()

@@ -19,8 +19,8 @@ func BenchmarkSign(b *testing.B) {
 	for b.Loop() {
 		signed, _ = s.Sign("repo1", "main", "tables/events/date=2026-11-30/part-00001.parquet", address)
 	}
-	if got, err := s.Verify("repo1", "main", "tables/events/date=2026-11-30/part-00001.parquet", signed); err != nil || got != address {
-		b.Fatalf("Verify of the last signature = %q, %v; want %q", got, err, address)
+	if got, err := s.Verify("repo1", "main", "tables/events/date=2026-11-30/part-00001.parquet", signed); err != nil || got.Address != address {
+		b.Fatalf("Verify of the last signature = %+v, %v; want %q", got, err, address)
 	}
 }
 
@@ -33,8 +33,8 @@ func BenchmarkSignEscaped(b *testing.B) {
 	for b.Loop() {
 		signed, _ = s.Sign("repo1", "main", "tables/a<b>&c/données.parquet", address)
 	}
-	if got, err := s.Verify("repo1", "main", "tables/a<b>&c/données.parquet", signed); err != nil || got != address {
-		b.Fatalf("Verify of the last signature = %q, %v; want %q", got, err, address)
+	if got, err := s.Verify("repo1", "main", "tables/a<b>&c/données.parquet", signed); err != nil || got.Address != address {
+		b.Fatalf("Verify of the last signature = %+v, %v; want %q", got, err, address)
 	}
 }
 

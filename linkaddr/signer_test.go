@@ -147,20 +147,22 @@ func TestVerifyRejections(t *testing.T) {
 		{"from more than a minute in the future", "repo", "main", "a/b.csv", signed, now.Add(-time.Minute - time.Second), linkaddr.ErrInvalid},
 		{"time cannot be resolved", "repo", "main", "a/b.csv", mustSign(t, s, "repo", "main", "a/b.csv", "data/x/not-an-xid"), now, linkaddr.ErrInvalid},
 		{"accepted: new", "repo", "main", "a/b.csv", signed, now, nil},
-		{"accepted: at the TTL", "repo", "main", "a/b.csv", signed, now.Add(time.Hour), nil},
+		{"inside the staging margin", "repo", "main", "a/b.csv", signed, now.Add(time.Hour - linkaddr.StagingMargin + time.Second), linkaddr.ErrExpired},
+		{"accepted: at the TTL less the staging margin", "repo", "main", "a/b.csv", signed, now.Add(time.Hour - linkaddr.StagingMargin), nil},
 		{"accepted: a minute in the future", "repo", "main", "a/b.csv", signed, now.Add(-time.Minute), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clock = tc.at
 			got, err := s.Verify(tc.repository, tc.branch, tc.path, tc.signed)
 			if tc.want == nil {
-				if err != nil || got != address {
-					t.Fatalf("Verify = %q, %v; want %q", got, err, address)
+				// The deadline is the end of the TTL: the address was made at now.
+				if want := (linkaddr.Link{Address: address, Deadline: now.Add(time.Hour)}); err != nil || got != want {
+					t.Fatalf("Verify = %+v, %v; want %+v", got, err, want)
 				}
 				return
 			}
-			if !errors.Is(err, tc.want) || got != "" {
-				t.Fatalf("Verify = %q, %v; want %v", got, err, tc.want)
+			if !errors.Is(err, tc.want) || got != (linkaddr.Link{}) {
+				t.Fatalf("Verify = %+v, %v; want %v", got, err, tc.want)
 			}
 			if errors.Is(err, linkaddr.ErrInvalid) == errors.Is(err, linkaddr.ErrExpired) {
 				t.Fatalf("error %v wraps both or neither sentinel", err)
@@ -183,8 +185,8 @@ func TestVerifyRejectsEveryBitFlip(t *testing.T) {
 	}
 	// The unflipped signature verifies, and has bits to flip: else every
 	// "rejected" below would prove nothing.
-	if got, err := s.Verify("r", "b", "p", signed); err != nil || got != address || len(mac) < 16 {
-		t.Fatalf("Verify of the signature itself = %q, %v (%d-byte MAC); want %q", got, err, len(mac), address)
+	if got, err := s.Verify("r", "b", "p", signed); err != nil || got.Address != address || len(mac) < 16 {
+		t.Fatalf("Verify of the signature itself = %+v, %v (%d-byte MAC); want %q", got, err, len(mac), address)
 	}
 	for bit := range 8 * len(mac) {
 		mac[bit/8] ^= 1 << (bit % 8)
@@ -290,7 +292,8 @@ func FuzzVerify(f *testing.F) {
 	f.Add("repo", "main", "p", "addr,cPWPReDC_to7BOmMGSy0YReW9aWIv819XlODed5eSv=")
 	f.Add("r", "b", "a\xfe", "x,"+handMAC("r", "b", "a\xff", "x")) // signed for another invalid path
 	f.Fuzz(func(t *testing.T, repository, branch, path, signed string) {
-		address, err := s.Verify(repository, branch, path, signed)
+		link, err := s.Verify(repository, branch, path, signed)
+		address := link.Address
 		splitAddress, sig, ok := linkaddr.Split(signed)
 		if ok && splitAddress+linkaddr.Delimiter+sig != signed {
 			t.Fatalf("Split(%q) = %q, %q", signed, splitAddress, sig)
@@ -321,7 +324,7 @@ func FuzzVerify(f *testing.F) {
 			}
 			for _, try := range []string{signed + ",", hand} {
 				if got, err := s.Verify(repository, branch, path, try); !errors.Is(err, linkaddr.ErrInvalid) {
-					t.Fatalf("Verify(%q) of input that is not valid UTF-8 = %q, %v; want ErrInvalid", try, got, err)
+					t.Fatalf("Verify(%q) of input that is not valid UTF-8 = %+v, %v; want ErrInvalid", try, got, err)
 				}
 			}
 			return
@@ -329,8 +332,8 @@ func FuzzVerify(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Sign = %q, %v", own, err)
 		}
-		if got, err := s.Verify(repository, branch, path, own); err != nil || got != signed {
-			t.Fatalf("Verify(Sign(%q)) = %q, %v", signed, got, err)
+		if got, err := s.Verify(repository, branch, path, own); err != nil || got.Address != signed {
+			t.Fatalf("Verify(Sign(%q)) = %+v, %v", signed, got, err)
 		}
 		if own != hand {
 			t.Fatalf("Sign = %q, encoding/json by hand gives %q", own, hand)
@@ -414,13 +417,13 @@ func TestZeroOptionsAreDefaults(t *testing.T) {
 	resolver := resolverFunc(func(string) (time.Time, error) { return time.Now().Add(-age), nil })
 	s := mustSigner(t, testKey, resolver, linkaddr.WithTTL(0), linkaddr.WithClock(nil))
 	signed := mustSign(t, s, "r", "b", "p", "data/x/y")
-	age = linkaddr.DefaultTTL - time.Minute
+	age = linkaddr.DefaultTTL - linkaddr.StagingMargin - time.Minute
 	if _, err := s.Verify("r", "b", "p", signed); err != nil {
-		t.Fatalf("Verify just under the default TTL: %v", err)
+		t.Fatalf("Verify just under the default TTL less the staging margin: %v", err)
 	}
-	age = linkaddr.DefaultTTL + time.Minute
+	age = linkaddr.DefaultTTL - linkaddr.StagingMargin + time.Minute
 	if _, err := s.Verify("r", "b", "p", signed); !errors.Is(err, linkaddr.ErrExpired) {
-		t.Fatalf("Verify just over the default TTL = %v; want ErrExpired", err)
+		t.Fatalf("Verify just over the default TTL less the staging margin = %v; want ErrExpired", err)
 	}
 	_, err := linkaddr.New([]byte(testKey), resolver, linkaddr.WithTTL(-time.Hour))
 	if want := "linkaddr: new: negative TTL -1h0m0s"; err == nil || err.Error() != want {

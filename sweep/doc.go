@@ -68,11 +68,13 @@
 // the repository's own, so a namespace must not be shared with another
 // writer of those names.
 //
-// The cutoff is min(Inputs.ExportStart, Mark's start) − MinAge − ClockSkew.
-// It is anchored at the uncommitted export, not at Mark: an address handed
-// out just under the link TTL before the export, uploaded, and linked just
-// after it, is in neither input, and only its age protects it. So MinAge must
-// be at least the host's link TTL (ErrUnsafeMinAge otherwise). A slice whose
+// The cutoff is min(Inputs.ExportStart, Mark's start) − MinAge − ClockSkew −
+// StagingMargin. It is anchored at the uncommitted export, not at Mark: an
+// address handed out just under the link TTL before the export, uploaded,
+// and linked just after it, is in neither input, and only its age protects
+// it. So MinAge must be at least the host's link TTL (ErrUnsafeMinAge
+// otherwise), and StagingMargin (15 minutes, linkaddr's too) covers a
+// staging write that lands after the TTL's end. A slice whose
 // start time, decoded from its name, is at or after the cutoff only holds
 // newer objects and is not listed at all. Every other object's age is the
 // modification time the listing reports for it (the store's LastModified):

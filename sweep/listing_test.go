@@ -111,7 +111,7 @@ func TestMarkRefusesBadListing(t *testing.T) {
 // a key is kept when any listed copy is young or of unknown age, however
 // far apart the copies land (other spilled blocks, a shuffled listing).
 func TestMarkKeepsYoungDuplicate(t *testing.T) {
-	cutoff := t0.Add(-DefaultMinAge - DefaultClockSkew)
+	cutoff := t0.Add(-DefaultMinAge - DefaultClockSkew - StagingMargin)
 	old, older, young := cutoff.Add(-time.Hour), cutoff.Add(-2*time.Hour), cutoff.Add(time.Minute)
 	// The times of every listed copy, by the key's number modulo 8.
 	variants := [][]time.Time{

@@ -49,7 +49,8 @@ const cleanupTimeout = 30 * time.Second
 // summary.json, unless the canary finds the mark implausible
 // (ErrImplausibleMark).
 //
-// The cutoff is min(in.ExportStart, Mark's start) − MinAge − ClockSkew. An
+// The cutoff is min(in.ExportStart, Mark's start) − MinAge − ClockSkew −
+// StagingMargin. An
 // object's age is its modification time as the bucket's listing reports it
 // (LastModified), not the time in its address: an object whose listed time is
 // at or after the cutoff, or unknown, is kept, and counted in Progress.Young
@@ -179,7 +180,7 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 		anchor = m.sum.StartTime
 	}
 	// Whole seconds, rounded down: what the summary says is what is applied.
-	m.sum.CutoffTime = anchor.Add(-cfg.minAge - cfg.clockSkew).Truncate(time.Second)
+	m.sum.CutoffTime = anchor.Add(-cfg.minAge - cfg.clockSkew - StagingMargin).Truncate(time.Second)
 	m.log("sweep: mark started", "cutoff", m.sum.CutoffTime)
 
 	if err := m.removeStale(ctx); err != nil {

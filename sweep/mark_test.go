@@ -125,7 +125,7 @@ func TestMarkUnsafeMinAgeAllowed(t *testing.T) {
 	sum, err := Mark(context.Background(), b, "run1", Inputs{Uncommitted: seqOf(nil), Committed: seqOf(nil), ExportStart: t0},
 		WithClock(fixedClock), WithMinAge(time.Hour), WithUnsafeMinAge())
 	require.NoError(t, err)
-	require.Equal(t, t0.Add(-time.Hour-DefaultClockSkew), sum.CutoffTime)
+	require.Equal(t, t0.Add(-time.Hour-DefaultClockSkew-StagingMargin), sum.CutoffTime)
 	require.Equal(t, int64(len(keys)), sum.NumDeletedObjects)
 }
 
@@ -266,7 +266,7 @@ func TestMarkEmptyNamespace(t *testing.T) {
 	b := memblob.OpenBucket(nil)
 	sum, err := Mark(ctx, b, "run1", Inputs{Uncommitted: seqOf([]string{"data/x/y"}), Committed: seqOf(nil), ExportStart: t0}, WithClock(fixedClock))
 	require.NoError(t, err)
-	require.Equal(t, &Summary{RunID: "run1", Success: true, StartTime: t0, CutoffTime: t0.Add(-DefaultMinAge - DefaultClockSkew), RunKind: RunClean}, sum)
+	require.Equal(t, &Summary{RunID: "run1", Success: true, StartTime: t0, CutoffTime: t0.Add(-DefaultMinAge - DefaultClockSkew - StagingMargin), RunKind: RunClean}, sum)
 	require.Empty(t, collect(t, Candidates(ctx, b, DefaultStoragePrefix, "run1")))
 	res, err := Sweep(ctx, b, "run1")
 	require.NoError(t, err)
@@ -300,7 +300,7 @@ func TestMarkZeroOptionsAreDefaults(t *testing.T) {
 		WithClock(nil), WithMinAge(0), WithLinkTTL(0), WithClockSkew(0), WithMemoryBudget(0),
 		WithListConcurrency(0), WithStoragePrefix(""), WithDataPrefix(""))
 	require.NoError(t, err)
-	require.Equal(t, t0.Add(-DefaultMinAge-DefaultClockSkew), sum.CutoffTime)
+	require.Equal(t, t0.Add(-DefaultMinAge-DefaultClockSkew-StagingMargin), sum.CutoffTime)
 }
 
 // TestMarkErrorText: an unreadable summary of the same run is an error that

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/lakegc/lakegc/internal/contract"
 )
 
 // Defaults of the options.
@@ -18,6 +20,18 @@ const (
 	DefaultClockSkew     = 5 * time.Minute
 	DefaultMemoryBudget  = 256 << 20
 )
+
+// StagingMargin is kept on top of the clock skew: the cutoff is the anchor
+// less MinAge, ClockSkew and StagingMargin. A host verifies a link and then
+// writes it to its staging area, in two steps; in between, the object is in
+// no input of Mark and only its age protects it. With the margin, a link
+// verified just inside the link TTL (as lakeFS's link verifies it) may land
+// its staging write up to StagingMargin after the TTL ran out, and the
+// clock skew is left to the clocks. It is the same constant as
+// linkaddr.StagingMargin, whose Verify leaves a host that much time to
+// stage and returns the deadline of the staging write. It is not an option:
+// the two sides must agree.
+const StagingMargin = contract.StagingMargin
 
 // Defaults of the concurrency and the retries, which follow the store (see
 // the package documentation): Mark lists up to DefaultMaxListConcurrency
@@ -168,7 +182,8 @@ func WithUnsafeMinAge() Option {
 }
 
 // WithClockSkew sets the margin subtracted from the cutoff for the clocks of
-// the writers and the store (0: the default DefaultClockSkew).
+// the writers and the store (0: the default DefaultClockSkew). StagingMargin
+// is subtracted too, whatever the skew.
 func WithClockSkew(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
@@ -180,7 +195,8 @@ func WithClockSkew(d time.Duration) Option {
 
 // WithClock sets the clock of Mark's start and of the reports' times (nil:
 // the default time.Now). It does not date the objects: Mark compares the
-// cutoff (the export's start less the min age and the clock skew) with each
+// cutoff (the export's start less the min age, the clock skew and
+// StagingMargin) with each
 // object's modification time as the bucket's listing reports it.
 func WithClock(now func() time.Time) Option {
 	return func(c *config) {

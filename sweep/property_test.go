@@ -145,7 +145,7 @@ func newWorld(r *rand.Rand) *world {
 	if t0.Before(anchor) {
 		anchor = t0
 	}
-	w.cutoff = anchor.Add(-DefaultMinAge - DefaultClockSkew).Truncate(time.Second)
+	w.cutoff = anchor.Add(-DefaultMinAge - DefaultClockSkew - StagingMargin).Truncate(time.Second)
 	w.budget = int64(4<<10) << r.IntN(9) // 4 KiB .. 1 MiB
 	w.conc = 1 + r.IntN(4)
 	w.shuffle = r.IntN(2) == 0

@@ -119,7 +119,7 @@ func TestReportFormat(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &m))
 	require.Equal(t, map[string]any{
 		"run_id": "run1", "success": true, "first_slice": descendingSliceOf(keys),
-		"start_time": "2026-11-30T12:00:00Z", "cutoff_time": "2026-11-29T11:55:00Z",
+		"start_time": "2026-11-30T12:00:00Z", "cutoff_time": "2026-11-29T11:40:00Z",
 		"num_deleted_objects": float64(len(keys)),
 		// Mark's own fields, which lakeFS's readers ignore.
 		"run_kind": "clean", "slices_listed": float64(len(slicesOf(keys))),

@@ -168,7 +168,7 @@ func writeFileAtomic(name string, b []byte) error {
 
 // cutoff is the cutoff of a mark anchored at the world's now.
 func (w *world) cutoff() time.Time {
-	return w.Now.Add(-minAge - sweep.DefaultClockSkew).Truncate(time.Second)
+	return w.Now.Add(-minAge - sweep.DefaultClockSkew - sweep.StagingMargin).Truncate(time.Second)
 }
 
 // stagedSet is what an export of the staging areas must hold: every staged

@@ -8,14 +8,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	_ "github.com/duckdb/duckdb-go/v2" // registers the "duckdb" driver
+
+	"github.com/lakegc/lakegc/sweep"
 )
 
 // cutoff is the age limit both sides apply: Mark's, with its default
-// minimum age (24 h) and clock skew (5 min) from t0.
-var cutoff = t0.Add(-24*time.Hour - 5*time.Minute)
+// minimum age (24 h), clock skew (5 min) and staging margin (15 min) from t0.
+var cutoff = t0.Add(-sweep.DefaultMinAge - sweep.DefaultClockSkew - sweep.StagingMargin)
 
 // sqlString quotes s as an SQL string literal.
 func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

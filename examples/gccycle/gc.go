@@ -56,7 +56,7 @@ type gcRun struct {
 }
 
 // exportCallTime is the simulated duration of one call of the export.
-const exportCallTime = 20 * time.Minute
+const exportCallTime = 30 * time.Minute
 
 // collect runs one GC cycle through lakegc.Collect, which keeps the order
 // the GC's safety needs: the uncommitted export (copy records last, as its

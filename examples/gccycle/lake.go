@@ -115,18 +115,25 @@ func (l *lake) uploadTo(ctx context.Context, signed string, data []byte) (string
 }
 
 // link is the last step: the server verifies the signed address (once) and
-// stages the object.
+// stages the object by the link's deadline (Stage undoes a late write).
 func (l *lake) link(ctx context.Context, branch, path, signed string) (object, error) {
-	address, err := l.links.VerifyOnce(ctx, l.redeem, repoID, branch, path, signed)
+	link, err := l.links.VerifyOnce(ctx, l.redeem, repoID, branch, path, signed)
 	if err != nil {
 		return object{}, err
 	}
-	attrs, err := l.bucket.Attributes(ctx, address)
+	attrs, err := l.bucket.Attributes(ctx, link.Address)
 	if err != nil {
 		return object{}, err
 	}
-	o := object{Address: address, Size: attrs.Size, Created: l.clock.Now()}
-	return o, l.store.put(branch, path, o)
+	o := object{Address: link.Address, Size: attrs.Size, Created: l.clock.Now()}
+	stage := func(context.Context) error { return l.store.put(branch, path, o) }
+	undo := func(context.Context) error {
+		if b, err := l.store.branch(branch); err == nil && b.Staging[path].Address == o.Address {
+			delete(b.Staging, path)
+		}
+		return nil
+	}
+	return o, l.links.Stage(ctx, link, stage, undo)
 }
 
 // upload runs the three steps of an upload.

@@ -51,7 +51,7 @@
 //
 //	...
 //	4. mark    run fsdams1ksdubr8fj4nig: listed 209 objects in 8 of 10 slices, kept 205, marked 4
-//	           cutoff day 28 23:55: the export's start (day 30 00:00) − 24 h minimum age − 5 min clock skew;
+//	           cutoff day 28 23:40: the export's start (day 30 00:00) − 24 h minimum age − 5 min clock skew − 15 min staging margin;
 //	           the 2 slices from then on hold only newer objects and were not listed
 //	...
 //	     1  ingest:archive/part-0199.json (renamed during the export)

@@ -12,6 +12,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"github.com/lakegc/lakegc/pathprovider"
+	"github.com/lakegc/lakegc/sweep"
 	"github.com/lakegc/lakegc/uncommitted"
 )
 
@@ -79,8 +80,8 @@ func printPreparation(log *journal, clock *simClock, s *story, gc *gcRun) {
 	log.printf("  4. mark                run %s: listed %d objects in %d of %d slices, kept %d, marked %d\n",
 		gc.runID, gc.counts.Listed, gc.slices-gc.slicesSkipped, gc.slices, gc.counts.Kept, gc.summary.NumDeletedObjects)
 	margin := gc.exportStart.Sub(gc.summary.CutoffTime)
-	log.printf("                         cutoff %s: the export's start (%s) − %s minimum age − %s clock skew;\n",
-		clock.label(gc.summary.CutoffTime), clock.label(gc.exportStart), duration(gc.minAge), duration(margin-gc.minAge))
+	log.printf("                         cutoff %s: the export's start (%s) − %s minimum age − %s clock skew − %s staging margin;\n",
+		clock.label(gc.summary.CutoffTime), clock.label(gc.exportStart), duration(gc.minAge), duration(margin-gc.minAge-sweep.StagingMargin), duration(sweep.StagingMargin))
 	log.printf("                         the %d slices from then on hold only newer objects and were not listed\n", gc.slicesSkipped)
 	if late, ok := s.fates[s.inFlightAddress]; ok {
 		markCutoff := gc.summary.StartTime.Add(-margin)

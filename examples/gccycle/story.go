@@ -206,7 +206,7 @@ func (s *story) history(ctx context.Context) error {
 // export began.
 func (s *story) inFlight(ctx context.Context) (signed string, err error) {
 	l := s.lake
-	l.clock.set(29, 0, 30)
+	l.clock.set(29, 0, 55)
 	if signed, err = l.getAddress("ingest", inFlightPath); err != nil {
 		return "", err
 	}

@@ -445,7 +445,7 @@ func (w *world) checkCycle(rep *cycleReport) {
 	}
 	// The cutoff is at most the export's start minus MinAge and the skew;
 	// the GC may round it down to whole seconds, hence the margin.
-	expected := rep.exportStart.Add(-minAge - clockSkew)
+	expected := rep.exportStart.Add(-minAge - clockSkew - sweep.StagingMargin)
 	cutoff := rep.summary.CutoffTime
 	if cutoff.Before(expected.Add(-2 * time.Second)) {
 		w.violate("cutoff %s is earlier than export start - MinAge - skew = %s", cutoff, expected)

@@ -421,7 +421,7 @@ func (w *world) opLink() {
 	if w.rng.IntN(2) == 0 {
 		now := w.clock.Now()
 		for _, c := range cands {
-			if now.Sub(c.resolved) < linkTTL {
+			if now.Sub(c.resolved) < linkTTL-linkaddr.StagingMargin {
 				pd = c
 				break
 			}
@@ -434,15 +434,16 @@ func (w *world) opLink() {
 		w.logf("link %s: branch %s gone", pd.addr, pd.branch)
 		return
 	}
-	addr, err := w.signer.VerifyOnce(w.ctx, w.redeem, repoID, pd.branch, pd.path, pd.signed)
+	link, err := w.signer.VerifyOnce(w.ctx, w.redeem, repoID, pd.branch, pd.path, pd.signed)
 	if err != nil {
-		if age < linkTTL-2*time.Second {
+		if age < linkTTL-linkaddr.StagingMargin-2*time.Second {
 			w.violate("VerifyOnce of a fresh address (age %s): %v", age, err)
 		}
 		w.logf("link %s:%s %s refused (age %s): %v", pd.branch, pd.path, pd.addr, age.Round(time.Second), err)
 		return
 	}
-	if addr != pd.addr || age > linkTTL+2*time.Second {
+	addr := link.Address
+	if addr != pd.addr || age > linkTTL-linkaddr.StagingMargin+2*time.Second {
 		w.violate("VerifyOnce(%s) = %q at age %s", pd.addr, addr, age)
 	}
 	b.staging[pd.path] = entry{addr: addr, full: w.rng.IntN(3) == 0, staged: w.clock.Now()}

@@ -100,7 +100,15 @@ func TestStagingConformance(t *testing.T) {
 			delete(s.staged, id)
 			return nil
 		}
-		return uncommittedtest.Harness{Source: s, DeleteBranch: deleteBranch}
+		stage := func(_ context.Context, b string, e uncommitted.Entry) error {
+			s.staged[b][e.Key] = e
+			return nil
+		}
+		unstage := func(_ context.Context, b, path string) error {
+			delete(s.staged[b], path)
+			return nil
+		}
+		return uncommittedtest.Harness{Source: s, DeleteBranch: deleteBranch, Stage: stage, Unstage: unstage}
 	})
 }
 
@@ -109,7 +117,9 @@ func TestCommitsConformance(t *testing.T) {
 		s := newStore()
 		add := func(_ context.Context, f retentiontest.Fixture) error {
 			for _, c := range f.Commits {
-				s.commits[c.ID] = c
+				if _, ok := s.commits[c.ID]; !ok { // commits are immutable
+					s.commits[c.ID] = c
+				}
 			}
 			for _, b := range f.Branches {
 				s.heads[b.ID], s.staged[b.ID] = b.Head, map[string]uncommitted.Entry{}

@@ -70,30 +70,30 @@ func run(w io.Writer) error {
 	fmt.Fprintf(w, "\n2. Signed for %s@%s:%s\n   %s\n", repo, branch, path, signed)
 
 	fmt.Fprintln(w, "\n3. The link step verifies it:")
-	report := func(what string, address string, err error) {
+	report := func(what string, link linkaddr.Link, err error) {
 		if err != nil {
 			fmt.Fprintf(w, "   %-38s refused: %v\n", what, err)
 			return
 		}
-		fmt.Fprintf(w, "   %-38s accepted: %s\n", what, address)
+		fmt.Fprintf(w, "   %-38s accepted: %s, to stage by %s\n", what, link.Address, link.Deadline.Format(time.DateTime))
 	}
-	address, err := signer.Verify(repo, branch, path, signed)
-	report("same repository, branch and path", address, err)
-	address, err = signer.Verify(repo, branch, "tables/other.parquet", signed)
-	report("another path", address, err)
+	link, err := signer.Verify(repo, branch, path, signed)
+	report("same repository, branch and path", link, err)
+	link, err = signer.Verify(repo, branch, "tables/other.parquet", signed)
+	report("another path", link, err)
 	tampered := strings.Replace(signed, "data/", "date/", 1)
-	address, err = signer.Verify(repo, branch, path, tampered)
-	report("tampered address", address, err)
+	link, err = signer.Verify(repo, branch, path, tampered)
+	report("tampered address", link, err)
 
 	redeemer := linkaddr.NewMemRedeemer()
 	ctx := context.Background()
-	address, err = signer.VerifyOnce(ctx, redeemer, repo, branch, path, signed)
-	report("first link (VerifyOnce)", address, err)
-	address, err = signer.VerifyOnce(ctx, redeemer, repo, branch, path, signed)
-	report("second link of the same address", address, err)
+	link, err = signer.VerifyOnce(ctx, redeemer, repo, branch, path, signed)
+	report("first link (VerifyOnce)", link, err)
+	link, err = signer.VerifyOnce(ctx, redeemer, repo, branch, path, signed)
+	report("second link of the same address", link, err)
 
 	now = now.Add(25 * time.Hour)
-	address, err = signer.Verify(repo, branch, path, signed)
-	report("25 hours later", address, err)
+	link, err = signer.Verify(repo, branch, path, signed)
+	report("25 hours later", link, err)
 	return nil
 }

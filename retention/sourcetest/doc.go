@@ -20,7 +20,8 @@
 //
 // An adapter that leaves out a branch (a hidden one, say) or a commit, loses
 // a merge's main parent or a commit's date, cannot Get a commit made after
-// List began, answers a missing commit without an error, or ends quietly on
+// List began, lets a commit change (an Add that reuses a stored ID with other
+// content, taken), answers a missing commit without an error, or ends quietly on
 // a store error or a cancelled context makes retention.ActiveCommits expire
 // commits the rules keep, or fail: the suite checks each of these, and
 // compares ActiveCommits over the adapter with ActiveCommits over the

@@ -49,7 +49,9 @@ type Harness struct {
 	// Source is the host's adapter over the store. Required.
 	Source Source
 	// Add adds f's commits to the store and creates or moves f's
-	// branches, as commits made while a GC runs. Required.
+	// branches, as commits made while a GC runs. A commit is immutable:
+	// given a commit whose ID the store holds with other content, Add
+	// must fail, or leave the stored commit as it is. Required.
 	Add func(ctx context.Context, f Fixture) error
 	// FailReads, if set, makes every read of the store from then on fail
 	// with err, or work again for a nil err. Without it, the checks that
@@ -131,6 +133,7 @@ var checks = []check{
 	{"Get", checkGet},
 	{"GetMissing", checkGetMissing},
 	{"GetCommitAfterListBegan", checkGetAfterList},
+	{"CommitsImmutable", checkCommitsImmutable},
 	{"EarlyBreak", checkEarlyBreak},
 	{"CancelledContext", checkCancelledContext},
 	{"CancelDuringList", checkCancelDuringList},
@@ -314,6 +317,62 @@ func checkGetAfterList(r reporter, load func(Fixture) Harness) {
 	}
 	branches := slices.DeleteFunc(slices.Clone(f.Branches), func(b Branch) bool { return b.ID == "main" })
 	expectHeads(r, h.Source, h.storeBranches(append(branches, late.f.Branches...)))
+}
+
+// checkCommitsImmutable adds commits under IDs the store already holds,
+// with another date, metarange or parents: a store that takes them has
+// commits that change, and a GC may keep the objects of one version and
+// delete those of the other. Add must fail or change nothing.
+func checkCommitsImmutable(r reporter, load func(Fixture) Harness) {
+	f := richFixture()
+	h := load(f)
+	if h.Add == nil {
+		r.Fatalf("Harness.Add is nil")
+	}
+	if h.IDs != nil {
+		// A store that derives IDs from content gives other content
+		// another ID: it cannot reuse one.
+		return
+	}
+	want := map[string]retention.Commit{}
+	for _, c := range f.Commits {
+		want[c.ID] = c
+	}
+	for i, name := range []string{"c1", "m1", "o1", "d2"} {
+		c := want[ID(name)]
+		c.Parents = slices.Clone(c.Parents)
+		switch i {
+		case 0:
+			c.CreationDate = c.CreationDate.AddDate(0, 0, 30)
+		case 1:
+			c.MetaRangeID += "-rewritten"
+		case 2:
+			c.Parents = c.Parents[:1]
+		case 3:
+			c.Parents = []string{ID("x1")}
+		}
+		_ = h.Add(context.Background(), Fixture{Commits: []retention.Commit{c}}) // an error is a refusal
+	}
+	for _, name := range []string{"c1", "m1", "o1", "d2"} {
+		got, err := h.Source.Get(context.Background(), ID(name))
+		if err != nil {
+			r.Errorf("Get(%s) after an Add that reused its ID: %v", ID(name), err)
+			continue
+		}
+		expectCommit(r, "Get after an Add that reused the ID", got, want[ID(name)])
+	}
+	seen := map[string]int{}
+	for _, c := range listAll(r, h.Source) {
+		seen[c.ID]++
+		if w, ok := want[c.ID]; ok {
+			expectCommit(r, "List after an Add that reused the ID", c, w)
+		}
+	}
+	for id, n := range seen {
+		if n > 1 {
+			r.Errorf("List yields commit %s %d times", id, n)
+		}
+	}
 }
 
 func checkEarlyBreak(r reporter, load func(Fixture) Harness) {

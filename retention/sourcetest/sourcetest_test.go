@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"iter"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -110,6 +111,17 @@ func suiteCatchesBrokenSources(t *testing.T, content bool) {
 		{swallowsErrors, []string{"ErrorsPassedThrough"}},
 		{quietFailureMidway, []string{"ErrorsPassedThrough"}},
 	}
+	targeted := map[string]bool{}
+	if !content {
+		tests = append(tests, struct {
+			bug    bug
+			caught []string
+		}{commitRewritten, []string{"CommitsImmutable"}})
+	} else {
+		// A store that derives IDs from content cannot reuse one for
+		// other content: CommitsImmutable does not apply to it.
+		targeted["CommitsImmutable"] = true
+	}
 	if content {
 		tests = append(tests,
 			struct {
@@ -130,7 +142,6 @@ func suiteCatchesBrokenSources(t *testing.T, content bool) {
 			}{lateIDsUnreported, []string{"GetCommitAfterListBegan"}},
 		)
 	}
-	targeted := map[string]bool{}
 	for _, tt := range tests {
 		for _, name := range tt.caught {
 			targeted[name] = true
@@ -171,6 +182,7 @@ const (
 	getIgnoresContext
 	swallowsErrors
 	quietFailureMidway
+	commitRewritten
 	// Bugs of a content-addressed store's host (Harness.IDs).
 	parentsUntranslated // writes the fixture's parent IDs, not the store's
 	headsUntranslated   // points branches at the fixture's IDs
@@ -182,7 +194,7 @@ func (b bug) String() string {
 	return [...]string{"none", "hiddenOmitted", "headsLastPageLost", "listLastPageLost", "parentsSorted",
 		"versionDropped", "secondParentDropped", "dateToDay", "metarangeDropped", "getMissingZero",
 		"getFromSnapshot", "headsFromSnapshot", "continueAfterBreak", "quietOnCancel", "contextAtStartOnly",
-		"getIgnoresContext", "swallowsErrors", "quietFailureMidway",
+		"getIgnoresContext", "swallowsErrors", "quietFailureMidway", "commitRewritten",
 		"parentsUntranslated", "headsUntranslated", "idsUnreported", "lateIDsUnreported"}[b]
 }
 
@@ -246,7 +258,13 @@ func newFake(f Fixture, b bug, content bool) Harness {
 func (s *fake) add(_ context.Context, f Fixture) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.data.add(s.toStore(f, false))
+	sf := s.toStore(f, false)
+	for _, c := range sf.Commits {
+		if old, ok := s.data.commits[c.ID]; ok && s.bug != commitRewritten && !reflect.DeepEqual(old, c) {
+			return fmt.Errorf("fake: commit %s exists with other content", c.ID)
+		}
+	}
+	s.data.add(sf)
 	return nil
 }
 

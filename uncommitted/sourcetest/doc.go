@@ -12,7 +12,9 @@
 //
 // An adapter that yields branches or entries out of byte order, skips some
 // when it resumes from a name, leaves out a hidden branch, turns an entry
-// into a tombstone or drops its address type, yields nothing for a deleted
+// into a tombstone or drops its address type, skips an entry that stays
+// staged while writers stage and unstage others during the scan (paging by
+// offset, with Harness.Stage and Unstage), yields nothing for a deleted
 // branch instead of uncommitted.ErrBranchNotFound, or ends quietly on a
 // store error or a cancelled context makes the export miss staged objects,
 // and a GC then deletes them. The suite checks each of these, with names

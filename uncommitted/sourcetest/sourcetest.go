@@ -43,6 +43,14 @@ type Harness struct {
 	// with err, or work again for a nil err. Without it, the checks that
 	// the Source passes its store's errors through are skipped.
 	FailReads func(err error)
+	// Stage and Unstage, if set, write a branch's staging area as the
+	// host's writers do: Stage adds or replaces an entry, Unstage removes
+	// one (a missing key is no error). The suite calls them while it
+	// iterates the branch, to check that writes during a scan never make
+	// the Source skip an entry that stays staged throughout. Without them
+	// that check is skipped.
+	Stage   func(ctx context.Context, branch string, e uncommitted.Entry) error
+	Unstage func(ctx context.Context, branch, key string) error
 }
 
 // Run runs the conformance suite as subtests of t. load must load f into a
@@ -81,6 +89,7 @@ var checks = []check{
 	{"CancelledContext", checkCancelledContext},
 	{"CancelDuringIteration", checkCancelDuringIteration},
 	{"ErrorsPassedThrough", checkErrorsPassedThrough},
+	{"StableEntriesUnderWrites", checkStableUnderWrites},
 	{"Model", checkModel},
 }
 
@@ -354,6 +363,81 @@ func checkErrorsPassedThrough(r reporter, load func(Fixture) Harness) {
 	h.FailReads(nil)
 	if !errors.Is(err, boom) && !sameEntries(entries, main) {
 		r.Errorf("Uncommitted with the store failing after the first entry: %d of %d entries, then %v; want every entry or an error wrapping the store's", len(entries), len(main), err)
+	}
+}
+
+// checkStableUnderWrites iterates a branch while writers stage and unstage
+// other keys on it, before and after the iteration's position: every entry
+// staged from before the scan to after it must be yielded, once, as it is.
+// A Source that pages by offset, or resumes after a key it re-reads by
+// position, skips such an entry when an earlier key is removed, and the
+// export misses a staged object a GC then deletes.
+func checkStableUnderWrites(r reporter, load func(Fixture) Harness) {
+	const n = 120
+	stable := map[string]uncommitted.Entry{}
+	var f Fixture
+	b := Branch{ID: "main"}
+	for i := range n {
+		e := entry(fmt.Sprintf("k%03d", i), 0, i)
+		e.AddressType, e.Tombstone = uncommitted.Relative, false
+		b.Entries = append(b.Entries, e)
+		if i%3 == 0 {
+			stable[e.Key] = e
+		}
+	}
+	f.Branches = []Branch{b, {ID: "other"}}
+	h := load(f)
+	if h.Stage == nil || h.Unstage == nil {
+		return // the host cannot write during the check
+	}
+	ctx := context.Background()
+	next := 0 // the next churn key to remove, in key order
+	churn := func() int {
+		for next < n && next%3 == 0 {
+			next++
+		}
+		return next
+	}
+	seen := map[string]int{}
+	added, yielded := 0, 0
+	for e, err := range h.Source.Uncommitted(ctx, "main", "") {
+		if err != nil {
+			r.Fatalf("Uncommitted(main) during writes: %v", err)
+		}
+		if yielded++; yielded > 10*n {
+			r.Fatalf("Uncommitted(main) during writes yielded %d entries and goes on; at most %d were ever staged", yielded, 4*n)
+		}
+		seen[e.Key]++
+		if w, ok := stable[e.Key]; ok && !sameEntries([]uncommitted.Entry{e}, []uncommitted.Entry{w}) {
+			r.Errorf("Uncommitted(main) during writes yields %s as %+v, want %+v", e.Key, e, w)
+		}
+		// Two earlier keys go, a key before and one after the
+		// position come, and a later churn key is replaced.
+		for range 2 {
+			if i := churn(); i < n {
+				if err := h.Unstage(ctx, "main", fmt.Sprintf("k%03d", i)); err != nil {
+					r.Fatalf("Unstage: %v", err)
+				}
+				next++
+			}
+		}
+		if added == n/2 {
+			continue // the writers stop: a Source that reads live must end
+		}
+		added++
+		for _, k := range []string{fmt.Sprintf("a%03d", added), fmt.Sprintf("z%03d", added), fmt.Sprintf("k%03d", n-1-added%40*3)} {
+			if _, ok := stable[k]; ok {
+				continue
+			}
+			if err := h.Stage(ctx, "main", entry(k, 1, added)); err != nil {
+				r.Fatalf("Stage: %v", err)
+			}
+		}
+	}
+	for k := range stable {
+		if seen[k] != 1 {
+			r.Errorf("Uncommitted(main) with writes during the scan yielded %s, staged throughout, %d times; want once", k, seen[k])
+		}
 	}
 }
 

@@ -97,6 +97,7 @@ func TestSuiteCatchesBrokenSources(t *testing.T) {
 		{contextAtStartOnly, []string{"CancelDuringIteration"}},
 		{swallowsErrors, []string{"ErrorsPassedThrough"}},
 		{quietFailureMidway, []string{"ErrorsPassedThrough"}},
+		{offsetPaging, []string{"StableEntriesUnderWrites"}},
 	}
 	targeted := map[string]bool{}
 	for _, tt := range tests {
@@ -142,6 +143,7 @@ const (
 	contextAtStartOnly
 	swallowsErrors
 	quietFailureMidway
+	offsetPaging
 )
 
 func (b bug) String() string {
@@ -149,7 +151,7 @@ func (b bug) String() string {
 		"fromExclusive", "hiddenOmitted", "utf16Order", "pathOrder", "lastPageLost", "fullAsRelative",
 		"fullAsTombstone", "entriesFromExclusive", "entriesFromAsPrefix", "missingBranchEmpty",
 		"deleteKeepsStaging", "continueAfterBreak", "quietOnCancel", "contextAtStartOnly", "swallowsErrors",
-		"quietFailureMidway"}[b]
+		"quietFailureMidway", "offsetPaging"}[b]
 }
 
 // fake is a staging area in memory whose adapter has at most one bug.
@@ -177,7 +179,60 @@ func newFake(f Fixture, b bug) Harness {
 		s.branches[br.ID] = fb
 		s.order = append(s.order, br.ID)
 	}
-	return Harness{Source: s, DeleteBranch: s.deleteBranch, FailReads: s.failReads}
+	return Harness{Source: s, DeleteBranch: s.deleteBranch, FailReads: s.failReads, Stage: s.stage, Unstage: s.unstage}
+}
+
+func (s *fake) stage(_ context.Context, branch string, e uncommitted.Entry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, ok := s.branches[branch]
+	if !ok {
+		return fmt.Errorf("fake: branch %s: %w", branch, uncommitted.ErrBranchNotFound)
+	}
+	b.entries[e.Key] = e
+	return nil
+}
+
+func (s *fake) unstage(_ context.Context, branch, key string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b, ok := s.branches[branch]; ok {
+		delete(b.entries, key)
+	}
+	return nil
+}
+
+// pageByOffset yields a branch's entries from from in pages of 8, each
+// page read again by its position in the sorted entries: the bug
+// offsetPaging, a LIMIT/OFFSET query.
+func (s *fake) pageByOffset(ctx context.Context, branch, from string) iter.Seq2[uncommitted.Entry, error] {
+	return func(yield func(uncommitted.Entry, error) bool) {
+		for off := 0; ; off += 8 {
+			s.mu.Lock()
+			var entries []uncommitted.Entry
+			if b, ok := s.branches[branch]; ok {
+				for _, e := range b.entries {
+					if e.Key >= from {
+						entries = append(entries, e)
+					}
+				}
+			}
+			s.mu.Unlock()
+			slices.SortFunc(entries, func(a, b uncommitted.Entry) int { return strings.Compare(a.Key, b.Key) })
+			if off >= len(entries) {
+				return
+			}
+			for _, e := range entries[off:min(off+8, len(entries))] {
+				if err := ctx.Err(); err != nil {
+					yield(uncommitted.Entry{}, err)
+					return
+				}
+				if !yield(e, nil) {
+					return
+				}
+			}
+		}
+	}
 }
 
 func (s *fake) deleteBranch(_ context.Context, id string) error {
@@ -256,6 +311,8 @@ func (s *fake) Uncommitted(ctx context.Context, branch, from string) iter.Seq2[u
 		}
 	}
 	switch s.bug {
+	case offsetPaging:
+		return s.pageByOffset(ctx, branch, from)
 	case utf16Order:
 		slices.SortFunc(entries, func(a, b uncommitted.Entry) int {
 			return slices.Compare(utf16.Encode([]rune(a.Key)), utf16.Encode([]rune(b.Key)))

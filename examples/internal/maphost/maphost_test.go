@@ -17,7 +17,9 @@ func TestCommitsConformance(t *testing.T) {
 		s := maphost.New()
 		add := func(_ context.Context, f sourcetest.Fixture) error {
 			for _, c := range f.Commits {
-				s.Commits[c.ID] = c
+				if _, ok := s.Commits[c.ID]; !ok { // commits are immutable
+					s.Commits[c.ID] = c
+				}
 			}
 			for _, b := range f.Branches {
 				s.Tips[b.ID] = b.Head
