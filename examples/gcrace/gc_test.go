@@ -22,15 +22,15 @@ const storagePrefix = "_lakefs"
 // flow; every flag breaks it the way a host could get it wrong, for the
 // mutation tests.
 type wiring struct {
-	noTrailer        bool // export without copytrack's Addresses as the trailer
-	cutoffAtMark     bool // ExportStart = Mark's start instead of the export's
-	startAfterFirst  bool // ExportStart taken after the first Prepare call returned
-	committedFirst   bool // list active commits before the export instead of after
-	skipMain         bool // the export's Source skips branch "main"
-	ignoreBranchDays bool // retention without the per-branch rules
-	unsafeMinAge     bool // MinAge 1h with WithUnsafeMinAge
-	keepAllCommits   bool // every commit's addresses as Committed, expired ones too
-	lostDeletes      bool // a BatchDeleter that reports success and deletes nothing
+	noTrailer         bool // export without copytrack's Addresses as the trailer
+	cutoffAtMark      bool // ExportStart = Mark's start instead of the export's
+	startAfterPrepare bool // ExportStart taken after each Prepare call returned
+	committedFirst    bool // list active commits before the export instead of after
+	skipMain          bool // the export's Source skips branch "main"
+	ignoreBranchDays  bool // retention without the per-branch rules
+	unsafeMinAge      bool // MinAge 1h with WithUnsafeMinAge
+	keepAllCommits    bool // every commit's addresses as Committed, expired ones too
+	lostDeletes       bool // a BatchDeleter that reports success and deletes nothing
 }
 
 // lostDeleter is the lostDeletes mutation: a deleter that claims success
@@ -316,7 +316,7 @@ func (w *world) gcCycle(ctx context.Context, wire wiring, tempDir string) (*cycl
 			return nil, fmt.Errorf("Prepare #%d: %w", rep.prepareCalls+1, err)
 		}
 		rep.prepareCalls++
-		if wire.startAfterFirst && rep.prepareCalls == 1 {
+		if wire.startAfterPrepare {
 			rep.exportStart = w.clock.Now()
 		}
 		runID = res.RunID

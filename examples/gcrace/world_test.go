@@ -109,6 +109,10 @@ type pending struct {
 	branch, path, addr, signed string
 	resolved                   time.Time // the address time, as linkaddr sees it
 	uploaded, done             bool
+	// A link verified but not staged yet: its staging write lands at
+	// stageAt, which may be past the link's deadline (then it is undone).
+	link    *linkaddr.Link
+	stageAt time.Time
 }
 
 // copyRec mirrors a copytrack record, for the oracle.
@@ -310,6 +314,7 @@ func (w *world) writerStepFrom(origin string) {
 	// instant, so no boundary (TTL, cutoff) is hit exactly.
 	gap := time.Duration(w.rng.ExpFloat64()*float64(25*time.Minute)) + time.Duration(w.rng.Int64N(int64(time.Second)))
 	w.clock.advance(gap)
+	w.landStagingWrites()
 
 	if w.focus != "" && w.rng.IntN(3) == 0 {
 		// The export is scanning a branch: renames on it are the race
@@ -446,8 +451,47 @@ func (w *world) opLink() {
 	if addr != pd.addr || age > linkTTL-linkaddr.StagingMargin+2*time.Second {
 		w.violate("VerifyOnce(%s) = %q at age %s", pd.addr, addr, age)
 	}
+	if w.rng.IntN(3) == 0 {
+		// A slow staging write: it lands up to a little more than the
+		// staging margin later (issue 23), as the writers' next steps
+		// pass that time.
+		pd.link = &link
+		pd.stageAt = w.clock.Now().Add(time.Duration(w.rng.Int64N(int64(linkaddr.StagingMargin + 2*time.Minute))))
+		w.logf("link %s:%s verified, staging at %s", pd.branch, pd.path, pd.stageAt.Format(time.RFC3339))
+		return
+	}
 	b.staging[pd.path] = entry{addr: addr, full: w.rng.IntN(3) == 0, staged: w.clock.Now()}
 	w.logf("link %s:%s -> %s (address age %s)", pd.branch, pd.path, addr, age.Round(time.Second))
+}
+
+// landStagingWrites lands the slow staging writes that are due: staged
+// when they land by the link's deadline, undone (never staged) after it,
+// as Signer.Stage does. An object whose staging write lands must still be
+// there: the GC may not delete it while it is in flight.
+func (w *world) landStagingWrites() {
+	now := w.clock.Now()
+	for _, pd := range w.pendings {
+		if pd.link == nil || now.Before(pd.stageAt) {
+			continue
+		}
+		link := pd.link
+		pd.link = nil
+		if now.After(link.Deadline) {
+			w.logf("link %s:%s staged past its deadline: undone", pd.branch, pd.path)
+			continue
+		}
+		if o := w.objects[link.Address]; o != nil && o.deleted {
+			w.violate("GC deleted reachable object %s (in flight: its staging write landed after the delete; uploaded %s)",
+				link.Address, o.uploaded.Format(time.RFC3339))
+		}
+		b := w.branches[pd.branch]
+		if b == nil {
+			w.logf("link %s:%s: branch gone before staging", pd.branch, pd.path)
+			continue
+		}
+		b.staging[pd.path] = entry{addr: link.Address, full: w.rng.IntN(3) == 0, staged: now}
+		w.logf("link %s:%s -> %s (staged late)", pd.branch, pd.path, link.Address)
+	}
 }
 
 // opCopy makes a shallow copy of a visible object, recorded with
