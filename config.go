@@ -250,11 +250,13 @@ func (c Config) validated() (settings, error) {
 	invalid := func(format string, args ...any) (settings, error) {
 		return settings{}, fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
 	}
+	// nsaddr.New refuses what is not a URI, and "s3://" alone, which would
+	// make every s3:// address the namespace's.
+	ns, nsErr := nsaddr.New(s.Namespace, s.DataPrefix)
 	switch {
 	case s.Bucket == nil:
 		return invalid("no Bucket")
-	case !nsaddr.IsFull(strings.TrimRight(s.Namespace, "/")):
-		// "s3://" alone would make every s3:// address the namespace's.
+	case nsErr != nil:
 		return invalid("Namespace %q is not a URI such as s3://bucket/repo", s.Namespace)
 	case s.LinkTTL < 0:
 		return invalid("negative LinkTTL %v", s.LinkTTL)
@@ -281,10 +283,6 @@ func (c Config) validated() (settings, error) {
 	}
 	if err := validPrefixes(s.StoragePrefix, s.DataPrefix); err != nil {
 		return settings{}, err
-	}
-	ns, err := nsaddr.New(s.Namespace, s.DataPrefix)
-	if err != nil {
-		return invalid("Namespace %q is not a URI such as s3://bucket/repo", s.Namespace)
 	}
 	s.ns = ns
 	// Before any I/O, not when the mark starts after the whole export.

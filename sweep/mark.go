@@ -8,12 +8,13 @@ import (
 	"iter"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 	"unsafe"
 
 	"gocloud.dev/blob"
+
+	"github.com/lakegc/lakegc/internal/nsaddr"
 )
 
 // Inputs are the keep set of a mark run: the keys, relative to the namespace
@@ -377,24 +378,10 @@ func (m *marker) readAndList(ctx context.Context, in Inputs, keep *sorter, l *li
 	return first
 }
 
-// fullURI reports whether key starts with a URI scheme and "://".
-func fullURI(key string) bool {
-	// The first ':' decides: a later "://" has a ':' before it, which no
-	// scheme holds.
-	i := strings.IndexByte(key, ':')
-	if i <= 0 || !strings.HasPrefix(key[i:], "://") {
-		return false
-	}
-	for j, r := range key[:i] {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
-		case j > 0 && (r >= '0' && r <= '9' || r == '+' || r == '.' || r == '-'):
-		default:
-			return false
-		}
-	}
-	return true
-}
+// fullURI reports whether key starts with a URI scheme and "://": the
+// module's one rule, nsaddr.HasScheme, so that a key sweep refuses as full
+// is one Collect judges as full too.
+func fullURI(key string) bool { return nsaddr.HasScheme(key) }
 
 // readKeep adds every key of seq to the keep sorter, refusing keys that could
 // never match a listed key and so would leave their object unprotected.

@@ -102,7 +102,8 @@ func FuzzCutNamespace(f *testing.F) {
 		// Spell the namespace with the case of some ASCII letters flipped:
 		// those of the scheme and authority keep it the same namespace.
 		end := 0
-		if i := strings.Index(trimmed, "://"); i >= 0 {
+		if nsaddr.HasScheme(trimmed) {
+			i := strings.Index(trimmed, "://")
 			end = len(trimmed)
 			if j := strings.IndexByte(trimmed[i+3:], '/'); j >= 0 {
 				end = i + 3 + j

@@ -287,8 +287,10 @@ func CutLiteral(ns, address string) (string, bool) {
 		return "", false
 	}
 	end := 0 // the end of the scheme and authority
-	if i := strings.Index(ns, "://"); i >= 0 {
-		i += len("://")
+	if HasScheme(ns) {
+		// HasScheme, not any "://": in "file:/srv/a://b" or "bucket/x://y"
+		// it is part of the path, which is compared exactly.
+		i := strings.Index(ns, "://") + len("://")
 		end = len(ns)
 		if j := strings.IndexByte(ns[i:], '/'); j >= 0 {
 			end = i + j

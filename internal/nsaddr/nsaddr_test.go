@@ -365,3 +365,25 @@ func FuzzClassify(f *testing.F) {
 		}
 	})
 }
+
+// TestCutLiteralPathExact: a "://" in the path of a namespace that is no
+// URI, or of a file URI with one slash, is not a scheme's: the path before
+// it is compared exactly, as every other path is.
+func TestCutLiteralPathExact(t *testing.T) {
+	for _, tc := range []struct {
+		ns, address string
+		ok          bool
+	}{
+		{"file:/srv/a://b", "file:/srv/a://b/x", true},
+		{"file:/srv/a://b", "FILE:/srv/a://b/x", true},
+		{"file:/srv/a://b", "file:/SRV/a://b/x", false},
+		{"bucket/x://y", "bucket/x://y/k", true},
+		{"bucket/x://y", "BUCKET/x://y/k", false},
+		{"s3://b/x://y", "S3://B/x://y/k", true},
+		{"s3://b/x://y", "s3://b/X://y/k", false},
+	} {
+		if _, ok := CutLiteral(tc.ns, tc.address); ok != tc.ok {
+			t.Errorf("CutLiteral(%q, %q): ok %v, want %v", tc.ns, tc.address, ok, tc.ok)
+		}
+	}
+}
