@@ -131,6 +131,7 @@ func (c *cycle) runExport(ctx context.Context) error {
 	var trailer int64
 	opts := []uncommitted.Option{
 		uncommitted.WithStoragePrefix(c.cfg.StoragePrefix),
+		uncommitted.WithDataPrefix(c.cfg.DataPrefix),
 		uncommitted.WithClock(c.cfg.Clock),
 		uncommitted.WithMaxFileSize(c.cfg.ExportFileSize),
 		uncommitted.WithRunID(func() string { return runID }),

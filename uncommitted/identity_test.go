@@ -84,3 +84,38 @@ func TestPrepareNamespaceIdentity(t *testing.T) {
 		})
 	}
 }
+
+// TestPrepareTailsUnderDataPrefix: with WithDataPrefix, the tail kept of an
+// outside address is a key shape under that folder, as Collect's
+// Config.DataPrefix sees it; under the default folder such an address kept
+// nothing and probed nothing.
+func TestPrepareTailsUnderDataPrefix(t *testing.T) {
+	ctx := context.Background()
+	const tail = "lake/objects/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0"
+	bucket := memblob.OpenBucket(nil)
+	defer bucket.Close()
+	src := newMemSource()
+	src.add("main", uncommitted.Entry{Key: "a", PhysicalAddress: "s3://imports/x/" + tail, AddressType: uncommitted.Full})
+	res, err := uncommitted.NewPreparer(bucket, uncommitted.WithDataPrefix("lake/objects")).Prepare(ctx, uncommitted.Repository{ID: "r", StorageNamespace: namespace}, src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for a, err := range uncommitted.Addresses(ctx, bucket, "_lakefs", res.RunID) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, a)
+	}
+	if !slices.Equal(got, []string{tail}) {
+		t.Errorf("exported %q, want the tail %q", got, tail)
+	}
+	// The same tail, held by the bucket: another spelling of the namespace.
+	if err := bucket.WriteAll(ctx, tail, []byte("live"), nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = uncommitted.NewPreparer(bucket, uncommitted.WithDataPrefix("/lake/objects/")).Prepare(ctx, uncommitted.Repository{ID: "r", StorageNamespace: namespace}, src, nil)
+	if !errors.Is(err, uncommitted.ErrNamespaceMismatch) {
+		t.Errorf("Prepare with the tail in the bucket = %v, want ErrNamespaceMismatch", err)
+	}
+}

@@ -86,6 +86,15 @@ func WithStoragePrefix(prefix string) Option {
 	return func(p *Preparer) { p.storagePrefix = cleanPrefix(prefix) }
 }
 
+// WithDataPrefix sets the data folder of the namespace ("": lakeFS's
+// "data"; leading and trailing '/' are ignored): the tail kept, and probed,
+// of a full address outside the namespace is a key shape under it (see
+// ErrNamespaceMismatch). A host whose pathprovider writes under another
+// folder gives that folder, as it gives Collect's Config.DataPrefix.
+func WithDataPrefix(prefix string) Option {
+	return func(p *Preparer) { p.dataPrefix = cleanPrefix(prefix) }
+}
+
 // WithClock sets the clock used for run IDs, the time budget and the
 // trailer's creation_date (nil: the default time.Now).
 func WithClock(now func() time.Time) Option {

@@ -122,6 +122,7 @@ type Preparer struct {
 	maxFileSize     int64
 	prepareDuration time.Duration
 	storagePrefix   string
+	dataPrefix      string // "": layout.DataPrefix
 	now             func() time.Time
 	newRunID        func() string
 	codec           compress.Codec
@@ -204,7 +205,11 @@ func (p *Preparer) Prepare(ctx context.Context, repo Repository, src Source, mar
 	if strings.Trim(repo.StorageNamespace, "/") == "" {
 		return nil, errors.New("uncommitted: Prepare needs the repository's storage namespace")
 	}
-	ns, err := nsaddr.New(repo.StorageNamespace, layout.DataPrefix)
+	data := p.dataPrefix
+	if data == "" {
+		data = layout.DataPrefix
+	}
+	ns, err := nsaddr.New(repo.StorageNamespace, data)
 	if err != nil {
 		return nil, fmt.Errorf("uncommitted: Prepare: the repository's storage namespace %q is not a URI", repo.StorageNamespace)
 	}
