@@ -58,3 +58,18 @@ func TestRelativeAddresses(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactUserinfo: a foreign address's credentials never reach the report.
+func TestRedactUserinfo(t *testing.T) {
+	for in, want := range map[string]string{
+		"s3://key:secret@bucket/x@y": "s3://REDACTED@bucket/x@y",
+		"s3://bucket/x@y":            "s3://bucket/x@y",
+		"gs://u@b":                   "gs://REDACTED@b",
+		"data/a@b":                   "data/a@b",
+		"https://a@b?c@d":            "https://REDACTED@b?c@d",
+	} {
+		if got := redactUserinfo(in); got != want {
+			t.Errorf("redactUserinfo(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

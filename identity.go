@@ -135,9 +135,14 @@ func readMarker(ctx context.Context, bucket *blob.Bucket, key string) (namespace
 		return "", false, err
 	}
 	var m namespaceMarker
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if len(b) > maxMarkerSize || dec.Decode(&m) != nil || m.Namespace == "" {
-		return "", false, fmt.Errorf("%w: %s is not lakegc's marker", ErrNamespaceMismatch, key)
+	if len(b) > maxMarkerSize {
+		return "", false, fmt.Errorf("%w: %s is not lakegc's marker: over %d bytes", ErrNamespaceMismatch, key, maxMarkerSize)
+	}
+	if err := json.NewDecoder(bytes.NewReader(b)).Decode(&m); err != nil {
+		return "", false, fmt.Errorf("%w: %s is not lakegc's marker: %v", ErrNamespaceMismatch, key, err)
+	}
+	if m.Namespace == "" {
+		return "", false, fmt.Errorf("%w: %s is not lakegc's marker: no namespace", ErrNamespaceMismatch, key)
 	}
 	return m.Namespace, true, nil
 }
@@ -212,8 +217,28 @@ type foreign struct {
 func (f *foreign) add(address string) {
 	f.count++
 	if len(f.sample) < maxForeignSample {
-		f.sample = append(f.sample, address)
+		f.sample = append(f.sample, redactUserinfo(address))
 	}
+}
+
+// redactUserinfo hides the userinfo of a URI ("s3://key:secret@bucket/x"
+// becomes "s3://REDACTED@bucket/x"), so a report or a log never carries a
+// credential an address held.
+func redactUserinfo(address string) string {
+	i := strings.Index(address, "://")
+	if i < 0 {
+		return address
+	}
+	rest := address[i+3:]
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	at := strings.LastIndexByte(rest[:end], '@')
+	if at < 0 {
+		return address
+	}
+	return address[:i+3] + "REDACTED" + rest[at:]
 }
 
 // mismatch wraps an error of another package that says the namespace is
