@@ -455,7 +455,8 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (i
 		if len(pending) == 0 {
 			return nil
 		}
-		spare = append(spare[:0], make([]bool, len(pending))...)
+		spare = slices.Grow(spare[:0], len(pending))[:len(pending)]
+		clear(spare)
 		if err := m.cfg.check(ctx, pending, spare); err != nil {
 			return fmt.Errorf("sweep: candidate check: %w", err)
 		}
@@ -472,9 +473,7 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (i
 			// is listed again by the next optimized run, as a slice
 			// with young objects is, so that it is checked again.
 			if m.rec != nil && m.rec.young != nil {
-				if name, _, ok := sliceOf([]byte(key), m.cfg.dataPrefix+"/"); ok {
-					m.rec.young.add(name)
-				}
+				m.rec.young.addSliceOf(key, m.rec.data)
 			}
 		}
 		pending = pending[:0]

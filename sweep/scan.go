@@ -690,7 +690,5 @@ func (l *lister) stream(sortBytes, fanIn int) (keyIter, error) {
 // noteYoung records that the folder prefix held young objects, when it is a
 // slice: the next optimized run lists it again rather than trust its records.
 func (l *lister) noteYoung(prefix string) {
-	if name, _, ok := sliceOf([]byte(prefix), l.cfg.dataPrefix+"/"); ok {
-		l.young.add(name)
-	}
+	l.young.addSliceOf(prefix, l.cfg.dataPrefix+"/")
 }
