@@ -136,7 +136,8 @@ func (r recognizer) okBytes(key []byte) bool {
 //     the keep set and the namespace do not match (a bucket rooted at
 //     another folder, inputs of another repository or spelled another
 //     way); or
-//   - rule B: the candidates are at least MaxMarked (a fraction) of the
+//   - rule B: the candidates (those a CandidateCheck spared included: the
+//     keep set did not hold them) are at least MaxMarked (a fraction) of the
 //     objects judged against the keep set (the recognized objects listed
 //     older than the cutoff, outside walls), while the keep set holds at
 //     least MinKeep keys, other than young listed ones, that this run could

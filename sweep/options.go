@@ -395,7 +395,8 @@ const checkBatch = 1000
 // writes it: a host whose keep set cannot name every live object (lakeFS's
 // listings hide some staged objects) spares those a check recognises. A
 // spared key is counted as kept (Progress.Kept, Summary.NumKeptObjects) and
-// is not in the candidates; its slice is listed again by the next
+// is not in the candidates (the canary still counts it as one: see
+// Canary, rule B); its slice is listed again by the next
 // optimized run, as a slice with young objects is, so that the check sees
 // it again.
 func WithCandidateCheck(check CandidateCheck) Option {
