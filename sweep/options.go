@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/lakegc/lakegc/internal/contract"
+	"github.com/lakegc/lakegc/internal/layout"
 )
 
 // Defaults of the options.
 const (
-	DefaultStoragePrefix = "_lakefs"
-	DefaultDataPrefix    = "data"
+	DefaultStoragePrefix = layout.StoragePrefix // "_lakefs"
+	DefaultDataPrefix    = layout.DataPrefix    // "data"
 	DefaultMinAge        = 24 * time.Hour
 	DefaultLinkTTL       = 24 * time.Hour
 	DefaultClockSkew     = 5 * time.Minute
