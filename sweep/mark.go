@@ -124,7 +124,6 @@ type marker struct {
 	spill  *spillDir
 	rec    *recorder // the records for the next run
 	walls  []string  // the folders of other repositories, sorted, prefix-free
-	can    *canaryCount
 	// sinceClean counts the optimized runs since the last clean one,
 	// this one included.
 	sinceClean int
@@ -237,7 +236,6 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	if len(m.walls) > 0 {
 		m.log("sweep: other repositories' folders kept", "walls", len(m.walls), "first", m.sum.Walls)
 	}
-	m.can = newCanaryCount(m.cfg, m.sum.CutoffTime)
 
 	m.cnt.phase("join")
 	// The young listed keys join the keep set.
@@ -428,10 +426,7 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (i
 	if err != nil {
 		return 0, err
 	}
-	can := m.can
-	if can == nil {
-		can = newCanaryCount(m.cfg, m.sum.CutoffTime)
-	}
+	can := newCanaryCount(m.cfg, m.sum.CutoffTime)
 	walls := wallCursor{walls: m.walls, i: -1}
 	kk, kok, err := keepIt.next()
 	if kok {
