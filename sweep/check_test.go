@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -80,4 +81,26 @@ func TestCandidateCheckError(t *testing.T) {
 	require.ErrorIs(t, err, boom)
 	_, err = Sweep(m.ctx, m.b, "failed", m.opts()...)
 	require.ErrorIs(t, err, ErrRunFailed)
+}
+
+// TestCandidateCheckDoesNotQuietCanary: a keep set that matches nothing
+// trips rule B even when a candidate check spares a few of its candidates:
+// spared keys are the keep set's misses, not its hits.
+func TestCandidateCheckDoesNotQuietCanary(t *testing.T) {
+	ctx := context.Background()
+	var elsewhere []string
+	for i := range 1500 {
+		elsewhere = append(elsewhere, fmt.Sprintf("repo1/data/x/%05d", i))
+	}
+	b, _ := canaryWorld(t, 1000)
+	spareEvery := func(_ context.Context, keys []string, keep []bool) error {
+		for i := range keys {
+			keep[i] = i%20 == 0 // 5 %
+		}
+		return nil
+	}
+	_, err := Mark(ctx, b, "run1", Inputs{Uncommitted: seqOf(elsewhere), Committed: seqOf(nil), ExportStart: t0},
+		WithClock(fixedClock), WithTempDir(t.TempDir()), WithCandidateCheck(spareEvery))
+	require.ErrorIs(t, err, ErrImplausibleMark)
+	requireFailedRun(t, b, "run1")
 }

@@ -112,7 +112,8 @@
 // hide staged re-uploads of committed bytes) can have Mark ask about each
 // candidate before it writes it: WithCandidateCheck gets the candidates in
 // batches, in order, after the inputs were read; a key it spares counts as
-// kept, and its slice is listed again by the next optimized run (as a
+// kept (but as a candidate for the canary, which judges the keep set), and
+// its slice is listed again by the next optimized run (as a
 // slice with young objects is), so that the check sees it again.
 //
 // The listing itself is checked too: a delimited listing (the top level, the

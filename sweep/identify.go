@@ -89,13 +89,8 @@ func (c *config) recognizer() recognizer {
 
 // ok reports whether key is recognized.
 func (r recognizer) ok(key string) bool {
-	for _, p := range r.include {
-		if strings.HasPrefix(key, p) {
-			return true
-		}
-	}
-	if r.custom != nil {
-		return r.custom(key)
+	if known, decided := r.byOption(key); decided {
+		return known
 	}
 	return layout.Recognize(key, r.data) != layout.Unrecognized
 }
@@ -103,15 +98,25 @@ func (r recognizer) ok(key string) bool {
 // okInSlice is ok for a key in a slice's folder, whose last element starts
 // at at: the slice's name is not decoded again.
 func (r recognizer) okInSlice(key string, at int) bool {
+	if known, decided := r.byOption(key); decided {
+		return known
+	}
+	return layout.InSlice(key[at:]) != layout.Unrecognized
+}
+
+// byOption is what the options say of key: recognized under an include
+// prefix, else the host's recognizer's answer; decided is false when
+// neither applies and layout's shapes decide.
+func (r recognizer) byOption(key string) (known, decided bool) {
 	for _, p := range r.include {
 		if strings.HasPrefix(key, p) {
-			return true
+			return true, true
 		}
 	}
 	if r.custom != nil {
-		return r.custom(key)
+		return r.custom(key), true
 	}
-	return layout.InSlice(key[at:]) != layout.Unrecognized
+	return false, false
 }
 
 // okBytes is ok for a key in a buffer that outlives the call.
@@ -131,7 +136,8 @@ func (r recognizer) okBytes(key []byte) bool {
 //     the keep set and the namespace do not match (a bucket rooted at
 //     another folder, inputs of another repository or spelled another
 //     way); or
-//   - rule B: the candidates are at least MaxMarked (a fraction) of the
+//   - rule B: the candidates (those a CandidateCheck spared included: the
+//     keep set did not hold them) are at least MaxMarked (a fraction) of the
 //     objects judged against the keep set (the recognized objects listed
 //     older than the cutoff, outside walls), while the keep set holds at
 //     least MinKeep keys, other than young listed ones, that this run could

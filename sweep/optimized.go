@@ -514,6 +514,14 @@ type youngSlices struct {
 	overflow bool
 }
 
+// addSliceOf adds the slice that holds key (a key or a folder under the
+// data folder data, with its '/'), if it is in one.
+func (y *youngSlices) addSliceOf(key, data string) {
+	if name, _, ok := sliceOf([]byte(key), data); ok {
+		y.add(name)
+	}
+}
+
 func (y *youngSlices) add(name string) {
 	y.mu.Lock()
 	defer y.mu.Unlock()

@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/lakegc/lakegc/internal/contract"
+	"github.com/lakegc/lakegc/internal/layout"
 )
 
 // Defaults of the options.
 const (
-	DefaultStoragePrefix = "_lakefs"
-	DefaultDataPrefix    = "data"
+	DefaultStoragePrefix = layout.StoragePrefix // "_lakefs"
+	DefaultDataPrefix    = layout.DataPrefix    // "data"
 	DefaultMinAge        = 24 * time.Hour
 	DefaultLinkTTL       = 24 * time.Hour
 	DefaultClockSkew     = 5 * time.Minute
@@ -395,7 +396,8 @@ const checkBatch = 1000
 // writes it: a host whose keep set cannot name every live object (lakeFS's
 // listings hide some staged objects) spares those a check recognises. A
 // spared key is counted as kept (Progress.Kept, Summary.NumKeptObjects) and
-// is not in the candidates; its slice is listed again by the next
+// is not in the candidates (the canary still counts it as one: see
+// Canary, rule B); its slice is listed again by the next
 // optimized run, as a slice with young objects is, so that the check sees
 // it again.
 func WithCandidateCheck(check CandidateCheck) Option {

@@ -32,7 +32,7 @@ func (s scope) reason(key string) string {
 	switch {
 	case key == "":
 		return "empty key"
-	case key == "dummy":
+	case key == layout.MarkerName:
 		return "namespace marker"
 	case strings.HasPrefix(key, s.dataPrefix):
 		rest := key[len(s.dataPrefix):]
@@ -342,7 +342,7 @@ func (l *lister) listTop(ctx context.Context) error {
 	rest := l.cfg.ownsRest()
 	if rest {
 		if err := l.listLevel(ctx, "", func(o *blob.ListObject) error {
-			if o.IsDir || o.Key == "dummy" {
+			if o.IsDir || o.Key == layout.MarkerName {
 				return nil
 			}
 			return l.addLoose(o)
@@ -690,7 +690,5 @@ func (l *lister) stream(sortBytes, fanIn int) (keyIter, error) {
 // noteYoung records that the folder prefix held young objects, when it is a
 // slice: the next optimized run lists it again rather than trust its records.
 func (l *lister) noteYoung(prefix string) {
-	if name, _, ok := sliceOf([]byte(prefix), l.cfg.dataPrefix+"/"); ok {
-		l.young.add(name)
-	}
+	l.young.addSliceOf(prefix, l.cfg.dataPrefix+"/")
 }

@@ -4,7 +4,9 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/lakegc/lakegc/pathprovider"
 	"github.com/rs/xid"
 )
 
@@ -159,4 +161,23 @@ func FuzzRecognize(f *testing.F) {
 			t.Fatalf("Tail(%q, %q) = %q does not start after a '/'", key, data, tail)
 		}
 	})
+}
+
+// TestSliceTimeRoundTrip: SliceTime reads back the time a slice name was
+// made for with ReversalPoint, as pathprovider.DescendingID makes them.
+func TestSliceTimeRoundTrip(t *testing.T) {
+	for _, sec := range []int64{0, 1, 1_700_000_000, 1<<32 - 1} {
+		want := time.Unix(sec, 0).UTC()
+		for _, name := range []string{
+			xid.NewWithTime(time.Unix(ReversalPoint-sec, 0)).String(),
+			pathprovider.DescendingID(want).String(),
+		} {
+			if got, ok := SliceTime(name); !ok || !got.Equal(want) {
+				t.Errorf("SliceTime(%q) = %v, %v; want %v", name, got, ok, want)
+			}
+		}
+	}
+	if _, ok := SliceTime("h6ce3g624eave3ils1c"); ok {
+		t.Error("a 19-character name is a slice")
+	}
 }
