@@ -41,7 +41,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lakegc/lakegc/pathprovider"
 	"github.com/rs/xid"
 )
 
@@ -60,8 +59,7 @@ const (
 
 // ReversalPoint is lakeFS's year 4000 (4000-01-01T00:00:00Z in Unix
 // seconds): a slice is named by the xid of ReversalPoint minus its start
-// time, so newer slices sort first. It is part of the address format, the
-// point pathprovider.DescendingID and DescendingTime mirror times around.
+// time, so newer slices sort first. It is part of the address format.
 const ReversalPoint = 64060588800
 
 // XIDLen is the length of an xid's string form.
@@ -72,8 +70,8 @@ const XIDLen = 20
 const SignatureLen = 43
 
 // SliceTime decodes the start time of a slice from its name; false when the
-// name is not a 20-character xid. The time is pathprovider.DescendingTime's:
-// it wraps modulo 2^32 seconds, as xid keeps 32 bits of seconds.
+// name is not a 20-character xid. Times wrap modulo 2^32 seconds, as xid
+// keeps 32 bits of seconds.
 func SliceTime(name string) (time.Time, bool) {
 	if len(name) != XIDLen {
 		return time.Time{}, false
@@ -82,7 +80,7 @@ func SliceTime(name string) (time.Time, bool) {
 	if err != nil {
 		return time.Time{}, false
 	}
-	return pathprovider.DescendingTime(id), true
+	return time.Unix(int64(uint32(ReversalPoint-id.Time().Unix())), 0).UTC(), true
 }
 
 // Shape is the kind of a recognized key.
