@@ -169,6 +169,20 @@ func TestStagedAddressesRefusesUnknownChanges(t *testing.T) {
 	}
 }
 
+// A staged object lakeFS states without a physical address fails the
+// listing as an error of lakeFS: its bytes could be anywhere, and going on
+// without it would leave them unprotected. (The API's decoder refuses it
+// first; stagedAddresses refuses it again should that change.)
+func TestStagedAddressesRefusesNoAddress(t *testing.T) {
+	f := &fakeStaging{branches: []string{"main"},
+		diffs: map[string][]map[string]string{"main": {{"type": "added", "path": "a", "path_type": "object"},
+			{"type": "added", "path": "x", "path_type": "object"}}},
+		stats: map[string]string{"main/a": "data/a", "main/x": ""}}
+	if got, err := stagedOf(t, f); !errors.Is(err, errLakeFS) {
+		t.Errorf("staged %q, %v; want an error of lakeFS", got, err)
+	}
+}
+
 // The commits report must be where lakeFS writes it under the storage
 // prefix the command reads metaranges from and keeps out of the mark: a
 // report under another prefix (lakeFS configured with another
