@@ -259,23 +259,32 @@ func TestExportRefusesAnotherLocation(t *testing.T) {
 		"s3://b/repo1/_meta/retention/gc/uncommitted/u1/uncommitted/":       nil,
 		"s3://b/repo1/_lakefs/retention/gc/uncommitted/u2/uncommitted/":     nil,
 	} {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusCreated)
-			_ = json.NewEncoder(w).Encode(map[string]string{"run_id": "u1", "gc_uncommitted_location": loc})
-		}))
-		client, err := api.New(srv.URL, "a", "b")
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := &lakeFSHost{client: client, repo: "r", namespace: "s3://b/repo1", resolved: "s3://b/repo1",
-			tempDir: t.TempDir(), logger: slog.New(slog.NewTextHandler(io.Discard, nil)), bar: newProgress(io.Discard, false)}
-		_, err = h.Export(t.Context())
+		err := exportAt(t, loc, "s3://b/repo1", "s3://b/repo1")
 		if !errors.Is(err, errLakeFS) || cause != nil && !errors.Is(err, cause) || err != nil && strings.Contains(err.Error(), "<nil>") {
 			t.Errorf("export at %s: %v; want an error of lakeFS wrapping %v", loc, err, cause)
 		}
-		srv.Close()
 	}
+}
+
+// exportAt runs Export of a repository whose storage namespace is
+// namespace, read as resolved, against a lakeFS that says it wrote its
+// uncommitted export (run u1, some files) at loc; it returns Export's error.
+func exportAt(t *testing.T, loc, namespace, resolved string) error {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_ = json.NewEncoder(w).Encode(map[string]string{"run_id": "u1", "gc_uncommitted_location": loc})
+	}))
+	defer srv.Close()
+	client, err := api.New(srv.URL, "a", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &lakeFSHost{client: client, repo: "r", namespace: namespace, resolved: resolved,
+		tempDir: t.TempDir(), logger: slog.New(slog.NewTextHandler(io.Discard, nil)), bar: newProgress(io.Discard, false)}
+	_, err = h.Export(t.Context())
+	return err
 }
 
 // The stats are made up to the bound at once (4 in stagedOf), never more,
