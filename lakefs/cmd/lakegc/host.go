@@ -55,13 +55,11 @@ type hostStats struct {
 	Reuploads ReuploadStats `json:"reuploads"`
 
 	reuploads *reuploads
-	staged    int64
 }
 
 // final fills in the counts once the run ended.
 func (s *hostStats) final(client *api.Client) *hostStats {
 	s.LakeFSRequests = client.Requests()
-	s.StagedStatted = s.staged
 	if s.reuploads != nil {
 		s.Reuploads = s.reuploads.stats()
 	}
@@ -138,7 +136,7 @@ func collect(ctx context.Context, client *api.Client, o gcOptions, logger *slog.
 	}
 	logger.Info("lakegc: repository", "repo", o.repo, "namespace", repo.StorageNamespace, "resolved", resolved, "sweep", o.sweep)
 	rep, err := lakegc.Collect(ctx, lakegc.Host{Export: h, Active: h, Committed: h}, cfg)
-	hs.staged = h.staged
+	hs.StagedStatted = h.staged
 	return rep, err
 }
 
