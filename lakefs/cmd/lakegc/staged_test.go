@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -78,6 +79,12 @@ func (f *fakeStaging) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func stagedOf(t *testing.T, f *fakeStaging) ([]string, error) {
 	t.Helper()
+	return stagedIn(t.Context(), t, f)
+}
+
+// stagedIn is stagedOf under ctx.
+func stagedIn(ctx context.Context, t *testing.T, f *fakeStaging) ([]string, error) {
+	t.Helper()
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	client, err := api.New(srv.URL, "a", "b")
@@ -86,7 +93,7 @@ func stagedOf(t *testing.T, f *fakeStaging) ([]string, error) {
 	}
 	h := &lakeFSHost{client: client, repo: "r", namespace: "s3://b/repo1", resolved: "s3://b/repo1", concurrency: 4,
 		tempDir: t.TempDir(), logger: slog.New(slog.NewTextHandler(io.Discard, nil)), bar: newProgress(io.Discard, false)}
-	seq, _, err := h.stagedAddresses(t.Context())
+	seq, _, err := h.stagedAddresses(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -309,5 +316,30 @@ func TestStagedAddressesConcurrent(t *testing.T) {
 	}
 	if m := f.maxInFlight.Load(); m < 2 || m > 4 {
 		t.Errorf("%d stats in flight at most, want 2 to 4", m)
+	}
+}
+
+// A listing whose context ends while stats are in flight fails with the
+// context's error instead of returning the stats made so far.
+func TestStagedAddressesCancelled(t *testing.T) {
+	f := &fakeStaging{branches: []string{"a", "b"}, diffs: map[string][]map[string]string{},
+		stats: map[string]string{}, delay: 20 * time.Millisecond}
+	for _, b := range f.branches {
+		for i := range 20 {
+			p := fmt.Sprintf("p%02d", i)
+			f.diffs[b] = append(f.diffs[b], map[string]string{"type": "added", "path": p, "path_type": "object"})
+			f.stats[b+"/"+p] = "data/" + b + "/" + p
+		}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		for f.inFlight.Load() == 0 && ctx.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	got, err := stagedIn(ctx, t, f)
+	if !errors.Is(err, context.Canceled) || got != nil {
+		t.Errorf("staged %q, %v; want nothing and context.Canceled", got, err)
 	}
 }
