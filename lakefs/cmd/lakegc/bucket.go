@@ -13,6 +13,7 @@ import (
 	_ "gocloud.dev/blob/gcsblob"   // gs:// namespaces
 	_ "gocloud.dev/blob/s3blob"    // s3:// namespaces
 
+	"github.com/lakegc/lakegc/lakefs"
 	"github.com/lakegc/lakegc/lakefs/blockstore"
 	"github.com/lakegc/lakegc/namespace"
 )
@@ -20,9 +21,9 @@ import (
 // openNamespace opens the bucket of a repository's storage namespace, rooted
 // at it (namespace.OpenBucket, with opts), and returns the namespace as
 // lakeFS spells full addresses in it: a local one with the blockstore's
-// absolute path. Credentials are the cloud SDKs' own, from the environment,
-// unless store (--lakefs-config) gives lakeFS's: then an object store's
-// namespace opens with store.OpenBucket. A local namespace without
+// absolute path (lakefs.AddressNamespace). Credentials are the cloud SDKs'
+// own, from the environment, unless store (--lakefs-config) gives
+// lakeFS's: then an object store's namespace opens with store.OpenBucket. A local namespace without
 // blockstorePath is namespace.ErrNoLocalRoot.
 func openNamespace(ctx context.Context, ns, blockstorePath string, store *blockstore.Config, opts ...namespace.Option) (string, *blob.Bucket, error) {
 	n, err := namespace.Parse(ns)
@@ -42,7 +43,9 @@ func openNamespace(ctx context.Context, ns, blockstorePath string, store *blocks
 		if err != nil {
 			return "", nil, fmt.Errorf("--blockstore-path %q: %w", blockstorePath, err)
 		}
-		resolved = "local://" + filepath.ToSlash(filepath.Join(root, filepath.FromSlash(n.Path)))
+		if resolved, err = lakefs.AddressNamespace(ns, root); err != nil {
+			return "", nil, err
+		}
 		opts = append(opts, namespace.WithLocalRoot(root))
 	}
 	b, err := namespace.OpenBucket(ctx, ns, opts...)

@@ -55,13 +55,11 @@ type hostStats struct {
 	Reuploads ReuploadStats `json:"reuploads"`
 
 	reuploads *reuploads
-	staged    int64
 }
 
 // final fills in the counts once the run ended.
 func (s *hostStats) final(client *api.Client) *hostStats {
 	s.LakeFSRequests = client.Requests()
-	s.StagedStatted = s.staged
 	if s.reuploads != nil {
 		s.Reuploads = s.reuploads.stats()
 	}
@@ -138,7 +136,7 @@ func collect(ctx context.Context, client *api.Client, o gcOptions, logger *slog.
 	}
 	logger.Info("lakegc: repository", "repo", o.repo, "namespace", repo.StorageNamespace, "resolved", resolved, "sweep", o.sweep)
 	rep, err := lakegc.Collect(ctx, lakegc.Host{Export: h, Active: h, Committed: h}, cfg)
-	hs.staged = h.staged
+	hs.StagedStatted = h.staged
 	return rep, err
 }
 
@@ -230,8 +228,8 @@ func namespaceMismatch(lakeFS, resolved string) error {
 // every branch that lakeFS's diff shows, hidden branches included: each
 // branch's uncommitted changes (its diff), then a stat of each added or
 // changed object, up to h.concurrency stats at once (each retried by the
-// client; the diffs are read a quarter of that at once); a change of another kind, or a common prefix, fails the listing
-// rather than leave its objects out. The keys are spilled to a file, so
+// client; the diffs are read a quarter of that at once); a change of another kind, a common prefix, or a stat without a
+// physical address fails the listing rather than leave its objects out. The keys are spilled to a file, so
 // memory does not grow with them.
 func (h *lakeFSHost) stagedAddresses(ctx context.Context) (iter.Seq2[string, error], int64, error) {
 	f, err := os.CreateTemp(h.tempDir, "staged-")
@@ -244,8 +242,8 @@ func (h *lakeFSHost) stagedAddresses(ctx context.Context) (iter.Seq2[string, err
 	type job struct{ branch, path string }
 	var (
 		w           = bufio.NewWriter(f)
-		mu          sync.Mutex // guards w, n, outside, first
-		n, outside  int64
+		mu          sync.Mutex // guards w, n, first
+		n           int64
 		first       error
 		jobs        = make(chan job)
 		wg          sync.WaitGroup
@@ -269,12 +267,11 @@ func (h *lakeFSHost) stagedAddresses(ctx context.Context) (iter.Seq2[string, err
 		}
 		key, ok := h.relative(st.PhysicalAddress)
 		if !ok {
-			// Outside the namespace: not in its listing, nothing to keep.
-			h.logger.Warn("lakegc: staged object outside the namespace", "branch", j.branch, "path", j.path, "address", st.PhysicalAddress)
-			mu.Lock()
-			outside++
-			mu.Unlock()
-			return nil
+			// No address (the API's decoder refuses it already): where
+			// its bytes are is unknown, so fail rather than go on
+			// without it. This was counted as "outside the namespace",
+			// which relative never reports.
+			return fmt.Errorf("%w: branch %s: staged object %q has no physical address", errLakeFS, j.branch, j.path)
 		}
 		if strings.ContainsAny(key, "\n\r") {
 			return fmt.Errorf("%w: staged address %q has a line break", errLakeFS, st.PhysicalAddress)

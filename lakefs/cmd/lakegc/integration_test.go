@@ -90,10 +90,7 @@ func TestIntegrationGC(t *testing.T) {
 // --init-namespace lakegc writes its own marker and collects. Needs a
 // lakeFS on the local blockstore (LAKEFS_BIN).
 func TestIntegrationBareRepository(t *testing.T) {
-	s := lakefstest.Start(t)
-	if s.External || s.BlockstorePath == "" {
-		t.Skip("needs a lakeFS of this test's own on the local blockstore")
-	}
+	s := startLocal(t)
 	h := lakefstest.BuildHistory(t, s, "lakegc-bare")
 	folder, ok := strings.CutPrefix(h.AddressNamespace, "local://")
 	if !ok {

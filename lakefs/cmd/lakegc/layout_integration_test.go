@@ -19,12 +19,9 @@ import (
 	"encoding/json"
 	"errors"
 	"hash"
-	"io"
 	"io/fs"
-	"log/slog"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -680,18 +677,7 @@ func TestExportInLocalNamespaceSpelledOtherwise(t *testing.T) {
 		"s3://b/repo1" + tail:                     false,
 		"local:///srv/lakefs-link/repo1/x" + tail: false,
 	} {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusCreated)
-			_ = json.NewEncoder(w).Encode(map[string]string{"run_id": "u1", "gc_uncommitted_location": loc})
-		}))
-		client, err := api.New(srv.URL, "a", "b")
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := &lakeFSHost{client: client, repo: "r", namespace: "local://repo1", resolved: "local:///srv/lakefs-link/repo1",
-			tempDir: t.TempDir(), logger: slog.New(slog.NewTextHandler(io.Discard, nil)), bar: newProgress(io.Discard, false)}
-		_, err = h.Export(t.Context())
+		err := exportAt(t, loc, "local://repo1", "local:///srv/lakefs-link/repo1")
 		switch {
 		case mismatch && (!errors.Is(err, lakegc.ErrNamespaceMismatch) || errors.Is(err, errLakeFS) ||
 			!strings.Contains(err.Error(), strings.TrimSuffix(loc, tail)) || !strings.Contains(err.Error(), "--blockstore-path")):
@@ -699,6 +685,5 @@ func TestExportInLocalNamespaceSpelledOtherwise(t *testing.T) {
 		case !mismatch && (!errors.Is(err, errLakeFS) || errors.Is(err, lakegc.ErrNamespaceMismatch)):
 			t.Errorf("export at %s: %v; want an error of lakeFS", loc, err)
 		}
-		srv.Close()
 	}
 }

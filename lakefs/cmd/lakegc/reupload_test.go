@@ -169,6 +169,18 @@ func TestReuploadCheckFails(t *testing.T) {
 	if err := r.check(ctx, []string{"data/s/a"}, make([]bool, 1)); err == nil {
 		t.Error("a check with a cancelled context passed")
 	}
+	// A read that fails under a live context: the store's own error.
+	closed := memblob.OpenBucket(nil)
+	if err := closed.WriteAll(context.Background(), "data/s/a", []byte("x"), nil); err != nil {
+		t.Fatal(err)
+	}
+	_ = closed.Close()
+	r = newReuploads(closed, 0, 2)
+	r.entry(1, []byte("0123456789abcdef0123456789abcdef"))
+	r.ready.Store(true)
+	if err := r.check(context.Background(), []string{"data/s/a"}, make([]bool, 1)); err == nil {
+		t.Error("a check whose read failed passed")
+	}
 }
 
 // FuzzComparableChecksum checks the reading of a checksum or an ETag: what

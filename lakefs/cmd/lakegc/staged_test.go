@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -78,6 +79,12 @@ func (f *fakeStaging) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func stagedOf(t *testing.T, f *fakeStaging) ([]string, error) {
 	t.Helper()
+	return stagedIn(t.Context(), t, f)
+}
+
+// stagedIn is stagedOf under ctx.
+func stagedIn(ctx context.Context, t *testing.T, f *fakeStaging) ([]string, error) {
+	t.Helper()
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	client, err := api.New(srv.URL, "a", "b")
@@ -86,7 +93,7 @@ func stagedOf(t *testing.T, f *fakeStaging) ([]string, error) {
 	}
 	h := &lakeFSHost{client: client, repo: "r", namespace: "s3://b/repo1", resolved: "s3://b/repo1", concurrency: 4,
 		tempDir: t.TempDir(), logger: slog.New(slog.NewTextHandler(io.Discard, nil)), bar: newProgress(io.Discard, false)}
-	seq, _, err := h.stagedAddresses(t.Context())
+	seq, _, err := h.stagedAddresses(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -169,6 +176,20 @@ func TestStagedAddressesRefusesUnknownChanges(t *testing.T) {
 	}
 }
 
+// A staged object lakeFS states without a physical address fails the
+// listing as an error of lakeFS: its bytes could be anywhere, and going on
+// without it would leave them unprotected. (The API's decoder refuses it
+// first; stagedAddresses refuses it again should that change.)
+func TestStagedAddressesRefusesNoAddress(t *testing.T) {
+	f := &fakeStaging{branches: []string{"main"},
+		diffs: map[string][]map[string]string{"main": {{"type": "added", "path": "a", "path_type": "object"},
+			{"type": "added", "path": "x", "path_type": "object"}}},
+		stats: map[string]string{"main/a": "data/a", "main/x": ""}}
+	if got, err := stagedOf(t, f); !errors.Is(err, errLakeFS) {
+		t.Errorf("staged %q, %v; want an error of lakeFS", got, err)
+	}
+}
+
 // The commits report must be where lakeFS writes it under the storage
 // prefix the command reads metaranges from and keeps out of the mark: a
 // report under another prefix (lakeFS configured with another
@@ -245,23 +266,32 @@ func TestExportRefusesAnotherLocation(t *testing.T) {
 		"s3://b/repo1/_meta/retention/gc/uncommitted/u1/uncommitted/":       nil,
 		"s3://b/repo1/_lakefs/retention/gc/uncommitted/u2/uncommitted/":     nil,
 	} {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusCreated)
-			_ = json.NewEncoder(w).Encode(map[string]string{"run_id": "u1", "gc_uncommitted_location": loc})
-		}))
-		client, err := api.New(srv.URL, "a", "b")
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := &lakeFSHost{client: client, repo: "r", namespace: "s3://b/repo1", resolved: "s3://b/repo1",
-			tempDir: t.TempDir(), logger: slog.New(slog.NewTextHandler(io.Discard, nil)), bar: newProgress(io.Discard, false)}
-		_, err = h.Export(t.Context())
+		err := exportAt(t, loc, "s3://b/repo1", "s3://b/repo1")
 		if !errors.Is(err, errLakeFS) || cause != nil && !errors.Is(err, cause) || err != nil && strings.Contains(err.Error(), "<nil>") {
 			t.Errorf("export at %s: %v; want an error of lakeFS wrapping %v", loc, err, cause)
 		}
-		srv.Close()
 	}
+}
+
+// exportAt runs Export of a repository whose storage namespace is
+// namespace, read as resolved, against a lakeFS that says it wrote its
+// uncommitted export (run u1, some files) at loc; it returns Export's error.
+func exportAt(t *testing.T, loc, namespace, resolved string) error {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_ = json.NewEncoder(w).Encode(map[string]string{"run_id": "u1", "gc_uncommitted_location": loc})
+	}))
+	defer srv.Close()
+	client, err := api.New(srv.URL, "a", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &lakeFSHost{client: client, repo: "r", namespace: namespace, resolved: resolved,
+		tempDir: t.TempDir(), logger: slog.New(slog.NewTextHandler(io.Discard, nil)), bar: newProgress(io.Discard, false)}
+	_, err = h.Export(t.Context())
+	return err
 }
 
 // The stats are made up to the bound at once (4 in stagedOf), never more,
@@ -286,5 +316,30 @@ func TestStagedAddressesConcurrent(t *testing.T) {
 	}
 	if m := f.maxInFlight.Load(); m < 2 || m > 4 {
 		t.Errorf("%d stats in flight at most, want 2 to 4", m)
+	}
+}
+
+// A listing whose context ends while stats are in flight fails with the
+// context's error instead of returning the stats made so far.
+func TestStagedAddressesCancelled(t *testing.T) {
+	f := &fakeStaging{branches: []string{"a", "b"}, diffs: map[string][]map[string]string{},
+		stats: map[string]string{}, delay: 20 * time.Millisecond}
+	for _, b := range f.branches {
+		for i := range 20 {
+			p := fmt.Sprintf("p%02d", i)
+			f.diffs[b] = append(f.diffs[b], map[string]string{"type": "added", "path": p, "path_type": "object"})
+			f.stats[b+"/"+p] = "data/" + b + "/" + p
+		}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		for f.inFlight.Load() == 0 && ctx.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	got, err := stagedIn(ctx, t, f)
+	if !errors.Is(err, context.Canceled) || got != nil {
+		t.Errorf("staged %q, %v; want nothing and context.Canceled", got, err)
 	}
 }

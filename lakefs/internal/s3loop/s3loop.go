@@ -13,6 +13,7 @@
 package s3loop
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -110,9 +111,18 @@ func (s *Server) Put(t testing.TB, bucket, key, body string) {
 }
 
 // Exists reports whether an object exists, asked with the server's own
-// client.
+// client. A failure other than a 404 fails the test: it is no proof that
+// the object is gone.
 func (s *Server) Exists(t testing.TB, bucket, key string) bool {
 	t.Helper()
 	_, err := s.Client.HeadObject(t.Context(), &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
-	return err == nil
+	var status interface{ HTTPStatusCode() int }
+	switch {
+	case err == nil:
+		return true
+	case errors.As(err, &status) && status.HTTPStatusCode() == http.StatusNotFound:
+		return false
+	}
+	t.Fatalf("s3loop: head %s/%s: %v", bucket, key, err)
+	return false
 }
