@@ -37,7 +37,7 @@ func (c cancelling) DeleteBatch(ctx context.Context, keys []string) (map[string]
 // A sweep stopped before its end leaves no sweep.json, also when an
 // earlier sweep of the run wrote one: that one's counts are not of the
 // failed/ folder the stopped sweep removed and began again (found by
-// examples/crash, killing a second sweep).
+// tests/crash, killing a second sweep).
 func TestStoppedResweepLeavesNoSweepJSON(t *testing.T) {
 	ctx := context.Background()
 	b, keys := oldNamespace(t, 20)

@@ -1,4 +1,4 @@
-// Package faultbucket wraps a gocloud.dev/blob bucket in one that fails on
+// Package faultblob wraps a gocloud.dev/blob bucket in one that fails on
 // purpose, for tests of code that must survive a store that misbehaves.
 //
 // On a chosen share of the calls of each operation, the wrapper injects a
@@ -15,7 +15,7 @@
 // order gets the same faults from the same seed, whatever its keys (which
 // often hold random run IDs). Concurrent calls share the same sequence of
 // choices in the order they arrive.
-package faultbucket
+package faultblob
 
 import (
 	"context"
@@ -81,7 +81,7 @@ func (k Kind) String() string {
 }
 
 // ErrInjected is wrapped by every error the wrapper makes up.
-var ErrInjected = errors.New("faultbucket: injected fault")
+var ErrInjected = errors.New("faultblob: injected fault")
 
 // Fault is an injected error, with the gcerrors code the bucket reports
 // for it.
@@ -93,7 +93,7 @@ type Fault struct {
 }
 
 func (f *Fault) Error() string {
-	return fmt.Sprintf("faultbucket: %s %q: injected %s fault (%v)", f.Op, f.Key, f.Kind, f.Code)
+	return fmt.Sprintf("faultblob: %s %q: injected %s fault (%v)", f.Op, f.Key, f.Kind, f.Code)
 }
 
 // Unwrap returns ErrInjected.
@@ -120,10 +120,10 @@ func WithSeed(seed uint64) Option {
 func WithRate(op Op, rate float64) Option {
 	return func(c *config) error {
 		if op < 0 || op >= numOps {
-			return fmt.Errorf("faultbucket: WithRate: unknown operation %d", int(op))
+			return fmt.Errorf("faultblob: WithRate: unknown operation %d", int(op))
 		}
 		if !(rate >= 0 && rate <= 1) {
-			return fmt.Errorf("faultbucket: WithRate: %s rate %v is outside [0, 1]", op, rate)
+			return fmt.Errorf("faultblob: WithRate: %s rate %v is outside [0, 1]", op, rate)
 		}
 		c.rates[op] = rate
 		return nil
@@ -136,10 +136,10 @@ func WithRate(op Op, rate float64) Option {
 func WithSpare(op Op, n int) Option {
 	return func(c *config) error {
 		if op < 0 || op >= numOps {
-			return fmt.Errorf("faultbucket: WithSpare: unknown operation %d", int(op))
+			return fmt.Errorf("faultblob: WithSpare: unknown operation %d", int(op))
 		}
 		if n < 0 {
-			return fmt.Errorf("faultbucket: WithSpare: negative count %d", n)
+			return fmt.Errorf("faultblob: WithSpare: negative count %d", n)
 		}
 		c.spare[op] = uint64(n)
 		return nil
@@ -163,7 +163,7 @@ func WithRates(rate float64) Option {
 func WithMaxStall(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 0 {
-			return fmt.Errorf("faultbucket: WithMaxStall: negative duration %v", d)
+			return fmt.Errorf("faultblob: WithMaxStall: negative duration %v", d)
 		}
 		c.maxStall = d
 		return nil
@@ -175,7 +175,7 @@ func WithMaxStall(d time.Duration) Option {
 func WithMaxPageSize(n int) Option {
 	return func(c *config) error {
 		if n < 0 {
-			return fmt.Errorf("faultbucket: WithMaxPageSize: negative size %d", n)
+			return fmt.Errorf("faultblob: WithMaxPageSize: negative size %d", n)
 		}
 		c.maxPage = n
 		return nil

@@ -1,4 +1,4 @@
-package faultbucket_test
+package faultblob_test
 
 import (
 	"context"
@@ -13,8 +13,7 @@ import (
 	"gocloud.dev/blob/memblob"
 	"gocloud.dev/gcerrors"
 
-	"github.com/lakegc/lakegc/examples/internal/faultbucket"
-	"github.com/lakegc/lakegc/examples/internal/s3sim"
+	"github.com/lakegc/lakegc/internal/faultblob"
 )
 
 func filled(t testing.TB, n int) *blob.Bucket {
@@ -48,7 +47,7 @@ func listAll(ctx context.Context, b *blob.Bucket, prefix string) ([]string, erro
 func TestTransparent(t *testing.T) {
 	ctx := context.Background()
 	inner := filled(t, 25)
-	fb, err := faultbucket.New(inner, faultbucket.WithMaxPageSize(4))
+	fb, err := faultblob.New(inner, faultblob.WithMaxPageSize(4))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +89,7 @@ func TestTransparent(t *testing.T) {
 	if ok, err := inner.Exists(ctx, "copy"); ok || err != nil {
 		t.Fatalf("deleted object still in the inner bucket: %v", err)
 	}
-	plain, err := faultbucket.New(inner) // listing pages of the caller's size
+	plain, err := faultblob.New(inner) // listing pages of the caller's size
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,8 +104,8 @@ func TestTransparent(t *testing.T) {
 // outcome runs a fixed sequence of calls and records what each answered.
 func outcome(t *testing.T, seed uint64) ([]string, map[string]int64) {
 	ctx := context.Background()
-	fb, err := faultbucket.New(filled(t, 30), faultbucket.WithSeed(seed), faultbucket.WithRates(0.3),
-		faultbucket.WithMaxStall(time.Millisecond), faultbucket.WithMaxPageSize(5))
+	fb, err := faultblob.New(filled(t, 30), faultblob.WithSeed(seed), faultblob.WithRates(0.3),
+		faultblob.WithMaxStall(time.Millisecond), faultblob.WithMaxPageSize(5))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,8 +150,8 @@ func TestDeterministic(t *testing.T) {
 // Each kind of fault shows as the caller must see it.
 func TestFaults(t *testing.T) {
 	ctx := context.Background()
-	fb, err := faultbucket.New(filled(t, 40), faultbucket.WithRates(1), faultbucket.WithMaxPageSize(3),
-		faultbucket.WithMaxStall(time.Millisecond))
+	fb, err := faultblob.New(filled(t, 40), faultblob.WithRates(1), faultblob.WithMaxPageSize(3),
+		faultblob.WithMaxStall(time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,9 +171,9 @@ func TestFaults(t *testing.T) {
 				t.Fatalf("truncated read returned %d bytes", len(data))
 			}
 			seen["truncate"] = true
-		case code == gcerrors.ResourceExhausted && errors.Is(err, faultbucket.ErrInjected):
+		case code == gcerrors.ResourceExhausted && errors.Is(err, faultblob.ErrInjected):
 			seen["retryable"] = true
-		case code == gcerrors.PermissionDenied && errors.Is(err, faultbucket.ErrInjected):
+		case code == gcerrors.PermissionDenied && errors.Is(err, faultblob.ErrInjected):
 			seen["permanent"] = true
 		default:
 			t.Fatalf("read %s: %v (%v)", k, err, code)
@@ -198,8 +197,8 @@ func TestFaults(t *testing.T) {
 // The spared calls get no fault; the next ones do.
 func TestSpare(t *testing.T) {
 	ctx := context.Background()
-	fb, err := faultbucket.New(filled(t, 10), faultbucket.WithRate(faultbucket.Attributes, 1),
-		faultbucket.WithSpare(faultbucket.Attributes, 5), faultbucket.WithMaxStall(time.Millisecond))
+	fb, err := faultblob.New(filled(t, 10), faultblob.WithRate(faultblob.Attributes, 1),
+		faultblob.WithSpare(faultblob.Attributes, 5), faultblob.WithMaxStall(time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,8 +212,8 @@ func TestSpare(t *testing.T) {
 
 // A stall ends with the call's context.
 func TestStallRespectsContext(t *testing.T) {
-	fb, err := faultbucket.New(filled(t, 50), faultbucket.WithRate(faultbucket.Attributes, 1),
-		faultbucket.WithMaxStall(time.Hour))
+	fb, err := faultblob.New(filled(t, 50), faultblob.WithRate(faultblob.Attributes, 1),
+		faultblob.WithMaxStall(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,19 +226,19 @@ func TestStallRespectsContext(t *testing.T) {
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("stalls outlived the context: %v", d)
 	}
-	if fb.Count(faultbucket.Attributes, faultbucket.Stall) == 0 {
+	if fb.Count(faultblob.Attributes, faultblob.Stall) == 0 {
 		t.Fatalf("no stall: %v", fb.Counts())
 	}
 }
 
 func TestInvalidOptions(t *testing.T) {
 	inner := filled(t, 0)
-	for _, o := range []faultbucket.Option{faultbucket.WithRate(faultbucket.Read, 1.5),
-		faultbucket.WithRate(faultbucket.Read, -0.1), faultbucket.WithRates(2),
-		faultbucket.WithRate(faultbucket.Op(99), 0.5), faultbucket.WithMaxStall(-time.Second),
-		faultbucket.WithMaxPageSize(-1), faultbucket.WithSpare(faultbucket.Read, -1),
-		faultbucket.WithSpare(faultbucket.Op(-1), 1)} {
-		if _, err := faultbucket.New(inner, o); err == nil {
+	for _, o := range []faultblob.Option{faultblob.WithRate(faultblob.Read, 1.5),
+		faultblob.WithRate(faultblob.Read, -0.1), faultblob.WithRates(2),
+		faultblob.WithRate(faultblob.Op(99), 0.5), faultblob.WithMaxStall(-time.Second),
+		faultblob.WithMaxPageSize(-1), faultblob.WithSpare(faultblob.Read, -1),
+		faultblob.WithSpare(faultblob.Op(-1), 1)} {
+		if _, err := faultblob.New(inner, o); err == nil {
 			t.Errorf("an invalid option was accepted")
 		}
 	}
@@ -251,7 +250,7 @@ func Example() {
 	defer inner.Close()
 	_ = inner.WriteAll(ctx, "a", []byte("hello"), nil)
 	// Half the deletes fail, or stall and go through.
-	fb, err := faultbucket.New(inner, faultbucket.WithSeed(1), faultbucket.WithRate(faultbucket.Delete, 0.5))
+	fb, err := faultblob.New(inner, faultblob.WithSeed(1), faultblob.WithRate(faultblob.Delete, 0.5))
 	if err != nil {
 		panic(err)
 	}
@@ -263,45 +262,4 @@ func Example() {
 	}
 	fmt.Println(err == nil, fb.Total() > 0)
 	// Output: true true
-}
-
-// The callers' Before hooks reach the inner bucket: one that fails stops
-// the call there, as it would without the wrapper. The inner bucket is an
-// s3sim store, which calls every hook (memblob does not call BeforeList).
-func TestBeforeHooks(t *testing.T) {
-	ctx := context.Background()
-	store, err := s3sim.New(nil, s3sim.WithLatency(s3sim.NoLatency))
-	if err != nil {
-		t.Fatal(err)
-	}
-	inner := store.Bucket()
-	defer inner.Close()
-	if err := inner.WriteAll(ctx, "k/001", []byte("x"), nil); err != nil {
-		t.Fatal(err)
-	}
-	fb, err := faultbucket.New(inner)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := fb.Bucket()
-	stop := errors.New("stop")
-	hook := func(func(any) bool) error { return stop }
-	if err := b.WriteAll(ctx, "hooked", []byte("x"), &blob.WriterOptions{BeforeWrite: hook}); !errors.Is(err, stop) {
-		t.Errorf("write with a failing BeforeWrite = %v", err)
-	}
-	if ok, _ := inner.Exists(ctx, "hooked"); ok {
-		t.Error("a write whose BeforeWrite failed reached the inner bucket")
-	}
-	if _, err := b.NewRangeReader(ctx, "k/001", 0, -1, &blob.ReaderOptions{BeforeRead: hook}); !errors.Is(err, stop) {
-		t.Errorf("read with a failing BeforeRead = %v", err)
-	}
-	if _, _, err := b.ListPage(ctx, blob.FirstPageToken, 10, &blob.ListOptions{BeforeList: hook}); !errors.Is(err, stop) {
-		t.Errorf("list with a failing BeforeList = %v", err)
-	}
-	if err := b.Copy(ctx, "copied", "k/001", &blob.CopyOptions{BeforeCopy: hook}); !errors.Is(err, stop) {
-		t.Errorf("copy with a failing BeforeCopy = %v", err)
-	}
-	if ok, _ := inner.Exists(ctx, "copied"); ok {
-		t.Error("a copy whose BeforeCopy failed reached the inner bucket")
-	}
 }

@@ -17,7 +17,7 @@ import (
 	_ "gocloud.dev/blob/s3blob"
 	"gocloud.dev/gcerrors"
 
-	"github.com/lakegc/lakegc/examples/internal/s3test"
+	"github.com/lakegc/lakegc/internal/s3test"
 )
 
 func writeKeys(t *testing.T, b *blob.Bucket, keys []string) {

@@ -7,8 +7,8 @@ import (
 	"math"
 	"time"
 
-	"github.com/lakegc/lakegc/examples/internal/s3sim"
 	"github.com/lakegc/lakegc/pathprovider"
+	"github.com/lakegc/lakegc/tests/internal/s3sim"
 )
 
 // churn is what changes between the first cycle and the second, a

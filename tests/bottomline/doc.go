@@ -16,7 +16,7 @@
 // Run the full size (under a minute a cycle at 50 ms, 46 s in
 // BENCHMARKS.md; its spill files need about 2 GB under -tmp):
 //
-//	go run ./examples/bottomline -objects 20000000 -latency 50ms
+//	go run ./tests/bottomline -objects 20000000 -latency 50ms
 //
 // and a smaller one with -objects 2000000 -branches 100 -commits 3000.
 // It prints, for each phase of the cycle (the export, the rules, the
@@ -45,7 +45,7 @@
 // of both cycles is gone from the store, no live object, and exits 1 if
 // not:
 //
-//	go run ./examples/bottomline -objects 20000000 -latency 50ms -churn 0.01 -optimized
+//	go run ./tests/bottomline -objects 20000000 -latency 50ms -churn 0.01 -optimized
 //
 // An optimized run lists the slices that started within the slice margin
 // (25 h 5 min by default) of the previous run's newest one, here 26 slices

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/lakegc/lakegc/examples/internal/s3sim"
+	"github.com/lakegc/lakegc/tests/internal/s3sim"
 )
 
 // Example runs a small bottom line and prints what the cycle did.

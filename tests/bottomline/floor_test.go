@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/lakegc/lakegc"
-	"github.com/lakegc/lakegc/examples/internal/s3sim"
+	"github.com/lakegc/lakegc/tests/internal/s3sim"
 )
 
 // TestFloor: a phase's floor is its requests one at a time at the latency,

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lakegc/lakegc/examples/internal/s3sim"
 	"github.com/lakegc/lakegc/pathprovider"
 	"github.com/lakegc/lakegc/retention"
+	"github.com/lakegc/lakegc/tests/internal/s3sim"
 	"github.com/lakegc/lakegc/uncommitted"
 )
 

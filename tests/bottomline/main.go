@@ -8,7 +8,7 @@ import (
 	"os/signal"
 	"time"
 
-	"github.com/lakegc/lakegc/examples/internal/s3sim"
+	"github.com/lakegc/lakegc/tests/internal/s3sim"
 )
 
 func main() {
@@ -32,9 +32,9 @@ func main() {
 	flag.Float64Var(&churn, "churn", 0, "after the first cycle, churn this fraction of the namespace (new objects in new slices, as many old ones made garbage) and run a clean second cycle (0: one cycle)")
 	flag.BoolVar(&optimized, "optimized", false, "with -churn, also run an optimized second cycle, from the first cycle's records")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./examples/bottomline [flags]\n\n"+
-			"  go run ./examples/bottomline -objects 20000000 -latency 50ms\n"+
-			"  go run ./examples/bottomline -objects 20000000 -latency 50ms -churn 0.01 -optimized\n\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./tests/bottomline [flags]\n\n"+
+			"  go run ./tests/bottomline -objects 20000000 -latency 50ms\n"+
+			"  go run ./tests/bottomline -objects 20000000 -latency 50ms -churn 0.01 -optimized\n\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lakegc/lakegc/examples/internal/s3sim"
+	"github.com/lakegc/lakegc/tests/internal/s3sim"
 )
 
 // TestZeroConcurrency: Options without the floor's concurrency take the

@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/lakegc/lakegc"
-	"github.com/lakegc/lakegc/examples/internal/s3sim"
 	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
+	"github.com/lakegc/lakegc/tests/internal/s3sim"
 )
 
 // Options of a run besides its scale.

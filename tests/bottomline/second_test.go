@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/lakegc/lakegc"
-	"github.com/lakegc/lakegc/examples/internal/s3sim"
 	"github.com/lakegc/lakegc/sweep"
+	"github.com/lakegc/lakegc/tests/internal/s3sim"
 )
 
 // secondScale is the bottom line at 100 K objects in 1000 slices of 100

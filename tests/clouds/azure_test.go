@@ -11,9 +11,9 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
-	"github.com/lakegc/lakegc/examples/internal/azuritetest"
 	"github.com/lakegc/lakegc/sweep"
 	"github.com/lakegc/lakegc/sweep/azdelete"
+	"github.com/lakegc/lakegc/tests/internal/azuritetest"
 	"github.com/stretchr/testify/require"
 	"gocloud.dev/blob"
 )

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"cloud.google.com/go/storage"
-	"github.com/lakegc/lakegc/examples/internal/gcstest"
 	"github.com/lakegc/lakegc/sweep"
 	"github.com/lakegc/lakegc/sweep/gcsdelete"
+	"github.com/lakegc/lakegc/tests/internal/gcstest"
 	"github.com/stretchr/testify/require"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/memblob"

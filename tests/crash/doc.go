@@ -94,10 +94,10 @@
 // in chains of four; it logs how many kills landed on each kind of
 // operation of each step, and the kinds no kill reached:
 //
-//	go test -race -run 'TestCrash$' -v ./examples/crash/
-//	CRASH_KILLS=2000 go test -run 'TestCrash$' -v ./examples/crash/
-//	go test -run 'TestCrash$' -v ./examples/crash/ -args -crash.kills=2000 -crash.kills-per-chain=8
-//	go test -run 'TestCrash/chains/collect/seed=7$' -v ./examples/crash/  # replay one chain
+//	go test -race -run 'TestCrash$' -v ./tests/crash/
+//	CRASH_KILLS=2000 go test -run 'TestCrash$' -v ./tests/crash/
+//	go test -run 'TestCrash$' -v ./tests/crash/ -args -crash.kills=2000 -crash.kills-per-chain=8
+//	go test -run 'TestCrash/chains/collect/seed=7$' -v ./tests/crash/  # replay one chain
 //
 // The worlds are made in $CRASH_TMPDIR, else in /dev/shm where the system
 // has it (a chain creates thousands of small files: on a virtual machine's

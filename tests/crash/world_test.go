@@ -19,10 +19,10 @@ import (
 	"gocloud.dev/blob/fileblob"
 
 	"github.com/lakegc/lakegc"
-	"github.com/lakegc/lakegc/examples/internal/maphost"
 	"github.com/lakegc/lakegc/pathprovider"
 	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
+	"github.com/lakegc/lakegc/tests/internal/maphost"
 )
 
 // minAge is the GC's minimum age in every step.

@@ -25,7 +25,7 @@
 // The deleted/ report of sweep.Mark (one UTF8 column address, Snappy, pages
 // v1, PLAIN or dictionary): its addresses equal the model's garbage and what
 // sweep.Candidates returns. And failed/ (address, error) after a sweep on the
-// S3-protocol server of examples/internal/s3test, where some deletes are
+// S3-protocol server of internal/s3test, where some deletes are
 // refused.
 //
 // The checks are themselves tested: a file written with parquet-go's

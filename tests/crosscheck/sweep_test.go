@@ -16,7 +16,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/memblob"
 
-	"github.com/lakegc/lakegc/examples/internal/s3test"
+	"github.com/lakegc/lakegc/internal/s3test"
 	"github.com/lakegc/lakegc/pathprovider"
 	"github.com/lakegc/lakegc/sweep"
 )

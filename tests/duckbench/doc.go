@@ -4,10 +4,10 @@
 //
 // It is its own module, outside go.work, so that DuckDB's cgo build (a
 // large prebuilt library) never slows the library's CI: `go test ./...` and
-// `./examples/...` from the repository root skip it. Run it from its folder
+// `./tests/...` from the repository root skip it. Run it from its folder
 // with the workspace off:
 //
-//	cd examples/duckbench
+//	cd tests/duckbench
 //	GOWORK=off go test .                        # 200 K keys: both agree with the model
 //	GOWORK=off go run . -keys 20000000 -rounds 3
 //	GOWORK=off go run . -keys 2000000 -phases duck,mark-parquet

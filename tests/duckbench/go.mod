@@ -1,4 +1,4 @@
-module github.com/lakegc/lakegc/examples/duckbench
+module github.com/lakegc/lakegc/tests/duckbench
 
 go 1.25.0
 

@@ -13,11 +13,11 @@ import (
 	"gocloud.dev/blob/fileblob"
 
 	"github.com/lakegc/lakegc"
-	"github.com/lakegc/lakegc/examples/internal/faultbucket"
-	"github.com/lakegc/lakegc/examples/internal/maphost"
+	"github.com/lakegc/lakegc/internal/faultblob"
 	"github.com/lakegc/lakegc/pathprovider"
 	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
+	"github.com/lakegc/lakegc/tests/internal/maphost"
 )
 
 // T is what RunWorld reports to: a *testing.T, or the soak command's
@@ -165,20 +165,20 @@ func RunWorld(ctx context.Context, t T, seed uint64, st *Stats, verbose bool) {
 	}
 	for cycle := range faultRuns + 1 {
 		bucket := w.bucket
-		var fb *faultbucket.Bucket
+		var fb *faultblob.Bucket
 		if cycle < faultRuns {
-			opts := []faultbucket.Option{faultbucket.WithSeed(seed*10 + uint64(cycle)),
-				faultbucket.WithMaxStall(2 * time.Millisecond), faultbucket.WithMaxPageSize(1 + rng.IntN(8))}
-			for _, op := range []faultbucket.Op{faultbucket.Attributes, faultbucket.List, faultbucket.Write, faultbucket.Copy} {
-				opts = append(opts, faultbucket.WithRate(op, []float64{0, 0.01, 0.03, 0.1}[rng.IntN(4)]))
+			opts := []faultblob.Option{faultblob.WithSeed(seed*10 + uint64(cycle)),
+				faultblob.WithMaxStall(2 * time.Millisecond), faultblob.WithMaxPageSize(1 + rng.IntN(8))}
+			for _, op := range []faultblob.Op{faultblob.Attributes, faultblob.List, faultblob.Write, faultblob.Copy} {
+				opts = append(opts, faultblob.WithRate(op, []float64{0, 0.01, 0.03, 0.1}[rng.IntN(4)]))
 			}
-			opts = append(opts, faultbucket.WithRate(faultbucket.Read, []float64{0, 0.03, 0.1, 0.3}[rng.IntN(4)]))
+			opts = append(opts, faultblob.WithRate(faultblob.Read, []float64{0, 0.03, 0.1, 0.3}[rng.IntN(4)]))
 			if rng.IntN(2) == 0 { // spare the reads of the export, to fault the mark's
-				opts = append(opts, faultbucket.WithSpare(faultbucket.Read, rng.IntN(12)))
+				opts = append(opts, faultblob.WithSpare(faultblob.Read, rng.IntN(12)))
 			}
-			opts = append(opts, faultbucket.WithRate(faultbucket.Delete, []float64{0, 0.1, 0.3, 0.6}[rng.IntN(4)]))
+			opts = append(opts, faultblob.WithRate(faultblob.Delete, []float64{0, 0.1, 0.3, 0.6}[rng.IntN(4)]))
 			var err error
-			if fb, err = faultbucket.New(w.bucket, opts...); err != nil {
+			if fb, err = faultblob.New(w.bucket, opts...); err != nil {
 				t.Fatal(err)
 			}
 			bucket = fb.Bucket()

@@ -52,9 +52,9 @@
 //
 // # Running it
 //
-//	go test -race ./examples/gcrace/                           # 5 seeds (1 with -short)
-//	GCRACE_SEEDS=300 go test -run GCRaces ./examples/gcrace/   # a longer run, minutes
-//	GCRACE_SEED=17 go test -run GCRaces -v ./examples/gcrace/  # replay one seed
+//	go test -race ./tests/gcrace/                           # 5 seeds (1 with -short)
+//	GCRACE_SEEDS=300 go test -run GCRaces ./tests/gcrace/   # a longer run, minutes
+//	GCRACE_SEED=17 go test -run GCRaces -v ./tests/gcrace/  # replay one seed
 //
 // A failure prints the seed, the step, the violated invariant with the
 // reason the object was reachable, and the last 40 steps of the schedule,

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lakegc/lakegc/examples/faults"
+	"github.com/lakegc/lakegc/tests/faults"
 )
 
 func main() {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/lakegc/lakegc/examples/internal/s3test"
+	"github.com/lakegc/lakegc/internal/s3test"
 	"github.com/lakegc/lakegc/pathprovider"
 	"github.com/lakegc/lakegc/sweep"
 	"github.com/lakegc/lakegc/sweep/s3delete"

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/lakegc/lakegc/examples/internal/azuritetest"
+	"github.com/lakegc/lakegc/tests/internal/azuritetest"
 	"github.com/stretchr/testify/require"
 )
 

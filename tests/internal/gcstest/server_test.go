@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/lakegc/lakegc/examples/internal/gcstest"
+	"github.com/lakegc/lakegc/tests/internal/gcstest"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/api/googleapi"
 )

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/lakegc/lakegc/examples/internal/maphost"
 	"github.com/lakegc/lakegc/retention"
+	"github.com/lakegc/lakegc/tests/internal/maphost"
 )
 
 func ExampleStore() {

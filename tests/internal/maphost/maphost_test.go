@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lakegc/lakegc/examples/internal/maphost"
 	"github.com/lakegc/lakegc/retention/sourcetest"
+	"github.com/lakegc/lakegc/tests/internal/maphost"
 )
 
 // The crash and fault tests read their worlds' commits through Store: it

@@ -7,7 +7,7 @@ import (
 
 	"gocloud.dev/blob"
 
-	"github.com/lakegc/lakegc/examples/internal/s3sim"
+	"github.com/lakegc/lakegc/tests/internal/s3sim"
 )
 
 func ExampleNew() {
