@@ -5,15 +5,14 @@ package crash
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"strings"
 	"sync"
 	"syscall"
 
 	"gocloud.dev/blob"
-	"gocloud.dev/blob/driver"
-	"gocloud.dev/gcerrors"
+
+	"github.com/lakegc/lakegc/internal/faultblob"
 )
 
 // The operations the killing bucket counts. A kill at an operation happens
@@ -51,7 +50,7 @@ const batchStart = "delete data, first of a batch"
 // (1-based; 0 never), records it in recordFile and kills its own process
 // with SIGKILL: no deferred function, no cleanup runs, as when a machine
 // or a container dies. With trace set it keeps the label of every
-// operation instead (see label).
+// operation instead (see label). The operations are faultblob hooks.
 type killBucket struct {
 	inner      *blob.Bucket
 	killAt     int
@@ -62,11 +61,43 @@ type killBucket struct {
 	deletes int      // deletes of data objects
 	trace   []string // labels of the operations, when tracing
 	tr      bool
+	existed map[string]bool // whether each key being written existed when its write began
 }
 
 func newKillBucket(inner *blob.Bucket, killAt int, recordFile string, trace bool) (*killBucket, *blob.Bucket) {
-	k := &killBucket{inner: inner, killAt: killAt, recordFile: recordFile, tr: trace}
-	return k, blob.NewBucket(&killDriver{k: k})
+	k := &killBucket{inner: inner, killAt: killAt, recordFile: recordFile, tr: trace, existed: map[string]bool{}}
+	count := func(op string) faultblob.Hook {
+		return func(_ context.Context, c *faultblob.Call) error {
+			k.mu.Lock()
+			existed := k.existed[c.Key] && (op == opWrite || op == opClose || op == opCommit)
+			k.mu.Unlock()
+			k.count(op, c.Key, existed)
+			return nil
+		}
+	}
+	fb, err := faultblob.New(inner,
+		faultblob.WithHook(faultblob.List, count(opList)),
+		faultblob.WithHook(faultblob.Read, count(opRead)),
+		faultblob.WithHook(faultblob.Attributes, count(opAttrs)),
+		faultblob.WithHook(faultblob.Write, func(ctx context.Context, c *faultblob.Call) error {
+			existed, err := inner.Exists(ctx, c.Key) // not counted: the harness's own look
+			if err != nil {
+				return err
+			}
+			k.mu.Lock()
+			k.existed[c.Key] = existed
+			k.mu.Unlock()
+			return nil
+		}),
+		faultblob.WithHook(faultblob.WriteData, count(opWrite)),
+		faultblob.WithHook(faultblob.Close, count(opClose)),
+		faultblob.WithHook(faultblob.Commit, count(opCommit)),
+		faultblob.WithHook(faultblob.Copy, count(opCopy)),
+		faultblob.WithHook(faultblob.Delete, count(opDelete)))
+	if err != nil {
+		panic(err) // the options are valid
+	}
+	return k, fb.Bucket()
 }
 
 // count counts one operation and kills the process if it is the chosen one.
@@ -146,113 +177,4 @@ func kind(key string) string {
 		return "flat" // an object of the old flat layout
 	}
 	return "other"
-}
-
-// killDriver passes every call to the inner bucket's public API, counting.
-type killDriver struct{ k *killBucket }
-
-var _ driver.Bucket = (*killDriver)(nil)
-
-func (d *killDriver) ErrorCode(err error) gcerrors.ErrorCode { return gcerrors.Code(err) }
-func (d *killDriver) As(i any) bool                          { return d.k.inner.As(i) }
-func (d *killDriver) ErrorAs(err error, i any) bool          { return d.k.inner.ErrorAs(err, i) }
-func (d *killDriver) Close() error                           { return nil }
-func (d *killDriver) SignedURL(context.Context, string, *driver.SignedURLOptions) (string, error) {
-	return "", errors.New("crash: no signed URLs")
-}
-
-func (d *killDriver) Attributes(ctx context.Context, key string) (*driver.Attributes, error) {
-	d.k.count(opAttrs, key, false)
-	a, err := d.k.inner.Attributes(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	return &driver.Attributes{ContentType: a.ContentType, Metadata: a.Metadata, CreateTime: a.CreateTime,
-		ModTime: a.ModTime, Size: a.Size, MD5: a.MD5, ETag: a.ETag}, nil
-}
-
-func (d *killDriver) ListPaged(ctx context.Context, opts *driver.ListOptions) (*driver.ListPage, error) {
-	d.k.count(opList, opts.Prefix, false)
-	size := opts.PageSize
-	if size <= 0 {
-		size = 1000
-	}
-	token := opts.PageToken
-	if len(token) == 0 {
-		token = blob.FirstPageToken
-	}
-	objs, next, err := d.k.inner.ListPage(ctx, token, size, &blob.ListOptions{Prefix: opts.Prefix, Delimiter: opts.Delimiter})
-	if err != nil {
-		return nil, err
-	}
-	page := &driver.ListPage{NextPageToken: next}
-	for _, o := range objs {
-		page.Objects = append(page.Objects, &driver.ListObject{Key: o.Key, ModTime: o.ModTime, Size: o.Size, MD5: o.MD5, IsDir: o.IsDir})
-	}
-	return page, nil
-}
-
-func (d *killDriver) NewRangeReader(ctx context.Context, key string, offset, length int64, _ *driver.ReaderOptions) (driver.Reader, error) {
-	d.k.count(opRead, key, false)
-	r, err := d.k.inner.NewRangeReader(ctx, key, offset, length, nil)
-	if err != nil {
-		return nil, err
-	}
-	return &killReader{r: r, attrs: driver.ReaderAttributes{ContentType: r.ContentType(), ModTime: r.ModTime(), Size: r.Size()}}, nil
-}
-
-type killReader struct {
-	r     *blob.Reader
-	attrs driver.ReaderAttributes
-}
-
-func (r *killReader) Read(p []byte) (int, error)           { return r.r.Read(p) }
-func (r *killReader) Close() error                         { return r.r.Close() }
-func (r *killReader) Attributes() *driver.ReaderAttributes { return &r.attrs }
-func (r *killReader) As(i any) bool                        { return r.r.As(i) }
-
-func (d *killDriver) NewTypedWriter(ctx context.Context, key, contentType string, opts *driver.WriterOptions) (driver.Writer, error) {
-	existed, err := d.k.inner.Exists(ctx, key) // not counted: the harness's own look
-	if err != nil {
-		return nil, err
-	}
-	w, err := d.k.inner.NewWriter(ctx, key, &blob.WriterOptions{BufferSize: opts.BufferSize,
-		ContentType: contentType, ContentMD5: opts.ContentMD5, Metadata: opts.Metadata,
-		IfNotExist: opts.IfNotExist, DisableContentTypeDetection: true})
-	if err != nil {
-		return nil, err
-	}
-	return &killWriter{k: d.k, w: w, key: key, existed: existed}, nil
-}
-
-type killWriter struct {
-	k       *killBucket
-	w       *blob.Writer
-	key     string
-	existed bool
-}
-
-func (w *killWriter) Write(p []byte) (int, error) {
-	n, err := w.w.Write(p)
-	w.k.count(opWrite, w.key, w.existed)
-	return n, err
-}
-
-func (w *killWriter) Close() error {
-	w.k.count(opClose, w.key, w.existed)
-	err := w.w.Close()
-	if err == nil {
-		w.k.count(opCommit, w.key, w.existed)
-	}
-	return err
-}
-
-func (d *killDriver) Copy(ctx context.Context, dstKey, srcKey string, _ *driver.CopyOptions) error {
-	d.k.count(opCopy, dstKey, false)
-	return d.k.inner.Copy(ctx, dstKey, srcKey, nil)
-}
-
-func (d *killDriver) Delete(ctx context.Context, key string) error {
-	d.k.count(opDelete, key, false)
-	return d.k.inner.Delete(ctx, key)
 }
