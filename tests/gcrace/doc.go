@@ -8,10 +8,10 @@
 // link) into paths from pathprovider, shallow copies and renames recorded
 // with copytrack (ForgetBranch on commit, reset and branch deletion),
 // deletes, branch creation and deletion, and retention rules with a longer
-// main. Every component reads one simulated clock, and the bucket (an
-// in-memory gocloud.dev/blob driver, itself checked against memblob) stamps
-// objects with it, so link TTLs, copy TTLs, retention days and the GC's
-// cutoff are measured in simulated days while a run takes milliseconds.
+// main. Every component reads one simulated clock, and the bucket (memblob
+// through internal/faultblob, its times checked) stamps objects with it, so
+// link TTLs, copy TTLs, retention days and the GC's cutoff are measured in
+// simulated days while a run takes milliseconds.
 //
 // A seeded random schedule interleaves writer steps with full GC cycles —
 // copy records expired, the uncommitted export (resumed from its mark, with
