@@ -6,8 +6,9 @@
 // A wrapper passes every call to the inner bucket's public API and, on the
 // way, applies two sorts of faults.
 //
-// Seeded faults (WithRate, WithRates, WithSpare, WithMaxStall) strike a
-// chosen share of each operation's calls: a retryable error
+// Seeded faults (WithRate, WithRates, WithSpare, WithMaxStall, and
+// WithFaultKeys for the keys they may strike) strike a chosen share of each
+// operation's calls: a retryable error
 // (gcerrors.ResourceExhausted, what a throttled store answers), a permanent
 // one (gcerrors.PermissionDenied), a stall (a sleep of at most the maximum
 // stall, cut short by the call's context, after which the call goes
@@ -176,6 +177,7 @@ type config struct {
 	maxStall time.Duration
 	maxPage  int
 	spare    [numSeeded]uint64
+	scope    func(Op, string) bool
 
 	hooks     [numOps][]Hook
 	latency   [numOps][]func(string) time.Duration
@@ -244,6 +246,20 @@ func WithSpare(op Op, n int) Option {
 			return invalid("WithSpare: negative count %d", n)
 		}
 		c.spare[op] = uint64(n)
+		return nil
+	}
+}
+
+// WithFaultKeys confines the seeded faults to the calls for which f
+// returns true, given the operation and the call's key (for List, the
+// prefix): the others go through, though they still count as calls, so
+// that the choices of the calls in scope do not depend on the others'.
+func WithFaultKeys(f func(op Op, key string) bool) Option {
+	return func(c *config) error {
+		if f == nil {
+			return invalid("WithFaultKeys: nil function")
+		}
+		c.scope = f
 		return nil
 	}
 }
@@ -459,11 +475,11 @@ var kinds = [numSeeded][]Kind{
 	Delete:     {Retryable, Permanent, Stall},
 }
 
-// drawOf decides the seeded fault of call n of op among the given kinds:
-// ok is false for none; x is a further seeded number in [0, 1) for the
-// fault's size.
-func (b *Bucket) drawOf(op Op, n int64, avail []Kind) (k Kind, x float64, ok bool) {
-	if op >= numSeeded {
+// drawOf decides the seeded fault of call n of op on key among the given
+// kinds: ok is false for none; x is a further seeded number in [0, 1) for
+// the fault's size.
+func (b *Bucket) drawOf(op Op, key string, n int64, avail []Kind) (k Kind, x float64, ok bool) {
+	if op >= numSeeded || b.cfg.scope != nil && !b.cfg.scope(op, key) {
 		return 0, 0, false
 	}
 	rate := b.cfg.rates[op]
@@ -520,7 +536,7 @@ func (b *Bucket) before(ctx context.Context, c *Call, avail []Kind) (outcome, er
 		if avail == nil {
 			avail = kinds[c.Op]
 		}
-		if k, x, ok := b.drawOf(c.Op, c.N, avail); ok {
+		if k, x, ok := b.drawOf(c.Op, c.Key, c.N, avail); ok {
 			switch k {
 			case Retryable:
 				return out, &Fault{Op: c.Op, Kind: k, Key: c.Key, Code: gcerrors.ResourceExhausted}

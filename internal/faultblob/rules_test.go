@@ -260,12 +260,51 @@ func TestInvalidRules(t *testing.T) {
 	for _, o := range []faultblob.Option{faultblob.WithRate(faultblob.Commit, 0.5),
 		faultblob.WithSpare(faultblob.Close, 1), faultblob.WithHook(faultblob.Op(42), func(context.Context, *faultblob.Call) error { return nil }),
 		faultblob.WithHook(faultblob.List, nil), faultblob.WithError(faultblob.Read, nil),
-		faultblob.WithLatency(faultblob.Read, nil), faultblob.WithShortRead(nil), faultblob.WithErrorCode(nil)} {
+		faultblob.WithLatency(faultblob.Read, nil), faultblob.WithShortRead(nil), faultblob.WithErrorCode(nil), faultblob.WithFaultKeys(nil)} {
 		if _, err := faultblob.New(inner, o); !errors.Is(err, faultblob.ErrInvalidOption) {
 			t.Errorf("an invalid option gave %v", err)
 		}
 	}
 	if _, err := faultblob.New(nil); !errors.Is(err, faultblob.ErrInvalidOption) {
 		t.Errorf("a nil bucket gave %v", err)
+	}
+}
+
+// WithFaultKeys keeps the seeded faults off the keys it leaves out, and
+// the keys in scope get the faults they would get with every key in scope.
+func TestFaultKeys(t *testing.T) {
+	ctx := context.Background()
+	run := func(opts ...faultblob.Option) map[string]bool {
+		_, b := wrap(t, filled(t, 40), append([]faultblob.Option{faultblob.WithSeed(3),
+			faultblob.WithRate(faultblob.Attributes, 0.5), faultblob.WithMaxStall(0)}, opts...)...)
+		failed := map[string]bool{}
+		for i := range 40 {
+			k := fmt.Sprintf("k/%03d", i)
+			if _, err := b.Attributes(ctx, k); err != nil {
+				failed[k] = true
+			}
+		}
+		return failed
+	}
+	all := run()
+	even := run(faultblob.WithFaultKeys(func(op faultblob.Op, k string) bool {
+		return op == faultblob.Attributes && (k[len(k)-1]-'0')%2 == 0
+	}))
+	var inScope int
+	for k := range all {
+		if (k[len(k)-1]-'0')%2 == 0 {
+			inScope++
+			if !even[k] {
+				t.Errorf("%s failed with every key in scope, not with the even ones", k)
+			}
+		}
+	}
+	for k := range even {
+		if (k[len(k)-1]-'0')%2 != 0 || !all[k] {
+			t.Errorf("%s failed out of scope or by another draw", k)
+		}
+	}
+	if inScope == 0 {
+		t.Fatalf("no even key failed: %v", all)
 	}
 }
