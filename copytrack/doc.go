@@ -14,7 +14,7 @@
 // uncommitted package's WithTrailer option), so any copy that the branch
 // scan could have missed is in the export, whichever side of the rename the
 // scan saw. The race itself is a test in this repository,
-// examples/renamerace: a rename in the middle of an export (on one branch,
+// tests/renamerace: a rename in the middle of an export (on one branch,
 // across branches, and between two Prepare calls) keeps its source address
 // with the trailer, and loses it without.
 //

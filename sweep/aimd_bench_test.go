@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -11,9 +10,10 @@ import (
 	"time"
 
 	"gocloud.dev/blob"
-	"gocloud.dev/blob/driver"
 	"gocloud.dev/gcerrors"
 	"golang.org/x/time/rate"
+
+	"github.com/lakegc/lakegc/internal/faultblob"
 )
 
 // slowStore makes a generated namespace answer like a remote store: every
@@ -22,6 +22,7 @@ import (
 // answers SlowDown, after the same wait.
 type slowStore struct {
 	*genDriver
+	bucket  *blob.Bucket // the generated namespace, slow
 	latency time.Duration
 	limiter *rate.Limiter
 
@@ -33,6 +34,13 @@ type slowStore struct {
 
 func newSlowStore(d *genDriver, latency time.Duration, limit int) *slowStore {
 	s := &slowStore{genDriver: d, latency: latency}
+	s.bucket = wrapBucket(blob.NewBucket(d), faultblob.WithHook(faultblob.List,
+		func(_ context.Context, c *faultblob.Call) error {
+			if strings.HasPrefix(c.Key, "data/") && c.Delimiter == "" {
+				return s.request()
+			}
+			return nil
+		}))
 	if limit > 0 {
 		s.limiter = rate.NewLimiter(rate.Limit(limit), max(limit/20, 1))
 	}
@@ -55,23 +63,6 @@ func (s *slowStore) request() error {
 		return codeErr{gcerrors.ResourceExhausted}
 	}
 	return nil
-}
-
-func (s *slowStore) ListPaged(ctx context.Context, opts *driver.ListOptions) (*driver.ListPage, error) {
-	if strings.HasPrefix(opts.Prefix, "data/") && opts.Delimiter == "" {
-		if err := s.request(); err != nil {
-			return nil, err
-		}
-	}
-	return s.genDriver.ListPaged(ctx, opts)
-}
-
-func (s *slowStore) ErrorCode(err error) gcerrors.ErrorCode {
-	var ce codeErr
-	if errors.As(err, &ce) {
-		return ce.code
-	}
-	return s.genDriver.ErrorCode(err)
 }
 
 // DeleteBatch deletes keys in one request, as S3's DeleteObjects does; a
@@ -116,7 +107,7 @@ func BenchmarkListSlowStore(b *testing.B) {
 				d := newGenDriver(b, slices, perSlice)
 				d.discardParts = true
 				s := newSlowStore(d, 50*time.Millisecond, limit)
-				bucket := blob.NewBucket(s)
+				bucket := s.bucket
 				for range b.N {
 					b.StopTimer()
 					d.reset()
@@ -153,7 +144,7 @@ func BenchmarkSweepSlowStore(b *testing.B) {
 		b.Run(names[i], func(b *testing.B) {
 			d := newGenDriver(b, slices, perSlice)
 			s := newSlowStore(d, 5*time.Millisecond, 0)
-			bucket := blob.NewBucket(s)
+			bucket := s.bucket
 			ctx := context.Background()
 			var deleted, failedKeys, requests, throttled int64
 			for range b.N {

@@ -1,31 +1,25 @@
 package sweep
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"io"
 	"math/rand/v2"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/driver"
 	"gocloud.dev/gcerrors"
+
+	"github.com/lakegc/lakegc/internal/faultblob"
 )
 
-// testDriver wraps a bucket to control what the tests need: the order of
-// listings (shuffled across pages), the modification times objects report,
-// keys listed more than once, delimiters ignored, and injected failures.
+// testDriver says what the tests need of a bucket over a base one (built
+// with internal/faultblob by newTestBucket): the order of listings
+// (shuffled across pages), the modification times objects report, keys
+// listed more than once, delimiters ignored, and injected failures. The
+// error functions are looked up at each call, so a test may change them
+// after the bucket is made; the other fields are read once.
 type testDriver struct {
-	base *blob.Bucket
-
-	mu       sync.Mutex
-	rng      *rand.Rand // non-nil: listings come back shuffled
-	listings map[string][]*driver.ListObject
-	modTime  func(key string) time.Time // nil: the base's
+	rng     *rand.Rand                 // non-nil: listings come back shuffled, seeded from it
+	modTime func(key string) time.Time // nil: the base's
 	// copies gives the modification times of further copies of key that a
 	// listing returns, as a store that lists versions or replays a page
 	// would: after the listing's last key (in order), or anywhere when
@@ -40,6 +34,11 @@ type testDriver struct {
 	deleteErr func(key string) error
 	writeErr  func(key string) error
 	readErr   func(key string) error
+	// errorCode classifies errors as a particular driver would (nil: the
+	// injected error's own code).
+	errorCode func(error) (gcerrors.ErrorCode, bool)
+
+	bucket *blob.Bucket // the bucket newTestBucket made
 }
 
 // codeErr is an injected error with a gocloud code.
@@ -49,177 +48,52 @@ func (e codeErr) Error() string { return "injected " + e.code.String() }
 
 func (e codeErr) ErrorCode() gcerrors.ErrorCode { return e.code }
 
+// newTestBucket returns a bucket over base that behaves as d says.
 func newTestBucket(base *blob.Bucket, d *testDriver) *blob.Bucket {
-	d.base = base
-	d.listings = map[string][]*driver.ListObject{}
-	return blob.NewBucket(d)
-}
-
-func (d *testDriver) ErrorCode(err error) gcerrors.ErrorCode {
-	var ce codeErr
-	if errors.As(err, &ce) {
-		return ce.code
+	errs := func(op faultblob.Op, f *func(string) error) faultblob.Option {
+		return faultblob.WithError(op, func(k string) error {
+			if *f != nil {
+				return (*f)(k)
+			}
+			return nil
+		})
 	}
-	return gcerrors.Code(err)
-}
-
-func (d *testDriver) As(any) bool             { return false }
-func (d *testDriver) ErrorAs(error, any) bool { return false }
-func (d *testDriver) Close() error            { return nil }
-func (d *testDriver) Copy(context.Context, string, string, *driver.CopyOptions) error {
-	return codeErr{gcerrors.Unimplemented}
-}
-func (d *testDriver) SignedURL(context.Context, string, *driver.SignedURLOptions) (string, error) {
-	return "", codeErr{gcerrors.Unimplemented}
-}
-
-func (d *testDriver) Attributes(ctx context.Context, key string) (*driver.Attributes, error) {
-	a, err := d.base.Attributes(ctx, key)
-	if err != nil {
-		return nil, err
+	opts := []faultblob.Option{
+		errs(faultblob.List, &d.listErr), errs(faultblob.Delete, &d.deleteErr),
+		errs(faultblob.Write, &d.writeErr), errs(faultblob.Read, &d.readErr),
 	}
-	return &driver.Attributes{ContentType: a.ContentType, ModTime: d.mod(key, a.ModTime), Size: a.Size, Metadata: a.Metadata}, nil
-}
-
-func (d *testDriver) mod(key string, t time.Time) time.Time {
 	if d.modTime != nil {
-		return d.modTime(key)
+		opts = append(opts, faultblob.WithModTime(func(k string, _ time.Time) time.Time { return d.modTime(k) }))
 	}
-	return t
-}
-
-func (d *testDriver) ListPaged(ctx context.Context, opts *driver.ListOptions) (*driver.ListPage, error) {
-	if d.listErr != nil {
-		if err := d.listErr(opts.Prefix); err != nil {
-			return nil, err
-		}
+	if d.copies != nil {
+		opts = append(opts, faultblob.WithDuplicates(d.copies))
 	}
-	pageSize := opts.PageSize
-	if pageSize <= 0 {
-		pageSize = 1000
+	if d.rng != nil {
+		opts = append(opts, faultblob.WithShuffledListings(), faultblob.WithSeed(d.rng.Uint64()))
 	}
-	bopts := &blob.ListOptions{Prefix: opts.Prefix, Delimiter: opts.Delimiter}
-	if d.ignoreDelimiter != nil && d.ignoreDelimiter(opts.Prefix) {
-		bopts.Delimiter = ""
+	if d.ignoreDelimiter != nil {
+		opts = append(opts, faultblob.WithIgnoredDelimiter(d.ignoreDelimiter))
 	}
-	if d.rng == nil && d.copies == nil {
-		tok := opts.PageToken
-		if len(tok) == 0 {
-			tok = blob.FirstPageToken
-		}
-		objs, next, err := d.base.ListPage(ctx, tok, pageSize, bopts)
-		if err != nil {
-			return nil, err
-		}
-		page := &driver.ListPage{NextPageToken: next}
-		for _, o := range objs {
-			page.Objects = append(page.Objects, d.convert(opts.Prefix, o))
-		}
-		return page, nil
-	}
-	// Shuffled or with copies: the whole listing is read on the first page,
-	// copies added, shuffled, and served in pages from memory.
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	var id string
-	offset := 0
-	if len(opts.PageToken) == 0 {
-		var all, again []*driver.ListObject
-		it := d.base.List(bopts)
-		for {
-			o, err := it.Next(ctx)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return nil, err
-			}
-			all = append(all, d.convert(opts.Prefix, o))
-			if d.copies != nil && !o.IsDir {
-				for _, mod := range d.copies(o.Key) {
-					again = append(again, &driver.ListObject{Key: o.Key, ModTime: mod, Size: o.Size, MD5: o.MD5})
-				}
-			}
-		}
-		all = append(all, again...)
-		if d.rng != nil {
-			d.rng.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
-		}
-		id = strconv.Itoa(len(d.listings))
-		d.listings[id] = all
-	} else {
-		var err error
-		id, offset, err = parseToken(string(opts.PageToken))
-		if err != nil {
-			return nil, err
-		}
-	}
-	all := d.listings[id]
-	end := min(offset+pageSize, len(all))
-	page := &driver.ListPage{Objects: all[offset:end]}
-	if end < len(all) {
-		page.NextPageToken = []byte(fmt.Sprintf("%s:%d", id, end))
-	}
-	return page, nil
-}
-
-func parseToken(tok string) (string, int, error) {
-	id, off, ok := strings.Cut(tok, ":")
-	n, err := strconv.Atoi(off)
-	if !ok || err != nil {
-		return "", 0, codeErr{gcerrors.InvalidArgument}
-	}
-	return id, n, nil
-}
-
-func (d *testDriver) convert(prefix string, o *blob.ListObject) *driver.ListObject {
-	mod := o.ModTime
-	if !o.IsDir {
-		mod = d.mod(o.Key, o.ModTime)
-	}
-	out := &driver.ListObject{Key: o.Key, ModTime: mod, Size: o.Size, MD5: o.MD5, IsDir: o.IsDir}
 	if d.edit != nil {
-		d.edit(prefix, out)
+		opts = append(opts, faultblob.WithListEdit(d.edit))
 	}
-	return out
-}
-
-type testReader struct{ r *blob.Reader }
-
-func (r testReader) Read(p []byte) (int, error) { return r.r.Read(p) }
-func (r testReader) Close() error               { return r.r.Close() }
-func (r testReader) As(any) bool                { return false }
-func (r testReader) Attributes() *driver.ReaderAttributes {
-	return &driver.ReaderAttributes{ContentType: r.r.ContentType(), ModTime: r.r.ModTime(), Size: r.r.Size()}
-}
-
-func (d *testDriver) NewRangeReader(ctx context.Context, key string, offset, length int64, _ *driver.ReaderOptions) (driver.Reader, error) {
-	if d.readErr != nil {
-		if err := d.readErr(key); err != nil {
-			return nil, err
-		}
+	if d.errorCode != nil {
+		opts = append(opts, faultblob.WithErrorCode(d.errorCode))
 	}
-	r, err := d.base.NewRangeReader(ctx, key, offset, length, nil)
+	fb, err := faultblob.New(base, opts...)
 	if err != nil {
-		return nil, err
+		panic(err) // the options above are valid
 	}
-	return testReader{r}, nil
+	d.bucket = fb.Bucket()
+	return d.bucket
 }
 
-func (d *testDriver) NewTypedWriter(ctx context.Context, key, contentType string, _ *driver.WriterOptions) (driver.Writer, error) {
-	if d.writeErr != nil {
-		if err := d.writeErr(key); err != nil {
-			return nil, err
-		}
+// wrapBucket wraps b in a faultblob bucket with opts, for a fault on top
+// of a testDriver's.
+func wrapBucket(b *blob.Bucket, opts ...faultblob.Option) *blob.Bucket {
+	fb, err := faultblob.New(b, opts...)
+	if err != nil {
+		panic(err)
 	}
-	return d.base.NewWriter(ctx, key, &blob.WriterOptions{ContentType: contentType})
-}
-
-func (d *testDriver) Delete(ctx context.Context, key string) error {
-	if d.deleteErr != nil {
-		if err := d.deleteErr(key); err != nil {
-			return err
-		}
-	}
-	return d.base.Delete(ctx, key)
+	return fb.Bucket()
 }

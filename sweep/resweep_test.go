@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 	"google.golang.org/api/googleapi"
 )
@@ -37,7 +36,7 @@ func (c cancelling) DeleteBatch(ctx context.Context, keys []string) (map[string]
 // A sweep stopped before its end leaves no sweep.json, also when an
 // earlier sweep of the run wrote one: that one's counts are not of the
 // failed/ folder the stopped sweep removed and began again (found by
-// examples/crash, killing a second sweep).
+// tests/crash, killing a second sweep).
 func TestStoppedResweepLeavesNoSweepJSON(t *testing.T) {
 	ctx := context.Background()
 	b, keys := oldNamespace(t, 20)
@@ -60,14 +59,12 @@ func TestStoppedResweepLeavesNoSweepJSON(t *testing.T) {
 
 // gcsCodes codes a driver's errors as gcsblob does: GCS's 403 (a retention
 // policy, a hold, a missing permission) is NotFound.
-type gcsCodes struct{ *testDriver }
-
-func (d gcsCodes) ErrorCode(err error) gcerrors.ErrorCode {
+func gcsCodes(err error) (gcerrors.ErrorCode, bool) {
 	var g *googleapi.Error
 	if errors.As(err, &g) && g.Code == http.StatusForbidden {
-		return gcerrors.NotFound
+		return gcerrors.NotFound, true
 	}
-	return d.testDriver.ErrorCode(err)
+	return 0, false
 }
 
 // A sweep that cannot remove an earlier sweep.json does not start: a GCS
@@ -89,9 +86,8 @@ func TestResweepKeepsReportItCannotRemove(t *testing.T) {
 			return gcsErr(http.StatusForbidden, "retentionPolicyNotMet")
 		}
 		return nil
-	}}
-	newTestBucket(b, d)
-	held := blob.NewBucket(gcsCodes{d})
+	}, errorCode: gcsCodes}
+	held := newTestBucket(b, d)
 	stopped, cancel := context.WithCancel(ctx)
 	defer cancel()
 	_, err = Sweep(stopped, held, "run1", WithClock(fixedClock), WithBatchDeleter(cancelling{cancel}))
@@ -113,9 +109,8 @@ func TestUnreadableSummaryIsNotNoRun(t *testing.T) {
 			return gcsErr(http.StatusForbidden, "forbidden")
 		}
 		return nil
-	}}
-	newTestBucket(b, d)
-	held := blob.NewBucket(gcsCodes{d})
+	}, errorCode: gcsCodes}
+	held := newTestBucket(b, d)
 	_, err = ReadSummary(ctx, held, DefaultStoragePrefix, "run1")
 	require.ErrorContains(t, err, "forbidden")
 	require.NotErrorIs(t, err, ErrNoRun)

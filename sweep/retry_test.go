@@ -11,8 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"gocloud.dev/blob"
-	"gocloud.dev/blob/driver"
 	"gocloud.dev/gcerrors"
+
+	"github.com/lakegc/lakegc/internal/faultblob"
 )
 
 // partialLister answers a listing in driver pages of at most pageSize keys,
@@ -21,33 +22,30 @@ import (
 // (except those of the report's folder, which Mark does not retry):
 // each page of Mark's fails after the part of it already read, again and
 // again, until every one of its driver requests has been seen once.
-type partialLister struct {
-	*testDriver
-	pageSize int
-
-	mu    sync.Mutex
-	seen  map[string]bool
-	calls int
+func partialLister(td *testDriver, pageSize int) *blob.Bucket {
+	var (
+		mu    sync.Mutex
+		seen  = map[string]bool{}
+		calls int
+	)
+	return wrapBucket(td.bucket, faultblob.WithMaxPageSize(pageSize),
+		faultblob.WithHook(faultblob.List, func(_ context.Context, c *faultblob.Call) error {
+			id := fmt.Sprintf("%s|%s|%q", c.Key, c.Delimiter, c.PageToken)
+			mu.Lock()
+			first := !seen[id]
+			seen[id] = true
+			calls++
+			n := calls
+			mu.Unlock()
+			if first && !strings.HasPrefix(c.Key, DefaultStoragePrefix+"/") {
+				return codeErr{transientCodes[n%len(transientCodes)]}
+			}
+			return nil
+		}))
 }
 
 var transientCodes = []gcerrors.ErrorCode{gcerrors.ResourceExhausted, gcerrors.Internal,
 	gcerrors.Unknown, gcerrors.DeadlineExceeded}
-
-func (d *partialLister) ListPaged(ctx context.Context, opts *driver.ListOptions) (*driver.ListPage, error) {
-	o := *opts
-	o.PageSize = min(max(o.PageSize, 1), d.pageSize)
-	id := fmt.Sprintf("%s|%s|%q", o.Prefix, o.Delimiter, o.PageToken)
-	d.mu.Lock()
-	first := !d.seen[id]
-	d.seen[id] = true
-	d.calls++
-	n := d.calls
-	d.mu.Unlock()
-	if first && !strings.HasPrefix(o.Prefix, DefaultStoragePrefix+"/") {
-		return nil, codeErr{transientCodes[n%len(transientCodes)]}
-	}
-	return d.testDriver.ListPaged(ctx, &o)
-}
 
 // TestMarkRetriedPagesListEachKeyOnce lists slices of several pages through
 // a store whose every listing page fails once after a part of it was read:
@@ -82,10 +80,10 @@ func TestMarkRetriedPagesListEachKeyOnce(t *testing.T) {
 		return t0.Add(-200 * time.Hour)
 	}}
 	plain := newTestBucket(base, td)
-	d := &partialLister{testDriver: td, pageSize: 300, seen: map[string]bool{}}
+	d := partialLister(td, 300)
 	clk := &simClock{}
 	var last Progress
-	sum, err := Mark(ctx, blob.NewBucket(d), "run1", noInputs(), WithClock(fixedClock),
+	sum, err := Mark(ctx, d, "run1", noInputs(), WithClock(fixedClock),
 		WithTempDir(t.TempDir()), WithListConcurrencyRange(1, 3), clk.option(),
 		WithProgress(func(p Progress) { last = p }))
 	require.NoError(t, err)
@@ -108,7 +106,7 @@ func TestCancelDuringBackoff(t *testing.T) {
 		run  func(ctx context.Context, st *storm) error
 	}{
 		{"mark", func(ctx context.Context, st *storm) error {
-			_, err := Mark(ctx, blob.NewBucket(stormLister{d, st, false}), "run2", noInputs(),
+			_, err := Mark(ctx, stormLister(d, st, false), "run2", noInputs(),
 				WithClock(fixedClock), WithBackoff(time.Hour, time.Hour))
 			return err
 		}},

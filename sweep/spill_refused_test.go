@@ -15,7 +15,7 @@ import (
 // A Mark refused because its run already succeeded still removes the spill
 // folders of killed Marks: a Mark killed after writing its summary leaves
 // its folder, and rerunning it is what a host does next (found by
-// examples/crash).
+// tests/crash).
 func TestRefusedMarkRemovesKilledSpill(t *testing.T) {
 	ctx := context.Background()
 	tmp := t.TempDir()

@@ -17,9 +17,11 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"github.com/stretchr/testify/require"
 	"gocloud.dev/blob"
-	"gocloud.dev/blob/driver"
+	"gocloud.dev/blob/memblob"
 	"gocloud.dev/gcerrors"
 	"google.golang.org/api/googleapi"
+
+	"github.com/lakegc/lakegc/internal/faultblob"
 )
 
 // azureErr is the error the Azure SDK returns for an answer of Azure
@@ -48,19 +50,13 @@ func s3Err(status int) error {
 // storeBucket is a bucket whose driver fails every delete with err and
 // gives it the code portable, as a gocloud driver would: the error reaches
 // Sweep wrapped in gocloud's error, with gocloud's code.
-type storeBucket struct {
-	driver.Bucket // only the methods below are called
-	err           error
-	portable      gcerrors.ErrorCode
-}
-
-func (b *storeBucket) Delete(context.Context, string) error { return b.err }
-func (b *storeBucket) ErrorCode(error) gcerrors.ErrorCode   { return b.portable }
-func (b *storeBucket) ErrorAs(err error, target any) bool   { return errors.As(err, target) }
-func (b *storeBucket) Close() error                         { return nil }
-func (b *storeBucket) As(any) bool                          { return false }
-func (b *storeBucket) Attributes(context.Context, string) (*driver.Attributes, error) {
-	return nil, b.err
+func storeBucket(t *testing.T, err error, portable gcerrors.ErrorCode) *blob.Bucket {
+	inner := memblob.OpenBucket(nil)
+	t.Cleanup(func() { inner.Close() })
+	fails := func(string) error { return err }
+	return wrapBucket(inner, faultblob.WithError(faultblob.Delete, fails),
+		faultblob.WithError(faultblob.Attributes, fails),
+		faultblob.WithErrorCode(func(error) (gcerrors.ErrorCode, bool) { return portable, true }))
 }
 
 // TestStoreCodes classifies each store's answers as gocloud's drivers
@@ -100,7 +96,7 @@ func TestStoreCodes(t *testing.T) {
 		{"a plain error the driver calls NotFound", &plainErr{"no such file"}, gcerrors.NotFound, gcerrors.NotFound},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			b := blob.NewBucket(&storeBucket{err: c.err, portable: c.portable})
+			b := storeBucket(t, c.err, c.portable)
 			err := b.Delete(context.Background(), "k")
 			require.Equal(t, c.portable, gcerrors.Code(err), "the driver's code")
 			require.Equal(t, c.want, errorCode(err))
@@ -155,7 +151,7 @@ func TestSweepStoreRefusals(t *testing.T) {
 			reports, keys := oldNamespace(t, 3)
 			_, err := Mark(ctx, reports, "run1", noInputs(), WithClock(fixedClock))
 			require.NoError(t, err)
-			store := &countingDeletes{Bucket: blob.NewBucket(&storeBucket{err: c.err, portable: c.portable})}
+			store := &countingDeletes{Bucket: storeBucket(t, c.err, c.portable)}
 			res, err := Sweep(ctx, reports, "run1", WithBatchDeleter(store), WithClock(fixedClock),
 				WithBackoff(time.Millisecond, 10*time.Millisecond))
 			require.NoError(t, err)

@@ -11,8 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"gocloud.dev/blob"
-	"gocloud.dev/blob/driver"
 	"gocloud.dev/gcerrors"
+
+	"github.com/lakegc/lakegc/internal/faultblob"
 )
 
 // simClock is simulated time for the backoff: a sleep returns at once and
@@ -129,23 +130,19 @@ func (d stormDeleter) DeleteBatch(ctx context.Context, keys []string) (map[strin
 // the storm throttles (with throttleTop, the top level's and the data
 // folder's too); those of the report's folder are not Mark's listing, and
 // pass.
-type stormLister struct {
-	*testDriver
-	*storm
-	throttleTop bool
-}
-
-func (d stormLister) ListPaged(ctx context.Context, opts *driver.ListOptions) (*driver.ListPage, error) {
-	folder := strings.HasPrefix(opts.Prefix, "data/") && opts.Prefix != "data/"
-	top := opts.Prefix == "" || opts.Prefix == "data/"
-	if !folder && !(top && d.throttleTop) {
-		return d.testDriver.ListPaged(ctx, opts)
-	}
-	defer d.leave()
-	if d.enter(fmt.Sprintf("%s@%s", opts.Prefix, opts.PageToken)) {
-		return nil, codeErr{gcerrors.ResourceExhausted}
-	}
-	return d.testDriver.ListPaged(ctx, opts)
+func stormLister(d *testDriver, st *storm, throttleTop bool) *blob.Bucket {
+	return wrapBucket(d.bucket, faultblob.WithHook(faultblob.List, func(_ context.Context, c *faultblob.Call) error {
+		folder := strings.HasPrefix(c.Key, "data/") && c.Key != "data/"
+		top := c.Key == "" || c.Key == "data/"
+		if !folder && !(top && throttleTop) {
+			return nil
+		}
+		c.After = st.leave
+		if st.enter(fmt.Sprintf("%s@%s", c.Key, c.PageToken)) {
+			return codeErr{gcerrors.ResourceExhausted}
+		}
+		return nil
+	}))
 }
 
 // stormNamespace writes perSlice old objects in each of n slices
@@ -248,7 +245,7 @@ func TestMarkThrottlingStorm(t *testing.T) {
 	b, d, keys := stormNamespace(t, 60, 30)
 	clk := &simClock{}
 	st := newStorm(clk, 2*time.Minute)
-	sb := blob.NewBucket(stormLister{d, st, false})
+	sb := stormLister(d, st, false)
 	sum, err := Mark(ctx, sb, "run1", noInputs(), WithClock(fixedClock),
 		WithListConcurrencyRange(1, 6), clk.option())
 	require.NoError(t, err)
@@ -279,7 +276,7 @@ func TestMarkEndlessStorm(t *testing.T) {
 			b, d, _ := stormNamespace(t, 8, 10)
 			clk := &simClock{}
 			st := newStorm(clk, 0)
-			sb := blob.NewBucket(stormLister{d, st, true})
+			sb := stormLister(d, st, true)
 			if c.code != gcerrors.ResourceExhausted {
 				d.listErr = func(p string) error {
 					if p == "" || strings.HasPrefix(p, "data/") {
@@ -322,7 +319,7 @@ func TestMarkWidensOnSlowStore(t *testing.T) {
 			d := newGenDriver(t, 40, 3000)
 			d.discardParts = true
 			s := newSlowStore(d, 20*time.Millisecond, 0)
-			sum, err := Mark(context.Background(), blob.NewBucket(s), "run1", noInputs(),
+			sum, err := Mark(context.Background(), s.bucket, "run1", noInputs(),
 				WithClock(fixedClock), WithTempDir(t.TempDir()), c.opt)
 			require.NoError(t, err)
 			require.Equal(t, int64(40*3000), sum.NumDeletedObjects)

@@ -9,7 +9,7 @@
 // module's BENCHMARKS.md).
 //
 // The store passes copytrack/storetest against a real server in
-// examples/copytrackpg in this repository. Those tests use the server at
+// tests/copytrackpg in this repository. Those tests use the server at
 // LAKEGC_POSTGRES_URL if it is set; otherwise they start a private one from
 // the installed binaries (/usr/lib/postgresql/*/bin) on 127.0.0.1, in a
 // temporary directory, as the postgres user when run as root; without either

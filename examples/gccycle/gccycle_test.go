@@ -16,7 +16,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 
-	"github.com/lakegc/lakegc/examples/internal/s3test"
+	"github.com/lakegc/lakegc/internal/s3test"
 )
 
 // fileBucket opens a fileblob bucket in a temporary directory, with a touch

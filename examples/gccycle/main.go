@@ -65,7 +65,7 @@
 // DeleteObjects request, and says so.
 //
 // Its tests run the whole story against fileblob, against the S3-protocol
-// server of examples/internal/s3test (listing pages of 7 keys, the export
+// server of internal/s3test (listing pages of 7 keys, the export
 // in at least 5 files, the sweep in one DeleteObjects request), and once
 // through -bucket s3://…, checking that objects placed outside the
 // program's folder, where a GC of the bucket's root would look, are still

@@ -2,7 +2,7 @@
 // memory (branches, commits, a staging area, and the adapters
 // lakegc.Collect reads), its objects in a directory, and one GC cycle. It
 // imports nothing of the examples, so that it can be copied whole as the
-// start of a host (examples/internal/maphost is the tests' copy of its
+// start of a host (tests/internal/maphost is the tests' copy of its
 // store).
 //
 //	go run ./examples/minihost

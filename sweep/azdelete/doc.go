@@ -24,5 +24,5 @@
 // if the account never takes them.
 //
 // Azurite, Microsoft's storage emulator, serves Blob Batch requests: the
-// package is tested against it (see the repository's examples/clouds).
+// package is tested against it (see the repository's tests/clouds).
 package azdelete

@@ -29,5 +29,5 @@
 // as its lifecycle rules say.
 //
 // The package is tested against fake-gcs-server (see the repository's
-// examples/clouds).
+// tests/clouds).
 package gcsdelete

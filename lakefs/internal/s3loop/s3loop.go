@@ -2,7 +2,7 @@
 // this module, and records how each request reached it.
 //
 // [Start] serves gofakes3's in-memory backend (the server package
-// examples/internal/s3test runs for the root module's tests) over HTTP on
+// internal/s3test runs for the examples and system tests) over HTTP on
 // 127.0.0.1 and creates the buckets asked for. Buckets are addressed
 // path-style, as a server on 127.0.0.1 has no per-bucket host names. Every
 // request is recorded ([Server.Requests]) with its method, path, the access

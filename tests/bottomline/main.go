@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/lakegc/lakegc/tests/internal/s3sim"
+)
+
+func main() {
+	var (
+		sc        Scale
+		o         Options
+		budget    int
+		churn     float64
+		optimized bool
+	)
+	flag.IntVar(&sc.Objects, "objects", 20_000_000, "objects in the namespace (a multiple of 20): 1/20 garbage, 5/20 staged, 14/20 committed")
+	flag.IntVar(&sc.Slices, "slices", 0, "slices sharing the objects (0: one per 10,000 objects)")
+	flag.IntVar(&sc.Branches, "branches", 1000, "branches")
+	flag.IntVar(&sc.Commits, "commits", 30_000, "commits, as many on each branch (at least 12)")
+	flag.DurationVar(&o.Latency, "latency", 50*time.Millisecond, "latency of each request (0: none)")
+	flag.IntVar(&budget, "memory", 256, "Config.MemoryBudget in MiB")
+	flag.StringVar(&o.TempDir, "tmp", "", "Config.TempDir (default the system's)")
+	flag.Float64Var(&o.ReadRate, "read-rate", 0, "reads a second per prefix past which the store answers SlowDown (0: S3's 5500)")
+	flag.IntVar(&o.PrefixDepth, "prefix-depth", 0, "leading path segments of a key that name its partition, the unit of the rates (0: 2, data/<slice>/)")
+	flag.Float64Var(&o.WriteRate, "write-rate", 0, "writes (each key of a batch) a second per prefix past which the store answers SlowDown (0: S3's 3500)")
+	flag.Float64Var(&churn, "churn", 0, "after the first cycle, churn this fraction of the namespace (new objects in new slices, as many old ones made garbage) and run a clean second cycle (0: one cycle)")
+	flag.BoolVar(&optimized, "optimized", false, "with -churn, also run an optimized second cycle, from the first cycle's records")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./tests/bottomline [flags]\n\n"+
+			"  go run ./tests/bottomline -objects 20000000 -latency 50ms\n"+
+			"  go run ./tests/bottomline -objects 20000000 -latency 50ms -churn 0.01 -optimized\n\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if sc.Slices == 0 {
+		sc.Slices = max(1, sc.Objects/10_000)
+	}
+	if o.Latency == 0 {
+		o.Latency = s3sim.NoLatency
+	}
+	o.MemoryBudget = int64(budget) << 20
+	o.ListConcurrency, o.DeleteConcurrency = defaultListConcurrency, defaultDeleteConcurrency
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if churn > 0 || optimized {
+		sec, err := runSecond(ctx, sc, o, churn, optimized)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bottomline:", err)
+			os.Exit(1)
+		}
+		sec.print(os.Stdout)
+		if err := sec.err(); err != nil {
+			fmt.Fprintln(os.Stderr, "bottomline:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	res, err := run(ctx, sc, o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bottomline:", err)
+		os.Exit(1)
+	}
+	res.print(os.Stdout)
+}

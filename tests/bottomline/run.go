@@ -1,0 +1,394 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/lakegc/lakegc"
+	"github.com/lakegc/lakegc/retention"
+	"github.com/lakegc/lakegc/sweep"
+	"github.com/lakegc/lakegc/tests/internal/s3sim"
+)
+
+// Options of a run besides its scale.
+type Options struct {
+	Latency      time.Duration // per request; s3sim.NoLatency for none
+	MemoryBudget int64         // Config.MemoryBudget
+	TempDir      string        // Config.TempDir
+	// ReadRate and WriteRate are the store's rates per prefix (0: S3's).
+	ReadRate, WriteRate float64
+	PrefixDepth         int // the store's partitions (0: s3sim's default)
+	// Concurrency the floor assumes for the mark's listing and the sweep's
+	// batches (0: the most sweep's windows reach by default, which Collect
+	// does not change: they start lower and widen while the store is slow).
+	ListConcurrency, DeleteConcurrency int
+}
+
+// Phase is one step of the cycle, as Config.Progress reports the phases
+// of Collect and the steps of the mark and the sweep.
+type Phase struct {
+	Name     string
+	Wall     time.Duration
+	Requests s3sim.Stats
+	// Floor is the time the requests take at the latency: those made one
+	// at a time in full, the mark's listing pages and the sweep's batches
+	// divided by their concurrency.
+	Floor time.Duration
+	// PeakRSS is the process's peak resident set during the phase (VmHWM,
+	// reset at its start); PeakHeap the most heap in use sampled.
+	PeakRSS, PeakHeap int64
+	// CPU is the process's user and system time during the phase: a phase
+	// whose CPU is near its wall time is bound by the processor (on a
+	// machine others share, by its share of it).
+	CPU time.Duration
+	// Waited is how long the process's threads were ready to run and
+	// waited for a processor (the run-queue delay of /proc's schedstat):
+	// the cost of sharing the machine.
+	Waited time.Duration
+}
+
+// Result is a run's figures.
+type Result struct {
+	Scale    Scale
+	Opts     Options
+	Report   *lakegc.Report
+	Phases   []Phase
+	Total    Phase
+	Overlay  int64        // bytes written to the store, held in memory
+	Store    *s3sim.Store // nil for Second.Clean, whose clone is let go
+	Host     *host
+	DataList int64 // list pages of the slices' folders
+	// LoadStart and LoadEnd are the machine's load average.
+	LoadStart, LoadEnd string
+	// StartHeap and StartRSS are the heap in use and the resident set at
+	// the start of the cycle, after a forced collection: what earlier
+	// cycles left, the store's overlay (StartOverlay) above all.
+	StartHeap, StartRSS, StartOverlay int64
+}
+
+// bench is a repository and its store, ready for cycles.
+type bench struct {
+	o         Options
+	h         *host
+	store     *s3sim.Store
+	dataLists *atomic.Int64 // list pages of the slices' folders, of the store and its clones
+}
+
+// newBench builds the repository and its store, with the rules.
+func newBench(ctx context.Context, sc Scale, o Options) (*bench, error) {
+	h, err := newHost(sc, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	dataLists := new(atomic.Int64)
+	store, err := s3sim.New(h.description(), s3sim.WithLatency(o.Latency), s3sim.WithRates(o.ReadRate, o.WriteRate), s3sim.WithPrefixDepth(o.PrefixDepth), s3sim.WithObserver(func(r s3sim.Request) {
+		if r.Kind == "list" && strings.HasPrefix(r.Key, "data/") && strings.Count(r.Key, "/") == 2 {
+			dataLists.Add(1)
+		}
+	}))
+	if err != nil {
+		return nil, err
+	}
+	bucket := store.Bucket()
+	defer bucket.Close()
+	if err := retention.NewRulesStore(bucket).Save(ctx, rules); err != nil {
+		return nil, err
+	}
+	return &bench{o: o, h: h, store: store, dataLists: dataLists}, nil
+}
+
+// run builds the repository and runs one cycle of Collect through it, with
+// the sweep.
+func run(ctx context.Context, sc Scale, o Options) (*Result, error) {
+	bn, err := newBench(ctx, sc, o)
+	if err != nil {
+		return nil, err
+	}
+	return bn.cycle(ctx, bn.store, false)
+}
+
+// cycle runs a cycle of Collect, with the sweep, against store (bn.store or
+// a clone of it): an optimized one if asked.
+func (bn *bench) cycle(ctx context.Context, store *s3sim.Store, optimized bool) (*Result, error) {
+	bucket := store.Bucket()
+	defer bucket.Close()
+	// Return the earlier cycles' freed memory to the system, so that this
+	// one's resident set starts from what is live (the store's above all).
+	debug.FreeOSMemory()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	startRSS := currentRSS()
+	load, lists, overlay := loadAverage(), bn.dataLists.Load(), store.OverlayBytes()
+	// The host marked the repository's folder when it created it.
+	if err := lakegc.InitNamespace(ctx, lakegc.Config{Bucket: bucket, Namespace: "s3://bottomline/repo"}); err != nil {
+		return nil, err
+	}
+	rec := newRecorder(store, bn.o)
+	defer rec.stop()
+	rep, err := lakegc.Collect(ctx, lakegc.Host{Staging: bn.h, Commits: bn.h, Committed: bn.h}, lakegc.Config{
+		Bucket:       bucket,
+		Namespace:    "s3://bottomline/repo",
+		Repository:   "bottomline",
+		MemoryBudget: bn.o.MemoryBudget,
+		TempDir:      bn.o.TempDir,
+		Sweep:        true,
+		BatchDeleter: store,
+		Progress:     rec.progress,
+		Optimized:    optimized,
+	})
+	rec.finish()
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Scale: bn.h.sc, Opts: bn.o, Report: rep, Phases: rec.phases, Total: rec.total,
+		Overlay: store.OverlayBytes(), Store: store, Host: bn.h, DataList: bn.dataLists.Load() - lists,
+		LoadStart: load, LoadEnd: loadAverage(), StartHeap: int64(ms.HeapAlloc), StartRSS: startRSS,
+		StartOverlay: overlay}, nil
+}
+
+// recorder splits the run into phases at each change of Progress's phase
+// or step, with the requests, the time and the peak memory of each.
+type recorder struct {
+	store *s3sim.Store
+	opts  Options
+
+	mu       sync.Mutex
+	name     string
+	start    time.Time
+	stats    s3sim.Stats
+	cpu      time.Duration
+	waited   time.Duration
+	peakHeap int64
+	phases   []Phase
+	total    Phase
+	begin    time.Time
+	first    s3sim.Stats
+	done     chan struct{}
+	wg       sync.WaitGroup
+}
+
+func newRecorder(store *s3sim.Store, o Options) *recorder {
+	r := &recorder{store: store, opts: o, name: lakegc.PhaseExport, start: time.Now(), stats: store.Stats(), done: make(chan struct{})}
+	r.begin, r.first, r.cpu, r.waited = r.start, r.stats, cpuTime(), runDelay()
+	resetPeakRSS()
+	r.wg.Add(1)
+	go r.sampleHeap()
+	return r
+}
+
+// sampleHeap samples the heap in use every 20 ms.
+func (r *recorder) sampleHeap() {
+	defer r.wg.Done()
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	var m runtime.MemStats
+	for {
+		select {
+		case <-r.done:
+			return
+		case <-t.C:
+		}
+		runtime.ReadMemStats(&m)
+		r.mu.Lock()
+		r.peakHeap = max(r.peakHeap, int64(m.HeapInuse))
+		r.total.PeakHeap = max(r.total.PeakHeap, int64(m.HeapInuse))
+		r.mu.Unlock()
+	}
+}
+
+func (r *recorder) progress(p lakegc.Progress) {
+	name := p.Phase
+	if p.Counters.Phase != "" && (p.Phase == lakegc.PhaseMark || p.Phase == lakegc.PhaseSweep) {
+		name += "/" + p.Counters.Phase
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if name != r.name {
+		r.cut(name)
+	}
+}
+
+// cut ends the current phase and starts the next; r.mu is held.
+func (r *recorder) cut(next string) {
+	now, st, cpu, waited := time.Now(), r.store.Stats(), cpuTime(), runDelay()
+	rss := peakRSS()
+	r.total.PeakRSS = max(r.total.PeakRSS, rss)
+	ph := Phase{Name: r.name, Wall: now.Sub(r.start), Requests: st.Sub(r.stats), PeakRSS: rss, PeakHeap: r.peakHeap, CPU: cpu - r.cpu, Waited: waited - r.waited}
+	ph.Floor = r.floor(ph.Name, ph.Requests)
+	r.phases = append(r.phases, ph)
+	r.total.CPU += ph.CPU
+	r.total.Waited += ph.Waited
+	r.name, r.start, r.stats, r.peakHeap, r.cpu, r.waited = next, now, st, 0, cpu, waited
+	resetPeakRSS()
+}
+
+// floor is the least time the phase's requests take at the latency.
+func (r *recorder) floor(name string, q s3sim.Stats) time.Duration {
+	lat := max(r.opts.Latency, 0)
+	listC, deleteC := r.opts.ListConcurrency, r.opts.DeleteConcurrency
+	if listC <= 0 {
+		listC = defaultListConcurrency
+	}
+	if deleteC <= 0 {
+		deleteC = defaultDeleteConcurrency
+	}
+	serial := q.Requests()
+	var parallel time.Duration
+	switch {
+	case strings.HasPrefix(name, lakegc.PhaseMark+"/"):
+		// The listing starts while the keep set is read (mark/keep)
+		// and ends in mark/list.
+		parallel = time.Duration(q.ListPages) * lat / time.Duration(listC)
+		serial -= q.ListPages
+	case name == lakegc.PhaseSweep+"/delete":
+		parallel = time.Duration(q.DeleteBatches) * lat / time.Duration(deleteC)
+		serial -= q.DeleteBatches
+	}
+	return time.Duration(serial)*lat + parallel
+}
+
+func (r *recorder) finish() {
+	r.mu.Lock()
+	r.cut("")
+	r.total.Name = "total"
+	r.total.Wall = time.Since(r.begin)
+	r.total.Requests = r.store.Stats().Sub(r.first)
+	for _, p := range r.phases {
+		r.total.Floor += p.Floor
+	}
+	r.mu.Unlock()
+	r.stop()
+}
+
+func (r *recorder) stop() {
+	select {
+	case <-r.done:
+	default:
+		close(r.done)
+	}
+	r.wg.Wait()
+}
+
+// peakRSS reads VmHWM, the peak resident set, from /proc/self/status; 0
+// where there is none.
+func peakRSS() int64 { return procStatus("VmHWM:") }
+
+// procStatus reads a figure in kB of /proc/self/status, in bytes.
+func procStatus(field string) int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := bytes.CutPrefix(sc.Bytes(), []byte(field)); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(string(rest)), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// currentRSS reads VmRSS, the resident set, from /proc/self/status; 0
+// where there is none.
+func currentRSS() int64 { return procStatus("VmRSS:") }
+
+// cpuTime is the process's user and system time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// runDelay sums the run-queue delay of the process's threads, from
+// /proc/self/task/*/schedstat (its second figure, in ns); 0 where there is
+// none. A thread that ended takes its delay with it: Go's threads rarely
+// end.
+func runDelay() time.Duration {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return 0
+	}
+	var sum int64
+	for _, t := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/schedstat")
+		if f := strings.Fields(string(b)); err == nil && len(f) >= 2 {
+			n, _ := strconv.ParseInt(f[1], 10, 64)
+			sum += n
+		}
+	}
+	return time.Duration(sum)
+}
+
+// loadAverage is the first figure of /proc/loadavg, "" where there is none.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	return strings.Fields(string(b))[0]
+}
+
+// resetPeakRSS resets VmHWM to the current resident set (Linux's
+// clear_refs "5"), so that each phase reads its own peak.
+func resetPeakRSS() {
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+}
+
+// printed is the result's table.
+func printed(res *Result) string {
+	var b strings.Builder
+	res.print(&b)
+	return b.String()
+}
+
+// print writes the result as a table.
+func (res *Result) print(w io.Writer) {
+	mib := func(b int64) string { return fmt.Sprintf("%.0f", float64(b)/(1<<20)) }
+	lat := max(res.Opts.Latency, 0) // s3sim.NoLatency is -1ns
+	fmt.Fprintf(w, "objects %d, slices %d, branches %d, commits %d, staged %d, garbage %d; latency %v, memory budget %s MiB\n",
+		res.Scale.Objects, res.Scale.Slices, res.Scale.Branches, res.Scale.Commits, res.Scale.staged(), res.Scale.garbage(),
+		lat, mib(res.Opts.MemoryBudget))
+	fmt.Fprintf(w, "%-14s %10s %10s %6s %10s %10s %8s %6s %6s %6s %7s %7s %9s %9s\n",
+		"phase", "wall", "floor", "x", "cpu", "cpu wait", "lists", "heads", "gets", "puts", "dels", "batches", "rss MiB", "heap MiB")
+	for _, p := range append(res.Phases, res.Total) {
+		ratio := "-"
+		if p.Floor > 0 {
+			ratio = fmt.Sprintf("%.2f", float64(p.Wall)/float64(p.Floor))
+		}
+		q := p.Requests
+		fmt.Fprintf(w, "%-14s %10s %10s %6s %10s %10s %8d %6d %6d %6d %7d %7d %9s %9s\n", p.Name,
+			p.Wall.Round(time.Millisecond), p.Floor.Round(time.Millisecond), ratio, p.CPU.Round(time.Millisecond), p.Waited.Round(time.Millisecond),
+			q.ListPages, q.Heads, q.Gets, q.Puts, q.Deletes, q.DeleteBatches, mib(p.PeakRSS), mib(p.PeakHeap))
+	}
+	r := res.Report
+	fmt.Fprintf(w, "load average %s at the start, %s at the end; GOMAXPROCS %d; at the start, after a forced collection: heap %s MiB, RSS %s MiB, store overlay %s MiB\n",
+		res.LoadStart, res.LoadEnd, runtime.GOMAXPROCS(0), mib(res.StartHeap), mib(res.StartRSS), mib(res.StartOverlay))
+	fmt.Fprintf(w, "exported %d rows in %d files; %d active commits; listed %d, kept %d, marked %d; deleted %d, failed %d; throttled %d; store overlay %s MiB\n",
+		r.Export.Rows, r.Export.Files, r.Commits.Active, r.Mark.Listed, r.Mark.Kept, r.Mark.Marked,
+		r.Sweep.Deleted, r.Sweep.Failed, res.Total.Requests.Throttled, mib(res.Overlay))
+}
+
+// defaults of the floor's concurrency: the upper bounds of sweep's windows,
+// which Collect uses. The windows start at sweep.DefaultListConcurrency and
+// sweep.DefaultDeleteConcurrency and widen while requests are slow, so a
+// floor at the starting concurrency would be up to four times too high.
+var (
+	defaultListConcurrency   = sweep.DefaultMaxListConcurrency
+	defaultDeleteConcurrency = sweep.DefaultMaxDeleteConcurrency
+)

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lakegc/lakegc"
+	"github.com/lakegc/lakegc/sweep"
+	"github.com/lakegc/lakegc/tests/internal/s3sim"
+)
+
+// secondScale is the bottom line at 100 K objects in 1000 slices of 100
+// (a page each), so that the slices an optimized run lists again are as
+// small a part of the namespace as at full size. An optimized run lists
+// the slices that started within the slice margin (25 h 5 min by default)
+// of the first cycle's newest one, 26 when they start an hour apart, and
+// the churn's new slices, c·S of S: (26 + c·S)/(S + c·S) of the slices'
+// pages, at most 5 % from S = 642 slices at 1 % churn. Here 36 of 1010
+// pages, 3.6 %; at full size (2000 slices of 10 pages) 46 of 2020 slices,
+// 2.3 %. The other LIST requests (the top level, the data folder's
+// slices, the report folders) are a dozen in either run.
+var secondScale = Scale{Objects: 100_000, Slices: 1000, Branches: 100, Commits: 2_000}
+
+// TestSecondCycle runs the scaled-down bottom line, churns 1 % of it, and
+// runs a clean and an optimized second cycle from the same state: each
+// deletes exactly the garbage, and the optimized one lists only the slices
+// the margin and the churn make it list, at most 5 % of the clean one's
+// pages and of its LIST requests.
+func TestSecondCycle(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	sec, err := runSecond(ctx, secondScale, ciOptions(t), 0.01, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	sec.print(&b)
+	t.Logf("figures:\n%s", b.String())
+	if err := sec.err(); err != nil {
+		t.Fatal(err)
+	}
+	ch, h := sec.ch, sec.First.Host
+	for _, c := range []struct {
+		name string
+		r    *Result
+		kind string
+	}{{"clean", sec.Clean, sweep.RunClean}, {"optimized", sec.Optimized, sweep.RunOptimized}} {
+		rep := c.r.Report
+		if k := rep.Mark.Summary.RunKind; k != c.kind {
+			t.Errorf("%s second cycle ran %s (%s)", c.name, k, rep.Mark.Summary.CleanReason)
+		}
+		if rep.Mark.Marked != int64(ch.garbage()) || rep.Sweep.Deleted != int64(ch.garbage()) ||
+			rep.Sweep.AlreadyGone+rep.Sweep.Failed+rep.Sweep.Refused != 0 {
+			t.Errorf("%s second cycle: marked %d, deleted %d (gone %d, failed %d, refused %d); want %d",
+				c.name, rep.Mark.Marked, rep.Sweep.Deleted, rep.Sweep.AlreadyGone, rep.Sweep.Failed, rep.Sweep.Refused, ch.garbage())
+		}
+	}
+
+	// The slices' pages: the clean cycle lists every slice, the optimized
+	// one those within the margin of the first cycle's newest slice and the
+	// new ones. A slice's pages count the late objects written into it.
+	margin := sweep.DefaultSliceInterval + lakegc.DefaultLinkTTL + sweep.DefaultClockSkew
+	late := map[int]int{} // late objects by slice, from their keys
+	for _, key := range ch.late {
+		for s, sl := range h.slices {
+			if strings.HasPrefix(key, sl.Prefix) {
+				late[s]++
+			}
+		}
+	}
+	pages := func(n int) int64 { return int64((n + 999) / 1000) }
+	var wantClean, wantOpt int64
+	newest := h.slices[0].ModTime // slice s started s hours before it
+	for s, sl := range h.slices {
+		p := pages(sl.Count + late[s])
+		wantClean += p
+		if start := newest.Add(-time.Duration(s) * time.Hour); !start.Before(newest.Add(-margin)) {
+			wantOpt += p
+		}
+	}
+	for _, sl := range ch.slices {
+		wantClean += pages(sl.Count)
+		wantOpt += pages(sl.Count)
+	}
+	if sec.Clean.DataList != wantClean || sec.Optimized.DataList != wantOpt {
+		t.Errorf("slices' pages: clean %d, optimized %d; want %d and %d", sec.Clean.DataList, sec.Optimized.DataList, wantClean, wantOpt)
+	}
+	lists := func(r *Result) int64 { return r.Total.Requests.ListPages }
+	if o, c := sec.Optimized, sec.Clean; 20*o.DataList > c.DataList || 20*lists(o) > lists(c) {
+		t.Errorf("optimized second cycle: %d slices' pages of the clean one's %d, %d LIST requests of its %d; want at most 5 %%",
+			o.DataList, c.DataList, lists(o), lists(c))
+	}
+}
+
+// TestNoChurn: without churn a second cycle finds no garbage, and the
+// optimized one lists only the slices within the margin.
+func TestNoChurn(t *testing.T) {
+	sec, err := runSecond(context.Background(), Scale{Objects: 2_000, Slices: 100, Branches: 1, Commits: 12},
+		Options{Latency: s3sim.NoLatency, MemoryBudget: 1 << 20, TempDir: t.TempDir()}, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sec.err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*Result{sec.Clean, sec.Optimized} {
+		if r.Report.Mark.Marked != 0 || r.Report.Sweep.Deleted != 0 {
+			t.Errorf("%s second cycle without churn: marked %d, deleted %d; want none",
+				r.Report.Mark.Summary.RunKind, r.Report.Mark.Marked, r.Report.Sweep.Deleted)
+		}
+	}
+	if sec.Clean.DataList != 100 || sec.Optimized.DataList != 26 {
+		t.Errorf("slices' pages: clean %d, optimized %d; want 100 and 26", sec.Clean.DataList, sec.Optimized.DataList)
+	}
+}
