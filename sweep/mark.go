@@ -376,10 +376,10 @@ func (m *marker) readAndList(ctx context.Context, in Inputs, keep *sorter, l *li
 	return first
 }
 
-// fullURI reports whether key starts with a URI scheme and "://": the
-// module's one rule, nsaddr.HasScheme, so that a key sweep refuses as full
-// is one Collect judges as full too.
-func fullURI(key string) bool { return nsaddr.HasScheme(key) }
+// fullURI reports whether key is a full address in any spelling
+// ("s3://b/x", "file:/x"): the module's one rule, nsaddr.IsFull, so that a
+// key sweep refuses as full is one Collect judges as full too.
+func fullURI(key string) bool { return nsaddr.IsFull(key) }
 
 // readKeep adds every key of seq to the keep sorter, refusing keys that could
 // never match a listed key and so would leave their object unprotected.

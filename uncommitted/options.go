@@ -11,6 +11,8 @@ import (
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/compress/gzip"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/lakegc/lakegc/internal/layout"
 )
 
 const (
@@ -19,7 +21,7 @@ const (
 	// DefaultPrepareDuration is the time budget of one Prepare call, as lakeFS.
 	DefaultPrepareDuration = time.Minute
 	// DefaultStoragePrefix is where lakeFS keeps its own data in a namespace.
-	DefaultStoragePrefix = "_lakefs"
+	DefaultStoragePrefix = layout.StoragePrefix // "_lakefs"
 )
 
 // Option configures a Preparer. A zero value means the option's default; an

@@ -58,8 +58,9 @@ const (
 )
 
 // ReversalPoint is lakeFS's year 4000 (4000-01-01T00:00:00Z in Unix
-// seconds): a slice is named by the xid of ReversalPoint minus its start
-// time, so newer slices sort first. It is part of the address format.
+// seconds): a slice and a run are named by DescendingID, the xid of
+// ReversalPoint minus their start time, so newer ones sort first. It is part
+// of the address format.
 const ReversalPoint = 64060588800
 
 // XIDLen is the length of an xid's string form.
@@ -80,7 +81,7 @@ func SliceTime(name string) (time.Time, bool) {
 	if err != nil {
 		return time.Time{}, false
 	}
-	return time.Unix(int64(uint32(ReversalPoint-id.Time().Unix())), 0).UTC(), true
+	return DescendingTime(id), true
 }
 
 // Shape is the kind of a recognized key.
@@ -145,7 +146,7 @@ func InSlice(name string) Shape {
 		return Unrecognized
 	case !signed:
 		return Slice
-	case isSignature(sig):
+	case IsSignature(sig):
 		return SignedSlice
 	}
 	return Unrecognized
@@ -238,7 +239,9 @@ func isNanoID(s string) bool {
 	return len(s) == 21 && isBase64URL(s)
 }
 
-func isSignature(s string) bool {
+// IsSignature reports whether s has the form of a linked object's
+// signature: SignatureLen characters of unpadded base64url.
+func IsSignature(s string) bool {
 	return len(s) == SignatureLen && isBase64URL(s)
 }
 
