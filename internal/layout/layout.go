@@ -1,7 +1,23 @@
 // Package layout is the one definition of the lakeFS storage layout that the
-// other packages share: the default prefixes, slice names and their times,
-// and which keys of a storage namespace have a shape that lakeFS (or a host's
-// pathprovider) writes — the keys a garbage collector may ever delete.
+// other packages share: the default prefixes and their checks (ValidPrefix,
+// PrefixesOverlap), slice names and their times (DescendingID, SliceTime),
+// run IDs (NewRunID, ValidRunID), the paths of the retention/gc tree under
+// the storage prefix (RunPath, CommitsKey, UncommittedFiles, RulesKey …),
+// and which keys of a storage namespace have a shape that lakeFS (or a
+// host's pathprovider) writes — the keys a garbage collector may ever
+// delete. Package nsaddr holds the one rule for full addresses; package
+// namespace exports to hosts what they need of both. A test of this
+// package fails when a literal of the layout ("_lakefs", "retention/gc",
+// the year 4000) or a hand-made parse at "://" appears in the code of any
+// other package of the repository.
+//
+// # Names in time
+//
+// lakeFS names a slice, and a GC run, by DescendingID of its start: the xid
+// of ReversalPoint minus the time, so that a listing in key order starts
+// with the newest. NewRunID makes such IDs; ValidRunID also accepts
+// lakeFS's other run IDs (UUIDs), and refuses anything that is not one
+// path element of a plain alphabet.
 //
 // # Shapes
 //

@@ -94,6 +94,19 @@ func IsFull(s string) bool {
 	return ok && strings.HasPrefix(rest, "/") && (strings.EqualFold(scheme, "file") || strings.EqualFold(scheme, "local"))
 }
 
+// LocalSpelling reports whether root, a full address, is how lakeFS spells
+// the local namespace ns ("local://repo1", relative to its blockstore
+// folder, which this package does not know) in the addresses its API
+// returns: "local:///<an absolute folder>/<ns's path>", with ns's path as
+// whole elements at its end. Both are compared as lakeFS writes them, the
+// scheme in lower case; ns's trailing and root's leading slashes after
+// "local://" are ignored.
+func LocalSpelling(root, ns string) bool {
+	nsPath, ok := strings.CutPrefix(strings.TrimRight(ns, "/"), "local://")
+	nsPath = strings.TrimLeft(nsPath, "/")
+	return ok && nsPath != "" && strings.HasPrefix(root, "local:///") && strings.HasSuffix(root, "/"+nsPath)
+}
+
 // Class is what a full address is to a namespace.
 type Class int
 
