@@ -110,7 +110,8 @@ func WithClock(now func() time.Time) Option {
 
 // WithRunID sets how the first call of a run names it (default: a
 // descending xid of the clock's now, so newer runs sort first). The ID must
-// be one non-empty path element.
+// be a run ID as lakeFS's are: 1 to 128 letters, digits, '-', '_', '.' and
+// '=', not "." or ".." (else Prepare fails with ErrInvalidToken).
 func WithRunID(newID func() string) Option {
 	return func(p *Preparer) { p.newRunID = newID }
 }
