@@ -327,7 +327,7 @@ func (c *cycle) mark(ctx context.Context) error {
 		Walled:            sum.NumWalledObjects,
 	}
 	c.report.Mark = rep
-	if rep.Bytes, err = folderSize(ctx, c.cfg.Bucket, rep.Report+"deleted/"); err != nil {
+	if rep.Bytes, err = folderSize(ctx, c.cfg.Bucket, rep.Report+layout.DeletedFolder); err != nil {
 		return fmt.Errorf("lakegc: mark: %w", err)
 	}
 	rep.Duration = done("candidates", sum.NumDeletedObjects, "cutoff", sum.CutoffTime)
@@ -377,7 +377,7 @@ func (c *cycle) resumeMark(ctx context.Context) error {
 	}
 	rep := &MarkReport{Summary: sum, Report: c.reportFolder()}
 	c.report.Mark = rep
-	if rep.Bytes, err = folderSize(ctx, c.cfg.Bucket, rep.Report+"deleted/"); err != nil {
+	if rep.Bytes, err = folderSize(ctx, c.cfg.Bucket, rep.Report+layout.DeletedFolder); err != nil {
 		return fmt.Errorf("lakegc: resume mark %s: %w", c.report.RunID, err)
 	}
 	rep.Duration = done("candidates", sum.NumDeletedObjects)

@@ -294,7 +294,7 @@ func ReadSummary(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID 
 	if err := validPrefix(storagePrefix); err != nil {
 		return nil, err
 	}
-	key := reportDir(storagePrefix, runID) + "summary.json"
+	key := reportDir(storagePrefix, runID) + layout.SummaryFile
 	b, err := readSmall(ctx, bucket, key, maxSummarySize)
 	// The store's own answer, not gocloud's code: gcsblob calls GCS's 403
 	// NotFound, and a summary that exists but cannot be read may say

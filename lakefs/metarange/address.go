@@ -102,4 +102,3 @@ func resolveFull(address string) (storage, loc string, ok bool) {
 	}
 	return storage, strings.ToLower(u.Host) + "/" + strings.TrimPrefix(path, "/"), true
 }
-
