@@ -12,6 +12,7 @@ import (
 
 	"gocloud.dev/blob"
 
+	"github.com/lakegc/lakegc/internal/layout"
 	"github.com/lakegc/lakegc/internal/nsaddr"
 	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
@@ -159,17 +160,13 @@ func (c *cycle) progress(p Progress) {
 	}
 }
 
-// rulesKey is where lakeFS keeps a repository's GC rules, below the storage
-// prefix; retention.RulesStore reads it.
-const rulesKey = "/retention/gc/rules/config.json"
-
 // readRules reads the repository's rules. A repository without rules keeps
 // every commit, as lakeFS does: its prepare-commits step refuses to run, and
 // its GC client then expires nothing.
 func (c *cycle) readRules(ctx context.Context) error {
 	done := c.phase(ctx, PhaseRules)
 	c.progress(Progress{Phase: PhaseRules})
-	rep := &RulesReport{Key: c.cfg.StoragePrefix + rulesKey}
+	rep := &RulesReport{Key: layout.RulesKey(c.cfg.StoragePrefix)} // where retention.RulesStore reads them
 	c.report.Rules = rep
 	store := retention.NewRulesStore(c.cfg.Bucket, retention.WithStoragePrefix(c.cfg.StoragePrefix))
 	rules, err := store.Get(ctx)
@@ -260,7 +257,7 @@ func (c *cycle) hostActive(ctx context.Context) error {
 
 // reportFolder is the folder of a mark's report.
 func (c *cycle) reportFolder() string {
-	return c.cfg.StoragePrefix + "/retention/gc/unified/" + c.report.RunID + "/"
+	return layout.RunPath(c.cfg.StoragePrefix, layout.Report, c.report.RunID)
 }
 
 func (c *cycle) sweepOptions(counters *sweep.Progress, phase string) []sweep.Option {
@@ -330,7 +327,7 @@ func (c *cycle) mark(ctx context.Context) error {
 		Walled:            sum.NumWalledObjects,
 	}
 	c.report.Mark = rep
-	if rep.Bytes, err = folderSize(ctx, c.cfg.Bucket, rep.Report+"deleted/"); err != nil {
+	if rep.Bytes, err = folderSize(ctx, c.cfg.Bucket, rep.Report+layout.DeletedFolder); err != nil {
 		return fmt.Errorf("lakegc: mark: %w", err)
 	}
 	rep.Duration = done("candidates", sum.NumDeletedObjects, "cutoff", sum.CutoffTime)
@@ -380,7 +377,7 @@ func (c *cycle) resumeMark(ctx context.Context) error {
 	}
 	rep := &MarkReport{Summary: sum, Report: c.reportFolder()}
 	c.report.Mark = rep
-	if rep.Bytes, err = folderSize(ctx, c.cfg.Bucket, rep.Report+"deleted/"); err != nil {
+	if rep.Bytes, err = folderSize(ctx, c.cfg.Bucket, rep.Report+layout.DeletedFolder); err != nil {
 		return fmt.Errorf("lakegc: resume mark %s: %w", c.report.RunID, err)
 	}
 	rep.Duration = done("candidates", sum.NumDeletedObjects)

@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"gocloud.dev/blob"
 
+	"github.com/lakegc/lakegc/internal/layout"
 	"github.com/lakegc/lakegc/internal/nsaddr"
 	"github.com/lakegc/lakegc/linkaddr"
 	"github.com/lakegc/lakegc/pathprovider"
@@ -20,7 +20,7 @@ import (
 const (
 	// DefaultStoragePrefix is the folder of the namespace that holds
 	// lakeFS's own files (rules, exports, reports): "_lakefs".
-	DefaultStoragePrefix = "_lakefs"
+	DefaultStoragePrefix = layout.StoragePrefix
 	// DefaultDataPrefix is the folder of the data slices: "data".
 	DefaultDataPrefix = "data"
 	// DefaultLinkTTL is how long a signed upload address lives, as
@@ -306,29 +306,16 @@ func (c Config) validated() (settings, error) {
 // storage folder never is.
 func validPrefixes(storage, data string) error {
 	for _, p := range []struct{ field, prefix string }{{"StoragePrefix", storage}, {"DataPrefix", data}} {
-		if strings.HasPrefix(p.prefix, "/") || strings.HasSuffix(p.prefix, "/") || strings.Contains(p.prefix, "//") || strings.Contains(p.prefix, "://") {
+		if p.prefix != "" && !layout.ValidPrefix(p.prefix) {
 			return fmt.Errorf("%w: %s %q must be a folder name without leading or trailing '/'", ErrInvalidConfig, p.field, p.prefix)
 		}
 	}
-	if storage == data || strings.HasPrefix(data+"/", storage+"/") || strings.HasPrefix(storage+"/", data+"/") {
+	if layout.PrefixesOverlap(storage, data) {
 		return fmt.Errorf("%w: DataPrefix %q and StoragePrefix %q overlap", ErrInvalidConfig, data, storage)
 	}
 	return nil
 }
 
 // validRunID accepts the run IDs Collect makes and lakeFS's (xids, UUIDs):
-// a short name of letters, digits, '-', '_', '.' and '=' that is one path
-// element.
-func validRunID(id string) bool {
-	if id == "" || len(id) > 128 || id == "." || id == ".." {
-		return false
-	}
-	for _, r := range id {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.', r == '=':
-		default:
-			return false
-		}
-	}
-	return true
-}
+// the module's one rule, layout.ValidRunID.
+func validRunID(id string) bool { return layout.ValidRunID(id) }

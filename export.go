@@ -13,6 +13,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
+	"github.com/lakegc/lakegc/internal/layout"
 	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/uncommitted"
 )
@@ -60,7 +61,7 @@ const maxStateSize = 64 << 10
 // uncommitted/ folder that lakeFS's GC client reads, under a name readers
 // skip.
 func stateKey(storagePrefix, runID string) string {
-	return storagePrefix + "/retention/gc/uncommitted/" + runID + "/_lakegc_export.json"
+	return layout.ExportStateKey(storagePrefix, runID)
 }
 
 func writeExportState(ctx context.Context, bucket *blob.Bucket, key string, st exportState) error {
@@ -303,7 +304,7 @@ func counted(seq iter.Seq2[string, error], n *int64) iter.Seq2[string, error] {
 
 // runFolder is the folder of an export run's files.
 func runFolder(storagePrefix, runID string) string {
-	return storagePrefix + "/retention/gc/uncommitted/" + runID + "/uncommitted/"
+	return layout.UncommittedFiles(storagePrefix, runID)
 }
 
 // exportedAddresses yields the addresses of the finished export run runID,

@@ -24,6 +24,11 @@
 // by blob.DefaultURLMux's openers; a host with its own clients registers
 // openers on a blob.URLMux and passes [WithURLMux].
 //
+// A host that reads or names lakeFS's files in a namespace finds their keys
+// here: [DefaultStoragePrefix], [RulesKey], [CommitsKey],
+// [UncommittedFolder], [ReportFolder] and [ValidRunID], the same paths the
+// module's packages read and write.
+//
 // For faster sweeps on the clouds, pair the bucket with the batch deleters
 // of packages sweep/s3delete, sweep/azdelete and sweep/gcsdelete. For a
 // local namespace, pair it with [Namespace.LocalDeleter], always: fileblob's

@@ -110,3 +110,19 @@ func ExampleNamespace_LocalDeleter() {
 	// 0 <nil>
 	// x.attrs kept: true
 }
+
+// Where a host finds the files of a garbage-collection run in a namespace's
+// bucket.
+func ExampleCommitsKey() {
+	fmt.Println(namespace.RulesKey(namespace.DefaultStoragePrefix))
+	fmt.Println(namespace.CommitsKey(namespace.DefaultStoragePrefix, "run1"))
+	fmt.Println(namespace.UncommittedFolder(namespace.DefaultStoragePrefix, "run1"))
+	fmt.Println(namespace.ReportFolder(namespace.DefaultStoragePrefix, "run1"))
+	fmt.Println(namespace.ValidRunID("run1"), namespace.ValidRunID("../run1"))
+	// Output:
+	// _lakefs/retention/gc/rules/config.json
+	// _lakefs/retention/gc/commits/run_id=run1/commits.csv
+	// _lakefs/retention/gc/uncommitted/run1/uncommitted/
+	// _lakefs/retention/gc/unified/run1/
+	// true false
+}

@@ -7,34 +7,31 @@ import (
 	"time"
 
 	"github.com/rs/xid"
+
+	"github.com/lakegc/lakegc/internal/layout"
 )
 
 // ErrInvalidAddress is wrapped by every error of Parse and ResolvePathTime.
 var ErrInvalidAddress = errors.New("pathprovider: invalid address")
 
-// year4000 is 4000-01-01T00:00:00Z in Unix seconds: the point lakeFS mirrors
-// slice times around. It is part of the on-storage format and never changes.
-const year4000 = 64060588800
-
 // encodedLen is the length of an xid's string form.
-const encodedLen = 20
+const encodedLen = layout.XIDLen
 
-// DescendingID returns an xid whose time part is 4000-01-01 minus t, so the
-// IDs of later times sort first. Within one second the order is that of
-// xid's counter.
+// DescendingID returns an xid whose time part is lakeFS's year 4000 minus t,
+// so the IDs of later times sort first. Within one second the order is that
+// of xid's counter.
 //
-// An xid keeps 32 bits of seconds, so the stored value is
-// uint32(64060588800 - t): the reversal point is 64060588800 mod 2^32, that is
-// 2094-07-27T05:24:16Z. IDs of times after it wrap to the top of the range and
-// sort after every earlier one, as in lakeFS.
+// An xid keeps 32 bits of seconds, so the stored value wraps: the reversal
+// point is 2094-07-27T05:24:16Z. IDs of times after it wrap to the top of
+// the range and sort after every earlier one, as in lakeFS.
 func DescendingID(t time.Time) xid.ID {
-	return xid.NewWithTime(time.Unix(year4000-t.Unix(), 0))
+	return layout.DescendingID(t)
 }
 
 // DescendingTime returns the time a DescendingID was made for, to the second.
 // Times are only recovered modulo 2^32 seconds: exact from 1970 to 2106.
 func DescendingTime(id xid.ID) time.Time {
-	return time.Unix(int64(uint32(year4000-id.Time().Unix())), 0).UTC()
+	return layout.DescendingTime(id)
 }
 
 // Address is a parsed address "<prefix>/<slice>/<name>", or the stored
@@ -62,12 +59,8 @@ func (a Address) String() string {
 }
 
 // signatureDelimiter separates an address from its signature (linkaddr's
-// Delimiter), and sigLen is the length of a signature: 32 bytes of
-// HMAC-SHA256 in unpadded base64url.
-const (
-	signatureDelimiter = ","
-	sigLen             = 43
-)
+// Delimiter); layout.SignatureLen is the length of a signature.
+const signatureDelimiter = ","
 
 // Parse splits address into prefix, slice and name, splitting at the last two
 // '/' so the prefix may hold '/' (a full URI such as s3://bucket/repo/data
@@ -113,26 +106,11 @@ func Parse(address string) (Address, error) {
 // ',' and a signature.
 func parseName(s string) (id xid.ID, name, signature string, err error) {
 	name, signature, signed := strings.Cut(s, signatureDelimiter)
-	if signed && !isSignature(signature) {
+	if signed && !layout.IsSignature(signature) {
 		return xid.ID{}, "", "", fmt.Errorf("%w: signature %q is not 43 base64url characters", ErrInvalidAddress, clip(signature))
 	}
 	id, err = parseID(name, "object name")
 	return id, name, signature, err
-}
-
-// isSignature reports whether s has the form of a signature: sigLen
-// characters of the base64url alphabet.
-func isSignature(s string) bool {
-	if len(s) != sigLen {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
 }
 
 // cutLast splits s around its last '/'.

@@ -5,16 +5,12 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/rs/xid"
 	"gocloud.dev/blob"
-)
 
-// commitsKeyTemplate is where lakeFS's GC client reads the commits report of
-// a run, below the storage prefix.
-const commitsKeyTemplate = "retention/gc/commits/run_id=%s/commits.csv"
+	"github.com/lakegc/lakegc/internal/layout"
+)
 
 // WriteCommitsCSV writes the commits report of run runID, the file lakeFS's
 // GC client reads, to <storagePrefix>/retention/gc/commits/run_id=<runID>/commits.csv
@@ -24,12 +20,13 @@ const commitsKeyTemplate = "retention/gc/commits/run_id=%s/commits.csv"
 //
 // The report is streamed to the bucket. If ctx is canceled or a write fails,
 // the upload is aborted and no object appears under the key. runID must be
-// non-empty and contain no slash.
+// a run ID, as lakeFS's and NewRunID's are: 1 to 128 letters, digits, '-',
+// '_', '.' and '=', not "." or "..".
 func WriteCommitsCSV(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string, active []ActiveCommit) (key string, err error) {
-	if runID == "" || strings.Contains(runID, "/") {
+	if !layout.ValidRunID(runID) {
 		return "", fmt.Errorf("retention: invalid run ID %q", runID)
 	}
-	key = prefixedKey(storagePrefix, fmt.Sprintf(commitsKeyTemplate, runID))
+	key = layout.CommitsKey(storagePrefixOr(storagePrefix), runID)
 	// Canceling wctx before Close aborts the upload: see blob.Bucket.NewWriter.
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -79,15 +76,10 @@ func writeCommitsCSV(ctx context.Context, w *csv.Writer, active []ActiveCommit) 
 	return ctx.Err()
 }
 
-// runIDEpoch is 4000-01-01T00:00:00Z in Unix seconds. Run IDs are xids of
-// the time left until then, so a later run has a smaller ID and a listing of
-// runs, in key order, starts with the newest (as lakeFS's run IDs do).
-const runIDEpoch = 64060588800
-
 // NewRunID returns a new, unique ID for a GC run started at now, made as
 // lakeFS makes its run IDs. IDs descend: a run started a second or more later
 // has a smaller ID. (The xid keeps 32 bits of the time, so the order holds
 // until 2094, when that value wraps, as it does for lakeFS.)
 func NewRunID(now time.Time) string {
-	return xid.NewWithTime(time.Unix(runIDEpoch-now.Unix(), 0)).String()
+	return layout.NewRunID(now)
 }

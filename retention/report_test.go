@@ -63,7 +63,7 @@ func TestWriteCommitsCSVEmptyAndPrefix(t *testing.T) {
 	if b, _ := bucket.ReadAll(t.Context(), key); string(b) != "commit_id,expired,metarange_id\n" {
 		t.Errorf("empty report = %q", b)
 	}
-	for _, runID := range []string{"", "a/b"} {
+	for _, runID := range []string{"", "a/b", "..", "a b", "a\\b"} {
 		if _, err := WriteCommitsCSV(t.Context(), bucket, "p", runID, nil); err == nil {
 			t.Errorf("run ID %q accepted", runID)
 		}

@@ -8,6 +8,8 @@ import (
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
+
+	"github.com/lakegc/lakegc/internal/layout"
 )
 
 // ErrNotFound is wrapped by the errors that say a repository has no rules:
@@ -20,11 +22,7 @@ var ErrNotFound = errors.New("retention: no rules")
 
 // DefaultStoragePrefix is the prefix of lakeFS's own objects inside a
 // repository's storage namespace.
-const DefaultStoragePrefix = "_lakefs"
-
-// rulesKeySuffix is where lakeFS's GarbageCollectionManager keeps the rules,
-// below the storage prefix. The file holds protobuf despite its name.
-const rulesKeySuffix = "retention/gc/rules/config.json"
+const DefaultStoragePrefix = layout.StoragePrefix // "_lakefs"
 
 // A RulesStore reads and writes a repository's [Rules] in its bucket, at
 // <prefix>/retention/gc/rules/config.json, in the protobuf form lakeFS uses.
@@ -55,17 +53,18 @@ func NewRulesStore(bucket *blob.Bucket, opts ...Option) *RulesStore {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	return &RulesStore{bucket: bucket, key: prefixedKey(o.prefix, rulesKeySuffix)}
+	return &RulesStore{bucket: bucket, key: layout.RulesKey(storagePrefixOr(o.prefix))}
 }
 
-// prefixedKey joins prefix and suffix with one slash, as lakeFS's
-// "%s/retention/..." templates do; an empty prefix is DefaultStoragePrefix.
-func prefixedKey(prefix, suffix string) string {
+// storagePrefixOr drops a prefix's trailing slashes (layout's paths join
+// it with one, as lakeFS's "%s/retention/..." templates do); an empty
+// prefix is DefaultStoragePrefix.
+func storagePrefixOr(prefix string) string {
 	prefix = strings.TrimRight(prefix, "/")
 	if prefix == "" {
 		prefix = DefaultStoragePrefix
 	}
-	return prefix + "/" + suffix
+	return prefix
 }
 
 // Get reads the rules. A missing rules file, an empty one, and one holding

@@ -14,6 +14,7 @@ import (
 
 	"gocloud.dev/blob"
 
+	"github.com/lakegc/lakegc/internal/layout"
 	"github.com/lakegc/lakegc/internal/nsaddr"
 )
 
@@ -271,7 +272,7 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	c := m.cnt.snapshot()
 	m.sum.NumYoungObjects, m.sum.NumKeptObjects, m.sum.NumWalledObjects = c.Young, c.Kept, c.Walled
 	m.sum.Success = true
-	if err := writeJSON(ctx, m.bucket, m.dir+"summary.json", m.sum); err != nil {
+	if err := writeJSON(ctx, m.bucket, m.dir+layout.SummaryFile, m.sum); err != nil {
 		m.sum.Success = false
 		return err
 	}
@@ -376,10 +377,10 @@ func (m *marker) readAndList(ctx context.Context, in Inputs, keep *sorter, l *li
 	return first
 }
 
-// fullURI reports whether key starts with a URI scheme and "://": the
-// module's one rule, nsaddr.HasScheme, so that a key sweep refuses as full
-// is one Collect judges as full too.
-func fullURI(key string) bool { return nsaddr.HasScheme(key) }
+// fullURI reports whether key is a full address in any spelling
+// ("s3://b/x", "file:/x"): the module's one rule, nsaddr.IsFull, so that a
+// key sweep refuses as full is one Collect judges as full too.
+func fullURI(key string) bool { return nsaddr.IsFull(key) }
 
 // readKeep adds every key of seq to the keep sorter, refusing keys that could
 // never match a listed key and so would leave their object unprotected.
@@ -409,7 +410,7 @@ func readKeep(ctx context.Context, seq iter.Seq2[string, error], keep *sorter) e
 func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (int64, error) {
 	listIt = strict(listIt, "listing")
 	keepIt = strict(keepIt, "keep set")
-	w, err := newPartWriter[addressRow](ctx, m.bucket, m.dir+"deleted/"+partName)
+	w, err := newPartWriter[addressRow](ctx, m.bucket, m.dir+layout.DeletedFolder+partName)
 	if err != nil {
 		return 0, err
 	}
@@ -553,7 +554,7 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (i
 // removeStale removes what a failed run with the same ID left: its
 // candidates, and any sweep report.
 func (m *marker) removeStale(ctx context.Context) error {
-	for _, sub := range []string{"deleted/", "failed/", "unrecognized/", recordDir} {
+	for _, sub := range []string{layout.DeletedFolder, "failed/", "unrecognized/", recordDir} {
 		if err := removeFolder(ctx, m.bucket, m.dir+sub); err != nil {
 			return err
 		}
@@ -568,12 +569,12 @@ func (m *marker) fail(ctx context.Context, cause error) {
 	defer cancel()
 	m.sum.Success = false
 	m.sum.NumDeletedObjects = 0
-	for _, sub := range []string{"deleted/", recordDir} {
+	for _, sub := range []string{layout.DeletedFolder, recordDir} {
 		if err := removeFolder(ctx, m.bucket, m.dir+sub); err != nil {
 			m.log("sweep: mark failed; removing "+sub+" failed too", "error", err)
 		}
 	}
-	if err := writeJSON(ctx, m.bucket, m.dir+"summary.json", m.sum); err != nil {
+	if err := writeJSON(ctx, m.bucket, m.dir+layout.SummaryFile, m.sum); err != nil {
 		m.log("sweep: mark failed; writing its summary failed too", "error", err)
 	}
 	m.log("sweep: mark failed", "error", cause)

@@ -85,6 +85,11 @@ func TestMarkFailures(t *testing.T) {
 			in.Committed = seqOf([]string{k[0], "s3://bucket/repo/" + k[1]})
 			return in
 		}, nil, ErrInvalidInput},
+		{"file URI", nil, func(k []string) Inputs {
+			in := good()
+			in.Uncommitted = seqOf([]string{"file:/srv/lake/repo/" + k[1]})
+			return in
+		}, nil, ErrInvalidInput},
 		{"leading slash", nil, func(k []string) Inputs { in := good(); in.Uncommitted = seqOf([]string{"/" + k[1]}); return in }, nil, ErrInvalidInput},
 		{"empty key", nil, func(k []string) Inputs { in := good(); in.Uncommitted = seqOf([]string{""}); return in }, nil, ErrInvalidInput},
 		{"uncommitted error", nil, func(k []string) Inputs { in := good(); in.Uncommitted = errAfter(k, 5); return in }, nil, nil},

@@ -39,7 +39,7 @@ const DefaultCleanEvery = 7
 // readers read deleted/ and summary.json only, and Hadoop's readers skip
 // names that start with '_'.
 const (
-	recordDir  = "_lakegc/"
+	recordDir  = layout.RecordsFolder
 	stateName  = recordDir + "state.json"
 	liveName   = recordDir + "live"
 	maxState   = 1 << 20

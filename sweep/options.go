@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/lakegc/lakegc/internal/contract"
@@ -361,14 +360,14 @@ func validatePrefixes(storage, data string) error {
 			return err
 		}
 	}
-	if storage == data || strings.HasPrefix(data+"/", storage+"/") || strings.HasPrefix(storage+"/", data+"/") {
+	if layout.PrefixesOverlap(storage, data) {
 		return fmt.Errorf("%w: data prefix %q and storage prefix %q overlap", ErrInvalidInput, data, storage)
 	}
 	return nil
 }
 
 func validPrefix(p string) error {
-	if p == "" || strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") || strings.Contains(p, "//") || strings.Contains(p, "://") {
+	if !layout.ValidPrefix(p) {
 		return fmt.Errorf("%w: prefix %q must be a non-empty folder name without leading or trailing '/'", ErrInvalidInput, p)
 	}
 	return nil

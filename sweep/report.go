@@ -11,6 +11,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/lakegc/lakegc/internal/layout"
 	"github.com/lakegc/lakegc/internal/parquetguard"
 	"github.com/parquet-go/parquet-go"
 	"gocloud.dev/blob"
@@ -195,7 +196,7 @@ func Candidates(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID s
 			yield("", err)
 			return
 		}
-		parts, err := listParts(ctx, bucket, reportDir(storagePrefix, runID)+"deleted/")
+		parts, err := listParts(ctx, bucket, reportDir(storagePrefix, runID)+layout.DeletedFolder)
 		if err != nil {
 			yield("", err)
 			return

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"gocloud.dev/blob"
+
+	"github.com/lakegc/lakegc/internal/layout"
 )
 
 // Errors of the package; every error wraps at most one of them.
@@ -258,27 +260,19 @@ type Progress struct {
 
 // reportRoot is the folder of every run's report, with a trailing '/'.
 func reportRoot(storagePrefix string) string {
-	return storagePrefix + "/retention/gc/unified/"
+	return layout.Runs(storagePrefix, layout.Report)
 }
 
 // reportDir is the folder of a run's report, with a trailing '/'.
 func reportDir(storagePrefix, runID string) string {
-	return reportRoot(storagePrefix) + runID + "/"
+	return layout.RunPath(storagePrefix, layout.Report, runID)
 }
 
 // validRunID accepts the run IDs of Mark (descending xids) and of lakeFS's
-// Spark client (UUIDs): a short name of letters, digits, '-', '_', '.' and
-// '=' that is a single path element.
+// Spark client (UUIDs): the module's one rule, layout.ValidRunID.
 func validRunID(id string) error {
-	if id == "" || len(id) > 128 || id == "." || id == ".." {
+	if !layout.ValidRunID(id) {
 		return fmt.Errorf("%w: run ID %q", ErrInvalidInput, id)
-	}
-	for _, r := range id {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.', r == '=':
-		default:
-			return fmt.Errorf("%w: run ID %q", ErrInvalidInput, id)
-		}
 	}
 	return nil
 }
@@ -300,7 +294,7 @@ func ReadSummary(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID 
 	if err := validPrefix(storagePrefix); err != nil {
 		return nil, err
 	}
-	key := reportDir(storagePrefix, runID) + "summary.json"
+	key := reportDir(storagePrefix, runID) + layout.SummaryFile
 	b, err := readSmall(ctx, bucket, key, maxSummarySize)
 	// The store's own answer, not gocloud's code: gcsblob calls GCS's 403
 	// NotFound, and a summary that exists but cannot be read may say

@@ -3,7 +3,6 @@ package uncommitted
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/lakegc/lakegc/internal/nsaddr"
@@ -73,13 +72,6 @@ const (
 	lakeFSFull               = 2
 )
 
-// lakeFSSchemes are the URI schemes lakeFS's block adapters resolve as
-// full addresses.
-var lakeFSSchemes = map[string]bool{
-	"s3": true, "gs": true, "http": true, "https": true,
-	"local": true, "mem": true, "memory": true,
-}
-
 // AddressTypeFromLakeFS converts the address type of a lakeFS entry (the
 // catalog's Entry.AddressType, stored in lakeFS's staging area) to an
 // AddressType, for a host that reads lakeFS's staging area. lakeFS numbers
@@ -101,7 +93,7 @@ func AddressTypeFromLakeFS(v int32, address string) (AddressType, error) {
 	case lakeFSFull:
 		return Full, nil
 	case lakeFSByPrefixDeprecated:
-		if u, err := url.ParseRequestURI(address); err == nil && lakeFSSchemes[u.Scheme] {
+		if nsaddr.AdapterFull(address) {
 			return Full, nil
 		}
 		return Relative, nil

@@ -11,6 +11,8 @@ import (
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/compress/gzip"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/lakegc/lakegc/internal/layout"
 )
 
 const (
@@ -19,7 +21,7 @@ const (
 	// DefaultPrepareDuration is the time budget of one Prepare call, as lakeFS.
 	DefaultPrepareDuration = time.Minute
 	// DefaultStoragePrefix is where lakeFS keeps its own data in a namespace.
-	DefaultStoragePrefix = "_lakefs"
+	DefaultStoragePrefix = layout.StoragePrefix // "_lakefs"
 )
 
 // Option configures a Preparer. A zero value means the option's default; an
@@ -108,7 +110,8 @@ func WithClock(now func() time.Time) Option {
 
 // WithRunID sets how the first call of a run names it (default: a
 // descending xid of the clock's now, so newer runs sort first). The ID must
-// be one non-empty path element.
+// be a run ID as lakeFS's are: 1 to 128 letters, digits, '-', '_', '.' and
+// '=', not "." or ".." (else Prepare fails with ErrInvalidToken).
 func WithRunID(newID func() string) Option {
 	return func(p *Preparer) { p.newRunID = newID }
 }

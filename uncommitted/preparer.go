@@ -15,7 +15,6 @@ import (
 
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/compress/gzip"
-	"github.com/rs/xid"
 	"gocloud.dev/blob"
 
 	"github.com/lakegc/lakegc/internal/layout"
@@ -162,10 +161,7 @@ func Location(storageNamespace, storagePrefix, runID string) string {
 
 // runFolder is the key prefix of a run's files in the bucket.
 func runFolder(storagePrefix, runID string) string {
-	if storagePrefix == "" {
-		return "retention/gc/uncommitted/" + runID + "/uncommitted/"
-	}
-	return storagePrefix + "/retention/gc/uncommitted/" + runID + "/uncommitted/"
+	return layout.UncommittedFiles(storagePrefix, runID)
 }
 
 // cleanPrefix drops leading and trailing '/' from a storage prefix; an
@@ -175,12 +171,6 @@ func cleanPrefix(p string) string {
 		return DefaultStoragePrefix
 	}
 	return p
-}
-
-// descendingRunID is lakeFS's run ID: an xid whose time counts down from
-// 4000-01-01, so that newer runs sort first.
-func descendingRunID(now time.Time) string {
-	return xid.NewWithTime(time.Unix(64060588800-now.Unix(), 0)).String()
 }
 
 // Prepare writes the next file of a run: the first call passes a nil mark
@@ -305,7 +295,7 @@ func (p *Preparer) runID(mark *Mark, now time.Time) (string, error) {
 		return mark.RunID, validRunID(mark.RunID)
 	}
 	if p.newRunID == nil {
-		return descendingRunID(now), nil
+		return layout.NewRunID(now), nil
 	}
 	id := p.newRunID()
 	if err := validRunID(id); err != nil {

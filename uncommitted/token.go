@@ -6,7 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/lakegc/lakegc/internal/layout"
 )
 
 // Mark is the position where the next Prepare call of a run resumes: the
@@ -67,16 +68,14 @@ func DecodeToken(tok string) (*Mark, error) {
 }
 
 // validRunID rejects run IDs that are empty or that could name an object
-// outside the run's folder: a run ID is one path element.
+// outside the run's folder: a run ID is one path element of the module's
+// one rule, layout.ValidRunID.
 func validRunID(id string) error {
 	switch {
 	case id == "":
 		return fmt.Errorf("%w: empty run_id", ErrInvalidToken)
-	case id == "." || id == "..",
-		strings.ContainsAny(id, "/\\"),
-		!utf8.ValidString(id),
-		strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }):
-		return fmt.Errorf("%w: run_id %q is not a single path element", ErrInvalidToken, id)
+	case !layout.ValidRunID(id):
+		return fmt.Errorf("%w: run_id %q is not a run ID (a single path element of letters, digits, '-', '_', '.' and '=')", ErrInvalidToken, id)
 	}
 	return nil
 }

@@ -80,6 +80,8 @@ func TestDecodeTokenRejects(t *testing.T) {
 		"run id with slash": lakeFSToken(`{"run_id":"../../x"}`),
 		"run id dot dot":    lakeFSToken(`{"run_id":".."}`),
 		"run id control":    lakeFSToken(`{"run_id":"a\nb"}`),
+		"run id backslash":  lakeFSToken(`{"run_id":"a\\b"}`),
+		"run id space":      lakeFSToken(`{"run_id":"a b"}`),
 		"trailing garbage":  lakeFSToken(`{"run_id":"r1"}x`),
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 
 	"gocloud.dev/gcerrors"
 
+	"github.com/lakegc/lakegc/namespace"
 	"github.com/lakegc/lakegc/pathprovider"
 	"github.com/lakegc/lakegc/sweep"
 	"github.com/lakegc/lakegc/uncommitted"
@@ -90,7 +91,7 @@ func printPreparation(log *journal, clock *simClock, s *story, gc *gcRun) {
 			log.printf("                         and %s would be deleted)\n", late.what)
 		}
 	}
-	log.printf("                         report: _lakefs/retention/gc/unified/%s/ (summary.json, deleted/)\n", gc.runID)
+	log.printf("                         report: %s (summary.json, deleted/)\n", namespace.ReportFolder(namespace.DefaultStoragePrefix, gc.runID))
 }
 
 // printCandidates prints what the mark picked, with each object's story.
@@ -123,7 +124,7 @@ func printKept(log *journal, s *story) {
 			kept++
 		}
 	}
-	log.printf("\nWhat it keeps, by the store's account: %d objects, and all of _lakefs/, which a GC never lists\n", kept)
+	log.printf("\nWhat it keeps, by the store's account: %d objects, and all of %s/, which a GC never lists\n", kept, namespace.DefaultStoragePrefix)
 	whys := slices.SortedFunc(maps.Keys(byWhy), func(a, b string) int {
 		return cmp.Or(cmp.Compare(len(byWhy[b]), len(byWhy[a])), strings.Compare(a, b))
 	})
@@ -216,7 +217,7 @@ func describeRules(gc *gcRun) string {
 	for _, b := range slices.Sorted(maps.Keys(gc.rules.BranchRetentionDays)) {
 		parts = append(parts, fmt.Sprintf("%s %d days", b, gc.rules.BranchRetentionDays[b]))
 	}
-	return strings.Join(parts, ", ") + " (read back from _lakefs/retention/gc/rules/config.json)"
+	return strings.Join(parts, ", ") + " (read back from " + namespace.RulesKey(namespace.DefaultStoragePrefix) + ")"
 }
 
 // duration prints a whole number of hours or minutes as a person writes it.

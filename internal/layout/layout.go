@@ -1,7 +1,23 @@
 // Package layout is the one definition of the lakeFS storage layout that the
-// other packages share: the default prefixes, slice names and their times,
-// and which keys of a storage namespace have a shape that lakeFS (or a host's
-// pathprovider) writes — the keys a garbage collector may ever delete.
+// other packages share: the default prefixes and their checks (ValidPrefix,
+// PrefixesOverlap), slice names and their times (DescendingID, SliceTime),
+// run IDs (NewRunID, ValidRunID), the paths of the retention/gc tree under
+// the storage prefix (RunPath, CommitsKey, UncommittedFiles, RulesKey …),
+// and which keys of a storage namespace have a shape that lakeFS (or a
+// host's pathprovider) writes — the keys a garbage collector may ever
+// delete. Package nsaddr holds the one rule for full addresses; package
+// namespace exports to hosts what they need of both. A test of this
+// package fails when a literal of the layout ("_lakefs", "retention/gc",
+// the year 4000) or a hand-made parse at "://" appears in the code of any
+// other package of the repository.
+//
+// # Names in time
+//
+// lakeFS names a slice, and a GC run, by DescendingID of its start: the xid
+// of ReversalPoint minus the time, so that a listing in key order starts
+// with the newest. NewRunID makes such IDs; ValidRunID also accepts
+// lakeFS's other run IDs (UUIDs), and refuses anything that is not one
+// path element of a plain alphabet.
 //
 // # Shapes
 //
@@ -58,8 +74,9 @@ const (
 )
 
 // ReversalPoint is lakeFS's year 4000 (4000-01-01T00:00:00Z in Unix
-// seconds): a slice is named by the xid of ReversalPoint minus its start
-// time, so newer slices sort first. It is part of the address format.
+// seconds): a slice and a run are named by DescendingID, the xid of
+// ReversalPoint minus their start time, so newer ones sort first. It is part
+// of the address format.
 const ReversalPoint = 64060588800
 
 // XIDLen is the length of an xid's string form.
@@ -80,7 +97,7 @@ func SliceTime(name string) (time.Time, bool) {
 	if err != nil {
 		return time.Time{}, false
 	}
-	return time.Unix(int64(uint32(ReversalPoint-id.Time().Unix())), 0).UTC(), true
+	return DescendingTime(id), true
 }
 
 // Shape is the kind of a recognized key.
@@ -145,7 +162,7 @@ func InSlice(name string) Shape {
 		return Unrecognized
 	case !signed:
 		return Slice
-	case isSignature(sig):
+	case IsSignature(sig):
 		return SignedSlice
 	}
 	return Unrecognized
@@ -238,7 +255,9 @@ func isNanoID(s string) bool {
 	return len(s) == 21 && isBase64URL(s)
 }
 
-func isSignature(s string) bool {
+// IsSignature reports whether s has the form of a linked object's
+// signature: SignatureLen characters of unpadded base64url.
+func IsSignature(s string) bool {
 	return len(s) == SignatureLen && isBase64URL(s)
 }
 

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lakegc/lakegc/pathprovider"
 	"github.com/rs/xid"
 )
 
@@ -164,13 +163,13 @@ func FuzzRecognize(f *testing.F) {
 }
 
 // TestSliceTimeRoundTrip: SliceTime reads back the time a slice name was
-// made for with ReversalPoint, as pathprovider.DescendingID makes them.
+// made for with ReversalPoint, as DescendingID (and so pathprovider) makes them.
 func TestSliceTimeRoundTrip(t *testing.T) {
 	for _, sec := range []int64{0, 1, 1_700_000_000, 1<<32 - 1} {
 		want := time.Unix(sec, 0).UTC()
 		for _, name := range []string{
 			xid.NewWithTime(time.Unix(ReversalPoint-sec, 0)).String(),
-			pathprovider.DescendingID(want).String(),
+			DescendingID(want).String(),
 		} {
 			if got, ok := SliceTime(name); !ok || !got.Equal(want) {
 				t.Errorf("SliceTime(%q) = %v, %v; want %v", name, got, ok, want)

@@ -41,6 +41,13 @@
 //     address named our object in a spelling this package does not know
 //     (the xids and UUIDs of those shapes are unique), and the caller's
 //     Prober turns that into a mismatch.
+//
+// # lakeFS's own readings
+//
+// AdapterFull says which addresses of an entry without a type lakeFS's
+// block adapters read as full (package uncommitted's export and lakeFS's
+// metarange reader both ask it), and LocalSpelling recognizes lakeFS's
+// absolute spelling of a local namespace in the locations its API returns.
 package nsaddr
 
 import (
@@ -92,6 +99,49 @@ func IsFull(s string) bool {
 	}
 	scheme, rest, ok := strings.Cut(s, ":")
 	return ok && strings.HasPrefix(rest, "/") && (strings.EqualFold(scheme, "file") || strings.EqualFold(scheme, "local"))
+}
+
+// AdapterStorage maps a URI scheme, in lower case, to the storage type of
+// the lakeFS block adapter that reads addresses of that scheme ("s3", "gs",
+// "azure" for http and https, "local", "mem" for mem and memory), or "".
+func AdapterStorage(scheme string) string {
+	switch scheme {
+	case "s3", "gs", "local":
+		return scheme
+	case "mem", "memory":
+		return "mem"
+	case "http", "https":
+		return "azure"
+	}
+	return ""
+}
+
+// AdapterFull reports whether lakeFS's block adapters resolve address as a
+// full address when its entry has no type of its own (lakeFS's
+// BY_PREFIX_DEPRECATED): an absolute URI (Go's url.ParseRequestURI) of a
+// scheme of AdapterStorage, in any case. Any other address is relative to
+// the namespace. It allocates nothing for an address without such a
+// scheme.
+func AdapterFull(address string) bool {
+	colon := strings.IndexByte(address, ':')
+	if colon <= 0 || AdapterStorage(strings.ToLower(address[:colon])) == "" {
+		return false
+	}
+	u, err := url.ParseRequestURI(address)
+	return err == nil && AdapterStorage(u.Scheme) != ""
+}
+
+// LocalSpelling reports whether root, a full address, is how lakeFS spells
+// the local namespace ns ("local://repo1", relative to its blockstore
+// folder, which this package does not know) in the addresses its API
+// returns: "local:///<an absolute folder>/<ns's path>", with ns's path as
+// whole elements at its end. Both are compared as lakeFS writes them, the
+// scheme in lower case; ns's trailing and root's leading slashes after
+// "local://" are ignored.
+func LocalSpelling(root, ns string) bool {
+	nsPath, ok := strings.CutPrefix(strings.TrimRight(ns, "/"), "local://")
+	nsPath = strings.TrimLeft(nsPath, "/")
+	return ok && nsPath != "" && strings.HasPrefix(root, "local:///") && strings.HasSuffix(root, "/"+nsPath)
 }
 
 // Class is what a full address is to a namespace.

@@ -387,3 +387,31 @@ func TestCutLiteralPathExact(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalSpelling: lakeFS's absolute spelling of a local namespace, as its
+// API returns it, against spellings that name another folder.
+func TestLocalSpelling(t *testing.T) {
+	tests := []struct {
+		root, ns string
+		want     bool
+	}{
+		{"local:///var/lakefs/repo1", "local://repo1", true},
+		{"local:///var/lakefs/repo1", "local://repo1/", true},
+		{"local:///var/lakefs/a/repo1", "local://a/repo1", true},
+		{"local:///repo1", "local://repo1", true},
+		{"local:///var/lakefs/repo1", "local:///var/lakefs/repo1", true},
+		{"local:///var/lakefs/xrepo1", "local://repo1", false}, // not a whole element
+		{"local:///var/lakefs/repo1/x", "local://repo1", false},
+		{"local://var/lakefs/repo1", "local://repo1", false}, // not absolute
+		{"file:///var/lakefs/repo1", "local://repo1", false},
+		{"local:///var/lakefs/repo1", "s3://b/repo1", false},
+		{"local:///var/lakefs/", "local://", false},
+		{"local:///var/lakefs/", "local:///", false},
+		{"", "", false},
+	}
+	for _, tc := range tests {
+		if got := LocalSpelling(tc.root, tc.ns); got != tc.want {
+			t.Errorf("LocalSpelling(%q, %q) = %v, want %v", tc.root, tc.ns, got, tc.want)
+		}
+	}
+}

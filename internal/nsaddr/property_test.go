@@ -3,6 +3,7 @@ package nsaddr
 import (
 	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -88,6 +89,34 @@ func TestSpellingsProperty(t *testing.T) {
 			if keys, class := n.Classify(nil, o+"/"+key); class != Outside || len(keys) != 0 {
 				t.Fatalf("%s/%s in %s: %v %q, want Outside", o, key, ns, class, keys)
 			}
+		}
+	}
+}
+
+// TestAdapterFullModel: AdapterFull against its plain statement, the rule
+// package uncommitted and lakeFS's metarange reader each spelled before:
+// url.ParseRequestURI accepts the address and its scheme is one of
+// lakeFS's adapters'.
+func TestAdapterFullModel(t *testing.T) {
+	schemes := map[string]bool{"s3": true, "gs": true, "http": true, "https": true, "local": true, "mem": true, "memory": true}
+	model := func(a string) bool {
+		u, err := url.ParseRequestURI(a)
+		return err == nil && schemes[u.Scheme]
+	}
+	tokens := []string{"s3", "S3", "gs", "https", "HTTP", "local", "mem", "memory", "file", "s3a", ":", "/", "//", "%", "%zz", " ", "a", "?", "#", "@", "."}
+	rng := rand.New(rand.NewPCG(7, 8))
+	var b strings.Builder
+	for i := range 200000 {
+		b.Reset()
+		for range rng.IntN(6) {
+			b.WriteString(tokens[rng.IntN(len(tokens))])
+		}
+		a := b.String()
+		if i < len(tokens) {
+			a = tokens[i] + "://bucket/x"
+		}
+		if got, want := AdapterFull(a), model(a); got != want {
+			t.Fatalf("AdapterFull(%q) = %v, want %v", a, got, want)
 		}
 	}
 }

@@ -3,6 +3,9 @@ package api
 import (
 	"fmt"
 	"strings"
+
+	"github.com/lakegc/lakegc/internal/layout"
+	"github.com/lakegc/lakegc/internal/nsaddr"
 )
 
 // RelativeKey returns the key of location under the storage namespace: the
@@ -20,7 +23,7 @@ import (
 // ErrOutsideNamespace: such a key would name some other object.
 func RelativeKey(namespace, location string) (string, error) {
 	ns := strings.TrimRight(namespace, "/")
-	if i := strings.Index(ns, "://"); i <= 0 || i+3 == len(ns) {
+	if !nsaddr.HasScheme(ns) {
 		return "", fmt.Errorf("%w: namespace %q is not a URI", ErrOutsideNamespace, namespace)
 	}
 	key, ok := strings.CutPrefix(location, ns+"/")
@@ -52,7 +55,7 @@ func RelativeKey(namespace, location string) (string, error) {
 // root is not the namespace (for "local://" namespaces: an absolute
 // "local:///…/<namespace path>"), is ErrOutsideNamespace.
 func ResolveNamespace(namespace string, commits *PrepareCommitsResult) (string, error) {
-	tail := "/retention/gc/commits/run_id=" + commits.RunID + "/commits.csv"
+	tail := "/" + layout.CommitsKey("", commits.RunID)
 	rest, ok := strings.CutSuffix(commits.CommitsLocation, tail)
 	i := strings.LastIndex(rest, "/")
 	if !ok || commits.RunID == "" || strings.Contains(commits.RunID, "/") || i < 0 || i == len(rest)-1 {
@@ -61,14 +64,8 @@ func ResolveNamespace(namespace string, commits *PrepareCommitsResult) (string, 
 	}
 	root := rest[:i]
 	ns := strings.TrimRight(namespace, "/")
-	if root == ns && strings.Contains(ns, "://") {
+	if root == ns && nsaddr.HasScheme(ns) || nsaddr.LocalSpelling(root, ns) {
 		return root, nil
-	}
-	if nsPath, ok := strings.CutPrefix(ns, "local://"); ok {
-		nsPath = strings.TrimLeft(nsPath, "/")
-		if nsPath != "" && strings.HasPrefix(root, "local:///") && strings.HasSuffix(root, "/"+nsPath) {
-			return root, nil
-		}
 	}
 	return "", fmt.Errorf("%w: commits report %q is not under namespace %q", ErrOutsideNamespace, commits.CommitsLocation, namespace)
 }

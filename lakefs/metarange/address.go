@@ -85,14 +85,14 @@ func (ns *namespace) relative(dst []string, address string) []string {
 // storage type and "<host>/<key>".
 func resolveFull(address string) (storage, loc string, ok bool) {
 	colon := strings.IndexByte(address, ':')
-	if colon <= 0 || storageType(strings.ToLower(address[:colon])) == "" {
+	if colon <= 0 || nsaddr.AdapterStorage(strings.ToLower(address[:colon])) == "" {
 		return "", "", false // the common case, a relative key, without parsing
 	}
 	u, err := url.ParseRequestURI(address)
 	if err != nil {
 		return "", "", false
 	}
-	storage = storageType(u.Scheme)
+	storage = nsaddr.AdapterStorage(u.Scheme)
 	if storage == "" {
 		return "", "", false
 	}
@@ -101,17 +101,4 @@ func resolveFull(address string) (storage, loc string, ok bool) {
 		path = u.Path
 	}
 	return storage, strings.ToLower(u.Host) + "/" + strings.TrimPrefix(path, "/"), true
-}
-
-// storageType maps a URI scheme to lakeFS's storage type, "" if none.
-func storageType(scheme string) string {
-	switch scheme {
-	case "s3", "gs", "local":
-		return scheme
-	case "mem", "memory":
-		return "mem"
-	case "http", "https":
-		return "azure"
-	}
-	return ""
 }

@@ -3,11 +3,13 @@ package metarange
 import (
 	"fmt"
 	"strings"
+
+	lakefslayout "github.com/lakegc/lakegc/internal/layout"
 )
 
 // Defaults of the options.
 const (
-	DefaultStoragePrefix = "_lakefs"
+	DefaultStoragePrefix = lakefslayout.StoragePrefix // "_lakefs"
 	DefaultConcurrency   = 8
 	DefaultMaxFileSize   = 64 << 20
 	DefaultMaxRanges     = 1 << 21

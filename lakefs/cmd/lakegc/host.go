@@ -18,7 +18,9 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/lakegc/lakegc"
+	"github.com/lakegc/lakegc/internal/nsaddr"
 	"github.com/lakegc/lakegc/lakefs/api"
+	"github.com/lakegc/lakegc/namespace"
 	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
 	"github.com/lakegc/lakegc/sweep/s3delete"
@@ -174,7 +176,7 @@ func (h *lakeFSHost) Export(ctx context.Context) (*lakegc.HostExport, error) {
 	}
 	var parts []iter.Seq2[string, error]
 	if exp.Files > 0 {
-		want := storagePrefix + "/retention/gc/uncommitted/" + exp.RunID + "/uncommitted"
+		want := strings.TrimSuffix(namespace.UncommittedFolder(storagePrefix, exp.RunID), "/")
 		key, err := api.RelativeKey(h.resolved, exp.Location)
 		if root, ok := strings.CutSuffix(strings.TrimSuffix(exp.Location, "/"), "/"+want); ok && err != nil && exp.RunID != "" && sameLocalNamespace(root, h.namespace) {
 			// lakeFS wrote in the repository's local namespace, which it
@@ -206,11 +208,7 @@ func (h *lakeFSHost) Export(ctx context.Context) (*lakegc.HostExport, error) {
 // sameLocalNamespace reports whether root, where lakeFS says it wrote a
 // file of the repository, is lakeFS's absolute spelling of the local
 // namespace ns ("local:///<its blockstore folder>/<ns's path>").
-func sameLocalNamespace(root, ns string) bool {
-	nsPath, ok := strings.CutPrefix(strings.TrimRight(ns, "/"), "local://")
-	nsPath = strings.TrimLeft(nsPath, "/")
-	return ok && nsPath != "" && strings.HasPrefix(root, "local:///") && strings.HasSuffix(root, "/"+nsPath)
-}
+func sameLocalNamespace(root, ns string) bool { return nsaddr.LocalSpelling(root, ns) }
 
 // namespaceMismatch is the error of a namespace that lakeFS spells as
 // lakeFS and the command as resolved: one folder reached by two paths, or
@@ -414,7 +412,7 @@ func (h *lakeFSHost) ActiveCommits(ctx context.Context, _ time.Time) (*lakegc.Ho
 		return nil, lakeFSError(err)
 	}
 	key, err := api.RelativeKey(resolved, res.CommitsLocation)
-	if want := storagePrefix + "/retention/gc/commits/run_id=" + res.RunID + "/commits.csv"; err == nil && key != want {
+	if want := namespace.CommitsKey(storagePrefix, res.RunID); err == nil && key != want {
 		// lakeFS keeps its files under another prefix: the metaranges
 		// would not be found, and the mark would list lakeFS's own files.
 		err = fmt.Errorf("lakeFS writes its commits report at %q, not at %s: is its block_storage_prefix %q?", key, want, storagePrefix)
