@@ -1,7 +1,11 @@
-package sweep
+package extsort
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -15,9 +19,9 @@ import (
 // reads them back: the same keys, and the writer's order flag says whether
 // they strictly ascended.
 func TestRunFileRoundTrip(t *testing.T) {
-	dir, err := newSpillDir(t.TempDir(), 512)
+	dir, err := NewSpillDir(t.TempDir(), 512)
 	require.NoError(t, err)
-	defer dir.remove()
+	defer dir.Remove()
 	for seed := range uint64(100) {
 		r := rand.New(rand.NewPCG(seed, 5))
 		var keys [][]byte
@@ -31,30 +35,30 @@ func TestRunFileRoundTrip(t *testing.T) {
 		if r.IntN(2) == 0 {
 			slices.SortFunc(keys, bytes.Compare)
 		}
-		rw, err := dir.create()
+		rw, err := dir.Create()
 		require.NoError(t, err)
 		ordered := true
 		for i, k := range keys {
-			require.NoError(t, rw.add(k))
+			require.NoError(t, rw.Add(k))
 			if i > 0 && bytes.Compare(k, keys[i-1]) <= 0 {
 				ordered = false
 			}
 		}
 		require.Equal(t, ordered, rw.ordered, "seed %d", seed)
-		name, err := rw.finish()
+		name, err := rw.Finish()
 		require.NoError(t, err)
-		fr, err := openRun(name, 512)
+		fr, err := OpenRun(name, 512)
 		require.NoError(t, err)
 		var got [][]byte
 		for {
-			k, ok, err := fr.next()
+			k, ok, err := fr.Next()
 			require.NoError(t, err)
 			if !ok {
 				break
 			}
 			got = append(got, bytes.Clone(k))
 		}
-		require.NoError(t, fr.close())
+		require.NoError(t, fr.Close())
 		require.Equal(t, len(keys), len(got), "seed %d", seed)
 		for i := range keys {
 			require.Equal(t, string(keys[i]), string(got[i]), "seed %d key %d", seed, i)
@@ -81,10 +85,10 @@ func FuzzRunFile(f *testing.F) {
 		for i, size := range []int{16, 4096} {
 			name := filepath.Join(t.TempDir(), "run")
 			require.NoError(t, os.WriteFile(name, data, 0o600))
-			fr, err := openRun(name, size)
+			fr, err := OpenRun(name, size)
 			require.NoError(t, err)
 			for range len(data) + 1 {
-				k, ok, err := fr.next()
+				k, ok, err := fr.Next()
 				if err != nil || !ok {
 					errs[i] = err
 					break
@@ -92,7 +96,7 @@ func FuzzRunFile(f *testing.F) {
 				require.LessOrEqual(t, len(k), maxKeyLen)
 				runs[i] = append(runs[i], string(k))
 			}
-			require.NoError(t, fr.close())
+			require.NoError(t, fr.Close())
 		}
 		require.Equal(t, runs[0], runs[1])
 		require.Equal(t, errs[0] != nil, errs[1] != nil, "errors %v and %v", errs[0], errs[1])
@@ -103,15 +107,15 @@ func FuzzRunFile(f *testing.F) {
 // reading it fails rather than yield a shorter run (a lost kept key would
 // mark a live object).
 func TestRunFileTruncated(t *testing.T) {
-	dir, err := newSpillDir(t.TempDir(), 512)
+	dir, err := NewSpillDir(t.TempDir(), 512)
 	require.NoError(t, err)
-	defer dir.remove()
-	rw, err := dir.create()
+	defer dir.Remove()
+	rw, err := dir.Create()
 	require.NoError(t, err)
 	for _, k := range []string{"a", "ab", "abc", "b", "data/x/1", "data/x/2"} {
-		require.NoError(t, rw.add([]byte(k)))
+		require.NoError(t, rw.Add([]byte(k)))
 	}
-	name, err := rw.finish()
+	name, err := rw.Finish()
 	require.NoError(t, err)
 	whole, err := os.ReadFile(name)
 	require.NoError(t, err)
@@ -119,17 +123,123 @@ func TestRunFileTruncated(t *testing.T) {
 	for cut := range len(whole) {
 		cutName := filepath.Join(t.TempDir(), "run")
 		require.NoError(t, os.WriteFile(cutName, whole[:cut], 0o600))
-		fr, err := openRun(cutName, 16)
+		fr, err := OpenRun(cutName, 16)
 		require.NoError(t, err)
 		var rerr error
 		for {
-			_, ok, err := fr.next()
+			_, ok, err := fr.Next()
 			if err != nil || !ok {
 				rerr = err
 				break
 			}
 		}
-		require.NoError(t, fr.close())
+		require.NoError(t, fr.Close())
 		require.Error(t, rerr, "a run cut to %d of its %d bytes reads as a valid run", cut, len(whole))
+	}
+}
+
+// refRunNext reads the next key of a run file the way fileRun did before it
+// decoded keys in its read buffer: varint by varint, byte by byte.
+type refRun struct {
+	r   *bufio.Reader
+	buf []byte
+	n   uint64
+}
+
+func (fr *refRun) Next() ([]byte, bool, error) {
+	shared, err := binary.ReadUvarint(fr.r)
+	if err != nil {
+		return nil, false, noEOF(err)
+	}
+	if shared == 0 {
+		n, err := binary.ReadUvarint(fr.r)
+		if err != nil {
+			return nil, false, noEOF(err)
+		}
+		if n != fr.n {
+			return nil, false, errors.New("count")
+		}
+		if _, err := fr.r.ReadByte(); err != io.EOF {
+			return nil, false, errors.New("bytes after the end")
+		}
+		return nil, false, nil
+	}
+	shared--
+	rest, err := binary.ReadUvarint(fr.r)
+	if err != nil {
+		return nil, false, noEOF(err)
+	}
+	if shared > uint64(len(fr.buf)) || rest > maxKeyLen-shared {
+		return nil, false, errors.New("lengths")
+	}
+	k := make([]byte, shared+rest)
+	copy(k, fr.buf[:shared])
+	if _, err := io.ReadFull(fr.r, k[shared:]); err != nil {
+		return nil, false, noEOF(err)
+	}
+	fr.buf = k
+	fr.n++
+	return k, true, nil
+}
+
+// readAll reads every key of it up to its end or first error.
+func readAll(it interface {
+	Next() ([]byte, bool, error)
+}, limit int) ([]string, error) {
+	var keys []string
+	for range limit {
+		k, ok, err := it.Next()
+		if err != nil || !ok {
+			return keys, err
+		}
+		keys = append(keys, string(k))
+	}
+	return keys, errors.New("too many keys")
+}
+
+// TestRunFileMatchesReference writes run files, damages them (a flipped
+// byte, a cut, bytes added), and reads each with fileRun through read
+// buffers from the smallest up, and with the byte-by-byte reference: the
+// same keys, and an error in both or in neither.
+func TestRunFileMatchesReference(t *testing.T) {
+	dir, err := NewSpillDir(t.TempDir(), 512)
+	require.NoError(t, err)
+	defer dir.Remove()
+	for seed := range uint64(300) {
+		r := rand.New(rand.NewPCG(seed, 17))
+		rw, err := dir.Create()
+		require.NoError(t, err)
+		for range r.IntN(200) {
+			k := bytes.Repeat([]byte{'k'}, r.IntN(40))
+			for range r.IntN(30) {
+				k = append(k, "ab\x00\x80\xff"[r.IntN(5)])
+			}
+			require.NoError(t, rw.Add(k))
+		}
+		name, err := rw.Finish()
+		require.NoError(t, err)
+		data, err := os.ReadFile(name)
+		require.NoError(t, err)
+		require.NoError(t, os.Remove(name))
+		switch r.IntN(4) {
+		case 0:
+			data[r.IntN(len(data))] ^= byte(1 + r.IntN(255))
+		case 1:
+			data = data[:r.IntN(len(data))]
+		case 2:
+			i := r.IntN(len(data))
+			data = slices.Insert(data, i, byte(r.IntN(256)))
+		}
+		want, wantErr := readAll(&refRun{r: bufio.NewReader(bytes.NewReader(data))}, len(data)+1)
+		for _, size := range []int{16, 33, 4096} {
+			file := filepath.Join(t.TempDir(), "run")
+			require.NoError(t, os.WriteFile(file, data, 0o600))
+			fr, err := OpenRun(file, size)
+			require.NoError(t, err)
+			got, gotErr := readAll(fr, len(data)+1)
+			require.NoError(t, fr.Close())
+			require.Equal(t, want, got, "seed %d buffer %d", seed, size)
+			require.Equal(t, wantErr != nil, gotErr != nil, "seed %d buffer %d: %v, %v", seed, size, wantErr, gotErr)
+		}
 	}
 }
