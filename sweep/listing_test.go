@@ -248,7 +248,7 @@ func newTestLister(b *blob.Bucket, dir *extsort.SpillDir, pool int64) *lister {
 }
 
 // folderListBytes is what the lister's list of folders holds: each entry's
-// slot, its name, and its listing's handle (a memRun or a run file's name),
+// slot, its name, and its listing's handle (a MemRun or a run file's name),
 // not counting the listings' keys.
 func folderListBytes(l *lister) int {
 	n := cap(l.folders) * int(folderSize)

@@ -15,11 +15,10 @@ import (
 	"gocloud.dev/blob/memblob"
 )
 
-// This file holds the tests of the checks that moved where they cost one
-// comparison per key: the merge's order check and repeat drop, the
-// prefetch's order check of the join's streams, spill's repeat drop, the live
-// encoder's order check, the recorder's slice decision, and the candidates'
-// strings.
+// This file holds the tests of the checks that cost one comparison per key:
+// the join's refusal of streams out of order, the live encoder's order
+// check, the recorder's slice decision, and the candidates' strings (the
+// sort engine's own are in internal/extsort).
 
 // bufIter yields the keys of a slice from one reused buffer.
 type bufIter struct {
@@ -73,7 +72,7 @@ func drainKeys(t testing.TB, it extsort.Iter) []string {
 }
 
 // TestJoinRefusesStreamsOutOfOrder gives the join its streams as Mark does
-// (each through a prefetchIter) with one out of order: the run fails rather
+// (each through extsort.NewPrefetch) with one out of order: the run fails rather
 // than mark a kept key the join skipped.
 func TestJoinRefusesStreamsOutOfOrder(t *testing.T) {
 	good := []string{"data/a", "data/b", "data/c", "data/d"}
