@@ -25,8 +25,8 @@ func resident(t *testing.T, b []byte) int {
 // TestSorterResidentWithinSize adds blocks of short keys (slots take most
 // of the block) and of long ones (keys do) to a mapped block, and checks
 // after every key, against what the system holds rather than what the
-// Sorter counts, that the block's resident pages are within size() and
-// the budget.
+// sorter counts, that the block's resident pages are within Size(), and
+// Size() within the budget (so within it too).
 func TestSorterResidentWithinSize(t *testing.T) {
 	dir, err := NewSpillDir(t.TempDir(), 4096)
 	if err != nil {
@@ -49,7 +49,7 @@ func TestSorterResidentWithinSize(t *testing.T) {
 			if !s.mem.mapped {
 				t.Skip("the block is not mapped")
 			}
-			if got := resident(t, s.mem.b) * pageSize; got > s.Size() || got > budget {
+			if got := resident(t, s.mem.b) * pageSize; got > s.Size() || s.Size() > budget {
 				t.Fatalf("round %d: %d bytes resident, the sorter counts %d, budget %d", round, got, s.Size(), budget)
 			}
 		}
