@@ -17,7 +17,7 @@ import (
 	"github.com/lakegc/lakegc/uncommitted"
 )
 
-// linkRace is issue 23's reduced case on one simulated clock, through
+// linkRace is the reduced case of a lost link on one simulated clock, through
 // Collect with Sweep over a fileblob bucket: an address handed out at T, the
 // object uploaded at once (its modification time T), its link verified at
 // verifyAt, and its staging write landing at stageAt; a GC cycle runs in
@@ -102,9 +102,9 @@ func (r *linkRace) exists(address string) bool {
 // refuses), and staged minutes later without Stage: Collect's cutoff keeps
 // StagingMargin on top of the clock skew, so the object survives a staging
 // write up to the TTL's end plus the skew plus the margin; past that it is
-// deleted, as the host broke the contract. Without the margin (the cutoff
-// before issue 23) every write later than 7 minutes, the issue's 13
-// included, lost its object.
+// deleted, as the host broke the contract. Without the margin (a cutoff of
+// only the clock skew past the TTL) every write later than 7 minutes, the
+// 13 of the case first found included, lost its object.
 func TestStagingMarginLakeFSLink(t *testing.T) {
 	const verifiedAfter = 23*time.Hour + 58*time.Minute
 	// The last write that survives: a cycle one second before it has its
@@ -117,7 +117,7 @@ func TestStagingMarginLakeFSLink(t *testing.T) {
 	}{
 		{5 * time.Minute, true},
 		{6 * time.Minute, true},
-		{13 * time.Minute, true}, // the write of the issue's report
+		{13 * time.Minute, true}, // the write of the case first found
 		{lastSafe, true},
 		{lastSafe + time.Second, false},
 	} {
@@ -140,8 +140,8 @@ func TestStagingMarginLakeFSLink(t *testing.T) {
 				tc.stagedAfter, got, tc.survives, rep.Mark.Summary.CutoffTime, r.handedOut)
 		}
 		// The other side of the margin: the cutoff without it is past T
-		// for every write later than the skew allows, the issue's 13
-		// minutes included.
+		// for every write later than the skew allows, the 13 minutes
+		// of the case first found included.
 		if old := rep.Mark.Summary.CutoffTime.Add(sweep.StagingMargin); tc.stagedAfter > withoutMargin && !old.After(r.handedOut) {
 			t.Errorf("staged %v after: the cutoff less the margin, %v, would have kept the object: the case does not need the margin", tc.stagedAfter, old)
 		}

@@ -115,7 +115,7 @@ func fileBucket(t *testing.T, dir string) *blob.Bucket {
 	return b
 }
 
-// Issue 21, case 1: the host stores full file:// addresses and the
+// A misspelled namespace: the host stores full file:// addresses and the
 // namespace is the README's s3:// example. Before, every address was
 // "outside", the keep set empty, and the sweep deleted 9 of 10 live
 // objects; now the tails of the addresses are objects of the bucket, and
@@ -189,7 +189,7 @@ func TestSymlinkedNamespaceIsAMismatch(t *testing.T) {
 	}
 }
 
-// Issue 21, case 2: the bucket rooted at a shared bucket's root, above the
+// A bucket rooted too high: at a shared bucket's root, above the
 // repository's folder: no marker there, nothing read or deleted.
 func TestBucketAtParentFolderIsRefused(t *testing.T) {
 	ctx := context.Background()
@@ -235,7 +235,7 @@ func TestMarkerOfAnotherNamespace(t *testing.T) {
 	assertKept(t, bucket, c.garbage)
 }
 
-// Issue 21, case 5: lakeFS before PR #9464 stored a full address's object
+// Two spellings: lakeFS before PR #9464 stored a full address's object
 // at its decoded path, since then at its raw path; a repository written by
 // both holds both, and both are live. For Azure, lakeFS reaches a blob
 // through any endpoint domain of its account, with the slashes around its

@@ -114,7 +114,7 @@ func TestStage(t *testing.T) {
 	})
 }
 
-// TestStagingMarginReduced is the reduced case of issue 23 on the signer's
+// TestStagingMarginReduced is the reduced case of a lost link on the signer's
 // side: an address handed out at T, verified at T+23h58m, was staged minutes
 // later, after the collector could have swept its object. Verify now leaves
 // StagingMargin to stage: the late verification is refused, and a link

@@ -2,13 +2,15 @@
 // that runs on one machine, in bounded memory, and reads and writes the
 // reports of lakeFS's Spark client, so either side can sweep what the other
 // marked: lakeFS's Spark client in sweep-only mode deletes what Mark marked,
-// and Sweep deletes what a Spark mark run marked. (lakeFS itself collects
-// garbage with a Spark job; running it without Spark is a paid product
-// there.)
+// and Sweep deletes what a Spark mark run marked.
+//
+// This documentation is the contract: what Mark and Sweep promise, their
+// options, errors and report. Why they work as they do is in the module's
+// docs/sweep-design.md.
 //
 // # Mark
 //
-// Mark computes the seeds' Clean Run:
+// A clean run of Mark marks
 //
 //	candidates = recognized objects of the namespace listing − those in other repositories' folders
 //	             − uncommitted − committed − objects younger than the cutoff
@@ -18,14 +20,46 @@
 // "Concurrency and retries") plus the top-level objects, except lakeFS's
 // "dummy" marker; nothing under the storage prefix (_lakefs/) or in other
 // folders is ever listed. Of what is listed, only the repository's own
-// objects are judged (see "What is collected").
+// objects are judged (see "What is collected"). A folder under the data
+// folder whose name is empty ("data//", made by a stray object such as
+// "data//x") is not a slice, and is listed in full like any other folder.
+//
+// The cutoff is min(Inputs.ExportStart, Mark's start) − MinAge − ClockSkew −
+// StagingMargin, in whole seconds. MinAge must be at least the host's link
+// TTL (ErrUnsafeMinAge otherwise); StagingMargin is 15 minutes, linkaddr's
+// too. A slice whose start time, decoded from its name, is at or after the
+// cutoff is not listed. Every other object's age is the modification time
+// the listing reports for it (the store's LastModified): an object whose
+// listed time is at or after the cutoff, or unknown, is kept, and counted as
+// young (Progress.Young, Summary.NumYoungObjects), apart from the older
+// objects kept by reference (Progress.Kept, Summary.NumKeptObjects). A key
+// listed more than once is kept when any listed copy is young or of unknown
+// age.
+//
+// The keep set is Inputs.Uncommitted, read first, then Inputs.Committed,
+// read while the namespace is listed; a failure of either stops the other.
+// Keep keys match listed keys byte for byte, without any normalisation; a
+// keep key that cannot match a listed key (a full URI, a leading '/', an
+// empty key) fails the mark with ErrInvalidInput. Both sides are sorted
+// within WithMemoryBudget, spilling to temporary files in a locked folder
+// of WithTempDir that the next Mark removes if this one is killed, and
+// merge-joined. A side whose keys are not strictly ascending where they must
+// be fails the run; a listing that breaks its own rules does too, with
+// ErrBadListing: a delimited listing (the top level, the data folder) that
+// returns an object below a delimiter, a key outside the listed prefix, or
+// a folder listed twice.
+//
+// A host whose keep set cannot name every live object (lakeFS's listings
+// hide staged re-uploads of committed bytes) can have Mark ask about each
+// candidate before it writes it: WithCandidateCheck gets the candidates in
+// batches, in order, after the inputs were read; a key it spares counts as
+// kept (but as a candidate for the canary, which judges the keep set), and
+// its slice is listed again by the next optimized run, so that the check
+// sees it again.
 //
 // # What is collected
 //
-// A storage namespace can hold what lakeFS never wrote there: other
-// tenants' files when the bucket is rooted above the repository, files
-// imported from the namespace itself, another repository nested in a
-// folder. Mark deletes only what it identifies as the repository's own:
+// Mark deletes only what it identifies as the repository's own:
 //
 //   - Positive identification. Every listed object is first recognized or
 //     not: its key has a shape lakeFS writes — "data/<slice>/<xid>", a
@@ -43,99 +77,27 @@
 //   - Other repositories are walls. A listed key "<P>_lakefs/…", P the data
 //     folder or a folder below it (or the configured storage prefix's name
 //     in place of _lakefs), is another repository's storage folder: nothing
-//     under P is a candidate, whether listed before or after the marker
-//     ('_' sorts between digits and letters), nor recorded for the next
-//     run. Such objects are counted (Progress.Walled, num_walled_objects)
-//     and the folders listed (walls, the first 20) and logged; a slice
-//     holding a wall is listed again by the next optimized run.
-//   - A canary. Before any candidate is written, Mark checks that the keep
-//     set and the listing look like one repository's, and fails with
-//     ErrImplausibleMark, with the figures, when they do not: when the keep
-//     set names many keys this run could list but the listing found almost
-//     none of them (a bucket rooted at another folder, inputs spelled
-//     another way), or when the candidates are nearly every old object
-//     listed while the keep set is large. Young listed objects count in
-//     neither test: they would make a busy namespace that is not the
-//     inputs' look plausible. The thresholds are Canary's, overridable with
-//     WithCanary.
+//     under P is a candidate, nor recorded for the next run. Such objects
+//     are counted (Progress.Walled, num_walled_objects) and the folders
+//     listed (walls, the first 20) and logged; a slice holding a wall is
+//     listed again by the next optimized run.
+//   - A canary. Before any candidate is written, Mark fails with
+//     ErrImplausibleMark, with the figures, when the keep set names many
+//     keys this run could list but the listing found almost none of them,
+//     or when the candidates are nearly every old object listed while the
+//     keep set is large. Young listed objects count in neither test. The
+//     thresholds are Canary's, overridable with WithCanary.
 //
-// So a mark never names an object lakeFS did not write in one of those
-// shapes (unless included), nor anything inside another repository's
-// folder. What it leaves is the operator's to judge from unrecognized/.
-// What shapes cannot tell apart, they cannot: a foreign file that happens
-// to be named like lakeFS's keys (hex of a version 4 UUID at the top
-// level, or data/<xid>/<xid>) and that no input references is taken for
-// the repository's own, so a namespace must not be shared with another
-// writer of those names.
-//
-// The cutoff is min(Inputs.ExportStart, Mark's start) − MinAge − ClockSkew −
-// StagingMargin. It is anchored at the uncommitted export, not at Mark: an
-// address handed out just under the link TTL before the export, uploaded,
-// and linked just after it, is in neither input, and only its age protects
-// it. So MinAge must be at least the host's link TTL (ErrUnsafeMinAge
-// otherwise), and StagingMargin (15 minutes, linkaddr's too) covers a
-// staging write that lands after the TTL's end. A slice whose
-// start time, decoded from its name, is at or after the cutoff only holds
-// newer objects and is not listed at all. Every other object's age is the
-// modification time the listing reports for it (the store's LastModified):
-// an object whose listed time is at or after the cutoff, or unknown, is
-// kept, and counted as young (Progress.Young, Summary.NumYoungObjects),
-// apart from the older objects kept by reference (Progress.Kept,
-// Summary.NumKeptObjects).
-//
-// A folder under the data folder whose name is empty ("data//", made by a
-// stray object such as "data//x") is not a slice, and is listed in full like
-// any other folder.
-//
-// The keep set (Inputs.Uncommitted, read first, then Inputs.Committed) is
-// read while the namespace is listed — the listing waits on the store, the
-// keep set on the processor — and the join starts when both are done; a
-// failure of either stops the other. Both are sorted in blocks that fit
-// WithMemoryBudget, spilled to temporary files (in a locked folder of
-// WithTempDir that the next Mark removes if this one is killed), and
-// merge-joined; a slice whose listing arrives in order (every real object
-// store lists in order) is not sorted again, and the listing order of a
-// backend is never trusted, and the merge-join fails the run if either side
-// is not strictly ascending (so does every merge of sorted runs, records and
-// listings, as soon as one of its streams goes back). Small slices are kept
-// in memory, within the budget, rather than in a temporary file each. Keep
-// keys match listed keys byte for byte, without any normalisation; keys that
-// cannot match a listed key (full URIs, a leading '/') fail the mark rather
-// than leave their objects unprotected.
-//
-// A key listed more than once with different modification times (a store
-// that lists versions, or replays a page) is kept when any listed copy is
-// young or of unknown age: the keys of young objects join the keep set as
-// they are listed.
-//
-// A host whose keep set cannot name every live object (lakeFS's listings
-// hide staged re-uploads of committed bytes) can have Mark ask about each
-// candidate before it writes it: WithCandidateCheck gets the candidates in
-// batches, in order, after the inputs were read; a key it spares counts as
-// kept (but as a candidate for the canary, which judges the keep set), and
-// its slice is listed again by the next optimized run (as a
-// slice with young objects is), so that the check sees it again.
-//
-// The listing itself is checked too: a delimited listing (the top level, the
-// data folder) that returns an object below a delimiter, as a backend that
-// ignores the delimiter does with lakeFS's own files, a key outside the
-// listed prefix, or a folder listed twice, fails the mark with ErrBadListing.
-//
-// The list of folders under the data folder counts against the budget: each
-// entry holds its name and about 120 bytes more (its slot, and the handle of
-// its listing) from the listing to the join. When the budget's share cannot
-// hold another entry, that folder is listed at once, alone, and its keys are
-// sorted with the loose objects: slower, as it is not listed alongside the
-// others, but memory stays bounded by the budget however many folders there
-// are. The default budget has room for about 200,000 entries or more.
+// A foreign file named like lakeFS's keys (hex of a version 4 UUID at the
+// top level, or data/<xid>/<xid>) that no input references is taken for the
+// repository's own, so a namespace must not be shared with another writer
+// of those names.
 //
 // # Clean and optimized runs
 //
 // A clean run lists every slice older than the cutoff. An optimized run,
 // asked for with WithPrevious (LatestRun finds the latest run of the
-// namespace), starts from a previous successful run of the same namespace,
-// as the seeds' second milestone plans (lakeFS's first_slice field was meant
-// for it and never used):
+// namespace), starts from a previous successful run of the same namespace:
 //
 //   - Slices whose start time is at or after the previous run's newest
 //     listed slice (its first_slice) less the slice margin are listed and
@@ -145,30 +107,39 @@
 //   - Older slices are not listed. Their candidates are the keys the
 //     previous run kept there, less the current keep set, plus the previous
 //     run's candidates there unless its sweep.json says it deleted every
-//     one (none failed or refused); an object already gone is harmless, as
-//     Sweep counts NotFound as gone. The keys of those slices that the keep
+//     one (none failed or refused). The keys of those slices that the keep
 //     set still holds are carried over into this run's records.
 //   - A slice where the previous run kept an object for its age (young, or
-//     of unknown age) is listed again, so that object is judged again.
+//     of unknown age) is listed again.
 //
-// The slice margin (WithSliceMargin) is how long a slice can keep receiving
-// objects: a slice takes new addresses until it rolls over (the
-// pathprovider's interval, one hour by default: DefaultSliceInterval), and an
-// address can be uploaded to until its link TTL runs out; several writers
-// fill slices at once, and their clocks differ. Its default is
-// DefaultSliceInterval + the link TTL + the clock skew: 25 hours 5 minutes
-// with the defaults. A host whose pathprovider uses a longer interval must
-// set a longer margin. Too small a margin leaks the garbage of objects
-// uploaded late into a slice, until the next clean run; it never marks a
-// live object: a key is marked only when the keep set does not hold it, the
-// records hold only keys that were older than the cutoff of the run that
-// listed them (young ones join the keep set, never the records), and that
-// cutoff is not after this run's.
+// The slice margin (WithSliceMargin) defaults to DefaultSliceInterval + the
+// link TTL + the clock skew: 25 hours 5 minutes with the defaults. A host
+// whose pathprovider uses a longer interval must set a longer margin. Too
+// small a margin leaks the garbage of objects uploaded late into a slice,
+// until the next clean run; it never marks a live object. An optimized run
+// trusts that the slices it does not list are unchanged since the previous
+// run but for deletions, and that no object arrives in a slice later than
+// the margin.
 //
-// Each run leaves what the next needs under its report folder, in
+// A previous run that failed, has no or unreadable records, or used another
+// storage or data prefix, min age, slice margin, include prefixes, or a
+// custom recognizer where this run has none (or the reverse), whose cutoff
+// is after this run's, or that listed no slice, makes a clean run, logged
+// and said in Summary.CleanReason; WithCleanEvery makes every n-th run of a
+// chain clean (DefaultCleanEvery, 7). The summary says the run's kind
+// (run_kind), its previous run (previous_run_id) and how many slices older
+// than the cutoff it listed and skipped (slices_listed, slices_skipped),
+// fields lakeFS ignores. A key carried over from the previous run's records
+// is judged only if this run's recognizer accepts it too.
+//
+// In an optimized run, Progress.Listed and Unrecognized, and the summary's
+// unrecognized counts, are of the listed objects only; Kept, Walled and
+// Marked, and the summary's other counts, include the keys judged from the
+// previous run's records.
+//
+// Each run leaves what the next needs in
 // <prefix>/retention/gc/unified/<run_id>/_lakegc/, which lakeFS's readers
-// never read (they read deleted/ and summary.json; Hadoop's skip names
-// starting with '_'):
+// never read:
 //
 //   - state.json: the run's storage and data prefixes, min age, slice
 //     margin, include prefixes and whether it had a custom recognizer, how
@@ -181,41 +152,10 @@
 //     with a count and a CRC-32C at the end. Its reader refuses a key over 64
 //     KiB, keys out of order, a wrong count or checksum and a cut stream.
 //
-// The previous run's live record and candidates are read once, checked to
-// their end and copied to the spill folder before the run starts, then
-// merge-joined with the listing and the keep set in bounded memory as above.
-//
-// Mark refuses to be clever when unsure: a previous run that failed, has no
-// or unreadable records, or used another storage or data prefix, min age,
-// slice margin, include prefixes, or a custom recognizer where this run has
-// none (or the reverse), whose cutoff is after this run's, or that listed
-// no slice,
-// makes a clean run, logged and said in Summary.CleanReason; WithCleanEvery
-// makes every n-th run of a chain clean (DefaultCleanEvery, 7). The summary
-// says the run's kind (run_kind), its previous run (previous_run_id) and
-// how many slices older than the cutoff it listed and skipped
-// (slices_listed, slices_skipped), fields lakeFS ignores.
-//
-// A key carried over from the previous run's records is judged only if
-// this run's recognizer accepts it too (a custom recognizer is a function,
-// which the state cannot compare).
-//
-// In an optimized run, Progress.Listed and Unrecognized, and the summary's
-// unrecognized counts, are of the listed objects only; Kept, Walled and
-// Marked, and the summary's other counts, include the keys judged from the
-// previous run's records.
-//
-// An optimized run trusts that the slices it does not list are unchanged
-// since the previous run but for deletions: objects are not rewritten in
-// place there (lakeFS never writes an address twice) and none arrives later
-// than the margin.
-//
 // # Sharding a mark across machines
 //
-// One Mark lists and joins on one machine. Past what one machine does in
-// the time at hand (its LIST rate, its disk for spills), WithShard(i, n)
-// restricts a Mark to shard i of n, and a host's own job system runs the
-// n shards, on as many machines, each with its own run ID:
+// WithShard(i, n) restricts a Mark to shard i of n; a host's own job system
+// runs the n shards, on as many machines, each with its own run ID:
 //
 //   - a slice, a folder under the data folder whose name is a 20-character
 //     xid, belongs to shard SliceShard(name, n): the 64-bit FNV-1a hash of
@@ -226,31 +166,24 @@
 //     loose objects directly under the data folder, and the folders there
 //     that are not slices;
 //   - every shard lists the names under the data folder (one delimited
-//     listing, a page per 1000 folders) to find its slices, and reads the
-//     whole keep set (Inputs): the keep set is not divided, so every
-//     machine needs all of it, and reads and sorts it in full.
+//     listing, a page per 1000 folders) to find its slices, and reads and
+//     sorts the whole keep set.
 //
-// Every listed key is in exactly one shard, and whether it is marked
-// depends only on the keep set, its listed modification times and the
-// cutoff, the same in every shard when they get the same inputs (the same
-// ExportStart, and so the same cutoff as long as each shard starts after
-// the export) and options. So the shards' candidates are disjoint and their
-// union is what one clean Mark marks: sweeping each shard's run, in any
-// order and on any machine, is sweeping that one run. To merge their
-// summaries, add num_deleted_objects, num_young_objects, num_kept_objects,
-// num_unrecognized_objects, unrecognized_bytes, num_walled_objects and
-// slices_listed, and take the newest of their first_slice (the latest
-// start time; ties: the smaller name). A shard's run is also safe on its
-// own: a shard that failed, or was not swept, only leaves its garbage for
-// the next mark.
+// Given the same inputs (the same ExportStart, and so the same cutoff as
+// long as each shard starts after the export) and options, the shards'
+// candidates are disjoint and their union is what one clean Mark marks:
+// sweeping each shard's run, in any order and on any machine, is sweeping
+// that one run. To merge their summaries, add num_deleted_objects,
+// num_young_objects, num_kept_objects, num_unrecognized_objects,
+// unrecognized_bytes, num_walled_objects and slices_listed, and take the
+// newest of their first_slice (the latest start time; ties: the smaller
+// name). A shard's run is also safe on its own.
 //
 // summary.json says which shard a run was (shard_index, shard_count; the
 // index is left out for shard 0). A sharded run is always clean: it ignores
 // WithPrevious (its clean_reason says so) and leaves no records under
 // _lakegc/. A full run asked to start from a shard's run runs clean, and
-// LatestRun passes over shards' runs, so a full run after sharded ones
-// starts from the last full run: its records still hold, as the sharded
-// runs only deleted garbage, and a candidate already gone is harmless.
+// LatestRun passes over shards' runs.
 //
 // # The report
 //
@@ -283,82 +216,55 @@
 // errors, judged by the store's own answer (see BatchDeleter): a refusal
 // lands in failed/ at once, throttling is retried. A key still failing after
 // its five attempts lands in failed/ too: a throttling storm longer than the
-// retries fails keys, never the sweep, and the next Sweep tries them again.
-// It refuses, and reports, any candidate outside what Mark scans, that
-// the recognizer does not accept (give Sweep the WithRecognizer and
-// WithInclude options Mark had), or that lies in another repository's
-// folder (see Sweep), so a corrupt or foreign report, or one of lakeFS's
-// Spark client, cannot reach lakeFS's own files, what lakeFS did not write,
-// or a nested repository. Sweeping twice is safe.
+// retries fails keys, never the sweep, and the next Sweep tries them again;
+// a key already gone is not a failure. It refuses, and reports, any
+// candidate outside what Mark scans, that the recognizer does not accept
+// (give Sweep the WithRecognizer and WithInclude options Mark had), or that
+// lies in another repository's folder (see Sweep), so a corrupt or foreign
+// report, or one of lakeFS's Spark client, cannot reach lakeFS's own files,
+// what lakeFS did not write, or a nested repository. Sweeping twice is safe.
 //
 // A mark and a sweep as a host runs them, with their output, are in the
 // repository's examples/gccycle (go run ./examples/gccycle -sweep).
-//
-// When in doubt, the package keeps: every ambiguity resolves towards not
-// deleting a live object.
 //
 // # Concurrency and retries
 //
 // Mark's listing requests (a page of up to 1000 keys of one slice) and
 // Sweep's DeleteBatch calls each go through a window of requests in flight
-// that follows the store, as TCP's congestion window does (additive
-// increase, multiplicative decrease):
-//
-//   - an answer that came while the caller was mostly waiting for it (the
-//     request took at least as long as the caller's work on the previous
-//     answer) widens the window by one request per window's worth of such
-//     answers: slow requests get more company, while a listing whose own
-//     sorting is the bottleneck stays where it is;
-//   - a throttled answer (ResourceExhausted: S3's SlowDown and 503, 429,
-//     Azure's ServerBusy; see BatchDeleter) halves it, once per round:
-//     answers to requests sent before the last halving do not halve it
-//     again;
-//   - other errors leave it.
-//
-// The window starts at DefaultListConcurrency (8) listing requests and
-// DefaultDeleteConcurrency (16) delete calls, and stays within
-// [WithListConcurrencyRange] and [WithDeleteConcurrencyRange] (by default 1
-// to DefaultMaxListConcurrency, 32, and 1 to DefaultMaxDeleteConcurrency,
-// 64, and never above 1024); [WithListConcurrency] and
-// [WithDeleteConcurrency] fix it instead. A slice is listed by one request
-// at a time, so the upper bound also bounds the slices listed at once.
+// that follows the store: it widens while the caller mostly waits for
+// answers, halves (once per round) on a throttled answer (ResourceExhausted:
+// S3's SlowDown and 503, 429, Azure's ServerBusy; see BatchDeleter), and
+// other errors leave it. The window starts at DefaultListConcurrency (8)
+// listing requests and DefaultDeleteConcurrency (16) delete calls, and stays
+// within [WithListConcurrencyRange] and [WithDeleteConcurrencyRange] (by
+// default 1 to DefaultMaxListConcurrency, 32, and 1 to
+// DefaultMaxDeleteConcurrency, 64, and never above 1024);
+// [WithListConcurrency] and [WithDeleteConcurrency] fix it instead. A slice
+// is listed by one request at a time, so the upper bound also bounds the
+// slices listed at once.
 //
 // A request that fails with a transient error (throttled, Unknown, Internal,
 // DeadlineExceeded) is tried again after a backoff of [WithBackoff]: about
 // DefaultMinBackoff (1 s) before the first retry, doubling up to
-// DefaultMaxBackoff (2 min), each wait drawn from the upper half of that, as
-// lakeFS's Spark client does. The store's SDK has usually retried for a few
-// seconds already before an error reaches the package, and a store that
-// throttles gives it minutes, so shorter waits would only feed a storm. A
-// listing page gets ten attempts (about three to six minutes of waits): a
-// throttling storm slows Mark rather than failing it, while a permanent
-// error (a refusal, a missing bucket) fails it at once. A delete batch's
-// keys get five attempts (up to 15 s of waits); then they land in failed/.
+// DefaultMaxBackoff (2 min), each wait drawn from the upper half of that. A
+// listing page gets ten attempts (about three to six minutes of waits),
+// while a permanent error (a refusal, a missing bucket) fails Mark at once.
+// A delete batch's keys get five attempts (up to 15 s of waits); then they
+// land in failed/.
 //
 // # Cost
 //
 // Mark's memory is bounded by [WithMemoryBudget], not by the number of keys,
 // and on Linux the bound is what a container's memory limit sees: from 64 MiB
-// up, the peak resident memory of the process grows by at most the budget plus
-// 64 MiB while Mark runs (TestMarkPeakRSS runs a Mark in a child process and
-// reads its peak from /proc). Elsewhere the pages a block stops using cannot
-// be handed back while Mark runs, so a block spills rather than grow past the
-// pages it has touched. Keys are stored in slabs, one region per sort block
-// and per stage of a small folder's listing, taken once and reused after every
-// spill rather than grown by reallocation; keys are appended from a slab's
-// start and their index from its end, so either may take the whole
-// block. On Linux, macOS and the BSDs the slabs are mapped outside the Go
-// heap: only the pages touched count, the garbage collector neither scans
-// them nor lets them double, and they are returned when Mark ends. The Go
-// heap then holds the listing pages in flight, the list of folders and the
-// file buffers. A block is sorted a byte at a time on eight bytes loaded per
-// key, skipping the bytes its keys share, and runs are written with each
-// key's prefix shared with the one before it left out.
-//
-// The design case of 20 million keys, 15 million of them kept, runs in the
-// default 256 MiB budget on one machine.
-// BenchmarkStandalone anchors the package to lakeFS's figure for its own
-// standalone GC: a 100,000-object repository with 250 commits and 100
+// up, the peak resident memory of the process grows by at most the budget
+// plus 64 MiB while Mark runs. The list of folders under the data folder
+// counts against the budget (about 120 bytes an entry beyond its name); a
+// folder the budget cannot hold an entry for is listed alone, at once,
+// slower, so memory stays bounded however many folders there are. The
+// default budget (256 MiB) has room for about 200,000 entries or more, and
+// holds the design case of 20 million keys, 15 million of them kept, on one
+// machine. BenchmarkStandalone anchors the package to lakeFS's figure for its
+// own standalone GC: a 100,000-object repository with 250 commits and 100
 // branches, marked and swept. Figures and the commands that reproduce them
 // are in the module's BENCHMARKS.md.
 //

@@ -10,7 +10,7 @@ import (
 	"gocloud.dev/blob"
 )
 
-// The regression tests of issue 21: namespaces that hold objects lakeFS did
+// Regression tests: namespaces that hold objects lakeFS did
 // not write, marked and swept with the default options. Each deleted data
 // before Mark marked only what it recognizes (they use no API of that
 // change, so that they run against the code before it too).

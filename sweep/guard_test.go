@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lakegc/lakegc/internal/extsort"
 	"github.com/stretchr/testify/require"
 	"gocloud.dev/blob/memblob"
 	"gocloud.dev/gcerrors"
@@ -35,13 +36,6 @@ func TestWriteCandidatesRefusesDisorder(t *testing.T) {
 			require.False(t, ok, "candidates written")
 		})
 	}
-}
-
-// TestSorterBlockFitsOffsets checks that a huge budget cannot make a block
-// whose arena outgrows the 32-bit offsets of its index.
-func TestSorterBlockFitsOffsets(t *testing.T) {
-	s := newSorter(nil, 1<<40, 2)
-	require.LessOrEqual(t, s.maxBytes, math.MaxUint32)
 }
 
 // batchRecorder deletes through the bucket and notes the largest batch.
@@ -99,20 +93,20 @@ func TestListFoldersInMemory(t *testing.T) {
 	ctx := context.Background()
 	b, keys := oldNamespace(t, 200)
 	for _, pool := range []int64{1 << 20, 0} {
-		dir, err := newSpillDir(t.TempDir(), 512)
+		dir, err := extsort.NewSpillDir(t.TempDir(), 512)
 		require.NoError(t, err)
-		require.NoError(t, dir.remove()) // no file can be created
+		require.NoError(t, dir.Remove()) // no file can be created
 		l := newTestLister(b, dir, pool)
 		if err = l.listTop(ctx); err == nil {
 			err = l.listFolders(ctx)
 		}
-		require.GreaterOrEqual(t, l.pool.left.Load(), int64(0))
+		require.GreaterOrEqual(t, l.pool.Left(), int64(0))
 		if pool == 0 {
 			require.Error(t, err)
 			continue
 		}
 		require.NoError(t, err)
-		require.Less(t, l.pool.left.Load(), pool, "nothing taken from the pool")
+		require.Less(t, l.pool.Left(), pool, "nothing taken from the pool")
 		it, err := l.stream(1<<20, 2)
 		require.NoError(t, err)
 		got := drainKeys(t, it)

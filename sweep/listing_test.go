@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lakegc/lakegc/internal/extsort"
 	"github.com/stretchr/testify/require"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/driver"
@@ -232,12 +233,12 @@ func manySlices(t testing.TB, n, perSlice int) (*blob.Bucket, []string) {
 
 // newTestLister returns a lister of b with a cutoff of t0, a pool of pool
 // bytes, and small blocks.
-func newTestLister(b *blob.Bucket, dir *spillDir, pool int64) *lister {
+func newTestLister(b *blob.Bucket, dir *extsort.SpillDir, pool int64) *lister {
 	cfg := newConfig(nil)
 	l := &lister{bucket: b, cfg: cfg, dir: dir, cutoff: t0, cnt: &counters{},
-		loose: newSorter(dir, 4<<10, 2), youngKeys: &lockedSorter{s: newSorter(dir, 4<<10, 2)}, pool: new(memPool),
+		loose: extsort.NewSorter(dir, 4<<10, 2), youngKeys: &lockedSorter{s: extsort.NewSorter(dir, 4<<10, 2)}, pool: new(extsort.Pool),
 		rec: cfg.recognizer(), walls: newWallSet(cfg)}
-	l.pool.left.Store(pool)
+	l.pool.Give(pool)
 	var err error
 	l.unrec, err = newUnrecognized(context.Background(), memblob.OpenBucket(nil), "report/")
 	if err != nil {
@@ -247,7 +248,7 @@ func newTestLister(b *blob.Bucket, dir *spillDir, pool int64) *lister {
 }
 
 // folderListBytes is what the lister's list of folders holds: each entry's
-// slot, its name, and its listing's handle (a memRun or a run file's name),
+// slot, its name, and its listing's handle (a MemRun or a run file's name),
 // not counting the listings' keys.
 func folderListBytes(l *lister) int {
 	n := cap(l.folders) * int(folderSize)
@@ -267,15 +268,15 @@ func TestListFoldersWithinBudget(t *testing.T) {
 	b, keys := manySlices(t, 500, 2)
 	for _, pool := range []int64{0, 2 << 10, 16 << 10} {
 		t.Run(fmt.Sprint("pool=", pool), func(t *testing.T) {
-			dir, err := newSpillDir(t.TempDir(), 512)
+			dir, err := extsort.NewSpillDir(t.TempDir(), 512)
 			require.NoError(t, err)
-			defer dir.remove()
+			defer dir.Remove()
 			l := newTestLister(b, dir, pool)
-			defer l.loose.release()
+			defer l.loose.Release()
 			require.NoError(t, l.listTop(ctx))
 			require.NoError(t, l.listFolders(ctx))
 			require.LessOrEqual(t, folderListBytes(l), int(pool), "%d folders held", len(l.folders))
-			require.GreaterOrEqual(t, l.pool.left.Load(), int64(0))
+			require.GreaterOrEqual(t, l.pool.Left(), int64(0))
 			it, err := l.stream(4<<10, 2)
 			require.NoError(t, err)
 			require.Equal(t, keys, drainKeys(t, it))
@@ -304,22 +305,22 @@ func TestMarkManySlicesTinyBudget(t *testing.T) {
 func TestYoungKeysWithinBudget(t *testing.T) {
 	for _, inputs := range []int{0, 10, 300, 5000} {
 		t.Run(fmt.Sprint("inputs=", inputs), func(t *testing.T) {
-			dir, err := newSpillDir(t.TempDir(), 512)
+			dir, err := extsort.NewSpillDir(t.TempDir(), 512)
 			require.NoError(t, err)
-			defer dir.remove()
+			defer dir.Remove()
 			m := &marker{cfg: newConfig([]Option{WithMemoryBudget(64 << 10)}), spill: dir, cnt: &counters{}}
 			sh := m.budgets()
-			keep := newSorter(dir, sh.keep-sh.young, sh.fanIn)
-			defer keep.release()
+			keep := extsort.NewSorter(dir, sh.keep-sh.young, sh.fanIn)
+			defer keep.Release()
 			l := m.newLister(sh)
-			defer l.loose.release()
-			defer l.youngKeys.s.release()
-			held := func() int { return keep.size() + l.youngKeys.s.size() + int(l.pool.left.Load()) }
+			defer l.loose.Release()
+			defer l.youngKeys.s.Release()
+			held := func() int { return keep.Size() + l.youngKeys.s.Size() + int(l.pool.Left()) }
 			var want []string
 			for i := range 20000 {
 				if i < inputs {
 					want = append(want, fmt.Sprintf("in/%06d", i))
-					require.NoError(t, keep.add([]byte(want[len(want)-1])))
+					require.NoError(t, keep.Add([]byte(want[len(want)-1])))
 				} else if i == inputs {
 					l.inputsRead(keep)
 				}
@@ -327,12 +328,12 @@ func TestYoungKeysWithinBudget(t *testing.T) {
 				want = append(want, k)
 				require.NoError(t, l.youngKeys.add([]byte(k)))
 				require.LessOrEqual(t, held(), sh.keep+sh.mem, "after %d young keys", i+1)
-				require.GreaterOrEqual(t, int(l.pool.left.Load()), sh.mem, "the pool lost its own share")
+				require.GreaterOrEqual(t, int(l.pool.Left()), sh.mem, "the pool lost its own share")
 			}
-			require.NoError(t, keep.adopt(l.youngKeys.s))
-			it, err := keep.finish()
+			require.NoError(t, keep.Adopt(l.youngKeys.s))
+			it, err := keep.Finish()
 			require.NoError(t, err)
-			defer it.close()
+			defer it.Close()
 			slices.Sort(want)
 			require.Equal(t, want, drainKeys(t, it))
 		})

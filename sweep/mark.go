@@ -14,6 +14,7 @@ import (
 
 	"gocloud.dev/blob"
 
+	"github.com/lakegc/lakegc/internal/extsort"
 	"github.com/lakegc/lakegc/internal/layout"
 	"github.com/lakegc/lakegc/internal/nsaddr"
 )
@@ -90,7 +91,7 @@ func Mark(ctx context.Context, bucket *blob.Bucket, runID string, in Inputs, opt
 	// behind; the lock tells it from a live Mark's. Removed first, so
 	// that a rerun refused below, of a Mark killed after its summary,
 	// removes it too.
-	if stale := removeStaleSpills(cfg.tempDir); len(stale) > 0 {
+	if stale := extsort.RemoveStaleSpills(cfg.tempDir); len(stale) > 0 {
 		m.log("sweep: removed stale spill folders", "folders", stale)
 	}
 	prev, err := ReadSummary(ctx, bucket, cfg.storagePrefix, runID)
@@ -123,7 +124,7 @@ type marker struct {
 	dir    string // the report folder
 	sum    Summary
 	cnt    *counters
-	spill  *spillDir
+	spill  *extsort.SpillDir
 	rec    *recorder // the records for the next run
 	walls  []string  // the folders of other repositories, sorted, prefix-free
 	// sinceClean counts the optimized runs since the last clean one,
@@ -189,28 +190,28 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	}
 	sh := m.budgets()
 	var err error
-	if m.spill, err = newSpillDir(cfg.tempDir, sh.ioBuf); err != nil {
+	if m.spill, err = extsort.NewSpillDir(cfg.tempDir, sh.ioBuf); err != nil {
 		return err
 	}
-	defer m.spill.remove()
+	defer m.spill.Remove()
 	prev, err := m.startFrom(ctx)
 	if err != nil {
 		return err
 	}
 	if prev != nil {
-		defer prev.carried.close()
+		defer prev.carried.Close()
 	}
 
 	// The inputs are read on this goroutine while the namespace is listed
 	// on others: the listing waits on the store, reading and sorting the
 	// keep set on the processor. The join waits for both.
 	m.cnt.phase("keep")
-	keep := newSorter(m.spill, sh.keep-sh.young, sh.fanIn)
-	defer keep.release()
+	keep := extsort.NewSorter(m.spill, sh.keep-sh.young, sh.fanIn)
+	defer keep.Release()
 	l := m.newLister(sh)
-	defer l.pool.free()
-	defer l.loose.release()
-	defer l.youngKeys.s.release()
+	defer l.pool.Free()
+	defer l.loose.Release()
+	defer l.youngKeys.s.Release()
 	if prev != nil {
 		l.skip = prev.skip
 	}
@@ -241,17 +242,17 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 
 	m.cnt.phase("join")
 	// The young listed keys join the keep set.
-	if err := keep.adopt(l.youngKeys.s); err != nil {
+	if err := keep.Adopt(l.youngKeys.s); err != nil {
 		return err
 	}
-	keepIt, err := keep.finish()
+	keepIt, err := keep.Finish()
 	if err != nil {
 		return err
 	}
-	// Both streams are read ahead on goroutines of their own (prefetch.go),
-	// so their merges run while the join compares and writes.
-	keepIt = newPrefetch(keepIt)
-	defer keepIt.close()
+	// Both streams are read ahead on goroutines of their own, so their
+	// merges run while the join compares and writes.
+	keepIt = extsort.NewPrefetch(keepIt)
+	defer keepIt.Close()
 	listIt, err := l.stream(sh.folder, sh.fanIn)
 	if err != nil {
 		return err
@@ -259,11 +260,11 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	if prev != nil {
 		// The unlisted slices' keys join the listing: each is in a slice
 		// no folder of the listing holds, and the merge drops repeats.
-		listIt = newMerge([]keyIter{listIt, prev.carried})
+		listIt = extsort.NewMerge([]extsort.Iter{listIt, prev.carried})
 		prev.carried = nopIter{}
 	}
-	listIt = newPrefetch(listIt)
-	defer listIt.close()
+	listIt = extsort.NewPrefetch(listIt)
+	defer listIt.Close()
 	n, err := m.join(ctx, listIt, keepIt, l.young)
 	if err != nil {
 		return err
@@ -285,7 +286,7 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 // join writes the candidates and, unless the run is one shard of several
 // (which leaves no records: the next run is clean), the records an
 // optimized run starts from.
-func (m *marker) join(ctx context.Context, listIt, keepIt keyIter, young *youngSlices) (int64, error) {
+func (m *marker) join(ctx context.Context, listIt, keepIt extsort.Iter, young *youngSlices) (int64, error) {
 	if m.cfg.sharded() {
 		return m.writeCandidates(ctx, listIt, keepIt)
 	}
@@ -317,28 +318,28 @@ func (m *marker) newLister(sh shares) *lister {
 		dir:       m.spill,
 		cutoff:    m.sum.CutoffTime,
 		cnt:       m.cnt,
-		loose:     newSorter(m.spill, sh.loose, sh.fanIn),
-		youngKeys: &lockedSorter{s: newSorter(m.spill, sh.young, sh.fanIn)},
-		pool:      new(memPool),
+		loose:     extsort.NewSorter(m.spill, sh.loose, sh.fanIn),
+		youngKeys: &lockedSorter{s: extsort.NewSorter(m.spill, sh.young, sh.fanIn)},
+		pool:      new(extsort.Pool),
 		young:     new(youngSlices),
 		rec:       m.cfg.recognizer(),
 		walls:     newWallSet(m.cfg),
 	}
-	l.pool.left.Store(int64(sh.mem))
+	l.pool.Give(int64(sh.mem))
 	return l
 }
 
 // inputsRead gives the pool what keep's block did not take of its share,
 // once the inputs are read: keep takes no more keys.
-func (l *lister) inputsRead(keep *sorter) {
-	l.pool.left.Add(int64(max(keep.maxBytes-keep.size(), 0)))
+func (l *lister) inputsRead(keep *extsort.Sorter) {
+	l.pool.Give(int64(max(keep.MaxBytes()-keep.Size(), 0)))
 }
 
 // readAndList reads the inputs into keep on this goroutine while l lists the
 // namespace on another. The first error stops both, and is returned once
 // both have stopped. When the inputs are read, the pool gets what keep's
 // block did not take of its share.
-func (m *marker) readAndList(ctx context.Context, in Inputs, keep *sorter, l *lister) error {
+func (m *marker) readAndList(ctx context.Context, in Inputs, keep *extsort.Sorter, l *lister) error {
 	ctx, cancel := context.WithCancel(ctx)
 	var (
 		once  sync.Once
@@ -384,7 +385,7 @@ func fullURI(key string) bool { return nsaddr.IsFull(key) }
 
 // readKeep adds every key of seq to the keep sorter, refusing keys that could
 // never match a listed key and so would leave their object unprotected.
-func readKeep(ctx context.Context, seq iter.Seq2[string, error], keep *sorter) error {
+func readKeep(ctx context.Context, seq iter.Seq2[string, error], keep *extsort.Sorter) error {
 	var n int64
 	for key, err := range seq {
 		if err != nil {
@@ -394,7 +395,10 @@ func readKeep(ctx context.Context, seq iter.Seq2[string, error], keep *sorter) e
 			return fmt.Errorf("%w: keep key %q is not relative to the namespace", ErrInvalidInput, key)
 		}
 		// The sorter copies the key's bytes and never writes to them.
-		if err := keep.add(unsafe.Slice(unsafe.StringData(key), len(key))); err != nil {
+		if err := keep.Add(unsafe.Slice(unsafe.StringData(key), len(key))); err != nil {
+			if errors.Is(err, extsort.ErrKeyTooLong) {
+				return fmt.Errorf("%w: keep key: %w", ErrInvalidInput, err)
+			}
 			return err
 		}
 		if n++; n%4096 == 0 && ctx.Err() != nil {
@@ -407,16 +411,16 @@ func readKeep(ctx context.Context, seq iter.Seq2[string, error], keep *sorter) e
 // writeCandidates writes the listed keys that are not kept, nor under a
 // wall, to deleted/, once the canary passed. Both streams must be strictly
 // ascending; one that is not fails the run.
-func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (int64, error) {
-	listIt = strict(listIt, "listing")
-	keepIt = strict(keepIt, "keep set")
+func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt extsort.Iter) (int64, error) {
+	listIt = extsort.Strict(listIt, "listing")
+	keepIt = extsort.Strict(keepIt, "keep set")
 	w, err := newPartWriter[addressRow](ctx, m.bucket, m.dir+layout.DeletedFolder+partName)
 	if err != nil {
 		return 0, err
 	}
 	can := newCanaryCount(m.cfg, m.sum.CutoffTime)
 	walls := wallCursor{walls: m.walls, i: -1}
-	kk, kok, err := keepIt.next()
+	kk, kok, err := keepIt.Next()
 	if kok {
 		can.keepKey(kk)
 	}
@@ -469,7 +473,7 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (i
 	for err == nil {
 		var lk []byte
 		var lok bool
-		if lk, lok, err = listIt.next(); err != nil || !lok {
+		if lk, lok, err = listIt.Next(); err != nil || !lok {
 			break
 		}
 		// c compares the first keep key not below lk with lk: one
@@ -480,7 +484,7 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (i
 			if c = bytes.Compare(kk, lk); c >= 0 {
 				break
 			}
-			if kk, kok, err = keepIt.next(); err != nil {
+			if kk, kok, err = keepIt.Next(); err != nil {
 				break
 			}
 			if kok {
@@ -525,7 +529,7 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (i
 	// (a key out of order there may have been skipped) and the canary
 	// counts all of it.
 	for n := 1; err == nil && kok; n++ {
-		if kk, kok, err = keepIt.next(); kok {
+		if kk, kok, err = keepIt.Next(); kok {
 			can.keepKey(kk)
 		}
 		if n%4096 == 0 && err == nil {

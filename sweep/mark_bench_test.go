@@ -361,7 +361,7 @@ func peakHeap() (stop func() uint64) {
 
 // BenchmarkMark marks a generated namespace of data/<slice>/<id> keys with a
 // keep set of three quarters of them, under a memory budget. The design
-// document's repository (20 M keys, 15 M kept, 256 MiB) runs when
+// case (20 M keys, 15 M kept, 256 MiB) runs when
 // LAKEGC_BENCH_FULL=1, and again in a 64 MiB budget; the routine sizes keep
 // its ratio of keys to budget.
 func BenchmarkMark(b *testing.B) {

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lakegc/lakegc/internal/extsort"
 	"github.com/lakegc/lakegc/internal/layout"
 	"gocloud.dev/blob"
 )
@@ -222,7 +223,7 @@ type previous struct {
 	state    *runState
 	boundary time.Time           // slices older than this are not listed
 	young    map[string]struct{} // slices to list whatever their age
-	carried  keyIter             // the keys of the unlisted slices to judge again
+	carried  extsort.Iter        // the keys of the unlisted slices to judge again
 }
 
 // skip reports whether the slice name, started at t, is judged from the
@@ -265,7 +266,7 @@ func (m *marker) startFrom(ctx context.Context) (*previous, error) {
 	p, reason := m.loadPrevious(ctx)
 	if err := ctx.Err(); err != nil {
 		if p != nil {
-			p.carried.close()
+			p.carried.Close()
 		}
 		return nil, err
 	}
@@ -359,11 +360,11 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 		}
 		runs = append(runs, cands)
 	}
-	var iters []keyIter
+	var iters []extsort.Iter
 	for _, name := range runs {
-		fr, err := openRun(name, m.spill.ioBuf)
+		fr, err := extsort.OpenRun(name, m.spill.IOBuf())
 		if err != nil {
-			closeAll(iters)
+			extsort.CloseAll(iters)
 			for _, n := range runs {
 				os.Remove(n)
 			}
@@ -371,7 +372,7 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 		}
 		iters = append(iters, fr)
 	}
-	p.carried = newMerge(iters)
+	p.carried = extsort.NewMerge(iters)
 	return p, ""
 }
 
@@ -407,7 +408,7 @@ func (m *marker) copyLive(ctx context.Context, key string, keep func([]byte) boo
 		return "", 0, fmt.Errorf("sweep: read %s: %w", key, err)
 	}
 	defer r.Close()
-	d, err := newLiveDecoder(r, m.spill.ioBuf)
+	d, err := newLiveDecoder(r, m.spill.IOBuf())
 	if err != nil {
 		return "", 0, err
 	}
@@ -445,7 +446,7 @@ func (m *marker) copyCandidates(ctx context.Context, id string, want int64, keep
 // copyKeys writes the keys of next that keep accepts to a new spill file
 // and returns its name.
 func (m *marker) copyKeys(ctx context.Context, next func() ([]byte, bool, error), keep func([]byte) bool) (string, error) {
-	rw, err := m.spill.create()
+	rw, err := m.spill.Create()
 	if err != nil {
 		return "", err
 	}
@@ -455,20 +456,20 @@ func (m *marker) copyKeys(ctx context.Context, next func() ([]byte, bool, error)
 			err = ctx.Err()
 		}
 		if err != nil {
-			rw.abort()
+			rw.Abort()
 			return "", err
 		}
 		if !ok {
 			break
 		}
 		if keep(k) {
-			if err := rw.add(k); err != nil {
-				rw.abort()
+			if err := rw.Add(k); err != nil {
+				rw.Abort()
 				return "", err
 			}
 		}
 	}
-	return rw.finish()
+	return rw.Finish()
 }
 
 // recorder writes what the next run needs: the kept keys of the slices.
@@ -559,8 +560,8 @@ func (m *marker) writeState(ctx context.Context, rec *recorder) error {
 	return writeJSON(ctx, m.bucket, m.dir+stateName, st)
 }
 
-// nopIter is an empty keyIter.
+// nopIter is an empty stream.
 type nopIter struct{}
 
-func (nopIter) next() ([]byte, bool, error) { return nil, false, nil }
-func (nopIter) close() error                { return nil }
+func (nopIter) Next() ([]byte, bool, error) { return nil, false, nil }
+func (nopIter) Close() error                { return nil }

@@ -11,6 +11,8 @@ import (
 	"io"
 
 	"gocloud.dev/blob"
+
+	"github.com/lakegc/lakegc/internal/extsort"
 )
 
 // A live record is the sorted set of keys a run kept in the slices, which the
@@ -78,7 +80,7 @@ func (e *liveEncoder) add(key []byte) error {
 	if len(key) == 0 || len(key) > maxRecordKey {
 		return fmt.Errorf("%w: key of %d bytes", errBadRecord, len(key))
 	}
-	shared := commonPrefix(key, e.prev)
+	shared := extsort.CommonPrefix(key, e.prev)
 	if e.n > 0 && (shared == len(key) || shared < len(e.prev) && key[shared] < e.prev[shared]) {
 		return fmt.Errorf("%w: %q after %q", errBadRecord, key, e.prev)
 	}

@@ -1,7 +1,6 @@
 package sweep
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,10 +8,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
+	"github.com/lakegc/lakegc/internal/extsort"
 	"github.com/lakegc/lakegc/internal/layout"
 	"gocloud.dev/blob"
 )
@@ -58,195 +57,19 @@ func isYoung(mod, cutoff time.Time) bool {
 
 // folder is one folder under the data prefix, listed by one worker.
 type folder struct {
-	prefix string  // "<data>/<name>/"
-	mem    *memRun // its listing, when it stayed in memory; else
-	run    string  // its listing, a run file
-	slice  bool    // the name is a slice ID
-	sorted bool    // the listing came in ascending order
+	prefix string          // "<data>/<name>/"
+	mem    *extsort.MemRun // its listing, when it stayed in memory; else
+	run    string          // its listing, a run file
+	slice  bool            // the name is a slice ID
+	sorted bool            // the listing came in ascending order
 }
 
 // The memory of a folder's entry in the list of folders, beyond its name:
-// its slot, and the memRun that holds its listing in memory.
+// its slot, and the MemRun that holds its listing in memory.
 const (
 	folderSize = unsafe.Sizeof(folder{})
-	memRunSize = unsafe.Sizeof(memRun{})
+	memRunSize = unsafe.Sizeof(extsort.MemRun{})
 )
-
-// memPool is the share of the memory budget that holds the listings of small
-// folders from the listing to the join, so that they need no temp file. Safe
-// for concurrent use.
-//
-// A folder is listed into a stage, a slab of fixed size that the next
-// folder reuses; once listed, its keys are copied, exactly, to the end of a
-// chunk shared by many folders. Stages and chunks are slabs (slab.go), freed
-// by free when the Mark ends: a key costs no allocation, and small folders
-// no page each.
-type memPool struct {
-	left atomic.Int64
-
-	mu        sync.Mutex
-	stageSize int     // set at the first stage
-	stages    []*slab // stages not in use
-	slabs     []*slab // every stage and chunk, for free
-	chunk     *slab   // where listings are copied to
-	chunkOff  int
-}
-
-func (p *memPool) take(n int) bool {
-	if p.left.Add(-int64(n)) >= 0 {
-		return true
-	}
-	p.left.Add(int64(n))
-	return false
-}
-
-// Bounds of a stage, and the smallest chunk.
-const (
-	minStage  = 4 << 10
-	maxStage  = 4 << 20
-	minChunk  = 1 << 20
-	stageFrac = 32 // a stage is this fraction of the pool
-)
-
-// getStage returns a free stage, or a new one taken from the pool; nil when
-// the pool has no room for one.
-func (p *memPool) getStage() *slab {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if n := len(p.stages); n > 0 {
-		s := p.stages[n-1]
-		p.stages = p.stages[:n-1]
-		return s
-	}
-	if p.stageSize == 0 {
-		p.stageSize = min(max(int(p.left.Load())/stageFrac, minStage), maxStage) &^ 7
-	}
-	if !p.take(p.stageSize) {
-		return nil
-	}
-	s := newSlab(p.stageSize)
-	p.slabs = append(p.slabs, s)
-	return s
-}
-
-func (p *memPool) putStage(s *slab) {
-	p.mu.Lock()
-	p.stages = append(p.stages, s)
-	p.mu.Unlock()
-}
-
-// alloc returns n bytes (n a multiple of 8) cut from a chunk; its caller took
-// them from the pool.
-func (p *memPool) alloc(n int) []byte {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.chunk == nil || p.chunkOff+n > len(p.chunk.b) {
-		p.chunk, p.chunkOff = newSlab(max(n, minChunk)), 0
-		p.slabs = append(p.slabs, p.chunk)
-	}
-	b := p.chunk.b[p.chunkOff : p.chunkOff+n : p.chunkOff+n]
-	p.chunkOff += n
-	return b
-}
-
-// free releases every stage and chunk; no listing held in them may be used
-// after.
-func (p *memPool) free() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, s := range p.slabs {
-		s.free()
-	}
-	p.slabs, p.stages, p.chunk = nil, nil, nil
-}
-
-// memRun is a folder's listing in memory: while listed, in a stage of a
-// memPool (keys from its start, refs from its end); once trimmed, in a
-// chunk. refs hold the newest key first until iter.
-type memRun struct {
-	stage     *slab
-	arena     []byte
-	refs      []keyRef
-	alen      int
-	unordered bool // the keys did not come in strictly ascending order
-	taken     int
-}
-
-// add appends key to the run's stage; false when the stage is full or the
-// pool has none.
-func (r *memRun) add(key []byte, pool *memPool) bool {
-	if r.stage == nil {
-		if r.arena != nil {
-			return false // trimmed
-		}
-		if r.stage = pool.getStage(); r.stage == nil {
-			return false
-		}
-		r.arena = r.stage.b
-	}
-	n := len(r.refs)
-	if r.alen+len(key)+8*(n+1) > len(r.stage.b) {
-		return false
-	}
-	if n > 0 && !r.unordered && bytes.Compare(key, r.key(n-1)) <= 0 {
-		r.unordered = true
-	}
-	copy(r.stage.b[r.alen:], key)
-	end := len(r.stage.b) - 8*(n+1)
-	r.refs = unsafe.Slice((*keyRef)(unsafe.Pointer(&r.stage.b[end])), n+1)
-	r.refs[0] = keyRef{off: uint32(r.alen), n: uint32(len(key))}
-	r.alen += len(key)
-	return true
-}
-
-// key returns the i-th key added.
-func (r *memRun) key(i int) []byte {
-	ref := r.refs[len(r.refs)-1-i]
-	return r.arena[ref.off : ref.off+ref.n]
-}
-
-// trim moves the run from its stage to a chunk of pool, taking exactly what
-// its keys hold; if the pool has no room, the run keeps its stage.
-func (r *memRun) trim(pool *memPool) {
-	if r.stage == nil {
-		return
-	}
-	a := (r.alen + 7) &^ 7
-	n := a + 8*len(r.refs)
-	if n == 0 || !pool.take(n) {
-		return
-	}
-	b := pool.alloc(n)
-	copy(b, r.stage.b[:r.alen])
-	refs := unsafe.Slice((*keyRef)(unsafe.Pointer(&b[a:][0])), len(r.refs))
-	copy(refs, r.refs)
-	pool.putStage(r.stage)
-	r.stage, r.arena, r.refs, r.taken = nil, b[:r.alen], refs, n
-}
-
-// release gives the run's memory back to pool.
-func (r *memRun) release(pool *memPool) {
-	if r.stage != nil {
-		pool.putStage(r.stage)
-	}
-	pool.left.Add(int64(r.taken))
-	r.stage, r.arena, r.refs, r.alen, r.taken = nil, nil, nil, 0, 0
-}
-
-// iter returns the run's keys in ascending order (duplicates adjacent),
-// sorting them in place if they came out of order. The run's memory stays
-// with its pool until the pool is freed.
-func (r *memRun) iter() keyIter {
-	arena, refs := r.arena, r.refs
-	slices.Reverse(refs)
-	if r.unordered {
-		slices.SortFunc(refs, func(x, y keyRef) int {
-			return bytes.Compare(arena[x.off:x.off+x.n], arena[y.off:y.off+y.n])
-		})
-	}
-	r.arena, r.refs = nil, nil
-	return &refIter{arena: arena, refs: refs}
-}
 
 // counters are the shared progress counters of a Mark.
 type counters struct {
@@ -289,33 +112,33 @@ func (c *counters) snapshot() Progress {
 // lockedSorter is a sorter that listing workers share.
 type lockedSorter struct {
 	mu sync.Mutex
-	s  *sorter
+	s  *extsort.Sorter
 }
 
 func (l *lockedSorter) add(key []byte) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.s.add(key)
+	return l.s.Add(key)
 }
 
 // lister lists a namespace for Mark.
 type lister struct {
 	bucket *blob.Bucket
 	cfg    *config
-	dir    *spillDir
+	dir    *extsort.SpillDir
 	cutoff time.Time
 	cnt    *counters
 	// loose holds the old top-level objects, the old objects directly
 	// under data/, and those of the folders the pool could not hold an
 	// entry for.
-	loose *sorter
+	loose *extsort.Sorter
 	// youngKeys holds every young listed key, for the keep set: a key
 	// listed twice is kept when any copy is young, wherever the copies
 	// land.
 	youngKeys  *lockedSorter
-	pool       *memPool // for the list of folders and the listings of small folders
+	pool       *extsort.Pool // for the list of folders and the listings of small folders
 	folders    []folder
-	handleSize int // what an entry's listing handle holds, a memRun or a run file's name
+	handleSize int // what an entry's listing handle holds, a MemRun or a run file's name
 	firstSlice string
 	firstTime  time.Time
 
@@ -392,17 +215,17 @@ func (l *lister) listTop(ctx context.Context) error {
 		}
 		// No memory for one more entry: list the folder now, one at a
 		// time, and sort its keys with the loose objects.
-		return l.listAll(ctx, f.prefix, f.slice, l.loose.add)
+		return l.listAll(ctx, f.prefix, f.slice, l.loose.Add)
 	})
 }
 
 // addFolder appends f to the list of folders, taking from the pool what its
 // entry holds until the join: its slot (the list grows by a quarter at a
-// time), its name, and the handle of its listing, a memRun or a run file's
+// time), its name, and the handle of its listing, a MemRun or a run file's
 // name. False when the pool cannot hold it.
 func (l *lister) addFolder(f folder) bool {
 	if l.handleSize == 0 {
-		l.handleSize = max(int(memRunSize), l.dir.maxNameLen())
+		l.handleSize = max(int(memRunSize), l.dir.MaxNameLen())
 	}
 	need := len(f.prefix) + l.handleSize
 	grow := 0
@@ -410,7 +233,7 @@ func (l *lister) addFolder(f folder) bool {
 		grow = max(cap(l.folders)/4, 16)
 		need += grow * int(folderSize)
 	}
-	if !l.pool.take(need) {
+	if !l.pool.Take(need) {
 		return false
 	}
 	if grow > 0 {
@@ -418,6 +241,17 @@ func (l *lister) addFolder(f folder) bool {
 	}
 	l.folders = append(l.folders, f)
 	return true
+}
+
+// resize returns s with capacity exactly c (append would round it up to a
+// size class, beyond the budget).
+func resize[T any](s []T, c int) []T {
+	if cap(s) == c {
+		return s
+	}
+	out := make([]T, len(s), c)
+	copy(out, s)
+	return out
 }
 
 // listLevel lists prefix with a delimiter and checks that the backend kept
@@ -463,7 +297,7 @@ func (l *lister) addLoose(o *blob.ListObject) error {
 		l.cnt.update(func(p *Progress) { p.Young++ })
 		return l.youngKeys.add([]byte(o.Key))
 	}
-	return l.loose.add([]byte(o.Key))
+	return l.loose.Add([]byte(o.Key))
 }
 
 // listFolders lists every folder in full, each into memory or its own run
@@ -523,42 +357,42 @@ feed:
 // else into a run file.
 func (l *lister) listFolder(ctx context.Context, f *folder) error {
 	var (
-		mem memRun
-		rw  *runWriter
+		mem extsort.MemRun
+		rw  *extsort.RunWriter
 	)
 	add := func(key []byte) error {
 		if rw == nil {
-			if mem.add(key, l.pool) {
+			if mem.Add(key, l.pool) {
 				return nil
 			}
 			var err error
-			if rw, err = l.dir.create(); err != nil {
+			if rw, err = l.dir.Create(); err != nil {
 				return err
 			}
-			for i := range mem.refs {
-				if err := rw.add(mem.key(i)); err != nil {
+			for i := range mem.Len() {
+				if err := rw.Add(mem.Key(i)); err != nil {
 					return err
 				}
 			}
-			mem.release(l.pool)
+			mem.Release(l.pool)
 		}
-		return rw.add(key)
+		return rw.Add(key)
 	}
 	if err := l.listAll(ctx, f.prefix, f.slice, add); err != nil {
 		if rw != nil {
-			rw.abort()
+			rw.Abort()
 		}
-		mem.release(l.pool)
+		mem.Release(l.pool)
 		return err
 	}
 	if rw == nil {
-		mem.trim(l.pool)
+		mem.Trim(l.pool)
 		f.mem = &mem
 		return nil
 	}
-	f.sorted = rw.ordered
+	f.sorted = rw.Ordered()
 	var err error
-	f.run, err = rw.finish()
+	f.run, err = rw.Finish()
 	return err
 }
 
@@ -645,46 +479,46 @@ func (l *lister) listAll(ctx context.Context, prefix string, slice bool, add fun
 // and once each. Folders sort as a whole ("<data>/<a>/" before "<data>/<b>/"
 // puts every key of a before every key of b), so their listings are
 // concatenated; a listing that came out of order is sorted first.
-func (l *lister) stream(sortBytes, fanIn int) (keyIter, error) {
-	opens := make([]func() (keyIter, error), len(l.folders))
+func (l *lister) stream(sortBytes, fanIn int) (extsort.Iter, error) {
+	opens := make([]func() (extsort.Iter, error), len(l.folders))
 	for i := range l.folders {
 		f := &l.folders[i]
-		opens[i] = func() (keyIter, error) {
+		opens[i] = func() (extsort.Iter, error) {
 			if m := f.mem; m != nil {
 				f.mem = nil // its memory goes once read
-				return m.iter(), nil
+				return m.Iter(), nil
 			}
-			fr, err := openRun(f.run, l.dir.ioBuf)
+			fr, err := extsort.OpenRun(f.run, l.dir.IOBuf())
 			if err != nil {
 				return nil, err
 			}
 			if f.sorted {
 				return fr, nil
 			}
-			s := newSorter(l.dir, sortBytes, fanIn)
-			defer fr.close()
+			s := extsort.NewSorter(l.dir, sortBytes, fanIn)
+			defer fr.Close()
 			for {
-				k, ok, err := fr.next()
+				k, ok, err := fr.Next()
 				if err != nil {
-					s.release()
+					s.Release()
 					return nil, err
 				}
 				if !ok {
 					break
 				}
-				if err := s.add(k); err != nil {
-					s.release()
+				if err := s.Add(k); err != nil {
+					s.Release()
 					return nil, err
 				}
 			}
-			return s.finish()
+			return s.Finish()
 		}
 	}
-	loose, err := l.loose.finish()
+	loose, err := l.loose.Finish()
 	if err != nil {
 		return nil, err
 	}
-	return newMerge([]keyIter{&concat{open: opens}, loose}), nil
+	return extsort.NewMerge([]extsort.Iter{extsort.NewConcat(opens), loose}), nil
 }
 
 // noteYoung records that the folder prefix held young objects, when it is a

@@ -27,11 +27,11 @@ func TestRefusedMarkRemovesKilledSpill(t *testing.T) {
 	}
 	// What a Mark killed after its summary leaves: its folder, its lock
 	// file unlocked.
-	stale := filepath.Join(tmp, spillPrefix+"12345-killed")
+	stale := filepath.Join(tmp, "lakegc-mark-12345-killed") // the name extsort gives a spill folder
 	if err := os.MkdirAll(stale, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(stale, spillLock), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(stale, "lock"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(stale, "run-1"), []byte("spilled keys"), 0o644); err != nil {

@@ -7,7 +7,7 @@ import (
 	"github.com/lakegc/lakegc/internal/nsaddr"
 )
 
-// TestAddressRules lists the SPEC's address rules, entries and trailer.
+// TestAddressRules lists the export's address rules, entries and trailer.
 func TestAddressRules(t *testing.T) {
 	cases := []struct {
 		namespace, address string

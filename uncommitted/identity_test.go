@@ -15,7 +15,7 @@ import (
 // The export keeps every key lakeFS's versions could have stored a full
 // address's object at, keeps the tail of an import's address, refuses the
 // namespace in another spelling, and refuses an outside address whose tail
-// is an object of the bucket (issue 21).
+// is an object of the bucket.
 func TestPrepareNamespaceIdentity(t *testing.T) {
 	const ns = namespace
 	const tail = "data/h6ce3g624eave3ils1cg/c2r2is7s9gbrjaemnik0"

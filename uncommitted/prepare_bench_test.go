@@ -217,7 +217,7 @@ func BenchmarkPrepare(b *testing.B) {
 	}
 }
 
-// BenchmarkPrepare5M is the design document's case: 5 M uncommitted
+// BenchmarkPrepare5M is the target scale's case: 5 M uncommitted
 // objects on 1 K branches, default options. Its sec/op is the wall time.
 func BenchmarkPrepare5M(b *testing.B) {
 	benchmarkPrepare(b, genSource{branches: 1000, perBranch: 5000})

@@ -22,7 +22,7 @@ var ciScale = Scale{Objects: 200_000, Slices: 40, Branches: 100, Commits: 2_000}
 // of kept commits and the test's sampler; heapSlack covers those. The
 // store's overlay (the reports it holds in memory) is not the GC's and is
 // taken off. The resident set adds the runtime and the binary to that;
-// the bound for it is the budget plus 64 MiB.
+// the bound Mark promises for it is the budget plus 64 MiB.
 const (
 	ciBudget  = 8 << 20
 	heapSlack = 16 << 20

@@ -1,4 +1,4 @@
-// Command bottomline runs the seeds' bottom line end to end through
+// Command bottomline runs the project's target scale end to end through
 // lakegc.Collect, against a simulated S3 bucket (package s3sim) that
 // answers every request after a latency: 20 M objects in the namespace,
 // 5 M of them staged on 1 K branches, 14 M in the active commits of 30 K,

@@ -17,7 +17,7 @@ import (
 
 // Scale is the size of the synthetic repository. Of every period of 20
 // objects of the namespace, 1 is garbage (an object of an expired commit),
-// 5 are staged and 14 committed: the seed's 1 M, 5 M and 14 M of 20 M.
+// 5 are staged and 14 committed: the target's 1 M, 5 M and 14 M of 20 M.
 type Scale struct {
 	Objects  int // in the namespace, a multiple of 20
 	Slices   int // folders of the data prefix, sharing the objects

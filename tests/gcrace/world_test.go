@@ -453,7 +453,7 @@ func (w *world) opLink() {
 	}
 	if w.rng.IntN(3) == 0 {
 		// A slow staging write: it lands up to a little more than the
-		// staging margin later (issue 23), as the writers' next steps
+		// staging margin later (past the TTL's end), as the writers' next steps
 		// pass that time.
 		pd.link = &link
 		pd.stageAt = w.clock.Now().Add(time.Duration(w.rng.Int64N(int64(linkaddr.StagingMargin + 2*time.Minute))))

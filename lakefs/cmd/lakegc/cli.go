@@ -129,7 +129,7 @@ func parseGC(args []string, getenv func(string) string, stdout, stderr io.Writer
 	fs.StringVar(&o.blockstorePath, "blockstore-path", "", "lakeFS's local blockstore folder (blockstore.local.path), for a local:// repository (env "+envBlockstorePath+")")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON on stdout")
 	fs.BoolVar(&o.initNamespace, "init-namespace", false, "first write lakegc's marker naming the repository's namespace into its folder, for a repository without lakeFS's marker (_lakefs/dummy), such as one created bare for a refs restore: only after checking the namespace is the repository's own folder")
-	// lakeFS's blockstore settings (issue 22 §3).
+	// lakeFS's blockstore settings, read as lakeFS reads them.
 	lakeFSConfig := fs.String("lakefs-config", "", "lakeFS's configuration `FILE`: open the storage namespace with its blockstore settings (endpoint, path style, keys), its LAKEFS_BLOCKSTORE_* variables winning as in lakeFS")
 	fs.Func("include-prefix", "collect objects under this key `PREFIX` of the namespace whatever their names (repeatable); only lakeFS's own shapes are collected otherwise", func(p string) error {
 		o.include = append(o.include, p)

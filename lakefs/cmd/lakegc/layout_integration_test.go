@@ -1,7 +1,7 @@
 package main
 
 // Integration tests against a real lakeFS of what a storage namespace may
-// hold besides the repository's own objects (issue 21): another repository
+// hold besides the repository's own objects: another repository
 // nested in its data folder, files imported from inside the namespace,
 // foreign files never imported, and linked objects at escaped and unicode
 // paths. Each builds lakefstest's history, adds its case, runs "lakegc gc

@@ -1,13 +1,13 @@
 //go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
 
-package sweep
+package extsort
 
 import (
 	"errors"
 	"os"
 )
 
-// spillLocks is false here: without a lock, a live Mark's spill folder
+// spillLocks is false here: without a lock, a live process's spill folder
 // cannot be told from a stale one, so none is removed.
 const spillLocks = false
 

@@ -1,4 +1,4 @@
-package sweep
+package extsort
 
 import (
 	"bytes"
@@ -76,7 +76,7 @@ func sortSlotsIn(a []slot, arena []byte, depth int, p *parallel) {
 			first := arena[int(a[0].off)+depth : a[0].off+a[0].n]
 			cp := len(first)
 			for _, s := range a[1:] {
-				cp = min(cp, commonPrefix(first[:cp], arena[int(s.off)+depth:s.off+s.n]))
+				cp = min(cp, CommonPrefix(first[:cp], arena[int(s.off)+depth:s.off+s.n]))
 			}
 			depth += cp
 			continue

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package sweep
+package extsort
 
 // discardPages keeps the pages where madvise is not at hand: they stay
 // resident, and counted.

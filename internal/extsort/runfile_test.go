@@ -1,4 +1,4 @@
-package sweep
+package extsort
 
 import (
 	"bytes"
@@ -15,9 +15,9 @@ import (
 // reads them back: the same keys, and the writer's order flag says whether
 // they strictly ascended.
 func TestRunFileRoundTrip(t *testing.T) {
-	dir, err := newSpillDir(t.TempDir(), 512)
+	dir, err := NewSpillDir(t.TempDir(), 512)
 	require.NoError(t, err)
-	defer dir.remove()
+	defer dir.Remove()
 	for seed := range uint64(100) {
 		r := rand.New(rand.NewPCG(seed, 5))
 		var keys [][]byte
@@ -31,30 +31,30 @@ func TestRunFileRoundTrip(t *testing.T) {
 		if r.IntN(2) == 0 {
 			slices.SortFunc(keys, bytes.Compare)
 		}
-		rw, err := dir.create()
+		rw, err := dir.Create()
 		require.NoError(t, err)
 		ordered := true
 		for i, k := range keys {
-			require.NoError(t, rw.add(k))
+			require.NoError(t, rw.Add(k))
 			if i > 0 && bytes.Compare(k, keys[i-1]) <= 0 {
 				ordered = false
 			}
 		}
 		require.Equal(t, ordered, rw.ordered, "seed %d", seed)
-		name, err := rw.finish()
+		name, err := rw.Finish()
 		require.NoError(t, err)
-		fr, err := openRun(name, 512)
+		fr, err := OpenRun(name, 512)
 		require.NoError(t, err)
 		var got [][]byte
 		for {
-			k, ok, err := fr.next()
+			k, ok, err := fr.Next()
 			require.NoError(t, err)
 			if !ok {
 				break
 			}
 			got = append(got, bytes.Clone(k))
 		}
-		require.NoError(t, fr.close())
+		require.NoError(t, fr.Close())
 		require.Equal(t, len(keys), len(got), "seed %d", seed)
 		for i := range keys {
 			require.Equal(t, string(keys[i]), string(got[i]), "seed %d key %d", seed, i)
@@ -81,10 +81,10 @@ func FuzzRunFile(f *testing.F) {
 		for i, size := range []int{16, 4096} {
 			name := filepath.Join(t.TempDir(), "run")
 			require.NoError(t, os.WriteFile(name, data, 0o600))
-			fr, err := openRun(name, size)
+			fr, err := OpenRun(name, size)
 			require.NoError(t, err)
 			for range len(data) + 1 {
-				k, ok, err := fr.next()
+				k, ok, err := fr.Next()
 				if err != nil || !ok {
 					errs[i] = err
 					break
@@ -92,7 +92,7 @@ func FuzzRunFile(f *testing.F) {
 				require.LessOrEqual(t, len(k), maxKeyLen)
 				runs[i] = append(runs[i], string(k))
 			}
-			require.NoError(t, fr.close())
+			require.NoError(t, fr.Close())
 		}
 		require.Equal(t, runs[0], runs[1])
 		require.Equal(t, errs[0] != nil, errs[1] != nil, "errors %v and %v", errs[0], errs[1])
@@ -103,15 +103,15 @@ func FuzzRunFile(f *testing.F) {
 // reading it fails rather than yield a shorter run (a lost kept key would
 // mark a live object).
 func TestRunFileTruncated(t *testing.T) {
-	dir, err := newSpillDir(t.TempDir(), 512)
+	dir, err := NewSpillDir(t.TempDir(), 512)
 	require.NoError(t, err)
-	defer dir.remove()
-	rw, err := dir.create()
+	defer dir.Remove()
+	rw, err := dir.Create()
 	require.NoError(t, err)
 	for _, k := range []string{"a", "ab", "abc", "b", "data/x/1", "data/x/2"} {
-		require.NoError(t, rw.add([]byte(k)))
+		require.NoError(t, rw.Add([]byte(k)))
 	}
-	name, err := rw.finish()
+	name, err := rw.Finish()
 	require.NoError(t, err)
 	whole, err := os.ReadFile(name)
 	require.NoError(t, err)
@@ -119,17 +119,17 @@ func TestRunFileTruncated(t *testing.T) {
 	for cut := range len(whole) {
 		cutName := filepath.Join(t.TempDir(), "run")
 		require.NoError(t, os.WriteFile(cutName, whole[:cut], 0o600))
-		fr, err := openRun(cutName, 16)
+		fr, err := OpenRun(cutName, 16)
 		require.NoError(t, err)
 		var rerr error
 		for {
-			_, ok, err := fr.next()
+			_, ok, err := fr.Next()
 			if err != nil || !ok {
 				rerr = err
 				break
 			}
 		}
-		require.NoError(t, fr.close())
+		require.NoError(t, fr.Close())
 		require.Error(t, rerr, "a run cut to %d of its %d bytes reads as a valid run", cut, len(whole))
 	}
 }

@@ -1,4 +1,4 @@
-package sweep
+package extsort
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ type scriptIter struct {
 	delay  time.Duration // before each key
 }
 
-func (s *scriptIter) next() ([]byte, bool, error) {
+func (s *scriptIter) Next() ([]byte, bool, error) {
 	if !s.busy.CompareAndSwap(false, true) {
 		s.t.Error("scriptIter: used by two goroutines at once")
 	}
@@ -48,7 +48,7 @@ func (s *scriptIter) next() ([]byte, bool, error) {
 	return s.buf, true, nil
 }
 
-func (s *scriptIter) close() error {
+func (s *scriptIter) Close() error {
 	if s.closes.Add(1) > 1 {
 		s.t.Error("scriptIter: closed twice")
 	}
@@ -87,9 +87,9 @@ func TestPrefetchMatchesInner(t *testing.T) {
 		chunk, nkeys := 1+r.IntN(1024), 1+r.IntN(64)
 		t.Run(fmt.Sprintf("%d/n=%d/chunk=%d/keys=%d/err=%v", trial, n, chunk, nkeys, err != nil), func(t *testing.T) {
 			in := &scriptIter{t: t, keys: keys, err: err}
-			p := newPrefetchSize(in, chunk, nkeys)
+			p := newPrefetch(in, chunk, nkeys)
 			for i := 0; ; i++ {
-				k, ok, gotErr := p.next()
+				k, ok, gotErr := p.Next()
 				if i < n {
 					if !ok || gotErr != nil || !bytes.Equal(k, keys[i]) {
 						t.Fatalf("key %d: got %q %v %v, want %q", i, k, ok, gotErr, keys[i])
@@ -100,12 +100,12 @@ func TestPrefetchMatchesInner(t *testing.T) {
 					t.Fatalf("after %d keys: got %q %v %v, want the end with error %v", n, k, ok, gotErr, err)
 				}
 				// The end is sticky.
-				if _, ok, again := p.next(); ok || again != err {
+				if _, ok, again := p.Next(); ok || again != err {
 					t.Fatalf("second call after the end: %v %v", ok, again)
 				}
 				break
 			}
-			if err := p.close(); err != nil {
+			if err := p.Close(); err != nil {
 				t.Fatal(err)
 			}
 			if in.closes.Load() != 1 {
@@ -120,10 +120,10 @@ func TestPrefetchMatchesInner(t *testing.T) {
 func TestPrefetchKeyValidUntilNext(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	keys := randomKeys(r, 5000, 30)
-	p := newPrefetchSize(&scriptIter{t: t, keys: keys}, 64, 4)
-	defer p.close()
+	p := newPrefetch(&scriptIter{t: t, keys: keys}, 64, 4)
+	defer p.Close()
 	for i := range keys {
-		k, ok, err := p.next()
+		k, ok, err := p.Next()
 		if !ok || err != nil {
 			t.Fatalf("key %d: %v %v", i, ok, err)
 		}
@@ -145,13 +145,13 @@ func TestPrefetchEarlyClose(t *testing.T) {
 	for _, read := range []int{0, 1, 7, 1000} {
 		t.Run(fmt.Sprint(read), func(t *testing.T) {
 			in := &scriptIter{t: t, keys: keys, delay: time.Microsecond}
-			p := newPrefetchSize(in, 256, 16)
+			p := newPrefetch(in, 256, 16)
 			for i := range read {
-				if k, ok, err := p.next(); !ok || err != nil || !bytes.Equal(k, keys[i]) {
+				if k, ok, err := p.Next(); !ok || err != nil || !bytes.Equal(k, keys[i]) {
 					t.Fatalf("key %d: %q %v %v", i, k, ok, err)
 				}
 			}
-			if err := p.close(); err != nil {
+			if err := p.Close(); err != nil {
 				t.Fatal(err)
 			}
 			select {
@@ -170,10 +170,10 @@ func TestPrefetchEarlyClose(t *testing.T) {
 			if in.nexts.Load() != nexts {
 				t.Fatal("stream read after close")
 			}
-			if err := p.close(); err != nil {
+			if err := p.Close(); err != nil {
 				t.Fatalf("second close: %v", err)
 			}
-			if _, ok, err := p.next(); ok || !errors.Is(err, errPrefetchClosed) {
+			if _, ok, err := p.Next(); ok || !errors.Is(err, errPrefetchClosed) {
 				t.Fatalf("next after close: %v %v", ok, err)
 			}
 		})
@@ -185,8 +185,8 @@ func TestPrefetchEarlyClose(t *testing.T) {
 func TestPrefetchReadsAhead(t *testing.T) {
 	keys := randomKeys(rand.New(rand.NewPCG(7, 8)), 100, 5)
 	in := &scriptIter{t: t, keys: keys}
-	p := newPrefetchSize(in, 1<<10, 10)
-	defer p.close()
+	p := newPrefetch(in, 1<<10, 10)
+	defer p.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for in.nexts.Load() < 30 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)

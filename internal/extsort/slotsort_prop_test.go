@@ -1,4 +1,4 @@
-package sweep
+package extsort
 
 import (
 	"bytes"
@@ -72,19 +72,19 @@ func TestSortSlotsModel(t *testing.T) {
 	}
 }
 
-// TestSorterModel runs the sorter (slab, spills, merge) on the same keys and
+// TestSorterModel runs the Sorter (slab, spills, merge) on the same keys and
 // compares with a sorted, deduplicated copy.
 func TestSorterModel(t *testing.T) {
 	for seed := range uint64(20) {
 		r := rand.New(rand.NewPCG(seed, 13))
 		keys := randTreeKeys(r, 200+r.IntN(3000))
-		dir, err := newSpillDir(t.TempDir(), 256)
+		dir, err := NewSpillDir(t.TempDir(), 256)
 		require.NoError(t, err)
-		s := newSorter(dir, 4096<<r.IntN(8), 2+r.IntN(3))
+		s := NewSorter(dir, 4096<<r.IntN(8), 2+r.IntN(3))
 		for _, k := range keys {
-			require.NoError(t, s.add(k))
+			require.NoError(t, s.Add(k))
 		}
-		it, err := s.finish()
+		it, err := s.Finish()
 		require.NoError(t, err)
 		got := drainKeys(t, it)
 		want := make([]string, len(keys))
@@ -94,6 +94,6 @@ func TestSorterModel(t *testing.T) {
 		slices.Sort(want)
 		want = slices.Compact(want)
 		require.Equal(t, want, got, "seed %d", seed)
-		require.NoError(t, dir.remove())
+		require.NoError(t, dir.Remove())
 	}
 }

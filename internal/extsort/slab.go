@@ -1,4 +1,4 @@
-package sweep
+package extsort
 
 // This file holds the memory that stores keys. A slab is one region, taken
 // once per block and reused across its spills rather than grown by

@@ -1,4 +1,4 @@
-package sweep
+package extsort
 
 import (
 	"bufio"
@@ -26,35 +26,44 @@ import (
 // the number of keys (a uvarint) end the file, so that a file cut short,
 // even between two keys, reads as an error rather than as a shorter run.
 
-// keyIter is a stream of keys in ascending order. The key returned by next is
-// valid until the following call.
-type keyIter interface {
-	next() (key []byte, ok bool, err error)
-	close() error
+// Iter is a stream of keys, in ascending order unless its maker says
+// otherwise. Next returns the next key, or ok false at the end; the key is
+// valid until the following call. Close releases the stream (and removes
+// what it reads from, for a run file); it may be called before the end.
+type Iter interface {
+	Next() (key []byte, ok bool, err error)
+	Close() error
 }
 
-// spillDir is the private directory of one Mark's temporary files.
-type spillDir struct {
+// ErrKeyTooLong is returned (wrapped) by [Sorter.Add] for a key longer than
+// 1 GiB. Object stores allow keys of about 1 KiB, so only outside input
+// can hold one; the caller says how that input is bad.
+var ErrKeyTooLong = errors.New("extsort: key too long")
+
+// SpillDir is the private folder of one user's temporary files: the run
+// files of its sorters and any run file it writes itself. Its methods are
+// safe for concurrent use; Remove must come after every other use.
+type SpillDir struct {
 	dir   string
-	lock  *os.File // held (flock) while the Mark runs; nil where locks are unsupported
+	lock  *os.File // held (flock) until Remove; nil where locks are unsupported
 	ioBuf int      // size of each file buffer
 	seq   atomic.Int64
 }
 
 // A spill folder is named spillPrefix + pid + "-" + random and holds the
-// file spillLock, which its Mark holds an exclusive lock on (flock) for as
-// long as it runs. The kernel drops the lock when the process dies, however
-// it dies, so a folder whose lock can be taken belongs to no live Mark: the
-// next Mark removes it. The pid in the name is informative only (pids are
-// reused); the lock decides.
+// file spillLock, which its user holds an exclusive lock on (flock) until
+// it removes the folder. The kernel drops the lock when the process dies,
+// however it dies, so a folder whose lock can be taken belongs to no live
+// user: [RemoveStaleSpills] removes it. The pid in the name is informative
+// only (pids are reused); the lock decides.
 const (
 	spillPrefix = "lakegc-mark-"
 	spillLock   = "lock"
 )
 
-// newSpillDir creates a locked spill folder in parent (os.TempDir() if
-// empty).
-func newSpillDir(parent string, ioBuf int) (*spillDir, error) {
+// NewSpillDir creates a locked spill folder in parent (os.TempDir() if
+// empty), whose files are read and written through buffers of ioBuf bytes.
+func NewSpillDir(parent string, ioBuf int) (*SpillDir, error) {
 	if parent == "" {
 		parent = os.TempDir()
 	}
@@ -62,32 +71,33 @@ func newSpillDir(parent string, ioBuf int) (*spillDir, error) {
 	if !spillLocks {
 		dir, err := os.MkdirTemp(parent, pattern)
 		if err != nil {
-			return nil, fmt.Errorf("sweep: spill directory: %w", err)
+			return nil, fmt.Errorf("extsort: spill directory: %w", err)
 		}
-		return &spillDir{dir: dir, ioBuf: ioBuf}, nil
+		return &SpillDir{dir: dir, ioBuf: ioBuf}, nil
 	}
-	// The folder is made and locked under a name the sweep of stale
-	// folders ignores, then renamed: no other Mark can see it unlocked.
+	// The folder is made and locked under a name RemoveStaleSpills
+	// ignores, then renamed: no other process can see it unlocked.
 	pending, err := os.MkdirTemp(parent, "."+pattern)
 	if err != nil {
-		return nil, fmt.Errorf("sweep: spill directory: %w", err)
+		return nil, fmt.Errorf("extsort: spill directory: %w", err)
 	}
 	lock, err := createLocked(filepath.Join(pending, spillLock))
 	if err != nil {
 		os.RemoveAll(pending)
-		return nil, fmt.Errorf("sweep: spill directory: lock: %w", err)
+		return nil, fmt.Errorf("extsort: spill directory: lock: %w", err)
 	}
 	dir := filepath.Join(parent, filepath.Base(pending)[1:])
 	if err := os.Rename(pending, dir); err != nil {
 		lock.Close()
 		os.RemoveAll(pending)
-		return nil, fmt.Errorf("sweep: spill directory: %w", err)
+		return nil, fmt.Errorf("extsort: spill directory: %w", err)
 	}
-	return &spillDir{dir: dir, lock: lock, ioBuf: ioBuf}, nil
+	return &SpillDir{dir: dir, lock: lock, ioBuf: ioBuf}, nil
 }
 
-// remove deletes the folder, then releases its lock.
-func (d *spillDir) remove() error {
+// Remove deletes the folder and every file left in it, then releases its
+// lock.
+func (d *SpillDir) Remove() error {
 	err := os.RemoveAll(d.dir)
 	if d.lock != nil {
 		d.lock.Close()
@@ -114,12 +124,13 @@ func isSpillName(name string) bool {
 	return true
 }
 
-// removeStaleSpills removes the spill folders of parent (os.TempDir() if
-// empty) whose lock no live
-// Mark holds, and returns their names. A folder without a lock file, with
+// RemoveStaleSpills removes the spill folders of parent (os.TempDir() if
+// empty) whose lock no live process holds (left behind by one that was
+// killed), and returns their names. A folder without a lock file, with
 // another name, or whose lock is held is left alone; so is any error, as a
-// stale folder costs only disk space.
-func removeStaleSpills(parent string) []string {
+// stale folder costs only disk space. Where file locks are not at hand it
+// removes nothing, as a live folder cannot be told from a stale one.
+func RemoveStaleSpills(parent string) []string {
 	if !spillLocks {
 		return nil
 	}
@@ -140,7 +151,7 @@ func removeStaleSpills(parent string) []string {
 		if !ok {
 			continue
 		}
-		// Removed while holding the lock, so no other Mark removes it too.
+		// Removed while holding the lock, so no other process removes it too.
 		if os.RemoveAll(dir) == nil {
 			removed = append(removed, e.Name())
 		}
@@ -149,12 +160,17 @@ func removeStaleSpills(parent string) []string {
 	return removed
 }
 
-// maxNameLen bounds the length of a run file's name.
-func (d *spillDir) maxNameLen() int { return len(filepath.Join(d.dir, "run-")) + 20 }
+// MaxNameLen bounds the length of the name of a run file of d, for a
+// caller that counts the memory of the names it keeps.
+func (d *SpillDir) MaxNameLen() int { return len(filepath.Join(d.dir, "run-")) + 20 }
 
-// runWriter writes keys to a new run file, noting whether they came in
-// strictly ascending order.
-type runWriter struct {
+// IOBuf is the size of the buffer each file of d is read or written
+// through: what [OpenRun] takes for a run file of d.
+func (d *SpillDir) IOBuf() int { return d.ioBuf }
+
+// RunWriter writes keys to a new run file, noting whether they came in
+// strictly ascending order. Not safe for concurrent use.
+type RunWriter struct {
 	f       *os.File
 	w       *bufio.Writer
 	n       int64
@@ -163,19 +179,22 @@ type runWriter struct {
 	hdr     [2 * binary.MaxVarintLen64]byte
 }
 
-func (d *spillDir) create() (*runWriter, error) {
+// Create starts a new run file in d. The caller must end it with Finish or
+// Abort.
+func (d *SpillDir) Create() (*RunWriter, error) {
 	name := filepath.Join(d.dir, fmt.Sprintf("run-%06d", d.seq.Add(1)))
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("sweep: spill: %w", err)
+		return nil, fmt.Errorf("extsort: spill: %w", err)
 	}
-	return &runWriter{f: f, w: bufio.NewWriterSize(f, d.ioBuf), ordered: true}, nil
+	return &RunWriter{f: f, w: bufio.NewWriterSize(f, d.ioBuf), ordered: true}, nil
 }
 
-func (rw *runWriter) add(key []byte) error {
+// Add appends key to the file, in any order.
+func (rw *RunWriter) Add(key []byte) error {
 	shared := 0
 	if rw.n > 0 {
-		shared = commonPrefix(key, rw.last)
+		shared = CommonPrefix(key, rw.last)
 		if shared == len(key) || shared < len(rw.last) && key[shared] < rw.last[shared] {
 			rw.ordered = false
 		}
@@ -189,20 +208,20 @@ func (rw *runWriter) add(key []byte) error {
 // it. It neither checks nor records the order: a caller that uses put for
 // every key of the file knows the previous key itself (spill, whose keys
 // stay in the block).
-func (rw *runWriter) put(key []byte, shared int) error {
+func (rw *RunWriter) put(key []byte, shared int) error {
 	rw.n++
 	// One write of the entry, built where the buffer would copy it to.
 	b := binary.AppendUvarint(rw.w.AvailableBuffer(), uint64(shared)+1)
 	b = binary.AppendUvarint(b, uint64(len(key)-shared))
 	b = append(b, key[shared:]...)
 	if _, err := rw.w.Write(b); err != nil {
-		return fmt.Errorf("sweep: spill: %w", err)
+		return fmt.Errorf("extsort: spill: %w", err)
 	}
 	return nil
 }
 
-// commonPrefix returns the length of the longest common prefix of a and b.
-func commonPrefix(a, b []byte) int {
+// CommonPrefix returns the length of the longest common prefix of a and b.
+func CommonPrefix(a, b []byte) int {
 	n := min(len(a), len(b))
 	i := 0
 	for ; i+8 <= n; i += 8 {
@@ -216,9 +235,12 @@ func commonPrefix(a, b []byte) int {
 	return i
 }
 
-// finish writes the file's end, flushes it and returns its name; the file
-// stays on disk.
-func (rw *runWriter) finish() (string, error) {
+// Ordered reports whether the keys added so far strictly ascend.
+func (rw *RunWriter) Ordered() bool { return rw.ordered }
+
+// Finish writes the file's end, flushes it and returns its name, for
+// [OpenRun]; the file stays on disk. On an error the file is removed.
+func (rw *RunWriter) Finish() (string, error) {
 	name := rw.f.Name()
 	end := binary.AppendUvarint(append(rw.hdr[:0], 0), uint64(rw.n))
 	_, err := rw.w.Write(end)
@@ -231,19 +253,21 @@ func (rw *runWriter) finish() (string, error) {
 	rw.last = nil
 	if err != nil {
 		os.Remove(name)
-		return "", fmt.Errorf("sweep: spill: %w", err)
+		return "", fmt.Errorf("extsort: spill: %w", err)
 	}
 	return name, nil
 }
 
-// abort closes and removes the file.
-func (rw *runWriter) abort() {
+// Abort closes and removes the file.
+func (rw *RunWriter) Abort() {
 	rw.f.Close()
 	os.Remove(rw.f.Name())
 }
 
-// fileRun reads a run file; close removes it.
-type fileRun struct {
+// FileRun reads a run file as an [Iter]: the keys in the order they were
+// written. A file cut short, altered or followed by other bytes fails Next
+// rather than read as a shorter run. Close removes the file.
+type FileRun struct {
 	f    *os.File
 	r    *bufio.Reader
 	buf  []byte
@@ -251,15 +275,17 @@ type fileRun struct {
 	done bool   // the end was read
 }
 
-func openRun(name string, ioBuf int) (*fileRun, error) {
+// OpenRun opens the run file name, read through a buffer of ioBuf bytes.
+func OpenRun(name string, ioBuf int) (*FileRun, error) {
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, fmt.Errorf("sweep: spill: %w", err)
+		return nil, fmt.Errorf("extsort: spill: %w", err)
 	}
-	return &fileRun{f: f, r: bufio.NewReaderSize(f, ioBuf)}, nil
+	return &FileRun{f: f, r: bufio.NewReaderSize(f, ioBuf)}, nil
 }
 
-func (fr *fileRun) next() ([]byte, bool, error) {
+// Next returns the next key of the file.
+func (fr *FileRun) Next() ([]byte, bool, error) {
 	if fr.done {
 		return nil, false, nil
 	}
@@ -268,7 +294,7 @@ func (fr *fileRun) next() ([]byte, bool, error) {
 	}
 	shared, err := binary.ReadUvarint(fr.r)
 	if err != nil {
-		return nil, false, fmt.Errorf("sweep: spill read: %w", noEOF(err))
+		return nil, false, fmt.Errorf("extsort: spill read: %w", noEOF(err))
 	}
 	if shared == 0 {
 		return nil, false, fr.end()
@@ -276,14 +302,14 @@ func (fr *fileRun) next() ([]byte, bool, error) {
 	shared--
 	rest, err := binary.ReadUvarint(fr.r)
 	if err != nil {
-		return nil, false, fmt.Errorf("sweep: spill read: %w", noEOF(err))
+		return nil, false, fmt.Errorf("extsort: spill read: %w", noEOF(err))
 	}
 	if shared > uint64(len(fr.buf)) || rest > maxKeyLen-shared {
-		return nil, false, fmt.Errorf("sweep: spill read: corrupt lengths %d, %d", shared, rest)
+		return nil, false, fmt.Errorf("extsort: spill read: corrupt lengths %d, %d", shared, rest)
 	}
 	fr.resizeKey(shared, rest)
 	if _, err := io.ReadFull(fr.r, fr.buf[shared:]); err != nil {
-		return nil, false, fmt.Errorf("sweep: spill read: %w", noEOF(err))
+		return nil, false, fmt.Errorf("extsort: spill read: %w", noEOF(err))
 	}
 	fr.n++
 	return fr.buf, true, nil
@@ -294,7 +320,7 @@ func (fr *fileRun) next() ([]byte, bool, error) {
 // byte; it reports false, having read nothing, for anything else (the end, a
 // key across the buffer's end, any error), which next then reads the slow
 // way.
-func (fr *fileRun) nextBuffered() ([]byte, bool) {
+func (fr *FileRun) nextBuffered() ([]byte, bool) {
 	b, _ := fr.r.Peek(fr.r.Buffered())
 	shared, n1 := binary.Uvarint(b)
 	if n1 <= 0 || shared == 0 {
@@ -315,7 +341,7 @@ func (fr *fileRun) nextBuffered() ([]byte, bool) {
 // resizeKey makes fr.buf the length of the next key, shared bytes of the
 // previous key (kept) and rest bytes the caller fills in. next and
 // nextBuffered both call it, having checked the lengths.
-func (fr *fileRun) resizeKey(shared, rest uint64) {
+func (fr *FileRun) resizeKey(shared, rest uint64) {
 	n := int(shared + rest)
 	if cap(fr.buf) < n {
 		buf := make([]byte, n, max(n, 64))
@@ -327,19 +353,19 @@ func (fr *fileRun) resizeKey(shared, rest uint64) {
 
 // end reads the file's end: the number of keys, as many as were read, and
 // nothing after it.
-func (fr *fileRun) end() error {
+func (fr *FileRun) end() error {
 	n, err := binary.ReadUvarint(fr.r)
 	if err != nil {
-		return fmt.Errorf("sweep: spill read: end: %w", noEOF(err))
+		return fmt.Errorf("extsort: spill read: end: %w", noEOF(err))
 	}
 	if n != fr.n {
-		return fmt.Errorf("sweep: spill read: %d keys, the end says %d", fr.n, n)
+		return fmt.Errorf("extsort: spill read: %d keys, the end says %d", fr.n, n)
 	}
 	switch _, err := fr.r.ReadByte(); {
 	case err == nil:
-		return errors.New("sweep: spill read: bytes after the end")
+		return errors.New("extsort: spill read: bytes after the end")
 	case err != io.EOF:
-		return fmt.Errorf("sweep: spill read: %w", err)
+		return fmt.Errorf("extsort: spill read: %w", err)
 	}
 	fr.done = true
 	return nil
@@ -353,7 +379,8 @@ func noEOF(err error) error {
 	return err
 }
 
-func (fr *fileRun) close() error {
+// Close closes and removes the file.
+func (fr *FileRun) Close() error {
 	err := fr.f.Close()
 	if rerr := os.Remove(fr.f.Name()); err == nil {
 		err = rerr
@@ -383,9 +410,9 @@ const (
 	pageSize = 4096
 )
 
-// sorter gathers keys in a block of at most maxBytes, spilling each full
-// block as a sorted run, and merges the runs in the end. Duplicates are
-// dropped. Not safe for concurrent use.
+// Sorter gathers keys in a block of at most maxBytes, spilling each full
+// block as a sorted run to its SpillDir, and merges the runs in the end.
+// Duplicates are dropped. Not safe for concurrent use.
 //
 // The block is one slab, taken at the first key and reused after every
 // spill: keys are appended from its start, their slots from its end
@@ -393,8 +420,8 @@ const (
 // touched count (a mapped slab's others cost nothing), and the block keeps
 // those within maxBytes: where keys of another length than before would
 // touch more, the pages between the two ends are given back first.
-type sorter struct {
-	dir      *spillDir
+type Sorter struct {
+	dir      *SpillDir
 	maxBytes int
 	fanIn    int
 	mem      *slab // nil until the first key, and once released
@@ -406,13 +433,16 @@ type sorter struct {
 	runs     []string
 }
 
-func newSorter(dir *spillDir, maxBytes, fanIn int) *sorter {
-	return &sorter{dir: dir, maxBytes: min(maxBytes, maxBlock), fanIn: fanIn, ordered: true}
+// NewSorter returns a sorter whose block holds at most maxBytes (and at
+// most 2 GiB), whose runs go to dir, and which merges at most fanIn runs
+// at once. It takes no memory before the first key.
+func NewSorter(dir *SpillDir, maxBytes, fanIn int) *Sorter {
+	return &Sorter{dir: dir, maxBytes: min(maxBytes, maxBlock), fanIn: fanIn, ordered: true}
 }
 
 // roundPage rounds n up to whole pages when the slab is mapped, where a
 // touched page counts in full.
-func (s *sorter) roundPage(n int) int {
+func (s *Sorter) roundPage(n int) int {
 	if s.mem == nil || !s.mem.mapped {
 		return n
 	}
@@ -422,7 +452,7 @@ func (s *sorter) roundPage(n int) int {
 // room reports whether a key of n bytes fits the block, giving back the
 // pages between its two ends when that makes it fit. Where they cannot be
 // given back (a system without madvise), the pages stay counted.
-func (s *sorter) room(n int) bool {
+func (s *Sorter) room(n int) bool {
 	a, r := s.alen+n, slotSize*(s.nslots+1)
 	if a+r > min(s.maxBytes, len(s.mem.b)) {
 		return false
@@ -441,9 +471,11 @@ func (s *sorter) room(n int) bool {
 	return true
 }
 
-func (s *sorter) add(key []byte) error {
+// Add adds a copy of key; the sorter never writes to key's bytes. A key
+// longer than 1 GiB is an error wrapping [ErrKeyTooLong].
+func (s *Sorter) Add(key []byte) error {
 	if len(key) > maxKeyLen {
-		return fmt.Errorf("%w: key of %d bytes", ErrInvalidInput, len(key))
+		return fmt.Errorf("%w: %d bytes", ErrKeyTooLong, len(key))
 	}
 	if s.mem == nil {
 		n := s.maxBytes &^ (slotSize - 1)
@@ -473,21 +505,27 @@ func (s *sorter) add(key []byte) error {
 }
 
 // slotAt returns the slot of the i-th key added to the block, from 1.
-func (s *sorter) slotAt(i int) *slot {
+func (s *Sorter) slotAt(i int) *slot {
 	return (*slot)(unsafe.Pointer(&s.mem.b[len(s.mem.b)-slotSize*i]))
 }
 
 // slots returns the block's slots: newest first until sortBlock, then in
 // ascending order of their keys.
-func (s *sorter) slots() []slot {
+func (s *Sorter) slots() []slot {
 	if s.nslots == 0 {
 		return nil
 	}
 	return unsafe.Slice(s.slotAt(s.nslots), s.nslots)
 }
 
-// size is the memory the block holds.
-func (s *sorter) size() int {
+// MaxBytes is the most memory the block may hold: maxBytes of NewSorter,
+// at most 2 GiB.
+func (s *Sorter) MaxBytes() int { return s.maxBytes }
+
+// Size is the memory the block holds: the pages it touched since they were
+// last given back when it is mapped outside the Go heap, else its whole
+// slice. It is at most MaxBytes.
+func (s *Sorter) Size() int {
 	if s.mem == nil {
 		return 0
 	}
@@ -497,9 +535,9 @@ func (s *sorter) size() int {
 	return s.roundPage(s.hwA) + s.roundPage(s.hwR)
 }
 
-func (s *sorter) key(r slot) []byte { return s.mem.b[r.off : r.off+r.n : r.off+r.n] }
+func (s *Sorter) key(r slot) []byte { return s.mem.b[r.off : r.off+r.n : r.off+r.n] }
 
-func (s *sorter) sortBlock() {
+func (s *Sorter) sortBlock() {
 	if s.sorted || s.nslots == 0 {
 		return
 	}
@@ -513,12 +551,12 @@ func (s *sorter) sortBlock() {
 }
 
 // spill writes the block as a sorted run and empties it, keeping its memory.
-func (s *sorter) spill() error {
+func (s *Sorter) spill() error {
 	if s.nslots == 0 {
 		return nil
 	}
 	s.sortBlock()
-	rw, err := s.dir.create()
+	rw, err := s.dir.Create()
 	if err != nil {
 		return err
 	}
@@ -530,17 +568,17 @@ func (s *sorter) spill() error {
 		k := s.key(r)
 		shared := 0
 		if i > 0 {
-			if shared = commonPrefix(k, prev); shared == len(k) && shared == len(prev) {
+			if shared = CommonPrefix(k, prev); shared == len(k) && shared == len(prev) {
 				continue
 			}
 		}
 		prev = k
 		if err := rw.put(k, shared); err != nil {
-			rw.abort()
+			rw.Abort()
 			return err
 		}
 	}
-	name, err := rw.finish()
+	name, err := rw.Finish()
 	if err != nil {
 		return err
 	}
@@ -550,16 +588,16 @@ func (s *sorter) spill() error {
 }
 
 // spillOne writes key as a run of its own.
-func (s *sorter) spillOne(key []byte) error {
-	rw, err := s.dir.create()
+func (s *Sorter) spillOne(key []byte) error {
+	rw, err := s.dir.Create()
 	if err != nil {
 		return err
 	}
-	if err := rw.add(key); err != nil {
-		rw.abort()
+	if err := rw.Add(key); err != nil {
+		rw.Abort()
 		return err
 	}
-	name, err := rw.finish()
+	name, err := rw.Finish()
 	if err != nil {
 		return err
 	}
@@ -567,19 +605,21 @@ func (s *sorter) spillOne(key []byte) error {
 	return nil
 }
 
-// finish returns the sorted, distinct keys added so far. Runs beyond the
+// Finish returns the sorted, distinct keys added so far. Runs beyond the
 // fan-in are merged into longer runs first, so at most fanIn files are open.
-func (s *sorter) finish() (keyIter, error) {
+// The block is freed when the stream is closed; on an error, at once. No key
+// may be added after.
+func (s *Sorter) Finish() (Iter, error) {
 	s.sortBlock()
 	for len(s.runs) > s.fanIn {
 		if err := s.mergeRuns(); err != nil {
-			s.release()
+			s.Release()
 			return nil, err
 		}
 	}
 	iters, err := s.openRuns(s.runs, 1)
 	if err != nil {
-		s.release()
+		s.Release()
 		return nil, err
 	}
 	s.runs = nil
@@ -588,12 +628,12 @@ func (s *sorter) finish() (keyIter, error) {
 	} else {
 		s.freeBlock()
 	}
-	return newMerge(iters), nil
+	return NewMerge(iters), nil
 }
 
-// adopt takes o's keys into s's runs, spilling o's block first, and frees
-// o's block.
-func (s *sorter) adopt(o *sorter) error {
+// Adopt takes o's keys into s's runs, spilling o's block first, and frees
+// o's block. o must share s's SpillDir and takes no more keys.
+func (s *Sorter) Adopt(o *Sorter) error {
 	if err := o.spill(); err != nil {
 		return err
 	}
@@ -604,12 +644,12 @@ func (s *sorter) adopt(o *sorter) error {
 }
 
 // openRuns opens the named runs, with room for extra more streams.
-func (s *sorter) openRuns(names []string, extra int) ([]keyIter, error) {
-	iters := make([]keyIter, 0, len(names)+extra)
+func (s *Sorter) openRuns(names []string, extra int) ([]Iter, error) {
+	iters := make([]Iter, 0, len(names)+extra)
 	for _, name := range names {
-		fr, err := openRun(name, s.dir.ioBuf)
+		fr, err := OpenRun(name, s.dir.ioBuf)
 		if err != nil {
-			closeAll(iters)
+			CloseAll(iters)
 			return nil, err
 		}
 		iters = append(iters, fr)
@@ -618,32 +658,32 @@ func (s *sorter) openRuns(names []string, extra int) ([]keyIter, error) {
 }
 
 // mergeRuns merges the first fanIn runs into one.
-func (s *sorter) mergeRuns() error {
+func (s *Sorter) mergeRuns() error {
 	iters, err := s.openRuns(s.runs[:s.fanIn], 0)
 	if err != nil {
 		return err
 	}
-	m := newMerge(iters)
-	defer m.close()
-	rw, err := s.dir.create()
+	m := NewMerge(iters)
+	defer m.Close()
+	rw, err := s.dir.Create()
 	if err != nil {
 		return err
 	}
 	for {
-		k, ok, err := m.next()
+		k, ok, err := m.Next()
 		if err != nil {
-			rw.abort()
+			rw.Abort()
 			return err
 		}
 		if !ok {
 			break
 		}
-		if err := rw.add(k); err != nil {
-			rw.abort()
+		if err := rw.Add(k); err != nil {
+			rw.Abort()
 			return err
 		}
 	}
-	name, err := rw.finish()
+	name, err := rw.Finish()
 	if err != nil {
 		return err
 	}
@@ -652,13 +692,14 @@ func (s *sorter) mergeRuns() error {
 }
 
 // freeBlock gives the block's memory back; no key of it may be used after.
-func (s *sorter) freeBlock() {
+func (s *Sorter) freeBlock() {
 	s.mem.free()
 	s.mem, s.alen, s.nslots, s.hwA, s.hwR = nil, 0, 0, 0, 0
 }
 
-// release drops the block's memory and removes unmerged runs.
-func (s *sorter) release() {
+// Release drops the block's memory and removes the runs not yet handed to
+// a stream. It may be called more than once, and after Finish.
+func (s *Sorter) Release() {
 	for _, name := range s.runs {
 		os.Remove(name)
 	}
@@ -668,11 +709,11 @@ func (s *sorter) release() {
 
 // blockIter streams the sorted in-memory block of a sorter; close frees it.
 type blockIter struct {
-	s *sorter
+	s *Sorter
 	i int
 }
 
-func (b *blockIter) next() ([]byte, bool, error) {
+func (b *blockIter) Next() ([]byte, bool, error) {
 	if b.s.mem == nil || b.i >= b.s.nslots {
 		return nil, false, nil
 	}
@@ -681,7 +722,7 @@ func (b *blockIter) next() ([]byte, bool, error) {
 	return k, true, nil
 }
 
-func (b *blockIter) close() error {
+func (b *blockIter) Close() error {
 	b.s.freeBlock()
 	return nil
 }
@@ -692,7 +733,7 @@ type refIter struct {
 	refs  []keyRef
 }
 
-func (r *refIter) next() ([]byte, bool, error) {
+func (r *refIter) Next() ([]byte, bool, error) {
 	if len(r.refs) == 0 {
 		return nil, false, nil
 	}
@@ -701,7 +742,7 @@ func (r *refIter) next() ([]byte, bool, error) {
 	return k, true, nil
 }
 
-func (r *refIter) close() error {
+func (r *refIter) Close() error {
 	r.arena, r.refs = nil, nil
 	return nil
 }
@@ -714,15 +755,18 @@ type merge struct {
 	n    int64 // keys yielded
 	err  error
 	init bool
-	all  []keyIter
+	all  []Iter
 }
 
 type mergeItem struct {
-	it  keyIter
+	it  Iter
 	key []byte
 }
 
-func newMerge(iters []keyIter) *merge { return &merge{all: iters} }
+// NewMerge returns the k-way merge of the ascending streams iters, which
+// yields each key once and fails as soon as a stream's keys descend. Close
+// closes every stream.
+func NewMerge(iters []Iter) Iter { return &merge{all: iters} }
 
 func (m *merge) less(i, j int) bool { return bytes.Compare(m.heap[i].key, m.heap[j].key) < 0 }
 
@@ -747,7 +791,7 @@ func (m *merge) down(i int) {
 func (m *merge) start() error {
 	m.init = true
 	for _, it := range m.all {
-		k, ok, err := it.next()
+		k, ok, err := it.Next()
 		if err != nil {
 			return err
 		}
@@ -763,7 +807,7 @@ func (m *merge) start() error {
 
 // advance moves the smallest stream to its next key.
 func (m *merge) advance() error {
-	k, ok, err := m.heap[0].it.next()
+	k, ok, err := m.heap[0].it.Next()
 	if err != nil {
 		return err
 	}
@@ -780,7 +824,7 @@ func (m *merge) advance() error {
 	return nil
 }
 
-func (m *merge) next() ([]byte, bool, error) {
+func (m *merge) Next() ([]byte, bool, error) {
 	if m.err != nil {
 		return nil, false, m.err
 	}
@@ -798,7 +842,7 @@ func (m *merge) next() ([]byte, bool, error) {
 		if m.n > 0 {
 			c := bytes.Compare(k, m.out)
 			if c < 0 {
-				m.err = fmt.Errorf("sweep: merge: key out of order: %q after %q", k, m.out)
+				m.err = fmt.Errorf("extsort: merge: key out of order: %q after %q", k, m.out)
 				return nil, false, m.err
 			}
 			dup = c == 0
@@ -817,29 +861,34 @@ func (m *merge) next() ([]byte, bool, error) {
 	return nil, false, nil
 }
 
-func (m *merge) close() error {
-	err := closeAll(m.all)
+func (m *merge) Close() error {
+	err := CloseAll(m.all)
 	m.all, m.heap = nil, nil
 	return err
 }
 
-func closeAll(iters []keyIter) error {
+// CloseAll closes every stream of iters and joins their errors.
+func CloseAll(iters []Iter) error {
 	var errs []error
 	for _, it := range iters {
-		errs = append(errs, it.close())
+		errs = append(errs, it.Close())
 	}
 	return errors.Join(errs...)
 }
 
-// concat yields the streams one after the other; it is sorted when every
-// stream is and each stream's keys sort before the next one's (the folders of
-// a listing, taken in order). Streams are opened lazily and closed when done.
+// NewConcat returns the streams that open returns, one after the other; it
+// is sorted when every stream is and each stream's keys sort before the
+// next one's (the folders of a listing, taken in order). Each stream is
+// opened when the one before it ends, and closed when done.
+func NewConcat(open []func() (Iter, error)) Iter { return &concat{open: open} }
+
+// concat is the stream of NewConcat.
 type concat struct {
-	open []func() (keyIter, error)
-	cur  keyIter
+	open []func() (Iter, error)
+	cur  Iter
 }
 
-func (c *concat) next() ([]byte, bool, error) {
+func (c *concat) Next() ([]byte, bool, error) {
 	for {
 		if c.cur == nil {
 			if len(c.open) == 0 {
@@ -852,11 +901,11 @@ func (c *concat) next() ([]byte, bool, error) {
 			c.open = c.open[1:]
 			c.cur = it
 		}
-		k, ok, err := c.cur.next()
+		k, ok, err := c.cur.Next()
 		if err != nil || ok {
 			return k, ok, err
 		}
-		err = c.cur.close()
+		err = c.cur.Close()
 		c.cur = nil
 		if err != nil {
 			return nil, false, err
@@ -864,20 +913,22 @@ func (c *concat) next() ([]byte, bool, error) {
 	}
 }
 
-func (c *concat) close() error {
+func (c *concat) Close() error {
 	c.open = nil
 	if c.cur != nil {
-		err := c.cur.close()
+		err := c.cur.Close()
 		c.cur = nil
 		return err
 	}
 	return nil
 }
 
-// strict returns it, failing as soon as its keys do not strictly ascend. A
-// prefetchIter checks them itself, on the batches it hands out, with no copy
-// of the previous key; any other stream is wrapped in a strictIter.
-func strict(it keyIter, name string) keyIter {
+// Strict returns it, failing as soon as its keys do not strictly ascend,
+// with an error that names the stream name. A stream of [NewPrefetch]
+// checks them itself, on the batches it hands out, with no copy of the
+// previous key (Strict must then come before its first Next); any other
+// stream is wrapped.
+func Strict(it Iter, name string) Iter {
 	if p, ok := it.(*prefetchIter); ok {
 		p.strict(name)
 		return p
@@ -886,17 +937,17 @@ func strict(it keyIter, name string) keyIter {
 }
 
 // strictIter passes on the keys of it and fails as soon as they do not
-// strictly ascend. The merge-join trusts the order of both streams: a key
-// out of order would make it skip a kept key and mark its object.
+// strictly ascend: a merge-join trusts the order of both its streams, and a
+// key out of order would make it skip a match.
 type strictIter struct {
-	it   keyIter
+	it   Iter
 	name string
 	last []byte
 	seen bool
 }
 
-func (s *strictIter) next() ([]byte, bool, error) {
-	k, ok, err := s.it.next()
+func (s *strictIter) Next() ([]byte, bool, error) {
+	k, ok, err := s.it.Next()
 	if err != nil || !ok {
 		return nil, false, err
 	}
@@ -909,24 +960,13 @@ func (s *strictIter) next() ([]byte, bool, error) {
 	return k, true, nil
 }
 
-func (s *strictIter) close() error { return s.it.close() }
+func (s *strictIter) Close() error { return s.it.Close() }
 
 // ascends is the order check of strictIter and of a strict prefetchIter: an
 // error naming the stream name unless k comes after prev.
 func ascends(name string, k, prev []byte) error {
 	if bytes.Compare(k, prev) <= 0 {
-		return fmt.Errorf("sweep: %s out of order: %q after %q", name, k, prev)
+		return fmt.Errorf("extsort: %s out of order: %q after %q", name, k, prev)
 	}
 	return nil
-}
-
-// resize returns s with capacity exactly c (append would round it up to a
-// size class, beyond the budget).
-func resize[T any](s []T, c int) []T {
-	if cap(s) == c {
-		return s
-	}
-	out := make([]T, len(s), c)
-	copy(out, s)
-	return out
 }

@@ -1,6 +1,6 @@
 //go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
 
-package sweep
+package extsort
 
 // Without mmap, every slab is a heap slice.
 func mapBytes(int) ([]byte, bool) { return nil, false }

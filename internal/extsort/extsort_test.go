@@ -1,16 +1,15 @@
-package sweep
+package extsort
 
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
-	"time"
 
-	"github.com/lakegc/lakegc/internal/layout"
 	"github.com/stretchr/testify/require"
 )
 
@@ -19,9 +18,9 @@ import (
 func TestSorter(t *testing.T) {
 	for seed := range uint64(30) {
 		r := rand.New(rand.NewPCG(seed, 3))
-		dir, err := newSpillDir(t.TempDir(), 512)
+		dir, err := NewSpillDir(t.TempDir(), 512)
 		require.NoError(t, err)
-		s := newSorter(dir, 1024<<r.IntN(6), 2+r.IntN(4))
+		s := NewSorter(dir, 1024<<r.IntN(6), 2+r.IntN(4))
 		var want []string
 		for range r.IntN(1500) {
 			k := strconv.Itoa(r.IntN(2000)) + string(make([]byte, r.IntN(40)))
@@ -29,12 +28,12 @@ func TestSorter(t *testing.T) {
 				k = string(bytes.Repeat([]byte("L"), 600)) // larger than a block
 			}
 			want = append(want, k)
-			require.NoError(t, s.add([]byte(k)))
-			require.LessOrEqual(t, s.size(), s.maxBytes, "block beyond its budget")
+			require.NoError(t, s.Add([]byte(k)))
+			require.LessOrEqual(t, s.Size(), s.maxBytes, "block beyond its budget")
 		}
 		slices.Sort(want)
 		want = slices.Compact(want)
-		it, err := s.finish()
+		it, err := s.Finish()
 		require.NoError(t, err)
 		got := drainKeys(t, it)
 		require.Equal(t, len(want), len(got))
@@ -42,36 +41,23 @@ func TestSorter(t *testing.T) {
 		runs, err := filepath.Glob(filepath.Join(dir.dir, "run-*"))
 		require.NoError(t, err)
 		require.Empty(t, runs, "runs are removed once read")
-		require.NoError(t, dir.remove())
-	}
-}
-
-func TestSliceTime(t *testing.T) {
-	for _, tm := range []int64{0, 1, 1e9, 1764500000, 2e9, 4e9} {
-		name := descendingName(time.Unix(tm, 0))
-		got, ok := layout.SliceTime(name)
-		require.True(t, ok)
-		require.Equal(t, tm, got.Unix(), name)
-	}
-	for _, bad := range []string{"", "short", "ZZZZZZZZZZZZZZZZZZZZ", "ft1hvo9ksdubjir1711g/"} {
-		_, ok := layout.SliceTime(bad)
-		require.False(t, ok, bad)
+		require.NoError(t, dir.Remove())
 	}
 }
 
 // drainKeys reads it to its end, closes it, and returns its keys.
-func drainKeys(t testing.TB, it keyIter) []string {
+func drainKeys(t testing.TB, it Iter) []string {
 	t.Helper()
 	var got []string
 	for {
-		k, ok, err := it.next()
+		k, ok, err := it.Next()
 		require.NoError(t, err)
 		if !ok {
 			break
 		}
 		got = append(got, string(k))
 	}
-	require.NoError(t, it.close())
+	require.NoError(t, it.Close())
 	return got
 }
 
@@ -125,4 +111,11 @@ func TestSortSlotsParallel(t *testing.T) {
 	}
 	slices.Sort(want)
 	require.Equal(t, want, got)
+}
+
+// TestSorterBlockFitsOffsets checks that a huge budget cannot make a block
+// whose arena outgrows the 32-bit offsets of its index.
+func TestSorterBlockFitsOffsets(t *testing.T) {
+	s := NewSorter(nil, 1<<40, 2)
+	require.LessOrEqual(t, s.maxBytes, math.MaxUint32)
 }

@@ -1,4 +1,4 @@
-package sweep
+package extsort
 
 import (
 	"bytes"
@@ -25,16 +25,16 @@ func resident(t *testing.T, b []byte) int {
 // TestSorterResidentWithinSize adds blocks of short keys (slots take most
 // of the block) and of long ones (keys do) to a mapped block, and checks
 // after every key, against what the system holds rather than what the
-// sorter counts, that the block's resident pages are within size() and
-// the budget.
+// sorter counts, that the block's resident pages are within Size(), and
+// Size() within the budget (so within it too).
 func TestSorterResidentWithinSize(t *testing.T) {
-	dir, err := newSpillDir(t.TempDir(), 4096)
+	dir, err := NewSpillDir(t.TempDir(), 4096)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer dir.remove()
+	defer dir.Remove()
 	const budget = 1<<20 - 1000 // no huge page fits, nor whole pages
-	s := newSorter(dir, budget, 4)
+	s := NewSorter(dir, budget, 4)
 	r := rand.New(rand.NewPCG(5, 6))
 	for round := range 6 {
 		n, size := 40000, 4
@@ -43,20 +43,20 @@ func TestSorterResidentWithinSize(t *testing.T) {
 		}
 		for range n {
 			k := bytes.Repeat([]byte{byte('a' + r.IntN(26))}, size)
-			if err := s.add(k); err != nil {
+			if err := s.Add(k); err != nil {
 				t.Fatal(err)
 			}
 			if !s.mem.mapped {
 				t.Skip("the block is not mapped")
 			}
-			if got := resident(t, s.mem.b) * pageSize; got > s.size() || got > budget {
-				t.Fatalf("round %d: %d bytes resident, the sorter counts %d, budget %d", round, got, s.size(), budget)
+			if got := resident(t, s.mem.b) * pageSize; got > s.Size() || s.Size() > budget {
+				t.Fatalf("round %d: %d bytes resident, the sorter counts %d, budget %d", round, got, s.Size(), budget)
 			}
 		}
 	}
-	it, err := s.finish()
+	it, err := s.Finish()
 	if err != nil {
 		t.Fatal(err)
 	}
-	it.close()
+	it.Close()
 }

@@ -1,17 +1,17 @@
-package sweep
+package extsort
 
 import "errors"
 
-// This file runs a key stream ahead of its reader. The join of a Mark reads
-// two streams, the keep set (a merge of spilled runs) and the listing, and
-// compares them: on one goroutine the merges and the comparison take turns
-// on one core. A prefetchIter runs its stream on a goroutine of its own and
-// hands the keys over in batches, so the merges and the join overlap.
+// This file runs a key stream ahead of its reader. A merge-join reads two
+// streams (each a merge of spilled runs, say) and compares them: on one
+// goroutine the merges and the comparison take turns on one core. A
+// prefetchIter runs its stream on a goroutine of its own and hands the keys
+// over in batches, so the merges and the join overlap.
 //
-// The batches are outside the memory budget: each holds about
+// The batches are outside any sorter's memory: each holds about
 // prefetchChunk bytes of keys and at most prefetchKeys keys, and a stream
-// has prefetchBatches of them, a fixed amount under 1 MiB for both streams
-// of a join together.
+// has prefetchBatches of them, a fixed amount under 1 MiB for two streams
+// together.
 
 const (
 	prefetchChunk   = 128 << 10 // key bytes per batch (one key may go beyond)
@@ -19,7 +19,7 @@ const (
 	prefetchBatches = 3         // batches per stream: one read, two filled ahead
 )
 
-var errPrefetchClosed = errors.New("sweep: prefetch: next after close")
+var errPrefetchClosed = errors.New("extsort: prefetch: next after close")
 
 // keyBatch is a run of consecutive keys of a stream, packed in data; the
 // i-th key ends at ends[i]. The last batch of a stream has last set, and the
@@ -40,13 +40,13 @@ func (b *keyBatch) start(i int) uint32 {
 }
 
 // prefetchIter passes on the keys of in, read ahead on its own goroutine. As
-// for every keyIter, a key it returns is valid until the following call to
+// for every Iter, a key it returns is valid until the following call to
 // next. in's keys and its error come out in the order in gave them; once
 // checked (see strict), next fails as soon as they do not strictly ascend. close
 // stops the goroutine and waits for it before it closes in, so in is only
 // ever used by one goroutine at a time.
 type prefetchIter struct {
-	in    keyIter
+	in    Iter
 	chunk int            // key bytes per batch
 	keys  int            // keys per batch
 	full  chan *keyBatch // filled batches, in stream order
@@ -58,7 +58,7 @@ type prefetchIter struct {
 	pos    int       // index in cur of the next key
 	closed bool
 
-	// The keys handed out must strictly ascend (the join trusts them): each
+	// Once checked (Strict), the keys handed out must strictly ascend: each
 	// is compared with the one before, which is still in cur, or with
 	// last, the copy of the previous batch's last key.
 	name string // the stream's name in an error; "" checks nothing
@@ -67,14 +67,19 @@ type prefetchIter struct {
 	err  error // the keys were out of order; the stream stops there
 }
 
-// newPrefetch starts reading in ahead. The caller must close the result
-// (which closes in), or the goroutine stays blocked.
-func newPrefetch(in keyIter) *prefetchIter {
-	return newPrefetchSize(in, prefetchChunk, prefetchKeys)
-}
+// NewPrefetch returns the keys of in, read ahead on a goroutine of its own
+// in batches of about 128 KiB; in's keys and its error come out in the
+// order in gave them. The caller must close the result (which closes in),
+// or the goroutine stays blocked. The result is for one goroutine; in is
+// used by one goroutine at a time.
+func NewPrefetch(in Iter) Iter { return newPrefetch(in, prefetchChunk, prefetchKeys) }
 
-// newPrefetchSize is newPrefetch with batches of chunk bytes and keys keys.
-func newPrefetchSize(in keyIter, chunk, keys int) *prefetchIter {
+// NewPrefetchSize is NewPrefetch with batches of chunk bytes (one key may go
+// beyond) and at most keys keys: small batches let a test cross their
+// boundaries often.
+func NewPrefetchSize(in Iter, chunk, keys int) Iter { return newPrefetch(in, chunk, keys) }
+
+func newPrefetch(in Iter, chunk, keys int) *prefetchIter {
 	p := &prefetchIter{
 		in:    in,
 		chunk: chunk,
@@ -111,7 +116,7 @@ func (p *prefetchIter) run() {
 		}
 		b.data, b.ends = b.data[:0], b.ends[:0]
 		for len(b.data) < p.chunk && len(b.ends) < p.keys {
-			k, ok, err := p.in.next()
+			k, ok, err := p.in.Next()
 			if err != nil || !ok {
 				b.last, b.err = true, err
 				break
@@ -130,7 +135,7 @@ func (p *prefetchIter) run() {
 	}
 }
 
-func (p *prefetchIter) next() ([]byte, bool, error) {
+func (p *prefetchIter) Next() ([]byte, bool, error) {
 	if p.closed {
 		return nil, false, errPrefetchClosed
 	}
@@ -175,12 +180,12 @@ func (p *prefetchIter) next() ([]byte, bool, error) {
 func (p *prefetchIter) strict(name string) { p.name = name }
 
 // close stops the goroutine, waits for it, and closes in.
-func (p *prefetchIter) close() error {
+func (p *prefetchIter) Close() error {
 	if p.closed {
 		return nil
 	}
 	p.closed = true
 	close(p.stop)
 	<-p.done
-	return p.in.close()
+	return p.in.Close()
 }

@@ -1,0 +1,139 @@
+package extsort
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// benchKeys returns n keys of lakeFS's data layout, "data/<slice>/<id>",
+// in random order: 20-character slice names shared by runs of keys, and
+// 20-character ids, as a listing and a keep set hold them.
+func benchKeys(n int) [][]byte {
+	r := rand.New(rand.NewPCG(1, 2))
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "data/g%019d/c%019d", i/10_000, r.Uint64()%1e19)
+	}
+	r.Shuffle(n, func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+	return keys
+}
+
+// drain reads it to its end, closes it, and returns how many keys it held.
+func drain(b *testing.B, it Iter) int {
+	n := 0
+	for {
+		_, ok, err := it.Next()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		n++
+	}
+	if err := it.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+// BenchmarkSorter sorts 1 M keys in random order through a block of a
+// given size: in memory, and with spills (about 50 bytes a key with its
+// slot, so 4 MiB holds some 80,000 keys, and the merge reads a dozen runs).
+func BenchmarkSorter(b *testing.B) {
+	const n = 1_000_000
+	keys := benchKeys(n)
+	for _, budget := range []int{128 << 20, 4 << 20} {
+		b.Run(fmt.Sprintf("keys=%d/budget=%dMiB", n, budget>>20), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				dir, err := NewSpillDir(b.TempDir(), 64<<10)
+				if err != nil {
+					b.Fatal(err)
+				}
+				s := NewSorter(dir, budget, 64)
+				for _, k := range keys {
+					if err := s.Add(k); err != nil {
+						b.Fatal(err)
+					}
+				}
+				it, err := s.Finish()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if got := drain(b, it); got != n {
+					b.Fatalf("%d keys, want %d", got, n)
+				}
+				s.Release()
+				dir.Remove()
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "keys/s")
+		})
+	}
+}
+
+// BenchmarkMergeRunFiles writes 16 sorted run files of 62,500 keys each and
+// merges them through a prefetch, as the join reads the keep set.
+func BenchmarkMergeRunFiles(b *testing.B) {
+	const runs, per = 16, 62_500
+	keys := benchKeys(runs * per)
+	dir, err := NewSpillDir(b.TempDir(), 64<<10)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer dir.Remove()
+	// Each run is sorted once, in a sorter of its own, and its keys kept.
+	sorted := make([][][]byte, runs)
+	for i := range sorted {
+		s := NewSorter(dir, 64<<20, 2)
+		for _, k := range keys[i*per : (i+1)*per] {
+			if err := s.Add(k); err != nil {
+				b.Fatal(err)
+			}
+		}
+		it, err := s.Finish()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			k, ok, err := it.Next()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+			sorted[i] = append(sorted[i], append([]byte(nil), k...))
+		}
+		it.Close()
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		iters := make([]Iter, runs)
+		for i, ks := range sorted {
+			rw, err := dir.Create()
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, k := range ks {
+				if err := rw.Add(k); err != nil {
+					b.Fatal(err)
+				}
+			}
+			name, err := rw.Finish()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if iters[i], err = OpenRun(name, dir.IOBuf()); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		if got := drain(b, Strict(NewPrefetch(NewMerge(iters)), "merge")); got != runs*per {
+			b.Fatalf("%d keys, want %d", got, runs*per)
+		}
+	}
+	b.ReportMetric(float64(runs*per)*float64(b.N)/b.Elapsed().Seconds(), "keys/s")
+}
