@@ -17,7 +17,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"hash"
 	"io/fs"
 	"maps"
@@ -660,30 +659,4 @@ func TestIntegrationSymlinkedBlockstorePath(t *testing.T) {
 	}
 	h.VerifyBeforeGC(t, s)
 	sweepAndVerify(t, s, h, len(h.KeptCommits))
-}
-
-// An uncommitted export lakeFS wrote in a local repository's namespace
-// spelled from another blockstore folder than the command's (the same one
-// through a symbolic link, or another) fails the run as a namespace
-// mismatch naming both spellings, not as an error of lakeFS; an export in
-// another namespace is still lakeFS's error.
-func TestExportInLocalNamespaceSpelledOtherwise(t *testing.T) {
-	const tail = "/_lakefs/retention/gc/uncommitted/u1/uncommitted/"
-	for loc, mismatch := range map[string]bool{
-		"local:///srv/lakefs-real/repo1" + tail:   true,
-		"local:///srv/other/data/repo1" + tail:    true,
-		"local:///srv/lakefs-real/repo2" + tail:   false,
-		"local://repo1" + tail:                    false,
-		"s3://b/repo1" + tail:                     false,
-		"local:///srv/lakefs-link/repo1/x" + tail: false,
-	} {
-		err := exportAt(t, loc, "local://repo1", "local:///srv/lakefs-link/repo1")
-		switch {
-		case mismatch && (!errors.Is(err, lakegc.ErrNamespaceMismatch) || errors.Is(err, errLakeFS) ||
-			!strings.Contains(err.Error(), strings.TrimSuffix(loc, tail)) || !strings.Contains(err.Error(), "--blockstore-path")):
-			t.Errorf("export at %s: %v; want a namespace mismatch naming lakeFS's spelling and --blockstore-path", loc, err)
-		case !mismatch && (!errors.Is(err, errLakeFS) || errors.Is(err, lakegc.ErrNamespaceMismatch)):
-			t.Errorf("export at %s: %v; want an error of lakeFS", loc, err)
-		}
-	}
 }

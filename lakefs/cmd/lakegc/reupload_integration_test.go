@@ -15,6 +15,7 @@ import (
 
 	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/lakefs/api"
+	"github.com/lakegc/lakegc/lakefs/host"
 	"github.com/lakegc/lakegc/lakefs/internal/lakefstest"
 )
 
@@ -214,7 +215,7 @@ func TestIntegrationHiddenReuploads(t *testing.T) {
 	}
 	type output struct {
 		lakegc.Report
-		Host hostStats `json:"host"`
+		Host host.Stats `json:"host"`
 	}
 	gcRun := func(args ...string) output {
 		t.Helper()
