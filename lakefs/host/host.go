@@ -245,7 +245,7 @@ func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 		Sweep:         o.Sweep,
 		Optimized:     o.Optimized,
 		Include:       o.Include,
-		// Staged re-uploads lakeFS's listings hide (doc.go).
+		// Staged re-uploads lakeFS's listings hide (package documentation).
 		SweepOptions: []sweep.Option{sweep.WithCandidateCheck(h.reuploads.check)},
 	}
 	if o.Progress != nil {
@@ -298,8 +298,9 @@ type lakeFSHost struct {
 // Export runs lakeFS's uncommitted export (prepare_uncommited) until lakeFS
 // returns no continuation token — this loop is ours, so the run is known to
 // be complete although stock lakeFS writes no manifest — and then lists
-// every branch's staged objects through the API (see doc.go: lakeFS's
-// export leaves out staged linked objects on the local blockstore).
+// every branch's staged objects through the API (the package
+// documentation: lakeFS's export leaves out staged linked objects on the
+// local blockstore).
 func (h *lakeFSHost) Export(ctx context.Context) (*lakegc.HostExport, error) {
 	exp, err := h.client.PrepareAllUncommitted(ctx, h.repo)
 	if err != nil {
