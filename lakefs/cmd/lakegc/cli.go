@@ -84,11 +84,39 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 }
 
+// version is the command's version: the module's, as the build recorded it
+// — "v0.1.0" when installed with go install …@v0.1.0, "(devel)" when built
+// in a checkout — and the commit it was built from when the build stamped
+// one ("-dirty" if the tree had changes).
 func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(devel)"
 	}
-	return "(devel)"
+	return formatVersion(bi)
+}
+
+func formatVersion(bi *debug.BuildInfo) string {
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev != "" {
+		if modified == "true" {
+			rev += "-dirty"
+		}
+		v += " (" + rev + ")"
+	}
+	return v
 }
 
 // gcOptions are the flags of gc.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -241,6 +242,26 @@ func TestSummarizeUnrecognized(t *testing.T) {
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("summary %q lacks %q", out.String(), want)
+		}
+	}
+}
+
+// The version is the module's, with the commit the build stamped.
+func TestFormatVersion(t *testing.T) {
+	rev := []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "0123abc"}}
+	for _, tc := range []struct {
+		bi   debug.BuildInfo
+		want string
+	}{
+		{debug.BuildInfo{Main: debug.Module{Version: "v0.1.0"}}, "v0.1.0"},
+		{debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "(devel)"},
+		{debug.BuildInfo{}, "(devel)"},
+		{debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: rev}, "(devel) (0123abc)"},
+		{debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: append(rev, debug.BuildSetting{Key: "vcs.modified", Value: "true"})}, "(devel) (0123abc-dirty)"},
+		{debug.BuildInfo{Main: debug.Module{Version: "v0.1.0"}, Settings: append(rev, debug.BuildSetting{Key: "vcs.modified", Value: "false"})}, "v0.1.0 (0123abc)"},
+	} {
+		if got := formatVersion(&tc.bi); got != tc.want {
+			t.Errorf("formatVersion(%+v) = %q, want %q", tc.bi, got, tc.want)
 		}
 	}
 }

@@ -4,6 +4,10 @@
 //	lakegc gc --endpoint URL --repo NAME [--sweep] [--optimized] [--min-age 24h] [--memory 256MiB] [--lakefs-concurrency 16] [--json] [--init-namespace] [--lakefs-config FILE]
 //	lakegc version
 //
+// Install it with go install github.com/lakegc/lakegc/lakefs/cmd/lakegc@latest
+// (package lakefs: how its module is released); "lakegc version" prints the
+// module's version, and the commit when the build recorded one.
+//
 // Credentials come from the flags or from lakectl's environment variables
 // (LAKECTL_SERVER_ENDPOINT_URL, LAKECTL_CREDENTIALS_ACCESS_KEY_ID,
 // LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY); the storage namespace is opened
