@@ -77,9 +77,9 @@
 // marker (_lakefs/dummy, written when lakeFS creates a repository; "dummy"
 // at the top level, with lakeFS's words, for lakeFS before v0.108) or
 // lakegc's (_lakefs/lakegc.json): a repository created bare, for a refs
-// restore, has neither, and the run fails naming Options.InitNamespace (the command's
-// --init-namespace), which writes lakegc's marker first — set it only once
-// the namespace is known to be the repository's own folder.
+// restore, has neither, and the run fails naming --init-namespace
+// (Options.InitNamespace), which writes lakegc's marker first — set it only
+// once the namespace is known to be the repository's own folder.
 // A full address of a staged object or a committed entry that names the
 // namespace in another spelling (s3a://, "..", doubled slashes,
 // percent-escapes) fails the run (lakegc.ErrNamespaceMismatch); one outside

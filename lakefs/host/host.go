@@ -312,7 +312,7 @@ func (h *lakeFSHost) Export(ctx context.Context) (*lakegc.HostExport, error) {
 		key, err := api.RelativeKey(h.resolved, exp.Location)
 		if root, ok := strings.CutSuffix(strings.TrimSuffix(exp.Location, "/"), "/"+want); ok && err != nil && exp.RunID != "" && api.SameLocalNamespace(root, h.namespace) {
 			// lakeFS wrote in the repository's local namespace, which it
-			// spells otherwise: a --blockstore-path through a symbolic
+			// spells otherwise: a BlockstorePath through a symbolic
 			// link, or another folder.
 			return nil, namespaceMismatch(root, h.resolved)
 		}
@@ -337,17 +337,8 @@ func (h *lakeFSHost) Export(ctx context.Context) (*lakegc.HostExport, error) {
 	return &lakegc.HostExport{RunID: exp.RunID, Location: exp.Location, Addresses: withUnsigned(concat(parts...))}, nil
 }
 
-// sameLocalNamespace reports whether root, where lakeFS says it wrote a
-// file of the repository, is lakeFS's absolute spelling of the local
-// namespace ns ("local:///<its blockstore folder>/<ns's path>").
-func sameLocalNamespace(root, ns string) bool {
-	nsPath, ok := strings.CutPrefix(strings.TrimRight(ns, "/"), "local://")
-	nsPath = strings.TrimLeft(nsPath, "/")
-	return ok && nsPath != "" && strings.HasPrefix(root, "local:///") && strings.HasSuffix(root, "/"+nsPath)
-}
-
 // namespaceMismatch is the error of a namespace that lakeFS spells as
-// lakeFS and the command as resolved: one folder reached by two paths, or
+// lakeFS and Collect as resolved: one folder reached by two paths, or
 // two folders. Either way the addresses lakeFS stores could not be matched
 // to the listing, so the run stops.
 func namespaceMismatch(lakeFS, resolved string) error {
@@ -355,7 +346,7 @@ func namespaceMismatch(lakeFS, resolved string) error {
 	if strings.HasPrefix(resolved, "local://") {
 		hint = ": give BlockstorePath (the command's --blockstore-path) as lakeFS's blockstore.local.path, spelled as in lakeFS's configuration"
 	}
-	return fmt.Errorf("%w: lakeFS writes under %q, the command reads %q%s", lakegc.ErrNamespaceMismatch, lakeFS, resolved, hint)
+	return fmt.Errorf("%w: lakeFS writes under %q, lakegc reads %q%s", lakegc.ErrNamespaceMismatch, lakeFS, resolved, hint)
 }
 
 // stagedAddresses lists the physical address of every staged object of
