@@ -17,6 +17,8 @@ func TestSameLocalNamespace(t *testing.T) {
 		{"local:///var/lakefs/repo2", "local://repo1", false},
 		{"local://repo1", "local://repo1", false},
 		{"local:///var/lakefs/repo1", "local://", false},
+		{"local:///var/lakefs/", "local://", false},
+		{"local:///var/lakefs/", "local:///", false},
 		{"s3://b/repo1", "s3://b/repo1", false},
 		{"local:///var/lakefs/repo1", "s3://b/repo1", false},
 	} {
