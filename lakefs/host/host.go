@@ -161,7 +161,11 @@ type Result struct {
 // bucket is the storage namespace, opened at its root — the bucket's key
 // "k" is the namespace's "<namespace>/k"; it is not closed. A nil bucket
 // has Collect open it with OpenNamespace (o.BlockstorePath, o.Blockstore)
-// and close it at the end.
+// and close it at the end. On lakeFS's local blockstore the sweep deletes
+// the files of the namespace's folder under o.BlockstorePath directly
+// (never a "<key>.attrs" beside one), so a given bucket must be that
+// folder: Collect writes a probe file through it, reads it back from the
+// folder and removes it, and refuses another folder (ErrInvalidOptions).
 //
 // The Result is never nil: on an error it holds what was done until then.
 // An error of lakeFS wraps ErrLakeFS; an invalid option ErrInvalidOptions
@@ -204,6 +208,9 @@ func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 	var resolved string
 	if bucket != nil {
 		resolved, err = resolveNamespace(repo.StorageNamespace, o.BlockstorePath)
+		if err == nil {
+			err = sameLocalFolder(ctx, bucket, repo.StorageNamespace, o.BlockstorePath)
+		}
 	} else {
 		resolved, bucket, err = openNamespace(ctx, repo.StorageNamespace, o.BlockstorePath, o.Blockstore)
 		if err == nil {

@@ -132,3 +132,62 @@ func TestOpenNamespaceLocalNeedsBlockstorePath(t *testing.T) {
 		t.Errorf("Collect of a local repository without BlockstorePath: %v after %q", err, paths)
 	}
 }
+
+// A bucket given for a local namespace must be the namespace's folder under
+// BlockstorePath, where the sweep deletes files by the keys it listed
+// through the bucket: another folder is refused before anything is marked,
+// and the probe leaves no file behind.
+func TestCollectRefusesAnotherLocalFolder(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path != "/api/v1/repositories/r" {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"id": "r", "storage_namespace": "local://repo1", "default_branch": "main", "creation_date": 1})
+	}))
+	defer srv.Close()
+	client, err := api.New(srv.URL, "a", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, elsewhere := t.TempDir(), t.TempDir()
+	// lakeFS's marker in the repository's folder, and in another
+	// repository's folder (so the marker check alone would pass it).
+	for _, dir := range []string{filepath.Join(root, "repo1"), elsewhere} {
+		if err := os.MkdirAll(filepath.Join(dir, "_lakefs"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "_lakefs", "dummy"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other, err := fileblob.OpenBucket(elsewhere, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	_, err = host.Collect(t.Context(), client, other, host.Options{Repository: "r", BlockstorePath: root})
+	if !errors.Is(err, host.ErrInvalidOptions) || !strings.Contains(err.Error(), "not the folder") {
+		t.Errorf("a bucket of another folder: %v, want ErrInvalidOptions", err)
+	}
+	// The namespace's own folder passes the probe, and goes on to ask
+	// lakeFS for its export (which this server does not have).
+	own, err := host.OpenNamespace(t.Context(), "local://repo1", root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	_, err = host.Collect(t.Context(), client, own, host.Options{Repository: "r", BlockstorePath: root})
+	if !errors.Is(err, host.ErrLakeFS) || !errors.Is(err, api.ErrNotFound) {
+		t.Errorf("the namespace's own folder: %v, want lakeFS's 404 of the export", err)
+	}
+	for _, dir := range []string{root, elsewhere} {
+		_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && strings.Contains(d.Name(), "probe") {
+				t.Errorf("left behind: %s", p)
+			}
+			return err
+		})
+	}
+}
