@@ -1,8 +1,9 @@
 // Package lakefs is the home of lakegc's lakeFS parts — its API client
 // (lakefs/api), its metarange reader (lakefs/metarange), its blockstore
-// settings (lakefs/blockstore) and the lakegc command (lakefs/cmd/lakegc) —
-// and the recipe for hosting lakegc.Collect inside a lakeFS process, as a
-// fork of lakeFS does. Its one function, [AddressNamespace], spells a
+// settings (lakefs/blockstore), the host that collects a running lakeFS's
+// repository through its API (lakefs/host, as a library) and the lakegc
+// command over it (lakefs/cmd/lakegc) — and the recipe for hosting
+// lakegc.Collect inside a lakeFS process, as a fork of lakeFS does. Its one function, [AddressNamespace], spells a
 // repository's namespace the way lakeFS spells full addresses in it.
 //
 // # An in-process lakeFS host
@@ -75,4 +76,34 @@
 // stored full address once more, even shows the blockstore's path twice,
 // "local:///var/lakefs/var/lakefs/repo1/…", which the lakegc command
 // accepts too; a host reading graveler's values sees addresses as stored.)
+//
+// # Installing the command, and releases
+//
+// This folder is its own module, github.com/lakegc/lakegc/lakefs, which
+// requires the library's module, github.com/lakegc/lakegc, at the version
+// released with it, and replaces nothing (go install refuses a module whose
+// go.mod has a replace directive). Once both are tagged:
+//
+//	go install github.com/lakegc/lakegc/lakefs/cmd/lakegc@latest   # or @v0.1.0
+//
+// In a checkout, the repository's go.work joins the modules: go build,
+// go vet and go test from the top folder (./... ./lakefs/...) build this
+// module against the library beside it, whatever version go.mod names. With
+// GOWORK=off this module builds against the published version its go.mod
+// requires; before that version is tagged it cannot (the go command reports
+// the version as unavailable, or a missing go.sum entry for it), so use the
+// workspace. A checkout build in the workspace records no commit
+// ("lakegc version" prints "(devel)"); one installed at a version prints that
+// version.
+//
+// The release rule: the two modules are tagged together, at the same
+// version, the library first. Tag the top folder's commit vX.Y.Z and
+// publish the tag; then, in this folder, set go.mod's requirement of
+// github.com/lakegc/lakegc to vX.Y.Z and run GOWORK=off go mod tidy, which
+// records the library's checksum in go.sum (this module's go.sum needs it
+// even to build: the library's module could hold these packages' paths);
+// commit, tag that commit lakefs/vX.Y.Z, and publish it. A lakefs/ tag whose
+// go.mod names an untagged library version, or whose go.sum lacks its
+// checksum, cannot be installed. Until v0.1.0 is tagged, go.mod already
+// names it.
 package lakefs

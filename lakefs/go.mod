@@ -15,7 +15,7 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/golang/snappy v0.0.4
 	github.com/johannesboyne/gofakes3 v1.2.0
-	github.com/lakegc/lakegc v0.0.0
+	github.com/lakegc/lakegc v0.1.0
 	go.yaml.in/yaml/v3 v3.0.5
 	gocloud.dev v0.45.0
 	golang.org/x/oauth2 v0.36.0
@@ -103,4 +103,3 @@ require (
 	google.golang.org/grpc v1.77.0 // indirect
 )
 
-replace github.com/lakegc/lakegc => ../

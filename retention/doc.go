@@ -66,7 +66,9 @@
 // histories (TestActiveCommitsMatchesModel).
 //
 // [WriteCommitsCSV] writes the result where lakeFS's GC client reads it, under
-// a run ID from [NewRunID].
+// a run ID from [NewRunID]. [ReadCommitsCSV] reads such a report back —
+// lakeFS's own too, whose expired commits it leaves out — refusing any other
+// content with [ErrInvalidCommitsCSV].
 //
 // # Memory and cost
 //

@@ -69,3 +69,15 @@ func ResolveNamespace(namespace string, commits *PrepareCommitsResult) (string, 
 	}
 	return "", fmt.Errorf("%w: commits report %q is not under namespace %q", ErrOutsideNamespace, commits.CommitsLocation, namespace)
 }
+
+// SameLocalNamespace reports whether root, where lakeFS says it wrote a file
+// of a repository, is lakeFS's absolute spelling of the repository's local
+// namespace ns: "local:///<a blockstore folder>/<ns's path>" for ns
+// "local://<ns's path>". It says nothing of which blockstore folder: the
+// same namespace under another folder (or the same folder through a
+// symbolic link) is "the same" here, and a caller that expects one spelling
+// compares root with it to tell a namespace spelled otherwise from another
+// namespace. It is false for a namespace not on the local blockstore.
+func SameLocalNamespace(root, ns string) bool {
+	return nsaddr.LocalSpelling(root, ns)
+}

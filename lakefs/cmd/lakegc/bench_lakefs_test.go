@@ -17,6 +17,7 @@ import (
 
 	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/lakefs/api"
+	"github.com/lakegc/lakegc/lakefs/host"
 	"github.com/lakegc/lakegc/lakefs/internal/lakefstest"
 )
 
@@ -117,7 +118,7 @@ func TestLakeFSBench(t *testing.T) {
 			}
 			var out struct {
 				lakegc.Report
-				Host hostStats `json:"host"`
+				Host host.Stats `json:"host"`
 			}
 			if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
 				t.Fatal(err)

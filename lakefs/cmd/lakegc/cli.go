@@ -18,6 +18,7 @@ import (
 	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/lakefs/api"
 	"github.com/lakegc/lakegc/lakefs/blockstore"
+	"github.com/lakegc/lakegc/lakefs/host"
 	"github.com/lakegc/lakegc/namespace"
 )
 
@@ -83,11 +84,39 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 }
 
+// version is the command's version: the module's, as the build recorded it
+// — "v0.1.0" when installed with go install …@v0.1.0, "(devel)" when built
+// in a checkout — and the commit it was built from when the build stamped
+// one ("-dirty" if the tree had changes).
 func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(devel)"
 	}
-	return "(devel)"
+	return formatVersion(bi)
+}
+
+func formatVersion(bi *debug.BuildInfo) string {
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev != "" {
+		if modified == "true" {
+			rev += "-dirty"
+		}
+		v += " (" + rev + ")"
+	}
+	return v
 }
 
 // gcOptions are the flags of gc.
@@ -107,8 +136,28 @@ type gcOptions struct {
 	store *blockstore.Config
 }
 
-// defaultConcurrency is --lakefs-concurrency's default.
-const defaultConcurrency = 16
+// hostOptions are the options of host.Collect the flags say.
+func (o gcOptions) hostOptions(logger *slog.Logger, progress func(host.Progress)) host.Options {
+	h := host.Options{
+		Repository:     o.repo,
+		BlockstorePath: o.blockstorePath,
+		Blockstore:     o.store,
+		Sweep:          o.sweep,
+		Optimized:      o.optimized,
+		InitNamespace:  o.initNamespace,
+		MinAge:         o.minAge,
+		MemoryBudget:   o.memory,
+		Include:        o.include,
+		Concurrency:    o.concurrency,
+		Logger:         logger,
+		Progress:       progress,
+	}
+	if !o.now.IsZero() {
+		offset := time.Until(o.now)
+		h.Clock = func() time.Time { return time.Now().Add(offset) }
+	}
+	return h
+}
 
 // parseGC parses gc's flags; code is -1 when gc should run.
 func parseGC(args []string, getenv func(string) string, stdout, stderr io.Writer) (o gcOptions, code int) {
@@ -135,7 +184,7 @@ func parseGC(args []string, getenv func(string) string, stdout, stderr io.Writer
 		o.include = append(o.include, p)
 		return nil
 	})
-	fs.IntVar(&o.concurrency, "lakefs-concurrency", defaultConcurrency, "per-object calls of lakeFS (stats of staged objects), and checks of candidates against the store, in flight at once")
+	fs.IntVar(&o.concurrency, "lakefs-concurrency", host.DefaultConcurrency, "per-object calls of lakeFS (stats of staged objects), and checks of candidates against the store, in flight at once")
 	fs.BoolVar(&o.optimized, "optimized", false, "start the mark from the repository's latest run: list only the slices written since it (less a margin), and judge older ones from its records; a clean run when unsure, and every 7th run")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: lakegc gc --endpoint URL --repo NAME [--sweep] [--optimized] [--min-age 24h] [--memory 256MiB] [--json]
@@ -187,8 +236,8 @@ Flags:
 		return usageErr("an access key pair is required: --access-key-id and --secret-access-key, or %s and %s", api.EnvAccessKeyID, api.EnvSecretAccessKey)
 	case o.minAge < 0:
 		return usageErr("--min-age %v is negative", o.minAge)
-	case o.concurrency < 1 || o.concurrency > 1024:
-		return usageErr("--lakefs-concurrency %d is not between 1 and 1024", o.concurrency)
+	case o.concurrency < 1 || o.concurrency > host.MaxConcurrency:
+		return usageErr("--lakefs-concurrency %d is not between 1 and %d", o.concurrency, host.MaxConcurrency)
 	case o.minAge > 0 && o.minAge < lakegc.DefaultLinkTTL:
 		// lakeFS links an address up to its LinkAddressTime (24h) after
 		// handing it out; until then only the object's age protects it.
@@ -256,10 +305,9 @@ func gc(ctx context.Context, o gcOptions, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lakegc gc: %v\n", err)
 		return exitUsage
 	}
-	hs := &hostStats{}
-	rep, err := collect(ctx, client, o, logger, bar, hs)
-	hs.final(client)
+	res, err := host.Collect(ctx, client, nil, o.hostOptions(logger, bar.report))
 	bar.finish()
+	rep, hs := res.Report, &res.Stats
 	if err != nil {
 		fmt.Fprintf(stderr, "lakegc gc: %v\n", err)
 		if rep != nil && rep.RunID != "" && rep.Mark != nil && rep.Mark.Summary != nil && rep.Mark.Summary.Success {
@@ -275,9 +323,9 @@ func gc(ctx context.Context, o gcOptions, stdout, stderr io.Writer) int {
 			// Interrupted: whichever call was cut short, lakeFS neither
 			// refused nor was unreachable.
 			return exitFailed
-		case errors.Is(err, errLakeFS):
+		case errors.Is(err, host.ErrLakeFS):
 			return exitLakeFS
-		case errors.Is(err, lakegc.ErrInvalidConfig), errors.Is(err, namespace.ErrNoLocalRoot), errors.Is(err, blockstore.ErrInvalid):
+		case errors.Is(err, lakegc.ErrInvalidConfig), errors.Is(err, host.ErrInvalidOptions), errors.Is(err, namespace.ErrNoLocalRoot), errors.Is(err, blockstore.ErrInvalid):
 			// An option Collect refuses, a local repository without
 			// --blockstore-path, or a namespace not on --lakefs-config's
 			// blockstore.
@@ -306,11 +354,11 @@ const minMemory = 4 << 10
 // printJSON prints the report as JSON on stdout, with the error of a failed
 // run in its "error" field and the command's own counts in "host"; it
 // reports whether it could.
-func printJSON(stdout, stderr io.Writer, runErr error, rep *lakegc.Report, hs *hostStats) bool {
+func printJSON(stdout, stderr io.Writer, runErr error, rep *lakegc.Report, hs *host.Stats) bool {
 	out := struct {
 		Error string `json:"error,omitempty"`
 		*lakegc.Report
-		Host *hostStats `json:"host,omitempty"`
+		Host *host.Stats `json:"host,omitempty"`
 	}{Report: rep, Host: hs}
 	if runErr != nil {
 		out.Error = runErr.Error()
@@ -325,7 +373,7 @@ func printJSON(stdout, stderr io.Writer, runErr error, rep *lakegc.Report, hs *h
 }
 
 // summarize prints what a cycle did, for people.
-func summarize(w io.Writer, repo string, rep *lakegc.Report, hs *hostStats) {
+func summarize(w io.Writer, repo string, rep *lakegc.Report, hs *host.Stats) {
 	m := rep.Mark
 	fmt.Fprintf(w, "repository %s: %d kept commits, %d objects listed, %d kept, %d garbage (older than %s)\n",
 		repo, rep.Commits.Active, m.Listed, m.Kept, m.Summary.NumDeletedObjects, m.Summary.CutoffTime.Format(time.RFC3339))

@@ -4,25 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
-	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"gocloud.dev/blob"
-	"gocloud.dev/blob/fileblob"
-
 	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/lakefs/api"
-	"github.com/lakegc/lakegc/namespace"
-	"github.com/lakegc/lakegc/retention"
+	"github.com/lakegc/lakegc/lakefs/host"
 	"github.com/lakegc/lakegc/sweep"
 )
 
@@ -126,125 +119,6 @@ func TestParseSize(t *testing.T) {
 		if _, err := parseSize(in); err == nil {
 			t.Errorf("parseSize(%q) accepted", in)
 		}
-	}
-}
-
-func TestParseCommitsReport(t *testing.T) {
-	got, err := parseCommitsReport(strings.NewReader("commit_id,expired,metarange_id\nc1,false,m1\nc2,true,m2\nc3,false,\n"))
-	if err != nil || !slices.Equal(got, []retention.ActiveCommit{{CommitID: "c1", MetaRangeID: "m1"}, {CommitID: "c3"}}) {
-		t.Errorf("parseCommitsReport = %+v, %v", got, err)
-	}
-	for name, in := range map[string]string{
-		"empty":          "",
-		"no header":      "c1,false,m1\n",
-		"bad expired":    "commit_id,expired,metarange_id\nc1,maybe,m1\n",
-		"short row":      "commit_id,expired,metarange_id\nc1,false\n",
-		"no commit ID":   "commit_id,expired,metarange_id\n,false,m1\n",
-		"bad quote":      "commit_id,expired,metarange_id\n\"c1,false,m1\n",
-		"extra column":   "commit_id,expired,metarange_id\nc1,false,m1,x\n",
-		"other header":   "commit,expired,metarange\nc1,false,m1\n",
-		"header reorder": "expired,commit_id,metarange_id\nfalse,c1,m1\n",
-	} {
-		if _, err := parseCommitsReport(strings.NewReader(in)); err == nil {
-			t.Errorf("%s: accepted", name)
-		}
-	}
-}
-
-// A linked object's address is kept with and without its signature.
-func TestWithUnsigned(t *testing.T) {
-	in := func(yield func(string, error) bool) {
-		for _, a := range []string{"data/g1/x,sig", "data/g1/y", "a,b/c"} {
-			if !yield(a, nil) {
-				return
-			}
-		}
-	}
-	var got []string
-	for a, err := range withUnsigned(in) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, a)
-	}
-	if want := []string{"data/g1/x,sig", "data/g1/x", "data/g1/y", "a,b/c"}; !slices.Equal(got, want) {
-		t.Errorf("got %q, want %q", got, want)
-	}
-}
-
-// urlRecorder opens every bucket URL as a folder of dir, and records the URL.
-type urlRecorder struct {
-	dir  string
-	urls []string
-}
-
-func (r *urlRecorder) OpenBucketURL(_ context.Context, u *url.URL) (*blob.Bucket, error) {
-	r.urls = append(r.urls, u.String())
-	return fileblob.OpenBucket(r.dir, &fileblob.Options{Metadata: fileblob.MetadataDontWrite})
-}
-
-// openNamespaceURL opens ns as openNamespace does, and returns the bucket
-// URL the driver was given (the mux takes the prefix out of it), the key the
-// driver's bucket holds for the object "k" written through the opened one
-// (the prefix put back), and the namespace as openNamespace says lakeFS
-// spells full addresses.
-func openNamespaceURL(t *testing.T, ns, blockstorePath string) (string, string, string, error) {
-	t.Helper()
-	rec := &urlRecorder{dir: t.TempDir()}
-	mux := new(blob.URLMux)
-	for _, scheme := range []string{"s3", "gs", "azblob", "file"} {
-		mux.RegisterBucket(scheme, rec)
-	}
-	resolved, b, err := openNamespace(t.Context(), ns, blockstorePath, nil, namespace.WithURLMux(mux))
-	if err != nil {
-		return "", "", "", err
-	}
-	defer b.Close()
-	if len(rec.urls) != 1 {
-		t.Fatalf("%s: opened %q", ns, rec.urls)
-	}
-	if err := b.WriteAll(t.Context(), "k", nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	var keys []string
-	err = filepath.WalkDir(rec.dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			rel, _ := filepath.Rel(rec.dir, p)
-			keys = append(keys, filepath.ToSlash(rel))
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rec.urls[0], strings.Join(keys, " "), resolved, nil
-}
-
-func TestOpenNamespace(t *testing.T) {
-	for ns, want := range map[string][2]string{
-		"s3://bucket/repo1": {"s3://bucket", "repo1/k"},
-		"s3://bucket":       {"s3://bucket", "k"},
-		"gs://b/a/b":        {"gs://b", "a/b/k"},
-		"https://acct.blob.core.windows.net/container/repo1": {"azblob://container?storage_account=acct", "repo1/k"},
-	} {
-		if u, key, resolved, err := openNamespaceURL(t, ns, "/ignored"); err != nil || u != want[0] || key != want[1] || resolved != ns {
-			t.Errorf("openNamespace(%q) opened %q, key %q (%q), %v; want %q, key %q", ns, u, key, resolved, err, want[0], want[1])
-		}
-	}
-	for _, ns := range []string{"ftp://x/y", "https://example.com/c/p", "s3://", "s3://b/p?x=1", "local://a/../b", "local://"} {
-		if u, _, _, err := openNamespaceURL(t, ns, "/var/lakefs"); err == nil {
-			t.Errorf("openNamespace(%q) opened %q, accepted", ns, u)
-		}
-	}
-	// A local namespace is the folder under the blockstore's, and lakeFS
-	// spells its full addresses with the blockstore's absolute path.
-	root := t.TempDir()
-	u, key, resolved, err := openNamespaceURL(t, "local://repo1/", root)
-	if want := "file://" + filepath.ToSlash(root) + "/repo1?metadata=skip"; err != nil || u != want || key != "k" || resolved != "local://"+filepath.ToSlash(root)+"/repo1" {
-		t.Errorf("local: opened %q, key %q (%q), %v; want %q", u, key, resolved, err, want)
-	}
-	if _, _, _, err := openNamespaceURL(t, "local://repo1", ""); !errors.Is(err, namespace.ErrNoLocalRoot) || !strings.Contains(err.Error(), "--blockstore-path") {
-		t.Errorf("local without --blockstore-path: %v", err)
 	}
 }
 
@@ -361,13 +235,33 @@ func TestSummarizeUnrecognized(t *testing.T) {
 	summarize(&out, "r", &lakegc.Report{Commits: &lakegc.CommitsReport{}, Mark: &lakegc.MarkReport{Report: "_lakefs/retention/gc/unified/x/", Summary: &sweep.Summary{
 		NumUnrecognizedObjects: 4, UnrecognizedBytes: 40, UnrecognizedSample: []string{"README.txt", "a", "b", "c"},
 		NumWalledObjects: 2, Walls: []string{"data/inner/"},
-	}}}, &hostStats{})
+	}}}, &host.Stats{})
 	for _, want := range []string{
 		"never collected: 4 objects, 40 bytes (e.g. README.txt, a, b); all under _lakefs/retention/gc/unified/x/unrecognized/",
 		"other repositories' folders, never collected: 2 objects under data/inner/",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("summary %q lacks %q", out.String(), want)
+		}
+	}
+}
+
+// The version is the module's, with the commit the build stamped.
+func TestFormatVersion(t *testing.T) {
+	rev := []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "0123abc"}}
+	for _, tc := range []struct {
+		bi   debug.BuildInfo
+		want string
+	}{
+		{debug.BuildInfo{Main: debug.Module{Version: "v0.1.0"}}, "v0.1.0"},
+		{debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "(devel)"},
+		{debug.BuildInfo{}, "(devel)"},
+		{debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: rev}, "(devel) (0123abc)"},
+		{debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: append(rev, debug.BuildSetting{Key: "vcs.modified", Value: "true"})}, "(devel) (0123abc-dirty)"},
+		{debug.BuildInfo{Main: debug.Module{Version: "v0.1.0"}, Settings: append(rev, debug.BuildSetting{Key: "vcs.modified", Value: "false"})}, "v0.1.0 (0123abc)"},
+	} {
+		if got := formatVersion(&tc.bi); got != tc.want {
+			t.Errorf("formatVersion(%+v) = %q, want %q", tc.bi, got, tc.want)
 		}
 	}
 }

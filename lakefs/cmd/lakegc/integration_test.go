@@ -1,16 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/lakegc/lakegc"
-	"github.com/lakegc/lakegc/lakefs/api"
 	"github.com/lakegc/lakegc/lakefs/internal/lakefstest"
 )
 
@@ -23,38 +19,17 @@ func TestIntegrationGC(t *testing.T) {
 	s := lakefstest.Start(t)
 	h := lakefstest.BuildHistory(t, s, "lakegc-cmd")
 	h.VerifyBeforeGC(t, s)
-	env := map[string]string{
-		api.EnvEndpointURL:     s.Endpoint,
-		api.EnvAccessKeyID:     s.AccessKeyID,
-		api.EnvSecretAccessKey: s.SecretAccessKey,
-		envBlockstorePath:      s.BlockstorePath,
-		envNow:                 h.Built.Add(3 * 24 * time.Hour).Format(time.RFC3339),
-	}
-	gcRun := func(args ...string) (*lakegc.Report, int, string) {
-		var stdout, stderr bytes.Buffer
-		code := run(t.Context(), append([]string{"gc", "--repo", h.Repo, "--json"}, args...), func(k string) string { return env[k] }, &stdout, &stderr)
-		var rep lakegc.Report
-		if code == exitOK {
-			if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-				t.Fatalf("report: %v\n%s", err, stdout.String())
-			}
-		}
-		return &rep, code, stderr.String()
-	}
+	// gcAt fails the test unless the run exits 0 (and a sweep has no
+	// failed or refused delete).
+	now := h.Built.Add(3 * 24 * time.Hour)
 
 	// A dry run deletes nothing.
-	rep, code, logs := gcRun()
-	if code != exitOK {
-		t.Fatalf("dry run: exit %d\n%s", code, logs)
-	}
+	rep := gcAt(t, s, h.Repo, now)
 	dryRun := rep.RunID
 	h.VerifyBeforeGC(t, s)
 	t.Logf("dry run: %d candidates of %d listed; %d kept commits", rep.Mark.Summary.NumDeletedObjects, rep.Mark.Listed, rep.Commits.Active)
 
-	rep, code, logs = gcRun("--sweep")
-	if code != exitOK {
-		t.Fatalf("sweep: exit %d\n%s", code, logs)
-	}
+	rep = gcAt(t, s, h.Repo, now, "--sweep")
 	if rep.Sweep == nil || rep.Sweep.Failed+rep.Sweep.Refused != 0 {
 		t.Fatalf("sweep report %+v", rep.Sweep)
 	}
@@ -66,16 +41,13 @@ func TestIntegrationGC(t *testing.T) {
 		t.Errorf("deleted %d objects, the history has %d garbage objects", got, want)
 	}
 	t.Logf("sweep: %d deleted (%d garbage objects in the history), %d kept commits, %d listed\n%s",
-		rep.Sweep.Deleted, len(h.Garbage()), rep.Commits.Active, rep.Mark.Listed, logs)
+		rep.Sweep.Deleted, len(h.Garbage()), rep.Commits.Active, rep.Mark.Listed, rep.logs)
 
 	// An optimized run after them starts from the latest (the clock is
 	// pinned, so both started in the same second: either may be it), and
 	// finds nothing more to delete.
 	swept := rep.RunID
-	rep, code, logs = gcRun("--sweep", "--optimized")
-	if code != exitOK {
-		t.Fatalf("optimized sweep: exit %d\n%s", code, logs)
-	}
+	rep = gcAt(t, s, h.Repo, now, "--sweep", "--optimized")
 	if s := rep.Mark.Summary; s.PreviousRunID != swept && s.PreviousRunID != dryRun || s.NumDeletedObjects != 0 || rep.Sweep == nil || rep.Sweep.Deleted != 0 {
 		t.Errorf("optimized run after %s and %s: %+v, sweep %+v", dryRun, swept, s, rep.Sweep)
 	}
@@ -99,16 +71,8 @@ func TestIntegrationBareRepository(t *testing.T) {
 	if err := os.Remove(filepath.Join(filepath.FromSlash(folder), "_lakefs", "dummy")); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{
-		api.EnvEndpointURL:     s.Endpoint,
-		api.EnvAccessKeyID:     s.AccessKeyID,
-		api.EnvSecretAccessKey: s.SecretAccessKey,
-		envBlockstorePath:      s.BlockstorePath,
-		envNow:                 h.Built.Add(3 * 24 * time.Hour).Format(time.RFC3339),
-	}
 	gc := func(args ...string) (int, string) {
-		var stdout, stderr bytes.Buffer
-		code := run(t.Context(), append([]string{"gc", "--repo", h.Repo}, args...), func(k string) string { return env[k] }, &stdout, &stderr)
+		code, _, stderr := gcIn(t, s, s.BlockstorePath, h.Repo, h.Built.Add(3*24*time.Hour), args...)
 		return code, stderr.String()
 	}
 	if code, logs := gc("--sweep"); code != exitFailed || !strings.Contains(logs, "no repository marker") || !strings.Contains(logs, "--init-namespace") {

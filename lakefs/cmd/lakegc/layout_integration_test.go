@@ -17,7 +17,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"hash"
 	"io/fs"
 	"maps"
@@ -32,6 +31,7 @@ import (
 
 	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/lakefs/api"
+	"github.com/lakegc/lakegc/lakefs/host"
 	"github.com/lakegc/lakegc/lakefs/internal/lakefstest"
 	"github.com/lakegc/lakegc/pathprovider"
 )
@@ -49,14 +49,24 @@ func startLocal(t *testing.T) *lakefstest.Server {
 	return s
 }
 
-// gcAt runs "lakegc gc --repo repo --json args…" against s as of now.
-func gcAt(t *testing.T, s *lakefstest.Server, repo string, now time.Time, args ...string) *lakegc.Report {
+// gcOutput is what "lakegc gc --json" prints: Collect's report and the
+// host's counts.
+type gcOutput struct {
+	lakegc.Report
+	Host host.Stats `json:"host"`
+	logs string     // stderr
+}
+
+// gcAt runs "lakegc gc --repo repo --json args…" against s as of now, and
+// fails the test unless it succeeded (a sweep: without a failed or refused
+// delete).
+func gcAt(t *testing.T, s *lakefstest.Server, repo string, now time.Time, args ...string) *gcOutput {
 	t.Helper()
 	code, stdout, stderr := gcIn(t, s, s.BlockstorePath, repo, now, args...)
 	if code != exitOK {
-		t.Fatalf("lakegc gc --repo %s %v: exit %d\n%s", repo, args, code, stderr.String())
+		t.Fatalf("lakegc gc --repo %s %v: exit %d\n%s\n%s", repo, args, code, stdout.String(), stderr.String())
 	}
-	var rep lakegc.Report
+	rep := gcOutput{logs: stderr.String()}
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("report: %v\n%s", err, stdout.String())
 	}
@@ -93,7 +103,7 @@ func gcIn(t *testing.T, s *lakefstest.Server, blockstore, repo string, now time.
 // days after it was built, and checks that the sweep deleted exactly the
 // history's garbage, that every kept object reads back, and that lakeFS kept
 // wantCommits commits.
-func sweepAndVerify(t *testing.T, s *lakefstest.Server, h *lakefstest.History, wantCommits int) *lakegc.Report {
+func sweepAndVerify(t *testing.T, s *lakefstest.Server, h *lakefstest.History, wantCommits int) *gcOutput {
 	t.Helper()
 	now := h.Built.Add(3 * layoutDay)
 	gcAt(t, s, h.Repo, now)
@@ -174,17 +184,26 @@ func writeOld(t *testing.T, p string, data []byte, age time.Duration) {
 	}
 }
 
-// repoAPI adds to a history's repository through lakeFS's API what
-// BuildHistory does not: links at chosen paths, imports, commits of their
-// own. Objects it writes are appended to the history, so that its
-// VerifyBeforeGC and VerifyAfterGC check them too.
+// repoAPI drives a repository of a real lakeFS through its API, for what
+// lakefstest's history does not do: uploads and links at chosen paths,
+// imports, commits dated as the test needs, and reads of what lakeFS
+// shows. With a history (historyAPI), objects it links are appended to it,
+// so that its VerifyBeforeGC and VerifyAfterGC check them too.
 type repoAPI struct {
-	t *testing.T
-	s *lakefstest.Server
-	h *lakefstest.History
+	t    *testing.T
+	s    *lakefstest.Server
+	repo string
+	// built is the time commits are dated back from.
+	built time.Time
+	h     *lakefstest.History // nil: none
 }
 
-func (r repoAPI) path(rest string) string { return "/repositories/" + url.PathEscape(r.h.Repo) + rest }
+// historyAPI is the repoAPI of h's repository.
+func historyAPI(t *testing.T, s *lakefstest.Server, h *lakefstest.History) repoAPI {
+	return repoAPI{t: t, s: s, repo: h.Repo, built: h.Built, h: h}
+}
+
+func (r repoAPI) path(rest string) string { return "/repositories/" + url.PathEscape(r.repo) + rest }
 
 func (r repoAPI) branch(name, from string) {
 	r.t.Helper()
@@ -201,15 +220,15 @@ func (r repoAPI) remove(branch, path string) {
 	r.s.Do(r.t, http.MethodDelete, r.path("/branches/"+url.PathEscape(branch)+"/objects"), url.Values{"path": {path}}, nil, http.StatusNoContent, nil)
 }
 
-// commit commits branch dated daysAgo days before the history was built and
-// returns the commit's ID.
+// commit commits branch dated daysAgo days before r.built and returns the
+// commit's ID.
 func (r repoAPI) commit(branch string, daysAgo int) string {
 	r.t.Helper()
 	var c struct {
 		ID string `json:"id"`
 	}
 	r.s.Do(r.t, http.MethodPost, r.path("/branches/"+url.PathEscape(branch)+"/commits"), nil, map[string]any{
-		"message": "layout test", "date": r.h.Built.Add(-time.Duration(daysAgo) * layoutDay).Unix(),
+		"message": "lakegc test", "date": r.built.Add(-time.Duration(daysAgo) * layoutDay).Unix(),
 	}, http.StatusCreated, &c)
 	if c.ID == "" {
 		r.t.Fatal("commit without an ID")
@@ -217,13 +236,12 @@ func (r repoAPI) commit(branch string, daysAgo int) string {
 	return c.ID
 }
 
-// link stages data at path on branch as a client that writes to the store
-// itself does: it asks lakeFS for an address (get-physical-address), writes
-// the file there, and links it. It returns the object, not yet settled (no
-// ref, not kept), and its index in the history.
-func (r repoAPI) link(branch, path, label string) int {
+// stage stages data at path on branch as clients that write to the store
+// themselves do — an address from lakeFS (get-physical-address), the bytes
+// written there, a link with the client's checksum — and returns the
+// address.
+func (r repoAPI) stage(branch, path string, data []byte, checksum string) string {
 	r.t.Helper()
-	data := []byte("lakegc layout object " + label + "\n")
 	var loc struct {
 		PhysicalAddress string `json:"physical_address"`
 	}
@@ -234,19 +252,96 @@ func (r repoAPI) link(branch, path, label string) int {
 		r.t.Fatal(err)
 	}
 	writeOld(r.t, p, data, 0)
-	sum := md5.Sum(data)
 	r.s.Do(r.t, http.MethodPut, backing, url.Values{"path": {path}}, map[string]any{
 		"staging":    map[string]any{"physical_address": loc.PhysicalAddress},
-		"checksum":   hex.EncodeToString(sum[:]),
+		"checksum":   checksum,
 		"size_bytes": len(data),
 	}, http.StatusOK, nil)
-	key, ok := strings.CutPrefix(loc.PhysicalAddress, r.h.AddressNamespace+"/")
+	return loc.PhysicalAddress
+}
+
+// link stages an object of its own at path on branch (stage, with the MD5
+// as its checksum) and appends it to the history. It returns the object,
+// not yet settled (no ref, not kept), and its index in the history.
+func (r repoAPI) link(branch, path, label string) int {
+	r.t.Helper()
+	data := []byte("lakegc layout object " + label + "\n")
+	sum := md5.Sum(data)
+	addr := r.stage(branch, path, data, hex.EncodeToString(sum[:]))
+	key, ok := strings.CutPrefix(addr, r.h.AddressNamespace+"/")
 	if !ok {
-		r.t.Fatalf("link %s: address %q is not under %q", path, loc.PhysicalAddress, r.h.AddressNamespace)
+		r.t.Fatalf("link %s: address %q is not under %q", path, addr, r.h.AddressNamespace)
 	}
 	r.h.Objects = append(r.h.Objects, lakefstest.Object{Name: label + " " + path, Path: path, Content: data,
-		PhysicalAddress: loc.PhysicalAddress, Key: key})
+		PhysicalAddress: addr, Key: key})
 	return len(r.h.Objects) - 1
+}
+
+// upload stages data at path on branch through lakeFS and returns its
+// physical address.
+func (r repoAPI) upload(branch, path, data string) string {
+	r.t.Helper()
+	got := r.s.Raw(r.t, http.MethodPost, r.path("/branches/"+url.PathEscape(branch)+"/objects"),
+		url.Values{"path": {path}}, "application/octet-stream", strings.NewReader(data))
+	if got.Status != http.StatusCreated {
+		r.t.Fatalf("upload %s/%s: %d %s", branch, path, got.Status, got.Body)
+	}
+	var st struct {
+		PhysicalAddress string `json:"physical_address"`
+		Checksum        string `json:"checksum"`
+	}
+	if err := json.Unmarshal(got.Body, &st); err != nil {
+		r.t.Fatal(err)
+	}
+	// lakeFS's local adapter records the MD5 of the bytes, in hex: the
+	// checksum the re-upload check compares with.
+	if sum := md5.Sum([]byte(data)); st.Checksum != hex.EncodeToString(sum[:]) {
+		r.t.Fatalf("upload %s/%s: checksum %q, not the MD5 of the bytes", branch, path, st.Checksum)
+	}
+	return st.PhysicalAddress
+}
+
+// changes lists branch's uncommitted changes as lakeFS's diff shows them.
+func (r repoAPI) changes(branch string) []string {
+	r.t.Helper()
+	var page struct {
+		Results []struct {
+			Path string `json:"path"`
+		} `json:"results"`
+	}
+	r.s.Do(r.t, http.MethodGet, r.path("/branches/"+url.PathEscape(branch)+"/diff"), nil, nil, http.StatusOK, &page)
+	var paths []string
+	for _, c := range page.Results {
+		paths = append(paths, c.Path)
+	}
+	return paths
+}
+
+// stat returns the physical address lakeFS reads path at ref from.
+func (r repoAPI) stat(ref, path string) string {
+	r.t.Helper()
+	var st struct {
+		PhysicalAddress string `json:"physical_address"`
+	}
+	r.s.Do(r.t, http.MethodGet, r.path("/refs/"+url.PathEscape(ref)+"/objects/stat"), url.Values{"path": {path}}, nil, http.StatusOK, &st)
+	return st.PhysicalAddress
+}
+
+// read checks that path at ref reads back as want.
+func (r repoAPI) read(ref, path, want string) {
+	r.t.Helper()
+	got := r.s.ReadObject(r.t, r.repo, ref, path)
+	if got.Status != http.StatusOK || !bytes.Equal(got.Body, []byte(want)) {
+		r.t.Errorf("GET %s/%s: %d %q, want 200 %q", ref, path, got.Status, got.Body, want)
+	}
+}
+
+// gone checks that the object at a physical address is no longer stored.
+func (r repoAPI) gone(address string) bool {
+	r.t.Helper()
+	o := lakefstest.Object{Name: address, PhysicalAddress: address}
+	stored, known := r.s.Stored(r.t, o)
+	return known && !stored
 }
 
 // settle says where object i reads and whether a correct GC keeps it.
@@ -313,7 +408,7 @@ func (r repoAPI) expiredImport(parent string, daysAgo int, paths ...importLocati
 	r.s.Do(r.t, http.MethodPost, "/repositories", nil, map[string]any{
 		"name": scratch, "storage_namespace": "local://" + scratch, "default_branch": "main",
 	}, http.StatusCreated, nil)
-	_, metarange := repoAPI{r.t, r.s, &lakefstest.History{Repo: scratch}}.importInto("main", paths...)
+	_, metarange := historyAPI(r.t, r.s, &lakefstest.History{Repo: scratch}).importInto("main", paths...)
 	from, to := filepath.Join(r.s.BlockstorePath, scratch, "_lakefs"), filepath.Join(localFolder(r.t, r.h), "_lakefs")
 	entries, err := os.ReadDir(from)
 	if err != nil {
@@ -340,7 +435,7 @@ func (r repoAPI) expiredImport(parent string, daysAgo int, paths ...importLocati
 		Generation int64 `json:"generation"`
 	}
 	r.s.Do(r.t, http.MethodGet, r.path("/commits/"+url.PathEscape(parent)), nil, nil, http.StatusOK, &p)
-	created := r.h.Built.Add(-time.Duration(daysAgo) * layoutDay).Unix()
+	created := r.built.Add(-time.Duration(daysAgo) * layoutDay).Unix()
 	id := commitAddress("lakegc-admin", "import", metarange, created, []string{parent})
 	r.s.Do(r.t, http.MethodPost, r.path("/commits"), nil, map[string]any{
 		"commit_id": id, "version": 1, "committer": "lakegc-admin", "message": "import",
@@ -445,7 +540,7 @@ func TestIntegrationNestedRepository(t *testing.T) {
 func TestIntegrationImportsAndForeignFiles(t *testing.T) {
 	s := startLocal(t)
 	h := lakefstest.BuildHistory(t, s, "lakegc-imports")
-	r := repoAPI{t, s, h}
+	r := historyAPI(t, s, h)
 	folder := localFolder(t, h)
 	const month = 30 * layoutDay
 
@@ -537,7 +632,7 @@ func TestIntegrationImportsAndForeignFiles(t *testing.T) {
 func TestIntegrationEscapedLinkedPaths(t *testing.T) {
 	s := startLocal(t)
 	h := lakefstest.BuildHistory(t, s, "lakegc-escaped")
-	r := repoAPI{t, s, h}
+	r := historyAPI(t, s, h)
 	const (
 		p1 = "year=2024/part 0.parquet"
 		p2 = "a%2Fb"
@@ -660,30 +755,4 @@ func TestIntegrationSymlinkedBlockstorePath(t *testing.T) {
 	}
 	h.VerifyBeforeGC(t, s)
 	sweepAndVerify(t, s, h, len(h.KeptCommits))
-}
-
-// An uncommitted export lakeFS wrote in a local repository's namespace
-// spelled from another blockstore folder than the command's (the same one
-// through a symbolic link, or another) fails the run as a namespace
-// mismatch naming both spellings, not as an error of lakeFS; an export in
-// another namespace is still lakeFS's error.
-func TestExportInLocalNamespaceSpelledOtherwise(t *testing.T) {
-	const tail = "/_lakefs/retention/gc/uncommitted/u1/uncommitted/"
-	for loc, mismatch := range map[string]bool{
-		"local:///srv/lakefs-real/repo1" + tail:   true,
-		"local:///srv/other/data/repo1" + tail:    true,
-		"local:///srv/lakefs-real/repo2" + tail:   false,
-		"local://repo1" + tail:                    false,
-		"s3://b/repo1" + tail:                     false,
-		"local:///srv/lakefs-link/repo1/x" + tail: false,
-	} {
-		err := exportAt(t, loc, "local://repo1", "local:///srv/lakefs-link/repo1")
-		switch {
-		case mismatch && (!errors.Is(err, lakegc.ErrNamespaceMismatch) || errors.Is(err, errLakeFS) ||
-			!strings.Contains(err.Error(), strings.TrimSuffix(loc, tail)) || !strings.Contains(err.Error(), "--blockstore-path")):
-			t.Errorf("export at %s: %v; want a namespace mismatch naming lakeFS's spelling and --blockstore-path", loc, err)
-		case !mismatch && (!errors.Is(err, errLakeFS) || errors.Is(err, lakegc.ErrNamespaceMismatch)):
-			t.Errorf("export at %s: %v; want an error of lakeFS", loc, err)
-		}
-	}
 }

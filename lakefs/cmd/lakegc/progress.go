@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lakegc/lakegc"
+	"github.com/lakegc/lakegc/lakefs/host"
 )
 
 // progress draws one status line on a terminal, redrawn in place with '\r',
@@ -56,6 +57,19 @@ func (p *progress) set(line string, force bool) {
 	}
 }
 
+// report shows a run's progress (host.Options.Progress).
+func (p *progress) report(r host.Progress) {
+	switch r.Kind {
+	case host.ProgressCollect:
+		p.collect(r.Collect)
+	case host.ProgressStaged:
+		p.set(fmt.Sprintf("staged: %d objects statted", r.Staged), false)
+	case host.ProgressRanges:
+		s := r.Ranges
+		p.set(fmt.Sprintf("ranges: %d metaranges, %d ranges read (%d shared), %d entries, %d outside the namespace", s.MetaRanges, s.Ranges, s.SharedRanges, s.Entries, s.Outside), s.Done)
+	}
+}
+
 // collect shows Collect's progress.
 func (p *progress) collect(c lakegc.Progress) {
 	s := c.Counters
@@ -69,11 +83,6 @@ func (p *progress) collect(c lakegc.Progress) {
 	case lakegc.PhaseSweep:
 		p.set(fmt.Sprintf("deleting: %d deleted, %d already gone, %d failed", s.Deleted, s.AlreadyGone, s.Failed), false)
 	}
-}
-
-// staged shows the listing of staged objects through the API.
-func (p *progress) staged(n int64) {
-	p.set(fmt.Sprintf("staged: %d objects statted", n), false)
 }
 
 // finish ends the status line.

@@ -1,12 +1,10 @@
-package main
+package host
 
 import (
 	"bufio"
 	"context"
-	"encoding/csv"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
 	"log/slog"
 	"os"
@@ -18,9 +16,10 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/lakegc/lakegc"
-	"github.com/lakegc/lakegc/internal/nsaddr"
 	"github.com/lakegc/lakegc/lakefs/api"
 	"github.com/lakegc/lakegc/namespace"
+	"github.com/lakegc/lakegc/lakefs/blockstore"
+	"github.com/lakegc/lakegc/lakefs/metarange"
 	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
 	"github.com/lakegc/lakegc/sweep/s3delete"
@@ -31,70 +30,211 @@ import (
 // (committed.block_storage_prefix), the library's default.
 const storagePrefix = lakegc.DefaultStoragePrefix
 
-// errLakeFS marks the errors of lakeFS's API, for the exit code.
-var errLakeFS = errors.New("lakeFS")
+// Errors of Collect. Every error of lakeFS's API is wrapped with ErrLakeFS
+// (and keeps its api sentinel); an invalid option is ErrInvalidOptions.
+var (
+	// ErrLakeFS marks the errors of lakeFS and its API: it refused, could
+	// not be reached, or answered what the run cannot use.
+	ErrLakeFS = errors.New("host: lakeFS")
+	// ErrInvalidOptions is an Options that Collect refuses before any
+	// call.
+	ErrInvalidOptions = errors.New("host: invalid options")
+)
 
-// lakeFSError wraps an error of lakeFS's API with errLakeFS.
+// lakeFSError wraps an error of lakeFS's API with ErrLakeFS.
 func lakeFSError(err error) error {
 	for _, s := range []error{api.ErrUnauthorized, api.ErrForbidden, api.ErrNotFound, api.ErrTooManyRequests,
 		api.ErrServer, api.ErrRequest, api.ErrMalformed, api.ErrTransport, api.ErrTaskFailed, api.ErrOutsideNamespace} {
 		if errors.Is(err, s) {
-			return fmt.Errorf("%w: %w", errLakeFS, err)
+			return fmt.Errorf("%w: %w", ErrLakeFS, err)
 		}
 	}
 	return err
 }
 
-// hostStats are what the command itself did beside Collect's report.
-type hostStats struct {
-	// LakeFSRequests are the HTTP requests sent to lakeFS, retries
-	// included.
+// DefaultConcurrency is Options.Concurrency's default.
+const DefaultConcurrency = 16
+
+// MaxConcurrency is the largest Options.Concurrency.
+const MaxConcurrency = 1024
+
+// Options are the settings of a run of Collect. The zero value of each
+// field is its default; only Repository is required.
+type Options struct {
+	// Repository is the repository's name in lakeFS.
+	Repository string
+	// BlockstorePath is lakeFS's local blockstore folder
+	// (blockstore.local.path), which a repository on the local blockstore
+	// needs, spelled as in lakeFS's configuration: lakeFS spells full
+	// addresses with it.
+	BlockstorePath string
+	// Blockstore is lakeFS's blockstore settings, with which Collect opens
+	// the namespace when it is given no bucket (OpenNamespace); nil: the
+	// cloud SDKs' own credentials and defaults.
+	Blockstore *blockstore.Config
+	// Sweep deletes the garbage; without it, a dry run.
+	Sweep bool
+	// Optimized starts the mark from the repository's latest run
+	// (lakegc.Config.Optimized).
+	Optimized bool
+	// InitNamespace first writes lakegc's marker naming the namespace as
+	// the repository's (lakegc.InitNamespace): for a repository without
+	// lakeFS's marker, only once the namespace is known to be its own.
+	InitNamespace bool
+	// MinAge keeps every object younger than this before the run started
+	// (lakegc.Config.MinAge; default, and at least, lakeFS's link TTL).
+	MinAge time.Duration
+	// MemoryBudget bounds the mark's key buffers (default
+	// lakegc.DefaultMemoryBudget); a quarter of it, at least 64 KiB, goes
+	// to the re-upload check's filter.
+	MemoryBudget int64
+	// Include collects objects under these key prefixes of the namespace
+	// whatever their names (lakegc.Config.Include).
+	Include []string
+	// Concurrency bounds the per-object calls of lakeFS (stats of staged
+	// objects), and the checks of candidates against the store, in flight
+	// at once (default DefaultConcurrency, at most MaxConcurrency).
+	Concurrency int
+	// Clock is the time of the run's decisions (default time.Now).
+	Clock func() time.Time
+	// TempDir is where the run makes its temporary folder, removed when it
+	// ends (default os.TempDir()).
+	TempDir string
+	// Logger receives the run's logs (default: none).
+	Logger *slog.Logger
+	// Progress, if set, receives the run's progress. It may be called from
+	// several goroutines at once, and should return quickly.
+	Progress func(Progress)
+}
+
+// ProgressKind tells what a Progress reports.
+type ProgressKind int
+
+// The kinds of Progress.
+const (
+	// ProgressCollect is lakegc.Collect's progress (Progress.Collect).
+	ProgressCollect ProgressKind = iota
+	// ProgressStaged is the stats of staged objects (Progress.Staged).
+	ProgressStaged
+	// ProgressRanges is the reading of the kept commits' metaranges and
+	// ranges (Progress.Ranges).
+	ProgressRanges
+)
+
+// Progress is a report of a run's progress, to Options.Progress.
+type Progress struct {
+	// Kind says which of the fields below is set.
+	Kind ProgressKind
+	// Collect is lakegc.Collect's progress.
+	Collect lakegc.Progress
+	// Staged is the staged objects statted so far through the API.
+	Staged int64
+	// Ranges is the reading of the committed metadata so far.
+	Ranges metarange.Stats
+}
+
+// Stats are what the host did beside Collect's report.
+type Stats struct {
+	// LakeFSRequests are the HTTP requests the client sent to lakeFS,
+	// retries included, since it was made.
 	LakeFSRequests int64 `json:"lakefs_requests"`
 	// StagedStatted are the staged objects statted through the API.
 	StagedStatted int64 `json:"staged_statted"`
 	// Reuploads is the check of the candidates that may be staged
 	// re-uploads lakeFS's listings hide.
 	Reuploads ReuploadStats `json:"reuploads"`
-
-	reuploads *reuploads
 }
 
-// final fills in the counts once the run ended.
-func (s *hostStats) final(client *api.Client) *hostStats {
-	s.LakeFSRequests = client.Requests()
-	if s.reuploads != nil {
-		s.Reuploads = s.reuploads.stats()
+// Result is what a run of Collect did: on an error, as far as it went.
+type Result struct {
+	// Report is lakegc.Collect's report; nil if the run failed before
+	// Collect started.
+	Report *lakegc.Report
+	// Stats are the host's own counts.
+	Stats Stats
+}
+
+// Collect runs one cycle of lakegc.Collect over a lakeFS repository:
+// lakeFS runs the export of the staged objects and applies the retention
+// rules through client, and the host reads the kept commits' objects from
+// the repository's storage namespace (see the package documentation).
+//
+// bucket is the storage namespace, opened at its root — the bucket's key
+// "k" is the namespace's "<namespace>/k"; it is not closed. A nil bucket
+// has Collect open it with OpenNamespace (o.BlockstorePath, o.Blockstore)
+// and close it at the end. On lakeFS's local blockstore the sweep deletes
+// the files of the namespace's folder under o.BlockstorePath directly
+// (never a "<key>.attrs" beside one), so a given bucket must be that
+// folder: Collect writes a probe file through it, reads it back from the
+// folder and removes it, and refuses another folder (ErrInvalidOptions).
+//
+// The Result is never nil: on an error it holds what was done until then.
+// An error of lakeFS wraps ErrLakeFS; an invalid option ErrInvalidOptions
+// or lakegc.ErrInvalidConfig.
+func Collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Options) (*Result, error) {
+	res := &Result{}
+	rep, err := collect(ctx, client, bucket, o, &res.Stats)
+	res.Report = rep
+	if client != nil {
+		res.Stats.LakeFSRequests = client.Requests()
 	}
-	return s
+	return res, err
 }
 
-// collect runs one cycle of Collect over the repository: lakeFS runs the
-// export and the retention, the command reads the kept commits' objects.
-// hs receives the command's own counts.
-func collect(ctx context.Context, client *api.Client, o gcOptions, logger *slog.Logger, bar *progress, hs *hostStats) (*lakegc.Report, error) {
-	repo, err := client.GetRepository(ctx, o.repo)
+func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Options, hs *Stats) (*lakegc.Report, error) {
+	switch {
+	case client == nil:
+		return nil, fmt.Errorf("%w: no lakeFS client", ErrInvalidOptions)
+	case o.Repository == "":
+		return nil, fmt.Errorf("%w: no Repository", ErrInvalidOptions)
+	case o.Concurrency < 0 || o.Concurrency > MaxConcurrency:
+		return nil, fmt.Errorf("%w: Concurrency %d is not between 1 and %d", ErrInvalidOptions, o.Concurrency, MaxConcurrency)
+	case o.MemoryBudget < 0:
+		return nil, fmt.Errorf("%w: negative MemoryBudget %d", ErrInvalidOptions, o.MemoryBudget)
+	}
+	if o.Concurrency == 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	if o.MemoryBudget == 0 {
+		o.MemoryBudget = lakegc.DefaultMemoryBudget
+	}
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	repo, err := client.GetRepository(ctx, o.Repository)
 	if err != nil {
 		return nil, lakeFSError(err)
 	}
-	resolved, bucket, err := openNamespace(ctx, repo.StorageNamespace, o.blockstorePath, o.store)
+	var resolved string
+	if bucket != nil {
+		resolved, err = resolveNamespace(repo.StorageNamespace, o.BlockstorePath)
+		if err == nil {
+			err = sameLocalFolder(ctx, bucket, repo.StorageNamespace, o.BlockstorePath)
+		}
+	} else {
+		resolved, bucket, err = openNamespace(ctx, repo.StorageNamespace, o.BlockstorePath, o.Blockstore)
+		if err == nil {
+			defer bucket.Close()
+			if o.Blockstore != nil {
+				logger.Info("lakegc: lakeFS's blockstore settings", "blockstore", o.Blockstore)
+			}
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	defer bucket.Close()
-	if o.store != nil {
-		logger.Info("lakegc: lakeFS's blockstore settings", "blockstore", o.store)
-	}
-	tmp, err := os.MkdirTemp("", "lakegc-")
+	tmp, err := os.MkdirTemp(o.TempDir, "lakegc-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	h := &lakeFSHost{client: client, repo: o.repo, namespace: strings.TrimRight(repo.StorageNamespace, "/"),
-		resolved: resolved, bucket: bucket, tempDir: tmp, logger: logger, bar: bar,
-		concurrency: o.concurrency, reuploads: newReuploads(bucket, o.memory, o.concurrency)}
-	hs.reuploads = h.reuploads
+	h := &lakeFSHost{client: client, repo: o.Repository, namespace: strings.TrimRight(repo.StorageNamespace, "/"),
+		resolved: resolved, bucket: bucket, tempDir: tmp, logger: logger, progress: o.Progress,
+		concurrency: o.Concurrency, reuploads: newReuploads(bucket, o.MemoryBudget, o.Concurrency)}
+	defer func() { hs.Reuploads = h.reuploads.stats() }()
 	if strings.HasPrefix(h.namespace, "local://") {
-		root, err := filepath.Abs(o.blockstorePath)
+		root, err := filepath.Abs(o.BlockstorePath)
 		if err != nil {
 			return nil, err
 		}
@@ -103,20 +243,23 @@ func collect(ctx context.Context, client *api.Client, o gcOptions, logger *slog.
 	cfg := lakegc.Config{
 		Bucket:        bucket,
 		Namespace:     resolved,
-		Repository:    o.repo,
+		Repository:    o.Repository,
 		StoragePrefix: storagePrefix,
-		MinAge:        o.minAge,
-		MemoryBudget:  o.memory,
+		MinAge:        o.MinAge,
+		MemoryBudget:  o.MemoryBudget,
 		TempDir:       tmp,
 		Logger:        logger,
-		Progress:      bar.collect,
-		Sweep:         o.sweep,
-		Optimized:     o.optimized,
-		Include:       o.include,
-		// Staged re-uploads lakeFS's listings hide (doc.go).
+		Clock:         o.Clock,
+		Sweep:         o.Sweep,
+		Optimized:     o.Optimized,
+		Include:       o.Include,
+		// Staged re-uploads lakeFS's listings hide (package documentation).
 		SweepOptions: []sweep.Option{sweep.WithCandidateCheck(h.reuploads.check)},
 	}
-	if d, err := localDeleter(repo.StorageNamespace, o.blockstorePath); err != nil {
+	if o.Progress != nil {
+		cfg.Progress = func(p lakegc.Progress) { o.Progress(Progress{Kind: ProgressCollect, Collect: p}) }
+	}
+	if d, err := localDeleter(repo.StorageNamespace, o.BlockstorePath); err != nil {
 		return nil, err
 	} else if d != nil {
 		cfg.BatchDeleter = d
@@ -125,18 +268,14 @@ func collect(ctx context.Context, client *api.Client, o gcOptions, logger *slog.
 		// endpoint and keys it was opened with.
 		cfg.BatchDeleter = d
 	}
-	if o.initNamespace {
+	if o.InitNamespace {
 		// A bare repository has no marker of lakeFS's: the operator names
 		// the folder as the repository's.
 		if err := lakegc.InitNamespace(ctx, lakegc.Config{Bucket: bucket, Namespace: resolved, StoragePrefix: storagePrefix}); err != nil {
 			return nil, err
 		}
 	}
-	if !o.now.IsZero() {
-		offset := time.Until(o.now)
-		cfg.Clock = func() time.Time { return time.Now().Add(offset) }
-	}
-	logger.Info("lakegc: repository", "repo", o.repo, "namespace", repo.StorageNamespace, "resolved", resolved, "sweep", o.sweep)
+	logger.Info("lakegc: repository", "repo", o.Repository, "namespace", repo.StorageNamespace, "resolved", resolved, "sweep", o.Sweep)
 	rep, err := lakegc.Collect(ctx, lakegc.Host{Export: h, Active: h, Committed: h}, cfg)
 	hs.StagedStatted = h.staged
 	return rep, err
@@ -151,11 +290,11 @@ type lakeFSHost struct {
 	// doubled is how lakeFS's object API spells a linked object's full
 	// address on the local blockstore: the blockstore's path twice,
 	// "local:///var/lakefs/var/lakefs/repo1"; empty on object stores.
-	doubled string
-	bucket  *blob.Bucket
-	tempDir string
-	logger  *slog.Logger
-	bar     *progress
+	doubled  string
+	bucket   *blob.Bucket
+	tempDir  string
+	logger   *slog.Logger
+	progress func(Progress) // nil: none
 	// concurrency bounds the per-object calls of lakeFS in flight.
 	concurrency int
 	// reuploads keeps the candidates that may be staged re-uploads
@@ -167,8 +306,9 @@ type lakeFSHost struct {
 // Export runs lakeFS's uncommitted export (prepare_uncommited) until lakeFS
 // returns no continuation token — this loop is ours, so the run is known to
 // be complete although stock lakeFS writes no manifest — and then lists
-// every branch's staged objects through the API (see doc.go: lakeFS's
-// export leaves out staged linked objects on the local blockstore).
+// every branch's staged objects through the API (the package
+// documentation: lakeFS's export leaves out staged linked objects on the
+// local blockstore).
 func (h *lakeFSHost) Export(ctx context.Context) (*lakegc.HostExport, error) {
 	exp, err := h.client.PrepareAllUncommitted(ctx, h.repo)
 	if err != nil {
@@ -178,9 +318,9 @@ func (h *lakeFSHost) Export(ctx context.Context) (*lakegc.HostExport, error) {
 	if exp.Files > 0 {
 		want := strings.TrimSuffix(namespace.UncommittedFolder(storagePrefix, exp.RunID), "/")
 		key, err := api.RelativeKey(h.resolved, exp.Location)
-		if root, ok := strings.CutSuffix(strings.TrimSuffix(exp.Location, "/"), "/"+want); ok && err != nil && exp.RunID != "" && sameLocalNamespace(root, h.namespace) {
+		if root, ok := strings.CutSuffix(strings.TrimSuffix(exp.Location, "/"), "/"+want); ok && err != nil && exp.RunID != "" && api.SameLocalNamespace(root, h.namespace) {
 			// lakeFS wrote in the repository's local namespace, which it
-			// spells otherwise: a --blockstore-path through a symbolic
+			// spells otherwise: a BlockstorePath through a symbolic
 			// link, or another folder.
 			return nil, namespaceMismatch(root, h.resolved)
 		}
@@ -188,7 +328,7 @@ func (h *lakeFSHost) Export(ctx context.Context) (*lakegc.HostExport, error) {
 			err = fmt.Errorf("uncommitted export at %q, not at %s/%s", exp.Location, h.resolved, want)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", errLakeFS, err)
+			return nil, fmt.Errorf("%w: %w", ErrLakeFS, err)
 		}
 		// AllowUnverified: stock lakeFS writes no completion manifest, and
 		// PrepareAllUncommitted drove the continuation loop to its end.
@@ -205,21 +345,16 @@ func (h *lakeFSHost) Export(ctx context.Context) (*lakegc.HostExport, error) {
 	return &lakegc.HostExport{RunID: exp.RunID, Location: exp.Location, Addresses: withUnsigned(concat(parts...))}, nil
 }
 
-// sameLocalNamespace reports whether root, where lakeFS says it wrote a
-// file of the repository, is lakeFS's absolute spelling of the local
-// namespace ns ("local:///<its blockstore folder>/<ns's path>").
-func sameLocalNamespace(root, ns string) bool { return nsaddr.LocalSpelling(root, ns) }
-
 // namespaceMismatch is the error of a namespace that lakeFS spells as
-// lakeFS and the command as resolved: one folder reached by two paths, or
+// lakeFS and Collect as resolved: one folder reached by two paths, or
 // two folders. Either way the addresses lakeFS stores could not be matched
 // to the listing, so the run stops.
 func namespaceMismatch(lakeFS, resolved string) error {
 	hint := ""
 	if strings.HasPrefix(resolved, "local://") {
-		hint = ": give --blockstore-path as lakeFS's blockstore.local.path, spelled as in lakeFS's configuration"
+		hint = ": give BlockstorePath (the command's --blockstore-path) as lakeFS's blockstore.local.path, spelled as in lakeFS's configuration"
 	}
-	return fmt.Errorf("%w: lakeFS writes under %q, the command reads %q%s", lakegc.ErrNamespaceMismatch, lakeFS, resolved, hint)
+	return fmt.Errorf("%w: lakeFS writes under %q, lakegc reads %q%s", lakegc.ErrNamespaceMismatch, lakeFS, resolved, hint)
 }
 
 // stagedAddresses lists the physical address of every staged object of
@@ -269,10 +404,10 @@ func (h *lakeFSHost) stagedAddresses(ctx context.Context) (iter.Seq2[string, err
 			// its bytes are is unknown, so fail rather than go on
 			// without it. This was counted as "outside the namespace",
 			// which relative never reports.
-			return fmt.Errorf("%w: branch %s: staged object %q has no physical address", errLakeFS, j.branch, j.path)
+			return fmt.Errorf("%w: branch %s: staged object %q has no physical address", ErrLakeFS, j.branch, j.path)
 		}
 		if strings.ContainsAny(key, "\n\r") {
-			return fmt.Errorf("%w: staged address %q has a line break", errLakeFS, st.PhysicalAddress)
+			return fmt.Errorf("%w: staged address %q has a line break", ErrLakeFS, st.PhysicalAddress)
 		}
 		mu.Lock()
 		defer mu.Unlock()
@@ -280,7 +415,9 @@ func (h *lakeFSHost) stagedAddresses(ctx context.Context) (iter.Seq2[string, err
 			return err
 		}
 		n++
-		h.bar.staged(n)
+		if h.progress != nil {
+			h.progress(Progress{Kind: ProgressStaged, Staged: n})
+		}
 		return nil
 	}
 	for range concurrency {
@@ -307,11 +444,11 @@ func (h *lakeFSHost) stagedAddresses(ctx context.Context) (iter.Seq2[string, err
 			switch {
 			case ch.PathType != "object" && ch.PathType != "":
 				// A common prefix stands for objects not statted here.
-				return fmt.Errorf("%w: branch %s: change of %q has path type %q, not object", errLakeFS, branch, ch.Path, ch.PathType)
+				return fmt.Errorf("%w: branch %s: change of %q has path type %q, not object", ErrLakeFS, branch, ch.Path, ch.PathType)
 			case ch.Type == "removed":
 				continue
 			case ch.Type != "added" && ch.Type != "changed":
-				return fmt.Errorf("%w: branch %s: change of %q has type %q, not added, changed or removed", errLakeFS, branch, ch.Path, ch.Type)
+				return fmt.Errorf("%w: branch %s: change of %q has type %q, not added, changed or removed", ErrLakeFS, branch, ch.Path, ch.Type)
 			}
 			select {
 			case jobs <- job{branch, ch.Path}:
@@ -399,7 +536,7 @@ func (h *lakeFSHost) relative(address string) (string, bool) {
 func (h *lakeFSHost) ActiveCommits(ctx context.Context, _ time.Time) (*lakegc.HostCommits, error) {
 	res, err := h.client.PrepareCommitsAsync(ctx, h.repo)
 	if errors.Is(err, api.ErrNotFound) {
-		return nil, fmt.Errorf("%w: prepare commits: %w (a repository without GC rules keeps every commit: set rules with lakectl gc set-config)", errLakeFS, err)
+		return nil, fmt.Errorf("%w: prepare commits: %w (a repository without GC rules keeps every commit: set rules with lakectl gc set-config)", ErrLakeFS, err)
 	}
 	if err != nil {
 		return nil, lakeFSError(err)
@@ -428,49 +565,15 @@ func (h *lakeFSHost) ActiveCommits(ctx context.Context, _ time.Time) (*lakegc.Ho
 	return &lakegc.HostCommits{RunID: res.RunID, Key: key, Active: active}, nil
 }
 
-// readCommitsReport reads lakeFS's commits report: a header
-// commit_id,expired,metarange_id, then a row per commit. The commits not
-// expired are kept; any other row is an error.
+// readCommitsReport reads lakeFS's commits report
+// (retention.ReadCommitsCSV): the commits not expired are kept.
 func readCommitsReport(ctx context.Context, bucket *blob.Bucket, key string) ([]retention.ActiveCommit, error) {
 	r, err := bucket.NewReader(ctx, key, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	return parseCommitsReport(r)
-}
-
-func parseCommitsReport(r io.Reader) ([]retention.ActiveCommit, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = 3
-	cr.ReuseRecord = true
-	head, err := cr.Read()
-	if err != nil {
-		return nil, fmt.Errorf("header: %w", err)
-	}
-	if head[0] != "commit_id" || head[1] != "expired" || head[2] != "metarange_id" {
-		return nil, fmt.Errorf("header %q, want commit_id,expired,metarange_id", head)
-	}
-	var active []retention.ActiveCommit
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			return active, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if rec[0] == "" {
-			return nil, errors.New("a row without a commit ID")
-		}
-		switch rec[1] {
-		case "false":
-			active = append(active, retention.ActiveCommit{CommitID: rec[0], MetaRangeID: rec[2]})
-		case "true":
-		default:
-			return nil, fmt.Errorf("commit %s: expired is %q, not true or false", rec[0], rec[1])
-		}
-	}
+	return retention.ReadCommitsCSV(r)
 }
 
 // concat yields each sequence in turn.

@@ -1,4 +1,4 @@
-package main
+package host
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 
 	"gocloud.dev/blob/fileblob"
 
+	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/lakefs/api"
 )
 
@@ -92,7 +93,7 @@ func stagedIn(ctx context.Context, t *testing.T, f *fakeStaging) ([]string, erro
 		t.Fatal(err)
 	}
 	h := &lakeFSHost{client: client, repo: "r", namespace: "s3://b/repo1", resolved: "s3://b/repo1", concurrency: 4,
-		tempDir: t.TempDir(), logger: slog.New(slog.NewTextHandler(io.Discard, nil)), bar: newProgress(io.Discard, false)}
+		tempDir: t.TempDir(), logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	seq, _, err := h.stagedAddresses(ctx)
 	if err != nil {
 		return nil, err
@@ -185,7 +186,7 @@ func TestStagedAddressesRefusesNoAddress(t *testing.T) {
 		diffs: map[string][]map[string]string{"main": {{"type": "added", "path": "a", "path_type": "object"},
 			{"type": "added", "path": "x", "path_type": "object"}}},
 		stats: map[string]string{"main/a": "data/a", "main/x": ""}}
-	if got, err := stagedOf(t, f); !errors.Is(err, errLakeFS) {
+	if got, err := stagedOf(t, f); !errors.Is(err, ErrLakeFS) {
 		t.Errorf("staged %q, %v; want an error of lakeFS", got, err)
 	}
 }
@@ -226,7 +227,7 @@ func TestActiveCommitsRefusesAnotherStoragePrefix(t *testing.T) {
 			t.Fatal(err)
 		}
 		h := &lakeFSHost{client: client, repo: "r", namespace: "s3://b/repo1", resolved: "s3://b/repo1", bucket: bucket,
-			tempDir: t.TempDir(), logger: slog.New(slog.NewTextHandler(io.Discard, nil)), bar: newProgress(io.Discard, false)}
+			tempDir: t.TempDir(), logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 		hc, err := h.ActiveCommits(t.Context(), time.Now())
 		if ok != (err == nil) {
 			t.Errorf("prefix %s: %+v, %v", prefix, hc, err)
@@ -251,7 +252,7 @@ func TestStagedAddressesFailsWithAnyCall(t *testing.T) {
 				"feat": {{"type": "added", "path": "b", "path_type": "object"}}},
 			stats:  map[string]string{"main/a": "data/a", "feat/b": "data/b"},
 			refuse: tc.refuse, broken: tc.broken}
-		if got, err := stagedOf(t, f); !errors.Is(err, errLakeFS) {
+		if got, err := stagedOf(t, f); !errors.Is(err, ErrLakeFS) {
 			t.Errorf("%+v: staged %q, %v; want an error of lakeFS", tc, got, err)
 		}
 	}
@@ -267,7 +268,7 @@ func TestExportRefusesAnotherLocation(t *testing.T) {
 		"s3://b/repo1/_lakefs/retention/gc/uncommitted/u2/uncommitted/":     nil,
 	} {
 		err := exportAt(t, loc, "s3://b/repo1", "s3://b/repo1")
-		if !errors.Is(err, errLakeFS) || cause != nil && !errors.Is(err, cause) || err != nil && strings.Contains(err.Error(), "<nil>") {
+		if !errors.Is(err, ErrLakeFS) || cause != nil && !errors.Is(err, cause) || err != nil && strings.Contains(err.Error(), "<nil>") {
 			t.Errorf("export at %s: %v; want an error of lakeFS wrapping %v", loc, err, cause)
 		}
 	}
@@ -289,7 +290,7 @@ func exportAt(t *testing.T, loc, namespace, resolved string) error {
 		t.Fatal(err)
 	}
 	h := &lakeFSHost{client: client, repo: "r", namespace: namespace, resolved: resolved,
-		tempDir: t.TempDir(), logger: slog.New(slog.NewTextHandler(io.Discard, nil)), bar: newProgress(io.Discard, false)}
+		tempDir: t.TempDir(), logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	_, err = h.Export(t.Context())
 	return err
 }
@@ -341,5 +342,31 @@ func TestStagedAddressesCancelled(t *testing.T) {
 	got, err := stagedIn(ctx, t, f)
 	if !errors.Is(err, context.Canceled) || got != nil {
 		t.Errorf("staged %q, %v; want nothing and context.Canceled", got, err)
+	}
+}
+
+// An uncommitted export lakeFS wrote in a local repository's namespace
+// spelled from another blockstore folder than the command's (the same one
+// through a symbolic link, or another) fails the run as a namespace
+// mismatch naming both spellings, not as an error of lakeFS; an export in
+// another namespace is still lakeFS's error.
+func TestExportInLocalNamespaceSpelledOtherwise(t *testing.T) {
+	const tail = "/_lakefs/retention/gc/uncommitted/u1/uncommitted/"
+	for loc, mismatch := range map[string]bool{
+		"local:///srv/lakefs-real/repo1" + tail:   true,
+		"local:///srv/other/data/repo1" + tail:    true,
+		"local:///srv/lakefs-real/repo2" + tail:   false,
+		"local://repo1" + tail:                    false,
+		"s3://b/repo1" + tail:                     false,
+		"local:///srv/lakefs-link/repo1/x" + tail: false,
+	} {
+		err := exportAt(t, loc, "local://repo1", "local:///srv/lakefs-link/repo1")
+		switch {
+		case mismatch && (!errors.Is(err, lakegc.ErrNamespaceMismatch) || errors.Is(err, ErrLakeFS) ||
+			!strings.Contains(err.Error(), strings.TrimSuffix(loc, tail)) || !strings.Contains(err.Error(), "--blockstore-path")):
+			t.Errorf("export at %s: %v; want a namespace mismatch naming lakeFS's spelling and --blockstore-path", loc, err)
+		case !mismatch && (!errors.Is(err, ErrLakeFS) || errors.Is(err, lakegc.ErrNamespaceMismatch)):
+			t.Errorf("export at %s: %v; want an error of lakeFS", loc, err)
+		}
 	}
 }

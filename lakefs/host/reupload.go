@@ -1,4 +1,4 @@
-package main
+package host
 
 import (
 	"context"
@@ -20,8 +20,9 @@ import (
 )
 
 // reuploads spares the candidates that may be staged re-uploads lakeFS's
-// listings hide (see doc.go, "Staged re-uploads lakeFS hides"): a candidate
-// whose size and checksum are those of an entry of a kept commit is kept.
+// listings hide (the package documentation's "Staged re-uploads lakeFS
+// hides"): a candidate whose size and checksum are those of an entry of a
+// kept commit is kept.
 //
 // The committed entries' sizes and checksums go into a Bloom filter as the
 // metaranges are read (entry, concurrently); the mark then asks check about

@@ -1,9 +1,8 @@
-package main
+package host
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -13,18 +12,17 @@ import (
 	_ "gocloud.dev/blob/gcsblob"   // gs:// namespaces
 	_ "gocloud.dev/blob/s3blob"    // s3:// namespaces
 
-	"github.com/lakegc/lakegc/lakefs"
 	"github.com/lakegc/lakegc/lakefs/blockstore"
 	"github.com/lakegc/lakegc/namespace"
 )
 
 // openNamespace opens the bucket of a repository's storage namespace, rooted
 // at it (namespace.OpenBucket, with opts), and returns the namespace as
-// lakeFS spells full addresses in it: a local one with the blockstore's
-// absolute path (lakefs.AddressNamespace). Credentials are the cloud SDKs'
-// own, from the environment, unless store (--lakefs-config) gives
-// lakeFS's: then an object store's namespace opens with store.OpenBucket. A local namespace without
-// blockstorePath is namespace.ErrNoLocalRoot.
+// lakeFS spells full addresses in it (resolveNamespace). Credentials are the
+// cloud SDKs' own, from the environment, unless store (lakeFS's
+// configuration) is given: then an object store's namespace opens with
+// store.OpenBucket. A local namespace without blockstorePath is
+// namespace.ErrNoLocalRoot.
 func openNamespace(ctx context.Context, ns, blockstorePath string, store *blockstore.Config, opts ...namespace.Option) (string, *blob.Bucket, error) {
 	n, err := namespace.Parse(ns)
 	if err != nil {
@@ -39,18 +37,15 @@ func openNamespace(ctx context.Context, ns, blockstorePath string, store *blocks
 		return resolved, b, nil
 	}
 	if n.Kind == namespace.Local && blockstorePath != "" {
-		root, err := filepath.Abs(blockstorePath)
-		if err != nil {
-			return "", nil, fmt.Errorf("--blockstore-path %q: %w", blockstorePath, err)
-		}
-		if resolved, err = lakefs.AddressNamespace(ns, root); err != nil {
+		if resolved, err = resolveNamespace(ns, blockstorePath); err != nil {
 			return "", nil, err
 		}
+		root, _ := filepath.Abs(blockstorePath) // resolveNamespace checked it
 		opts = append(opts, namespace.WithLocalRoot(root))
 	}
 	b, err := namespace.OpenBucket(ctx, ns, opts...)
 	if errors.Is(err, namespace.ErrNoLocalRoot) {
-		err = fmt.Errorf("%w: give lakeFS's blockstore folder (blockstore.local.path) with --blockstore-path or %s", err, envBlockstorePath)
+		err = noLocalRoot(err)
 	}
 	if err != nil {
 		return "", nil, err

@@ -1,8 +1,7 @@
-package main
+package host
 
 import (
 	"context"
-	"fmt"
 	"iter"
 
 	"github.com/lakegc/lakegc/lakefs/metarange"
@@ -17,7 +16,10 @@ func (h *lakeFSHost) CommittedAddresses(ctx context.Context, active []retention.
 	for i, a := range active {
 		ids[i] = a.MetaRangeID
 	}
-	opts := []metarange.Option{metarange.WithStoragePrefix(storagePrefix), metarange.WithStats(h.bar.ranges)}
+	opts := []metarange.Option{metarange.WithStoragePrefix(storagePrefix)}
+	if h.progress != nil {
+		opts = append(opts, metarange.WithStats(func(s metarange.Stats) { h.progress(Progress{Kind: ProgressRanges, Ranges: s}) }))
+	}
 	if h.reuploads != nil {
 		opts = append(opts, metarange.WithEntryStats(h.reuploads.entry))
 	}
@@ -33,9 +35,4 @@ func (h *lakeFSHost) CommittedAddresses(ctx context.Context, active []retention.
 			h.reuploads.ready.Store(true)
 		}
 	})
-}
-
-// ranges shows the reading of the committed metadata.
-func (p *progress) ranges(s metarange.Stats) {
-	p.set(fmt.Sprintf("ranges: %d metaranges, %d ranges read (%d shared), %d entries, %d outside the namespace", s.MetaRanges, s.Ranges, s.SharedRanges, s.Entries, s.Outside), s.Done)
 }

@@ -1,0 +1,163 @@
+// Package host is the lakeFS host of lakegc as a library: what the command
+// "lakegc gc" runs, callable from Go by a lakeFS fork or another service.
+// [Collect] takes a lakeFS API client (package lakefs/api), the bucket of
+// the repository's storage namespace (or none: [OpenNamespace] opens it as
+// lakeFS does), and [Options]; it asks lakeFS for its uncommitted export
+// and its kept commits, reads the kept commits' objects from the
+// namespace, and marks — with Options.Sweep, deletes — every other object
+// older than the minimum age. It prints nothing: logs go to
+// Options.Logger, progress to Options.Progress, its own counts into the
+// [Result].
+//
+//	client, err := api.New(endpoint, accessKeyID, secretAccessKey)
+//	...
+//	res, err := host.Collect(ctx, client, nil, host.Options{
+//		Repository:     "my-repo",
+//		BlockstorePath: "/var/lib/lakefs/data", // a repository on the local blockstore
+//	})
+//
+// Collect keeps no state between calls: runs of different repositories may
+// go at once; run one at a time per repository.
+//
+// Errors of lakeFS and its API wrap [ErrLakeFS] (and the api package's
+// sentinel); options Collect refuses wrap [ErrInvalidOptions] or
+// lakegc.ErrInvalidConfig; a local repository without BlockstorePath wraps
+// namespace.ErrNoLocalRoot.
+//
+// # Namespaces and credentials
+//
+// A namespace Collect opens itself is opened with the cloud SDKs' own
+// credentials (S3, GCS, Azure), or with lakeFS's blockstore settings when
+// Options.Blockstore holds them (package lakefs/blockstore: an
+// S3-compatible endpoint, path style, static keys, a GCS service account,
+// an Azure account key; the namespace must be on that blockstore's type),
+// or, for a repository on lakeFS's local blockstore, in the folder
+// Options.BlockstorePath.
+//
+// On S3, however the namespace was opened, deletes go in batches of 1000
+// keys (DeleteObjects, package sweep/s3delete) through the bucket's own
+// client; a store that refuses batches makes its deletes fail, and the
+// objects stay.
+//
+// # A run
+//
+// [Collect] runs lakegc.Collect over the repository, in its safe order:
+//
+//  1. the export of the staged objects, whose start anchors the cutoff:
+//     lakeFS's own prepare_uncommited, its continuation loop driven to its
+//     end here (so the run is known to be complete although stock lakeFS
+//     writes no manifest), then every branch's uncommitted changes, hidden
+//     branches included, each added or changed object statted through the
+//     API for its physical address;
+//  2. lakeFS's prepare_commits: lakeFS applies its GC rules to every commit,
+//     those of deleted branches included, and writes its commits report,
+//     read back from the namespace (a repository without rules is refused:
+//     lakeFS keeps everything then);
+//  3. the kept commits' metaranges and ranges, read from the namespace
+//     (package metarange), each range once;
+//  4. the mark: every object of the namespace of a shape lakeFS writes (or
+//     under an Options.Include prefix), outside other repositories' folders, in
+//     neither input, not possibly a staged re-upload that lakeFS's
+//     listings hide (below), and older than the export's start minus
+//     Options.MinAge; its report goes under
+//     _lakefs/retention/gc/unified/<run_id>/, lakeFS's layout, with the
+//     objects it did not recognize in unrecognized/;
+//  5. with Options.Sweep only, the deletion of the marked objects.
+//
+// With Options.Optimized the mark starts from the repository's latest run (one of
+// lakegc's; a run of lakeFS's Spark client has no records to start from, and
+// makes the run clean): it lists only the slices written since that run, less
+// a margin of a day and an hour, and judges the older ones from the records
+// the run left beside its report. It runs clean when unsure, and every
+// seventh run (package sweep, "Clean and optimized runs").
+//
+// # Namespace identity
+//
+// Before anything is marked, the namespace's folder must hold lakeFS's
+// marker (_lakefs/dummy, written when lakeFS creates a repository; "dummy"
+// at the top level, with lakeFS's words, for lakeFS before v0.108) or
+// lakegc's (_lakefs/lakegc.json): a repository created bare, for a refs
+// restore, has neither, and the run fails naming --init-namespace
+// (Options.InitNamespace), which writes lakegc's marker first — set it only
+// once the namespace is known to be the repository's own folder.
+// A full address of a staged object or a committed entry that names the
+// namespace in another spelling (s3a://, "..", doubled slashes,
+// percent-escapes) fails the run (lakegc.ErrNamespaceMismatch); one outside
+// it, an import, is counted in the report (mark.foreign). lakeFS's export
+// or commits report written under another spelling of the namespace than
+// Collect resolves (a BlockstorePath through a symbolic link, or
+// another folder) fails the run the same way, naming both. A full address
+// inside keeps every key lakeFS's versions could have stored its object at
+// (package metarange). On the local blockstore, the sweep removes exactly
+// each marked file (namespace.LocalDeleter), never a live "<key>.attrs"
+// object beside it.
+//
+// # Staged linked objects
+//
+// On lakeFS's local blockstore, an object linked through the staging API is
+// stored with a full address that does not start with the namespace as
+// lakeFS's export compares it, so lakeFS's export leaves staged linked
+// objects out, and a GC reading only that export would delete them. lakegc
+// therefore also lists each branch's uncommitted changes and stats each
+// added or changed object, on every blockstore: one API call per staged
+// object (bounded by the staging areas, not by the repository), up to
+// Options.Concurrency (16) at once, each retried by the client, so the
+// time grows linearly with the staged objects divided by that bound (see
+// BENCHMARKS.md); the addresses are spilled to a temporary file, not held
+// in memory. A linked object's address carries its signature
+// (",<signature>"); both that key and the key without it are kept.
+//
+// # Staged re-uploads lakeFS hides
+//
+// Upload main/a.txt, commit it, upload the same bytes to main/a.txt again:
+// lakeFS stages them at a new physical address, and main/a.txt reads from
+// there. Yet lakeFS's diff of the branch and its prepare_uncommited export
+// both leave that staged entry out. Both go through graveler's
+// (*Graveler).DiffUncommitted (pkg/graveler/graveler.go; the export from
+// catalog's gcWriteUncommitted and processBranch, the diff from
+// (*Catalog).DiffUncommitted), whose uncommittedDiffIterator
+// (pkg/graveler/uncommitted_diff_iterator.go, getDiffType) skips a staged
+// value whose identity equals the committed one's; and catalog's
+// EntryToValue (pkg/catalog/entry.go) makes that identity of the size, the
+// checksum (ETag), the user metadata and the content type only, not the
+// address. A GC that trusts either listing — lakeFS's Spark GC reads the
+// same export — deletes the branch's current object, and GET then answers
+// 410 "No data" (TestIntegrationHiddenReuploads reproduces it on a real
+// lakeFS, on three branches).
+//
+// The public API lists no staging area, so lakegc keeps what such an entry
+// must look like: a hidden re-upload has the size and checksum of the
+// entry at its path in its branch's HEAD commit, and lakeFS always keeps
+// branch HEADs. While the kept commits' ranges are read (each once), each
+// entry's size and checksum go into a Bloom filter (metarange's
+// WithEntryStats; a quarter of Options.MemoryBudget, at least 64 KiB); the mark then
+// asks about each candidate (sweep.WithCandidateCheck), and a candidate
+// whose size and checksum are those of a kept entry is kept, and counted
+// (Stats.Reuploads). The checksum compared
+// is what lakeFS records: the blockstore's ETag, the MD5 in hex on the
+// local, S3 (single part), GCS and Azure adapters, an S3 multipart ETag as
+// is; the store's attributes give it (their MD5, their ETag), and a store
+// that gives no MD5 (the local blockstore) has the candidate's bytes read
+// and hashed. A kept entry whose checksum has neither form (a linked
+// object's client may send any) matches every candidate of its size. The
+// rule leaks only byte-identical copies of kept objects; the filter's false
+// positives only keep more; a candidate whose attributes or bytes cannot
+// be read fails the mark, so nothing is deleted. A spared candidate's
+// slice is listed again by the next optimized run, so the check holds
+// across optimized runs. It costs one attribute read per candidate (and,
+// on the local blockstore, a read of each candidate of a committed size),
+// Options.Concurrency at a time: it grows with the garbage, not with the
+// repository.
+//
+// Alternatives weighed: listing every branch's objects (GET
+// /refs/{branch}/objects/ls) shows each path's effective address, staged
+// re-uploads included, but costs the branches times their objects (100
+// branches of 100 K objects: 10 M entries, 10 K pages, lakeFS merging
+// staging and committed ranges for each) and trusts that listing; statting
+// each committed path of each branch costs as much in calls. A test of age
+// (a re-upload is younger than its branch's HEAD commit) was left out:
+// commit dates are the client's to set (the commit API's date), so it could
+// only turn a keep into a delete. Narrowing the entries to the HEAD
+// commits' would leak less but needs each metarange's ranges apart; every
+// HEAD is among the kept commits, so the wider set is safe.
+package host

@@ -1,0 +1,193 @@
+package host_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"gocloud.dev/blob/fileblob"
+
+	"github.com/lakegc/lakegc/lakefs/api"
+	"github.com/lakegc/lakegc/lakefs/host"
+	"github.com/lakegc/lakegc/lakefs/internal/lakefstest"
+	"github.com/lakegc/lakegc/namespace"
+)
+
+// TestIntegrationExample runs Example's code against a real lakeFS
+// (LAKEFS_BIN, or LAKEFS_ENDPOINT with a key pair; skipped otherwise) as of
+// three days after lakefstest's history was built: the dry run finds
+// exactly the history's garbage and deletes nothing; then a sweep through
+// a bucket the caller opened (host.OpenNamespace) deletes exactly it, and
+// every kept object still reads back.
+func TestIntegrationExample(t *testing.T) {
+	s := lakefstest.Start(t)
+	h := lakefstest.BuildHistory(t, s, "lakegc-host-example")
+	client, err := api.New(s.Endpoint, s.AccessKeyID, s.SecretAccessKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := h.Built.Add(3 * 24 * time.Hour)
+	clock := func() time.Time { return now }
+
+	var out bytes.Buffer
+	if err := dryRun(t.Context(), client, h.Repo, s.BlockstorePath, clock, &out); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("dry run:\n%s", out.String())
+	if want := fmt.Sprintf(" %d garbage, listed under ", len(h.Garbage())); !strings.Contains(out.String(), want) {
+		t.Errorf("dry run printed %q, want %q", out.String(), want)
+	}
+	if want := fmt.Sprintf("%d kept commits; ", len(h.KeptCommits)); !strings.Contains(out.String(), want) {
+		t.Errorf("dry run printed %q, want %q", out.String(), want)
+	}
+	h.VerifyBeforeGC(t, s)
+
+	bucket, err := host.OpenNamespace(t.Context(), h.Namespace, s.BlockstorePath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bucket.Close()
+	res, err := host.Collect(t.Context(), client, bucket, host.Options{Repository: h.Repo, BlockstorePath: s.BlockstorePath, Clock: clock, Sweep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sw := res.Report.Sweep; sw == nil || sw.Deleted != int64(len(h.Garbage())) || sw.Failed+sw.Refused != 0 {
+		t.Errorf("sweep %+v, want %d deleted", sw, len(h.Garbage()))
+	}
+	if res.Stats.LakeFSRequests == 0 || res.Stats.Reuploads.CommittedEntries == 0 {
+		t.Errorf("host stats %+v: no requests or no committed entries counted", res.Stats)
+	}
+	h.VerifyAfterGC(t, s)
+	// The caller's bucket is still open.
+	if _, err := bucket.List(nil).Next(t.Context()); err != nil {
+		t.Errorf("the caller's bucket after Collect: %v", err)
+	}
+}
+
+// Options Collect refuses fail before any call to lakeFS.
+func TestCollectInvalidOptions(t *testing.T) {
+	client, err := api.New("http://127.0.0.1:1", "a", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, o := range map[string]host.Options{
+		"no repository":        {},
+		"negative concurrency": {Repository: "r", Concurrency: -1},
+		"too much concurrency": {Repository: "r", Concurrency: host.MaxConcurrency + 1},
+		"negative memory":      {Repository: "r", MemoryBudget: -1},
+	} {
+		res, err := host.Collect(t.Context(), client, nil, o)
+		if !errors.Is(err, host.ErrInvalidOptions) || !strings.HasPrefix(err.Error(), "host: ") || res == nil || res.Report != nil || res.Stats.LakeFSRequests != 0 {
+			t.Errorf("%s: %+v, %v; want ErrInvalidOptions before any request", name, res, err)
+		}
+	}
+	if _, err := host.Collect(t.Context(), nil, nil, host.Options{Repository: "r"}); !errors.Is(err, host.ErrInvalidOptions) {
+		t.Errorf("no client: %v", err)
+	}
+}
+
+// A local namespace without BlockstorePath is namespace.ErrNoLocalRoot,
+// whether Collect opens the bucket or is given one: lakeFS's spelling of
+// its full addresses is unknown without it.
+func TestOpenNamespaceLocalNeedsBlockstorePath(t *testing.T) {
+	if _, err := host.OpenNamespace(t.Context(), "local://repo1", "", nil); !errors.Is(err, namespace.ErrNoLocalRoot) {
+		t.Errorf("OpenNamespace without a blockstore path: %v", err)
+	}
+	root := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, "repo1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := host.OpenNamespace(t.Context(), "local://repo1", root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	// Given a bucket: the repository is read from lakeFS first.
+	var paths []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		paths = append(paths, r.URL.Path)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"id": "r", "storage_namespace": "local://repo1", "default_branch": "main", "creation_date": 1})
+	}))
+	defer srv.Close()
+	client, err := api.New(srv.URL, "a", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bucket, err := fileblob.OpenBucket(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bucket.Close()
+	if _, err := host.Collect(t.Context(), client, bucket, host.Options{Repository: "r"}); !errors.Is(err, namespace.ErrNoLocalRoot) || !slices.Equal(paths, []string{"/api/v1/repositories/r"}) {
+		t.Errorf("Collect of a local repository without BlockstorePath: %v after %q", err, paths)
+	}
+}
+
+// A bucket given for a local namespace must be the namespace's folder under
+// BlockstorePath, where the sweep deletes files by the keys it listed
+// through the bucket: another folder is refused before anything is marked,
+// and the probe leaves no file behind.
+func TestCollectRefusesAnotherLocalFolder(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path != "/api/v1/repositories/r" {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"id": "r", "storage_namespace": "local://repo1", "default_branch": "main", "creation_date": 1})
+	}))
+	defer srv.Close()
+	client, err := api.New(srv.URL, "a", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, elsewhere := t.TempDir(), t.TempDir()
+	// lakeFS's marker in the repository's folder, and in another
+	// repository's folder (so the marker check alone would pass it).
+	for _, dir := range []string{filepath.Join(root, "repo1"), elsewhere} {
+		if err := os.MkdirAll(filepath.Join(dir, "_lakefs"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "_lakefs", "dummy"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other, err := fileblob.OpenBucket(elsewhere, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	_, err = host.Collect(t.Context(), client, other, host.Options{Repository: "r", BlockstorePath: root})
+	if !errors.Is(err, host.ErrInvalidOptions) || !strings.Contains(err.Error(), "not the folder") {
+		t.Errorf("a bucket of another folder: %v, want ErrInvalidOptions", err)
+	}
+	// The namespace's own folder passes the probe, and goes on to ask
+	// lakeFS for its export (which this server does not have).
+	own, err := host.OpenNamespace(t.Context(), "local://repo1", root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	_, err = host.Collect(t.Context(), client, own, host.Options{Repository: "r", BlockstorePath: root})
+	if !errors.Is(err, host.ErrLakeFS) || !errors.Is(err, api.ErrNotFound) {
+		t.Errorf("the namespace's own folder: %v, want lakeFS's 404 of the export", err)
+	}
+	for _, dir := range []string{root, elsewhere} {
+		_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && strings.Contains(d.Name(), "probe") {
+				t.Errorf("left behind: %s", p)
+			}
+			return err
+		})
+	}
+}
