@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lakegc/lakegc/internal/suite"
 	"github.com/lakegc/lakegc/retention"
 )
 
@@ -106,44 +107,31 @@ func (h Harness) storeBranches(bs []Branch) []Branch {
 // may register cleanups on its t).
 func Run(t *testing.T, load func(t *testing.T, f Fixture) Harness) {
 	t.Helper()
-	for _, c := range checks {
-		t.Run(c.name, func(t *testing.T) {
-			c.run(t, func(f Fixture) Harness { return load(t, f) })
-		})
-	}
+	suite.Run(t, checks, func(t *testing.T) func(Fixture) Harness {
+		return func(f Fixture) Harness { return load(t, f) }
+	})
 }
 
-// reporter is the part of *testing.T a check uses; the suite's own tests
-// give the checks a recorder instead, to see them fail on broken adapters.
-type reporter interface {
-	Helper()
-	Errorf(format string, args ...any)
-	Fatalf(format string, args ...any)
-}
+// reporter is what a check reports to: a *testing.T, or the self-tests' recorder.
+type reporter = suite.Reporter
 
-type check struct {
-	name string
-	run  func(r reporter, load func(Fixture) Harness)
-}
+// check is one named check of the suite.
+type check = suite.Check[func(Fixture) Harness]
 
 var checks = []check{
-	{"Heads", checkHeads},
-	{"ListEveryCommit", checkListEveryCommit},
-	{"Parents", checkParents},
-	{"Get", checkGet},
-	{"GetMissing", checkGetMissing},
-	{"GetCommitAfterListBegan", checkGetAfterList},
-	{"CommitsImmutable", checkCommitsImmutable},
-	{"EarlyBreak", checkEarlyBreak},
-	{"CancelledContext", checkCancelledContext},
-	{"CancelDuringList", checkCancelDuringList},
-	{"ErrorsPassedThrough", checkErrorsPassedThrough},
-	{"ActiveCommits", checkActiveCommits},
+	{Name: "Heads", Run: checkHeads},
+	{Name: "ListEveryCommit", Run: checkListEveryCommit},
+	{Name: "Parents", Run: checkParents},
+	{Name: "Get", Run: checkGet},
+	{Name: "GetMissing", Run: checkGetMissing},
+	{Name: "GetCommitAfterListBegan", Run: checkGetAfterList},
+	{Name: "CommitsImmutable", Run: checkCommitsImmutable},
+	{Name: "EarlyBreak", Run: checkEarlyBreak},
+	{Name: "CancelledContext", Run: checkCancelledContext},
+	{Name: "CancelDuringList", Run: checkCancelDuringList},
+	{Name: "ErrorsPassedThrough", Run: checkErrorsPassedThrough},
+	{Name: "ActiveCommits", Run: checkActiveCommits},
 }
-
-// blockTimeout is how long a call may take before the suite reports it as
-// blocked.
-var blockTimeout = 20 * time.Second
 
 // ID returns the commit ID of a fixture's commit named name: 64
 // hexadecimal digits, as lakeFS's.
@@ -378,7 +366,7 @@ func checkCommitsImmutable(r reporter, load func(Fixture) Harness) {
 func checkEarlyBreak(r reporter, load func(Fixture) Harness) {
 	f := richFixture()
 	h := load(f)
-	notBlocked(r, "breaking out of Heads and List", func() {
+	suite.NotBlocked(r, "breaking out of Heads and List", func() {
 		for range 3 {
 			for _, err := range h.Source.Heads(context.Background()) {
 				if err != nil {
@@ -394,7 +382,7 @@ func checkEarlyBreak(r reporter, load func(Fixture) Harness) {
 			}
 		}
 	})
-	notBlocked(r, "Heads after an early break", func() { expectHeads(r, h.Source, h.storeBranches(f.Branches)) })
+	suite.NotBlocked(r, "Heads after an early break", func() { expectHeads(r, h.Source, h.storeBranches(f.Branches)) })
 }
 
 // A done context must end every call with its error: an adapter that stops
@@ -406,10 +394,10 @@ func checkCancelledContext(r reporter, load func(Fixture) Harness) {
 	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel2()
 	for _, ctx := range []context.Context{cancelled, expired} {
-		if n, err := drain(h.Source.Heads(ctx)); !errors.Is(err, ctx.Err()) {
+		if n, err := suite.Drain(h.Source.Heads(ctx)); !errors.Is(err, ctx.Err()) {
 			r.Errorf("Heads with a done context yielded %d branches and then %v; want an error wrapping %v", len(n), err, ctx.Err())
 		}
-		if n, err := drain(h.Source.List(ctx)); !errors.Is(err, ctx.Err()) {
+		if n, err := suite.Drain(h.Source.List(ctx)); !errors.Is(err, ctx.Err()) {
 			r.Errorf("List with a done context yielded %d commits and then %v; want an error wrapping %v", len(n), err, ctx.Err())
 		}
 		if _, err := h.Source.Get(ctx, h.storeID(ID("c1"))); !errors.Is(err, ctx.Err()) {
@@ -432,8 +420,8 @@ func checkCancelDuringList(r reporter, load func(Fixture) Harness) {
 		name string
 		seq  func(ctx context.Context) iter.Seq2[any, error]
 	}{
-		{"Heads", func(ctx context.Context) iter.Seq2[any, error] { return anySeq(s.Heads(ctx)) }},
-		{"List", func(ctx context.Context) iter.Seq2[any, error] { return anySeq(s.List(ctx)) }},
+		{"Heads", func(ctx context.Context) iter.Seq2[any, error] { return suite.Any(s.Heads(ctx)) }},
+		{"List", func(ctx context.Context) iter.Seq2[any, error] { return suite.Any(s.List(ctx)) }},
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
 		n := 0
@@ -464,10 +452,10 @@ func checkErrorsPassedThrough(r reporter, load func(Fixture) Harness) {
 	boom := errors.New("sourcetest: injected store failure")
 	c1 := h.storeID(ID("c1"))
 	h.FailReads(boom)
-	if _, err := drain(h.Source.Heads(context.Background())); !errors.Is(err, boom) {
+	if _, err := suite.Drain(h.Source.Heads(context.Background())); !errors.Is(err, boom) {
 		r.Errorf("Heads while the store fails: %v; want an error wrapping the store's", err)
 	}
-	if _, err := drain(h.Source.List(context.Background())); !errors.Is(err, boom) {
+	if _, err := suite.Drain(h.Source.List(context.Background())); !errors.Is(err, boom) {
 		r.Errorf("List while the store fails: %v; want an error wrapping the store's", err)
 	}
 	if _, err := h.Source.Get(context.Background(), c1); !errors.Is(err, boom) {
@@ -630,7 +618,7 @@ func sorted(s []string) []string {
 
 func expectHeads(r reporter, s Source, want []Branch) {
 	r.Helper()
-	got, err := drain(s.Heads(context.Background()))
+	got, err := suite.Drain(s.Heads(context.Background()))
 	if err != nil {
 		r.Errorf("Heads: %v", err)
 		return
@@ -652,53 +640,9 @@ func expectHeads(r reporter, s Source, want []Branch) {
 
 func listAll(r reporter, s Source) []retention.Commit {
 	r.Helper()
-	cs, err := drain(s.List(context.Background()))
+	cs, err := suite.Drain(s.List(context.Background()))
 	if err != nil {
 		r.Fatalf("List: %v", err)
 	}
 	return cs
-}
-
-// drain collects an iteration until its end or its first error.
-func drain[T any](seq iter.Seq2[T, error]) ([]T, error) {
-	var out []T
-	for v, err := range seq {
-		if err != nil {
-			return out, err
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
-func anySeq[T any](seq iter.Seq2[T, error]) iter.Seq2[any, error] {
-	return func(yield func(any, error) bool) {
-		for v, err := range seq {
-			if !yield(v, err) {
-				return
-			}
-		}
-	}
-}
-
-// notBlocked runs fn and reports a failure if it panics (as the runtime
-// does when an iterator ignores a false from yield) or does not return
-// within blockTimeout.
-func notBlocked(r reporter, what string, fn func()) {
-	r.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() {
-			if p := recover(); p != nil {
-				r.Errorf("%s panicked: %v", what, p)
-			}
-		}()
-		fn()
-	}()
-	select {
-	case <-done:
-	case <-time.After(blockTimeout):
-		r.Fatalf("%s blocked for %v", what, blockTimeout)
-	}
 }

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"iter"
 	"reflect"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/lakegc/lakegc/internal/suite"
 	"github.com/lakegc/lakegc/retention"
 )
 
@@ -27,44 +27,12 @@ func TestContentAddressedSource(t *testing.T) {
 	Run(t, func(t *testing.T, f Fixture) Harness { return newFake(f, none, true) })
 }
 
-// recorder is a reporter that records failures instead of failing the test,
-// and ends the check (like t.FailNow) on Fatalf.
-type recorder struct {
-	mu     sync.Mutex
-	failed bool
-	logs   []string
-}
-
-func (r *recorder) Helper() {}
-
-func (r *recorder) Errorf(format string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.failed = true
-	r.logs = append(r.logs, fmt.Sprintf(format, args...))
-}
-
-func (r *recorder) Fatalf(format string, args ...any) {
-	r.Errorf(format, args...)
-	runtime.Goexit()
-}
-
-// runCheck runs one check against fakes with bug b (content-addressed ones
-// with content) and reports whether it failed; a panic counts as a failure.
-func runCheck(c check, b bug, content bool) (failed bool, logs string) {
-	r := &recorder{}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() {
-			if p := recover(); p != nil {
-				r.Errorf("panic: %v", p)
-			}
-		}()
-		c.run(r, func(f Fixture) Harness { return newFake(f, b, content) })
-	}()
-	<-done
-	return r.failed, strings.Join(r.logs, "\n")
+// fakes loads fixtures into fakes with bug b (content-addressed ones with
+// content).
+func fakes(content bool) func(b bug) func(Fixture) Harness {
+	return func(b bug) func(Fixture) Harness {
+		return func(f Fixture) Harness { return newFake(f, b, content) }
+	}
 }
 
 // TestSuiteCatchesBrokenSources proves that each check fails for an
@@ -73,9 +41,6 @@ func runCheck(c check, b bug, content bool) (failed bool, logs string) {
 // that derives them from content (Harness.IDs), with the bugs only such a
 // store can have.
 func TestSuiteCatchesBrokenSources(t *testing.T) {
-	defer func(d time.Duration) { blockTimeout = d }(blockTimeout)
-	blockTimeout = 300 * time.Millisecond
-
 	for _, content := range []bool{false, true} {
 		t.Run(fmt.Sprintf("content-addressed=%t", content), func(t *testing.T) {
 			suiteCatchesBrokenSources(t, content)
@@ -84,81 +49,42 @@ func TestSuiteCatchesBrokenSources(t *testing.T) {
 }
 
 func suiteCatchesBrokenSources(t *testing.T, content bool) {
-	for _, c := range checks {
-		if failed, logs := runCheck(c, none, content); failed {
-			t.Errorf("%s fails for the correct fake:\n%s", c.name, logs)
-		}
+	cases := []suite.Case[bug]{
+		{Bug: hiddenOmitted, Caught: []string{"Heads"}},
+		{Bug: headsLastPageLost, Caught: []string{"Heads"}},
+		{Bug: listLastPageLost, Caught: []string{"ListEveryCommit", "ActiveCommits"}},
+		{Bug: parentsSorted, Caught: []string{"Parents", "ListEveryCommit", "Get", "ActiveCommits"}},
+		{Bug: versionDropped, Caught: []string{"Parents", "Get", "ActiveCommits"}},
+		{Bug: secondParentDropped, Caught: []string{"Get", "ListEveryCommit"}},
+		{Bug: dateToDay, Caught: []string{"Get", "ListEveryCommit", "ActiveCommits"}},
+		{Bug: metarangeDropped, Caught: []string{"Get", "ActiveCommits"}},
+		{Bug: getMissingZero, Caught: []string{"GetMissing"}},
+		{Bug: getFromSnapshot, Caught: []string{"GetCommitAfterListBegan"}},
+		{Bug: headsFromSnapshot, Caught: []string{"GetCommitAfterListBegan"}},
+		{Bug: continueAfterBreak, Caught: []string{"EarlyBreak"}},
+		{Bug: quietOnCancel, Caught: []string{"CancelledContext", "CancelDuringList"}},
+		{Bug: contextAtStartOnly, Caught: []string{"CancelDuringList"}},
+		{Bug: getIgnoresContext, Caught: []string{"CancelledContext"}},
+		{Bug: swallowsErrors, Caught: []string{"ErrorsPassedThrough"}},
+		{Bug: quietFailureMidway, Caught: []string{"ErrorsPassedThrough"}},
 	}
-	tests := []struct {
-		bug    bug
-		caught []string
-	}{
-		{hiddenOmitted, []string{"Heads"}},
-		{headsLastPageLost, []string{"Heads"}},
-		{listLastPageLost, []string{"ListEveryCommit", "ActiveCommits"}},
-		{parentsSorted, []string{"Parents", "ListEveryCommit", "Get", "ActiveCommits"}},
-		{versionDropped, []string{"Parents", "Get", "ActiveCommits"}},
-		{secondParentDropped, []string{"Get", "ListEveryCommit"}},
-		{dateToDay, []string{"Get", "ListEveryCommit", "ActiveCommits"}},
-		{metarangeDropped, []string{"Get", "ActiveCommits"}},
-		{getMissingZero, []string{"GetMissing"}},
-		{getFromSnapshot, []string{"GetCommitAfterListBegan"}},
-		{headsFromSnapshot, []string{"GetCommitAfterListBegan"}},
-		{continueAfterBreak, []string{"EarlyBreak"}},
-		{quietOnCancel, []string{"CancelledContext", "CancelDuringList"}},
-		{contextAtStartOnly, []string{"CancelDuringList"}},
-		{getIgnoresContext, []string{"CancelledContext"}},
-		{swallowsErrors, []string{"ErrorsPassedThrough"}},
-		{quietFailureMidway, []string{"ErrorsPassedThrough"}},
-	}
-	targeted := map[string]bool{}
+	var exempt []string
 	if !content {
-		tests = append(tests, struct {
-			bug    bug
-			caught []string
-		}{commitRewritten, []string{"CommitsImmutable"}})
+		cases = append(cases, suite.Case[bug]{Bug: commitRewritten, Caught: []string{"CommitsImmutable"}})
 	} else {
 		// A store that derives IDs from content cannot reuse one for
 		// other content: CommitsImmutable does not apply to it.
-		targeted["CommitsImmutable"] = true
-	}
-	if content {
-		tests = append(tests,
-			struct {
-				bug    bug
-				caught []string
-			}{parentsUntranslated, []string{"Parents", "Get", "ListEveryCommit", "ActiveCommits", "GetCommitAfterListBegan"}},
-			struct {
-				bug    bug
-				caught []string
-			}{headsUntranslated, []string{"Heads", "GetCommitAfterListBegan", "EarlyBreak", "ActiveCommits"}},
-			struct {
-				bug    bug
-				caught []string
-			}{idsUnreported, []string{"Heads", "ListEveryCommit", "Parents", "Get", "GetCommitAfterListBegan", "ActiveCommits"}},
-			struct {
-				bug    bug
-				caught []string
-			}{lateIDsUnreported, []string{"GetCommitAfterListBegan"}},
+		exempt = append(exempt, "CommitsImmutable")
+		cases = append(cases,
+			suite.Case[bug]{Bug: parentsUntranslated, Caught: []string{"Parents", "Get", "ListEveryCommit", "ActiveCommits", "GetCommitAfterListBegan"}},
+			suite.Case[bug]{Bug: headsUntranslated, Caught: []string{"Heads", "GetCommitAfterListBegan", "EarlyBreak", "ActiveCommits"}},
+			suite.Case[bug]{Bug: idsUnreported, Caught: []string{"Heads", "ListEveryCommit", "Parents", "Get", "GetCommitAfterListBegan", "ActiveCommits"}},
+			suite.Case[bug]{Bug: lateIDsUnreported, Caught: []string{"GetCommitAfterListBegan"}},
 		)
 	}
-	for _, tt := range tests {
-		for _, name := range tt.caught {
-			targeted[name] = true
-			i := slices.IndexFunc(checks, func(c check) bool { return c.name == name })
-			if i < 0 {
-				t.Fatalf("no check %s", name)
-			}
-			if failed, _ := runCheck(checks[i], tt.bug, content); !failed {
-				t.Errorf("%s passes for an adapter with bug %v", name, tt.bug)
-			}
-		}
-	}
-	for _, c := range checks {
-		if !targeted[c.name] {
-			t.Errorf("no broken adapter proves that check %s can fail", c.name)
-		}
-	}
+	load := fakes(content)
+	correct := []func() func(Fixture) Harness{func() func(Fixture) Harness { return load(none) }}
+	suite.SelfTest(t, checks, correct, load, cases, exempt...)
 }
 
 type bug int

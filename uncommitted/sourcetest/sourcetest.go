@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lakegc/lakegc/internal/suite"
 	"github.com/lakegc/lakegc/uncommitted"
 )
 
@@ -58,44 +59,31 @@ type Harness struct {
 // may register cleanups on its t).
 func Run(t *testing.T, load func(t *testing.T, f Fixture) Harness) {
 	t.Helper()
-	for _, c := range checks {
-		t.Run(c.name, func(t *testing.T) {
-			c.run(t, func(f Fixture) Harness { return load(t, f) })
-		})
-	}
+	suite.Run(t, checks, func(t *testing.T) func(Fixture) Harness {
+		return func(f Fixture) Harness { return load(t, f) }
+	})
 }
 
-// reporter is the part of *testing.T a check uses; the suite's own tests
-// give the checks a recorder instead, to see them fail on broken adapters.
-type reporter interface {
-	Helper()
-	Errorf(format string, args ...any)
-	Fatalf(format string, args ...any)
-}
+// reporter is what a check reports to: a *testing.T, or the self-tests' recorder.
+type reporter = suite.Reporter
 
-type check struct {
-	name string
-	run  func(r reporter, load func(Fixture) Harness)
-}
+// check is one named check of the suite.
+type check = suite.Check[func(Fixture) Harness]
 
 var checks = []check{
-	{"BranchesInOrder", checkBranchesInOrder},
-	{"BranchesFrom", checkBranchesFrom},
-	{"EntriesInOrder", checkEntriesInOrder},
-	{"EntriesFrom", checkEntriesFrom},
-	{"HiddenBranches", checkHiddenBranches},
-	{"DeletedBranch", checkDeletedBranch},
-	{"EarlyBreak", checkEarlyBreak},
-	{"CancelledContext", checkCancelledContext},
-	{"CancelDuringIteration", checkCancelDuringIteration},
-	{"ErrorsPassedThrough", checkErrorsPassedThrough},
-	{"StableEntriesUnderWrites", checkStableUnderWrites},
-	{"Model", checkModel},
+	{Name: "BranchesInOrder", Run: checkBranchesInOrder},
+	{Name: "BranchesFrom", Run: checkBranchesFrom},
+	{Name: "EntriesInOrder", Run: checkEntriesInOrder},
+	{Name: "EntriesFrom", Run: checkEntriesFrom},
+	{Name: "HiddenBranches", Run: checkHiddenBranches},
+	{Name: "DeletedBranch", Run: checkDeletedBranch},
+	{Name: "EarlyBreak", Run: checkEarlyBreak},
+	{Name: "CancelledContext", Run: checkCancelledContext},
+	{Name: "CancelDuringIteration", Run: checkCancelDuringIteration},
+	{Name: "ErrorsPassedThrough", Run: checkErrorsPassedThrough},
+	{Name: "StableEntriesUnderWrites", Run: checkStableUnderWrites},
+	{Name: "Model", Run: checkModel},
 }
-
-// blockTimeout is how long a call may take before the suite reports it as
-// blocked.
-var blockTimeout = 20 * time.Second
 
 // branchIDs sort differently as bytes, case-insensitively, and under the
 // collations of many databases, which skip '-' and '_'.
@@ -229,7 +217,7 @@ func checkDeletedBranch(r reporter, load func(Fixture) Harness) {
 
 func expectNotFound(r reporter, src uncommitted.Source, branch string) {
 	r.Helper()
-	got, err := drain(src.Uncommitted(context.Background(), branch, ""))
+	got, err := suite.Drain(src.Uncommitted(context.Background(), branch, ""))
 	if len(got) > 0 || !errors.Is(err, uncommitted.ErrBranchNotFound) {
 		r.Errorf("Uncommitted(%q), a branch that does not exist, yielded %d entries and then %v; want only an error wrapping uncommitted.ErrBranchNotFound", branch, len(got), err)
 	}
@@ -238,7 +226,7 @@ func expectNotFound(r reporter, src uncommitted.Source, branch string) {
 func checkEarlyBreak(r reporter, load func(Fixture) Harness) {
 	f := trickyFixture(5)
 	h := load(f)
-	notBlocked(r, "breaking out of Branches and Uncommitted", func() {
+	suite.NotBlocked(r, "breaking out of Branches and Uncommitted", func() {
 		for range 3 {
 			for _, err := range h.Source.Branches(context.Background(), "") {
 				if err != nil {
@@ -254,7 +242,7 @@ func checkEarlyBreak(r reporter, load func(Fixture) Harness) {
 			}
 		}
 	})
-	notBlocked(r, "Branches after an early break", func() { expectBranches(r, h.Source, "", sortedIDs(f)) })
+	suite.NotBlocked(r, "Branches after an early break", func() { expectBranches(r, h.Source, "", sortedIDs(f)) })
 }
 
 // A done context must end every call with its error: a Source that stops
@@ -267,10 +255,10 @@ func checkCancelledContext(r reporter, load func(Fixture) Harness) {
 	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel2()
 	for _, ctx := range []context.Context{cancelled, expired} {
-		if n, err := drain(h.Source.Branches(ctx, "")); !errors.Is(err, ctx.Err()) {
+		if n, err := suite.Drain(h.Source.Branches(ctx, "")); !errors.Is(err, ctx.Err()) {
 			r.Errorf("Branches with a done context yielded %d IDs and then %v; want an error wrapping %v", len(n), err, ctx.Err())
 		}
-		if n, err := drain(h.Source.Uncommitted(ctx, "main", "")); !errors.Is(err, ctx.Err()) {
+		if n, err := suite.Drain(h.Source.Uncommitted(ctx, "main", "")); !errors.Is(err, ctx.Err()) {
 			r.Errorf("Uncommitted with a done context yielded %d entries and then %v; want an error wrapping %v", len(n), err, ctx.Err())
 		}
 	}
@@ -291,9 +279,9 @@ func checkCancelDuringIteration(r reporter, load func(Fixture) Harness) {
 		name string
 		seq  func(ctx context.Context) iter.Seq2[any, error]
 	}{
-		{"Branches", func(ctx context.Context) iter.Seq2[any, error] { return anySeq(h.Source.Branches(ctx, "")) }},
+		{"Branches", func(ctx context.Context) iter.Seq2[any, error] { return suite.Any(h.Source.Branches(ctx, "")) }},
 		{"Uncommitted", func(ctx context.Context) iter.Seq2[any, error] {
-			return anySeq(h.Source.Uncommitted(ctx, "main", ""))
+			return suite.Any(h.Source.Uncommitted(ctx, "main", ""))
 		}},
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -324,10 +312,10 @@ func checkErrorsPassedThrough(r reporter, load func(Fixture) Harness) {
 	}
 	boom := errors.New("sourcetest: injected store failure")
 	h.FailReads(boom)
-	if _, err := drain(h.Source.Branches(context.Background(), "")); !errors.Is(err, boom) {
+	if _, err := suite.Drain(h.Source.Branches(context.Background(), "")); !errors.Is(err, boom) {
 		r.Errorf("Branches while the store fails: %v; want an error wrapping the store's", err)
 	}
-	if _, err := drain(h.Source.Uncommitted(context.Background(), "main", "")); !errors.Is(err, boom) {
+	if _, err := suite.Drain(h.Source.Uncommitted(context.Background(), "main", "")); !errors.Is(err, boom) {
 		r.Errorf("Uncommitted while the store fails: %v; want an error wrapping the store's", err)
 	}
 	h.FailReads(nil)
@@ -540,7 +528,7 @@ func fromValues(sorted []string) []string {
 
 func expectBranches(r reporter, src uncommitted.Source, from string, want []string) {
 	r.Helper()
-	got, err := drain(src.Branches(context.Background(), from))
+	got, err := suite.Drain(src.Branches(context.Background(), from))
 	if err != nil {
 		r.Errorf("Branches(from %q): %v", from, err)
 		return
@@ -552,7 +540,7 @@ func expectBranches(r reporter, src uncommitted.Source, from string, want []stri
 
 func expectEntries(r reporter, src uncommitted.Source, branch, from string, want []uncommitted.Entry) {
 	r.Helper()
-	got, err := drain(src.Uncommitted(context.Background(), branch, from))
+	got, err := suite.Drain(src.Uncommitted(context.Background(), branch, from))
 	if err != nil {
 		r.Errorf("Uncommitted(%q, from %q): %v", branch, from, err)
 		return
@@ -586,48 +574,4 @@ func formatEntries(es []uncommitted.Entry) string {
 		}
 	}
 	return "[" + strings.Join(parts, " ") + "]"
-}
-
-// drain collects an iteration until its end or its first error.
-func drain[T any](seq iter.Seq2[T, error]) ([]T, error) {
-	var out []T
-	for v, err := range seq {
-		if err != nil {
-			return out, err
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
-func anySeq[T any](seq iter.Seq2[T, error]) iter.Seq2[any, error] {
-	return func(yield func(any, error) bool) {
-		for v, err := range seq {
-			if !yield(v, err) {
-				return
-			}
-		}
-	}
-}
-
-// notBlocked runs fn and reports a failure if it panics (as the runtime
-// does when an iterator ignores a false from yield) or does not return
-// within blockTimeout.
-func notBlocked(r reporter, what string, fn func()) {
-	r.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() {
-			if p := recover(); p != nil {
-				r.Errorf("%s panicked: %v", what, p)
-			}
-		}()
-		fn()
-	}()
-	select {
-	case <-done:
-	case <-time.After(blockTimeout):
-		r.Fatalf("%s blocked for %v", what, blockTimeout)
-	}
 }

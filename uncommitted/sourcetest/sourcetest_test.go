@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"iter"
 	"maps"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 	"unicode/utf16"
 
+	"github.com/lakegc/lakegc/internal/suite"
 	"github.com/lakegc/lakegc/uncommitted"
 )
 
@@ -21,102 +20,38 @@ func TestFakeSource(t *testing.T) {
 	Run(t, func(t *testing.T, f Fixture) Harness { return newFake(f, none) })
 }
 
-// recorder is a reporter that records failures instead of failing the test,
-// and ends the check (like t.FailNow) on Fatalf.
-type recorder struct {
-	mu     sync.Mutex
-	failed bool
-	logs   []string
-}
-
-func (r *recorder) Helper() {}
-
-func (r *recorder) Errorf(format string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.failed = true
-	r.logs = append(r.logs, fmt.Sprintf(format, args...))
-}
-
-func (r *recorder) Fatalf(format string, args ...any) {
-	r.Errorf(format, args...)
-	runtime.Goexit()
-}
-
-// runCheck runs one check against fakes with bug b and reports whether it
-// failed; a panic counts as a failure.
-func runCheck(c check, b bug) (failed bool, logs string) {
-	r := &recorder{}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() {
-			if p := recover(); p != nil {
-				r.Errorf("panic: %v", p)
-			}
-		}()
-		c.run(r, func(f Fixture) Harness { return newFake(f, b) })
-	}()
-	<-done
-	return r.failed, strings.Join(r.logs, "\n")
+// fakes loads fixtures into fakes with bug b.
+func fakes(b bug) func(Fixture) Harness {
+	return func(f Fixture) Harness { return newFake(f, b) }
 }
 
 // TestSuiteCatchesBrokenSources proves that each check fails for an
 // adapter with the bug it is meant to catch, and that the correct adapter
 // passes them all.
 func TestSuiteCatchesBrokenSources(t *testing.T) {
-	defer func(d time.Duration) { blockTimeout = d }(blockTimeout)
-	blockTimeout = 300 * time.Millisecond
-
-	for _, c := range checks {
-		if failed, logs := runCheck(c, none); failed {
-			t.Errorf("%s fails for the correct fake:\n%s", c.name, logs)
-		}
-	}
-	tests := []struct {
-		bug    bug
-		caught []string
-	}{
-		{insertionOrder, []string{"BranchesInOrder", "Model"}},
-		{caseInsensitive, []string{"BranchesInOrder"}},
-		{collationSkipsPunctuation, []string{"BranchesInOrder"}},
-		{fromIgnored, []string{"BranchesFrom", "Model"}},
-		{fromExclusive, []string{"BranchesFrom"}},
-		{hiddenOmitted, []string{"HiddenBranches", "BranchesInOrder"}},
-		{utf16Order, []string{"EntriesInOrder"}},
-		{pathOrder, []string{"EntriesInOrder"}},
-		{lastPageLost, []string{"EntriesInOrder"}},
-		{fullAsRelative, []string{"EntriesInOrder"}},
-		{fullAsTombstone, []string{"EntriesInOrder"}},
-		{entriesFromExclusive, []string{"EntriesFrom", "Model"}},
-		{entriesFromAsPrefix, []string{"EntriesFrom"}},
-		{missingBranchEmpty, []string{"DeletedBranch"}},
-		{deleteKeepsStaging, []string{"DeletedBranch"}},
-		{continueAfterBreak, []string{"EarlyBreak"}},
-		{quietOnCancel, []string{"CancelledContext", "CancelDuringIteration"}},
-		{contextAtStartOnly, []string{"CancelDuringIteration"}},
-		{swallowsErrors, []string{"ErrorsPassedThrough"}},
-		{quietFailureMidway, []string{"ErrorsPassedThrough"}},
-		{offsetPaging, []string{"StableEntriesUnderWrites"}},
-	}
-	targeted := map[string]bool{}
-	for _, tt := range tests {
-		for _, name := range tt.caught {
-			targeted[name] = true
-			i := slices.IndexFunc(checks, func(c check) bool { return c.name == name })
-			if i < 0 {
-				t.Fatalf("no check %s", name)
-			}
-			if failed, _ := runCheck(checks[i], tt.bug); !failed {
-				t.Errorf("%s passes for an adapter with bug %v", name, tt.bug)
-			}
-		}
-	}
-	for _, c := range checks {
-		if !targeted[c.name] {
-			t.Errorf("no broken adapter proves that check %s can fail", c.name)
-		}
-	}
+	suite.SelfTest(t, checks, []func() func(Fixture) Harness{func() func(Fixture) Harness { return fakes(none) }}, fakes, []suite.Case[bug]{
+		{Bug: insertionOrder, Caught: []string{"BranchesInOrder", "Model"}},
+		{Bug: caseInsensitive, Caught: []string{"BranchesInOrder"}},
+		{Bug: collationSkipsPunctuation, Caught: []string{"BranchesInOrder"}},
+		{Bug: fromIgnored, Caught: []string{"BranchesFrom", "Model"}},
+		{Bug: fromExclusive, Caught: []string{"BranchesFrom"}},
+		{Bug: hiddenOmitted, Caught: []string{"HiddenBranches", "BranchesInOrder"}},
+		{Bug: utf16Order, Caught: []string{"EntriesInOrder"}},
+		{Bug: pathOrder, Caught: []string{"EntriesInOrder"}},
+		{Bug: lastPageLost, Caught: []string{"EntriesInOrder"}},
+		{Bug: fullAsRelative, Caught: []string{"EntriesInOrder"}},
+		{Bug: fullAsTombstone, Caught: []string{"EntriesInOrder"}},
+		{Bug: entriesFromExclusive, Caught: []string{"EntriesFrom", "Model"}},
+		{Bug: entriesFromAsPrefix, Caught: []string{"EntriesFrom"}},
+		{Bug: missingBranchEmpty, Caught: []string{"DeletedBranch"}},
+		{Bug: deleteKeepsStaging, Caught: []string{"DeletedBranch"}},
+		{Bug: continueAfterBreak, Caught: []string{"EarlyBreak"}},
+		{Bug: quietOnCancel, Caught: []string{"CancelledContext", "CancelDuringIteration"}},
+		{Bug: contextAtStartOnly, Caught: []string{"CancelDuringIteration"}},
+		{Bug: swallowsErrors, Caught: []string{"ErrorsPassedThrough"}},
+		{Bug: quietFailureMidway, Caught: []string{"ErrorsPassedThrough"}},
+		{Bug: offsetPaging, Caught: []string{"StableEntriesUnderWrites"}},
+	})
 }
 
 type bug int
