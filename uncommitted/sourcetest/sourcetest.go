@@ -56,19 +56,61 @@ type Harness struct {
 
 // Run runs the conformance suite as subtests of t. load must load f into a
 // new, empty store of the host and return the host's adapter over it (it
-// may register cleanups on its t).
-func Run(t *testing.T, load func(t *testing.T, f Fixture) Harness) {
+// may register cleanups on its t). Options adapt the fixtures to a store
+// that lacks part of lakeFS's data model (RelativeOnly).
+func Run(t *testing.T, load func(t *testing.T, f Fixture) Harness, opts ...Option) {
 	t.Helper()
-	suite.Run(t, checks, func(t *testing.T) func(Fixture) Harness {
-		return func(f Fixture) Harness { return load(t, f) }
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	suite.Run(t, checks, func(t *testing.T) *loader {
+		return &loader{load: func(f Fixture) Harness { return load(t, f) }, options: o}
 	})
+}
+
+// Option adapts the suite to a store that lacks part of lakeFS's data
+// model.
+type Option func(*options)
+
+type options struct {
+	relativeOnly bool
+}
+
+// RelativeOnly is for a store whose physical addresses are all relative to
+// the namespace ("data/<slice>/<xid>"), with no address type: the fixtures
+// then hold relative addresses only, and the Source yields each entry with
+// AddressType Relative, the zero value. Every other check is as without
+// it. A store that may ever hold a full URI (an import, a shallow copy from
+// elsewhere) must keep its type and run the suite without this option:
+// an export that writes a full address as a relative one protects nothing.
+func RelativeOnly() Option {
+	return func(o *options) { o.relativeOnly = true }
+}
+
+// loader is what a check runs on: the host's load function and the
+// options of the run.
+type loader struct {
+	load func(Fixture) Harness
+	options
+}
+
+// entry is the fixtures' entry of key k on the i-th branch, relative with
+// RelativeOnly.
+func (l *loader) entry(k string, i, j int) uncommitted.Entry {
+	e := entry(k, i, j)
+	if l.relativeOnly && e.AddressType == uncommitted.Full {
+		e.AddressType = uncommitted.Relative
+		e.PhysicalAddress = strings.TrimPrefix(e.PhysicalAddress, fullPrefix)
+	}
+	return e
 }
 
 // reporter is what a check reports to: a *testing.T, or the self-tests' recorder.
 type reporter = suite.Reporter
 
 // check is one named check of the suite.
-type check = suite.Check[func(Fixture) Harness]
+type check = suite.Check[*loader]
 
 var checks = []check{
 	{Name: "BranchesInOrder", Run: checkBranchesInOrder},
@@ -105,7 +147,7 @@ var baseTime = time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
 // trickyFixture has every branch ID of branchIDs, hidden ones among them,
 // some without entries, and entries of every key of keys, of both address
 // types, tombstones among them.
-func trickyFixture(seed uint64) Fixture {
+func (l *loader) trickyFixture(seed uint64) Fixture {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	var f Fixture
 	for i, id := range branchIDs {
@@ -115,7 +157,7 @@ func trickyFixture(seed uint64) Fixture {
 				if rng.IntN(3) == 0 && id != "main" {
 					continue
 				}
-				b.Entries = append(b.Entries, entry(k, i, j))
+				b.Entries = append(b.Entries, l.entry(k, i, j))
 			}
 		}
 		rng.Shuffle(len(b.Entries), func(x, y int) { b.Entries[x], b.Entries[y] = b.Entries[y], b.Entries[x] })
@@ -125,7 +167,11 @@ func trickyFixture(seed uint64) Fixture {
 	return f
 }
 
-// entry is the entry of key k on the i-th branch.
+// fullPrefix is the namespace of the fixtures' full addresses.
+const fullPrefix = "s3://bucket/repo/"
+
+// entry is the entry of key k on the i-th branch, as lakeFS's data model
+// has it: some full addresses, some tombstones.
 func entry(k string, i, j int) uncommitted.Entry {
 	e := uncommitted.Entry{
 		Key:             k,
@@ -135,7 +181,7 @@ func entry(k string, i, j int) uncommitted.Entry {
 	switch (i + j) % 7 {
 	case 3:
 		e.AddressType = uncommitted.Full
-		e.PhysicalAddress = "s3://bucket/repo/" + e.PhysicalAddress
+		e.PhysicalAddress = fullPrefix + e.PhysicalAddress
 	case 5:
 		e.Tombstone = true
 		e.PhysicalAddress = ""
@@ -143,32 +189,32 @@ func entry(k string, i, j int) uncommitted.Entry {
 	return e
 }
 
-func checkBranchesInOrder(r reporter, load func(Fixture) Harness) {
-	f := trickyFixture(1)
-	h := load(f)
+func checkBranchesInOrder(r reporter, l *loader) {
+	f := l.trickyFixture(1)
+	h := l.load(f)
 	expectBranches(r, h.Source, "", sortedIDs(f))
 }
 
-func checkBranchesFrom(r reporter, load func(Fixture) Harness) {
-	f := trickyFixture(2)
-	h := load(f)
+func checkBranchesFrom(r reporter, l *loader) {
+	f := l.trickyFixture(2)
+	h := l.load(f)
 	want := sortedIDs(f)
 	for _, from := range fromValues(want) {
 		expectBranches(r, h.Source, from, want[lowerBound(want, from):])
 	}
 }
 
-func checkEntriesInOrder(r reporter, load func(Fixture) Harness) {
-	f := trickyFixture(3)
-	h := load(f)
+func checkEntriesInOrder(r reporter, l *loader) {
+	f := l.trickyFixture(3)
+	h := l.load(f)
 	for _, b := range f.Branches {
 		expectEntries(r, h.Source, b.ID, "", sortedEntries(b))
 	}
 }
 
-func checkEntriesFrom(r reporter, load func(Fixture) Harness) {
-	f := trickyFixture(4)
-	h := load(f)
+func checkEntriesFrom(r reporter, l *loader) {
+	f := l.trickyFixture(4)
+	h := l.load(f)
 	for _, b := range f.Branches {
 		if b.ID != "main" {
 			continue
@@ -184,25 +230,25 @@ func checkEntriesFrom(r reporter, load func(Fixture) Harness) {
 	}
 }
 
-func checkHiddenBranches(r reporter, load func(Fixture) Harness) {
+func checkHiddenBranches(r reporter, l *loader) {
 	f := Fixture{Branches: []Branch{
-		{ID: "import-1", Hidden: true, Entries: []uncommitted.Entry{entry("tables/a", 0, 0), entry("tables/b", 0, 1)}},
-		{ID: "main", Entries: []uncommitted.Entry{entry("a", 1, 0)}},
-		{ID: "zz-hidden", Hidden: true, Entries: []uncommitted.Entry{entry("x", 2, 0)}},
+		{ID: "import-1", Hidden: true, Entries: []uncommitted.Entry{l.entry("tables/a", 0, 0), l.entry("tables/b", 0, 1)}},
+		{ID: "main", Entries: []uncommitted.Entry{l.entry("a", 1, 0)}},
+		{ID: "zz-hidden", Hidden: true, Entries: []uncommitted.Entry{l.entry("x", 2, 0)}},
 	}}
-	h := load(f)
+	h := l.load(f)
 	expectBranches(r, h.Source, "", []string{"import-1", "main", "zz-hidden"})
 	for _, b := range f.Branches {
 		expectEntries(r, h.Source, b.ID, "", sortedEntries(b))
 	}
 }
 
-func checkDeletedBranch(r reporter, load func(Fixture) Harness) {
+func checkDeletedBranch(r reporter, l *loader) {
 	f := Fixture{Branches: []Branch{
-		{ID: "doomed", Entries: []uncommitted.Entry{entry("a", 0, 0), entry("b", 0, 1)}},
-		{ID: "main", Entries: []uncommitted.Entry{entry("a", 1, 0)}},
+		{ID: "doomed", Entries: []uncommitted.Entry{l.entry("a", 0, 0), l.entry("b", 0, 1)}},
+		{ID: "main", Entries: []uncommitted.Entry{l.entry("a", 1, 0)}},
 	}}
-	h := load(f)
+	h := l.load(f)
 	if h.DeleteBranch == nil {
 		r.Fatalf("Harness.DeleteBranch is nil")
 	}
@@ -223,9 +269,9 @@ func expectNotFound(r reporter, src uncommitted.Source, branch string) {
 	}
 }
 
-func checkEarlyBreak(r reporter, load func(Fixture) Harness) {
-	f := trickyFixture(5)
-	h := load(f)
+func checkEarlyBreak(r reporter, l *loader) {
+	f := l.trickyFixture(5)
+	h := l.load(f)
 	suite.NotBlocked(r, "breaking out of Branches and Uncommitted", func() {
 		for range 3 {
 			for _, err := range h.Source.Branches(context.Background(), "") {
@@ -247,9 +293,9 @@ func checkEarlyBreak(r reporter, load func(Fixture) Harness) {
 
 // A done context must end every call with its error: a Source that stops
 // quietly makes an export look complete.
-func checkCancelledContext(r reporter, load func(Fixture) Harness) {
-	f := trickyFixture(6)
-	h := load(f)
+func checkCancelledContext(r reporter, l *loader) {
+	f := l.trickyFixture(6)
+	h := l.load(f)
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
@@ -264,17 +310,17 @@ func checkCancelledContext(r reporter, load func(Fixture) Harness) {
 	}
 }
 
-func checkCancelDuringIteration(r reporter, load func(Fixture) Harness) {
+func checkCancelDuringIteration(r reporter, l *loader) {
 	b := Branch{ID: "main"}
 	for i := range 300 {
-		b.Entries = append(b.Entries, entry(fmt.Sprintf("k%03d", i), 0, i))
+		b.Entries = append(b.Entries, l.entry(fmt.Sprintf("k%03d", i), 0, i))
 	}
 	var many Fixture
 	for i := range 300 {
 		many.Branches = append(many.Branches, Branch{ID: fmt.Sprintf("b%03d", i)})
 	}
 	many.Branches = append(many.Branches, b)
-	h := load(many)
+	h := l.load(many)
 	for _, call := range []struct {
 		name string
 		seq  func(ctx context.Context) iter.Seq2[any, error]
@@ -304,9 +350,9 @@ func checkCancelDuringIteration(r reporter, load func(Fixture) Harness) {
 	}
 }
 
-func checkErrorsPassedThrough(r reporter, load func(Fixture) Harness) {
-	f := trickyFixture(8)
-	h := load(f)
+func checkErrorsPassedThrough(r reporter, l *loader) {
+	f := l.trickyFixture(8)
+	h := l.load(f)
 	if h.FailReads == nil {
 		return // the host cannot inject faults
 	}
@@ -360,13 +406,13 @@ func checkErrorsPassedThrough(r reporter, load func(Fixture) Harness) {
 // A Source that pages by offset, or resumes after a key it re-reads by
 // position, skips such an entry when an earlier key is removed, and the
 // export misses a staged object a GC then deletes.
-func checkStableUnderWrites(r reporter, load func(Fixture) Harness) {
+func checkStableUnderWrites(r reporter, l *loader) {
 	const n = 120
 	stable := map[string]uncommitted.Entry{}
 	var f Fixture
 	b := Branch{ID: "main"}
 	for i := range n {
-		e := entry(fmt.Sprintf("k%03d", i), 0, i)
+		e := l.entry(fmt.Sprintf("k%03d", i), 0, i)
 		e.AddressType, e.Tombstone = uncommitted.Relative, false
 		b.Entries = append(b.Entries, e)
 		if i%3 == 0 {
@@ -374,7 +420,7 @@ func checkStableUnderWrites(r reporter, load func(Fixture) Harness) {
 		}
 	}
 	f.Branches = []Branch{b, {ID: "other"}}
-	h := load(f)
+	h := l.load(f)
 	if h.Stage == nil || h.Unstage == nil {
 		return // the host cannot write during the check
 	}
@@ -417,7 +463,7 @@ func checkStableUnderWrites(r reporter, load func(Fixture) Harness) {
 			if _, ok := stable[k]; ok {
 				continue
 			}
-			if err := h.Stage(ctx, "main", entry(k, 1, added)); err != nil {
+			if err := h.Stage(ctx, "main", l.entry(k, 1, added)); err != nil {
 				r.Fatalf("Stage: %v", err)
 			}
 		}
@@ -431,7 +477,7 @@ func checkStableUnderWrites(r reporter, load func(Fixture) Harness) {
 
 // checkModel loads random staging areas and compares random resumptions
 // with a sorted model.
-func checkModel(r reporter, load func(Fixture) Harness) {
+func checkModel(r reporter, l *loader) {
 	rng := rand.New(rand.NewPCG(11, 13))
 	alphabet := []string{"a", "b", "/", "-", ".", "é", "\U00010000", "\ue000", "A"}
 	word := func(n int) string {
@@ -456,12 +502,12 @@ func checkModel(r reporter, load func(Fixture) Harness) {
 				k := word(4)
 				if !keysSeen[k] {
 					keysSeen[k] = true
-					b.Entries = append(b.Entries, entry(k, round*10+i, j))
+					b.Entries = append(b.Entries, l.entry(k, round*10+i, j))
 				}
 			}
 			f.Branches = append(f.Branches, b)
 		}
-		h := load(f)
+		h := l.load(f)
 		ids := sortedIDs(f)
 		for range 8 {
 			from := word(2)

@@ -17,19 +17,29 @@ import (
 )
 
 func TestFakeSource(t *testing.T) {
-	Run(t, func(t *testing.T, f Fixture) Harness { return newFake(f, none) })
+	Run(t, func(t *testing.T, f Fixture) Harness { return newFake(f, none, false) })
 }
 
-// fakes loads fixtures into fakes with bug b.
-func fakes(b bug) func(Fixture) Harness {
-	return func(f Fixture) Harness { return newFake(f, b) }
+// A store without address types passes with RelativeOnly.
+func TestRelativeOnlySource(t *testing.T) {
+	Run(t, func(t *testing.T, f Fixture) Harness { return newFake(f, none, true) }, RelativeOnly())
+}
+
+// fakes loads fixtures into fakes with bug b: with relativeOnly, into a
+// store that keeps no address type, checked with RelativeOnly.
+func fakes(relativeOnly bool) func(b bug) *loader {
+	return func(b bug) *loader {
+		return &loader{load: func(f Fixture) Harness { return newFake(f, b, relativeOnly) }, options: options{relativeOnly: relativeOnly}}
+	}
 }
 
 // TestSuiteCatchesBrokenSources proves that each check fails for an
 // adapter with the bug it is meant to catch, and that the correct adapter
-// passes them all.
+// passes them all: over a store with lakeFS's address types, and over one
+// without them under RelativeOnly, which keeps catching every bug such a
+// store can have.
 func TestSuiteCatchesBrokenSources(t *testing.T) {
-	suite.SelfTest(t, checks, []func() func(Fixture) Harness{func() func(Fixture) Harness { return fakes(none) }}, fakes, []suite.Case[bug]{
+	cases := []suite.Case[bug]{
 		{Bug: insertionOrder, Caught: []string{"BranchesInOrder", "Model"}},
 		{Bug: caseInsensitive, Caught: []string{"BranchesInOrder"}},
 		{Bug: collationSkipsPunctuation, Caught: []string{"BranchesInOrder"}},
@@ -39,8 +49,6 @@ func TestSuiteCatchesBrokenSources(t *testing.T) {
 		{Bug: utf16Order, Caught: []string{"EntriesInOrder"}},
 		{Bug: pathOrder, Caught: []string{"EntriesInOrder"}},
 		{Bug: lastPageLost, Caught: []string{"EntriesInOrder"}},
-		{Bug: fullAsRelative, Caught: []string{"EntriesInOrder"}},
-		{Bug: fullAsTombstone, Caught: []string{"EntriesInOrder"}},
 		{Bug: entriesFromExclusive, Caught: []string{"EntriesFrom", "Model"}},
 		{Bug: entriesFromAsPrefix, Caught: []string{"EntriesFrom"}},
 		{Bug: missingBranchEmpty, Caught: []string{"DeletedBranch"}},
@@ -51,7 +59,20 @@ func TestSuiteCatchesBrokenSources(t *testing.T) {
 		{Bug: swallowsErrors, Caught: []string{"ErrorsPassedThrough"}},
 		{Bug: quietFailureMidway, Caught: []string{"ErrorsPassedThrough"}},
 		{Bug: offsetPaging, Caught: []string{"StableEntriesUnderWrites"}},
-	})
+	}
+	for _, relativeOnly := range []bool{false, true} {
+		t.Run(fmt.Sprintf("relative-only=%t", relativeOnly), func(t *testing.T) {
+			cases := cases
+			if !relativeOnly { // bugs of a store that keeps address types
+				cases = append(slices.Clone(cases),
+					suite.Case[bug]{Bug: fullAsRelative, Caught: []string{"EntriesInOrder"}},
+					suite.Case[bug]{Bug: fullAsTombstone, Caught: []string{"EntriesInOrder"}},
+				)
+			}
+			load := fakes(relativeOnly)
+			suite.SelfTest(t, checks, []func() *loader{func() *loader { return load(none) }}, load, cases)
+		})
+	}
 }
 
 type bug int
@@ -92,6 +113,7 @@ func (b bug) String() string {
 // fake is a staging area in memory whose adapter has at most one bug.
 type fake struct {
 	bug      bug
+	typeless bool // the store keeps no address type: every address reads as relative
 	mu       sync.Mutex
 	order    []string // branch IDs, in the order created
 	branches map[string]*fakeBranch
@@ -104,12 +126,12 @@ type fakeBranch struct {
 	entries map[string]uncommitted.Entry
 }
 
-func newFake(f Fixture, b bug) Harness {
-	s := &fake{bug: b, branches: map[string]*fakeBranch{}}
+func newFake(f Fixture, b bug, typeless bool) Harness {
+	s := &fake{bug: b, typeless: typeless, branches: map[string]*fakeBranch{}}
 	for _, br := range f.Branches {
 		fb := &fakeBranch{hidden: br.Hidden, entries: map[string]uncommitted.Entry{}}
 		for _, e := range br.Entries {
-			fb.entries[e.Key] = e
+			fb.entries[e.Key] = s.stored(e)
 		}
 		s.branches[br.ID] = fb
 		s.order = append(s.order, br.ID)
@@ -124,8 +146,16 @@ func (s *fake) stage(_ context.Context, branch string, e uncommitted.Entry) erro
 	if !ok {
 		return fmt.Errorf("fake: branch %s: %w", branch, uncommitted.ErrBranchNotFound)
 	}
-	b.entries[e.Key] = e
+	b.entries[e.Key] = s.stored(e)
 	return nil
+}
+
+// stored is e as the store keeps it.
+func (s *fake) stored(e uncommitted.Entry) uncommitted.Entry {
+	if s.typeless {
+		e.AddressType = uncommitted.Relative
+	}
+	return e
 }
 
 func (s *fake) unstage(_ context.Context, branch, key string) error {
@@ -317,5 +347,15 @@ func iterateWith[T any](s *fake, ctx context.Context, items []T, keep func(T) bo
 		if err := ctx.Err(); err != nil && s.bug != quietOnCancel && s.bug != contextAtStartOnly {
 			yield(zero, err)
 		}
+	}
+}
+
+// Without RelativeOnly, a store that keeps no address type fails: its
+// Source would hand the export full addresses as relative ones.
+func TestTypelessStoreNeedsRelativeOnly(t *testing.T) {
+	i := slices.IndexFunc(checks, func(c check) bool { return c.Name == "EntriesInOrder" })
+	l := &loader{load: func(f Fixture) Harness { return newFake(f, none, true) }}
+	if failed, _ := suite.RunCheck(checks[i], l); !failed {
+		t.Error("EntriesInOrder passes for a store without address types, run without RelativeOnly")
 	}
 }
