@@ -18,20 +18,40 @@ import (
 )
 
 func TestFakeSource(t *testing.T) {
-	Run(t, func(t *testing.T, f Fixture) Harness { return newFake(f, none, false) })
+	Run(t, func(t *testing.T, f Fixture) Harness { return newFake(f, none, false, false) })
 }
 
 // A store that derives commit IDs from their content, as lakeFS does, passes
 // through Harness.IDs.
 func TestContentAddressedSource(t *testing.T) {
-	Run(t, func(t *testing.T, f Fixture) Harness { return newFake(f, none, true) })
+	Run(t, func(t *testing.T, f Fixture) Harness { return newFake(f, none, true, false) })
 }
 
-// fakes loads fixtures into fakes with bug b (content-addressed ones with
-// content).
-func fakes(content bool) func(b bug) func(Fixture) Harness {
-	return func(b bug) func(Fixture) Harness {
-		return func(f Fixture) Harness { return newFake(f, b, content) }
+// A store without metaranges and versions passes with WithoutMetaRanges
+// and WithoutVersions.
+func TestBareSource(t *testing.T) {
+	Run(t, func(t *testing.T, f Fixture) Harness { return newFake(f, none, false, true) }, WithoutMetaRanges(), WithoutVersions())
+}
+
+// Without the options, a store without metaranges and versions fails: it
+// loses the fixtures' metaranges and the main parent of legacy merges.
+func TestBareStoreNeedsOptions(t *testing.T) {
+	l := &loader{load: func(f Fixture) Harness { return newFake(f, none, false, true) }}
+	for _, name := range []string{"Get", "Parents", "ActiveCommits"} {
+		i := slices.IndexFunc(checks, func(c check) bool { return c.Name == name })
+		if failed, _ := suite.RunCheck(checks[i], l); !failed {
+			t.Errorf("%s passes for a store without metaranges and versions, run without the options", name)
+		}
+	}
+}
+
+// fakes loads fixtures into fakes with bug b: content-addressed ones with
+// content, and with bare ones that keep no metarange and no version,
+// checked with WithoutMetaRanges and WithoutVersions.
+func fakes(content, bare bool) func(b bug) *loader {
+	return func(b bug) *loader {
+		o := options{noMetaRanges: bare, noVersions: bare}
+		return &loader{load: func(f Fixture) Harness { return newFake(f, b, content, bare) }, options: o}
 	}
 }
 
@@ -41,23 +61,22 @@ func fakes(content bool) func(b bug) func(Fixture) Harness {
 // that derives them from content (Harness.IDs), with the bugs only such a
 // store can have.
 func TestSuiteCatchesBrokenSources(t *testing.T) {
-	for _, content := range []bool{false, true} {
-		t.Run(fmt.Sprintf("content-addressed=%t", content), func(t *testing.T) {
-			suiteCatchesBrokenSources(t, content)
+	for _, mode := range []struct{ content, bare bool }{{false, false}, {true, false}, {false, true}} {
+		t.Run(fmt.Sprintf("content-addressed=%t,bare=%t", mode.content, mode.bare), func(t *testing.T) {
+			suiteCatchesBrokenSources(t, mode.content, mode.bare)
 		})
 	}
 }
 
-func suiteCatchesBrokenSources(t *testing.T, content bool) {
+func suiteCatchesBrokenSources(t *testing.T, content, bare bool) {
 	cases := []suite.Case[bug]{
 		{Bug: hiddenOmitted, Caught: []string{"Heads"}},
 		{Bug: headsLastPageLost, Caught: []string{"Heads"}},
 		{Bug: listLastPageLost, Caught: []string{"ListEveryCommit", "ActiveCommits"}},
 		{Bug: parentsSorted, Caught: []string{"Parents", "ListEveryCommit", "Get", "ActiveCommits"}},
-		{Bug: versionDropped, Caught: []string{"Parents", "Get", "ActiveCommits"}},
+		{Bug: versionZero, Caught: []string{"Parents", "Get", "ActiveCommits"}},
 		{Bug: secondParentDropped, Caught: []string{"Get", "ListEveryCommit"}},
 		{Bug: dateToDay, Caught: []string{"Get", "ListEveryCommit", "ActiveCommits"}},
-		{Bug: metarangeDropped, Caught: []string{"Get", "ActiveCommits"}},
 		{Bug: getMissingZero, Caught: []string{"GetMissing"}},
 		{Bug: getFromSnapshot, Caught: []string{"GetCommitAfterListBegan"}},
 		{Bug: headsFromSnapshot, Caught: []string{"GetCommitAfterListBegan"}},
@@ -67,6 +86,12 @@ func suiteCatchesBrokenSources(t *testing.T, content bool) {
 		{Bug: getIgnoresContext, Caught: []string{"CancelledContext"}},
 		{Bug: swallowsErrors, Caught: []string{"ErrorsPassedThrough"}},
 		{Bug: quietFailureMidway, Caught: []string{"ErrorsPassedThrough"}},
+	}
+	if !bare { // bugs of a store that keeps metaranges and versions
+		cases = append(cases,
+			suite.Case[bug]{Bug: versionDropped, Caught: []string{"Parents", "Get", "ActiveCommits"}},
+			suite.Case[bug]{Bug: metarangeDropped, Caught: []string{"Get", "ActiveCommits"}},
+		)
 	}
 	var exempt []string
 	if !content {
@@ -82,8 +107,8 @@ func suiteCatchesBrokenSources(t *testing.T, content bool) {
 			suite.Case[bug]{Bug: lateIDsUnreported, Caught: []string{"GetCommitAfterListBegan"}},
 		)
 	}
-	load := fakes(content)
-	correct := []func() func(Fixture) Harness{func() func(Fixture) Harness { return load(none) }}
+	load := fakes(content, bare)
+	correct := []func() *loader{func() *loader { return load(none) }}
 	suite.SelfTest(t, checks, correct, load, cases, exempt...)
 }
 
@@ -109,6 +134,7 @@ const (
 	swallowsErrors
 	quietFailureMidway
 	commitRewritten
+	versionZero // a store without versions leaves Version zero
 	// Bugs of a content-addressed store's host (Harness.IDs).
 	parentsUntranslated // writes the fixture's parent IDs, not the store's
 	headsUntranslated   // points branches at the fixture's IDs
@@ -121,12 +147,13 @@ func (b bug) String() string {
 		"versionDropped", "secondParentDropped", "dateToDay", "metarangeDropped", "getMissingZero",
 		"getFromSnapshot", "headsFromSnapshot", "continueAfterBreak", "quietOnCancel", "contextAtStartOnly",
 		"getIgnoresContext", "swallowsErrors", "quietFailureMidway", "commitRewritten",
-		"parentsUntranslated", "headsUntranslated", "idsUnreported", "lateIDsUnreported"}[b]
+		"versionZero", "parentsUntranslated", "headsUntranslated", "idsUnreported", "lateIDsUnreported"}[b]
 }
 
 // fake is a commit store in memory whose adapter has at most one bug.
 type fake struct {
 	bug  bug
+	bare bool // the store keeps no metarange and no version
 	mu   sync.Mutex
 	data *fakeData
 	snap *fakeData // what the snapshot bugs read: the data as loaded
@@ -167,8 +194,8 @@ func (d *fakeData) clone() *fakeData {
 	return c
 }
 
-func newFake(f Fixture, b bug, content bool) Harness {
-	s := &fake{bug: b, data: &fakeData{commits: map[string]retention.Commit{}, branches: map[string]Branch{}}}
+func newFake(f Fixture, b bug, content, bare bool) Harness {
+	s := &fake{bug: b, bare: bare, data: &fakeData{commits: map[string]retention.Commit{}, branches: map[string]Branch{}}}
 	if content {
 		s.ids = map[string]string{}
 	}
@@ -263,6 +290,9 @@ func (s *fake) read(snapshot bool) *fakeData {
 // convert returns a commit as the buggy adapter reports it.
 func (s *fake) convert(c retention.Commit) retention.Commit {
 	c.Parents = slices.Clone(c.Parents)
+	if s.bare {
+		c.MetaRangeID, c.Version = "", 1
+	}
 	switch s.bug {
 	case parentsSorted:
 		slices.Sort(c.Parents)
@@ -276,6 +306,8 @@ func (s *fake) convert(c retention.Commit) retention.Commit {
 		c.CreationDate = c.CreationDate.Truncate(24 * time.Hour)
 	case metarangeDropped:
 		c.MetaRangeID = ""
+	case versionZero:
+		c.Version = 0
 	}
 	return c
 }
