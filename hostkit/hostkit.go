@@ -38,6 +38,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/lakegc/lakegc/uncommitted"
 )
 
 // ErrNotFound is wrapped by the error of [Get] for a key the map does not
@@ -49,6 +51,10 @@ var ErrNotFound = errors.New("hostkit: not found")
 // before it: a collation that is not byte order, or a resumption that
 // would skip or repeat items.
 var ErrOutOfOrder = errors.New("hostkit: keys out of byte order")
+
+// Seq is what the adapters' methods return: an iter.Seq2 of items and
+// errors, of which an error is the last.
+type Seq[T any] = iter.Seq2[T, error]
 
 // Slice yields items in order, then err if it is not nil. A done ctx ends
 // it early, or after the last item, with ctx's error.
@@ -109,6 +115,21 @@ func Map[V, T any](ctx context.Context, m map[string]V, from string, f func(k st
 	return Slice(ctx, out, nil)
 }
 
+// Staged yields f(path, v) for each path of branch's staging area in
+// staging (branch → path → what the store keeps) that is >= from, in
+// ascending byte order: an uncommitted.Source's Uncommitted. A branch
+// staging does not hold yields an error wrapping
+// uncommitted.ErrBranchNotFound, and the export skips it: its staging
+// area is gone, so make sure a branch without staged paths still has its
+// (empty) map.
+func Staged[V any](ctx context.Context, staging map[string]map[string]V, branch, from string, f func(path string, v V) uncommitted.Entry) Seq[uncommitted.Entry] {
+	paths, ok := staging[branch]
+	if !ok {
+		return Fail[uncommitted.Entry](fmt.Errorf("hostkit: branch %q: %w", branch, uncommitted.ErrBranchNotFound))
+	}
+	return Map(ctx, paths, from, f)
+}
+
 // Values yields f(k, v) for every key k of m, in no particular order: for
 // List and CommittedAddresses, which yield in any order.
 func Values[K comparable, V, T any](ctx context.Context, m map[K]V, f func(k K, v V) T) iter.Seq2[T, error] {
@@ -134,10 +155,11 @@ func Get[K comparable, V any](ctx context.Context, m map[K]V, k K) (V, error) {
 	return v, nil
 }
 
-// Concat yields what each item's sequence yields, item after item, and
-// ends at the first error: for CommittedAddresses, the addresses of each
-// kept commit. A done ctx ends it with ctx's error.
-func Concat[A, T any](ctx context.Context, items []A, seq func(A) iter.Seq2[T, error]) iter.Seq2[T, error] {
+// Concat yields the values of each item's sequence, item after item: for
+// CommittedAddresses, the addresses of each kept commit (seq may return
+// maps.Values of its tree). An error of seq ends it, as does a done ctx
+// with ctx's error.
+func Concat[A, T any](ctx context.Context, items []A, seq func(A) (iter.Seq[T], error)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
 		for _, a := range items {
@@ -145,8 +167,17 @@ func Concat[A, T any](ctx context.Context, items []A, seq func(A) iter.Seq2[T, e
 				yield(zero, err)
 				return
 			}
-			for v, err := range seq(a) {
-				if !yield(v, err) || err != nil {
+			vs, err := seq(a)
+			if err != nil {
+				yield(zero, err)
+				return
+			}
+			for v := range vs {
+				if err := ctx.Err(); err != nil {
+					yield(zero, err)
+					return
+				}
+				if !yield(v, nil) {
 					return
 				}
 			}

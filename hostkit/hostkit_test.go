@@ -361,9 +361,9 @@ func TestSortedModel(t *testing.T) {
 func TestConcat(t *testing.T) {
 	ctx := context.Background()
 	files := map[string][]string{"c1": {"x", "y"}, "c2": {"z"}}
-	each := func(id string) iter.Seq2[string, error] {
+	each := func(id string) (iter.Seq[string], error) {
 		f, err := hostkit.Get(ctx, files, id)
-		return hostkit.Slice(ctx, f, err)
+		return slices.Values(f), err
 	}
 	if got, err := drain(hostkit.Concat(ctx, []string{"c1", "c2"}, each)); err != nil || !slices.Equal(got, []string{"x", "y", "z"}) {
 		t.Errorf("Concat = %q, %v", got, err)
