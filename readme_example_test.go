@@ -37,12 +37,11 @@ func readmeWrite(ctx context.Context, stage, unstage func(context.Context) error
 	// README: begin
 	// import "github.com/lakegc/lakegc/linkaddr" and "github.com/lakegc/lakegc/pathprovider"
 	paths, _ := pathprovider.New() // data/<slice>/<xid>, newest slice first; no option: no error
-
-	signer, err := linkaddr.New([]byte("secret key"), paths) // TTL 24h, lakeFS wire format
+	signer, err := linkaddr.New([]byte("secret key"), paths)
 	if err != nil {
 		return err
 	}
-	once := linkaddr.NewMemRedeemer() // each address links once
+	once := linkaddr.NewMemRedeemer() // each address links once; the signer's TTL is 24h
 	// get-address: a fresh physical address, signed for where it will be linked.
 	signed, err := signer.Sign("repo1", "main", "tables/t/part-0.parquet", paths.NewPath())
 	if err != nil { // a repository, branch or path that is not UTF-8

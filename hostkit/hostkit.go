@@ -1,9 +1,8 @@
 // Package hostkit is the iterator plumbing of a host's adapters: the
 // sequences that lakegc.Host's interfaces (uncommitted.Source,
-// lakegc.Commits, lakegc.Committed) and copytrack.Store yield, built from
-// slices, maps, SQL rows or pages of a store, with the behaviour the
-// conformance suites (uncommitted/sourcetest, retention/sourcetest,
-// copytrack/storetest) check:
+// lakegc.Commits, lakegc.Committed) yield, built from slices, maps, SQL
+// rows or pages of a store, with the behaviour the conformance suites
+// (uncommitted/sourcetest, retention/sourcetest) check:
 //
 //   - keys in ascending byte order (strings.Compare), starting at the first
 //     key >= from: [Keys], [Map] and [Sorted] sort a snapshot; [Pages]
