@@ -69,8 +69,7 @@ type Committed interface {
 	// reads each part once; each ActiveCommit's MetaRangeID is what
 	// Commits gave for it, empty for a store without metaranges, which
 	// finds a commit's objects by CommitID. An address is relative to the
-	// namespace, or a
-	// full URI, judged by the rule of the package documentation
+	// namespace, or a full URI, judged by the rule of the package documentation
 	// ("Namespace identity"): one under Config.Namespace keeps every key
 	// its object may have, one that names the namespace in another
 	// spelling fails the cycle (ErrNamespaceMismatch), any other is
