@@ -23,7 +23,10 @@
 //	clock.Advance(72 * time.Hour)
 //	report, err := lakegc.Collect(ctx, host, lakegc.Config{Bucket: bucket, Clock: clock.Now, ...})
 //
-// The wrapper keeps the times of the objects written, copied and deleted
+// gocloud.dev/blob has no way to set an object's modification time
+// (memblob stamps the wall clock's, fileblob the file's), so the wrapper
+// rewrites the times its driver reports, through blob's driver interface.
+// It keeps the times of the objects written, copied and deleted
 // through it, in memory: an object written to the inner bucket directly,
 // or before the wrapper existed, reports no modification time, which the
 // mark reads as unknown and keeps. Write every object through the wrapper,
