@@ -2,6 +2,7 @@ package hostkit_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"iter"
 
@@ -50,4 +51,27 @@ func Example() {
 	// dev a.csv data/s2/x3
 	// main a.csv data/s1/x1
 	// main b.csv data/s1/x2
+}
+
+// A staging table in SQL: the branches in byte order from a query, checked
+// by Ordered, so that a collation that is not byte order fails the export
+// instead of skipping branches. (Compiled, not run: it needs a database.)
+func ExampleQuery() {
+	var db *sql.DB // the host's database
+	branches := func(ctx context.Context, from string) hostkit.Seq[string] {
+		query := func(ctx context.Context) (hostkit.Rows, error) {
+			rows, err := db.QueryContext(ctx,
+				`SELECT DISTINCT branch FROM staging WHERE branch >= $1 ORDER BY branch COLLATE "C"`, from)
+			if err != nil {
+				return nil, err
+			}
+			return rows, nil
+		}
+		scan := func(r hostkit.Rows) (string, error) {
+			var b string
+			return b, r.Scan(&b)
+		}
+		return hostkit.Ordered(hostkit.Query(ctx, query, scan), func(b string) string { return b }, from)
+	}
+	_ = branches
 }
