@@ -26,14 +26,21 @@
 // gocloud.dev/blob has no way to set an object's modification time
 // (memblob stamps the wall clock's, fileblob the file's), so the wrapper
 // rewrites the times its driver reports, through blob's driver interface.
-// It keeps the times of the objects written, copied and deleted
-// through it, in memory: an object written to the inner bucket directly,
-// or before the wrapper existed, reports no modification time, which the
-// mark reads as unknown and keeps. Write every object through the wrapper,
-// and open it once per test. Everything is safe for concurrent use.
+// It keeps the times of the objects written, copied and deleted through
+// it, in memory, each with what the inner bucket reported of the object
+// just after the write (its own modification time, size and MD5, read
+// again whenever the wrapper reports a time). An object written to the
+// inner bucket directly, or before the wrapper existed, reports no
+// modification time, which the mark reads as unknown and keeps; so does
+// one written through the wrapper and then overwritten around it, which
+// would otherwise look as old as the first write. (An overwrite around it
+// with the same bytes, within the file system's timestamp granularity, is
+// the one it cannot tell.) Write every object through the wrapper, and
+// open it once per test. Everything is safe for concurrent use.
 package gctest
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"time"
@@ -93,7 +100,7 @@ func (c *Clock) Paths(opts ...pathprovider.Option) (*pathprovider.Partitioned, e
 // closes inner. Its As answers false to every type, so that no caller
 // reads around its times; ErrorAs passes on inner's.
 func (c *Clock) Bucket(inner *blob.Bucket) *blob.Bucket {
-	return blob.NewBucket(&clockDriver{clock: c, inner: inner, times: map[string]time.Time{}})
+	return blob.NewBucket(&clockDriver{clock: c, inner: inner, times: map[string]stamp{}})
 }
 
 // clockDriver is the driver of Clock.Bucket: it calls inner's public API
@@ -102,22 +109,58 @@ type clockDriver struct {
 	clock *Clock
 	inner *blob.Bucket
 	mu    sync.Mutex
-	times map[string]time.Time
+	times map[string]stamp
+}
+
+// stamp is the clock's time of an object's last write through the wrapper,
+// with what the inner bucket reported of the object then: the time holds
+// only while the inner bucket still reports the same object.
+type stamp struct {
+	at    time.Time // the clock's
+	inner time.Time // the inner bucket's modification time
+	size  int64
+	md5   []byte
 }
 
 var _ driver.Bucket = (*clockDriver)(nil)
 
-func (d *clockDriver) modTime(key string) time.Time {
+// modTime is the clock's time of the object at key, if the wrapper wrote
+// it and the inner bucket still reports that object, by its attributes
+// (attrs, or read now if nil): the same modification time, size and MD5;
+// else the zero time, which the mark keeps.
+func (d *clockDriver) modTime(ctx context.Context, key string, attrs *blob.Attributes) time.Time {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.times[key]
+	st, ok := d.times[key]
+	d.mu.Unlock()
+	if !ok {
+		return time.Time{}
+	}
+	if attrs == nil {
+		a, err := d.inner.Attributes(ctx, key)
+		if err != nil {
+			return time.Time{}
+		}
+		attrs = a
+	}
+	if !st.inner.Equal(attrs.ModTime) || st.size != attrs.Size || !bytes.Equal(st.md5, attrs.MD5) {
+		return time.Time{}
+	}
+	return st.at
 }
 
-func (d *clockDriver) touch(key string) {
+// touch records the clock's time for the object just written at key, with
+// what the inner bucket reports of it; an object it cannot read gets no
+// time.
+func (d *clockDriver) touch(ctx context.Context, key string) {
 	now := d.clock.Now()
+	a, err := d.inner.Attributes(ctx, key)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.times[key] = now
+	if err != nil {
+		delete(d.times, key)
+		return
+	}
+	d.times[key] = stamp{at: now, inner: a.ModTime, size: a.Size, md5: a.MD5}
 }
 
 func (d *clockDriver) forget(key string) {
@@ -141,7 +184,7 @@ func (d *clockDriver) Attributes(ctx context.Context, key string) (*driver.Attri
 	if err != nil {
 		return nil, err
 	}
-	t := d.modTime(key)
+	t := d.modTime(ctx, key, a)
 	return &driver.Attributes{CacheControl: a.CacheControl, ContentDisposition: a.ContentDisposition,
 		ContentEncoding: a.ContentEncoding, ContentLanguage: a.ContentLanguage, ContentType: a.ContentType,
 		Metadata: a.Metadata, CreateTime: t, ModTime: t, Size: a.Size, MD5: a.MD5, ETag: a.ETag}, nil
@@ -165,7 +208,7 @@ func (d *clockDriver) ListPaged(ctx context.Context, opts *driver.ListOptions) (
 	for _, o := range objs {
 		lo := &driver.ListObject{Key: o.Key, Size: o.Size, MD5: o.MD5, IsDir: o.IsDir}
 		if !o.IsDir {
-			lo.ModTime = d.modTime(o.Key)
+			lo.ModTime = d.modTime(ctx, o.Key, nil)
 		}
 		page.Objects = append(page.Objects, lo)
 	}
@@ -178,7 +221,7 @@ func (d *clockDriver) NewRangeReader(ctx context.Context, key string, offset, le
 		return nil, err
 	}
 	return &reader{Reader: r, attrs: driver.ReaderAttributes{ContentType: r.ContentType(),
-		ModTime: d.modTime(key), Size: r.Size()}}, nil
+		ModTime: d.modTime(ctx, key, nil), Size: r.Size()}}, nil
 }
 
 type reader struct {
@@ -198,7 +241,7 @@ func (d *clockDriver) NewTypedWriter(ctx context.Context, key, contentType strin
 	if err != nil {
 		return nil, err
 	}
-	return &writer{Writer: w, done: func() { d.touch(key) }}, nil
+	return &writer{Writer: w, done: func() { d.touch(ctx, key) }}, nil
 }
 
 // writer records the object's time when its write completes.
@@ -219,7 +262,7 @@ func (d *clockDriver) Copy(ctx context.Context, dstKey, srcKey string, opts *dri
 	if err := d.inner.Copy(ctx, dstKey, srcKey, &blob.CopyOptions{BeforeCopy: opts.BeforeCopy}); err != nil {
 		return err
 	}
-	d.touch(dstKey)
+	d.touch(ctx, dstKey)
 	return nil
 }
 
