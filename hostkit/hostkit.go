@@ -7,8 +7,8 @@
 //   - keys in ascending byte order (strings.Compare), starting at the first
 //     key >= from: [Keys], [Map] and [Sorted] sort a snapshot; [Pages]
 //     reads a store a page at a time by key, never by offset; [Ordered]
-//     turns a store's order that is not byte order (a database collation)
-//     into an error instead of a skipped item;
+//     turns a store's order that is not byte order (a database collation),
+//     as far as the items show it, into an error instead of a skipped item;
 //   - never a quiet end: a context that is done, before or during the
 //     iteration, ends it with the context's error, as does a store's
 //     error ([Slice]'s err, [Query]'s rows, [Fail]);
@@ -191,10 +191,15 @@ func Concat[A, T any](ctx context.Context, items []A, seq func(A) (iter.Seq[T], 
 // strictly ascending in byte order, as Source's Branches and Uncommitted
 // must yield them; an item out of that order ends the iteration with an
 // error wrapping ErrOutOfOrder. Give it what a query returns: a database
-// whose collation is not byte order (most are not: "a-b" before "a_b"
-// before "aa", case folded) then fails the export instead of making a
-// resumed one skip branches. Sort by bytes in the query: ORDER BY id
-// COLLATE "C" in PostgreSQL, BINARY in MySQL and SQLite.
+// whose collation is not byte order (most are not: they skip punctuation
+// or fold case, where bytes put "a-b" before "a_b" before "aa" before "b")
+// then fails the export, as soon as the rows show two keys in the other
+// order, instead of making a resumed one skip branches. It sees only the
+// rows, though: a WHERE id >= from compared in such a collation drops keys
+// that are >= from in bytes ("_a" from "A", case folded) and shows
+// nothing. Sort and compare by bytes in the query: ORDER BY id COLLATE
+// "C" in PostgreSQL, BINARY in MySQL and SQLite; the suites' checks of
+// from, run on the host's real database, catch a query that does not.
 func Ordered[T any](seq iter.Seq2[T, error], key func(T) string, from string) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		last, first := from, true
@@ -218,22 +223,45 @@ func Ordered[T any](seq iter.Seq2[T, error], key func(T) string, from string) it
 // Pages yields a store's items with keys >= from, read a page at a time:
 // page returns the items whose keys are >= its from, in ascending byte
 // order of key, as many as the store likes (a LIMIT), and an empty page at
-// the end. Each page starts just after the last key of the one before, so
-// items written or removed between pages never make it skip or repeat an
-// item that stays, as paging by offset does. Keys out of order end it with
-// an error wrapping ErrOutOfOrder; a done ctx with ctx's error.
+// the end. Each page starts at the last key of the one before, which it
+// yields again unless that item was removed meanwhile: Pages skips that
+// one. So items written or removed between pages never make it skip or
+// repeat an item that stays, as paging by offset does, and a key the store
+// holds twice, or two keys its collation holds equal ("A" and "a"), end
+// the iteration with an error wrapping ErrOutOfOrder where a page
+// boundary between them would have skipped one — if a page holds two
+// items or more: a LIMIT of 1 cannot show the repeat. Keys out of order
+// end it so too (see Ordered for what that check cannot see); a done ctx
+// with ctx's error. The end costs one more call of page than the pages.
 func Pages[T any](ctx context.Context, from string, key func(T) string, page func(ctx context.Context, from string) ([]T, error)) iter.Seq2[T, error] {
 	return Ordered(func(yield func(T, error) bool) {
 		var zero T
-		for next := from; ; {
+		read := func(from string) ([]T, bool) {
 			if err := ctx.Err(); err != nil {
 				yield(zero, err)
-				return
+				return nil, false
 			}
-			items, err := page(ctx, next)
+			items, err := page(ctx, from)
 			if err != nil {
 				yield(zero, err)
+				return nil, false
+			}
+			return items, true
+		}
+		for next, again := from, false; ; {
+			items, ok := read(next)
+			if !ok {
 				return
+			}
+			if again && len(items) > 0 && key(items[0]) == next {
+				// The item yielded last; a second of that key follows it
+				// and fails Ordered.
+				if items = items[1:]; len(items) == 0 {
+					// That item alone: the end, or a page of one item.
+					if items, ok = read(next + "\x00"); !ok {
+						return
+					}
+				}
 			}
 			if len(items) == 0 {
 				return
@@ -243,7 +271,7 @@ func Pages[T any](ctx context.Context, from string, key func(T) string, page fun
 					return
 				}
 			}
-			next = key(items[len(items)-1]) + "\x00" // the least key after it
+			next, again = key(items[len(items)-1]), true
 		}
 	}, key, from)
 }
