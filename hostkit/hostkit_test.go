@@ -488,3 +488,44 @@ func lowerBound(sorted []string, from string) int {
 	i, _ := slices.BinarySearch(sorted, from)
 	return i
 }
+
+// Query ends with ctx's error when ctx is done between rows, and with a
+// scan's error, and closes the rows either way: never a quiet end.
+func TestQueryEndsMidway(t *testing.T) {
+	data := [][2]string{{"a", "1"}, {"b", "2"}, {"c", "3"}}
+	boom := errors.New("boom")
+	for _, tc := range []struct {
+		name    string
+		cancel  bool
+		wantErr error
+	}{{"cancelled", true, context.Canceled}, {"scan error", false, boom}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			closed := false
+			q := func(context.Context) (hostkit.Rows, error) { return &rows{data: data, closed: &closed}, nil }
+			scan := func(r hostkit.Rows) (kv, error) {
+				x, err := scanKV(r)
+				if x.k == "b" && !tc.cancel {
+					return x, boom
+				}
+				return x, err
+			}
+			var got []string
+			var last error
+			for v, err := range hostkit.Query(ctx, q, scan) {
+				if err != nil {
+					last = err
+					continue
+				}
+				got = append(got, v.k)
+				if tc.cancel {
+					cancel()
+				}
+			}
+			if !slices.Equal(got, []string{"a"}) || !errors.Is(last, tc.wantErr) || !closed {
+				t.Errorf("yielded %q, then %v, rows closed %t; want [a], then %v, closed", got, last, closed, tc.wantErr)
+			}
+		})
+	}
+}
