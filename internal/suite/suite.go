@@ -104,8 +104,9 @@ type Case[B any] struct {
 // (adapter(Bug)) fails every check the case names,
 // and every check is named by some case, or in exempt (a check that cannot
 // apply to the adapters of this self-test, with the reason at the call).
-// BlockTimeout is 300 ms while it runs.
-func SelfTest[H any, B fmt.Stringer](t *testing.T, checks []Check[H], correct []func() H, adapter func(B) H, cases []Case[B], exempt ...string) {
+// BlockTimeout is 300 ms while it runs. t is a *testing.T, or a TB of the
+// package's own tests that records what SelfTest reports.
+func SelfTest[H any, B fmt.Stringer](t testing.TB, checks []Check[H], correct []func() H, adapter func(B) H, cases []Case[B], exempt ...string) {
 	t.Helper()
 	defer func(d time.Duration) { BlockTimeout = d }(BlockTimeout)
 	BlockTimeout = 300 * time.Millisecond
