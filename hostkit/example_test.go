@@ -55,13 +55,15 @@ func Example() {
 
 // A staging table in SQL: the branches in byte order from a query, checked
 // by Ordered, so that a collation that is not byte order fails the export
-// instead of skipping branches. (Compiled, not run: it needs a database.)
+// instead of skipping branches. The WHERE compares in bytes too: in the
+// column's collation it could drop, unseen, branches >= from in bytes.
+// (Compiled, not run: it needs a database.)
 func ExampleQuery() {
 	var db *sql.DB // the host's database
 	branches := func(ctx context.Context, from string) hostkit.Seq[string] {
 		query := func(ctx context.Context) (hostkit.Rows, error) {
 			rows, err := db.QueryContext(ctx,
-				`SELECT DISTINCT branch FROM staging WHERE branch >= $1 ORDER BY branch COLLATE "C"`, from)
+				`SELECT DISTINCT branch FROM staging WHERE branch COLLATE "C" >= $1 ORDER BY branch COLLATE "C"`, from)
 			if err != nil {
 				return nil, err
 			}

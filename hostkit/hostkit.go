@@ -197,9 +197,10 @@ func Concat[A, T any](ctx context.Context, items []A, seq func(A) (iter.Seq[T], 
 // order, instead of making a resumed one skip branches. It sees only the
 // rows, though: a WHERE id >= from compared in such a collation drops keys
 // that are >= from in bytes ("_a" from "A", case folded) and shows
-// nothing. Sort and compare by bytes in the query: ORDER BY id COLLATE
-// "C" in PostgreSQL, BINARY in MySQL and SQLite; the suites' checks of
-// from, run on the host's real database, catch a query that does not.
+// nothing. Sort and compare by bytes in the query: WHERE id COLLATE "C"
+// >= $1 ORDER BY id COLLATE "C" in PostgreSQL (BINARY in MySQL and
+// SQLite); the suites' checks of from, run on the host's real database,
+// catch a query that does not.
 func Ordered[T any](seq iter.Seq2[T, error], key func(T) string, from string) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		last, first := from, true
@@ -287,8 +288,8 @@ type Rows interface {
 // Query runs query when the iteration starts, yields what scan reads of
 // each row, and closes the rows when the iteration ends or is stopped. An
 // error of query, scan, the rows (Err, Close) or ctx ends it. The query
-// sorts and resumes itself (WHERE id >= $1 ORDER BY id COLLATE "C"); pass
-// the result through Ordered to check it.
+// sorts and resumes itself, both in bytes (WHERE id COLLATE "C" >= $1
+// ORDER BY id COLLATE "C"); pass the result through Ordered to check it.
 func Query[T any](ctx context.Context, query func(ctx context.Context) (Rows, error), scan func(Rows) (T, error)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
