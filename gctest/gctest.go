@@ -95,7 +95,8 @@ func (c *Clock) Paths(opts ...pathprovider.Option) (*pathprovider.Partitioned, e
 // Bucket wraps inner in a bucket whose modification times follow the
 // clock: an object written or copied through it has the clock's time when
 // the write (or copy) completed, in listings, attributes and readers; an
-// object it did not see written has none (the zero time). It goes through
+// object it did not see written, or saw written and then changed around
+// it, has none (the zero time). It goes through
 // gocloud.dev/blob's driver interface, so every bucket works. Closing it
 // closes inner. Its As answers false to every type, so that no caller
 // reads around its times; ErrorAs passes on inner's.
