@@ -11,7 +11,8 @@
 //     as far as the items show it, into an error instead of a skipped item;
 //   - never a quiet end: a context that is done, before or during the
 //     iteration, ends it with the context's error, as does a store's
-//     error ([Slice]'s err, [Query]'s rows, [Fail]);
+//     error ([Slice]'s err, [Query]'s rows, [Fail], the sequences of
+//     [Chain]);
 //   - an early break stops the work: no call after yield returns false.
 //
 // A store of maps adapts in a line or two per method:
@@ -157,7 +158,10 @@ func Get[K comparable, V any](ctx context.Context, m map[K]V, k K) (V, error) {
 // Concat yields the values of each item's sequence, item after item: for
 // CommittedAddresses, the addresses of each kept commit (seq may return
 // maps.Values of its tree). An error of seq ends it, as does a done ctx
-// with ctx's error.
+// with ctx's error. An iter.Seq cannot fail midway: a tree read from a
+// store as it is yielded (pages, rows) goes through [Chain], which carries
+// its errors — a sequence that ends quietly on one leaves the rest of the
+// commit's objects unprotected.
 func Concat[A, T any](ctx context.Context, items []A, seq func(A) (iter.Seq[T], error)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
@@ -173,6 +177,38 @@ func Concat[A, T any](ctx context.Context, items []A, seq func(A) (iter.Seq[T], 
 			}
 			for v := range vs {
 				if err := ctx.Err(); err != nil {
+					yield(zero, err)
+					return
+				}
+				if !yield(v, nil) {
+					return
+				}
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			yield(zero, err)
+		}
+	}
+}
+
+// Chain yields the values of each item's sequence, item after item, as
+// Concat does, for sequences that can fail midway: a commit's tree read
+// from a store page by page ([Pages]) or row by row ([Query]). An error of
+// a sequence ends it, as does a done ctx with ctx's error; seq is not
+// called for the items after an early break.
+func Chain[A, T any](ctx context.Context, items []A, seq func(A) iter.Seq2[T, error]) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		for _, a := range items {
+			if err := ctx.Err(); err != nil {
+				yield(zero, err)
+				return
+			}
+			for v, err := range seq(a) {
+				if err == nil {
+					err = ctx.Err()
+				}
+				if err != nil {
 					yield(zero, err)
 					return
 				}

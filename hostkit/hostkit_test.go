@@ -381,6 +381,42 @@ func TestConcat(t *testing.T) {
 	}
 }
 
+// Chain yields each item's sequence in turn and ends with the first error
+// of one — a tree whose read fails midway ends it, never quietly — or with
+// ctx's; after a break it reads no further item.
+func TestChain(t *testing.T) {
+	ctx := context.Background()
+	boom := errors.New("boom")
+	trees := map[string][]string{"c1": {"x", "y"}, "c2": {"z"}, "bad": {"w"}}
+	var read []string
+	each := func(id string) iter.Seq2[string, error] {
+		read = append(read, id)
+		err := error(nil)
+		if id == "bad" {
+			err = boom // fails after its first address
+		}
+		return hostkit.Slice(ctx, trees[id], err)
+	}
+	if got, err := drain(hostkit.Chain(ctx, []string{"c1", "c2"}, each)); err != nil || !slices.Equal(got, []string{"x", "y", "z"}) {
+		t.Errorf("Chain = %q, %v", got, err)
+	}
+	if got, err := drain(hostkit.Chain(ctx, []string{"c1", "bad", "c2"}, each)); !errors.Is(err, boom) || !slices.Equal(got, []string{"x", "y", "w"}) {
+		t.Errorf("Chain over a tree that fails midway = %q, %v; want x y w, then boom", got, err)
+	}
+	done, cancel := context.WithTimeout(ctx, -time.Second)
+	defer cancel()
+	if got, err := drain(hostkit.Chain(done, []string{"c1"}, each)); !errors.Is(err, context.DeadlineExceeded) || len(got) != 0 {
+		t.Errorf("Chain with a done context: %q, %v", got, err)
+	}
+	read = nil
+	for range hostkit.Chain(ctx, []string{"c1", "c2"}, each) {
+		break
+	}
+	if !slices.Equal(read, []string{"c1"}) {
+		t.Errorf("after a break at the first address, Chain read %q", read)
+	}
+}
+
 func drain[T any](seq iter.Seq2[T, error]) ([]T, error) {
 	var out []T
 	for v, err := range seq {
