@@ -61,7 +61,11 @@ type Config struct {
 	// same place in another spelling (s3a://, file:/ for file:///, a
 	// symbolic link, ...) fails the cycle with ErrNamespaceMismatch, as
 	// does lakegc's marker of another namespace. See the package
-	// documentation, "Namespace identity". Required.
+	// documentation, "Namespace identity". Required, also for a host
+	// whose addresses are all relative: lakegc's marker records it
+	// (InitNamespace), and it is then the one proof that Bucket is this
+	// repository's folder and not another's; such a host names the folder
+	// with any URI of its own (file:///srv/lake/repo1) and keeps it.
 	Namespace string
 	// Repository is the repository's ID, used in logs and to read its copy
 	// records; required when Host.Copies is set.

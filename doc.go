@@ -179,9 +179,13 @@
 // addresses carry no spelling). A host that stores only relative
 // addresses relies on the marker alone.
 //
-// The conformance suites uncommitted/sourcetest and retention/sourcetest prove
-// a host's adapters with one call each, as copytrack/storetest proves its KV
-// store; package hosttest races the whole store against Collect.
+// Package hostkit builds a host's adapters from maps, pages of a store or
+// SQL rows. The conformance suites uncommitted/sourcetest and
+// retention/sourcetest prove them with one call each (with options for a
+// store without lakeFS's address types, metaranges or commit versions), as
+// copytrack/storetest proves its KV store; package hosttest races the whole
+// store against Collect, and package gctest runs a host's tests on one
+// simulated clock.
 //
 // # Packages
 //
@@ -199,9 +203,13 @@
 //     writing lakeFS's report.
 //   - hosttest: a writers-versus-GC harness for a host's store, with an
 //     oracle of the model above.
+//   - hostkit: the iterator plumbing of a host's adapters.
+//   - gctest: one simulated clock for the path provider, the bucket's
+//     modification times and Collect.
 //
-// No package imports another package of this module: each can be adopted
-// alone. Only this root package composes them, and hosttest, its test kit.
+// No package above imports another package of this module: each can be
+// adopted alone. Only this root package composes them, and the kits
+// (hosttest, hostkit, gctest) use them.
 //
 // # Compatibility with lakeFS
 //

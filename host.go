@@ -66,8 +66,10 @@ type Committed interface {
 	// CommittedAddresses yields the physical address of every object of
 	// every given commit, in any order, duplicates allowed: all commits
 	// at once, so that a host whose commits share parts (lakeFS's ranges)
-	// reads each part once. An address is relative to the namespace, or a
-	// full URI, judged by the rule of the package documentation
+	// reads each part once; each ActiveCommit's MetaRangeID is what
+	// Commits gave for it, empty for a store without metaranges, which
+	// finds a commit's objects by CommitID. An address is relative to the
+	// namespace, or a full URI, judged by the rule of the package documentation
 	// ("Namespace identity"): one under Config.Namespace keeps every key
 	// its object may have, one that names the namespace in another
 	// spelling fails the cycle (ErrNamespaceMismatch), any other is

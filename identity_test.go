@@ -458,3 +458,35 @@ func TestS3AddressesAsSDKv1CleanedThem(t *testing.T) {
 		t.Errorf("deleted %d, want the garbage only", rep.Sweep.Deleted)
 	}
 }
+
+// Config.Namespace stays required for a host whose addresses are all
+// relative: with lakegc's marker, it is the only proof that Bucket is this
+// repository's folder. Two repositories of such a host, each marked with
+// its own namespace: a cycle of repo1 given repo2's folder (a mix-up of
+// buckets or prefixes) is refused, and deletes nothing of repo2's.
+func TestRelativeOnlyHostNeedsItsNamespace(t *testing.T) {
+	ctx := context.Background()
+	repo2 := memblob.OpenBucket(nil)
+	defer repo2.Close()
+	if err := lakegc.InitNamespace(ctx, lakegc.Config{Bucket: repo2, Namespace: "file:///srv/lake/repo2"}); err != nil {
+		t.Fatal(err)
+	}
+	c := identityCase{bucket: repo2, namespace: "file:///srv/lake/repo1",
+		live: []string{"data/s/live"}, committed: []string{"data/s/live"}, garbage: []string{"data/old/g"}}
+	if _, err := c.run(t); !errors.Is(err, lakegc.ErrNamespaceMismatch) {
+		t.Fatalf("Collect of repo1 over repo2's folder = %v, want ErrNamespaceMismatch", err)
+	}
+	assertKept(t, repo2, c.garbage)
+	c.namespace = ""
+	if _, err := c.run(t); !errors.Is(err, lakegc.ErrInvalidConfig) {
+		t.Fatalf("Collect without a Namespace = %v, want ErrInvalidConfig", err)
+	}
+	assertKept(t, repo2, c.garbage)
+	c.namespace = "file:///srv/lake/repo2"
+	if _, err := c.run(t); err != nil {
+		t.Fatalf("Collect of repo2: %v", err)
+	}
+	if ok, _ := repo2.Exists(ctx, "data/old/g"); ok {
+		t.Error("repo2's own cycle kept its garbage")
+	}
+}

@@ -19,10 +19,16 @@ type Commit struct {
 	Parents []string
 	// CreationDate is when the commit was made.
 	CreationDate time.Time
-	// MetaRangeID names the commit's metarange, reported for active commits.
+	// MetaRangeID names the commit's metarange, reported for active
+	// commits. A store without metaranges leaves it empty: it is only
+	// handed back with the kept commits (ActiveCommit) and written to the
+	// commits report.
 	MetaRangeID string
 	// Version is lakeFS's commit version: before version 1
-	// (ParentSwitchVersion) a merge listed its main parent last.
+	// (ParentSwitchVersion) a merge listed its main parent last. A store
+	// without commit versions lists a merge's main parent (the history of
+	// the branch merged into) first and sets 1: the zero value reads it
+	// last.
 	Version int
 }
 

@@ -49,12 +49,14 @@ type Entry struct {
 	// PhysicalAddress is where the object's data lives.
 	PhysicalAddress string
 	// AddressType says whether PhysicalAddress is Relative or Full; any
-	// other value fails the Prepare call.
+	// other value fails the Prepare call. A store whose addresses are all
+	// relative keeps no type and leaves it zero (Relative); it proves its
+	// Source with sourcetest.RelativeOnly.
 	AddressType AddressType
 	// CreationDate is when the object was staged; exported as Unix seconds.
 	CreationDate time.Time
 	// Tombstone marks a staged deletion: it references no data and is
-	// not exported.
+	// not exported. A store that unstages by deleting the entry has none.
 	Tombstone bool
 }
 

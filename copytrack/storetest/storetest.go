@@ -12,49 +12,37 @@ import (
 	"time"
 
 	"github.com/lakegc/lakegc/copytrack"
+	"github.com/lakegc/lakegc/internal/suite"
 )
 
 // Run runs the conformance suite as subtests of t. newStore must return a
 // new, empty Store each time it is called (it may register cleanups on its t).
 func Run(t *testing.T, newStore func(t *testing.T) copytrack.Store) {
 	t.Helper()
-	for _, c := range checks {
-		t.Run(c.name, func(t *testing.T) { c.run(t, newStore(t)) })
-	}
+	suite.Run(t, checks, newStore)
 }
 
-// reporter is the part of *testing.T a check uses; the suite's own tests give
-// the checks a recorder instead, to see them fail on broken stores.
-type reporter interface {
-	Helper()
-	Errorf(format string, args ...any)
-	Fatalf(format string, args ...any)
-}
+// reporter is what a check reports to: a *testing.T, or the self-tests' recorder.
+type reporter = suite.Reporter
 
-type check struct {
-	name string
-	run  func(r reporter, s copytrack.Store)
-}
+// check is one named check of the suite.
+type check = suite.Check[copytrack.Store]
 
 var checks = []check{
-	{"OrderedByBytes", checkOrderedByBytes},
-	{"BinaryKeys", checkBinaryKeys},
-	{"PrefixIsolation", checkPrefixIsolation},
-	{"Overwrite", checkOverwrite},
-	{"Delete", checkDelete},
-	{"EmptyValue", checkEmptyValue},
-	{"SetCopiesInput", checkSetCopiesInput},
-	{"ScanCopiesOutput", checkScanCopiesOutput},
-	{"EarlyBreak", checkEarlyBreak},
-	{"ConcurrentWriters", checkConcurrentWriters},
-	{"CancelledContext", checkCancelledContext},
-	{"CancelDuringScan", checkCancelDuringScan},
-	{"Model", checkModel},
+	{Name: "OrderedByBytes", Run: checkOrderedByBytes},
+	{Name: "BinaryKeys", Run: checkBinaryKeys},
+	{Name: "PrefixIsolation", Run: checkPrefixIsolation},
+	{Name: "Overwrite", Run: checkOverwrite},
+	{Name: "Delete", Run: checkDelete},
+	{Name: "EmptyValue", Run: checkEmptyValue},
+	{Name: "SetCopiesInput", Run: checkSetCopiesInput},
+	{Name: "ScanCopiesOutput", Run: checkScanCopiesOutput},
+	{Name: "EarlyBreak", Run: checkEarlyBreak},
+	{Name: "ConcurrentWriters", Run: checkConcurrentWriters},
+	{Name: "CancelledContext", Run: checkCancelledContext},
+	{Name: "CancelDuringScan", Run: checkCancelDuringScan},
+	{Name: "Model", Run: checkModel},
 }
-
-// blockTimeout is how long a call may take before the suite reports it as
-// blocked (a lock kept after an early break, say).
-var blockTimeout = 20 * time.Second
 
 // trickyKeys sort differently as bytes, as signed bytes, as runes, and as
 // NUL-terminated strings.
@@ -154,7 +142,7 @@ func checkEarlyBreak(r reporter, s copytrack.Store) {
 		set(r, s, []byte(k), []byte(k))
 		model[k] = k
 	}
-	notBlocked(r, "Scan after an early break from Scan", func() {
+	suite.NotBlocked(r, "Scan after an early break from Scan", func() {
 		for range 3 {
 			n := 0
 			for _, err := range s.Scan(context.Background(), []byte("k")) {
@@ -167,11 +155,11 @@ func checkEarlyBreak(r reporter, s copytrack.Store) {
 			}
 		}
 	})
-	notBlocked(r, "Set after an early break from Scan", func() { set(r, s, []byte("k999"), []byte("k999")) })
+	suite.NotBlocked(r, "Set after an early break from Scan", func() { set(r, s, []byte("k999"), []byte("k999")) })
 	model["k999"] = "k999"
-	notBlocked(r, "Delete after an early break from Scan", func() { del(r, s, []byte("k000")) })
+	suite.NotBlocked(r, "Delete after an early break from Scan", func() { del(r, s, []byte("k000")) })
 	delete(model, "k000")
-	notBlocked(r, "Scan after an early break from Scan", func() { expectScan(r, s, nil, model.scan(nil)) })
+	suite.NotBlocked(r, "Scan after an early break from Scan", func() { expectScan(r, s, nil, model.scan(nil)) })
 }
 
 func checkConcurrentWriters(r reporter, s copytrack.Store) {
@@ -381,26 +369,4 @@ func formatKVs(kvs []copytrack.KV) string {
 		fmt.Fprintf(&b, "%q=%q", kv.Key, kv.Value)
 	}
 	return "[" + b.String() + "]"
-}
-
-// notBlocked runs fn and reports a failure if it panics (as the runtime does
-// when an iterator ignores a false from yield) or does not return within
-// blockTimeout.
-func notBlocked(r reporter, what string, fn func()) {
-	r.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() {
-			if p := recover(); p != nil {
-				r.Errorf("%s panicked: %v", what, p)
-			}
-		}()
-		fn()
-	}()
-	select {
-	case <-done:
-	case <-time.After(blockTimeout):
-		r.Fatalf("%s blocked for %v", what, blockTimeout)
-	}
 }

@@ -4,117 +4,45 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"iter"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/lakegc/lakegc/copytrack"
+	"github.com/lakegc/lakegc/internal/suite"
 )
 
 func TestMemStore(t *testing.T) {
 	Run(t, func(*testing.T) copytrack.Store { return copytrack.NewMemStore() })
 }
 
-// recorder is a reporter that records failures instead of failing the test,
-// and ends the check (like t.FailNow) on Fatalf.
-type recorder struct {
-	mu     sync.Mutex
-	failed bool
-	logs   []string
-}
-
-func (r *recorder) Helper() {}
-
-func (r *recorder) Errorf(format string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.failed = true
-	r.logs = append(r.logs, fmt.Sprintf(format, args...))
-}
-
-func (r *recorder) Fatalf(format string, args ...any) {
-	r.Errorf(format, args...)
-	runtime.Goexit()
-}
-
-// runCheck runs one check against s and reports whether it failed; a panic
-// (such as the runtime's for an iterator that ignores a false from yield)
-// counts as a failure.
-func runCheck(c check, s copytrack.Store) (failed bool, logs string) {
-	r := &recorder{}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() {
-			if p := recover(); p != nil {
-				r.Errorf("panic: %v", p)
-			}
-		}()
-		c.run(r, s)
-	}()
-	<-done
-	return r.failed, strings.Join(r.logs, "\n")
-}
+// fakes returns a fake store with bug b.
+func fakes(b bug) copytrack.Store { return &fakeStore{bug: b} }
 
 // TestSuiteCatchesBrokenStores proves that each check fails for a store with
 // the bug it is meant to catch, and that the correct stores pass them all.
 func TestSuiteCatchesBrokenStores(t *testing.T) {
-	defer func(d time.Duration) { blockTimeout = d }(blockTimeout)
-	blockTimeout = 300 * time.Millisecond
-
-	for _, c := range checks {
-		if failed, logs := runCheck(c, &fakeStore{}); failed {
-			t.Errorf("%s fails for the correct fake store:\n%s", c.name, logs)
-		}
-		if failed, logs := runCheck(c, copytrack.NewMemStore()); failed {
-			t.Errorf("%s fails for the MemStore:\n%s", c.name, logs)
-		}
-	}
-
-	tests := []struct {
-		bug    bug
-		caught []string // checks that must fail
-	}{
-		{insertionOrder, []string{"OrderedByBytes", "Model"}},
-		{signedOrder, []string{"OrderedByBytes", "Model"}},
-		{nulTerminated, []string{"BinaryKeys"}},
-		{prefixLeakAfterFF, []string{"PrefixIsolation"}},
-		{prefixShort, []string{"PrefixIsolation", "Model"}},
-		{duplicateOnOverwrite, []string{"Overwrite"}},
-		{errorOnMissing, []string{"Delete"}},
-		{noEmptyValue, []string{"EmptyValue"}},
-		{noCopyIn, []string{"SetCopiesInput"}},
-		{aliasOut, []string{"ScanCopiesOutput"}},
-		{continueAfterBreak, []string{"EarlyBreak"}},
-		{lockKeptOnBreak, []string{"EarlyBreak"}},
-		{lostUpdates, []string{"ConcurrentWriters"}},
-		{ignoresContext, []string{"CancelledContext", "CancelDuringScan"}},
-		{workThenContext, []string{"CancelledContext"}},
-		{contextAtScanStartOnly, []string{"CancelDuringScan"}},
-	}
-	targeted := map[string]bool{}
-	for _, tt := range tests {
-		for _, name := range tt.caught {
-			targeted[name] = true
-			i := slices.IndexFunc(checks, func(c check) bool { return c.name == name })
-			if i < 0 {
-				t.Fatalf("no check %s", name)
-			}
-			if failed, _ := runCheck(checks[i], &fakeStore{bug: tt.bug}); !failed {
-				t.Errorf("%s passes for a store with bug %v", name, tt.bug)
-			}
-		}
-	}
-	for _, c := range checks {
-		if !targeted[c.name] {
-			t.Errorf("no broken store proves that check %s can fail", c.name)
-		}
-	}
+	correct := []func() copytrack.Store{func() copytrack.Store { return &fakeStore{} }, copytrack.NewMemStore}
+	suite.SelfTest(t, checks, correct, fakes, []suite.Case[bug]{
+		{Bug: insertionOrder, Caught: []string{"OrderedByBytes", "Model"}},
+		{Bug: signedOrder, Caught: []string{"OrderedByBytes", "Model"}},
+		{Bug: nulTerminated, Caught: []string{"BinaryKeys"}},
+		{Bug: prefixLeakAfterFF, Caught: []string{"PrefixIsolation"}},
+		{Bug: prefixShort, Caught: []string{"PrefixIsolation", "Model"}},
+		{Bug: duplicateOnOverwrite, Caught: []string{"Overwrite"}},
+		{Bug: errorOnMissing, Caught: []string{"Delete"}},
+		{Bug: noEmptyValue, Caught: []string{"EmptyValue"}},
+		{Bug: noCopyIn, Caught: []string{"SetCopiesInput"}},
+		{Bug: aliasOut, Caught: []string{"ScanCopiesOutput"}},
+		{Bug: continueAfterBreak, Caught: []string{"EarlyBreak"}},
+		{Bug: lockKeptOnBreak, Caught: []string{"EarlyBreak"}},
+		{Bug: lostUpdates, Caught: []string{"ConcurrentWriters"}},
+		{Bug: ignoresContext, Caught: []string{"CancelledContext", "CancelDuringScan"}},
+		{Bug: workThenContext, Caught: []string{"CancelledContext"}},
+		{Bug: contextAtScanStartOnly, Caught: []string{"CancelDuringScan"}},
+	})
 }
 
 type bug int

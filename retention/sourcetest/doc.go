@@ -37,4 +37,13 @@
 // expects the store's IDs wherever the fixture has its own, and still
 // catches every bug above, plus a host that writes the fixture's parent or
 // HEAD IDs, or reports IDs wrongly.
+//
+// The fixtures follow lakeFS's data model: each commit has a metarange ID,
+// and a version (merges of version 0 list their main parent last). A store
+// without them runs the suite with options, and its adapter sets the
+// fields as they say — MetaRangeID empty, Version 1 with the main parent
+// first — and the suite still catches every bug above that such a store
+// can have, plus an adapter that leaves Version zero:
+//
+//	sourcetest.Run(t, load, sourcetest.WithoutMetaRanges(), sourcetest.WithoutVersions())
 package sourcetest

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lakegc/lakegc/internal/suite"
 	"github.com/lakegc/lakegc/retention"
 )
 
@@ -103,47 +104,74 @@ func (h Harness) storeBranches(bs []Branch) []Branch {
 
 // Run runs the conformance suite as subtests of t. load must load f into a
 // new, empty store of the host and return the host's adapter over it (it
-// may register cleanups on its t).
-func Run(t *testing.T, load func(t *testing.T, f Fixture) Harness) {
+// may register cleanups on its t). Options adapt the fixtures to a store
+// that lacks part of lakeFS's data model (WithoutMetaRanges,
+// WithoutVersions).
+func Run(t *testing.T, load func(t *testing.T, f Fixture) Harness, opts ...Option) {
 	t.Helper()
-	for _, c := range checks {
-		t.Run(c.name, func(t *testing.T) {
-			c.run(t, func(f Fixture) Harness { return load(t, f) })
-		})
+	var o options
+	for _, opt := range opts {
+		opt(&o)
 	}
+	suite.Run(t, checks, func(t *testing.T) *loader {
+		return &loader{load: func(f Fixture) Harness { return load(t, f) }, options: o}
+	})
 }
 
-// reporter is the part of *testing.T a check uses; the suite's own tests
-// give the checks a recorder instead, to see them fail on broken adapters.
-type reporter interface {
-	Helper()
-	Errorf(format string, args ...any)
-	Fatalf(format string, args ...any)
+// Option adapts the suite to a store that lacks part of lakeFS's data
+// model.
+type Option func(*options)
+
+type options struct {
+	noMetaRanges, noVersions bool
 }
 
-type check struct {
-	name string
-	run  func(r reporter, load func(Fixture) Harness)
+// WithoutMetaRanges is for a store whose commits have no metarange (no
+// tree object naming their contents apart from the commit): the fixtures'
+// commits then have an empty MetaRangeID, and the Source leaves it empty.
+// Collect hands each kept commit's MetaRangeID back to Committed unread,
+// and the commits report's metarange_id column is then empty.
+func WithoutMetaRanges() Option {
+	return func(o *options) { o.noMetaRanges = true }
 }
+
+// WithoutVersions is for a store whose commits have no version: every
+// merge lists its main parent (the history of the branch merged into)
+// first. The fixtures' commits then all have Version 1 and their main
+// parent first, and the Source sets Version to 1 on every commit: the
+// zero Version means lakeFS before version 1, which listed a merge's main
+// parent last.
+func WithoutVersions() Option {
+	return func(o *options) { o.noVersions = true }
+}
+
+// loader is what a check runs on: the host's load function and the
+// options of the run.
+type loader struct {
+	load func(Fixture) Harness
+	options
+}
+
+// reporter is what a check reports to: a *testing.T, or the self-tests' recorder.
+type reporter = suite.Reporter
+
+// check is one named check of the suite.
+type check = suite.Check[*loader]
 
 var checks = []check{
-	{"Heads", checkHeads},
-	{"ListEveryCommit", checkListEveryCommit},
-	{"Parents", checkParents},
-	{"Get", checkGet},
-	{"GetMissing", checkGetMissing},
-	{"GetCommitAfterListBegan", checkGetAfterList},
-	{"CommitsImmutable", checkCommitsImmutable},
-	{"EarlyBreak", checkEarlyBreak},
-	{"CancelledContext", checkCancelledContext},
-	{"CancelDuringList", checkCancelDuringList},
-	{"ErrorsPassedThrough", checkErrorsPassedThrough},
-	{"ActiveCommits", checkActiveCommits},
+	{Name: "Heads", Run: checkHeads},
+	{Name: "ListEveryCommit", Run: checkListEveryCommit},
+	{Name: "Parents", Run: checkParents},
+	{Name: "Get", Run: checkGet},
+	{Name: "GetMissing", Run: checkGetMissing},
+	{Name: "GetCommitAfterListBegan", Run: checkGetAfterList},
+	{Name: "CommitsImmutable", Run: checkCommitsImmutable},
+	{Name: "EarlyBreak", Run: checkEarlyBreak},
+	{Name: "CancelledContext", Run: checkCancelledContext},
+	{Name: "CancelDuringList", Run: checkCancelDuringList},
+	{Name: "ErrorsPassedThrough", Run: checkErrorsPassedThrough},
+	{Name: "ActiveCommits", Run: checkActiveCommits},
 }
-
-// blockTimeout is how long a call may take before the suite reports it as
-// blocked.
-var blockTimeout = 20 * time.Second
 
 // ID returns the commit ID of a fixture's commit named name: 64
 // hexadecimal digits, as lakeFS's.
@@ -159,6 +187,7 @@ var baseTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // ID(n), the metarange "mr-n", and parents named by their names.
 type history struct {
 	f Fixture
+	options
 }
 
 func (h *history) commit(name string, day int, parents ...string) *history {
@@ -175,6 +204,16 @@ func (h *history) commitV(name string, day, version int, parents ...string) *his
 	for _, p := range parents {
 		c.Parents = append(c.Parents, ID(p))
 	}
+	if h.noVersions && c.Version < 1 {
+		// The same history with its main parent first.
+		if n := len(c.Parents); n > 1 {
+			c.Parents = append(c.Parents[n-1:], c.Parents[:n-1]...)
+		}
+		c.Version = 1
+	}
+	if h.noMetaRanges {
+		c.MetaRangeID = ""
+	}
 	h.f.Commits = append(h.f.Commits, c)
 	return h
 }
@@ -188,8 +227,8 @@ func (h *history) branch(id, head string, hidden bool) *history {
 // legacy merge (main parent last), an octopus merge, a hidden branch, a
 // dangling commit (its branch deleted) and branch IDs that sort
 // differently in many databases.
-func richFixture() Fixture {
-	h := &history{}
+func (l *loader) richFixture() Fixture {
+	h := &history{options: l.options}
 	h.commit("c1", 0).commit("c2", 1, "c1").commit("c3", 2, "c2")
 	h.commit("f1", 3, "c2").commit("f2", 4, "f1")
 	h.commit("m1", 5, "c3", "f2")                         // main first
@@ -205,15 +244,15 @@ func richFixture() Fixture {
 }
 
 // checkHeads checks Heads against the fixture, hidden branches included.
-func checkHeads(r reporter, load func(Fixture) Harness) {
-	f := richFixture()
-	h := load(f)
+func checkHeads(r reporter, l *loader) {
+	f := l.richFixture()
+	h := l.load(f)
 	expectHeads(r, h.Source, h.storeBranches(f.Branches))
 }
 
-func checkListEveryCommit(r reporter, load func(Fixture) Harness) {
-	f := richFixture()
-	h := load(f)
+func checkListEveryCommit(r reporter, l *loader) {
+	f := l.richFixture()
+	h := l.load(f)
 	got := listAll(r, h.Source)
 	want := map[string]retention.Commit{}
 	for _, c := range f.Commits {
@@ -242,9 +281,9 @@ func checkListEveryCommit(r reporter, load func(Fixture) Harness) {
 
 // checkParents checks the main parent of every merge, the one whose
 // history retention follows, through Get.
-func checkParents(r reporter, load func(Fixture) Harness) {
-	f := richFixture()
-	h := load(f)
+func checkParents(r reporter, l *loader) {
+	f := l.richFixture()
+	h := l.load(f)
 	for _, w := range f.Commits {
 		w = h.storeCommit(w)
 		c, err := h.Source.Get(context.Background(), w.ID)
@@ -258,9 +297,9 @@ func checkParents(r reporter, load func(Fixture) Harness) {
 	}
 }
 
-func checkGet(r reporter, load func(Fixture) Harness) {
-	f := richFixture()
-	h := load(f)
+func checkGet(r reporter, l *loader) {
+	f := l.richFixture()
+	h := l.load(f)
 	for _, w := range f.Commits {
 		w = h.storeCommit(w)
 		c, err := h.Source.Get(context.Background(), w.ID)
@@ -274,8 +313,8 @@ func checkGet(r reporter, load func(Fixture) Harness) {
 
 // checkGetMissing checks that Get of a commit that does not exist is an
 // error: retention cannot tell a zero commit from a root.
-func checkGetMissing(r reporter, load func(Fixture) Harness) {
-	h := load(richFixture())
+func checkGetMissing(r reporter, l *loader) {
+	h := l.load(l.richFixture())
 	for _, id := range []string{ID("never-made"), ""} {
 		c, err := h.Source.Get(context.Background(), id)
 		if err == nil {
@@ -286,13 +325,13 @@ func checkGetMissing(r reporter, load func(Fixture) Harness) {
 
 // checkGetAfterList commits on main and creates a branch while List runs:
 // Get must return the new commits, and Heads show them.
-func checkGetAfterList(r reporter, load func(Fixture) Harness) {
-	f := richFixture()
-	h := load(f)
+func checkGetAfterList(r reporter, l *loader) {
+	f := l.richFixture()
+	h := l.load(f)
 	if h.Add == nil {
 		r.Fatalf("Harness.Add is nil")
 	}
-	late := (&history{}).commit("late1", 20, "o1").commit("late2", 21, "late1").commit("late3", 22, "f2")
+	late := (&history{options: l.options}).commit("late1", 20, "o1").commit("late2", 21, "late1").commit("late3", 22, "f2")
 	late.branch("main", "late2", false).branch("late-branch", "late3", false)
 	added := false
 	for _, err := range h.Source.List(context.Background()) {
@@ -323,9 +362,9 @@ func checkGetAfterList(r reporter, load func(Fixture) Harness) {
 // with another date, metarange or parents: a store that takes them has
 // commits that change, and a GC may keep the objects of one version and
 // delete those of the other. Add must fail or change nothing.
-func checkCommitsImmutable(r reporter, load func(Fixture) Harness) {
-	f := richFixture()
-	h := load(f)
+func checkCommitsImmutable(r reporter, l *loader) {
+	f := l.richFixture()
+	h := l.load(f)
 	if h.Add == nil {
 		r.Fatalf("Harness.Add is nil")
 	}
@@ -346,6 +385,9 @@ func checkCommitsImmutable(r reporter, load func(Fixture) Harness) {
 			c.CreationDate = c.CreationDate.AddDate(0, 0, 30)
 		case 1:
 			c.MetaRangeID += "-rewritten"
+			if l.noMetaRanges {
+				c.CreationDate = c.CreationDate.Add(time.Hour)
+			}
 		case 2:
 			c.Parents = c.Parents[:1]
 		case 3:
@@ -375,10 +417,10 @@ func checkCommitsImmutable(r reporter, load func(Fixture) Harness) {
 	}
 }
 
-func checkEarlyBreak(r reporter, load func(Fixture) Harness) {
-	f := richFixture()
-	h := load(f)
-	notBlocked(r, "breaking out of Heads and List", func() {
+func checkEarlyBreak(r reporter, l *loader) {
+	f := l.richFixture()
+	h := l.load(f)
+	suite.NotBlocked(r, "breaking out of Heads and List", func() {
 		for range 3 {
 			for _, err := range h.Source.Heads(context.Background()) {
 				if err != nil {
@@ -394,22 +436,22 @@ func checkEarlyBreak(r reporter, load func(Fixture) Harness) {
 			}
 		}
 	})
-	notBlocked(r, "Heads after an early break", func() { expectHeads(r, h.Source, h.storeBranches(f.Branches)) })
+	suite.NotBlocked(r, "Heads after an early break", func() { expectHeads(r, h.Source, h.storeBranches(f.Branches)) })
 }
 
 // A done context must end every call with its error: an adapter that stops
 // quietly hides commits.
-func checkCancelledContext(r reporter, load func(Fixture) Harness) {
-	h := load(richFixture())
+func checkCancelledContext(r reporter, l *loader) {
+	h := l.load(l.richFixture())
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel2()
 	for _, ctx := range []context.Context{cancelled, expired} {
-		if n, err := drain(h.Source.Heads(ctx)); !errors.Is(err, ctx.Err()) {
+		if n, err := suite.Drain(h.Source.Heads(ctx)); !errors.Is(err, ctx.Err()) {
 			r.Errorf("Heads with a done context yielded %d branches and then %v; want an error wrapping %v", len(n), err, ctx.Err())
 		}
-		if n, err := drain(h.Source.List(ctx)); !errors.Is(err, ctx.Err()) {
+		if n, err := suite.Drain(h.Source.List(ctx)); !errors.Is(err, ctx.Err()) {
 			r.Errorf("List with a done context yielded %d commits and then %v; want an error wrapping %v", len(n), err, ctx.Err())
 		}
 		if _, err := h.Source.Get(ctx, h.storeID(ID("c1"))); !errors.Is(err, ctx.Err()) {
@@ -418,8 +460,8 @@ func checkCancelledContext(r reporter, load func(Fixture) Harness) {
 	}
 }
 
-func checkCancelDuringList(r reporter, load func(Fixture) Harness) {
-	h := &history{}
+func checkCancelDuringList(r reporter, l *loader) {
+	h := &history{options: l.options}
 	h.commit("n0", 0)
 	for i := 1; i < 300; i++ {
 		h.commit(fmt.Sprintf("n%d", i), 0, fmt.Sprintf("n%d", i-1))
@@ -427,13 +469,13 @@ func checkCancelDuringList(r reporter, load func(Fixture) Harness) {
 	for i := range 300 {
 		h.branch(fmt.Sprintf("b%03d", i), fmt.Sprintf("n%d", i), false)
 	}
-	s := load(h.f).Source
+	s := l.load(h.f).Source
 	for _, call := range []struct {
 		name string
 		seq  func(ctx context.Context) iter.Seq2[any, error]
 	}{
-		{"Heads", func(ctx context.Context) iter.Seq2[any, error] { return anySeq(s.Heads(ctx)) }},
-		{"List", func(ctx context.Context) iter.Seq2[any, error] { return anySeq(s.List(ctx)) }},
+		{"Heads", func(ctx context.Context) iter.Seq2[any, error] { return suite.Any(s.Heads(ctx)) }},
+		{"List", func(ctx context.Context) iter.Seq2[any, error] { return suite.Any(s.List(ctx)) }},
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
 		n := 0
@@ -455,19 +497,19 @@ func checkCancelDuringList(r reporter, load func(Fixture) Harness) {
 	}
 }
 
-func checkErrorsPassedThrough(r reporter, load func(Fixture) Harness) {
-	f := richFixture()
-	h := load(f)
+func checkErrorsPassedThrough(r reporter, l *loader) {
+	f := l.richFixture()
+	h := l.load(f)
 	if h.FailReads == nil {
 		return // the host cannot inject faults
 	}
 	boom := errors.New("sourcetest: injected store failure")
 	c1 := h.storeID(ID("c1"))
 	h.FailReads(boom)
-	if _, err := drain(h.Source.Heads(context.Background())); !errors.Is(err, boom) {
+	if _, err := suite.Drain(h.Source.Heads(context.Background())); !errors.Is(err, boom) {
 		r.Errorf("Heads while the store fails: %v; want an error wrapping the store's", err)
 	}
-	if _, err := drain(h.Source.List(context.Background())); !errors.Is(err, boom) {
+	if _, err := suite.Drain(h.Source.List(context.Background())); !errors.Is(err, boom) {
 		r.Errorf("List while the store fails: %v; want an error wrapping the store's", err)
 	}
 	if _, err := h.Source.Get(context.Background(), c1); !errors.Is(err, boom) {
@@ -496,11 +538,11 @@ func checkErrorsPassedThrough(r reporter, load func(Fixture) Harness) {
 // checkActiveCommits runs retention.ActiveCommits over the adapter and over
 // the fixture itself, on random histories, at several dates: the results
 // must agree.
-func checkActiveCommits(r reporter, load func(Fixture) Harness) {
+func checkActiveCommits(r reporter, l *loader) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	for round := range 6 {
-		f := randomFixture(rng, round)
-		h := load(f)
+		f := l.randomFixture(rng, round)
+		h := l.load(f)
 		model := &fixtureSource{f: f}
 		rules := &retention.Rules{DefaultRetentionDays: 5, BranchRetentionDays: map[string]int32{"main": 12, "b1": 2}}
 		for _, day := range []int{3, 10, 25, 60} {
@@ -527,8 +569,8 @@ func checkActiveCommits(r reporter, load func(Fixture) Harness) {
 
 // randomFixture is a random history of about 60 commits over 30 days, with
 // merges, branches (one hidden) and dangling commits.
-func randomFixture(rng *rand.Rand, round int) Fixture {
-	h := &history{}
+func (l *loader) randomFixture(rng *rand.Rand, round int) Fixture {
+	h := &history{options: l.options}
 	var names []string
 	heads := map[string]string{}
 	branches := []string{"main", "b1", "b2", "b3"}
@@ -630,7 +672,7 @@ func sorted(s []string) []string {
 
 func expectHeads(r reporter, s Source, want []Branch) {
 	r.Helper()
-	got, err := drain(s.Heads(context.Background()))
+	got, err := suite.Drain(s.Heads(context.Background()))
 	if err != nil {
 		r.Errorf("Heads: %v", err)
 		return
@@ -652,53 +694,9 @@ func expectHeads(r reporter, s Source, want []Branch) {
 
 func listAll(r reporter, s Source) []retention.Commit {
 	r.Helper()
-	cs, err := drain(s.List(context.Background()))
+	cs, err := suite.Drain(s.List(context.Background()))
 	if err != nil {
 		r.Fatalf("List: %v", err)
 	}
 	return cs
-}
-
-// drain collects an iteration until its end or its first error.
-func drain[T any](seq iter.Seq2[T, error]) ([]T, error) {
-	var out []T
-	for v, err := range seq {
-		if err != nil {
-			return out, err
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
-func anySeq[T any](seq iter.Seq2[T, error]) iter.Seq2[any, error] {
-	return func(yield func(any, error) bool) {
-		for v, err := range seq {
-			if !yield(v, err) {
-				return
-			}
-		}
-	}
-}
-
-// notBlocked runs fn and reports a failure if it panics (as the runtime
-// does when an iterator ignores a false from yield) or does not return
-// within blockTimeout.
-func notBlocked(r reporter, what string, fn func()) {
-	r.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() {
-			if p := recover(); p != nil {
-				r.Errorf("%s panicked: %v", what, p)
-			}
-		}()
-		fn()
-	}()
-	select {
-	case <-done:
-	case <-time.After(blockTimeout):
-		r.Fatalf("%s blocked for %v", what, blockTimeout)
-	}
 }

@@ -7,64 +7,52 @@ import (
 	"fmt"
 	"iter"
 	"reflect"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/lakegc/lakegc/internal/suite"
 	"github.com/lakegc/lakegc/retention"
 )
 
 func TestFakeSource(t *testing.T) {
-	Run(t, func(t *testing.T, f Fixture) Harness { return newFake(f, none, false) })
+	Run(t, func(t *testing.T, f Fixture) Harness { return newFake(f, none, false, false) })
 }
 
 // A store that derives commit IDs from their content, as lakeFS does, passes
 // through Harness.IDs.
 func TestContentAddressedSource(t *testing.T) {
-	Run(t, func(t *testing.T, f Fixture) Harness { return newFake(f, none, true) })
+	Run(t, func(t *testing.T, f Fixture) Harness { return newFake(f, none, true, false) })
 }
 
-// recorder is a reporter that records failures instead of failing the test,
-// and ends the check (like t.FailNow) on Fatalf.
-type recorder struct {
-	mu     sync.Mutex
-	failed bool
-	logs   []string
+// A store without metaranges and versions passes with WithoutMetaRanges
+// and WithoutVersions.
+func TestBareSource(t *testing.T) {
+	Run(t, func(t *testing.T, f Fixture) Harness { return newFake(f, none, false, true) }, WithoutMetaRanges(), WithoutVersions())
 }
 
-func (r *recorder) Helper() {}
-
-func (r *recorder) Errorf(format string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.failed = true
-	r.logs = append(r.logs, fmt.Sprintf(format, args...))
+// Without the options, a store without metaranges and versions fails: it
+// loses the fixtures' metaranges and the main parent of legacy merges.
+func TestBareStoreNeedsOptions(t *testing.T) {
+	l := &loader{load: func(f Fixture) Harness { return newFake(f, none, false, true) }}
+	for _, name := range []string{"Get", "Parents", "ActiveCommits"} {
+		i := slices.IndexFunc(checks, func(c check) bool { return c.Name == name })
+		if failed, _ := suite.RunCheck(checks[i], l); !failed {
+			t.Errorf("%s passes for a store without metaranges and versions, run without the options", name)
+		}
+	}
 }
 
-func (r *recorder) Fatalf(format string, args ...any) {
-	r.Errorf(format, args...)
-	runtime.Goexit()
-}
-
-// runCheck runs one check against fakes with bug b (content-addressed ones
-// with content) and reports whether it failed; a panic counts as a failure.
-func runCheck(c check, b bug, content bool) (failed bool, logs string) {
-	r := &recorder{}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() {
-			if p := recover(); p != nil {
-				r.Errorf("panic: %v", p)
-			}
-		}()
-		c.run(r, func(f Fixture) Harness { return newFake(f, b, content) })
-	}()
-	<-done
-	return r.failed, strings.Join(r.logs, "\n")
+// fakes loads fixtures into fakes with bug b: content-addressed ones with
+// content, and with bare ones that keep no metarange and no version,
+// checked with WithoutMetaRanges and WithoutVersions.
+func fakes(content, bare bool) func(b bug) *loader {
+	return func(b bug) *loader {
+		o := options{noMetaRanges: bare, noVersions: bare}
+		return &loader{load: func(f Fixture) Harness { return newFake(f, b, content, bare) }, options: o}
+	}
 }
 
 // TestSuiteCatchesBrokenSources proves that each check fails for an
@@ -73,92 +61,55 @@ func runCheck(c check, b bug, content bool) (failed bool, logs string) {
 // that derives them from content (Harness.IDs), with the bugs only such a
 // store can have.
 func TestSuiteCatchesBrokenSources(t *testing.T) {
-	defer func(d time.Duration) { blockTimeout = d }(blockTimeout)
-	blockTimeout = 300 * time.Millisecond
-
-	for _, content := range []bool{false, true} {
-		t.Run(fmt.Sprintf("content-addressed=%t", content), func(t *testing.T) {
-			suiteCatchesBrokenSources(t, content)
+	for _, mode := range []struct{ content, bare bool }{{false, false}, {true, false}, {false, true}} {
+		t.Run(fmt.Sprintf("content-addressed=%t,bare=%t", mode.content, mode.bare), func(t *testing.T) {
+			suiteCatchesBrokenSources(t, mode.content, mode.bare)
 		})
 	}
 }
 
-func suiteCatchesBrokenSources(t *testing.T, content bool) {
-	for _, c := range checks {
-		if failed, logs := runCheck(c, none, content); failed {
-			t.Errorf("%s fails for the correct fake:\n%s", c.name, logs)
-		}
+func suiteCatchesBrokenSources(t *testing.T, content, bare bool) {
+	cases := []suite.Case[bug]{
+		{Bug: hiddenOmitted, Caught: []string{"Heads"}},
+		{Bug: headsLastPageLost, Caught: []string{"Heads"}},
+		{Bug: listLastPageLost, Caught: []string{"ListEveryCommit", "ActiveCommits"}},
+		{Bug: parentsSorted, Caught: []string{"Parents", "ListEveryCommit", "Get", "ActiveCommits"}},
+		{Bug: versionZero, Caught: []string{"Parents", "Get", "ActiveCommits"}},
+		{Bug: secondParentDropped, Caught: []string{"Get", "ListEveryCommit"}},
+		{Bug: dateToDay, Caught: []string{"Get", "ListEveryCommit", "ActiveCommits"}},
+		{Bug: getMissingZero, Caught: []string{"GetMissing"}},
+		{Bug: getFromSnapshot, Caught: []string{"GetCommitAfterListBegan"}},
+		{Bug: headsFromSnapshot, Caught: []string{"GetCommitAfterListBegan"}},
+		{Bug: continueAfterBreak, Caught: []string{"EarlyBreak"}},
+		{Bug: quietOnCancel, Caught: []string{"CancelledContext", "CancelDuringList"}},
+		{Bug: contextAtStartOnly, Caught: []string{"CancelDuringList"}},
+		{Bug: getIgnoresContext, Caught: []string{"CancelledContext"}},
+		{Bug: swallowsErrors, Caught: []string{"ErrorsPassedThrough"}},
+		{Bug: quietFailureMidway, Caught: []string{"ErrorsPassedThrough"}},
 	}
-	tests := []struct {
-		bug    bug
-		caught []string
-	}{
-		{hiddenOmitted, []string{"Heads"}},
-		{headsLastPageLost, []string{"Heads"}},
-		{listLastPageLost, []string{"ListEveryCommit", "ActiveCommits"}},
-		{parentsSorted, []string{"Parents", "ListEveryCommit", "Get", "ActiveCommits"}},
-		{versionDropped, []string{"Parents", "Get", "ActiveCommits"}},
-		{secondParentDropped, []string{"Get", "ListEveryCommit"}},
-		{dateToDay, []string{"Get", "ListEveryCommit", "ActiveCommits"}},
-		{metarangeDropped, []string{"Get", "ActiveCommits"}},
-		{getMissingZero, []string{"GetMissing"}},
-		{getFromSnapshot, []string{"GetCommitAfterListBegan"}},
-		{headsFromSnapshot, []string{"GetCommitAfterListBegan"}},
-		{continueAfterBreak, []string{"EarlyBreak"}},
-		{quietOnCancel, []string{"CancelledContext", "CancelDuringList"}},
-		{contextAtStartOnly, []string{"CancelDuringList"}},
-		{getIgnoresContext, []string{"CancelledContext"}},
-		{swallowsErrors, []string{"ErrorsPassedThrough"}},
-		{quietFailureMidway, []string{"ErrorsPassedThrough"}},
+	if !bare { // bugs of a store that keeps metaranges and versions
+		cases = append(cases,
+			suite.Case[bug]{Bug: versionDropped, Caught: []string{"Parents", "Get", "ActiveCommits"}},
+			suite.Case[bug]{Bug: metarangeDropped, Caught: []string{"Get", "ActiveCommits"}},
+		)
 	}
-	targeted := map[string]bool{}
+	var exempt []string
 	if !content {
-		tests = append(tests, struct {
-			bug    bug
-			caught []string
-		}{commitRewritten, []string{"CommitsImmutable"}})
+		cases = append(cases, suite.Case[bug]{Bug: commitRewritten, Caught: []string{"CommitsImmutable"}})
 	} else {
 		// A store that derives IDs from content cannot reuse one for
 		// other content: CommitsImmutable does not apply to it.
-		targeted["CommitsImmutable"] = true
-	}
-	if content {
-		tests = append(tests,
-			struct {
-				bug    bug
-				caught []string
-			}{parentsUntranslated, []string{"Parents", "Get", "ListEveryCommit", "ActiveCommits", "GetCommitAfterListBegan"}},
-			struct {
-				bug    bug
-				caught []string
-			}{headsUntranslated, []string{"Heads", "GetCommitAfterListBegan", "EarlyBreak", "ActiveCommits"}},
-			struct {
-				bug    bug
-				caught []string
-			}{idsUnreported, []string{"Heads", "ListEveryCommit", "Parents", "Get", "GetCommitAfterListBegan", "ActiveCommits"}},
-			struct {
-				bug    bug
-				caught []string
-			}{lateIDsUnreported, []string{"GetCommitAfterListBegan"}},
+		exempt = append(exempt, "CommitsImmutable")
+		cases = append(cases,
+			suite.Case[bug]{Bug: parentsUntranslated, Caught: []string{"Parents", "Get", "ListEveryCommit", "ActiveCommits", "GetCommitAfterListBegan"}},
+			suite.Case[bug]{Bug: headsUntranslated, Caught: []string{"Heads", "GetCommitAfterListBegan", "EarlyBreak", "ActiveCommits"}},
+			suite.Case[bug]{Bug: idsUnreported, Caught: []string{"Heads", "ListEveryCommit", "Parents", "Get", "GetCommitAfterListBegan", "ActiveCommits"}},
+			suite.Case[bug]{Bug: lateIDsUnreported, Caught: []string{"GetCommitAfterListBegan"}},
 		)
 	}
-	for _, tt := range tests {
-		for _, name := range tt.caught {
-			targeted[name] = true
-			i := slices.IndexFunc(checks, func(c check) bool { return c.name == name })
-			if i < 0 {
-				t.Fatalf("no check %s", name)
-			}
-			if failed, _ := runCheck(checks[i], tt.bug, content); !failed {
-				t.Errorf("%s passes for an adapter with bug %v", name, tt.bug)
-			}
-		}
-	}
-	for _, c := range checks {
-		if !targeted[c.name] {
-			t.Errorf("no broken adapter proves that check %s can fail", c.name)
-		}
-	}
+	load := fakes(content, bare)
+	correct := []func() *loader{func() *loader { return load(none) }}
+	suite.SelfTest(t, checks, correct, load, cases, exempt...)
 }
 
 type bug int
@@ -183,6 +134,7 @@ const (
 	swallowsErrors
 	quietFailureMidway
 	commitRewritten
+	versionZero // a store without versions leaves Version zero
 	// Bugs of a content-addressed store's host (Harness.IDs).
 	parentsUntranslated // writes the fixture's parent IDs, not the store's
 	headsUntranslated   // points branches at the fixture's IDs
@@ -195,12 +147,13 @@ func (b bug) String() string {
 		"versionDropped", "secondParentDropped", "dateToDay", "metarangeDropped", "getMissingZero",
 		"getFromSnapshot", "headsFromSnapshot", "continueAfterBreak", "quietOnCancel", "contextAtStartOnly",
 		"getIgnoresContext", "swallowsErrors", "quietFailureMidway", "commitRewritten",
-		"parentsUntranslated", "headsUntranslated", "idsUnreported", "lateIDsUnreported"}[b]
+		"versionZero", "parentsUntranslated", "headsUntranslated", "idsUnreported", "lateIDsUnreported"}[b]
 }
 
 // fake is a commit store in memory whose adapter has at most one bug.
 type fake struct {
 	bug  bug
+	bare bool // the store keeps no metarange and no version
 	mu   sync.Mutex
 	data *fakeData
 	snap *fakeData // what the snapshot bugs read: the data as loaded
@@ -241,8 +194,8 @@ func (d *fakeData) clone() *fakeData {
 	return c
 }
 
-func newFake(f Fixture, b bug, content bool) Harness {
-	s := &fake{bug: b, data: &fakeData{commits: map[string]retention.Commit{}, branches: map[string]Branch{}}}
+func newFake(f Fixture, b bug, content, bare bool) Harness {
+	s := &fake{bug: b, bare: bare, data: &fakeData{commits: map[string]retention.Commit{}, branches: map[string]Branch{}}}
 	if content {
 		s.ids = map[string]string{}
 	}
@@ -337,6 +290,9 @@ func (s *fake) read(snapshot bool) *fakeData {
 // convert returns a commit as the buggy adapter reports it.
 func (s *fake) convert(c retention.Commit) retention.Commit {
 	c.Parents = slices.Clone(c.Parents)
+	if s.bare {
+		c.MetaRangeID, c.Version = "", 1
+	}
 	switch s.bug {
 	case parentsSorted:
 		slices.Sort(c.Parents)
@@ -350,6 +306,8 @@ func (s *fake) convert(c retention.Commit) retention.Commit {
 		c.CreationDate = c.CreationDate.Truncate(24 * time.Hour)
 	case metarangeDropped:
 		c.MetaRangeID = ""
+	case versionZero:
+		c.Version = 0
 	}
 	return c
 }

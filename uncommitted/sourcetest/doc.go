@@ -22,4 +22,13 @@
 // path and under database collations, and compares random resumptions with
 // a model. The suite's own tests prove that every check fails on an adapter
 // with the bug it targets.
+//
+// The fixtures follow lakeFS's data model: some entries have full addresses
+// (uncommitted.Full), some are tombstones. A store that has no tombstones
+// (it unstages by deleting the entry) loads none and passes as it is: a
+// Source may leave tombstones out. A store whose addresses are all
+// relative keeps no address type; it runs the suite with RelativeOnly, and
+// its Source leaves Entry.AddressType zero (Relative):
+//
+//	sourcetest.Run(t, load, sourcetest.RelativeOnly())
 package sourcetest

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lakegc/lakegc/internal/suite"
 	"github.com/lakegc/lakegc/uncommitted"
 )
 
@@ -55,47 +56,76 @@ type Harness struct {
 
 // Run runs the conformance suite as subtests of t. load must load f into a
 // new, empty store of the host and return the host's adapter over it (it
-// may register cleanups on its t).
-func Run(t *testing.T, load func(t *testing.T, f Fixture) Harness) {
+// may register cleanups on its t). Options adapt the fixtures to a store
+// that lacks part of lakeFS's data model (RelativeOnly).
+func Run(t *testing.T, load func(t *testing.T, f Fixture) Harness, opts ...Option) {
 	t.Helper()
-	for _, c := range checks {
-		t.Run(c.name, func(t *testing.T) {
-			c.run(t, func(f Fixture) Harness { return load(t, f) })
-		})
+	var o options
+	for _, opt := range opts {
+		opt(&o)
 	}
+	suite.Run(t, checks, func(t *testing.T) *loader {
+		return &loader{load: func(f Fixture) Harness { return load(t, f) }, options: o}
+	})
 }
 
-// reporter is the part of *testing.T a check uses; the suite's own tests
-// give the checks a recorder instead, to see them fail on broken adapters.
-type reporter interface {
-	Helper()
-	Errorf(format string, args ...any)
-	Fatalf(format string, args ...any)
+// Option adapts the suite to a store that lacks part of lakeFS's data
+// model.
+type Option func(*options)
+
+type options struct {
+	relativeOnly bool
 }
 
-type check struct {
-	name string
-	run  func(r reporter, load func(Fixture) Harness)
+// RelativeOnly is for a store whose physical addresses are all relative to
+// the namespace ("data/<slice>/<xid>"), with no address type: the fixtures
+// then hold relative addresses only, and the Source yields each entry with
+// AddressType Relative, the zero value. Every other check is as without
+// it. A store that may ever hold a full URI (an import, a shallow copy from
+// elsewhere) must keep its type and run the suite without this option:
+// an export that writes a full address as a relative one protects nothing.
+func RelativeOnly() Option {
+	return func(o *options) { o.relativeOnly = true }
 }
+
+// loader is what a check runs on: the host's load function and the
+// options of the run.
+type loader struct {
+	load func(Fixture) Harness
+	options
+}
+
+// entry is the fixtures' entry of key k on the i-th branch, relative with
+// RelativeOnly.
+func (l *loader) entry(k string, i, j int) uncommitted.Entry {
+	e := entry(k, i, j)
+	if l.relativeOnly && e.AddressType == uncommitted.Full {
+		e.AddressType = uncommitted.Relative
+		e.PhysicalAddress = strings.TrimPrefix(e.PhysicalAddress, fullPrefix)
+	}
+	return e
+}
+
+// reporter is what a check reports to: a *testing.T, or the self-tests' recorder.
+type reporter = suite.Reporter
+
+// check is one named check of the suite.
+type check = suite.Check[*loader]
 
 var checks = []check{
-	{"BranchesInOrder", checkBranchesInOrder},
-	{"BranchesFrom", checkBranchesFrom},
-	{"EntriesInOrder", checkEntriesInOrder},
-	{"EntriesFrom", checkEntriesFrom},
-	{"HiddenBranches", checkHiddenBranches},
-	{"DeletedBranch", checkDeletedBranch},
-	{"EarlyBreak", checkEarlyBreak},
-	{"CancelledContext", checkCancelledContext},
-	{"CancelDuringIteration", checkCancelDuringIteration},
-	{"ErrorsPassedThrough", checkErrorsPassedThrough},
-	{"StableEntriesUnderWrites", checkStableUnderWrites},
-	{"Model", checkModel},
+	{Name: "BranchesInOrder", Run: checkBranchesInOrder},
+	{Name: "BranchesFrom", Run: checkBranchesFrom},
+	{Name: "EntriesInOrder", Run: checkEntriesInOrder},
+	{Name: "EntriesFrom", Run: checkEntriesFrom},
+	{Name: "HiddenBranches", Run: checkHiddenBranches},
+	{Name: "DeletedBranch", Run: checkDeletedBranch},
+	{Name: "EarlyBreak", Run: checkEarlyBreak},
+	{Name: "CancelledContext", Run: checkCancelledContext},
+	{Name: "CancelDuringIteration", Run: checkCancelDuringIteration},
+	{Name: "ErrorsPassedThrough", Run: checkErrorsPassedThrough},
+	{Name: "StableEntriesUnderWrites", Run: checkStableUnderWrites},
+	{Name: "Model", Run: checkModel},
 }
-
-// blockTimeout is how long a call may take before the suite reports it as
-// blocked.
-var blockTimeout = 20 * time.Second
 
 // branchIDs sort differently as bytes, case-insensitively, and under the
 // collations of many databases, which skip '-' and '_'.
@@ -117,7 +147,7 @@ var baseTime = time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
 // trickyFixture has every branch ID of branchIDs, hidden ones among them,
 // some without entries, and entries of every key of keys, of both address
 // types, tombstones among them.
-func trickyFixture(seed uint64) Fixture {
+func (l *loader) trickyFixture(seed uint64) Fixture {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	var f Fixture
 	for i, id := range branchIDs {
@@ -127,7 +157,7 @@ func trickyFixture(seed uint64) Fixture {
 				if rng.IntN(3) == 0 && id != "main" {
 					continue
 				}
-				b.Entries = append(b.Entries, entry(k, i, j))
+				b.Entries = append(b.Entries, l.entry(k, i, j))
 			}
 		}
 		rng.Shuffle(len(b.Entries), func(x, y int) { b.Entries[x], b.Entries[y] = b.Entries[y], b.Entries[x] })
@@ -137,7 +167,11 @@ func trickyFixture(seed uint64) Fixture {
 	return f
 }
 
-// entry is the entry of key k on the i-th branch.
+// fullPrefix is the namespace of the fixtures' full addresses.
+const fullPrefix = "s3://bucket/repo/"
+
+// entry is the entry of key k on the i-th branch, as lakeFS's data model
+// has it: some full addresses, some tombstones.
 func entry(k string, i, j int) uncommitted.Entry {
 	e := uncommitted.Entry{
 		Key:             k,
@@ -147,7 +181,7 @@ func entry(k string, i, j int) uncommitted.Entry {
 	switch (i + j) % 7 {
 	case 3:
 		e.AddressType = uncommitted.Full
-		e.PhysicalAddress = "s3://bucket/repo/" + e.PhysicalAddress
+		e.PhysicalAddress = fullPrefix + e.PhysicalAddress
 	case 5:
 		e.Tombstone = true
 		e.PhysicalAddress = ""
@@ -155,32 +189,32 @@ func entry(k string, i, j int) uncommitted.Entry {
 	return e
 }
 
-func checkBranchesInOrder(r reporter, load func(Fixture) Harness) {
-	f := trickyFixture(1)
-	h := load(f)
+func checkBranchesInOrder(r reporter, l *loader) {
+	f := l.trickyFixture(1)
+	h := l.load(f)
 	expectBranches(r, h.Source, "", sortedIDs(f))
 }
 
-func checkBranchesFrom(r reporter, load func(Fixture) Harness) {
-	f := trickyFixture(2)
-	h := load(f)
+func checkBranchesFrom(r reporter, l *loader) {
+	f := l.trickyFixture(2)
+	h := l.load(f)
 	want := sortedIDs(f)
 	for _, from := range fromValues(want) {
 		expectBranches(r, h.Source, from, want[lowerBound(want, from):])
 	}
 }
 
-func checkEntriesInOrder(r reporter, load func(Fixture) Harness) {
-	f := trickyFixture(3)
-	h := load(f)
+func checkEntriesInOrder(r reporter, l *loader) {
+	f := l.trickyFixture(3)
+	h := l.load(f)
 	for _, b := range f.Branches {
 		expectEntries(r, h.Source, b.ID, "", sortedEntries(b))
 	}
 }
 
-func checkEntriesFrom(r reporter, load func(Fixture) Harness) {
-	f := trickyFixture(4)
-	h := load(f)
+func checkEntriesFrom(r reporter, l *loader) {
+	f := l.trickyFixture(4)
+	h := l.load(f)
 	for _, b := range f.Branches {
 		if b.ID != "main" {
 			continue
@@ -196,25 +230,25 @@ func checkEntriesFrom(r reporter, load func(Fixture) Harness) {
 	}
 }
 
-func checkHiddenBranches(r reporter, load func(Fixture) Harness) {
+func checkHiddenBranches(r reporter, l *loader) {
 	f := Fixture{Branches: []Branch{
-		{ID: "import-1", Hidden: true, Entries: []uncommitted.Entry{entry("tables/a", 0, 0), entry("tables/b", 0, 1)}},
-		{ID: "main", Entries: []uncommitted.Entry{entry("a", 1, 0)}},
-		{ID: "zz-hidden", Hidden: true, Entries: []uncommitted.Entry{entry("x", 2, 0)}},
+		{ID: "import-1", Hidden: true, Entries: []uncommitted.Entry{l.entry("tables/a", 0, 0), l.entry("tables/b", 0, 1)}},
+		{ID: "main", Entries: []uncommitted.Entry{l.entry("a", 1, 0)}},
+		{ID: "zz-hidden", Hidden: true, Entries: []uncommitted.Entry{l.entry("x", 2, 0)}},
 	}}
-	h := load(f)
+	h := l.load(f)
 	expectBranches(r, h.Source, "", []string{"import-1", "main", "zz-hidden"})
 	for _, b := range f.Branches {
 		expectEntries(r, h.Source, b.ID, "", sortedEntries(b))
 	}
 }
 
-func checkDeletedBranch(r reporter, load func(Fixture) Harness) {
+func checkDeletedBranch(r reporter, l *loader) {
 	f := Fixture{Branches: []Branch{
-		{ID: "doomed", Entries: []uncommitted.Entry{entry("a", 0, 0), entry("b", 0, 1)}},
-		{ID: "main", Entries: []uncommitted.Entry{entry("a", 1, 0)}},
+		{ID: "doomed", Entries: []uncommitted.Entry{l.entry("a", 0, 0), l.entry("b", 0, 1)}},
+		{ID: "main", Entries: []uncommitted.Entry{l.entry("a", 1, 0)}},
 	}}
-	h := load(f)
+	h := l.load(f)
 	if h.DeleteBranch == nil {
 		r.Fatalf("Harness.DeleteBranch is nil")
 	}
@@ -229,16 +263,16 @@ func checkDeletedBranch(r reporter, load func(Fixture) Harness) {
 
 func expectNotFound(r reporter, src uncommitted.Source, branch string) {
 	r.Helper()
-	got, err := drain(src.Uncommitted(context.Background(), branch, ""))
+	got, err := suite.Drain(src.Uncommitted(context.Background(), branch, ""))
 	if len(got) > 0 || !errors.Is(err, uncommitted.ErrBranchNotFound) {
 		r.Errorf("Uncommitted(%q), a branch that does not exist, yielded %d entries and then %v; want only an error wrapping uncommitted.ErrBranchNotFound", branch, len(got), err)
 	}
 }
 
-func checkEarlyBreak(r reporter, load func(Fixture) Harness) {
-	f := trickyFixture(5)
-	h := load(f)
-	notBlocked(r, "breaking out of Branches and Uncommitted", func() {
+func checkEarlyBreak(r reporter, l *loader) {
+	f := l.trickyFixture(5)
+	h := l.load(f)
+	suite.NotBlocked(r, "breaking out of Branches and Uncommitted", func() {
 		for range 3 {
 			for _, err := range h.Source.Branches(context.Background(), "") {
 				if err != nil {
@@ -254,46 +288,46 @@ func checkEarlyBreak(r reporter, load func(Fixture) Harness) {
 			}
 		}
 	})
-	notBlocked(r, "Branches after an early break", func() { expectBranches(r, h.Source, "", sortedIDs(f)) })
+	suite.NotBlocked(r, "Branches after an early break", func() { expectBranches(r, h.Source, "", sortedIDs(f)) })
 }
 
 // A done context must end every call with its error: a Source that stops
 // quietly makes an export look complete.
-func checkCancelledContext(r reporter, load func(Fixture) Harness) {
-	f := trickyFixture(6)
-	h := load(f)
+func checkCancelledContext(r reporter, l *loader) {
+	f := l.trickyFixture(6)
+	h := l.load(f)
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel2()
 	for _, ctx := range []context.Context{cancelled, expired} {
-		if n, err := drain(h.Source.Branches(ctx, "")); !errors.Is(err, ctx.Err()) {
+		if n, err := suite.Drain(h.Source.Branches(ctx, "")); !errors.Is(err, ctx.Err()) {
 			r.Errorf("Branches with a done context yielded %d IDs and then %v; want an error wrapping %v", len(n), err, ctx.Err())
 		}
-		if n, err := drain(h.Source.Uncommitted(ctx, "main", "")); !errors.Is(err, ctx.Err()) {
+		if n, err := suite.Drain(h.Source.Uncommitted(ctx, "main", "")); !errors.Is(err, ctx.Err()) {
 			r.Errorf("Uncommitted with a done context yielded %d entries and then %v; want an error wrapping %v", len(n), err, ctx.Err())
 		}
 	}
 }
 
-func checkCancelDuringIteration(r reporter, load func(Fixture) Harness) {
+func checkCancelDuringIteration(r reporter, l *loader) {
 	b := Branch{ID: "main"}
 	for i := range 300 {
-		b.Entries = append(b.Entries, entry(fmt.Sprintf("k%03d", i), 0, i))
+		b.Entries = append(b.Entries, l.entry(fmt.Sprintf("k%03d", i), 0, i))
 	}
 	var many Fixture
 	for i := range 300 {
 		many.Branches = append(many.Branches, Branch{ID: fmt.Sprintf("b%03d", i)})
 	}
 	many.Branches = append(many.Branches, b)
-	h := load(many)
+	h := l.load(many)
 	for _, call := range []struct {
 		name string
 		seq  func(ctx context.Context) iter.Seq2[any, error]
 	}{
-		{"Branches", func(ctx context.Context) iter.Seq2[any, error] { return anySeq(h.Source.Branches(ctx, "")) }},
+		{"Branches", func(ctx context.Context) iter.Seq2[any, error] { return suite.Any(h.Source.Branches(ctx, "")) }},
 		{"Uncommitted", func(ctx context.Context) iter.Seq2[any, error] {
-			return anySeq(h.Source.Uncommitted(ctx, "main", ""))
+			return suite.Any(h.Source.Uncommitted(ctx, "main", ""))
 		}},
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -316,18 +350,18 @@ func checkCancelDuringIteration(r reporter, load func(Fixture) Harness) {
 	}
 }
 
-func checkErrorsPassedThrough(r reporter, load func(Fixture) Harness) {
-	f := trickyFixture(8)
-	h := load(f)
+func checkErrorsPassedThrough(r reporter, l *loader) {
+	f := l.trickyFixture(8)
+	h := l.load(f)
 	if h.FailReads == nil {
 		return // the host cannot inject faults
 	}
 	boom := errors.New("sourcetest: injected store failure")
 	h.FailReads(boom)
-	if _, err := drain(h.Source.Branches(context.Background(), "")); !errors.Is(err, boom) {
+	if _, err := suite.Drain(h.Source.Branches(context.Background(), "")); !errors.Is(err, boom) {
 		r.Errorf("Branches while the store fails: %v; want an error wrapping the store's", err)
 	}
-	if _, err := drain(h.Source.Uncommitted(context.Background(), "main", "")); !errors.Is(err, boom) {
+	if _, err := suite.Drain(h.Source.Uncommitted(context.Background(), "main", "")); !errors.Is(err, boom) {
 		r.Errorf("Uncommitted while the store fails: %v; want an error wrapping the store's", err)
 	}
 	h.FailReads(nil)
@@ -372,13 +406,13 @@ func checkErrorsPassedThrough(r reporter, load func(Fixture) Harness) {
 // A Source that pages by offset, or resumes after a key it re-reads by
 // position, skips such an entry when an earlier key is removed, and the
 // export misses a staged object a GC then deletes.
-func checkStableUnderWrites(r reporter, load func(Fixture) Harness) {
+func checkStableUnderWrites(r reporter, l *loader) {
 	const n = 120
 	stable := map[string]uncommitted.Entry{}
 	var f Fixture
 	b := Branch{ID: "main"}
 	for i := range n {
-		e := entry(fmt.Sprintf("k%03d", i), 0, i)
+		e := l.entry(fmt.Sprintf("k%03d", i), 0, i)
 		e.AddressType, e.Tombstone = uncommitted.Relative, false
 		b.Entries = append(b.Entries, e)
 		if i%3 == 0 {
@@ -386,7 +420,7 @@ func checkStableUnderWrites(r reporter, load func(Fixture) Harness) {
 		}
 	}
 	f.Branches = []Branch{b, {ID: "other"}}
-	h := load(f)
+	h := l.load(f)
 	if h.Stage == nil || h.Unstage == nil {
 		return // the host cannot write during the check
 	}
@@ -429,7 +463,7 @@ func checkStableUnderWrites(r reporter, load func(Fixture) Harness) {
 			if _, ok := stable[k]; ok {
 				continue
 			}
-			if err := h.Stage(ctx, "main", entry(k, 1, added)); err != nil {
+			if err := h.Stage(ctx, "main", l.entry(k, 1, added)); err != nil {
 				r.Fatalf("Stage: %v", err)
 			}
 		}
@@ -443,7 +477,7 @@ func checkStableUnderWrites(r reporter, load func(Fixture) Harness) {
 
 // checkModel loads random staging areas and compares random resumptions
 // with a sorted model.
-func checkModel(r reporter, load func(Fixture) Harness) {
+func checkModel(r reporter, l *loader) {
 	rng := rand.New(rand.NewPCG(11, 13))
 	alphabet := []string{"a", "b", "/", "-", ".", "é", "\U00010000", "\ue000", "A"}
 	word := func(n int) string {
@@ -468,12 +502,12 @@ func checkModel(r reporter, load func(Fixture) Harness) {
 				k := word(4)
 				if !keysSeen[k] {
 					keysSeen[k] = true
-					b.Entries = append(b.Entries, entry(k, round*10+i, j))
+					b.Entries = append(b.Entries, l.entry(k, round*10+i, j))
 				}
 			}
 			f.Branches = append(f.Branches, b)
 		}
-		h := load(f)
+		h := l.load(f)
 		ids := sortedIDs(f)
 		for range 8 {
 			from := word(2)
@@ -540,7 +574,7 @@ func fromValues(sorted []string) []string {
 
 func expectBranches(r reporter, src uncommitted.Source, from string, want []string) {
 	r.Helper()
-	got, err := drain(src.Branches(context.Background(), from))
+	got, err := suite.Drain(src.Branches(context.Background(), from))
 	if err != nil {
 		r.Errorf("Branches(from %q): %v", from, err)
 		return
@@ -552,7 +586,7 @@ func expectBranches(r reporter, src uncommitted.Source, from string, want []stri
 
 func expectEntries(r reporter, src uncommitted.Source, branch, from string, want []uncommitted.Entry) {
 	r.Helper()
-	got, err := drain(src.Uncommitted(context.Background(), branch, from))
+	got, err := suite.Drain(src.Uncommitted(context.Background(), branch, from))
 	if err != nil {
 		r.Errorf("Uncommitted(%q, from %q): %v", branch, from, err)
 		return
@@ -586,48 +620,4 @@ func formatEntries(es []uncommitted.Entry) string {
 		}
 	}
 	return "[" + strings.Join(parts, " ") + "]"
-}
-
-// drain collects an iteration until its end or its first error.
-func drain[T any](seq iter.Seq2[T, error]) ([]T, error) {
-	var out []T
-	for v, err := range seq {
-		if err != nil {
-			return out, err
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
-func anySeq[T any](seq iter.Seq2[T, error]) iter.Seq2[any, error] {
-	return func(yield func(any, error) bool) {
-		for v, err := range seq {
-			if !yield(v, err) {
-				return
-			}
-		}
-	}
-}
-
-// notBlocked runs fn and reports a failure if it panics (as the runtime
-// does when an iterator ignores a false from yield) or does not return
-// within blockTimeout.
-func notBlocked(r reporter, what string, fn func()) {
-	r.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() {
-			if p := recover(); p != nil {
-				r.Errorf("%s panicked: %v", what, p)
-			}
-		}()
-		fn()
-	}()
-	select {
-	case <-done:
-	case <-time.After(blockTimeout):
-		r.Fatalf("%s blocked for %v", what, blockTimeout)
-	}
 }

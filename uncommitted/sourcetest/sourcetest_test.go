@@ -6,116 +6,72 @@ import (
 	"fmt"
 	"iter"
 	"maps"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 	"unicode/utf16"
 
+	"github.com/lakegc/lakegc/internal/suite"
 	"github.com/lakegc/lakegc/uncommitted"
 )
 
 func TestFakeSource(t *testing.T) {
-	Run(t, func(t *testing.T, f Fixture) Harness { return newFake(f, none) })
+	Run(t, func(t *testing.T, f Fixture) Harness { return newFake(f, none, false) })
 }
 
-// recorder is a reporter that records failures instead of failing the test,
-// and ends the check (like t.FailNow) on Fatalf.
-type recorder struct {
-	mu     sync.Mutex
-	failed bool
-	logs   []string
+// A store without address types passes with RelativeOnly.
+func TestRelativeOnlySource(t *testing.T) {
+	Run(t, func(t *testing.T, f Fixture) Harness { return newFake(f, none, true) }, RelativeOnly())
 }
 
-func (r *recorder) Helper() {}
-
-func (r *recorder) Errorf(format string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.failed = true
-	r.logs = append(r.logs, fmt.Sprintf(format, args...))
-}
-
-func (r *recorder) Fatalf(format string, args ...any) {
-	r.Errorf(format, args...)
-	runtime.Goexit()
-}
-
-// runCheck runs one check against fakes with bug b and reports whether it
-// failed; a panic counts as a failure.
-func runCheck(c check, b bug) (failed bool, logs string) {
-	r := &recorder{}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() {
-			if p := recover(); p != nil {
-				r.Errorf("panic: %v", p)
-			}
-		}()
-		c.run(r, func(f Fixture) Harness { return newFake(f, b) })
-	}()
-	<-done
-	return r.failed, strings.Join(r.logs, "\n")
+// fakes loads fixtures into fakes with bug b: with relativeOnly, into a
+// store that keeps no address type, checked with RelativeOnly.
+func fakes(relativeOnly bool) func(b bug) *loader {
+	return func(b bug) *loader {
+		return &loader{load: func(f Fixture) Harness { return newFake(f, b, relativeOnly) }, options: options{relativeOnly: relativeOnly}}
+	}
 }
 
 // TestSuiteCatchesBrokenSources proves that each check fails for an
 // adapter with the bug it is meant to catch, and that the correct adapter
-// passes them all.
+// passes them all: over a store with lakeFS's address types, and over one
+// without them under RelativeOnly, which keeps catching every bug such a
+// store can have.
 func TestSuiteCatchesBrokenSources(t *testing.T) {
-	defer func(d time.Duration) { blockTimeout = d }(blockTimeout)
-	blockTimeout = 300 * time.Millisecond
-
-	for _, c := range checks {
-		if failed, logs := runCheck(c, none); failed {
-			t.Errorf("%s fails for the correct fake:\n%s", c.name, logs)
-		}
+	cases := []suite.Case[bug]{
+		{Bug: insertionOrder, Caught: []string{"BranchesInOrder", "Model"}},
+		{Bug: caseInsensitive, Caught: []string{"BranchesInOrder"}},
+		{Bug: collationSkipsPunctuation, Caught: []string{"BranchesInOrder"}},
+		{Bug: fromIgnored, Caught: []string{"BranchesFrom", "Model"}},
+		{Bug: fromExclusive, Caught: []string{"BranchesFrom"}},
+		{Bug: hiddenOmitted, Caught: []string{"HiddenBranches", "BranchesInOrder"}},
+		{Bug: utf16Order, Caught: []string{"EntriesInOrder"}},
+		{Bug: pathOrder, Caught: []string{"EntriesInOrder"}},
+		{Bug: lastPageLost, Caught: []string{"EntriesInOrder"}},
+		{Bug: entriesFromExclusive, Caught: []string{"EntriesFrom", "Model"}},
+		{Bug: entriesFromAsPrefix, Caught: []string{"EntriesFrom"}},
+		{Bug: missingBranchEmpty, Caught: []string{"DeletedBranch"}},
+		{Bug: deleteKeepsStaging, Caught: []string{"DeletedBranch"}},
+		{Bug: continueAfterBreak, Caught: []string{"EarlyBreak"}},
+		{Bug: quietOnCancel, Caught: []string{"CancelledContext", "CancelDuringIteration"}},
+		{Bug: contextAtStartOnly, Caught: []string{"CancelDuringIteration"}},
+		{Bug: swallowsErrors, Caught: []string{"ErrorsPassedThrough"}},
+		{Bug: quietFailureMidway, Caught: []string{"ErrorsPassedThrough"}},
+		{Bug: offsetPaging, Caught: []string{"StableEntriesUnderWrites"}},
 	}
-	tests := []struct {
-		bug    bug
-		caught []string
-	}{
-		{insertionOrder, []string{"BranchesInOrder", "Model"}},
-		{caseInsensitive, []string{"BranchesInOrder"}},
-		{collationSkipsPunctuation, []string{"BranchesInOrder"}},
-		{fromIgnored, []string{"BranchesFrom", "Model"}},
-		{fromExclusive, []string{"BranchesFrom"}},
-		{hiddenOmitted, []string{"HiddenBranches", "BranchesInOrder"}},
-		{utf16Order, []string{"EntriesInOrder"}},
-		{pathOrder, []string{"EntriesInOrder"}},
-		{lastPageLost, []string{"EntriesInOrder"}},
-		{fullAsRelative, []string{"EntriesInOrder"}},
-		{fullAsTombstone, []string{"EntriesInOrder"}},
-		{entriesFromExclusive, []string{"EntriesFrom", "Model"}},
-		{entriesFromAsPrefix, []string{"EntriesFrom"}},
-		{missingBranchEmpty, []string{"DeletedBranch"}},
-		{deleteKeepsStaging, []string{"DeletedBranch"}},
-		{continueAfterBreak, []string{"EarlyBreak"}},
-		{quietOnCancel, []string{"CancelledContext", "CancelDuringIteration"}},
-		{contextAtStartOnly, []string{"CancelDuringIteration"}},
-		{swallowsErrors, []string{"ErrorsPassedThrough"}},
-		{quietFailureMidway, []string{"ErrorsPassedThrough"}},
-		{offsetPaging, []string{"StableEntriesUnderWrites"}},
-	}
-	targeted := map[string]bool{}
-	for _, tt := range tests {
-		for _, name := range tt.caught {
-			targeted[name] = true
-			i := slices.IndexFunc(checks, func(c check) bool { return c.name == name })
-			if i < 0 {
-				t.Fatalf("no check %s", name)
+	for _, relativeOnly := range []bool{false, true} {
+		t.Run(fmt.Sprintf("relative-only=%t", relativeOnly), func(t *testing.T) {
+			cases := cases
+			if !relativeOnly { // bugs of a store that keeps address types
+				cases = append(slices.Clone(cases),
+					suite.Case[bug]{Bug: fullAsRelative, Caught: []string{"EntriesInOrder"}},
+					suite.Case[bug]{Bug: fullAsTombstone, Caught: []string{"EntriesInOrder"}},
+				)
 			}
-			if failed, _ := runCheck(checks[i], tt.bug); !failed {
-				t.Errorf("%s passes for an adapter with bug %v", name, tt.bug)
-			}
-		}
-	}
-	for _, c := range checks {
-		if !targeted[c.name] {
-			t.Errorf("no broken adapter proves that check %s can fail", c.name)
-		}
+			load := fakes(relativeOnly)
+			suite.SelfTest(t, checks, []func() *loader{func() *loader { return load(none) }}, load, cases)
+		})
 	}
 }
 
@@ -157,6 +113,7 @@ func (b bug) String() string {
 // fake is a staging area in memory whose adapter has at most one bug.
 type fake struct {
 	bug      bug
+	typeless bool // the store keeps no address type: every address reads as relative
 	mu       sync.Mutex
 	order    []string // branch IDs, in the order created
 	branches map[string]*fakeBranch
@@ -169,12 +126,12 @@ type fakeBranch struct {
 	entries map[string]uncommitted.Entry
 }
 
-func newFake(f Fixture, b bug) Harness {
-	s := &fake{bug: b, branches: map[string]*fakeBranch{}}
+func newFake(f Fixture, b bug, typeless bool) Harness {
+	s := &fake{bug: b, typeless: typeless, branches: map[string]*fakeBranch{}}
 	for _, br := range f.Branches {
 		fb := &fakeBranch{hidden: br.Hidden, entries: map[string]uncommitted.Entry{}}
 		for _, e := range br.Entries {
-			fb.entries[e.Key] = e
+			fb.entries[e.Key] = s.stored(e)
 		}
 		s.branches[br.ID] = fb
 		s.order = append(s.order, br.ID)
@@ -189,8 +146,16 @@ func (s *fake) stage(_ context.Context, branch string, e uncommitted.Entry) erro
 	if !ok {
 		return fmt.Errorf("fake: branch %s: %w", branch, uncommitted.ErrBranchNotFound)
 	}
-	b.entries[e.Key] = e
+	b.entries[e.Key] = s.stored(e)
 	return nil
+}
+
+// stored is e as the store keeps it.
+func (s *fake) stored(e uncommitted.Entry) uncommitted.Entry {
+	if s.typeless {
+		e.AddressType = uncommitted.Relative
+	}
+	return e
 }
 
 func (s *fake) unstage(_ context.Context, branch, key string) error {
@@ -382,5 +347,15 @@ func iterateWith[T any](s *fake, ctx context.Context, items []T, keep func(T) bo
 		if err := ctx.Err(); err != nil && s.bug != quietOnCancel && s.bug != contextAtStartOnly {
 			yield(zero, err)
 		}
+	}
+}
+
+// Without RelativeOnly, a store that keeps no address type fails: its
+// Source would hand the export full addresses as relative ones.
+func TestTypelessStoreNeedsRelativeOnly(t *testing.T) {
+	i := slices.IndexFunc(checks, func(c check) bool { return c.Name == "EntriesInOrder" })
+	l := &loader{load: func(f Fixture) Harness { return newFake(f, none, true) }}
+	if failed, _ := suite.RunCheck(checks[i], l); !failed {
+		t.Error("EntriesInOrder passes for a store without address types, run without RelativeOnly")
 	}
 }
