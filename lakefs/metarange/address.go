@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 
+	lakefslayout "github.com/lakegc/lakegc/internal/layout"
 	"github.com/lakegc/lakegc/internal/nsaddr"
 )
 
@@ -30,7 +31,7 @@ func parseNamespace(s string) (namespace, error) {
 	if !ok || storage == "" || !nsaddr.HasScheme(s) || strings.Trim(loc, "/") == "" {
 		return namespace{}, fmt.Errorf("%w: storage namespace %q is not a URI of a storage lakeFS knows", ErrInvalidInput, s)
 	}
-	ns, err := nsaddr.New(s, "data") // lakeFS's data folder, for the tails
+	ns, err := nsaddr.New(s, lakefslayout.DataPrefix) // lakeFS's data folder, for the tails
 	if err != nil {
 		return namespace{}, fmt.Errorf("%w: storage namespace %q: %v", ErrInvalidInput, s, err)
 	}
