@@ -5,6 +5,9 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/rs/xid"
 )
 
 // The copies this package replaced, as they stood before it (main at
@@ -119,6 +122,29 @@ func TestChecksAsBefore(t *testing.T) {
 		}
 		if got, want := ValidRunID(s), beforeValidRunID(s); got != want {
 			t.Fatalf("ValidRunID(%q) = %v, before %v", s, got, want)
+		}
+	}
+}
+
+// TestLakeFSRunIDsValid: every run ID lakeFS makes passes ValidRunID, so
+// the stricter check refuses none of a lakeFS host's runs: its
+// GarbageCollectionManager names commits, uncommitted and (through its
+// Spark client) unified runs by an xid of 4000-01-01 less the time, at any
+// time, the wrapped ones after 2094 included, and older Spark clients and
+// tests name reports by UUIDs, in either case.
+func TestLakeFSRunIDsValid(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for range 100000 {
+		sec := rng.Int64N(1 << 33) // 1970 to 2242
+		id := xid.NewWithTime(time.Unix(64060588800-sec, 0).UTC()).String()
+		if !ValidRunID(id) {
+			t.Fatalf("lakeFS's run ID %q (for %v) refused", id, time.Unix(sec, 0).UTC())
+		}
+		u := fmt.Sprintf("%08x-%04x-%04x-%04x-%012x", rng.Uint32(), rng.Uint32()&0xffff, rng.Uint32()&0xffff, rng.Uint32()&0xffff, rng.Uint64()&(1<<48-1))
+		for _, u := range []string{u, strings.ToUpper(u)} {
+			if !ValidRunID(u) {
+				t.Fatalf("UUID run ID %q refused", u)
+			}
 		}
 	}
 }
