@@ -134,7 +134,7 @@ func startBinary(t testing.TB, bin string, s3 *S3Blockstore) *Server {
 	addr := freeLoopbackAddr(t)
 	s.Endpoint = "http://" + addr
 	cfgPath := s.ConfigPath
-	cfg := fmt.Sprintf(configTemplate, addr, filepath.Join(dir, "kv"), filepath.Join(dir, "cache"), blockstore, randomHex(t), randomHex(t))
+	cfg := fmt.Sprintf(configTemplate, addr, filepath.Join(dir, "kv"), blockstore, randomHex(t), randomHex(t))
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -159,11 +159,7 @@ func startBinary(t testing.TB, bin string, s3 *S3Blockstore) *Server {
 	return s
 }
 
-// configTemplate is lakeFS's configuration: listen address, KV path, range
-// cache folder (lakeFS's default, ~/lakefs/data/cache, is shared by every
-// lakeFS on the machine, and two started at once with the same repository
-// names remove each other's workspace files mid-commit), blockstore type and
-// settings (localBlockstore or s3Blockstore), signing secret, auth secret. Statistics, the e-mail
+// configTemplate is lakeFS's configuration: listen address, KV path, blockstore type and settings (localBlockstore or s3Blockstore), signing secret, auth secret. Statistics, the e-mail
 // subscription, the latest-version check and the audit check are off and
 // point at a closed loopback port besides; lakeFS's usage reporter cannot be
 // turned off but only writes to the local KV store.
@@ -176,9 +172,6 @@ database:
   type: local
   local:
     path: "%s"
-committed:
-  local_cache:
-    dir: "%s"
 blockstore:
 %s
   signing:
