@@ -22,7 +22,7 @@ const (
 	// lakeFS's own files (rules, exports, reports): "_lakefs".
 	DefaultStoragePrefix = layout.StoragePrefix
 	// DefaultDataPrefix is the folder of the data slices: "data".
-	DefaultDataPrefix = "data"
+	DefaultDataPrefix = layout.DataPrefix
 	// DefaultLinkTTL is how long a signed upload address lives, as
 	// linkaddr's default.
 	DefaultLinkTTL = linkaddr.DefaultTTL

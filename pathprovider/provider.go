@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/rs/xid"
+
+	"github.com/lakegc/lakegc/internal/layout"
 )
 
 // Defaults of New; they are lakeFS's.
@@ -18,8 +20,9 @@ const (
 	DefaultPartitionSize = 50000
 	// DefaultInterval is how long a slice is used by default.
 	DefaultInterval = time.Hour
-	// DefaultPrefix is the first element of every address by default.
-	DefaultPrefix = "data"
+	// DefaultPrefix is the first element of every address by default:
+	// "data".
+	DefaultPrefix = layout.DataPrefix
 )
 
 // maxPartitionSize bounds WithPartitionSize. An xid carries a 24-bit counter,

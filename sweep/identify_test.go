@@ -585,6 +585,7 @@ func TestIdentifyOptionsValidated(t *testing.T) {
 		{WithInclude("")},
 		{WithInclude("/data/x")},
 		{WithInclude("s3://bucket/data/")},
+		{WithInclude("file:/srv/lake/data/")}, // a full address in the file adapters' spelling
 		{WithInclude("_lakefs/x")},
 		{WithInclude("_lak")},
 		{WithInclude("data/", "_lakefs")},

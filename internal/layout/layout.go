@@ -8,8 +8,9 @@
 // delete. Package nsaddr holds the one rule for full addresses; package
 // namespace exports to hosts what they need of both. A test of this
 // package fails when a literal of the layout ("_lakefs", "retention/gc",
-// the year 4000) or a hand-made parse at "://" appears in the code of any
-// other package of the repository.
+// the year 4000, "data" as the value of a constant named as a prefix) or a
+// hand-made parse at "://" appears in the code of any other package of the
+// repository's modules.
 //
 // # Names in time
 //

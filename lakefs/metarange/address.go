@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 
+	lakefslayout "github.com/lakegc/lakegc/internal/layout"
 	"github.com/lakegc/lakegc/internal/nsaddr"
 )
 
@@ -30,7 +31,7 @@ func parseNamespace(s string) (namespace, error) {
 	if !ok || storage == "" || !nsaddr.HasScheme(s) || strings.Trim(loc, "/") == "" {
 		return namespace{}, fmt.Errorf("%w: storage namespace %q is not a URI of a storage lakeFS knows", ErrInvalidInput, s)
 	}
-	ns, err := nsaddr.New(s, "data") // lakeFS's data folder, for the tails
+	ns, err := nsaddr.New(s, lakefslayout.DataPrefix) // lakeFS's data folder, for the tails
 	if err != nil {
 		return namespace{}, fmt.Errorf("%w: storage namespace %q: %v", ErrInvalidInput, s, err)
 	}
@@ -47,12 +48,13 @@ func parseNamespace(s string) (namespace, error) {
 // URI scheme is kept as stored, as lakeFS's Spark GC keeps it.
 //
 // An address of the deprecated type is full when lakeFS would resolve it so
-// (a URI of a known storage scheme) and relative otherwise.
+// (nsaddr.AdapterFull, the rule package uncommitted's AddressTypeFromLakeFS
+// applies to staged entries) and relative otherwise.
 func (ns *namespace) keys(dst []string, address string, typ addressType) ([]string, outcome) {
 	if typ == relative {
 		return ns.relative(dst, address), asStored
 	}
-	if _, _, resolved := resolveFull(address); typ == byPrefixDeprecated && !resolved {
+	if typ == byPrefixDeprecated && !nsaddr.AdapterFull(address) {
 		return ns.relative(dst, address), asStored
 	}
 	if !nsaddr.IsFull(address) {
@@ -82,20 +84,17 @@ func (ns *namespace) relative(dst []string, address string) []string {
 // request URI whose scheme names a storage type lakeFS knows, its host as
 // the bucket (compared here in lower case: a host matches whatever its
 // case) and its raw path, or else its path, as the key. It returns the
-// storage type and "<host>/<key>".
+// storage type and "<host>/<key>". ok is nsaddr.AdapterFull's answer: the
+// addresses it resolves are those package uncommitted exports as full.
 func resolveFull(address string) (storage, loc string, ok bool) {
-	colon := strings.IndexByte(address, ':')
-	if colon <= 0 || nsaddr.AdapterStorage(strings.ToLower(address[:colon])) == "" {
-		return "", "", false // the common case, a relative key, without parsing
+	if !nsaddr.AdapterFull(address) {
+		return "", "", false
 	}
 	u, err := url.ParseRequestURI(address)
 	if err != nil {
-		return "", "", false
+		return "", "", false // AdapterFull parsed it: never
 	}
 	storage = nsaddr.AdapterStorage(u.Scheme)
-	if storage == "" {
-		return "", "", false
-	}
 	path := u.RawPath
 	if path == "" {
 		path = u.Path
