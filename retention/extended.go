@@ -153,6 +153,18 @@ func (c *compiled) rule(branch string) *BranchRule {
 	return nil
 }
 
+// Matcher returns a function that returns the first rule of e matching a
+// branch, or nil: the rule [ActiveCommitsExtended] applies to that branch.
+// Invalid rules are an error wrapping [ErrInvalidRules]. The function is
+// safe for concurrent use.
+func (e *Extended) Matcher() (func(branch string) *BranchRule, error) {
+	c, err := e.compile()
+	if err != nil {
+		return nil, err
+	}
+	return c.rule, nil
+}
+
 // String describes e in one line, for logs and reports: "lakeFS's rules
 // only" for the zero rules.
 func (e *Extended) String() string {

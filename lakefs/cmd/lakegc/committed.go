@@ -35,6 +35,17 @@ func (h *lakeFSHost) CommittedAddresses(ctx context.Context, active []retention.
 	})
 }
 
+// Tags yields the repository's tags through lakeFS's API (retention.Tags).
+func (h *lakeFSHost) Tags(ctx context.Context) iter.Seq2[retention.Tag, error] {
+	return func(yield func(retention.Tag, error) bool) {
+		for r, err := range h.client.ListTags(ctx, h.repo) {
+			if !yield(retention.Tag{ID: r.ID, CommitID: r.CommitID}, lakeFSError(err)) || err != nil {
+				return
+			}
+		}
+	}
+}
+
 // ranges shows the reading of the committed metadata.
 func (p *progress) ranges(s metarange.Stats) {
 	p.set(fmt.Sprintf("ranges: %d metaranges, %d ranges read (%d shared), %d entries, %d outside the namespace", s.MetaRanges, s.Ranges, s.SharedRanges, s.Entries, s.Outside), s.Done)

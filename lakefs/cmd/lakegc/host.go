@@ -53,6 +53,8 @@ type hostStats struct {
 	// Reuploads is the check of the candidates that may be staged
 	// re-uploads lakeFS's listings hide.
 	Reuploads ReuploadStats `json:"reuploads"`
+	// Rules are the rules the run applied: lakeFS's and lakegc's.
+	Rules *rulesStats `json:"rules,omitempty"`
 
 	reuploads *reuploads
 }
@@ -137,6 +139,7 @@ func collect(ctx context.Context, client *api.Client, o gcOptions, logger *slog.
 	logger.Info("lakegc: repository", "repo", o.repo, "namespace", repo.StorageNamespace, "resolved", resolved, "sweep", o.sweep)
 	rep, err := lakegc.Collect(ctx, lakegc.Host{Export: h, Active: h, Committed: h}, cfg)
 	hs.StagedStatted = h.staged
+	hs.Rules = h.rules
 	return rep, err
 }
 
@@ -159,7 +162,8 @@ type lakeFSHost struct {
 	// reuploads keeps the candidates that may be staged re-uploads
 	// lakeFS's listings hide.
 	reuploads *reuploads
-	staged    int64 // staged objects statted
+	staged    int64       // staged objects statted
+	rules     *rulesStats // the rules applied, once known
 }
 
 // Export runs lakeFS's uncommitted export (prepare_uncommited) until lakeFS
@@ -398,7 +402,7 @@ func (h *lakeFSHost) relative(address string) (string, bool) {
 // ActiveCommits runs lakeFS's prepare_commits: lakeFS applies its rules to
 // every commit, those of deleted branches included, and writes its commits
 // report (commit_id, expired, metarange_id), read back here.
-func (h *lakeFSHost) ActiveCommits(ctx context.Context, _ time.Time) (*lakegc.HostCommits, error) {
+func (h *lakeFSHost) ActiveCommits(ctx context.Context, now time.Time) (*lakegc.HostCommits, error) {
 	res, err := h.client.PrepareCommitsAsync(ctx, h.repo)
 	if errors.Is(err, api.ErrNotFound) {
 		return nil, fmt.Errorf("%w: prepare commits: %w (a repository without GC rules keeps every commit: set rules with lakectl gc set-config)", errLakeFS, err)
@@ -427,6 +431,10 @@ func (h *lakeFSHost) ActiveCommits(ctx context.Context, _ time.Time) (*lakegc.Ho
 		return nil, fmt.Errorf("commits report %s: %w", key, err)
 	}
 	h.logger.Info("lakegc: lakeFS kept commits", "run_id", res.RunID, "active", len(active))
+	// lakegc's extended rules add to lakeFS's set (rules_host.go).
+	if active, err = h.extendActive(ctx, now, active); err != nil {
+		return nil, err
+	}
 	return &lakegc.HostCommits{RunID: res.RunID, Key: key, Active: active}, nil
 }
 
