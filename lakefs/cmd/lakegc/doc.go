@@ -2,6 +2,7 @@
 // without Spark: lakeFS's "Standalone GC", on one machine.
 //
 //	lakegc gc --endpoint URL --repo NAME [--sweep] [--optimized] [--min-age 24h] [--memory 256MiB] [--lakefs-concurrency 16] [--json] [--init-namespace] [--lakefs-config FILE]
+//	lakegc rules show|set --repo NAME [--file FILE | --keep-tags=false --keep-last BRANCH=N --keep-last-pattern RE=N --retention-days-pattern RE=D --stale-branch-days D]
 //	lakegc version
 //
 // Credentials come from the flags or from lakectl's environment variables
@@ -38,6 +39,8 @@
 //     those of deleted branches included, and writes its commits report,
 //     read back from the namespace (a repository without rules is refused:
 //     lakeFS keeps everything then);
+//  2b. lakegc's extended rules (see "Extended rules" below), which add
+//     commits to lakeFS's set;
 //  3. the kept commits' metaranges and ranges, read from the namespace
 //     (package metarange), each range once;
 //  4. the mark: every object of the namespace of a shape lakeFS writes (or
@@ -55,6 +58,22 @@
 // a margin of a day and an hour, and judges the older ones from the records
 // the run left beside its report. It runs clean when unsure, and every
 // seventh run (package sweep, "Clean and optimized runs").
+//
+// # Extended rules
+//
+// Beside lakeFS's rules, which lakeFS applies, the command applies lakegc's
+// extended rules (package retention, "Extended rules"), kept in
+// _lakefs/retention/gc/rules/lakegc.json, a file lakeFS never reads; "lakegc
+// rules show" prints both, "lakegc rules set" writes lakegc's. Without that
+// file the command keeps tagged commits (a difference from lakeFS, towards
+// keeping). It reads the tags and the HEADs of the branches a rule matches
+// through lakeFS's API, walks their main ancestry one GetCommit per commit
+// (dates to the second, each taken as the last instant of its second), and
+// adds the commits the rules keep to lakeFS's set. It only adds: lakeFS's
+// prepare_commits has decided its own set, so the stale-branch rule and days
+// below lakeFS's default are reported as not applied. "lakegc gc" prints the
+// rules it applied and how many commits they added ("host"."rules" in
+// --json).
 //
 // # Namespace identity
 //
