@@ -38,9 +38,8 @@
 //  2. lakeFS's prepare_commits: lakeFS applies its GC rules to every commit,
 //     those of deleted branches included, and writes its commits report,
 //     read back from the namespace (a repository without rules is refused:
-//     lakeFS keeps everything then);
-//  2b. lakegc's extended rules (see "Extended rules" below), which add
-//     commits to lakeFS's set;
+//     lakeFS keeps everything then), to which lakegc's extended rules add
+//     commits (see "Extended rules" below);
 //  3. the kept commits' metaranges and ranges, read from the namespace
 //     (package metarange), each range once;
 //  4. the mark: every object of the namespace of a shape lakeFS writes (or

@@ -87,11 +87,6 @@ func (h *lakeFSHost) extendActive(ctx context.Context, now time.Time, active []r
 		st.NotApplied = append(st.NotApplied, fmt.Sprintf("stale_branch_days %d (lakeFS keeps every HEAD)", applied.StaleBranchDays))
 		applied.StaleBranchDays = 0
 	}
-	for _, r := range applied.Branches {
-		if r.RetentionDays != nil && *r.RetentionDays < rules.DefaultRetentionDays {
-			st.NotApplied = append(st.NotApplied, fmt.Sprintf("retention_days %d below lakeFS's default (lakeFS keeps more)", *r.RetentionDays))
-		}
-	}
 	if applied.IsZero() {
 		return active, nil
 	}
@@ -99,20 +94,43 @@ func (h *lakeFSHost) extendActive(ctx context.Context, now time.Time, active []r
 	if err != nil {
 		return nil, err
 	}
-	// Only the branches a rule matches: lakeFS decided the others.
-	heads := func(yield func(retention.Branch, error) bool) {
+	// The starting points: the tags, and the HEADs of the branches a rule
+	// matches (lakeFS decided the others). Without any, nothing is read.
+	src := &apiCommits{lakeFSHost: h}
+	if applied.KeepTags {
+		for t, err := range h.Tags(ctx) {
+			if err != nil {
+				return nil, err
+			}
+			src.tags = append(src.tags, t)
+		}
+	}
+	var heads []retention.Branch
+	if len(applied.Branches) > 0 {
 		for b, err := range h.client.ListBranchHeads(ctx, h.repo, true) {
 			if err != nil {
-				yield(retention.Branch{}, lakeFSError(err))
-				return
+				return nil, lakeFSError(err)
 			}
-			if match(b.ID) != nil && !yield(retention.Branch{ID: b.ID, CommitID: b.CommitID}, nil) {
-				return
+			if match(b.ID) != nil {
+				heads = append(heads, retention.Branch{ID: b.ID, CommitID: b.CommitID})
 			}
 		}
 	}
-	src := &apiCommits{lakeFSHost: h}
-	more, err := retention.ActiveCommitsExtended(ctx, heads, src, rules, &applied, now)
+	for _, r := range applied.Branches {
+		if r.RetentionDays != nil && *r.RetentionDays < rules.DefaultRetentionDays {
+			st.NotApplied = append(st.NotApplied, fmt.Sprintf("retention_days %d below lakeFS's default (lakeFS keeps more)", *r.RetentionDays))
+		}
+	}
+	if len(src.tags) == 0 && len(heads) == 0 {
+		return active, nil
+	}
+	more, err := retention.ActiveCommitsExtended(ctx, func(yield func(retention.Branch, error) bool) {
+		for _, b := range heads {
+			if !yield(b, nil) {
+				return
+			}
+		}
+	}, src, rules, &applied, now)
 	st.CommitsRead = src.read
 	if err != nil {
 		return nil, fmt.Errorf("extended rules: %w", err)
@@ -134,10 +152,22 @@ func (h *lakeFSHost) extendActive(ctx context.Context, now time.Time, active []r
 // apiCommits is the repository's commits as the extended rules read them,
 // through lakeFS's API: List yields none (the API lists no commit of a
 // deleted branch; lakeFS's own rules judge those), Get reads one commit,
-// Tags (lakeFSHost.Tags) lists the tags.
+// Tags yields the tags read through lakeFSHost.Tags.
 type apiCommits struct {
 	*lakeFSHost
+	tags []retention.Tag // read once, by extendActive
 	read int64
+}
+
+// Tags yields the tags extendActive read.
+func (s *apiCommits) Tags(ctx context.Context) iter.Seq2[retention.Tag, error] {
+	return func(yield func(retention.Tag, error) bool) {
+		for _, t := range s.tags {
+			if !yield(t, nil) {
+				return
+			}
+		}
+	}
 }
 
 // List yields nothing: Get is asked for every commit.
