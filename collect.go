@@ -82,6 +82,8 @@ func (h Host) validate(s settings) error {
 		return fmt.Errorf("%w: Host with both Commits and Active: which decides the kept commits?", ErrInvalidConfig)
 	case h.Committed == nil:
 		return fmt.Errorf("%w: Host without Committed", ErrInvalidConfig)
+	case h.Active != nil && s.Rules != nil:
+		return fmt.Errorf("%w: Config.Rules with a Host's own Active, which applies its own rules", ErrInvalidConfig)
 	case h.Export != nil && h.Copies != nil:
 		return fmt.Errorf("%w: Host with Export and Copies: a host's own export must add its copy records itself", ErrInvalidConfig)
 	case h.Export != nil && s.ResumeExport != "":

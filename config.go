@@ -75,8 +75,8 @@ type Config struct {
 	// nil the cycle reads both files under StoragePrefix, and
 	// ExtendedRules must be nil. The zero Rules are no rules, as in
 	// lakeFS: every commit is kept. Rules that fail Validate are an error
-	// wrapping ErrInvalidConfig. Not read with Host.Active, whose host
-	// applies its own rules.
+	// wrapping ErrInvalidConfig, and so is Rules with Host.Active, whose
+	// host applies its own rules.
 	Rules *retention.Rules
 	// ExtendedRules, only with Rules, are lakegc's extended rules
 	// (retention.Extended: tags, the last N commits, rules by branch

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/retention"
@@ -155,4 +156,19 @@ func TestCollectRefusesInvalidRules(t *testing.T) {
 			t.Errorf("%s: %v, want ErrInvalidConfig", name, err)
 		}
 	}
+	// A host that applies its own rules is given none.
+	c := w.config()
+	c.Rules = &retention.Rules{DefaultRetentionDays: 1}
+	h := w.host.host()
+	h.Commits, h.Active = nil, activeHost{}
+	if _, err := lakegc.Collect(context.Background(), h, c); !errors.Is(err, lakegc.ErrInvalidConfig) || !strings.Contains(err.Error(), "Active") {
+		t.Errorf("Rules with Host.Active: %v, want ErrInvalidConfig", err)
+	}
+}
+
+// activeHost decides the kept commits itself.
+type activeHost struct{}
+
+func (activeHost) ActiveCommits(ctx context.Context, now time.Time) (*lakegc.HostCommits, error) {
+	return nil, errors.New("not called")
 }

@@ -133,4 +133,12 @@ func TestIntegrationTaggedCommitSurvives(t *testing.T) {
 		t.Errorf("keep_tags false: X1 stored %v, %d added; want X1 swept", stored(tagged), added)
 	}
 	t.Logf("tags off, main's last 2 commits: %s", summary)
+
+	// Without --json, the summary says which rules applied.
+	var stdout, stderr bytes.Buffer
+	env[envNow] = gcNow.Format(time.RFC3339)
+	if code := run(t.Context(), []string{"gc", "--repo", "lakegc-tagged"}, func(k string) string { return env[k] }, &stdout, &stderr); code != exitOK ||
+		!strings.Contains(stdout.String(), `rules: lakeFS's: 7 days by default; lakegc's: "main": last 2 commits`) {
+		t.Errorf("gc summary (exit %d):\n%s%s", code, stdout.String(), stderr.String())
+	}
 }
