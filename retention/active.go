@@ -173,9 +173,7 @@ func ActiveCommitsExtended(ctx context.Context, branches iter.Seq2[Branch, error
 		}
 		g.walk(s)
 	}
-	for _, h := range heads {
-		g.keepLast(h.commit, h.keepLast)
-	}
+	g.keepLasts(heads)
 	return g.result(), nil
 }
 
@@ -298,12 +296,27 @@ func (g *graph) readTags(ctx context.Context, tags Tags) ([]int32, error) {
 	return out, nil
 }
 
-// keepLast keeps n commits of the main ancestry from c, c included. It takes
-// no more steps than there are commits, whatever the parents say.
-func (g *graph) keepLast(c int32, n int32) {
-	for k := 0; c >= 0 && k < int(n) && k < len(g.nodes); k++ {
-		g.flags[c] |= active
-		c = g.nodes[c].parent
+// keepLasts keeps each head's keepLast commits of its main ancestry, the
+// HEAD included. Heads are taken by descending count, and a chain stops at a
+// commit an earlier chain reached with as many commits or more still to
+// keep: with one allowance per commit (4 bytes each, only when some head
+// has a count), branches that share their history do not walk it again.
+// No chain takes more steps than there are commits, whatever the parents
+// say.
+func (g *graph) keepLasts(heads []branchHead) {
+	if !slices.ContainsFunc(heads, func(h branchHead) bool { return h.keepLast > 0 }) {
+		return
+	}
+	heads = slices.Clone(heads)
+	slices.SortStableFunc(heads, func(a, b branchHead) int { return cmp.Compare(b.keepLast, a.keepLast) })
+	left := make([]int32, len(g.nodes))
+	for _, h := range heads {
+		c, n := h.commit, h.keepLast
+		for k := 0; c >= 0 && n > 0 && left[c] < n && k < len(g.nodes); k++ {
+			left[c] = n
+			g.flags[c] |= active
+			c, n = g.nodes[c].parent, n-1
+		}
 	}
 }
 
