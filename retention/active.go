@@ -121,7 +121,8 @@ func ActiveCommits(ctx context.Context, branches iter.Seq2[Branch, error], commi
 // returns invalid extended rules (wrapping [ErrInvalidRules]), an error of
 // the source's [Tags] when ext.KeepTags, and, when ext.StaleBranchDays is
 // set, an error if commits is not a [DefaultBranch] or names none: without
-// it the rule could unprotect the default branch.
+// it the rule could unprotect the default branch. Memory is ActiveCommits',
+// plus 4 bytes per commit when a KeepLast rule applies.
 func ActiveCommitsExtended(ctx context.Context, branches iter.Seq2[Branch, error], commits CommitSource, rules *Rules, ext *Extended, now time.Time) ([]ActiveCommit, error) {
 	if err := rules.Validate(); err != nil {
 		return nil, err
