@@ -72,7 +72,8 @@ type Tags interface {
 // DefaultBranch is what a [CommitSource] that knows its repository's
 // default branch implements too: the stale-branch rule
 // ([Extended].StaleBranchDays) never applies to that branch, and
-// [ActiveCommitsExtended] refuses the rule for a source without it.
+// [ActiveCommitsExtended] refuses the rule for a source without it, and
+// when the branch it names is not among the branches.
 type DefaultBranch interface {
 	// DefaultBranch returns the ID of the repository's default branch.
 	DefaultBranch(ctx context.Context) (string, error)
@@ -120,8 +121,9 @@ func ActiveCommits(ctx context.Context, branches iter.Seq2[Branch, error], commi
 // nil or zero ext it is ActiveCommits. Besides ActiveCommits' errors, it
 // returns invalid extended rules (wrapping [ErrInvalidRules]), an error of
 // the source's [Tags] when ext.KeepTags, and, when ext.StaleBranchDays is
-// set, an error if commits is not a [DefaultBranch] or names none: without
-// it the rule could unprotect the default branch. Memory is ActiveCommits',
+// set, an error if commits is not a [DefaultBranch], names none, or names
+// one that is not among branches (when there are any): without it the rule
+// could unprotect the default branch. Memory is ActiveCommits',
 // plus 4 bytes per commit when a KeepLast rule applies.
 func ActiveCommitsExtended(ctx context.Context, branches iter.Seq2[Branch, error], commits CommitSource, rules *Rules, ext *Extended, now time.Time) ([]ActiveCommit, error) {
 	if err := rules.Validate(); err != nil {
@@ -154,6 +156,12 @@ func ActiveCommitsExtended(ctx context.Context, branches iter.Seq2[Branch, error
 	heads, err := g.readBranches(ctx, branches, rules, x, defaultBranch)
 	if err != nil {
 		return nil, err
+	}
+	if defaultBranch != "" && len(heads) > 0 && !slices.ContainsFunc(heads, func(h branchHead) bool { return h.isDefault }) {
+		// The branches and the default branch disagree (a default branch
+		// renamed or changed between the two reads): the branch that is
+		// the default now could be taken for a stale one.
+		return nil, fmt.Errorf("retention: the stale-branch rule needs the default branch, and %q is not among the branches", defaultBranch)
 	}
 	var tagged []int32
 	if tags, ok := commits.(Tags); ok && x.ext.KeepTags {

@@ -103,8 +103,11 @@
 //     objects once they are older than its retention. It is off unless set,
 //     it never applies to the repository's default branch, and
 //     [ActiveCommitsExtended] refuses it for a source that does not name
-//     that branch ([DefaultBranch]) rather than guess. A branch's KeepLast
-//     still applies to a stale branch: give a branch KeepLast 1 to exempt it.
+//     that branch ([DefaultBranch]), or names one the branches do not
+//     include, rather than guess. The age is the HEAD commit's, not the
+//     branch's: a branch created today at a commit older than
+//     StaleBranchDays is stale at once. A branch's KeepLast still applies
+//     to a stale branch: give a branch KeepLast 1 to exempt it.
 //
 // The kept set is the union of what each rule keeps: the walks of lakeFS's
 // rules (with the stale HEADs unprotected and RetentionDays applied), the

@@ -48,10 +48,12 @@ type Extended struct {
 	// StaleBranchDays, when above zero, stops protecting the HEAD of a
 	// branch whose HEAD was created StaleBranchDays days ago or earlier:
 	// that HEAD is then kept only as a dangling commit is, by its date
-	// against the branch's retention. It can only delete more. It never
-	// applies to the default branch, and [ActiveCommitsExtended] refuses it
-	// for a source that does not name that branch ([DefaultBranch]). Zero:
-	// off.
+	// against the branch's retention. It can only delete more. The age is
+	// the HEAD commit's: a branch created today at an older commit is
+	// stale at once. It never applies to the default branch, and
+	// [ActiveCommitsExtended] refuses it for a source that does not name
+	// that branch ([DefaultBranch]) or names one not among the branches.
+	// Zero: off.
 	StaleBranchDays int32
 }
 

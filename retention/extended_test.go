@@ -310,6 +310,15 @@ func TestActiveCommitsExtendedErrors(t *testing.T) {
 	if _, err := ActiveCommitsExtended(t.Context(), branches, &defaultOnly{fakeSource: newFakeSource(commits)}, rules, stale, testNow); err == nil {
 		t.Error("stale rule with an empty default branch: no error")
 	}
+	// A default branch that is not among the branches (renamed, or
+	// changed between the reads): the default branch could be stale.
+	if _, err := ActiveCommitsExtended(t.Context(), branches, &defaultOnly{fakeSource: newFakeSource(commits), defaultBranch: "master"}, rules, stale, testNow); err == nil || !strings.Contains(err.Error(), `"master" is not among the branches`) {
+		t.Errorf("stale rule with a default branch not listed: %v", err)
+	}
+	// Without the stale rule, the default branch is not asked for.
+	if _, err := ActiveCommitsExtended(t.Context(), branches, &defaultOnly{fakeSource: newFakeSource(commits), defaultBranch: "master"}, rules, &Extended{}, testNow); err != nil {
+		t.Errorf("no stale rule, default branch not listed: %v", err)
+	}
 	bad := &Extended{Branches: []BranchRule{{Pattern: "(", KeepLast: 1}}}
 	if _, err := ActiveCommitsExtended(t.Context(), branches, newFakeSource(commits), rules, bad, testNow); !errors.Is(err, ErrInvalidRules) {
 		t.Errorf("bad pattern: %v", err)
