@@ -77,7 +77,10 @@
 // ({"version": 1, ...}, [ExtendedVersion]); an unknown field, a negative
 // number, a pattern that does not compile, more than [MaxBranchRules] rules
 // or [MaxExtendedSize] bytes are errors wrapping [ErrInvalidRules], and
-// reading it allocates at most about that size.
+// reading it allocates at most about that size, plus the compiled patterns:
+// their counted repetitions are sized before they are compiled, and
+// patterns beyond [MaxPatternProgram] instructions each or [MaxRulesProgram]
+// in all are refused too.
 //
 // The rules, and what each can do to what is kept:
 //

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"regexp/syntax"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -25,6 +26,15 @@ const (
 	MaxBranchRules = 4096
 	// MaxPatternLen is the longest branch name or pattern, in bytes.
 	MaxPatternLen = 1024
+	// MaxPatternProgram is the largest program one pattern may compile
+	// to, in instructions, its counted repetitions expanded: ".{1000}"
+	// is a thousand. A 1 KiB pattern could otherwise take 150,000
+	// instructions, tens of megabytes and a third of a second to compile.
+	MaxPatternProgram = 4 * MaxPatternLen
+	// MaxRulesProgram is the largest program all patterns together may
+	// compile to, in instructions: about what 1 MiB of plain patterns
+	// takes (some 40 MiB compiled).
+	MaxRulesProgram = 1 << 20
 )
 
 // Extended are lakegc's retention rules beside lakeFS's [Rules], in a file
@@ -86,7 +96,9 @@ func (e *Extended) IsZero() bool {
 
 // Validate reports whether e is usable: at most [MaxBranchRules] rules,
 // each with exactly one of Branch and Pattern (valid UTF-8, at most
-// [MaxPatternLen] bytes, a Pattern that compiles), days and counts of zero
+// [MaxPatternLen] bytes, a Pattern that compiles, to at most
+// [MaxPatternProgram] instructions and [MaxRulesProgram] for all the
+// patterns, counted before they are compiled), days and counts of zero
 // or more, and something to say (RetentionDays or KeepLast). The error
 // wraps [ErrInvalidRules] and names the rule. A nil e is valid: no rules.
 func (e *Extended) Validate() error {
@@ -114,6 +126,7 @@ func (e *Extended) compile() (*compiled, error) {
 		return invalid("%d branch rules, more than %d", len(e.Branches), MaxBranchRules)
 	}
 	c := &compiled{ext: e, res: make([]*regexp.Regexp, len(e.Branches))}
+	total := 0 // instructions of the patterns
 	for i, r := range e.Branches {
 		name := r.Branch
 		if name == "" {
@@ -134,6 +147,25 @@ func (e *Extended) compile() (*compiled, error) {
 			return invalid("branches[%d] (%s): neither retention_days nor keep_last: the rule says nothing", i, name)
 		}
 		if r.Pattern != "" {
+			full := `^(?:` + r.Pattern + `)$`
+			// The parse is linear in the pattern; its size is counted
+			// before the compilation expands the counted repetitions.
+			tree, err := syntax.Parse(full, syntax.Perl)
+			if err != nil {
+				return invalid("branches[%d]: pattern %q does not compile: %v", i, r.Pattern, err)
+			}
+			n := programSize(tree, MaxPatternProgram)
+			if n > MaxPatternProgram {
+				return invalid("branches[%d]: pattern %q compiles to more than %d instructions", i, r.Pattern, MaxPatternProgram)
+			}
+			if total += n; total > MaxRulesProgram {
+				return invalid("branches[%d]: the patterns compile to more than %d instructions in all", i, MaxRulesProgram)
+			}
+		}
+	}
+	// Compiled once every rule is known valid and the total small enough.
+	for i, r := range e.Branches {
+		if r.Pattern != "" {
 			re, err := regexp.Compile(`^(?:` + r.Pattern + `)$`)
 			if err != nil {
 				return invalid("branches[%d]: pattern %q does not compile: %v", i, r.Pattern, err)
@@ -142,6 +174,37 @@ func (e *Extended) compile() (*compiled, error) {
 		}
 	}
 	return c, nil
+}
+
+// programSize returns about how many instructions re compiles to, counted
+// repetitions expanded, or a number above limit once it exceeds limit.
+func programSize(re *syntax.Regexp, limit int) int {
+	sum := func(subs []*syntax.Regexp) int {
+		n := len(subs)
+		for _, sub := range subs {
+			if n += programSize(sub, limit); n > limit {
+				return limit + 1
+			}
+		}
+		return n
+	}
+	switch re.Op {
+	case syntax.OpLiteral:
+		return len(re.Rune)
+	case syntax.OpCapture, syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpConcat, syntax.OpAlternate:
+		return sum(re.Sub)
+	case syntax.OpRepeat:
+		times := max(re.Min, re.Max, 1)
+		if re.Max < 0 {
+			times = re.Min + 1
+		}
+		one := sum(re.Sub)
+		if one > limit/times {
+			return limit + 1
+		}
+		return one * times
+	}
+	return 1
 }
 
 // rule returns the first rule that matches branch, or nil.

@@ -10,7 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -398,6 +400,50 @@ func TestExtendedJSON(t *testing.T) {
 	}
 }
 
+// TestExtendedPatternCost checks that patterns whose counted repetitions
+// expand to large programs are refused before they are compiled: a 1 KiB
+// pattern of ".{1000}" would take some 150,000 instructions and 45 MB to
+// compile, and a file could hold a thousand of them.
+func TestExtendedPatternCost(t *testing.T) {
+	rule := func(p string) string { return `{"pattern":` + strconv.Quote(p) + `,"keep_last":1}` }
+	file := func(rules ...string) []byte {
+		return []byte(`{"version":1,"branches":[` + strings.Join(rules, ",") + `]}`)
+	}
+	var hostile []string
+	for _, p := range []string{".{1000}", "[a-z]{1000}", `\pL{999}`, "(a|b|c){500}", "(x{30}){30}"} {
+		hostile = append(hostile, strings.Repeat(p, MaxPatternLen/len(p)))
+	}
+	for _, p := range hostile {
+		var e Extended
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		err := e.UnmarshalJSON(file(rule(p), rule(p), rule(p), rule(p)))
+		runtime.ReadMemStats(&after)
+		if !errors.Is(err, ErrInvalidRules) || !strings.Contains(err.Error(), "instructions") {
+			t.Errorf("%.20s…: %v, want a refusal for its size", p, err)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
+			t.Errorf("%.20s…: refusing it allocated %d MiB", p, alloc>>20)
+		}
+	}
+	// Ordinary patterns, long ones too, are accepted; many of them reach
+	// the total.
+	long := strings.Repeat("feature/[a-z0-9_-]+/", MaxPatternLen/20)
+	for _, p := range []string{"release/v[0-9]+(\\.[0-9]+)*", "(?i)main|dev-[0-9]{1,6}", strings.Repeat("a", MaxPatternLen), long} {
+		var e Extended
+		if err := e.UnmarshalJSON(file(rule(p))); err != nil {
+			t.Errorf("%.20s…: %v", p, err)
+		}
+	}
+	big := &Extended{}
+	for i := range MaxBranchRules {
+		big.Branches = append(big.Branches, BranchRule{Pattern: fmt.Sprintf("%s%d", strings.Repeat("[a-z]{3}", 100), i), KeepLast: 1})
+	}
+	if err := big.Validate(); !errors.Is(err, ErrInvalidRules) || !strings.Contains(err.Error(), "in all") {
+		t.Errorf("%d patterns of 300 instructions each: %v", len(big.Branches), err)
+	}
+}
+
 // TestExtendedGolden decodes every file of testdata/extended (the fuzz
 // target's seeds): those named bad-* fail, the others round-trip.
 func TestExtendedGolden(t *testing.T) {
@@ -432,6 +478,7 @@ func FuzzExtendedUnmarshalJSON(f *testing.F) {
 	}
 	f.Add([]byte(`{"version":1,"branches":[{"pattern":"((((a{1000}){1000}){1000}){1000})","keep_last":1}]}`))
 	f.Add([]byte(`{"version":1,"branches":[{"pattern":"(?i)Main|dev-[0-9]+","retention_days":0}]}`))
+	f.Add([]byte(`{"version":1,"branches":[{"pattern":"` + strings.Repeat(".{1000}", 140) + `","keep_last":1}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var e Extended
 		if err := e.UnmarshalJSON(b); err != nil {
