@@ -103,3 +103,54 @@ func FuzzDecodeRef(f *testing.F) {
 		}
 	})
 }
+
+// A tag listing whose second page fails or breaks the API's promises ends
+// with an error after the first page's tags, never with fewer tags and no
+// error: a tag lost is a tagged commit's objects deleted.
+func TestListTagsFailedPage(t *testing.T) {
+	const first = `{"pagination":{"has_more":true,"next_offset":"v1","results":1,"max_per_page":1},"results":[{"id":"v1","commit_id":"c1"}]}`
+	for name, tc := range map[string]struct {
+		second answer
+		want   error
+	}{
+		"server error":            {answer{status: http.StatusInternalServerError, body: `{"message":"down"}`}, ErrServer},
+		"connection dropped":      {answer{hangUp: true}, ErrTransport},
+		"truncated body":          {answer{status: http.StatusOK, body: `{"pagination":{"has_more":false,"next_offset":""},"results":[{"id":"v2","commit_id":"c2"}`}, ErrMalformed},
+		"empty body":              {answer{status: http.StatusOK}, ErrMalformed},
+		"has_more, same offset":   {answer{status: http.StatusOK, body: `{"pagination":{"has_more":true,"next_offset":"v1"},"results":[]}`}, ErrMalformed},
+		"has_more without offset": {answer{status: http.StatusOK, body: `{"pagination":{"has_more":true,"next_offset":""},"results":[{"id":"v2","commit_id":"c2"}]}`}, ErrMalformed},
+		"results missing":         {answer{status: http.StatusOK, body: `{"pagination":{"has_more":false,"next_offset":""}}`}, ErrMalformed},
+		"tag without commit":      {answer{status: http.StatusOK, body: `{"pagination":{"has_more":false,"next_offset":""},"results":[{"id":"v2"}]}`}, ErrMalformed},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, srv := newScript(t, map[string][]answer{"GET /api/v1/repositories/r/tags": {{status: http.StatusOK, body: first}, tc.second}})
+			c, _ := testClient(t, srv, WithMaxAttempts(1))
+			var tags []Ref
+			var err error
+			for r, e := range c.ListTags(t.Context(), "r") {
+				if e != nil {
+					err = e
+					break
+				}
+				tags = append(tags, r)
+			}
+			if !errors.Is(err, tc.want) {
+				t.Errorf("error %v, want %v", err, tc.want)
+			}
+			if want := []Ref{{"v1", "c1"}}; !reflect.DeepEqual(tags, want) {
+				t.Errorf("tags %v before the error, want %v", tags, want)
+			}
+			// Go's transport may resend a GET whose reused connection
+			// dropped: every request after the first asks for page two.
+			reqs := s.requests()
+			if len(reqs) < 2 || strings.Contains(reqs[0].query, "after=") {
+				t.Errorf("requests %+v: want the first page, then the second", reqs)
+			}
+			for _, r := range reqs[min(1, len(reqs)):] {
+				if !strings.Contains(r.query, "after=v1") {
+					t.Errorf("request %+v: want the second page, after v1", r)
+				}
+			}
+		})
+	}
+}
