@@ -20,9 +20,9 @@ import (
 
 // extendHost is a lakeFSHost over a fake lakeFS: tags v1 → c1, branches
 // main (c3) and feature (f1), rules of 7 days, commits c0 ← c1 ← c2 ← c3 and
-// c1 ← f1; c1 is dated exactly 7 days before now, to the second. tagsFail
-// makes the tag listing answer 500.
-func extendHost(t *testing.T, now time.Time, tagsFail bool) *lakeFSHost {
+// c1 ← f1; c1 is dated exactly 7 days before now, to the second. fail
+// makes the tag listing ("tags") or one commit (its ID) answer 500.
+func extendHost(t *testing.T, now time.Time, fail string) *lakeFSHost {
 	t.Helper()
 	commits := map[string]map[string]any{
 		"c0": {"parents": []string{}, "creation_date": now.AddDate(0, 0, -100).Unix()},
@@ -38,9 +38,9 @@ func extendHost(t *testing.T, now time.Time, tagsFail bool) *lakeFSHost {
 		w.Header().Set("Content-Type", "application/json")
 		p := strings.TrimPrefix(r.URL.Path, "/api/v1/repositories/r")
 		switch {
-		case p == "/tags" && tagsFail:
+		case p == "/tags" && fail == "tags", fail != "" && p == "/commits/"+fail:
 			w.WriteHeader(http.StatusInternalServerError)
-			_, _ = w.Write([]byte(`{"message":"tags are down"}`))
+			_, _ = w.Write([]byte(`{"message":"` + fail + ` are down"}`))
 		case p == "/tags":
 			_ = json.NewEncoder(w).Encode(page([]map[string]string{{"id": "v1", "commit_id": "c1"}}))
 		case p == "/branches":
@@ -85,7 +85,7 @@ func TestExtendActive(t *testing.T) {
 	// No rules file: tags are kept. c1, tagged, is kept; so is c0, its
 	// parent, since c1's date — known to the second — may be up to a second
 	// after the 7-day threshold, and in doubt the commit counts as newer.
-	h := extendHost(t, now, false)
+	h := extendHost(t, now, "")
 	got, err := h.extendActive(t.Context(), now, slices.Clone(lakeFS))
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +99,7 @@ func TestExtendActive(t *testing.T) {
 
 	// A rules file: no tags, feature's last 2 commits, a stale rule and
 	// days below lakeFS's, which the command reports as not applied.
-	h = extendHost(t, now, false)
+	h = extendHost(t, now, "")
 	days := int32(1)
 	ext := &retention.Extended{StaleBranchDays: 10, Branches: []retention.BranchRule{{Pattern: "feat.*", KeepLast: 2, RetentionDays: &days}}}
 	if err := retention.NewExtendedStore(h.bucket).Save(t.Context(), ext); err != nil {
@@ -117,11 +117,20 @@ func TestExtendActive(t *testing.T) {
 	}
 
 	// Failures fail the run, never read as "nothing more to keep".
-	h = extendHost(t, now, true)
+	h = extendHost(t, now, "tags")
 	if _, err := h.extendActive(t.Context(), now, slices.Clone(lakeFS)); !errors.Is(err, errLakeFS) || !strings.Contains(err.Error(), "tags are down") {
 		t.Errorf("tags failing: %v", err)
 	}
-	h = extendHost(t, now, false)
+	// A commit that cannot be read mid-walk (c1, tagged, was read; c0,
+	// its parent, fails) fails the run too.
+	h = extendHost(t, now, "c0")
+	if got, err := h.extendActive(t.Context(), now, slices.Clone(lakeFS)); !errors.Is(err, errLakeFS) || !strings.Contains(err.Error(), "c0") || got != nil {
+		t.Errorf("a commit failing mid-walk: %v, %v", ids(got), err)
+	}
+	if h.rules.CommitsRead != 1 {
+		t.Errorf("read %d commits before the failure, want 1 (c1)", h.rules.CommitsRead)
+	}
+	h = extendHost(t, now, "")
 	if err := h.bucket.WriteAll(t.Context(), "_lakefs/retention/gc/rules/lakegc.json", []byte(`{"version":1,"keep_tags":"yes"}`), nil); err != nil {
 		t.Fatal(err)
 	}
