@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -137,6 +138,8 @@ func runRules(ctx context.Context, args []string, getenv func(string) string, st
 		return usageErr("--file or rule flags, not both")
 	case stale < 0:
 		return usageErr("--stale-branch-days %d is negative", stale)
+	case stale > math.MaxInt32:
+		return usageErr("--stale-branch-days %d is too large", stale)
 	}
 	if verb == "set" {
 		if file != "" {

@@ -39,6 +39,7 @@ func TestRulesCommandRefusesBadRules(t *testing.T) {
 		{[]string{"set", "--repo", "r", "--keep-last", "main=-1"}, "negative keep_last"},
 		{[]string{"set", "--repo", "r", "--keep-last", "main"}, "not NAME=NUMBER"},
 		{[]string{"set", "--repo", "r", "--stale-branch-days", "-2"}, "negative"},
+		{[]string{"set", "--repo", "r", "--stale-branch-days", "4294967297"}, "too large"}, // not 1 day, as int32 would read it
 		{[]string{"set", "--repo", "r", "--file", file(`{"version":1}`), "--keep-last", "main=1"}, "not both"},
 		{[]string{"set", "--repo", "r", "--file", filepath.Join(dir, "missing.json")}, "no such file"},
 	} {
