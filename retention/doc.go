@@ -98,6 +98,10 @@
 //     branch rule always wins); like a lakeFS branch rule it may keep less
 //     than the default. KeepLast keeps a branch's HEAD and the main parents
 //     before it, KeepLast commits in all, whatever their age: keeps more.
+//     A merge counts as one commit; the commits it brought in are neither
+//     counted nor kept by KeepLast (the merge's own objects are). Only the
+//     first matching rule applies, whole: a later rule matching the same
+//     branch adds neither its days nor its count.
 //   - StaleBranchDays: the HEAD of a branch whose HEAD commit is
 //     StaleBranchDays days old or more is no longer kept for being a HEAD;
 //     it is judged by its date against the branch's retention, as a

@@ -25,23 +25,27 @@ const rulesUsage = `Usage:
                     [--keep-last BRANCH=N]... [--keep-last-pattern REGEXP=N]...
                     [--retention-days-pattern REGEXP=D]...
 
-Shows or sets lakegc's extended retention rules, kept beside lakeFS's rules in
-the repository's storage namespace (_lakefs/retention/gc/rules/lakegc.json);
-lakeFS never reads them, "lakegc gc" applies both. "show" prints lakeFS's
-rules too (set those with lakectl gc set-config). Without a file, "lakegc gc"
-keeps every tagged commit and its ancestors within lakeFS's default retention.
+Shows or sets lakegc's extended retention rules ("set" replaces them all),
+kept beside lakeFS's rules in the repository's storage namespace
+(_lakefs/retention/gc/rules/lakegc.json); lakeFS never reads them, "lakegc
+gc" applies both. "show" prints lakeFS's rules too (set those with lakectl
+gc set-config). Without a file, "lakegc gc" keeps every tagged commit and
+its ancestors within lakeFS's default retention.
 
   --keep-tags               keep tagged commits (default true)
-  --keep-last BRANCH=N      keep the last N commits of BRANCH
+  --keep-last BRANCH=N      keep the last N commits of BRANCH: its HEAD and first parents (a merge
+                            counts once; the commits it brought in are neither counted nor kept)
   --keep-last-pattern RE=N  keep the last N commits of every branch whose whole name RE matches
   --retention-days-pattern RE=D
                             keep D days on the branches RE matches that lakeFS's rules do not name
   --stale-branch-days D     stop protecting the HEAD of a branch without a commit for D days,
                             never the default branch (can only delete more; 0: off)
 
-Rules by branch apply first match first, in the order given. "lakegc gc"
-only adds to what lakeFS's prepare_commits keeps: it reports the stale rule,
-and days below lakeFS's default, as not applied.
+A branch takes the first rule by branch that matches it, in the order
+given, and no other; lakeFS's own rule for a branch wins over
+--retention-days-pattern. "lakegc gc" only adds to what lakeFS's
+prepare_commits keeps: it reports the stale rule, and days below lakeFS's
+default, as not applied.
 
 Connection flags as for gc: --endpoint, --access-key-id, --secret-access-key
 (or lakectl's variables), --blockstore-path, --lakefs-config.
