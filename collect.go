@@ -218,6 +218,10 @@ func (c *cycle) readRules(ctx context.Context) error {
 			rep.Extended = c.ext
 		}
 		rep.Applied = describeRules(c.rules, c.ext)
+		if _, ok := c.host.Commits.(retention.Tags); c.ext != nil && c.ext.KeepTags && !ok {
+			// Not silent: the rules say tags are kept, and none are known.
+			rep.Applied += " (but Host.Commits is not retention.Tags: no tag known, none kept)"
+		}
 	}
 	rep.Duration = done("found", rep.Found, "applied", rep.Applied)
 	return nil

@@ -79,6 +79,11 @@ func TestCollectKeepsTaggedCommits(t *testing.T) {
 			if tc.keepsA1 && !strings.Contains(rep.Rules.Applied, "tagged commits kept") {
 				t.Errorf("applied %q does not say tags are kept", rep.Rules.Applied)
 			}
+			// Rules that keep tags, and a host that gives none, are said.
+			keepTags := tc.file == `{"version":1}` || tc.config
+			if noTags := strings.Contains(rep.Rules.Applied, "no tag known"); noTags != (keepTags && !tc.tagged) {
+				t.Errorf("applied %q: says no tags known %v, want %v", rep.Rules.Applied, noTags, keepTags && !tc.tagged)
+			}
 		})
 	}
 }
