@@ -142,3 +142,71 @@ func TestIntegrationTaggedCommitSurvives(t *testing.T) {
 		t.Errorf("gc summary (exit %d):\n%s%s", code, stdout.String(), stderr.String())
 	}
 }
+
+// TestIntegrationTagOnDeletedBranch: on a real lakeFS, two tags on one
+// 60-day-old commit of a branch since deleted — a commit no branch reaches,
+// which lakeFS's rules expire as dangling — keep its objects through
+// "lakegc gc --sweep"; the commit is added once.
+func TestIntegrationTagOnDeletedBranch(t *testing.T) {
+	s := startLocal(t)
+	built := time.Now().UTC()
+	const repo = "lakegc-tag-deleted"
+	s.Do(t, http.MethodPost, "/repositories", nil, map[string]any{"name": repo, "storage_namespace": "local://" + repo, "default_branch": "main"}, http.StatusCreated, nil)
+	s.Do(t, http.MethodPut, "/repositories/"+repo+"/settings/gc_rules", nil, map[string]any{"default_retention_days": 7, "branches": []any{}}, http.StatusNoContent, nil)
+	upload := func(branch, path, content string) lakefstest.Object {
+		got := s.Raw(t, http.MethodPost, "/repositories/"+repo+"/branches/"+branch+"/objects", url.Values{"path": {path}}, "application/octet-stream", strings.NewReader(content))
+		if got.Status != http.StatusCreated {
+			t.Fatalf("upload %s: %d %s", path, got.Status, got.Body)
+		}
+		var st struct {
+			PhysicalAddress string `json:"physical_address"`
+		}
+		if err := json.Unmarshal(got.Body, &st); err != nil {
+			t.Fatal(err)
+		}
+		return lakefstest.Object{Name: path + "@" + branch, Path: path, Content: []byte(content), PhysicalAddress: st.PhysicalAddress}
+	}
+	commit := func(branch string, daysAgo int) string {
+		var c struct {
+			ID string `json:"id"`
+		}
+		s.Do(t, http.MethodPost, "/repositories/"+repo+"/branches/"+branch+"/commits", nil, map[string]any{
+			"message": branch, "date": built.Add(-time.Duration(daysAgo) * 24 * time.Hour).Unix()}, http.StatusCreated, &c)
+		return c.ID
+	}
+	upload("main", "base", "B")
+	commit("main", 90)
+	s.Do(t, http.MethodPost, "/repositories/"+repo+"/branches", nil, map[string]any{"name": "release", "source": "main"}, http.StatusCreated, nil)
+	rel := upload("release", "rel/x", "R1 of "+repo)
+	c := commit("release", 60)
+	for _, tag := range []string{"v1.0", "v1.0-final"} {
+		s.Do(t, http.MethodPost, "/repositories/"+repo+"/tags", nil, map[string]any{"id": tag, "ref": c}, http.StatusCreated, nil)
+	}
+	s.Do(t, http.MethodDelete, "/repositories/"+repo+"/branches/release", nil, nil, http.StatusNoContent, nil)
+	rel.Ref = c
+	if ok, known := s.Stored(t, rel); !known || !ok {
+		t.Fatalf("R1 not stored before the GC (known %v)", known)
+	}
+
+	code, stdout, stderr := gcIn(t, s, s.BlockstorePath, repo, built.Add(3*24*time.Hour), "--sweep")
+	if code != exitOK {
+		t.Fatalf("gc: exit %d\n%s", code, stderr)
+	}
+	var rep struct {
+		Host struct {
+			Rules *rulesStats `json:"rules"`
+		} `json:"host"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || rep.Host.Rules == nil {
+		t.Fatalf("report without rules (%v):\n%s", err, stdout)
+	}
+	if ok, _ := s.Stored(t, rel); !ok || rep.Host.Rules.Added != 1 {
+		t.Errorf("tagged commit %s of a deleted branch: R1 stored %v, %d commits added; want R1 kept and the commit added once", c, ok, rep.Host.Rules.Added)
+	}
+	for _, tag := range []string{"v1.0", "v1.0-final"} {
+		if got := s.ReadObject(t, repo, tag, "rel/x"); got.Status != http.StatusOK || string(got.Body) != string(rel.Content) {
+			t.Errorf("%s:rel/x reads %d %q after the GC", tag, got.Status, got.Body)
+		}
+	}
+	t.Logf("%s", rep.Host.Rules)
+}
