@@ -87,8 +87,9 @@
 //     that commit, or a rule made longer, cannot bring them back. Collect
 //     guarantees the objects of the commits the rules keep at each cycle, of
 //     every staged entry, and of every object younger than the cutoff; a
-//     host must not branch from, or revert to, a commit older than the
-//     retention of every branch it was on (the HEADs and the commits inside
+//     host must not branch from, revert to, or tag a commit older than the
+//     retention of every branch it was on (a tag made after a cycle read
+//     the tags keeps nothing in that cycle; the HEADs and the commits inside
 //     their retention are safe — but with the extended stale-branch rule,
 //     retention.Extended.StaleBranchDays, the HEAD of a stale branch is not:
 //     it is off unless set, and never applies to the default branch).
