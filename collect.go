@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -29,8 +30,10 @@ import (
 //  1. the uncommitted export, to completion, with the copy records as its
 //     trailer (read after every branch); its start, recorded before its
 //     first call, anchors the cutoff;
-//  2. the retention rules, read from the namespace: a repository without
-//     rules keeps every commit, as lakeFS does;
+//  2. the retention rules: Config.Rules, or else lakeFS's rules file and
+//     lakegc's extended one read from the namespace; a repository without
+//     rules keeps every commit, as lakeFS does, and the report and a WARN
+//     log say so;
 //  3. the active commits, read after the export (a commit made during it
 //     holds objects the export may not have seen staged), and their
 //     report, commits.csv;
@@ -80,6 +83,8 @@ func (h Host) validate(s settings) error {
 		return fmt.Errorf("%w: Host with both Commits and Active: which decides the kept commits?", ErrInvalidConfig)
 	case h.Committed == nil:
 		return fmt.Errorf("%w: Host without Committed", ErrInvalidConfig)
+	case h.Active != nil && s.Rules != nil:
+		return fmt.Errorf("%w: Config.Rules with a Host's own Active, which applies its own rules", ErrInvalidConfig)
 	case h.Export != nil && h.Copies != nil:
 		return fmt.Errorf("%w: Host with Export and Copies: a host's own export must add its copy records itself", ErrInvalidConfig)
 	case h.Export != nil && s.ResumeExport != "":
@@ -99,7 +104,8 @@ type cycle struct {
 	export exportState // the export, once done
 	// exported are the addresses of a host's own export (Host.Export).
 	exported iter.Seq2[string, error]
-	rules    *retention.Rules // nil: keep every commit
+	rules    *retention.Rules    // nil: keep every commit
+	ext      *retention.Extended // nil: lakeFS's rules alone
 	active   []retention.ActiveCommit
 
 	ns      *nsaddr.Namespace // Config.Namespace, parsed
@@ -160,26 +166,74 @@ func (c *cycle) progress(p Progress) {
 	}
 }
 
-// readRules reads the repository's rules. A repository without rules keeps
-// every commit, as lakeFS does: its prepare-commits step refuses to run, and
-// its GC client then expires nothing.
+// readRules reads the repository's rules: Config.Rules, or lakeFS's rules
+// file and lakegc's extended one. A repository without rules keeps every
+// commit, as lakeFS does: its prepare-commits step refuses to run, and its
+// GC client then expires nothing. The cycle says so in its report and logs
+// it at WARN: a host that forgot its rules keeps everything, not silently.
 func (c *cycle) readRules(ctx context.Context) error {
 	done := c.phase(ctx, PhaseRules)
 	c.progress(Progress{Phase: PhaseRules})
-	rep := &RulesReport{Key: layout.RulesKey(c.cfg.StoragePrefix)} // where retention.RulesStore reads them
+	rep := &RulesReport{Source: RulesFromConfig}
 	c.report.Rules = rep
-	store := retention.NewRulesStore(c.cfg.Bucket, retention.WithStoragePrefix(c.cfg.StoragePrefix))
-	rules, err := store.Get(ctx)
-	switch {
-	case err == nil:
-		c.rules, rep.Rules, rep.Found = rules, rules, true
-	case errors.Is(err, retention.ErrNotFound): // missing, or the zero rules
-		c.rules = nil
-	default:
-		return fmt.Errorf("lakegc: rules: %w", err)
+	if c.cfg.Rules != nil {
+		c.rules, c.ext = c.cfg.Rules, c.cfg.ExtendedRules
+		if c.rules.DefaultRetentionDays == 0 && len(c.rules.BranchRetentionDays) == 0 {
+			c.rules = nil // the zero rules are no rules
+		}
+	} else {
+		rep.Source = RulesFromFiles
+		rep.Key = layout.RulesKey(c.cfg.StoragePrefix) // where retention.RulesStore reads them
+		store := retention.NewRulesStore(c.cfg.Bucket, retention.WithStoragePrefix(c.cfg.StoragePrefix))
+		rules, err := store.Get(ctx)
+		switch {
+		case err == nil:
+			c.rules = rules
+		case errors.Is(err, retention.ErrNotFound): // missing, or the zero rules
+		default:
+			return fmt.Errorf("lakegc: rules: %w", err)
+		}
+		ext := retention.NewExtendedStore(c.cfg.Bucket, retention.WithStoragePrefix(c.cfg.StoragePrefix))
+		rep.ExtendedKey = ext.Key()
+		c.ext, err = ext.Get(ctx)
+		if err != nil && !errors.Is(err, retention.ErrNotFound) {
+			// A file that does not decode fails the cycle: guessing what
+			// it meant could delete what it keeps.
+			return fmt.Errorf("lakegc: rules: %w", err)
+		}
 	}
-	rep.Duration = done("found", rep.Found)
+	if c.rules == nil {
+		c.ext = nil
+		rep.Applied = "none: every commit kept"
+		rep.Warning = "no retention rules (neither Config.Rules nor " + layout.RulesKey(c.cfg.StoragePrefix) + "): every commit is kept, as lakeFS does; set rules to collect expired commits"
+		if c.cfg.Logger != nil {
+			c.cfg.Logger.WarnContext(ctx, "lakegc: "+rep.Warning, "export_run_id", c.report.ExportRunID)
+		}
+	} else {
+		rep.Found, rep.Rules = true, c.rules
+		if !c.ext.IsZero() {
+			rep.Extended = c.ext
+		}
+		rep.Applied = describeRules(c.rules, c.ext)
+		if _, ok := c.host.Commits.(retention.Tags); c.ext != nil && c.ext.KeepTags && !ok {
+			// Not silent: the rules say tags are kept, and none are known.
+			rep.Applied += " (but Host.Commits is not retention.Tags: no tag known, none kept)"
+		}
+	}
+	rep.Duration = done("found", rep.Found, "applied", rep.Applied)
 	return nil
+}
+
+// describeRules says in one line which rules a cycle applies.
+func describeRules(r *retention.Rules, ext *retention.Extended) string {
+	s := fmt.Sprintf("lakeFS's: %d days by default", r.DefaultRetentionDays)
+	for _, b := range slices.Sorted(maps.Keys(r.BranchRetentionDays)) {
+		s += fmt.Sprintf(", %q %d days", b, r.BranchRetentionDays[b])
+	}
+	if !ext.IsZero() {
+		s += "; lakegc's: " + ext.String()
+	}
+	return s
 }
 
 // keepAll are rules that keep every commit: every commit is newer than a
@@ -199,7 +253,10 @@ func (c *cycle) activeCommits(ctx context.Context) error {
 		rules = keepAll
 	}
 	var err error
-	c.active, err = retention.ActiveCommits(ctx, c.host.Commits.Heads(ctx), c.host.Commits, rules, now)
+	// A host's Commits that is also retention.Tags or
+	// retention.DefaultBranch gives the extended rules its tags and its
+	// default branch.
+	c.active, err = retention.ActiveCommitsExtended(ctx, c.host.Commits.Heads(ctx), c.host.Commits, rules, c.ext, now)
 	if err != nil {
 		return fmt.Errorf("lakegc: active commits: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/lakegc/lakegc/internal/nsaddr"
 	"github.com/lakegc/lakegc/linkaddr"
 	"github.com/lakegc/lakegc/pathprovider"
+	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
 	"github.com/lakegc/lakegc/uncommitted"
 )
@@ -70,6 +71,21 @@ type Config struct {
 	// Repository is the repository's ID, used in logs and to read its copy
 	// records; required when Host.Copies is set.
 	Repository string
+
+	// Rules, if set, are the repository's retention rules, for a host that
+	// keeps them elsewhere than in its namespace. Precedence: when Rules is
+	// set the cycle reads no rules file, neither lakeFS's nor lakegc's
+	// extended one, and applies Rules and ExtendedRules alone; when it is
+	// nil the cycle reads both files under StoragePrefix, and
+	// ExtendedRules must be nil. The zero Rules are no rules, as in
+	// lakeFS: every commit is kept. Rules that fail Validate are an error
+	// wrapping ErrInvalidConfig, and so is Rules with Host.Active, whose
+	// host applies its own rules.
+	Rules *retention.Rules
+	// ExtendedRules, only with Rules, are lakegc's extended rules
+	// (retention.Extended: tags, the last N commits, rules by branch
+	// pattern, stale branches). Nil: lakeFS's rules alone.
+	ExtendedRules *retention.Extended
 
 	// StoragePrefix is the folder of lakeFS's own files in the namespace
 	// (default DefaultStoragePrefix): the rules are read, and the export,
@@ -284,6 +300,16 @@ func (c Config) validated() (settings, error) {
 		return invalid("negative SliceMargin %v", s.SliceMargin)
 	case s.ResumeExport != "" && s.ResumeMark != "":
 		return invalid("both ResumeExport and ResumeMark: a resumed mark has no export")
+	case s.ExtendedRules != nil && s.Rules == nil:
+		return invalid("ExtendedRules without Rules: the rules come from Config or from the namespace's files, not from both")
+	}
+	if s.Rules != nil {
+		if err := s.Rules.Validate(); err != nil {
+			return invalid("Rules: %v", err)
+		}
+		if err := s.ExtendedRules.Validate(); err != nil {
+			return invalid("ExtendedRules: %v", err)
+		}
 	}
 	if err := validPrefixes(s.StoragePrefix, s.DataPrefix); err != nil {
 		return settings{}, err

@@ -87,9 +87,12 @@
 //     that commit, or a rule made longer, cannot bring them back. Collect
 //     guarantees the objects of the commits the rules keep at each cycle, of
 //     every staged entry, and of every object younger than the cutoff; a
-//     host must not branch from, or revert to, a commit older than the
-//     retention of every branch it was on (the HEADs and the commits inside
-//     their retention are safe).
+//     host must not branch from, revert to, or tag a commit older than the
+//     retention of every branch it was on (a tag made after a cycle read
+//     the tags keeps nothing in that cycle; the HEADs and the commits inside
+//     their retention are safe — but with the extended stale-branch rule,
+//     retention.Extended.StaleBranchDays, the HEAD of a stale branch is not:
+//     it is off unless set, and never applies to the default branch).
 //  8. A bucket that dates a new object by its own clock — fileblob until the
 //     host sets the time, a store whose clock drifts — is safe only while
 //     new addresses land in slices younger than the cutoff. Collect refuses
@@ -116,9 +119,12 @@
 // kept commits are asked for and before any committed address is read, and
 // an empty list of kept commits refused. Collect does the rest: it records the export's
 // start, makes the run IDs, loops the export to completion, reads it back
-// through a reader that refuses a missing or unfinished run, treats a
-// repository without rules as lakeFS does (every commit is kept), and returns
-// a [Report] of each phase, which marshals to JSON.
+// through a reader that refuses a missing or unfinished run, applies the
+// rules — [Config].Rules and [Config].ExtendedRules if set, else lakeFS's
+// rules file and lakegc's extended one from the namespace (package
+// retention, "Extended rules") — treats a repository without rules as lakeFS
+// does (every commit is kept, and the report and a WARN log say so), and
+// returns a [Report] of each phase, which marshals to JSON.
 //
 // One [Config] holds the settings the packages would otherwise each take: the
 // bucket and its namespace URI, one storage prefix, one link TTL (the floor of

@@ -31,8 +31,11 @@ type Host struct {
 	// anchor of the cutoff, before it calls Export. Copies must then be nil.
 	Export Exporter
 	// Commits are the repository's branches and commits, to which Collect
-	// applies the retention rules read from the namespace. Required unless
-	// Active is set.
+	// applies the retention rules (Config.Rules, or the namespace's rules
+	// files). A Commits that is also retention.Tags gives the extended
+	// rules its tags, and one that is retention.DefaultBranch its default
+	// branch (needed by the stale-branch rule); one that is neither is
+	// unchanged. Required unless Active is set.
 	Commits Commits
 	// Active computes the kept commits itself, instead of Collect's
 	// retention over Commits; Collect then reads no rules.

@@ -61,14 +61,33 @@ type ExportReport struct {
 
 // RulesReport is the retention rules the cycle applied.
 type RulesReport struct {
-	// Key is where the rules were read.
-	Key string `json:"key"`
+	// Source is where the rules came from: RulesFromConfig (Config.Rules)
+	// or RulesFromFiles (the namespace's rules files).
+	Source string `json:"source"`
+	// Key is where lakeFS's rules were read; ExtendedKey where lakegc's
+	// extended rules were. Both empty when Source is RulesFromConfig.
+	Key         string `json:"key,omitempty"`
+	ExtendedKey string `json:"extended_key,omitempty"`
 	// Found is false when the repository has no rules: then every commit is
-	// kept, as lakeFS does, and Rules is nil.
-	Found    bool             `json:"found"`
-	Rules    *retention.Rules `json:"rules,omitempty"`
-	Duration time.Duration    `json:"duration_ns"`
+	// kept, as lakeFS does, Rules and Extended are nil, and Warning says
+	// so.
+	Found bool             `json:"found"`
+	Rules *retention.Rules `json:"rules,omitempty"`
+	// Extended are the extended rules applied beside Rules; nil: none.
+	Extended *retention.Extended `json:"extended,omitempty"`
+	// Applied describes in one line the rules the cycle applied.
+	Applied string `json:"applied"`
+	// Warning, if set, is what the cycle also logged at WARN: no rules, so
+	// every commit was kept.
+	Warning  string        `json:"warning,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
 }
+
+// Sources of a cycle's rules (RulesReport.Source).
+const (
+	RulesFromConfig = "config"
+	RulesFromFiles  = "files"
+)
 
 // CommitsReport is the active commits and their report.
 type CommitsReport struct {

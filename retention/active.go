@@ -61,6 +61,30 @@ type Branch struct {
 	ID, CommitID string
 }
 
+// A Tag is a tag's name and the ID of the commit it points to.
+type Tag struct {
+	ID, CommitID string
+}
+
+// Tags is what a [CommitSource] that knows its repository's tags
+// implements too: [ActiveCommitsExtended] finds it by a type assertion and,
+// with [Extended].KeepTags, keeps every tagged commit. A source without it
+// has no tags.
+type Tags interface {
+	// Tags yields every tag of the repository.
+	Tags(ctx context.Context) iter.Seq2[Tag, error]
+}
+
+// DefaultBranch is what a [CommitSource] that knows its repository's
+// default branch implements too: the stale-branch rule
+// ([Extended].StaleBranchDays) never applies to that branch, and
+// [ActiveCommitsExtended] refuses the rule for a source without it, and
+// when the branch it names is not among the branches.
+type DefaultBranch interface {
+	// DefaultBranch returns the ID of the repository's default branch.
+	DefaultBranch(ctx context.Context) (string, error)
+}
+
 // A CommitSource gives ActiveCommits the commits of a repository.
 type CommitSource interface {
 	// List yields every commit of the repository, once each, in any order.
@@ -95,7 +119,24 @@ type ActiveCommit struct {
 // Memory is about 110 bytes per commit for lakeFS's hexadecimal IDs, plus the
 // result.
 func ActiveCommits(ctx context.Context, branches iter.Seq2[Branch, error], commits CommitSource, rules *Rules, now time.Time) ([]ActiveCommit, error) {
+	return ActiveCommitsExtended(ctx, branches, commits, rules, nil, now)
+}
+
+// ActiveCommitsExtended is [ActiveCommits] with lakegc's extended rules
+// beside lakeFS's (see the package documentation, "Extended rules"). With a
+// nil or zero ext it is ActiveCommits. Besides ActiveCommits' errors, it
+// returns invalid extended rules (wrapping [ErrInvalidRules]), an error of
+// the source's [Tags] when ext.KeepTags, and, when ext.StaleBranchDays is
+// set, an error if commits is not a [DefaultBranch], names none, or names
+// one that is not among branches (when there are any): without it the rule
+// could unprotect the default branch. Memory is ActiveCommits',
+// plus 4 bytes per commit when a KeepLast rule applies.
+func ActiveCommitsExtended(ctx context.Context, branches iter.Seq2[Branch, error], commits CommitSource, rules *Rules, ext *Extended, now time.Time) ([]ActiveCommit, error) {
 	if err := rules.Validate(); err != nil {
+		return nil, err
+	}
+	x, err := ext.compile()
+	if err != nil {
 		return nil, err
 	}
 	if rules.isZero() {
@@ -104,10 +145,35 @@ func ActiveCommits(ctx context.Context, branches iter.Seq2[Branch, error], commi
 	if branches == nil || commits == nil {
 		return nil, errors.New("retention: ActiveCommits needs branches and a commit source")
 	}
+	defaultBranch := ""
+	if x.ext.StaleBranchDays > 0 {
+		db, ok := commits.(DefaultBranch)
+		if !ok {
+			return nil, errors.New("retention: the stale-branch rule needs a commit source that names the default branch (retention.DefaultBranch)")
+		}
+		if defaultBranch, err = db.DefaultBranch(ctx); err != nil {
+			return nil, fmt.Errorf("retention: default branch: %w", err)
+		}
+		if defaultBranch == "" {
+			return nil, errors.New("retention: the stale-branch rule needs the default branch, and the commit source names none")
+		}
+	}
 	g := graph{ids: newInterner()}
-	heads, err := g.readBranches(ctx, branches, rules)
+	heads, err := g.readBranches(ctx, branches, rules, x, defaultBranch)
 	if err != nil {
 		return nil, err
+	}
+	if defaultBranch != "" && len(heads) > 0 && !slices.ContainsFunc(heads, func(h branchHead) bool { return h.isDefault }) {
+		// The branches and the default branch disagree (a default branch
+		// renamed or changed between the two reads): the branch that is
+		// the default now could be taken for a stale one.
+		return nil, fmt.Errorf("retention: the stale-branch rule needs the default branch, and %q is not among the branches", defaultBranch)
+	}
+	var tagged []int32
+	if tags, ok := commits.(Tags); ok && x.ext.KeepTags {
+		if tagged, err = g.readTags(ctx, tags); err != nil {
+			return nil, err
+		}
 	}
 	if err := g.list(ctx, commits); err != nil {
 		return nil, err
@@ -116,12 +182,13 @@ func ActiveCommits(ctx context.Context, branches iter.Seq2[Branch, error], commi
 		return nil, err
 	}
 	g.ids.dropIndex()
-	for _, s := range g.startingPoints(heads, rules, now) {
+	for _, s := range g.startingPoints(heads, tagged, rules, x, now) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		g.walk(s)
 	}
+	g.keepLasts(heads)
 	return g.result(), nil
 }
 
@@ -133,6 +200,7 @@ const (
 	hasLakeFSChild                   // the commit is the lakeFSParent of a loaded commit
 	passed                           // a walk went through the commit and on to its ancestry
 	active                           // a walk kept the commit
+	tagged                           // a tag points to the commit
 )
 
 // graph is the main ancestry of a repository, indexed by interned commit
@@ -188,11 +256,13 @@ type startPoint struct {
 }
 
 type branchHead struct {
-	commit int32
-	days   int32
+	commit    int32
+	days      int32
+	keepLast  int32
+	isDefault bool
 }
 
-func (g *graph) readBranches(ctx context.Context, branches iter.Seq2[Branch, error], rules *Rules) ([]branchHead, error) {
+func (g *graph) readBranches(ctx context.Context, branches iter.Seq2[Branch, error], rules *Rules, x *compiled, defaultBranch string) ([]branchHead, error) {
 	var heads []branchHead
 	for b, err := range branches {
 		if err != nil {
@@ -206,9 +276,63 @@ func (g *graph) readBranches(ctx context.Context, branches iter.Seq2[Branch, err
 			return nil, fmt.Errorf("retention: branch %q HEAD %q: %w", b.ID, b.CommitID, err)
 		}
 		g.flags[i] |= head
-		heads = append(heads, branchHead{commit: i, days: rules.RetentionDays(b.ID)})
+		h := branchHead{commit: i, days: rules.RetentionDays(b.ID), isDefault: b.ID == defaultBranch}
+		if r := x.rule(b.ID); r != nil {
+			// A branch rule of lakeFS's own wins over an extended one.
+			if _, own := rules.BranchRetentionDays[b.ID]; !own && r.RetentionDays != nil {
+				h.days = *r.RetentionDays
+			}
+			h.keepLast = r.KeepLast
+		}
+		heads = append(heads, h)
 	}
 	return heads, nil
+}
+
+// readTags reads the tags and returns their commits.
+func (g *graph) readTags(ctx context.Context, tags Tags) ([]int32, error) {
+	var out []int32
+	for t, err := range tags.Tags(ctx) {
+		if err != nil {
+			return nil, fmt.Errorf("retention: list tags: %w", err)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		i, err := g.index(t.CommitID)
+		if err != nil {
+			return nil, fmt.Errorf("retention: tag %q commit %q: %w", t.ID, t.CommitID, err)
+		}
+		if g.flags[i]&tagged == 0 {
+			g.flags[i] |= tagged
+			out = append(out, i)
+		}
+	}
+	return out, nil
+}
+
+// keepLasts keeps each head's keepLast commits of its main ancestry, the
+// HEAD included. Heads are taken by descending count, and a chain stops at a
+// commit an earlier chain reached with as many commits or more still to
+// keep: with one allowance per commit (4 bytes each, only when some head
+// has a count), branches that share their history do not walk it again.
+// No chain takes more steps than there are commits, whatever the parents
+// say.
+func (g *graph) keepLasts(heads []branchHead) {
+	if !slices.ContainsFunc(heads, func(h branchHead) bool { return h.keepLast > 0 }) {
+		return
+	}
+	heads = slices.Clone(heads)
+	slices.SortStableFunc(heads, func(a, b branchHead) int { return cmp.Compare(b.keepLast, a.keepLast) })
+	left := make([]int32, len(g.nodes))
+	for _, h := range heads {
+		c, n := h.commit, h.keepLast
+		for k := 0; c >= 0 && n > 0 && left[c] < n && k < len(g.nodes); k++ {
+			left[c] = n
+			g.flags[c] |= active
+			c, n = g.nodes[c].parent, n-1
+		}
+	}
 }
 
 // ctxCheckEvery is how many commits ActiveCommits reads between checks of
@@ -250,7 +374,7 @@ func (g *graph) list(ctx context.Context, commits CommitSource) error {
 func (g *graph) fetchMissing(ctx context.Context, commits CommitSource) error {
 	var queue []int32
 	for i, f := range g.flags {
-		if f&loaded == 0 && f&(head|hasChild) != 0 {
+		if f&loaded == 0 && f&(head|tagged|hasChild) != 0 {
 			queue = append(queue, int32(i))
 		}
 	}
@@ -313,7 +437,7 @@ func (g *graph) load(i int32, c *Commit) error {
 // startingPoints returns every branch HEAD and dangling commit with its
 // threshold, oldest threshold first: the order that lets a walk stop where an
 // earlier one passed.
-func (g *graph) startingPoints(heads []branchHead, rules *Rules, now time.Time) []startPoint {
+func (g *graph) startingPoints(heads []branchHead, tags []int32, rules *Rules, x *compiled, now time.Time) []startPoint {
 	thresholds := map[int32]instant{}
 	threshold := func(days int32) instant {
 		t, ok := thresholds[days]
@@ -323,14 +447,25 @@ func (g *graph) startingPoints(heads []branchHead, rules *Rules, now time.Time) 
 		}
 		return t
 	}
-	starts := make([]startPoint, 0, len(heads))
+	starts := make([]startPoint, 0, len(heads)+len(tags))
 	for _, h := range heads {
-		starts = append(starts, startPoint{commit: h.commit, head: true, threshold: threshold(h.days)})
+		protected := true
+		if d := x.ext.StaleBranchDays; d > 0 && !h.isDefault {
+			// Stale: no commit after the stale threshold. The HEAD is
+			// then kept only by its date, as a dangling commit is.
+			protected = g.after(h.commit, threshold(d))
+		}
+		starts = append(starts, startPoint{commit: h.commit, head: protected, threshold: threshold(h.days)})
+	}
+	// A tag keeps its commit, and its ancestors as a HEAD with the
+	// default retention does.
+	dangling := threshold(rules.DefaultRetentionDays)
+	for _, t := range tags {
+		starts = append(starts, startPoint{commit: t, head: true, threshold: dangling})
 	}
 	// A commit is dangling when no loaded commit has it as its main parent,
 	// or none as its lakeFSParent: the union of the two readings, so that
 	// every walk either would start is started.
-	dangling := threshold(rules.DefaultRetentionDays)
 	for i, f := range g.flags {
 		if f&(loaded|head) == loaded && f&(hasChild|hasLakeFSChild) != hasChild|hasLakeFSChild {
 			starts = append(starts, startPoint{commit: int32(i), threshold: dangling})

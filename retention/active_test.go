@@ -354,6 +354,12 @@ type repo struct {
 	getOnly  []Commit
 	branches []Branch
 	rules    *Rules
+
+	// Extended rules (extended_test.go): nil ext is lakeFS's rules alone.
+	ext           *Extended
+	tags          []Tag  // the repository's tags
+	withTags      bool   // the source implements Tags
+	defaultBranch string // the source's DefaultBranch ("": it has none)
 }
 
 // randomRepo makes a commit graph with forks, merges of both versions,
@@ -486,6 +492,12 @@ func modelActiveCommits(rp repo, now time.Time) []ActiveCommit {
 		add(b.CommitID)
 		isHead[b.CommitID] = true
 	}
+	keepTags := rp.ext != nil && rp.ext.KeepTags && rp.withTags
+	if keepTags {
+		for _, t := range rp.tags {
+			add(t.CommitID)
+		}
+	}
 	for _, c := range seen {
 		isParent[mainParent(c)] = true
 		isLakeFSParent[lakeFSParent(c)] = true
@@ -505,7 +517,26 @@ func modelActiveCommits(rp repo, now time.Time) []ActiveCommit {
 		}
 	}
 	for _, b := range rp.branches {
-		walk(b.CommitID, rp.rules.RetentionDays(b.ID), true)
+		days, keepLast := rp.rules.RetentionDays(b.ID), 0
+		if r := modelRule(rp.ext, b.ID); r != nil {
+			if _, own := rp.rules.BranchRetentionDays[b.ID]; !own && r.RetentionDays != nil {
+				days = *r.RetentionDays
+			}
+			keepLast = int(r.KeepLast)
+		}
+		protected := true
+		if rp.ext != nil && rp.ext.StaleBranchDays > 0 && b.ID != rp.defaultBranch {
+			protected = seen[b.CommitID].CreationDate.After(now.AddDate(0, 0, -int(rp.ext.StaleBranchDays)))
+		}
+		walk(b.CommitID, days, protected)
+		for id, k := b.CommitID, 0; id != "" && k < keepLast; id, k = mainParent(seen[id]), k+1 {
+			active[id] = true
+		}
+	}
+	if keepTags {
+		for _, t := range rp.tags {
+			walk(t.CommitID, rp.rules.DefaultRetentionDays, true)
+		}
 	}
 	for id := range seen {
 		if !isHead[id] && (!isParent[id] || !isLakeFSParent[id]) {

@@ -65,6 +65,68 @@
 // model that walks the whole ancestry of every starting point, on random
 // histories (TestActiveCommitsMatchesModel).
 //
+// # Extended rules
+//
+// lakeFS's rules are a default number of days and a number per branch.
+// [Extended] rules, lakegc's own, add to them; [ActiveCommitsExtended]
+// applies both, and with no extended rule set it is [ActiveCommits], lakeFS's
+// semantics above. They live in their own file beside lakeFS's,
+// <prefix>/retention/gc/rules/lakegc.json ([ExtendedStore]): lakeFS keeps
+// reading its own file and never reads this one, so a repository's lakeFS
+// and its rules are unchanged by them. The file is versioned JSON
+// ({"version": 1, ...}, [ExtendedVersion]); an unknown field, a negative
+// number, a pattern that does not compile, more than [MaxBranchRules] rules
+// or [MaxExtendedSize] bytes are errors wrapping [ErrInvalidRules], and
+// reading it allocates at most about that size, plus the compiled patterns:
+// their counted repetitions are sized before they are compiled, and
+// patterns beyond [MaxPatternProgram] instructions each or [MaxRulesProgram]
+// in all are refused too.
+//
+// The rules, and what each can do to what is kept:
+//
+//   - KeepTags: a tagged commit is kept, and its ancestry is walked as a
+//     branch HEAD with the default retention is (lakeFS issue #7621: lakeFS
+//     expires a tagged commit like any other). Keeps more, never less. The
+//     tags come from the commit source if it is also [Tags]; a source
+//     without tags is unchanged. A tag on a commit the source cannot return
+//     is an error, as a missing HEAD is. Off in the zero [Extended]; on in
+//     the JSON form unless "keep_tags": false, and so in the lakegc command.
+//   - Branch rules ([BranchRule]), by exact name or by a regular expression
+//     matching the whole name (Go's RE2: matching is linear in the name),
+//     the first matching rule applying. RetentionDays replaces the default
+//     for the matched branches lakeFS's rules do not name (lakeFS's own
+//     branch rule always wins); like a lakeFS branch rule it may keep less
+//     than the default. KeepLast keeps a branch's HEAD and the main parents
+//     before it, KeepLast commits in all, whatever their age: keeps more.
+//     A merge counts as one commit; the commits it brought in are neither
+//     counted nor kept by KeepLast (the merge's own objects are). Only the
+//     first matching rule applies, whole: a later rule matching the same
+//     branch adds neither its days nor its count.
+//   - StaleBranchDays: the HEAD of a branch whose HEAD commit is
+//     StaleBranchDays days old or more is no longer kept for being a HEAD;
+//     it is judged by its date against the branch's retention, as a
+//     dangling commit is. This is the one rule that only ever deletes more:
+//     a branch someone still reads but has not committed to loses its HEAD's
+//     objects once they are older than its retention. It is off unless set,
+//     it never applies to the repository's default branch, and
+//     [ActiveCommitsExtended] refuses it for a source that does not name
+//     that branch ([DefaultBranch]), or names one the branches do not
+//     include, rather than guess. The age is the HEAD commit's, not the
+//     branch's: a branch created today at a commit older than
+//     StaleBranchDays is stale at once. A branch's KeepLast still applies
+//     to a stale branch: give a branch KeepLast 1 to exempt it.
+//
+// The kept set is the union of what each rule keeps: the walks of lakeFS's
+// rules (with the stale HEADs unprotected and RetentionDays applied), the
+// walks from tags, and the KeepLast chains. TestActiveCommitsExtendedMatchesModel
+// compares it with a brute-force model on random histories with random
+// combinations of every rule, and TestExtendedOnlyKeepsMore checks that tags
+// and KeepLast never drop a commit lakeFS's rules keep and that the stale
+// rule never keeps one they do not nor drops the default branch's HEAD.
+//
+// Without lakeFS's rules (the zero [Rules]) a GC keeps every commit, as
+// lakeFS does, whatever the extended rules say.
+//
 // [WriteCommitsCSV] writes the result where lakeFS's GC client reads it, under
 // a run ID from [NewRunID]. [ReadCommitsCSV] reads such a report back —
 // lakeFS's own too, whose expired commits it leaves out — refusing any other

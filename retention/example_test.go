@@ -145,3 +145,66 @@ func ExampleWriteCommitsCSV() {
 	// c2,false,r2
 	// c3,false,r3
 }
+
+// taggedCommits is a CommitSource that knows its tags and its default
+// branch.
+type taggedCommits struct {
+	commits
+	tags []retention.Tag
+}
+
+func (tc taggedCommits) Tags(ctx context.Context) iter.Seq2[retention.Tag, error] {
+	return func(yield func(retention.Tag, error) bool) {
+		for _, t := range tc.tags {
+			if !yield(t, nil) {
+				return
+			}
+		}
+	}
+}
+
+func (tc taggedCommits) DefaultBranch(ctx context.Context) (string, error) { return "main", nil }
+
+func ExampleActiveCommitsExtended() {
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	daysAgo := func(d int) time.Time { return now.AddDate(0, 0, -d) }
+	repo := taggedCommits{
+		commits: commits{
+			{ID: "c1", CreationDate: daysAgo(100), MetaRangeID: "r1", Version: 1},
+			{ID: "c2", Parents: []string{"c1"}, CreationDate: daysAgo(60), MetaRangeID: "r2", Version: 1},
+			{ID: "c3", Parents: []string{"c2"}, CreationDate: daysAgo(45), MetaRangeID: "r3", Version: 1},
+			{ID: "c4", Parents: []string{"c3"}, CreationDate: daysAgo(40), MetaRangeID: "r4", Version: 1},
+			// An experiment forked from c1, untouched for 90 days.
+			{ID: "x1", Parents: []string{"c1"}, CreationDate: daysAgo(90), MetaRangeID: "r5", Version: 1},
+		},
+		tags: []retention.Tag{{ID: "v1.0", CommitID: "c2"}},
+	}
+	rules := &retention.Rules{DefaultRetentionDays: 30}
+	var ext retention.Extended
+	err := json.Unmarshal([]byte(`{
+		"version": 1,
+		"stale_branch_days": 60,
+		"branches": [{"branch": "main", "keep_last": 2}]
+	}`), &ext)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(&ext)
+
+	active, err := retention.ActiveCommitsExtended(context.Background(),
+		branches(retention.Branch{ID: "main", CommitID: "c4"}, retention.Branch{ID: "experiment", CommitID: "x1"}),
+		repo, rules, &ext, now)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// c4 is main's HEAD, c3 its last commit but one, c2 is tagged. x1,
+	// experiment's HEAD, is stale and older than 30 days: not kept.
+	for _, c := range active {
+		fmt.Println(c.CommitID)
+	}
+	// Output:
+	// tagged commits kept; "main": last 2 commits; HEADs of branches stale for 60 days unprotected
+	// c2
+	// c3
+	// c4
+}

@@ -18,6 +18,10 @@
 //     [Client.BranchChanges] (a branch's uncommitted changes, its diff) and
 //     [Client.StatObject]: what a GC needs to find the staged objects that
 //     lakeFS's own export leaves out (see below).
+//   - [Client.ListTags], [Client.ListBranchHeads] and [Client.GetCommit]:
+//     the tags and branch HEADs with their commits, and one commit (its
+//     parents, version, and creation date to the second), for the extended
+//     retention rules a GC applies beside lakeFS's (package retention).
 //   - [ResolveNamespace] and [RelativeKey]: the namespace as lakeFS spells
 //     full addresses, and a location made a key under it.
 //   - [Client.Requests]: the HTTP requests sent so far, retries included,

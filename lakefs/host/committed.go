@@ -36,3 +36,14 @@ func (h *lakeFSHost) CommittedAddresses(ctx context.Context, active []retention.
 		}
 	})
 }
+
+// Tags yields the repository's tags through lakeFS's API (retention.Tags).
+func (h *lakeFSHost) Tags(ctx context.Context) iter.Seq2[retention.Tag, error] {
+	return func(yield func(retention.Tag, error) bool) {
+		for r, err := range h.client.ListTags(ctx, h.repo) {
+			if !yield(retention.Tag{ID: r.ID, CommitID: r.CommitID}, lakeFSError(err)) || err != nil {
+				return
+			}
+		}
+	}
+}

@@ -17,9 +17,9 @@ import (
 
 	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/lakefs/api"
-	"github.com/lakegc/lakegc/namespace"
 	"github.com/lakegc/lakegc/lakefs/blockstore"
 	"github.com/lakegc/lakegc/lakefs/metarange"
+	"github.com/lakegc/lakegc/namespace"
 	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
 	"github.com/lakegc/lakegc/sweep/s3delete"
@@ -40,6 +40,10 @@ var (
 	// call.
 	ErrInvalidOptions = errors.New("host: invalid options")
 )
+
+// IsLakeFS reports whether err is lakeFS's refusal or failure to answer:
+// an error of package api's client, or one that wraps ErrLakeFS.
+func IsLakeFS(err error) bool { return errors.Is(lakeFSError(err), ErrLakeFS) }
 
 // lakeFSError wraps an error of lakeFS's API with ErrLakeFS.
 func lakeFSError(err error) error {
@@ -143,6 +147,8 @@ type Stats struct {
 	// Reuploads is the check of the candidates that may be staged
 	// re-uploads lakeFS's listings hide.
 	Reuploads ReuploadStats `json:"reuploads"`
+	// Rules are the rules the run applied: lakeFS's and lakegc's.
+	Rules *RulesStats `json:"rules,omitempty"`
 }
 
 // Result is what a run of Collect did: on an error, as far as it went.
@@ -278,6 +284,7 @@ func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 	logger.Info("lakegc: repository", "repo", o.Repository, "namespace", repo.StorageNamespace, "resolved", resolved, "sweep", o.Sweep)
 	rep, err := lakegc.Collect(ctx, lakegc.Host{Export: h, Active: h, Committed: h}, cfg)
 	hs.StagedStatted = h.staged
+	hs.Rules = h.rules
 	return rep, err
 }
 
@@ -300,7 +307,8 @@ type lakeFSHost struct {
 	// reuploads keeps the candidates that may be staged re-uploads
 	// lakeFS's listings hide.
 	reuploads *reuploads
-	staged    int64 // staged objects statted
+	staged    int64       // staged objects statted
+	rules     *RulesStats // the rules applied, once known
 }
 
 // Export runs lakeFS's uncommitted export (prepare_uncommited) until lakeFS
@@ -533,7 +541,7 @@ func (h *lakeFSHost) relative(address string) (string, bool) {
 // ActiveCommits runs lakeFS's prepare_commits: lakeFS applies its rules to
 // every commit, those of deleted branches included, and writes its commits
 // report (commit_id, expired, metarange_id), read back here.
-func (h *lakeFSHost) ActiveCommits(ctx context.Context, _ time.Time) (*lakegc.HostCommits, error) {
+func (h *lakeFSHost) ActiveCommits(ctx context.Context, now time.Time) (*lakegc.HostCommits, error) {
 	res, err := h.client.PrepareCommitsAsync(ctx, h.repo)
 	if errors.Is(err, api.ErrNotFound) {
 		return nil, fmt.Errorf("%w: prepare commits: %w (a repository without GC rules keeps every commit: set rules with lakectl gc set-config)", ErrLakeFS, err)
@@ -562,6 +570,10 @@ func (h *lakeFSHost) ActiveCommits(ctx context.Context, _ time.Time) (*lakegc.Ho
 		return nil, fmt.Errorf("commits report %s: %w", key, err)
 	}
 	h.logger.Info("lakegc: lakeFS kept commits", "run_id", res.RunID, "active", len(active))
+	// lakegc's extended rules add to lakeFS's set (rules_host.go).
+	if active, err = h.extendActive(ctx, now, active); err != nil {
+		return nil, err
+	}
 	return &lakegc.HostCommits{RunID: res.RunID, Key: key, Active: active}, nil
 }
 

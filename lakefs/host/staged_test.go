@@ -217,6 +217,10 @@ func TestActiveCommitsRefusesAnotherStoragePrefix(t *testing.T) {
 			case "/api/v1/repositories/r/gc/prepare_commits/status":
 				_ = json.NewEncoder(w).Encode(map[string]any{"task_id": "t1", "completed": true, "result": map[string]string{
 					"run_id": "run1", "gc_commits_location": "s3://b/repo1/" + key, "gc_addresses_location": "s3://b/repo1/" + prefix + "/retention/gc/addresses/"}})
+			case "/api/v1/repositories/r/tags": // no tags: the extended rules add nothing
+				_ = json.NewEncoder(w).Encode(map[string]any{"pagination": map[string]any{"has_more": false, "next_offset": ""}, "results": []any{}})
+			case "/api/v1/repositories/r/settings/gc_rules":
+				_ = json.NewEncoder(w).Encode(map[string]any{"default_retention_days": 7, "branches": nil})
 			default:
 				w.WriteHeader(http.StatusNotFound)
 			}

@@ -43,6 +43,7 @@ const usage = `lakegc collects the garbage of a lakeFS repository, without Spark
 
 Usage:
   lakegc gc --endpoint URL --repo NAME [flags]   mark (and with --sweep, delete) the garbage
+  lakegc rules show|set --repo NAME [flags]      show or set lakegc's extended retention rules
   lakegc version                                 print the version
   lakegc help                                    print this help
 
@@ -72,6 +73,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "version", "--version":
 		fmt.Fprintln(stdout, "lakegc", version())
 		return exitOK
+	case "rules":
+		return runRules(ctx, args[1:], getenv, stdout, stderr)
 	case "gc":
 		o, code := parseGC(args[1:], getenv, stdout, stderr)
 		if code >= 0 {
@@ -388,6 +391,9 @@ func summarize(w io.Writer, repo string, rep *lakegc.Report, hs *host.Stats) {
 	}
 	if sum := m.Summary; len(sum.Walls) > 0 {
 		fmt.Fprintf(w, "other repositories' folders, never collected: %d objects under %s\n", sum.NumWalledObjects, strings.Join(sum.Walls, ", "))
+	}
+	if hs.Rules != nil {
+		fmt.Fprintln(w, hs.Rules)
 	}
 	r := hs.Reuploads
 	fmt.Fprintf(w, "lakeFS: %d requests, %d staged objects statted; %d candidates kept as possible hidden re-uploads (%d checked)\n",

@@ -2,6 +2,7 @@
 // without Spark: lakeFS's "Standalone GC", on one machine.
 //
 //	lakegc gc --endpoint URL --repo NAME [--sweep] [--optimized] [--min-age 24h] [--memory 256MiB] [--lakefs-concurrency 16] [--json] [--init-namespace] [--lakefs-config FILE]
+//	lakegc rules show|set --repo NAME [--file FILE | --keep-tags=false --keep-last BRANCH=N --keep-last-pattern RE=N --retention-days-pattern RE=D --stale-branch-days D]
 //	lakegc version
 //
 // Install it with go install github.com/lakegc/lakegc/lakefs/cmd/lakegc@latest
@@ -37,6 +38,22 @@
 // blockstore. The flags are its Options: --lakefs-concurrency is
 // Concurrency, --memory MemoryBudget, --blockstore-path BlockstorePath,
 // --lakefs-config Blockstore.
+//
+// # Extended rules
+//
+// Beside lakeFS's rules, which lakeFS applies, the command applies lakegc's
+// extended rules (package retention, "Extended rules"), kept in
+// _lakefs/retention/gc/rules/lakegc.json, a file lakeFS never reads; "lakegc
+// rules show" prints both, "lakegc rules set" writes lakegc's. Without that
+// file the command keeps tagged commits (a difference from lakeFS, towards
+// keeping). It reads the tags and the HEADs of the branches a rule matches
+// through lakeFS's API, walks their main ancestry one GetCommit per commit
+// (dates to the second, each taken as the last instant of its second), and
+// adds the commits the rules keep to lakeFS's set. It only adds: lakeFS's
+// prepare_commits has decided its own set, so the stale-branch rule and days
+// below lakeFS's default are reported as not applied. "lakegc gc" prints the
+// rules it applied and how many commits they added ("host"."rules" in
+// --json).
 //
 // # Output and exit codes
 //

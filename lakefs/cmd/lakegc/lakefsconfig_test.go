@@ -216,8 +216,8 @@ func TestParseGCLakeFSConfigLocalPath(t *testing.T) {
 
 // fakeGCAPI answers the calls of one "lakegc gc" run for a repository "r"
 // on ns with an empty staging area: the repository, an uncommitted export of
-// no files, no branches, and a prepare_commits task of run runID, whose
-// report the test writes. Any other call is a 404.
+// no files, no branches, no tags, rules of 7 days, and a prepare_commits
+// task of run runID, whose report the test writes. Any other call is a 404.
 func fakeGCAPI(t *testing.T, ns, runID string) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -231,6 +231,10 @@ func fakeGCAPI(t *testing.T, ns, runID string) *httptest.Server {
 			_ = json.NewEncoder(w).Encode(map[string]any{"run_id": "u-" + runID, "gc_uncommitted_location": "", "continuation_token": nil})
 		case r.Method == http.MethodGet && p == "/branches":
 			_ = json.NewEncoder(w).Encode(map[string]any{"pagination": map[string]any{"has_more": false, "next_offset": ""}, "results": []any{}})
+		case r.Method == http.MethodGet && p == "/tags":
+			_ = json.NewEncoder(w).Encode(map[string]any{"pagination": map[string]any{"has_more": false, "next_offset": ""}, "results": []any{}})
+		case r.Method == http.MethodGet && p == "/settings/gc_rules":
+			_ = json.NewEncoder(w).Encode(map[string]any{"default_retention_days": 7, "branches": nil})
 		case r.Method == http.MethodPost && p == "/gc/prepare_commits/async":
 			w.WriteHeader(http.StatusAccepted)
 			_ = json.NewEncoder(w).Encode(map[string]string{"id": "task-" + runID})
