@@ -139,7 +139,7 @@ func TestCollectWithoutRulesKeepsEveryCommit(t *testing.T) {
 func TestCollectRefusesInvalidConfig(t *testing.T) {
 	w := newWorld(t)
 	w.host.hook = func() { t.Error("the host was read") }
-	tracker := copytrack.New(copytrack.NewMemStore())
+	tracker := must(copytrack.New(copytrack.NewMemStore()))
 	for _, tc := range []struct {
 		name string
 		edit func(*lakegc.Config, *lakegc.Host)

@@ -142,7 +142,10 @@ func (c *cycle) runExport(ctx context.Context) error {
 			return counted(c.host.Copies.Addresses(ctx, c.cfg.Repository), &trailer)
 		}))
 	}
-	p := uncommitted.NewPreparer(c.cfg.Bucket, opts...)
+	p, err := uncommitted.NewPreparer(c.cfg.Bucket, opts...)
+	if err != nil {
+		return fail(err)
+	}
 	repo := uncommitted.Repository{ID: c.cfg.Repository, StorageNamespace: c.cfg.Namespace}
 	key := stateKey(c.cfg.StoragePrefix, runID)
 	for !st.Done {

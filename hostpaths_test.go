@@ -233,7 +233,7 @@ func TestCollectHostPathsFailuresMarkNothing(t *testing.T) {
 func TestCollectRefusesAmbiguousHosts(t *testing.T) {
 	w := newWorld(t)
 	o := newOwnHost(w)
-	tracker := copytrack.New(copytrack.NewMemStore())
+	tracker := must(copytrack.New(copytrack.NewMemStore()))
 	for _, tc := range []struct {
 		name string
 		edit func(*lakegc.Config, *lakegc.Host)

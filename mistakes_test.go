@@ -17,7 +17,7 @@ func TestPrimitivesMistakesMarkNothing(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
 	repo := uncommitted.Repository{ID: "repo1", StorageNamespace: w.ns}
-	preparer := uncommitted.NewPreparer(w.bucket, uncommitted.WithMaxFileSize(100))
+	preparer := must(uncommitted.NewPreparer(w.bucket, uncommitted.WithMaxFileSize(100)))
 
 	// A complete run, for the mistyped reads.
 	var complete string
@@ -46,7 +46,7 @@ func TestPrimitivesMistakesMarkNothing(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	quiet := &quietSource{Source: w.host, cancelAfter: 2, cancel: cancel}
-	res, err := uncommitted.NewPreparer(w.bucket).Prepare(cctx, repo, quiet, started.Mark)
+	res, err := must(uncommitted.NewPreparer(w.bucket)).Prepare(cctx, repo, quiet, started.Mark)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Prepare over a quiet Source, cancelled: %+v, %v; want context.Canceled", res, err)
 	}

@@ -1,7 +1,6 @@
 package copytrack
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -56,32 +55,30 @@ type Tracker struct {
 	store Store
 	ttl   time.Duration
 	now   func() time.Time
-
-	invalid error // the first invalid option
 }
 
 // Option configures a Tracker. A zero value means the option's default; an
-// invalid value makes every call of the Tracker fail with an error wrapping
-// ErrInvalidOption, as New returns no error.
-type Option func(*Tracker)
+// invalid value makes New fail with an error wrapping ErrInvalidOption.
+type Option func(*Tracker) error
 
-// ErrInvalidOption is wrapped by every call of a Tracker that New was given
-// an invalid option.
-var ErrInvalidOption = errors.New("invalid option")
+// ErrInvalidOption is wrapped by the error of New for a nil Store or an
+// invalid option.
+var ErrInvalidOption = errors.New("copytrack: invalid option")
 
 // WithTTL sets how old a record must be for Expire to drop it (0: the
 // default DefaultTTL). A negative d is invalid: expiring records at once
 // would let a running GC delete a live object.
 func WithTTL(d time.Duration) Option {
-	return func(t *Tracker) {
+	return func(t *Tracker) error {
 		switch {
 		case d < 0:
-			t.invalid = cmp.Or(t.invalid, fmt.Errorf("%w: negative TTL %v", ErrInvalidOption, d))
+			return fmt.Errorf("negative TTL %v", d)
 		case d == 0:
 			t.ttl = DefaultTTL
 		default:
 			t.ttl = d
 		}
+		return nil
 	}
 }
 
@@ -92,32 +89,33 @@ func (t *Tracker) TTL() time.Duration { return t.ttl }
 // WithClock sets the clock used for zero CreatedAt values and by Expire
 // (nil: the default time.Now).
 func WithClock(now func() time.Time) Option {
-	return func(t *Tracker) {
+	return func(t *Tracker) error {
 		if now == nil {
 			now = time.Now
 		}
 		t.now = now
+		return nil
 	}
 }
 
 // New returns a Tracker keeping its records in store. The store should hold
 // nothing but copy records (give the Tracker its own table or key space).
-// With a nil store or an invalid option every call of the Tracker fails;
+// A nil store or an invalid option is an error wrapping ErrInvalidOption;
 // nil options are ignored.
-func New(store Store, opts ...Option) *Tracker {
+func New(store Store, opts ...Option) (*Tracker, error) {
 	if store == nil {
-		store = errStore{errNilStore}
+		return nil, fmt.Errorf("%w: nil Store", ErrInvalidOption)
 	}
 	t := &Tracker{store: store, ttl: DefaultTTL, now: time.Now}
 	for _, o := range opts {
-		if o != nil {
-			o(t)
+		if o == nil {
+			continue
+		}
+		if err := o(t); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
 		}
 	}
-	if t.invalid != nil {
-		t.store = errStore{t.invalid}
-	}
-	return t
+	return t, nil
 }
 
 // processID tells this process's record keys apart from another's; seqCounter

@@ -105,6 +105,6 @@
 // (NewPreparer). In both, "" means DefaultStoragePrefix.
 //
 // Every option's zero value means its default; an invalid value (a
-// negative size or duration) is an error wrapping ErrInvalidOption,
-// returned by Prepare, as NewPreparer has no error result.
+// negative size or duration) is an error of NewPreparer wrapping
+// ErrInvalidOption.
 package uncommitted

@@ -36,7 +36,7 @@ func drain[T any](seq iter.Seq2[T, error]) (got []T, err error) {
 func completeRun(t *testing.T, bucket *blob.Bucket, src *memSource, budget int64) (string, []string) {
 	t.Helper()
 	ctx := context.Background()
-	p := uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(budget))
+	p := newPreparer(t, bucket, uncommitted.WithMaxFileSize(budget))
 	runID, _ := runToEnd(t, ctx, p, bucket, src, nil, src.size()+2)
 	var want []string
 	for _, r := range readAll(t, ctx, bucket, runID) {
@@ -96,7 +96,7 @@ func TestAddressesUnfinishedRun(t *testing.T) {
 	bucket := memblob.OpenBucket(nil)
 	defer bucket.Close()
 	src := bigSource(2, 100)
-	p := uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(1<<10))
+	p := newPreparer(t, bucket, uncommitted.WithMaxFileSize(1<<10))
 	first, err := p.Prepare(ctx, repo, src, nil)
 	if err != nil || first.Mark == nil {
 		t.Fatalf("first page: %+v, %v", first, err)
@@ -233,7 +233,7 @@ func TestManifestRecordsRun(t *testing.T) {
 		bucket := memblob.OpenBucket(nil)
 		defer bucket.Close()
 		src := bigSource(1, entries)
-		p := uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(2<<10))
+		p := newPreparer(t, bucket, uncommitted.WithMaxFileSize(2<<10))
 		var mark *uncommitted.Mark
 		var runID string
 		var rows int64
@@ -296,7 +296,7 @@ func TestPrepareReplayedMarkInvalidatesManifest(t *testing.T) {
 	bucket := memblob.OpenBucket(nil)
 	defer bucket.Close()
 	src := bigSource(2, 100)
-	p := uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(1<<10))
+	p := newPreparer(t, bucket, uncommitted.WithMaxFileSize(1<<10))
 	first, err := p.Prepare(ctx, repo, src, nil)
 	if err != nil || first.Mark == nil {
 		t.Fatalf("%+v, %v", first, err)
@@ -370,7 +370,7 @@ func TestPrepareRemovesManifestBeforeWriting(t *testing.T) {
 		uncommitted.WithMaxFileSize(1 << 10),
 		uncommitted.WithCompression(&parquet.Uncompressed), // sizes depend on row counts only
 	}
-	p := uncommitted.NewPreparer(base, opts...)
+	p := newPreparer(t, base, opts...)
 	first, err := p.Prepare(ctx, repo, src, nil)
 	if err != nil || first.Mark == nil {
 		t.Fatalf("first page: %+v, %v", first, err)
@@ -385,7 +385,7 @@ func TestPrepareRemovesManifestBeforeWriting(t *testing.T) {
 		src.add("main", uncommitted.Entry{Key: fmt.Sprintf("j%03d", i), PhysicalAddress: fmt.Sprintf("data/b%03d", i)})
 	}
 	// The replay's write commits, and the call dies right after it.
-	dies := uncommitted.NewPreparer(newFlakyBucket(base, func(key string) bool { return !strings.HasSuffix(key, uncommitted.ManifestName) }), opts...)
+	dies := newPreparer(t, newFlakyBucket(base, func(key string) bool { return !strings.HasSuffix(key, uncommitted.ManifestName) }), opts...)
 	if _, err := dies.Prepare(ctx, repo, src, nil); !errors.Is(err, errAmbiguous) {
 		t.Fatalf("replay: %v, want it to fail after its write", err)
 	}

@@ -23,14 +23,13 @@ const (
 )
 
 // Option configures a Preparer. A zero value means the option's default; an
-// invalid value (a negative size or duration) makes every Prepare call of
-// the Preparer fail with an error wrapping ErrInvalidOption, as NewPreparer
-// returns no error.
+// invalid value (a negative size or duration) makes NewPreparer fail with
+// an error wrapping ErrInvalidOption.
 type Option func(*Preparer)
 
-// ErrInvalidOption is wrapped by Prepare when NewPreparer was given an
-// invalid option.
-var ErrInvalidOption = errors.New("invalid option")
+// ErrInvalidOption is wrapped by the error of NewPreparer for a nil bucket
+// or an invalid option.
+var ErrInvalidOption = errors.New("uncommitted: invalid option")
 
 // invalid records the first invalid option.
 func (p *Preparer) invalid(format string, args ...any) {

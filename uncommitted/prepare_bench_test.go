@@ -151,7 +151,7 @@ func prepareRun(b *testing.B, dir string, src uncommitted.Source, opts ...uncomm
 		b.Fatal(err)
 	}
 	defer bucket.Close()
-	p := uncommitted.NewPreparer(bucket, opts...)
+	p := newPreparer(b, bucket, opts...)
 	repo := uncommitted.Repository{ID: "bench", StorageNamespace: "s3://bench/repo"}
 	var mark *uncommitted.Mark
 	for {

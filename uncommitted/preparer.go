@@ -128,14 +128,16 @@ type Preparer struct {
 	codec           compress.Codec
 	logger          *slog.Logger
 	trailer         func(context.Context) iter.Seq2[string, error]
-	optErr          error // the first invalid option
+	optErr          error // the first invalid option, while NewPreparer runs
 }
 
 // NewPreparer returns a Preparer writing into bucket, which is rooted at the
-// repository's storage namespace. An invalid option makes every Prepare
-// call fail with an error wrapping ErrInvalidOption; nil options are
-// ignored.
-func NewPreparer(bucket *blob.Bucket, opts ...Option) *Preparer {
+// repository's storage namespace. A nil bucket or an invalid option is an
+// error wrapping ErrInvalidOption; nil options are ignored.
+func NewPreparer(bucket *blob.Bucket, opts ...Option) (*Preparer, error) {
+	if bucket == nil {
+		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidOption)
+	}
 	p := &Preparer{
 		bucket:          bucket,
 		maxFileSize:     DefaultMaxFileSize,
@@ -149,7 +151,10 @@ func NewPreparer(bucket *blob.Bucket, opts ...Option) *Preparer {
 			opt(p)
 		}
 	}
-	return p
+	if err := p.optErr; err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // Location returns the URI of the folder holding a run's files and its
@@ -196,9 +201,6 @@ func descendingRunID(now time.Time) string {
 // Repository without a StorageNamespace is an error: every full address
 // would be skipped, and a GC would delete its object.
 func (p *Preparer) Prepare(ctx context.Context, repo Repository, src Source, mark *Mark) (*Result, error) {
-	if p.optErr != nil {
-		return nil, fmt.Errorf("uncommitted: prepare: %w", p.optErr)
-	}
 	if p.bucket == nil || src == nil {
 		return nil, errors.New("uncommitted: Prepare needs a bucket and a Source")
 	}

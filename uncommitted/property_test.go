@@ -359,7 +359,7 @@ func TestPrepareMatchesModel(t *testing.T) {
 					replay = rand.New(rand.NewPCG(seed, 11))
 					opts = append(opts, uncommitted.WithRunID(func() string { return fmt.Sprint("run", seed) }))
 				}
-				p := uncommitted.NewPreparer(bucket, opts...)
+				p := newPreparer(t, bucket, opts...)
 				ctx := context.Background()
 				runID, files, replays := runReplaying(t, ctx, p, bucket, m.src, nil, m.src.size()+2, replay)
 				if files > 1 {
@@ -474,7 +474,7 @@ func TestPrepareFileSizeBound(t *testing.T) {
 				}
 				src.add(fmt.Sprint("b", b), es...)
 			}
-			p := uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(maxSize))
+			p := newPreparer(t, bucket, uncommitted.WithMaxFileSize(maxSize))
 			runID, files := runToEnd(t, ctx, p, bucket, src, nil, 1000)
 			if files < 2 {
 				t.Fatalf("only %d files: the budget was never reached", files)

@@ -135,7 +135,7 @@ func stagingOf(ns string, l lake) staging {
 func export(t *testing.T, b *blob.Bucket, ns string, l lake) (string, time.Time) {
 	t.Helper()
 	ctx := context.Background()
-	p := uncommitted.NewPreparer(b, uncommitted.WithClock(clock), uncommitted.WithMaxFileSize(1))
+	p := must(uncommitted.NewPreparer(b, uncommitted.WithClock(clock), uncommitted.WithMaxFileSize(1)))
 	repo := uncommitted.Repository{ID: "repo1", StorageNamespace: ns}
 	start := clock()
 	var mark *uncommitted.Mark
@@ -281,4 +281,13 @@ func readFailed(t *testing.T, b *blob.Bucket, runID string) map[string]string {
 		}
 	}
 	return out
+}
+
+// must returns v, and panics on an error: for constructors given valid
+// options.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

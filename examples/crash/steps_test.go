@@ -116,8 +116,8 @@ func hostExport(ctx context.Context, dir string, w *world, bucket *blob.Bucket) 
 // exportRun continues the export st until it is done, calling record after
 // each call.
 func exportRun(ctx context.Context, w *world, bucket *blob.Bucket, st hostState, record func(hostState) error) error {
-	p := uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(exportFileSize), uncommitted.WithoutTimeBudget(),
-		uncommitted.WithClock(func() time.Time { return w.Now }), uncommitted.WithRunID(func() string { return st.RunID }))
+	p := must(uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(exportFileSize), uncommitted.WithoutTimeBudget(),
+		uncommitted.WithClock(func() time.Time { return w.Now }), uncommitted.WithRunID(func() string { return st.RunID })))
 	repo := uncommitted.Repository{ID: "crash", StorageNamespace: "file:///crash"}
 	for !st.Done {
 		mark, err := uncommitted.DecodeToken(st.Next)
@@ -226,4 +226,13 @@ func (d deniedDeleter) DeleteBatch(ctx context.Context, keys []string) (map[stri
 		}
 	}
 	return failed, nil
+}
+
+// must returns v, and panics on an error: for constructors given valid
+// options.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -301,7 +301,7 @@ func (w *world) gcCycle(ctx context.Context, wire wiring, tempDir string) (*cycl
 			}
 		}))
 	}
-	prep := uncommitted.NewPreparer(w.bucket, opts...)
+	prep := must(uncommitted.NewPreparer(w.bucket, opts...))
 	src := source{w: w}
 	if wire.skipMain {
 		src.skip = "main"

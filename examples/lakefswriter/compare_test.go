@@ -21,7 +21,7 @@ func runFolder(runID string) string {
 
 // prepareAll exports src with a Preparer into bucket and returns the run.
 func prepareAll(tb testing.TB, bucket *blob.Bucket, src uncommitted.Source, opts ...uncommitted.Option) (runID string, rows int64) {
-	p := uncommitted.NewPreparer(bucket, opts...)
+	p := must(uncommitted.NewPreparer(bucket, opts...))
 	repo := uncommitted.Repository{ID: "bench", StorageNamespace: namespace}
 	var mark *uncommitted.Mark
 	for {
@@ -128,4 +128,13 @@ func measure(b *testing.B, export func(dir string) (rows, bytes int64)) {
 	}
 	b.ReportMetric(float64(rows)/time.Since(start).Seconds(), "rows/s")
 	b.ReportMetric(float64(bytes)/float64(rows), "bytes/row")
+}
+
+// must returns v, and panics on an error: for constructors given valid
+// options.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
