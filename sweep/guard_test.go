@@ -83,7 +83,7 @@ func TestSweepOtherDataPrefix(t *testing.T) {
 	require.Equal(t, int64(len(keys)), sum.NumDeletedObjects)
 	res, err := Sweep(ctx, b, "run1", WithDataPrefix("objects"))
 	require.NoError(t, err)
-	require.Equal(t, SweepResult{Refused: int64(len(keys))}, *res)
+	require.Equal(t, Result{Refused: int64(len(keys))}, *res)
 	for _, k := range keys {
 		ok, err := b.Exists(ctx, k)
 		require.NoError(t, err)

@@ -292,7 +292,7 @@ func TestMarkNamesOnlyOwnGarbage(t *testing.T) {
 
 			res, err := Sweep(ctx, b, "run", opts...)
 			require.NoError(t, err)
-			require.Equal(t, SweepResult{Deleted: int64(len(cands))}, *res)
+			require.Equal(t, Result{Deleted: int64(len(cands))}, *res)
 			for k := range w.objects {
 				ok, err := b.Exists(ctx, k)
 				require.NoError(t, err)
@@ -544,10 +544,10 @@ func TestRecognizerOption(t *testing.T) {
 	// Swept without the host's recognizer, its keys are refused.
 	res, err := Sweep(ctx, b, "run1")
 	require.NoError(t, err)
-	require.Equal(t, SweepResult{Deleted: 1, Refused: 2}, *res)
+	require.Equal(t, Result{Deleted: 1, Refused: 2}, *res)
 	res, err = Sweep(ctx, b, "run1", WithRecognizer(rec))
 	require.NoError(t, err)
-	require.Equal(t, SweepResult{Deleted: 2, AlreadyGone: 1}, *res)
+	require.Equal(t, Result{Deleted: 2, AlreadyGone: 1}, *res)
 }
 
 // TestSweepRefusesUnrecognizedUnlessIncluded: a hand-written report naming
@@ -568,10 +568,10 @@ func TestSweepRefusesUnrecognizedUnlessIncluded(t *testing.T) {
 		res, err := Sweep(ctx, b, "run1", opts...)
 		require.NoError(t, err)
 		if include {
-			require.Equal(t, SweepResult{Deleted: 2}, *res)
+			require.Equal(t, Result{Deleted: 2}, *res)
 			continue
 		}
-		require.Equal(t, SweepResult{Refused: 2}, *res)
+		require.Equal(t, Result{Refused: 2}, *res)
 		failed := readFailed(t, b, "run1")
 		for _, k := range keys {
 			require.Equal(t, "refused: unrecognized key", failed[k])

@@ -207,7 +207,7 @@ func TestMarkListsEmptyFolderName(t *testing.T) {
 	require.Equal(t, want, collect(t, Candidates(ctx, b, DefaultStoragePrefix, "run1")))
 	res, err := Sweep(ctx, b, "run1", WithClock(fixedClock), include)
 	require.NoError(t, err)
-	require.Equal(t, SweepResult{Deleted: int64(len(want))}, *res)
+	require.Equal(t, Result{Deleted: int64(len(want))}, *res)
 	for _, k := range []string{"data//y", "data//a/b"} {
 		ok, err := b.Exists(ctx, k)
 		require.NoError(t, err)

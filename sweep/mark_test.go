@@ -270,7 +270,7 @@ func TestMarkEmptyNamespace(t *testing.T) {
 	require.Empty(t, collect(t, Candidates(ctx, b, DefaultStoragePrefix, "run1")))
 	res, err := Sweep(ctx, b, "run1")
 	require.NoError(t, err)
-	require.Equal(t, SweepResult{}, *res)
+	require.Equal(t, Result{}, *res)
 }
 
 // TestMarkSummaryWriteFails fails the first write of summary.json, after the

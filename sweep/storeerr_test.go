@@ -159,7 +159,7 @@ func TestSweepStoreRefusals(t *testing.T) {
 			res, err := Sweep(ctx, reports, "run1", WithBatchDeleter(store), WithClock(fixedClock),
 				WithBackoff(time.Millisecond, 10*time.Millisecond))
 			require.NoError(t, err)
-			require.Equal(t, SweepResult{Failed: int64(len(keys))}, *res)
+			require.Equal(t, Result{Failed: int64(len(keys))}, *res)
 			require.Equal(t, int64(c.attempts*len(keys)), store.calls.Load())
 			failed := readFailed(t, reports, "run1")
 			require.Len(t, failed, len(keys))

@@ -161,7 +161,7 @@ func stormNamespace(t *testing.T, n, perSlice int) (*blob.Bucket, *testDriver, [
 
 // requireSwept checks that every candidate ended deleted or, still stored,
 // in failed/, and that the counts say so.
-func requireSwept(t *testing.T, b *blob.Bucket, keys []string, res *SweepResult) {
+func requireSwept(t *testing.T, b *blob.Bucket, keys []string, res *Result) {
 	t.Helper()
 	ctx := context.Background()
 	failed := readFailed(t, b, "run1")

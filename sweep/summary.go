@@ -219,9 +219,9 @@ func parseTime(s string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-// SweepResult counts what Sweep did with a run's candidates. It is also
+// Result counts what Sweep did with a run's candidates. It is also
 // written as sweep.json beside the run's summary, with the start and end times.
-type SweepResult struct {
+type Result struct {
 	Deleted     int64 // deleted (or, on S3's DeleteObjects, absent already)
 	AlreadyGone int64 // the store said the object did not exist
 	Failed      int64 // not deleted after the retries; listed in failed/

@@ -114,7 +114,7 @@ func transient(err error) bool {
 // and an object can become live again after (a branch reset to an old
 // commit, a copy of an old address), which only a new mark sees. Sweep
 // cannot tell; the host's schedule must.
-func Sweep(ctx context.Context, bucket *blob.Bucket, runID string, opts ...Option) (*SweepResult, error) {
+func Sweep(ctx context.Context, bucket *blob.Bucket, runID string, opts ...Option) (*Result, error) {
 	if bucket == nil {
 		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
 	}
@@ -166,7 +166,7 @@ type sweeper struct {
 	failed *partWriter[failedRow]
 }
 
-func (s *sweeper) run(ctx context.Context, runID string) (*SweepResult, error) {
+func (s *sweeper) run(ctx context.Context, runID string) (*Result, error) {
 	start := s.cfg.clock()
 	dir := reportDir(s.cfg.storagePrefix, runID)
 	// An earlier sweep's sweep.json goes first: its counts are not of the
@@ -195,7 +195,7 @@ func (s *sweeper) run(ctx context.Context, runID string) (*SweepResult, error) {
 		return nil, err
 	}
 	p := s.cnt.snapshot()
-	res := &SweepResult{Deleted: p.Deleted, AlreadyGone: p.AlreadyGone, Failed: p.Failed, Refused: p.Refused}
+	res := &Result{Deleted: p.Deleted, AlreadyGone: p.AlreadyGone, Failed: p.Failed, Refused: p.Refused}
 	if err := writeJSON(ctx, s.bucket, dir+"sweep.json", sweepJSON{
 		Deleted:     res.Deleted,
 		AlreadyGone: res.AlreadyGone,

@@ -63,14 +63,14 @@ func Example() {
 		return
 	}
 
-	var mark *uncommitted.Mark // nil: start a new run
+	var mark *uncommitted.Checkpoint // nil: start a new run
 	for page := 1; ; page++ {
 		res, err := p.Prepare(ctx, repo, src, mark)
 		if err != nil {
 			fmt.Println(err)
 			return
 		}
-		token := uncommitted.EncodeToken(res.Mark) // what an API returns
+		token := uncommitted.EncodeToken(res.Checkpoint) // what an API returns
 		fmt.Printf("page %d: %d row(s) in %s, continue: %q\n", page, res.Rows, res.Location, token)
 		if mark, err = uncommitted.DecodeToken(token); err != nil || mark == nil {
 			break

@@ -98,7 +98,7 @@ func TestAddressesUnfinishedRun(t *testing.T) {
 	src := bigSource(2, 100)
 	p := newPreparer(t, bucket, uncommitted.WithMaxFileSize(1<<10))
 	first, err := p.Prepare(ctx, repo, src, nil)
-	if err != nil || first.Mark == nil {
+	if err != nil || first.Checkpoint == nil {
 		t.Fatalf("first page: %+v, %v", first, err)
 	}
 	got, err := drain(uncommitted.Addresses(ctx, bucket, "_lakefs", first.RunID))
@@ -109,7 +109,7 @@ func TestAddressesUnfinishedRun(t *testing.T) {
 	if err != nil || int64(len(got)) != first.Rows {
 		t.Fatalf("unverified: %d addresses, %v; want the first page's %d", len(got), err, first.Rows)
 	}
-	runToEnd(t, ctx, p, bucket, src, first.Mark, src.size())
+	runToEnd(t, ctx, p, bucket, src, first.Checkpoint, src.size())
 	if got, err = drain(uncommitted.Addresses(ctx, bucket, "_lakefs", first.RunID)); err != nil || len(got) != 200 {
 		t.Fatalf("complete: %d addresses, %v; want 200", len(got), err)
 	}
@@ -234,7 +234,7 @@ func TestManifestRecordsRun(t *testing.T) {
 		defer bucket.Close()
 		src := bigSource(1, entries)
 		p := newPreparer(t, bucket, uncommitted.WithMaxFileSize(2<<10))
-		var mark *uncommitted.Mark
+		var mark *uncommitted.Checkpoint
 		var runID string
 		var rows int64
 		for {
@@ -242,7 +242,7 @@ func TestManifestRecordsRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			runID, rows, mark = res.RunID, rows+res.Rows, res.Mark
+			runID, rows, mark = res.RunID, rows+res.Rows, res.Checkpoint
 			if mark == nil {
 				break
 			}
@@ -298,21 +298,21 @@ func TestPrepareReplayedMarkInvalidatesManifest(t *testing.T) {
 	src := bigSource(2, 100)
 	p := newPreparer(t, bucket, uncommitted.WithMaxFileSize(1<<10))
 	first, err := p.Prepare(ctx, repo, src, nil)
-	if err != nil || first.Mark == nil {
+	if err != nil || first.Checkpoint == nil {
 		t.Fatalf("%+v, %v", first, err)
 	}
-	runToEnd(t, ctx, p, bucket, src, first.Mark, src.size())
+	runToEnd(t, ctx, p, bucket, src, first.Checkpoint, src.size())
 	if _, err := drain(uncommitted.Addresses(ctx, bucket, "_lakefs", first.RunID)); err != nil {
 		t.Fatal(err)
 	}
-	again, err := p.Prepare(ctx, repo, src, first.Mark)
-	if err != nil || again.Mark == nil {
+	again, err := p.Prepare(ctx, repo, src, first.Checkpoint)
+	if err != nil || again.Checkpoint == nil {
 		t.Fatalf("replay: %+v, %v", again, err)
 	}
 	if _, err := drain(uncommitted.Addresses(ctx, bucket, "_lakefs", first.RunID)); !errors.Is(err, uncommitted.ErrIncomplete) {
 		t.Fatalf("after a replayed call: %v, want ErrIncomplete", err)
 	}
-	runToEnd(t, ctx, p, bucket, src, again.Mark, src.size())
+	runToEnd(t, ctx, p, bucket, src, again.Checkpoint, src.size())
 	got, err := drain(uncommitted.Addresses(ctx, bucket, "_lakefs", first.RunID))
 	slices.Sort(got)
 	if err != nil || len(got) != 200 || len(slices.Compact(got)) != 200 {
@@ -372,10 +372,10 @@ func TestPrepareRemovesManifestBeforeWriting(t *testing.T) {
 	}
 	p := newPreparer(t, base, opts...)
 	first, err := p.Prepare(ctx, repo, src, nil)
-	if err != nil || first.Mark == nil {
+	if err != nil || first.Checkpoint == nil {
 		t.Fatalf("first page: %+v, %v", first, err)
 	}
-	runToEnd(t, ctx, p, base, src, first.Mark, src.size())
+	runToEnd(t, ctx, p, base, src, first.Checkpoint, src.size())
 	want, err := drain(uncommitted.Addresses(ctx, base, "_lakefs", "r1"))
 	if err != nil || len(want) != 300 {
 		t.Fatalf("complete: %d addresses, %v", len(want), err)

@@ -67,7 +67,7 @@ func TestPrepareCancelledMidWrite(t *testing.T) {
 			p := newPreparer(t, bucket, uncommitted.WithMaxFileSize(64<<10))
 
 			first, err := p.Prepare(context.Background(), repo, src, nil)
-			if err != nil || first.Mark == nil {
+			if err != nil || first.Checkpoint == nil {
 				t.Fatalf("first call: %+v, %v", first, err)
 			}
 			before := listKeys(t, bucket)
@@ -81,7 +81,7 @@ func TestPrepareCancelledMidWrite(t *testing.T) {
 				return nil
 			}
 			big := newPreparer(t, bucket, uncommitted.WithMaxFileSize(512<<10))
-			if _, err := big.Prepare(ctx, repo, src, first.Mark); !errors.Is(err, context.Canceled) {
+			if _, err := big.Prepare(ctx, repo, src, first.Checkpoint); !errors.Is(err, context.Canceled) {
 				t.Fatalf("cancelled call: err %v, want context.Canceled", err)
 			}
 			if seen < 4000 {
@@ -92,7 +92,7 @@ func TestPrepareCancelledMidWrite(t *testing.T) {
 			}
 
 			src.onEntry = nil
-			runToEnd(t, context.Background(), p, bucket, src, first.Mark, 100)
+			runToEnd(t, context.Background(), p, bucket, src, first.Checkpoint, 100)
 			got := readAll(t, context.Background(), bucket, first.RunID)
 			if len(got) != 15000 {
 				t.Fatalf("%d rows, want 15000", len(got))
@@ -162,7 +162,7 @@ func TestPrepareErrors(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || res.Rows != c.rows || res.Mark != nil {
+			if err != nil || res.Rows != c.rows || res.Checkpoint != nil {
 				t.Fatalf("got %+v, %v; want %d rows", res, err, c.rows)
 			}
 		})
@@ -246,7 +246,7 @@ func TestPrepareNothingToExport(t *testing.T) {
 	src := newMemSource()
 	src.add("main", uncommitted.Entry{Key: "a", Tombstone: true}, uncommitted.Entry{Key: "b", PhysicalAddress: "gs://x/y", AddressType: uncommitted.Full})
 	res, err := newPreparer(t, bucket).Prepare(ctx, repo, src, nil)
-	if err != nil || res.Location != uncommitted.Location(namespace, "_lakefs", res.RunID) || res.Filename != "" || res.Mark != nil || res.Rows != 0 || res.RunID == "" {
+	if err != nil || res.Location != uncommitted.Location(namespace, "_lakefs", res.RunID) || res.Filename != "" || res.Checkpoint != nil || res.Rows != 0 || res.RunID == "" {
 		t.Fatalf("got %+v, %v", res, err)
 	}
 	manifest := "_lakefs/retention/gc/uncommitted/" + res.RunID + "/uncommitted/" + uncommitted.ManifestName
@@ -277,7 +277,7 @@ func TestPrepareRunIDs(t *testing.T) {
 	if _, err := newPreparer(t, bucket, uncommitted.WithRunID(func() string { return "a/b" })).Prepare(context.Background(), repo, src, nil); !errors.Is(err, uncommitted.ErrInvalidToken) {
 		t.Fatalf("run ID with '/': %v", err)
 	}
-	if _, err := newPreparer(t, bucket).Prepare(context.Background(), repo, src, &uncommitted.Mark{BranchID: "x"}); !errors.Is(err, uncommitted.ErrInvalidToken) {
+	if _, err := newPreparer(t, bucket).Prepare(context.Background(), repo, src, &uncommitted.Checkpoint{BranchID: "x"}); !errors.Is(err, uncommitted.ErrInvalidToken) {
 		t.Fatalf("mark without run ID: %v", err)
 	}
 }
@@ -363,7 +363,7 @@ func TestPrepareTimeBudget(t *testing.T) {
 	src := bigSource(3, 400)
 	clock := &fakeClock{t: time.Unix(1e9, 0), step: time.Second}
 	p := newPreparer(t, bucket, uncommitted.WithClock(clock.now), uncommitted.WithPrepareDuration(5*time.Second))
-	var mark *uncommitted.Mark
+	var mark *uncommitted.Checkpoint
 	calls := 0
 	for {
 		calls++
@@ -374,7 +374,7 @@ func TestPrepareTimeBudget(t *testing.T) {
 		if res.Rows > 5*16 || res.Rows == 0 {
 			t.Fatalf("call %d wrote %d rows in a 5 s budget at 1 s a clock read", calls, res.Rows)
 		}
-		if mark = res.Mark; mark == nil {
+		if mark = res.Checkpoint; mark == nil {
 			break
 		}
 	}
@@ -449,13 +449,13 @@ func TestPrepareMarkAtDeletedBranch(t *testing.T) {
 			defer bucket.Close()
 			src := bigSource(3, 10)
 			p := newPreparer(t, bucket, uncommitted.WithMaxFileSize(1))
-			var mark *uncommitted.Mark
+			var mark *uncommitted.Checkpoint
 			for range 3 { // into branch0, then stop before its key k0000003
 				res, err := p.Prepare(context.Background(), repo, src, mark)
 				if err != nil {
 					t.Fatal(err)
 				}
-				mark = res.Mark
+				mark = res.Checkpoint
 			}
 			if mark == nil || mark.BranchID != "branch0" || mark.Path == "" {
 				t.Fatalf("mark %+v, want one inside branch0", mark)
@@ -608,7 +608,7 @@ func TestPrepareTimeBudgetWithoutRows(t *testing.T) {
 			fill(src)
 			clock := &fakeClock{t: time.Unix(1e9, 0), step: time.Second}
 			p := newPreparer(t, bucket, uncommitted.WithClock(clock.now), uncommitted.WithPrepareDuration(5*time.Second))
-			var mark *uncommitted.Mark
+			var mark *uncommitted.Checkpoint
 			calls := 0
 			for {
 				calls++
@@ -625,10 +625,10 @@ func TestPrepareTimeBudgetWithoutRows(t *testing.T) {
 				if res.Rows != 0 || res.Filename != "" || res.Location != uncommitted.Location(namespace, "_lakefs", res.RunID) {
 					t.Fatalf("call %d: %+v", calls, res)
 				}
-				if res.Mark != nil && !markAfter(res.Mark, mark) {
-					t.Fatalf("call %d: mark %+v after %+v", calls, res.Mark, mark)
+				if res.Checkpoint != nil && !markAfter(res.Checkpoint, mark) {
+					t.Fatalf("call %d: mark %+v after %+v", calls, res.Checkpoint, mark)
 				}
-				if mark = res.Mark; mark == nil {
+				if mark = res.Checkpoint; mark == nil {
 					break
 				}
 			}
@@ -661,7 +661,7 @@ func TestPrepareRetryAfterAmbiguousClose(t *testing.T) {
 	})
 	src := bigSource(2, 300)
 	p := newPreparer(t, bucket, uncommitted.WithMaxFileSize(2<<10))
-	var mark *uncommitted.Mark
+	var mark *uncommitted.Checkpoint
 	var runID string
 	ambiguous := 0
 	for calls := 0; calls < 1000; calls++ {
@@ -673,7 +673,7 @@ func TestPrepareRetryAfterAmbiguousClose(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if runID, mark = res.RunID, res.Mark; mark == nil {
+		if runID, mark = res.RunID, res.Checkpoint; mark == nil {
 			break
 		}
 	}
@@ -697,19 +697,19 @@ func TestPrepareRetryAfterAmbiguousClose(t *testing.T) {
 		budget := uncommitted.WithMaxFileSize(1 << 10)
 		p := newPreparer(t, base, runID, budget)
 		first, err := p.Prepare(ctx, repo, src, nil)
-		if err != nil || first.Mark == nil {
+		if err != nil || first.Checkpoint == nil {
 			t.Fatalf("first page: %+v, %v", first, err)
 		}
 		flaky := newPreparer(t, newFlakyBucket(base, func(string) bool { return true }), runID, budget)
-		if _, err := flaky.Prepare(ctx, repo, src, first.Mark); !errors.Is(err, errAmbiguous) {
+		if _, err := flaky.Prepare(ctx, repo, src, first.Checkpoint); !errors.Is(err, errAmbiguous) {
 			t.Fatalf("second page: %v", err)
 		}
 		// Before the retry, every entry from the mark on was committed
 		// and unstaged.
 		src.entries["branch1"] = nil
 		src.entries["branch0"] = src.entries["branch0"][:first.Rows]
-		res, err := p.Prepare(ctx, repo, src, first.Mark)
-		if err != nil || res.Rows != 0 || res.Mark != nil {
+		res, err := p.Prepare(ctx, repo, src, first.Checkpoint)
+		if err != nil || res.Rows != 0 || res.Checkpoint != nil {
 			t.Fatalf("retry: %+v, %v", res, err)
 		}
 		got, err := drain(uncommitted.Addresses(ctx, base, "_lakefs", res.RunID))

@@ -96,7 +96,7 @@ func TestGCSForbiddenIsNotGone(t *testing.T) {
 
 	res, err := sweep.Sweep(ctx, b, "run-1", include)
 	require.NoError(t, err)
-	require.Equal(t, sweep.SweepResult{Deleted: 2, Failed: 1}, *res)
+	require.Equal(t, sweep.Result{Deleted: 2, Failed: 1}, *res)
 	require.Contains(t, readFailed(t, b, "run-1")[keys[1]], "Event-Based hold")
 }
 
@@ -124,7 +124,7 @@ func TestGCSThrottled(t *testing.T) {
 		srv.Throttle(3)
 		res, err := sweep.Sweep(ctx, b, runID, opts...)
 		require.NoError(t, err)
-		require.Equal(t, sweep.SweepResult{Deleted: int64(len(keys))}, *res)
+		require.Equal(t, sweep.Result{Deleted: int64(len(keys))}, *res)
 		after := srv.Counts()
 		require.Equal(t, int64(3), after.Throttled-before.Throttled)
 		require.Equal(t, int64(len(keys)+3), after.Deletes-before.Deletes)

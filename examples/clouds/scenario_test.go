@@ -138,7 +138,7 @@ func export(t *testing.T, b *blob.Bucket, ns string, l lake) (string, time.Time)
 	p := must(uncommitted.NewPreparer(b, uncommitted.WithClock(clock), uncommitted.WithMaxFileSize(1)))
 	repo := uncommitted.Repository{ID: "repo1", StorageNamespace: ns}
 	start := clock()
-	var mark *uncommitted.Mark
+	var mark *uncommitted.Checkpoint
 	var runID string
 	for range 100 {
 		res, err := p.Prepare(ctx, repo, stagingOf(ns, l), mark)
@@ -147,7 +147,7 @@ func export(t *testing.T, b *blob.Bucket, ns string, l lake) (string, time.Time)
 		if res.Location != "" {
 			require.True(t, strings.HasPrefix(res.Location, ns+"/_lakefs/retention/gc/uncommitted/"+runID+"/"), res.Location)
 		}
-		if mark = res.Mark; mark == nil {
+		if mark = res.Checkpoint; mark == nil {
 			return runID, start
 		}
 	}
@@ -216,7 +216,7 @@ func runScenario(t *testing.T, s store) {
 	}
 	res, err := sweep.Sweep(ctx, b, "gc-1", opts...)
 	require.NoError(t, err)
-	require.Equal(t, sweep.SweepResult{Deleted: int64(len(l.garbage) - 1), Failed: 1}, *res)
+	require.Equal(t, sweep.Result{Deleted: int64(len(l.garbage) - 1), Failed: 1}, *res)
 	failed := readFailed(t, b, "gc-1")
 	require.Len(t, failed, 1)
 	require.Contains(t, failed[l.refused], refusal, "failed/ holds the store's error")
@@ -229,9 +229,9 @@ func runScenario(t *testing.T, s store) {
 	// A second sweep deletes nothing more and says what it found.
 	res, err = sweep.Sweep(ctx, b, "gc-1", opts...)
 	require.NoError(t, err)
-	again := sweep.SweepResult{AlreadyGone: int64(len(l.garbage) - 1), Failed: 1}
+	again := sweep.Result{AlreadyGone: int64(len(l.garbage) - 1), Failed: 1}
 	if !s.deletesGone {
-		again = sweep.SweepResult{Deleted: int64(len(l.garbage) - 1), Failed: 1}
+		again = sweep.Result{Deleted: int64(len(l.garbage) - 1), Failed: 1}
 	}
 	require.Equal(t, again, *res)
 	require.Equal(t, want, listData(t, b))

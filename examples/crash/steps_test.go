@@ -128,7 +128,7 @@ func exportRun(ctx context.Context, w *world, bucket *blob.Bucket, st hostState,
 		if err != nil {
 			return err
 		}
-		st.Next, st.Done = uncommitted.EncodeToken(res.Mark), res.Mark == nil
+		st.Next, st.Done = uncommitted.EncodeToken(res.Checkpoint), res.Checkpoint == nil
 		if err := record(st); err != nil {
 			return err
 		}

@@ -121,7 +121,7 @@ func export(t *testing.T, bucket *blob.Bucket, src staging, trailer []string, no
 	)
 	p := must(uncommitted.NewPreparer(bucket, opts...))
 	repo := uncommitted.Repository{ID: "repo1", StorageNamespace: namespace}
-	var mark *uncommitted.Mark
+	var mark *uncommitted.Checkpoint
 	var runID string
 	for calls := 0; ; calls++ {
 		if calls > 10000 {
@@ -132,7 +132,7 @@ func export(t *testing.T, bucket *blob.Bucket, src staging, trailer []string, no
 			t.Fatalf("Prepare: %v", err)
 		}
 		runID = res.RunID
-		if mark = res.Mark; mark == nil {
+		if mark = res.Checkpoint; mark == nil {
 			break
 		}
 	}

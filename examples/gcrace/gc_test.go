@@ -259,7 +259,7 @@ func (w *world) activeCommits(ctx context.Context, wire wiring) (iter.Seq2[strin
 type cycleReport struct {
 	exportStart, markStart time.Time
 	summary                *sweep.Summary
-	swept                  *sweep.SweepResult
+	swept                  *sweep.Result
 	prepareCalls           int
 }
 
@@ -308,7 +308,7 @@ func (w *world) gcCycle(ctx context.Context, wire wiring, tempDir string) (*cycl
 	}
 	repo := uncommitted.Repository{ID: repoID, StorageNamespace: namespace}
 	rep.exportStart = w.clock.Now()
-	var mark *uncommitted.Mark
+	var mark *uncommitted.Checkpoint
 	var runID string
 	for {
 		res, err := prep.Prepare(ctx, repo, src, mark)
@@ -320,13 +320,13 @@ func (w *world) gcCycle(ctx context.Context, wire wiring, tempDir string) (*cycl
 			rep.exportStart = w.clock.Now()
 		}
 		runID = res.RunID
-		if res.Mark == nil {
+		if res.Checkpoint == nil {
 			break
 		}
 		if rep.prepareCalls > 10000 {
 			return nil, errors.New("Prepare makes no progress")
 		}
-		mark = res.Mark
+		mark = res.Checkpoint
 		w.hook("export: between Prepare calls", 0.5)
 	}
 	w.hook("after the export", 0.5)

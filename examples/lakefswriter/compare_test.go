@@ -23,14 +23,14 @@ func runFolder(runID string) string {
 func prepareAll(tb testing.TB, bucket *blob.Bucket, src uncommitted.Source, opts ...uncommitted.Option) (runID string, rows int64) {
 	p := must(uncommitted.NewPreparer(bucket, opts...))
 	repo := uncommitted.Repository{ID: "bench", StorageNamespace: namespace}
-	var mark *uncommitted.Mark
+	var mark *uncommitted.Checkpoint
 	for {
 		res, err := p.Prepare(context.Background(), repo, src, mark)
 		if err != nil {
 			tb.Fatal(err)
 		}
 		runID, rows = res.RunID, rows+res.Rows
-		if mark = res.Mark; mark == nil {
+		if mark = res.Checkpoint; mark == nil {
 			return runID, rows
 		}
 	}

@@ -202,7 +202,7 @@ func export(t *testing.T, sc scenario, withTracker bool) (exported, staged map[s
 	defer bucket.Close()
 	p := must(uncommitted.NewPreparer(bucket, opts...))
 	repo := uncommitted.Repository{ID: repoID, StorageNamespace: "mem://" + repoID}
-	var mark *uncommitted.Mark
+	var mark *uncommitted.Checkpoint
 	var runID string
 	for calls := 0; ; calls++ {
 		if calls > 100 {
@@ -212,7 +212,7 @@ func export(t *testing.T, sc scenario, withTracker bool) (exported, staged map[s
 		if err != nil {
 			t.Fatal(err)
 		}
-		runID, mark = res.RunID, res.Mark
+		runID, mark = res.RunID, res.Checkpoint
 		if mark == nil {
 			break
 		}
