@@ -284,7 +284,20 @@ func (c *cycle) sweepOptions(counters *sweep.Progress, phase string) []sweep.Opt
 	if c.cfg.Recognize != nil {
 		opts = append(opts, sweep.WithRecognizer(c.cfg.Recognize))
 	}
+	for _, cl := range c.classifiers() {
+		opts = append(opts, sweep.WithErrorClassifier(cl))
+	}
 	return append(opts, sweep.WithInclude(c.cfg.Include...), sweep.WithCanary(c.cfg.Canary))
+}
+
+// classifiers are the classifiers of the bucket's errors: the Config's,
+// then the BatchDeleter's.
+func (c *cycle) classifiers() []sweep.ErrorClassifier {
+	cs := slices.Clip(c.cfg.ErrorClassifiers)
+	if cl, ok := c.cfg.BatchDeleter.(sweep.ErrorClassifier); ok {
+		cs = append(cs, cl)
+	}
+	return cs
 }
 
 // mark marks the garbage: the export's addresses are read first, then the
@@ -295,7 +308,7 @@ func (c *cycle) mark(ctx context.Context) error {
 	var counters sweep.Progress
 	opts := c.sweepOptions(&counters, PhaseMark)
 	if c.cfg.Optimized {
-		prev, err := sweep.LatestRun(ctx, c.cfg.Bucket, c.cfg.StoragePrefix)
+		prev, err := sweep.LatestRun(ctx, c.cfg.Bucket, c.cfg.StoragePrefix, c.classifiers()...)
 		if err != nil {
 			if ctx.Err() != nil {
 				return fmt.Errorf("lakegc: mark: %w", err)
@@ -371,7 +384,7 @@ func (c *cycle) keptUncommitted(ctx context.Context) iter.Seq2[string, error] {
 // resumeMark reads the summary of a finished mark, to sweep it.
 func (c *cycle) resumeMark(ctx context.Context) error {
 	done := c.phase(ctx, PhaseMark)
-	sum, err := sweep.ReadSummary(ctx, c.cfg.Bucket, c.cfg.StoragePrefix, c.report.RunID)
+	sum, err := sweep.ReadSummary(ctx, c.cfg.Bucket, c.cfg.StoragePrefix, c.report.RunID, c.classifiers()...)
 	if err != nil {
 		return fmt.Errorf("lakegc: resume mark %s: %w", c.report.RunID, err)
 	}

@@ -128,6 +128,12 @@ type Config struct {
 	// BatchDeleter is how the sweep deletes (default: the bucket's Delete,
 	// key by key); see package sweep/s3delete for S3.
 	BatchDeleter sweep.BatchDeleter
+	// ErrorClassifiers read the bucket's errors where gocloud's codes
+	// mislead (see sweep.ErrorClassifier): give azdelete.Classifier for an
+	// Azure bucket and gcsdelete.Classifier for a GCS one, or a refusal
+	// there may read as an object already gone. A BatchDeleter that
+	// implements sweep.ErrorClassifier is asked after them.
+	ErrorClassifiers []sweep.ErrorClassifier
 	// SweepOptions tune the mark and the sweep: how many requests they keep
 	// in flight (sweep.WithListConcurrencyRange,
 	// sweep.WithDeleteConcurrencyRange), their retries

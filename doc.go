@@ -211,4 +211,11 @@
 // GC report (summary.json and the deleted/ Parquet files). A lakeFS fork can
 // swap its internals for these packages without migrating data, and lakeFS's
 // Spark GC client reads what they write.
+//
+// The package and its core packages (sweep, uncommitted, retention,
+// copytrack, pathprovider, linkaddr, namespace) import no cloud SDK: this
+// package depends on 70 packages besides the standard library and what
+// gocloud.dev/blob imports itself (a test keeps it under 80); the SDKs come
+// with the deleters (sweep/s3delete, sweep/azdelete, sweep/gcsdelete) and
+// the gocloud drivers a host links in.
 package lakegc

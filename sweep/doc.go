@@ -374,4 +374,12 @@
 // Every option's zero value means its default; an invalid value is an error
 // wrapping ErrInvalidInput, returned by Mark or Sweep before they touch the
 // bucket.
+//
+// # Dependencies
+//
+// Package sweep imports no cloud SDK: besides the standard library and what
+// gocloud.dev/blob imports itself, it depends on 64 packages (parquet-go and
+// its codecs, golang.org/x/time/rate; a test keeps it under 70). Azure's and
+// Google's error types, which tell a refusal from a missing object, are read
+// by azdelete.Classifier and gcsdelete.Classifier (see ErrorClassifier).
 package sweep

@@ -92,7 +92,7 @@ func Mark(ctx context.Context, bucket *blob.Bucket, runID string, in Inputs, opt
 	if stale := removeStaleSpills(cfg.tempDir); len(stale) > 0 {
 		m.log("sweep: removed stale spill folders", "folders", stale)
 	}
-	prev, err := ReadSummary(ctx, bucket, cfg.storagePrefix, runID)
+	prev, err := ReadSummary(ctx, bucket, cfg.storagePrefix, runID, cfg.classify...)
 	switch {
 	case err == nil && prev.Success:
 		return nil, fmt.Errorf("%w: %s", ErrRunExists, runID)
@@ -554,11 +554,11 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt keyIter) (i
 // candidates, and any sweep report.
 func (m *marker) removeStale(ctx context.Context) error {
 	for _, sub := range []string{"deleted/", "failed/", "unrecognized/", recordDir} {
-		if err := removeFolder(ctx, m.bucket, m.dir+sub); err != nil {
+		if err := removeFolder(ctx, m.bucket, m.cfg.classify, m.dir+sub); err != nil {
 			return err
 		}
 	}
-	return removeObject(ctx, m.bucket, m.dir+"sweep.json")
+	return removeObject(ctx, m.bucket, m.cfg.classify, m.dir+"sweep.json")
 }
 
 // fail records a failed run: no candidates, and a summary with success
@@ -569,7 +569,7 @@ func (m *marker) fail(ctx context.Context, cause error) {
 	m.sum.Success = false
 	m.sum.NumDeletedObjects = 0
 	for _, sub := range []string{"deleted/", recordDir} {
-		if err := removeFolder(ctx, m.bucket, m.dir+sub); err != nil {
+		if err := removeFolder(ctx, m.bucket, m.cfg.classify, m.dir+sub); err != nil {
 			m.log("sweep: mark failed; removing "+sub+" failed too", "error", err)
 		}
 	}

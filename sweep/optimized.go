@@ -169,8 +169,9 @@ func parseState(b []byte) (*runState, error) {
 // one shard of a sharded mark (WithShard). "" and no error when there is
 // none. Pass it to WithPrevious: Mark runs clean when that run cannot be
 // used. It lists the report folder and reads each run's summary, one
-// request each. An empty storagePrefix is DefaultStoragePrefix.
-func LatestRun(ctx context.Context, bucket *blob.Bucket, storagePrefix string) (string, error) {
+// request each. An empty storagePrefix is DefaultStoragePrefix. classify
+// are as ReadSummary's.
+func LatestRun(ctx context.Context, bucket *blob.Bucket, storagePrefix string, classify ...ErrorClassifier) (string, error) {
 	if bucket == nil {
 		return "", fmt.Errorf("%w: nil bucket", ErrInvalidInput)
 	}
@@ -198,7 +199,7 @@ func LatestRun(ctx context.Context, bucket *blob.Bucket, storagePrefix string) (
 	var best string
 	var bestStart time.Time
 	for _, id := range ids {
-		sum, err := ReadSummary(ctx, bucket, storagePrefix, id)
+		sum, err := ReadSummary(ctx, bucket, storagePrefix, id, classify...)
 		if errors.Is(err, ErrNoRun) {
 			continue
 		}
@@ -290,7 +291,7 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 	if cfg.sharded() {
 		return nil, "a shard's run is always clean"
 	}
-	sum, err := ReadSummary(ctx, m.bucket, cfg.storagePrefix, id)
+	sum, err := ReadSummary(ctx, m.bucket, cfg.storagePrefix, id, cfg.classify...)
 	if err != nil {
 		return nil, "previous run's summary: " + err.Error()
 	}
@@ -379,7 +380,7 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 // its sweep.json says nothing failed or was refused.
 func (m *marker) wasSwept(ctx context.Context, dir string) (bool, string) {
 	b, err := readSmall(ctx, m.bucket, dir+"sweep.json", maxSummarySize)
-	if isNotFound(err) {
+	if m.cfg.classify.isNotFound(err) {
 		return false, "not swept"
 	}
 	if err != nil {

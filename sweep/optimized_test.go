@@ -531,7 +531,7 @@ func TestLatestRun(t *testing.T) {
 func TestWasSwept(t *testing.T) {
 	ctx := context.Background()
 	b := memblob.OpenBucket(nil)
-	m := &marker{bucket: b}
+	m := &marker{bucket: b, cfg: newConfig(nil)}
 	dir := reportDir(DefaultStoragePrefix, "r")
 	swept, why := m.wasSwept(ctx, dir)
 	require.False(t, swept)

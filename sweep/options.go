@@ -96,6 +96,7 @@ type config struct {
 	recognize     func(string) bool // WithRecognizer; nil: layout's shapes
 	include       []string          // WithInclude, sorted once checked
 	canary        Canary
+	classify      classifiers // WithErrorClassifier
 
 	batch int // keys a DeleteBatch call gets (0: the deleter's default); set by tests
 
@@ -350,6 +351,18 @@ func WithLogger(l *slog.Logger) Option {
 // function should return quickly.
 func WithProgress(f func(Progress)) Option {
 	return func(c *config) { c.progress = f }
+}
+
+// WithErrorClassifier adds c to the classifiers of the bucket's errors
+// (see ErrorClassifier), asked in the order given, before the deleter's own:
+// give the one of the bucket's store, such as azdelete.Classifier or
+// gcsdelete.Classifier. A nil c is ignored.
+func WithErrorClassifier(c ErrorClassifier) Option {
+	return func(cfg *config) {
+		if c != nil {
+			cfg.classify = append(cfg.classify, c)
+		}
+	}
 }
 
 // validatePrefixes checks that both prefixes are relative folder names and

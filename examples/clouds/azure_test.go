@@ -132,7 +132,7 @@ func TestAzureSnapshots(t *testing.T) {
 	require.NoError(t, err)
 
 	before := srv.Counts()
-	res, err := sweep.Sweep(ctx, b, "run-1", include)
+	res, err := sweep.Sweep(ctx, b, "run-1", include, sweep.WithErrorClassifier(azdelete.Classifier{}))
 	require.NoError(t, err)
 	require.Equal(t, sweep.Result{Deleted: 2, Failed: 1}, *res)
 	require.Equal(t, int64(3), srv.Counts().Deletes-before.Deletes, "SnapshotsPresent is not retried")
@@ -171,7 +171,7 @@ func TestAzureThrottled(t *testing.T) {
 	keys = oldGarbage(t, b, "run-2", 20)
 	before = srv.Counts()
 	srv.Throttle(3)
-	res, err = sweep.Sweep(ctx, b, "run-2", include)
+	res, err = sweep.Sweep(ctx, b, "run-2", include, sweep.WithErrorClassifier(azdelete.Classifier{}))
 	require.NoError(t, err)
 	require.Equal(t, sweep.Result{Deleted: int64(len(keys))}, *res)
 	after = srv.Counts()

@@ -94,7 +94,7 @@ func TestGCSForbiddenIsNotGone(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok, "yet the object is there")
 
-	res, err := sweep.Sweep(ctx, b, "run-1", include)
+	res, err := sweep.Sweep(ctx, b, "run-1", include, sweep.WithErrorClassifier(gcsdelete.Classifier{}))
 	require.NoError(t, err)
 	require.Equal(t, sweep.Result{Deleted: 2, Failed: 1}, *res)
 	require.Contains(t, readFailed(t, b, "run-1")[keys[1]], "Event-Based hold")
@@ -116,7 +116,7 @@ func TestGCSThrottled(t *testing.T) {
 	} {
 		runID := fmt.Sprintf("run-%d", i)
 		keys := oldGarbage(t, b, runID, 40)
-		opts := []sweep.Option{include}
+		opts := append([]sweep.Option{include}, classify...)
 		if deleter != nil {
 			opts = append(opts, sweep.WithBatchDeleter(deleter()))
 		}

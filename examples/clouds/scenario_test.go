@@ -14,6 +14,8 @@ import (
 
 	"github.com/lakegc/lakegc/pathprovider"
 	"github.com/lakegc/lakegc/sweep"
+	"github.com/lakegc/lakegc/sweep/azdelete"
+	"github.com/lakegc/lakegc/sweep/gcsdelete"
 	"github.com/lakegc/lakegc/uncommitted"
 	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/require"
@@ -58,6 +60,10 @@ func clock() time.Time { return now }
 // (and trip the stores' failing deletes) rather than follow lakeFS's
 // shapes, the repository's own.
 var include = sweep.WithInclude("data/", "legacy-")
+
+// classify reads Azure's and GCS's refusals, which gocloud's codes blur,
+// as a host of such a bucket gives them to Sweep.
+var classify = []sweep.Option{sweep.WithErrorClassifier(azdelete.Classifier{}), sweep.WithErrorClassifier(gcsdelete.Classifier{})}
 
 // oldSlice is the name of a slice made i hours before the scenario's
 // cutoff, 100 hours before now.
@@ -206,7 +212,7 @@ func runScenario(t *testing.T, s store) {
 	slices.Sort(marked)
 	require.Equal(t, l.garbage, marked)
 
-	opts := []sweep.Option{include}
+	opts := append([]sweep.Option{include}, classify...)
 	if s.deleter != nil {
 		opts = append(opts, sweep.WithBatchDeleter(s.deleter(t, b)))
 	}

@@ -21,6 +21,8 @@ import (
 	"github.com/lakegc/lakegc/lakefs/api"
 	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
+	"github.com/lakegc/lakegc/sweep/azdelete"
+	"github.com/lakegc/lakegc/sweep/gcsdelete"
 	"github.com/lakegc/lakegc/sweep/s3delete"
 	"github.com/lakegc/lakegc/uncommitted"
 )
@@ -113,6 +115,8 @@ func collect(ctx context.Context, client *api.Client, o gcOptions, logger *slog.
 		Include:       o.include,
 		// Staged re-uploads lakeFS's listings hide (doc.go).
 		SweepOptions: []sweep.Option{sweep.WithCandidateCheck(h.reuploads.check)},
+		// Azure's and GCS's refusals, which gocloud's codes blur.
+		ErrorClassifiers: []sweep.ErrorClassifier{azdelete.Classifier{}, gcsdelete.Classifier{}},
 	}
 	if d, err := localDeleter(repo.StorageNamespace, o.blockstorePath); err != nil {
 		return nil, err
