@@ -134,16 +134,17 @@ type Config struct {
 	// there may read as an object already gone. A BatchDeleter that
 	// implements sweep.ErrorClassifier is asked after them.
 	ErrorClassifiers []sweep.ErrorClassifier
-	// SweepOptions tune the mark and the sweep: how many requests they keep
-	// in flight (sweep.WithListConcurrencyRange,
-	// sweep.WithDeleteConcurrencyRange), their retries
-	// (sweep.WithBackoff), a delete rate (sweep.WithDeleteRate). They are
-	// applied before the settings this Config decides — prefixes, link TTL,
-	// min age, clock, memory budget, temp dir, logger, progress, the
-	// deleter and the previous run — so those always win. An invalid one
-	// fails the mark or the sweep with an error wrapping
-	// sweep.ErrInvalidInput.
-	SweepOptions []sweep.Option
+	// MarkOptions and SweepOptions tune the mark and the sweep: how many
+	// requests they keep in flight (sweep.WithListConcurrencyRange,
+	// sweep.WithDeleteConcurrencyRange), their retries (sweep.WithBackoff,
+	// an option of both), a delete rate (sweep.WithDeleteRate). An option
+	// that sets what a field of this Config sets — prefixes, link TTL, min
+	// age, clock, memory budget, temp dir, logger, progress, the deleter,
+	// the recognizer, the includes, the canary and the previous run, clean
+	// every and slice margin — is an error wrapping ErrInvalidConfig, as is
+	// an invalid one: set the field.
+	MarkOptions  []sweep.MarkOption
+	SweepOptions []sweep.SweepOption
 
 	// Recognize, if set, replaces the recognizer of the keys the mark may
 	// mark and the sweep may delete (default: the shapes lakeFS and package
@@ -292,11 +293,15 @@ func (c Config) validated() (settings, error) {
 	}
 	s.ns = ns
 	// Before any I/O, not when the mark starts after the whole export.
-	if err := sweep.CheckOptions(s.SweepOptions...); err != nil {
-		return settings{}, fmt.Errorf("%w: SweepOptions: %w", ErrInvalidConfig, err)
+	fixed := s.decided(nil, true, "")
+	// The fields decide these, set or not.
+	fixed.Mark = append(fixed.Mark, sweep.WithRecognizer(nil))
+	fixed.Sweep = append(fixed.Sweep, sweep.WithBatchDeleter(nil))
+	if err := sweep.CheckOptions(sweep.Options{Mark: s.MarkOptions, Sweep: s.SweepOptions}, fixed); err != nil {
+		return settings{}, fmt.Errorf("%w: MarkOptions or SweepOptions: %w", ErrInvalidConfig, err)
 	}
-	if err := sweep.CheckOptions(sweep.WithStoragePrefix(s.StoragePrefix), sweep.WithDataPrefix(s.DataPrefix),
-		sweep.WithInclude(s.Include...), sweep.WithCanary(s.Canary)); err != nil {
+	if err := sweep.CheckOptions(sweep.Options{Mark: []sweep.MarkOption{sweep.WithStoragePrefix(s.StoragePrefix), sweep.WithDataPrefix(s.DataPrefix),
+		sweep.WithInclude(s.Include...), sweep.WithCanary(s.Canary)}}, sweep.Options{}); err != nil {
 		return settings{}, fmt.Errorf("%w: Include or Canary: %w", ErrInvalidConfig, err)
 	}
 	for _, id := range []struct{ field, id string }{{"ResumeExport", s.ResumeExport}, {"ResumeMark", s.ResumeMark}} {

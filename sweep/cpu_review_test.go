@@ -268,7 +268,7 @@ func TestJoinModel(t *testing.T) {
 			listIt, keepIt = pl, pk
 		}
 		bucket := memblob.OpenBucket(nil)
-		m := &marker{bucket: bucket, cfg: newConfig(nil), dir: "report/", cnt: &counters{}}
+		m := &marker{bucket: bucket, cfg: newMarkConfig(nil), dir: "report/", cnt: &counters{}}
 		n, err := m.writeCandidates(context.Background(), listIt, keepIt)
 		require.NoError(t, listIt.close())
 		require.NoError(t, keepIt.close())

@@ -371,9 +371,11 @@
 // call configured by options takes WithStoragePrefix (Mark, Sweep). ""
 // means DefaultStoragePrefix, except for Candidates, which refuses it.
 //
-// Every option's zero value means its default; an invalid value is an error
-// wrapping ErrInvalidInput, returned by Mark or Sweep before they touch the
-// bucket.
+// Mark takes MarkOptions and Sweep SweepOptions; an Option is both, and an
+// option of one only does not compile with the other. Every option's zero
+// value means its default; an invalid value is an error wrapping
+// ErrInvalidInput, returned by Mark or Sweep before they touch the bucket
+// (CheckOptions tells it beforehand).
 //
 // # Dependencies
 //

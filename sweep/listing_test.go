@@ -233,7 +233,7 @@ func manySlices(t testing.TB, n, perSlice int) (*blob.Bucket, []string) {
 // newTestLister returns a lister of b with a cutoff of t0, a pool of pool
 // bytes, and small blocks.
 func newTestLister(b *blob.Bucket, dir *spillDir, pool int64) *lister {
-	cfg := newConfig(nil)
+	cfg := newMarkConfig(nil)
 	l := &lister{bucket: b, cfg: cfg, dir: dir, cutoff: t0, cnt: &counters{},
 		loose: newSorter(dir, 4<<10, 2), youngKeys: &lockedSorter{s: newSorter(dir, 4<<10, 2)}, pool: new(memPool),
 		rec: cfg.recognizer(), walls: newWallSet(cfg)}
@@ -307,7 +307,7 @@ func TestYoungKeysWithinBudget(t *testing.T) {
 			dir, err := newSpillDir(t.TempDir(), 512)
 			require.NoError(t, err)
 			defer dir.remove()
-			m := &marker{cfg: newConfig([]Option{WithMemoryBudget(64 << 10)}), spill: dir, cnt: &counters{}}
+			m := &marker{cfg: newMarkConfig([]MarkOption{WithMemoryBudget(64 << 10)}), spill: dir, cnt: &counters{}}
 			sh := m.budgets()
 			keep := newSorter(dir, sh.keep-sh.young, sh.fanIn)
 			defer keep.release()

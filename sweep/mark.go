@@ -63,14 +63,14 @@ const cleanupTimeout = 30 * time.Second
 // input's error, a storage error, a cancelled context — leaves a summary with
 // success false and no candidates, and is returned. Concurrent Marks of one
 // run ID are not supported.
-func Mark(ctx context.Context, bucket *blob.Bucket, runID string, in Inputs, opts ...Option) (*Summary, error) {
+func Mark(ctx context.Context, bucket *blob.Bucket, runID string, in Inputs, opts ...MarkOption) (*Summary, error) {
 	if bucket == nil {
 		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
 	}
 	if err := validRunID(runID); err != nil {
 		return nil, err
 	}
-	cfg := newConfig(opts)
+	cfg := newMarkConfig(opts)
 	if cfg.err != nil {
 		// Before anything is read or written, as the options promise.
 		return nil, cfg.err

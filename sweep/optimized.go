@@ -54,8 +54,8 @@ const (
 // finds the latest run. When the previous run cannot be used (it failed,
 // has no records, or used other settings) Mark runs clean and says why in
 // Summary.CleanReason.
-func WithPrevious(runID string) Option {
-	return func(c *config) {
+func WithPrevious(runID string) MarkOption {
+	return markOnly("Previous", func(c *config) {
 		if runID != "" {
 			if err := validRunID(runID); err != nil {
 				c.invalid("previous run ID %q", runID)
@@ -63,7 +63,7 @@ func WithPrevious(runID string) Option {
 			}
 		}
 		c.previous = runID
-	}
+	})
 }
 
 // WithSliceMargin sets how long a slice may keep receiving objects after it
@@ -73,21 +73,21 @@ func WithPrevious(runID string) Option {
 // runs out. It must be at least the host's pathprovider interval plus its
 // link TTL plus the clock skew. Too small a margin leaks garbage that only
 // a clean run finds; it never deletes a live object.
-func WithSliceMargin(d time.Duration) Option {
-	return func(c *config) {
+func WithSliceMargin(d time.Duration) MarkOption {
+	return markOnly("SliceMargin", func(c *config) {
 		if d < 0 {
 			c.invalid("negative slice margin %v", d)
 		}
 		c.sliceMargin = d
-	}
+	})
 }
 
 // WithCleanEvery makes every n-th run of a chain of optimized runs a clean
 // one (0: the default DefaultCleanEvery; 1: every run is clean), so that
 // garbage an optimized run cannot see, such as objects uploaded into a slice
 // later than the margin allows, is found in the end.
-func WithCleanEvery(n int) Option {
-	return func(c *config) {
+func WithCleanEvery(n int) MarkOption {
+	return markOnly("CleanEvery", func(c *config) {
 		if n < 0 {
 			c.invalid("negative clean-every %d", n)
 			return
@@ -96,7 +96,7 @@ func WithCleanEvery(n int) Option {
 			n = DefaultCleanEvery
 		}
 		c.cleanEvery = n
-	}
+	})
 }
 
 // margin is the slice margin in effect.

@@ -194,7 +194,7 @@ func TestSweepThrottlingStorm(t *testing.T) {
 	clk := &simClock{}
 	st := newStorm(clk, 2*time.Minute)
 	res, err := Sweep(ctx, b, "run1", WithBatchDeleter(stormDeleter{st, b}),
-		WithDeleteConcurrencyRange(1, 4), clk.option(), func(c *config) { c.batch = 25 })
+		WithDeleteConcurrencyRange(1, 4), clk.option(), Option(func(c *config) { c.batch = 25 }))
 	require.NoError(t, err)
 	requireSwept(t, b, keys, res)
 	// The first four batches retry together, for at most 4 × (1+2+4+8) s:
@@ -225,7 +225,7 @@ func TestSweepEndlessStorm(t *testing.T) {
 	clk := &simClock{}
 	st := newStorm(clk, 0)
 	res, err := Sweep(ctx, b, "run1", WithBatchDeleter(stormDeleter{st, b}), clk.option(),
-		func(c *config) { c.batch = 100 })
+		Option(func(c *config) { c.batch = 100 }))
 	require.NoError(t, err)
 	requireSwept(t, b, keys, res)
 	require.Equal(t, int64(len(keys)), res.Failed)
@@ -312,7 +312,7 @@ func TestMarkEndlessStorm(t *testing.T) {
 func TestMarkWidensOnSlowStore(t *testing.T) {
 	for _, c := range []struct {
 		name     string
-		opt      Option
+		opt      MarkOption
 		min, max int
 	}{
 		{"adaptive", WithListConcurrencyRange(0, 24), DefaultListConcurrency + 1, 24},

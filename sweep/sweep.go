@@ -96,11 +96,11 @@ const (
 // and an object can become live again after (a branch reset to an old
 // commit, a copy of an old address), which only a new mark sees. Sweep
 // cannot tell; the host's schedule must.
-func Sweep(ctx context.Context, bucket *blob.Bucket, runID string, opts ...Option) (*Result, error) {
+func Sweep(ctx context.Context, bucket *blob.Bucket, runID string, opts ...SweepOption) (*Result, error) {
 	if bucket == nil {
 		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
 	}
-	cfg := newConfig(opts)
+	cfg := newSweepConfig(opts)
 	if cfg.err != nil {
 		return nil, cfg.err
 	}

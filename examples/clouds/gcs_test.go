@@ -116,7 +116,7 @@ func TestGCSThrottled(t *testing.T) {
 	} {
 		runID := fmt.Sprintf("run-%d", i)
 		keys := oldGarbage(t, b, runID, 40)
-		opts := append([]sweep.Option{include}, classify...)
+		opts := append([]sweep.SweepOption{include}, classify...)
 		if deleter != nil {
 			opts = append(opts, sweep.WithBatchDeleter(deleter()))
 		}

@@ -63,7 +63,7 @@ var include = sweep.WithInclude("data/", "legacy-")
 
 // classify reads Azure's and GCS's refusals, which gocloud's codes blur,
 // as a host of such a bucket gives them to Sweep.
-var classify = []sweep.Option{sweep.WithErrorClassifier(azdelete.Classifier{}), sweep.WithErrorClassifier(gcsdelete.Classifier{})}
+var classify = []sweep.SweepOption{sweep.WithErrorClassifier(azdelete.Classifier{}), sweep.WithErrorClassifier(gcsdelete.Classifier{})}
 
 // oldSlice is the name of a slice made i hours before the scenario's
 // cutoff, 100 hours before now.
@@ -212,7 +212,7 @@ func runScenario(t *testing.T, s store) {
 	slices.Sort(marked)
 	require.Equal(t, l.garbage, marked)
 
-	opts := append([]sweep.Option{include}, classify...)
+	opts := append([]sweep.SweepOption{include}, classify...)
 	if s.deleter != nil {
 		opts = append(opts, sweep.WithBatchDeleter(s.deleter(t, b)))
 	}

@@ -58,7 +58,7 @@ func runStep(ctx context.Context, step, dir string, w *world, bucket *blob.Bucke
 	case stepSweep, stepResweep:
 		// One batch at a time, so that a kill at the first delete of a
 		// batch lands between batches.
-		_, err := sweep.Sweep(ctx, bucket, w.MarkRunID, append(markOptions(dir, w), sweep.WithDeleteConcurrency(1))...)
+		_, err := sweep.Sweep(ctx, bucket, w.MarkRunID, append(sweepOptions(w), sweep.WithDeleteConcurrency(1))...)
 		return err
 	case stepCollect:
 		return collect(ctx, dir, w, bucket)
@@ -150,9 +150,14 @@ func markInputs(ctx context.Context, w *world, bucket *blob.Bucket) sweep.Inputs
 	}
 }
 
-func markOptions(dir string, w *world) []sweep.Option {
-	return []sweep.Option{sweep.WithMinAge(minAge), sweep.WithClock(func() time.Time { return w.Now }),
+func markOptions(dir string, w *world) []sweep.MarkOption {
+	return []sweep.MarkOption{sweep.WithMinAge(minAge), sweep.WithClock(func() time.Time { return w.Now }),
 		sweep.WithTempDir(spillDir(dir)), sweep.WithMemoryBudget(markBudget)}
+}
+
+// sweepOptions are the options of markOptions that Sweep takes.
+func sweepOptions(w *world) []sweep.SweepOption {
+	return []sweep.SweepOption{sweep.WithClock(func() time.Time { return w.Now })}
 }
 
 // cycleState is the host's record of a cycle of Collect, kept from its

@@ -356,15 +356,15 @@ func (w *world) gcCycle(ctx context.Context, wire wiring, tempDir string) (*cycl
 	w.mu.Lock()
 	memBudget := int64(16<<10) << w.rng.IntN(6)
 	w.mu.Unlock()
-	sopts := []sweep.Option{
+	sopts := []sweep.MarkOption{
 		sweep.WithClock(w.clock.Now),
 		sweep.WithMinAge(minAge),
 		sweep.WithLinkTTL(linkTTL),
 		sweep.WithTempDir(tempDir),
 		sweep.WithListConcurrency(1),
-		sweep.WithDeleteConcurrency(1),
 		sweep.WithMemoryBudget(memBudget),
 	}
+	swopts := []sweep.SweepOption{sweep.WithClock(w.clock.Now), sweep.WithDeleteConcurrency(1)}
 	if wire.unsafeMinAge {
 		sopts = append(sopts, sweep.WithMinAge(time.Hour), sweep.WithUnsafeMinAge())
 	}
@@ -405,9 +405,9 @@ func (w *world) gcCycle(ctx context.Context, wire wiring, tempDir string) (*cycl
 		return w.checkDelete(key, "Sweep")
 	})
 	if wire.lostDeletes {
-		sopts = append(sopts, sweep.WithBatchDeleter(lostDeleter{}))
+		swopts = append(swopts, sweep.WithBatchDeleter(lostDeleter{}))
 	}
-	rep.swept, err = sweep.Sweep(ctx, w.bucket, gcRun, sopts...)
+	rep.swept, err = sweep.Sweep(ctx, w.bucket, gcRun, swopts...)
 	w.sim.setHooks(nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("Sweep: %w", err)

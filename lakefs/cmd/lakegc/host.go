@@ -114,7 +114,7 @@ func collect(ctx context.Context, client *api.Client, o gcOptions, logger *slog.
 		Optimized:     o.optimized,
 		Include:       o.include,
 		// Staged re-uploads lakeFS's listings hide (doc.go).
-		SweepOptions: []sweep.Option{sweep.WithCandidateCheck(h.reuploads.check)},
+		MarkOptions: []sweep.MarkOption{sweep.WithCandidateCheck(h.reuploads.check)},
 		// Azure's and GCS's refusals, which gocloud's codes blur.
 		ErrorClassifiers: []sweep.ErrorClassifier{azdelete.Classifier{}, gcsdelete.Classifier{}},
 	}
