@@ -52,7 +52,7 @@ import (
 // what was done until then.
 //
 // cfg and host are checked before any I/O: an error wrapping
-// ErrInvalidConfig, with no report, says what is wrong.
+// ErrInvalidInput, with no report, says what is wrong.
 func Collect(ctx context.Context, host Host, cfg Config) (*Report, error) {
 	s, err := cfg.validated()
 	if err != nil {
@@ -70,21 +70,21 @@ func Collect(ctx context.Context, host Host, cfg Config) (*Report, error) {
 func (h Host) validate(s settings) error {
 	switch {
 	case h.Staging == nil && h.Export == nil:
-		return fmt.Errorf("%w: Host without Staging or Export", ErrInvalidConfig)
+		return fmt.Errorf("%w: Host without Staging or Export", ErrInvalidInput)
 	case h.Staging != nil && h.Export != nil:
-		return fmt.Errorf("%w: Host with both Staging and Export: which export protects the staged objects?", ErrInvalidConfig)
+		return fmt.Errorf("%w: Host with both Staging and Export: which export protects the staged objects?", ErrInvalidInput)
 	case h.Commits == nil && h.Active == nil:
-		return fmt.Errorf("%w: Host without Commits or Active", ErrInvalidConfig)
+		return fmt.Errorf("%w: Host without Commits or Active", ErrInvalidInput)
 	case h.Commits != nil && h.Active != nil:
-		return fmt.Errorf("%w: Host with both Commits and Active: which decides the kept commits?", ErrInvalidConfig)
+		return fmt.Errorf("%w: Host with both Commits and Active: which decides the kept commits?", ErrInvalidInput)
 	case h.Committed == nil:
-		return fmt.Errorf("%w: Host without Committed", ErrInvalidConfig)
+		return fmt.Errorf("%w: Host without Committed", ErrInvalidInput)
 	case h.Export != nil && h.Copies != nil:
-		return fmt.Errorf("%w: Host with Export and Copies: a host's own export must add its copy records itself", ErrInvalidConfig)
+		return fmt.Errorf("%w: Host with Export and Copies: a host's own export must add its copy records itself", ErrInvalidInput)
 	case h.Export != nil && s.ResumeExport != "":
-		return fmt.Errorf("%w: ResumeExport with a Host's own Export, which Collect cannot resume", ErrInvalidConfig)
+		return fmt.Errorf("%w: ResumeExport with a Host's own Export, which Collect cannot resume", ErrInvalidInput)
 	case h.Copies != nil && s.Repository == "":
-		return fmt.Errorf("%w: no Repository, needed to read the Host's copy records", ErrInvalidConfig)
+		return fmt.Errorf("%w: no Repository, needed to read the Host's copy records", ErrInvalidInput)
 	}
 	return nil
 }

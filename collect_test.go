@@ -173,8 +173,8 @@ func TestCollectRefusesInvalidConfig(t *testing.T) {
 			cfg, host := w.config(), w.host.host()
 			tc.edit(&cfg, &host)
 			rep, err := lakegc.Collect(context.Background(), host, cfg)
-			if !errors.Is(err, lakegc.ErrInvalidConfig) {
-				t.Errorf("Collect = %v, want ErrInvalidConfig", err)
+			if !errors.Is(err, lakegc.ErrInvalidInput) {
+				t.Errorf("Collect = %v, want ErrInvalidInput", err)
 			}
 			if rep != nil {
 				t.Errorf("Collect returned a report %+v", rep)
@@ -357,7 +357,7 @@ func TestCollectOptimizedStartsFromTheLatestRun(t *testing.T) {
 		t.Errorf("candidates %q, then %q; want the %d garbage objects", a, b, len(w.garbage))
 	}
 	cfg.CleanEvery = -1
-	if _, err := lakegc.Collect(context.Background(), w.host.host(), cfg); !errors.Is(err, lakegc.ErrInvalidConfig) {
+	if _, err := lakegc.Collect(context.Background(), w.host.host(), cfg); !errors.Is(err, lakegc.ErrInvalidInput) {
 		t.Errorf("CleanEvery -1: %v", err)
 	}
 }
@@ -371,7 +371,7 @@ func TestCollectSweepOptions(t *testing.T) {
 		cfg := w.config()
 		cfg.MarkOptions = []sweep.MarkOption{sweep.WithListConcurrencyRange(4, 2)}
 		rep, err := lakegc.Collect(context.Background(), w.host.host(), cfg)
-		if !errors.Is(err, sweep.ErrInvalidInput) || !errors.Is(err, lakegc.ErrInvalidConfig) {
+		if !errors.Is(err, sweep.ErrInvalidInput) || !errors.Is(err, lakegc.ErrInvalidInput) {
 			t.Fatalf("an invalid sweep option: %v", err)
 		}
 		// Refused before any I/O: no export, no report.
@@ -393,7 +393,7 @@ func TestCollectSweepOptions(t *testing.T) {
 			cfg := w.config()
 			cfg.MarkOptions, cfg.SweepOptions = opts.Mark, opts.Sweep
 			rep, err := lakegc.Collect(context.Background(), w.host.host(), cfg)
-			if !errors.Is(err, sweep.ErrInvalidInput) || !errors.Is(err, lakegc.ErrInvalidConfig) {
+			if !errors.Is(err, sweep.ErrInvalidInput) || !errors.Is(err, lakegc.ErrInvalidInput) {
 				t.Fatalf("an option the Config sets: %v", err)
 			}
 			if rep != nil && rep.Export != nil || len(w.marks()) > 0 {

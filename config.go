@@ -41,14 +41,14 @@ const (
 // minMemoryBudget is the smallest budget the mark accepts.
 const minMemoryBudget = 4 << 10
 
-// ErrInvalidConfig is wrapped by the error Collect returns, before any I/O,
+// ErrInvalidInput is wrapped by the error Collect returns, before any I/O,
 // for a Config or Host it cannot run with.
-var ErrInvalidConfig = errors.New("lakegc: invalid config")
+var ErrInvalidInput = errors.New("lakegc: invalid input")
 
 // Config is one repository's GC settings. The zero value of every field but
 // Bucket and Namespace means its default; a value that cannot be right (a
 // negative duration, a prefix with a leading '/', a minimum age below the
-// link TTL) is an error wrapping ErrInvalidConfig before any I/O.
+// link TTL) is an error wrapping ErrInvalidInput before any I/O.
 type Config struct {
 	// Bucket is rooted at the repository's storage namespace: its keys are
 	// the addresses relative to it, such as "data/<slice>/<xid>". It must
@@ -141,7 +141,7 @@ type Config struct {
 	// that sets what a field of this Config sets — prefixes, link TTL, min
 	// age, clock, memory budget, temp dir, logger, progress, the deleter,
 	// the recognizer, the includes, the canary and the previous run, clean
-	// every and slice margin — is an error wrapping ErrInvalidConfig, as is
+	// every and slice margin — is an error wrapping ErrInvalidInput, as is
 	// an invalid one: set the field.
 	MarkOptions  []sweep.MarkOption
 	SweepOptions []sweep.SweepOption
@@ -246,7 +246,7 @@ func (c Config) withDefaults() settings {
 }
 
 // Validate reports whether Collect can run with c, without any I/O: an
-// error wrapping ErrInvalidConfig names the first field that is wrong.
+// error wrapping ErrInvalidInput names the first field that is wrong.
 func (c Config) Validate() error {
 	_, err := c.validated()
 	return err
@@ -255,7 +255,7 @@ func (c Config) Validate() error {
 func (c Config) validated() (settings, error) {
 	s := c.withDefaults()
 	invalid := func(format string, args ...any) (settings, error) {
-		return settings{}, fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
+		return settings{}, fmt.Errorf("%w: %s", ErrInvalidInput, fmt.Sprintf(format, args...))
 	}
 	// nsaddr.New refuses what is not a URI, and "s3://" alone, which would
 	// make every s3:// address the namespace's.
@@ -298,11 +298,11 @@ func (c Config) validated() (settings, error) {
 	fixed.Mark = append(fixed.Mark, sweep.WithRecognizer(nil))
 	fixed.Sweep = append(fixed.Sweep, sweep.WithBatchDeleter(nil))
 	if err := sweep.CheckOptions(sweep.Options{Mark: s.MarkOptions, Sweep: s.SweepOptions}, fixed); err != nil {
-		return settings{}, fmt.Errorf("%w: MarkOptions or SweepOptions: %w", ErrInvalidConfig, err)
+		return settings{}, fmt.Errorf("%w: MarkOptions or SweepOptions: %w", ErrInvalidInput, err)
 	}
 	if err := sweep.CheckOptions(sweep.Options{Mark: []sweep.MarkOption{sweep.WithStoragePrefix(s.StoragePrefix), sweep.WithDataPrefix(s.DataPrefix),
 		sweep.WithInclude(s.Include...), sweep.WithCanary(s.Canary)}}, sweep.Options{}); err != nil {
-		return settings{}, fmt.Errorf("%w: Include or Canary: %w", ErrInvalidConfig, err)
+		return settings{}, fmt.Errorf("%w: Include or Canary: %w", ErrInvalidInput, err)
 	}
 	for _, id := range []struct{ field, id string }{{"ResumeExport", s.ResumeExport}, {"ResumeMark", s.ResumeMark}} {
 		if id.id != "" && !validRunID(id.id) {
@@ -318,11 +318,11 @@ func (c Config) validated() (settings, error) {
 func validPrefixes(storage, data string) error {
 	for _, p := range []struct{ field, prefix string }{{"StoragePrefix", storage}, {"DataPrefix", data}} {
 		if strings.HasPrefix(p.prefix, "/") || strings.HasSuffix(p.prefix, "/") || strings.Contains(p.prefix, "//") || strings.Contains(p.prefix, "://") {
-			return fmt.Errorf("%w: %s %q must be a folder name without leading or trailing '/'", ErrInvalidConfig, p.field, p.prefix)
+			return fmt.Errorf("%w: %s %q must be a folder name without leading or trailing '/'", ErrInvalidInput, p.field, p.prefix)
 		}
 	}
 	if storage == data || strings.HasPrefix(data+"/", storage+"/") || strings.HasPrefix(storage+"/", data+"/") {
-		return fmt.Errorf("%w: DataPrefix %q and StoragePrefix %q overlap", ErrInvalidConfig, data, storage)
+		return fmt.Errorf("%w: DataPrefix %q and StoragePrefix %q overlap", ErrInvalidInput, data, storage)
 	}
 	return nil
 }

@@ -124,7 +124,7 @@
 // bucket and its namespace URI, one storage prefix, one link TTL (the floor of
 // the minimum age; the host's linkaddr.Signer must use the same, which
 // Config.Signer checks), one clock. Zero values are the defaults, and invalid
-// values are errors wrapping [ErrInvalidConfig] before any I/O.
+// values are errors wrapping [ErrInvalidInput] before any I/O.
 //
 // Without Config.Sweep a cycle is a dry run: the report says how many objects
 // a sweep deletes and where the mark lists them. Config.ResumeMark then sweeps

@@ -249,8 +249,8 @@ func TestCollectRefusesAmbiguousHosts(t *testing.T) {
 			cfg, host := w.config(), o.host()
 			tc.edit(&cfg, &host)
 			rep, err := lakegc.Collect(context.Background(), host, cfg)
-			if !errors.Is(err, lakegc.ErrInvalidConfig) || rep != nil {
-				t.Errorf("Collect = %+v, %v; want ErrInvalidConfig", rep, err)
+			if !errors.Is(err, lakegc.ErrInvalidInput) || rep != nil {
+				t.Errorf("Collect = %+v, %v; want ErrInvalidInput", rep, err)
 			}
 		})
 	}

@@ -13,13 +13,13 @@ import (
 )
 
 var (
-	// ErrInvalidCopy is returned by Track for a Copy it cannot store.
-	ErrInvalidCopy = errors.New("copytrack: invalid copy")
+	// ErrInvalidInput is wrapped by the errors of New for a nil Store or an
+	// invalid option, of Track for a Copy it cannot store, and of
+	// ForgetBranch for a zero cut-off time.
+	ErrInvalidInput = errors.New("copytrack: invalid input")
 	// ErrCorruptRecord is returned when a record in the Store does not decode.
 	// The error names the record's key; the record is never skipped.
 	ErrCorruptRecord = errors.New("copytrack: corrupt record")
-	// ErrInvalidCutoff is returned by ForgetBranch for a zero cut-off time.
-	ErrInvalidCutoff = errors.New("copytrack: invalid cut-off time")
 )
 
 // DefaultTTL is how long a copy record is kept when no WithTTL option is
@@ -58,12 +58,8 @@ type Tracker struct {
 }
 
 // Option configures a Tracker. A zero value means the option's default; an
-// invalid value makes New fail with an error wrapping ErrInvalidOption.
+// invalid value makes New fail with an error wrapping ErrInvalidInput.
 type Option func(*Tracker) error
-
-// ErrInvalidOption is wrapped by the error of New for a nil Store or an
-// invalid option.
-var ErrInvalidOption = errors.New("copytrack: invalid option")
 
 // WithTTL sets how old a record must be for Expire to drop it (0: the
 // default DefaultTTL). A negative d is invalid: expiring records at once
@@ -100,11 +96,11 @@ func WithClock(now func() time.Time) Option {
 
 // New returns a Tracker keeping its records in store. The store should hold
 // nothing but copy records (give the Tracker its own table or key space).
-// A nil store or an invalid option is an error wrapping ErrInvalidOption;
+// A nil store or an invalid option is an error wrapping ErrInvalidInput;
 // nil options are ignored.
 func New(store Store, opts ...Option) (*Tracker, error) {
 	if store == nil {
-		return nil, fmt.Errorf("%w: nil Store", ErrInvalidOption)
+		return nil, fmt.Errorf("%w: nil Store", ErrInvalidInput)
 	}
 	t := &Tracker{store: store, ttl: DefaultTTL, now: time.Now}
 	for _, o := range opts {
@@ -112,7 +108,7 @@ func New(store Store, opts ...Option) (*Tracker, error) {
 			continue
 		}
 		if err := o(t); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
+			return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
 		}
 	}
 	return t, nil
@@ -145,11 +141,11 @@ func (t *Tracker) Track(ctx context.Context, c Copy) error {
 	}
 	switch {
 	case c.Repository == "":
-		return fmt.Errorf("%w: empty repository", ErrInvalidCopy)
+		return fmt.Errorf("%w: copy with an empty repository", ErrInvalidInput)
 	case c.PhysicalAddress == "":
-		return fmt.Errorf("%w: empty physical address", ErrInvalidCopy)
+		return fmt.Errorf("%w: copy with an empty physical address", ErrInvalidInput)
 	case c.CreatedAt.Before(minTime) || c.CreatedAt.After(maxTime):
-		return fmt.Errorf("%w: creation time %v out of range", ErrInvalidCopy, c.CreatedAt)
+		return fmt.Errorf("%w: copy created at %v, out of range", ErrInvalidInput, c.CreatedAt)
 	}
 	if err := t.store.Set(ctx, encodeKey(c.Repository, c.CreatedAt, nextSeq()), encodeValue(c)); err != nil {
 		return fmt.Errorf("copytrack: track: %w", err)
@@ -250,12 +246,12 @@ func (t *Tracker) expiredBatch(ctx context.Context, prefix []byte, cutoff time.T
 // the commit and this call, say). before and the records' CreatedAt must
 // come from the same clock.
 //
-// A zero before is an error wrapping ErrInvalidCutoff. ForgetBranch reads
+// A zero before is an error wrapping ErrInvalidInput. ForgetBranch reads
 // the repository's records created before before, and deletes nothing if
 // one of them does not decode.
 func (t *Tracker) ForgetBranch(ctx context.Context, repository, branch string, before time.Time) (removed int, err error) {
 	if before.IsZero() {
-		return 0, fmt.Errorf("%w: forget branch %q of %q: zero time", ErrInvalidCutoff, branch, repository)
+		return 0, fmt.Errorf("%w: forget branch %q of %q: zero time", ErrInvalidInput, branch, repository)
 	}
 	var keys [][]byte
 	for kv, err := range t.store.Scan(ctx, repositoryPrefix(repository)) {

@@ -323,8 +323,8 @@ func TestTrackRejectsInvalidCopies(t *testing.T) {
 		{Repository: "r", PhysicalAddress: "x", CreatedAt: time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC)},
 		{Repository: "r", PhysicalAddress: "x", CreatedAt: time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC)},
 	} {
-		if err := tr.Track(context.Background(), c); !errors.Is(err, ErrInvalidCopy) {
-			t.Errorf("Track(%+v) = %v, want ErrInvalidCopy", c, err)
+		if err := tr.Track(context.Background(), c); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("Track(%+v) = %v, want ErrInvalidInput", c, err)
 		}
 	}
 }
@@ -505,8 +505,8 @@ func TestForgetBranchCutsAtTheCommitTime(t *testing.T) {
 	if want := []string{"at-commit", "renamed-after"}; !slices.Equal(got, want) {
 		t.Errorf("after ForgetBranch, records %q; want %q", got, want)
 	}
-	if n, err := tr.ForgetBranch(ctx, "r", "main", time.Time{}); !errors.Is(err, ErrInvalidCutoff) || n != 0 {
-		t.Errorf("ForgetBranch with a zero time = %d, %v; want 0, ErrInvalidCutoff", n, err)
+	if n, err := tr.ForgetBranch(ctx, "r", "main", time.Time{}); !errors.Is(err, ErrInvalidInput) || n != 0 {
+		t.Errorf("ForgetBranch with a zero time = %d, %v; want 0, ErrInvalidInput", n, err)
 	}
 	if got := list(t, tr, "r"); len(got) != 2 {
 		t.Errorf("a refused ForgetBranch left %d records, want 2", len(got))
@@ -522,8 +522,8 @@ func TestNewWithoutStoreOrOptions(t *testing.T) {
 		t.Fatalf("Track with nil options given: %v", err)
 	}
 
-	if tr, err := New(nil); err == nil || tr != nil || !errors.Is(err, ErrInvalidOption) {
-		t.Errorf("New(nil) = %v, %v; want an error wrapping ErrInvalidOption", tr, err)
+	if tr, err := New(nil); err == nil || tr != nil || !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("New(nil) = %v, %v; want an error wrapping ErrInvalidInput", tr, err)
 	}
 }
 
@@ -554,7 +554,7 @@ func TestErrorTexts(t *testing.T) {
 		t.Errorf("Track with a cancelled context = %v; want %q", err, want)
 	}
 	tr, err := New(NewMemStore(), WithTTL(-time.Hour))
-	if want := "copytrack: invalid option: negative TTL -1h0m0s"; err == nil || tr != nil || err.Error() != want || !errors.Is(err, ErrInvalidOption) {
+	if want := "copytrack: invalid input: negative TTL -1h0m0s"; err == nil || tr != nil || err.Error() != want || !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("New with a negative TTL = %v; want %q", err, want)
 	}
 }

@@ -12,6 +12,10 @@ import (
 // ErrInvalidAddress is wrapped by every error of Parse and ResolvePathTime.
 var ErrInvalidAddress = errors.New("pathprovider: invalid address")
 
+// ErrInvalidInput is wrapped by the error of New for a nil option or an
+// option given an invalid value.
+var ErrInvalidInput = errors.New("pathprovider: invalid input")
+
 // year4000 is 4000-01-01T00:00:00Z in Unix seconds: the point lakeFS mirrors
 // slice times around. It is part of the on-storage format and never changes.
 const year4000 = 64060588800

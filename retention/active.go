@@ -3,7 +3,6 @@ package retention
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -96,7 +95,7 @@ func ActiveCommits(ctx context.Context, branches iter.Seq2[Branch, error], commi
 		return nil, fmt.Errorf("%w: ActiveCommits given 0 days and no branch rules", ErrNotFound)
 	}
 	if branches == nil || commits == nil {
-		return nil, errors.New("retention: ActiveCommits needs branches and a commit source")
+		return nil, fmt.Errorf("%w: ActiveCommits needs branches and a commit source", ErrInvalidInput)
 	}
 	g := graph{ids: newInterner()}
 	heads, err := g.readBranches(ctx, branches, rules)

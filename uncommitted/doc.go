@@ -106,5 +106,5 @@
 //
 // Every option's zero value means its default; an invalid value (a
 // negative size or duration) is an error of NewPreparer wrapping
-// ErrInvalidOption.
+// ErrInvalidInput.
 package uncommitted

@@ -726,13 +726,13 @@ func TestPrepareInvalidOptions(t *testing.T) {
 		opt  uncommitted.Option
 		want string
 	}{
-		{uncommitted.WithMaxFileSize(-1), "uncommitted: invalid option: negative max file size -1"},
-		{uncommitted.WithPrepareDuration(-time.Second), "uncommitted: invalid option: negative prepare duration -1s"},
-		{uncommitted.WithCompression(&parquet.Lz4Raw), "uncommitted: invalid option: compression LZ4_RAW: parquet-go reads its pages back wrong"},
+		{uncommitted.WithMaxFileSize(-1), "uncommitted: invalid input: negative max file size -1"},
+		{uncommitted.WithPrepareDuration(-time.Second), "uncommitted: invalid input: negative prepare duration -1s"},
+		{uncommitted.WithCompression(&parquet.Lz4Raw), "uncommitted: invalid input: compression LZ4_RAW: parquet-go reads its pages back wrong"},
 	} {
 		bucket := memblob.OpenBucket(nil)
 		p, err := uncommitted.NewPreparer(bucket, tc.opt)
-		if !errors.Is(err, uncommitted.ErrInvalidOption) || err.Error() != tc.want || p != nil {
+		if !errors.Is(err, uncommitted.ErrInvalidInput) || err.Error() != tc.want || p != nil {
 			t.Errorf("NewPreparer = %v; want %q", err, tc.want)
 		}
 		if keys := listKeys(t, bucket); len(keys) != 0 {

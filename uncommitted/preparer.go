@@ -133,10 +133,10 @@ type Preparer struct {
 
 // NewPreparer returns a Preparer writing into bucket, which is rooted at the
 // repository's storage namespace. A nil bucket or an invalid option is an
-// error wrapping ErrInvalidOption; nil options are ignored.
+// error wrapping ErrInvalidInput; nil options are ignored.
 func NewPreparer(bucket *blob.Bucket, opts ...Option) (*Preparer, error) {
 	if bucket == nil {
-		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidOption)
+		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
 	}
 	p := &Preparer{
 		bucket:          bucket,
@@ -202,10 +202,10 @@ func descendingRunID(now time.Time) string {
 // would be skipped, and a GC would delete its object.
 func (p *Preparer) Prepare(ctx context.Context, repo Repository, src Source, checkpoint *Checkpoint) (*Result, error) {
 	if p.bucket == nil || src == nil {
-		return nil, errors.New("uncommitted: Prepare needs a bucket and a Source")
+		return nil, fmt.Errorf("%w: Prepare needs a bucket and a Source", ErrInvalidInput)
 	}
 	if strings.Trim(repo.StorageNamespace, "/") == "" {
-		return nil, errors.New("uncommitted: Prepare needs the repository's storage namespace")
+		return nil, fmt.Errorf("%w: Prepare needs the repository's storage namespace", ErrInvalidInput)
 	}
 	data := p.dataPrefix
 	if data == "" {

@@ -73,7 +73,7 @@ func TestGCSDeleterOptions(t *testing.T) {
 	srv := gcstest.Start(t)
 	b := srv.Bucket(t, "lake")
 	_, err := gcsdelete.FromBucket(b, gcsdelete.WithConcurrency(0))
-	require.ErrorIs(t, err, gcsdelete.ErrInvalidOption)
+	require.ErrorIs(t, err, gcsdelete.ErrInvalidInput)
 	_, err = gcsdelete.FromBucket(nil)
 	require.ErrorIs(t, err, gcsdelete.ErrNotGCS)
 	_, err = gcsdelete.FromBucket(memblob.OpenBucket(nil))

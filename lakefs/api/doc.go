@@ -39,7 +39,7 @@
 // repository, whose rules cannot be set nor GC prepared), [ErrNotFound], [ErrTooManyRequests], [ErrServer],
 // [ErrRequest] (other 4xx), [ErrMalformed] (an answer that breaks the API's
 // promises: nothing of it is used), [ErrTransport], [ErrTaskFailed],
-// [ErrConfig], [ErrInvalidInput], [ErrOutsideNamespace]. A status is also a
+// [ErrInvalidInput] (the configuration or an argument), [ErrOutsideNamespace]. A status is also a
 // [*StatusError] carrying lakeFS's message and any Retry-After.
 //
 // # Retries

@@ -21,9 +21,9 @@ const DefaultConcurrency = 16
 // ErrNotGCS is returned by FromBucket for a bucket that is not gcsblob's.
 var ErrNotGCS = errors.New("gcsdelete: not a GCS bucket")
 
-// ErrInvalidOption is wrapped by the error of an option given an invalid
-// value.
-var ErrInvalidOption = errors.New("gcsdelete: invalid option")
+// ErrInvalidInput is wrapped by the error of FromBucket for an option given
+// an invalid value.
+var ErrInvalidInput = errors.New("gcsdelete: invalid input")
 
 // Option configures FromBucket.
 type Option func(*Deleter) error
@@ -36,7 +36,7 @@ type Option func(*Deleter) error
 func WithConcurrency(n int) Option {
 	return func(d *Deleter) error {
 		if n <= 0 {
-			return fmt.Errorf("%w: concurrency %d", ErrInvalidOption, n)
+			return fmt.Errorf("%w: concurrency %d", ErrInvalidInput, n)
 		}
 		d.concurrency = n
 		return nil
