@@ -15,9 +15,9 @@ import (
 // Sweep (and ReadSummary its argument) a classifier of the bucket's own
 // errors: give the one of the bucket's store (azdelete.Classifier,
 // gcsdelete.Classifier), or a refusal that gocloud calls NotFound (GCS's
-// 403) reads as an object already gone. Packages sweep/azdelete and sweep/gcsdelete classify Azure's
-// and Google's SDK errors, so that package sweep imports neither SDK.
-// Implementations must be safe for concurrent use.
+// 403) reads as an object already gone. Packages sweep/azdelete and
+// sweep/gcsdelete classify Azure's and Google's SDK errors, so that package
+// sweep imports neither SDK. Implementations must be safe for concurrent use.
 type ErrorClassifier interface {
 	ClassifyError(err error) (code gcerrors.ErrorCode, ok bool)
 }

@@ -60,8 +60,8 @@ var ErrOutOfOrder = errors.New("uncommitted: source out of order")
 
 // Preparer exports the staging area of a repository into Parquet files, in
 // calls bounded in size and time: lakeFS's prepare-uncommitted. A host calls
-// Prepare with a nil checkpoint, then again with each Result.Checkpoint until it is nil;
-// the union of the files written is exactly the set of staged,
+// Prepare with a nil checkpoint, then again with each Result.Checkpoint until
+// it is nil; the union of the files written is exactly the set of staged,
 // non-tombstone entries whose data lives in the namespace, plus the trailer.
 //
 // Each call writes at most one file,
@@ -350,7 +350,8 @@ const (
 	clockEvery = 16
 )
 
-// branches exports the branches from the checkpoint on, and returns the next checkpoint.
+// branches exports the branches from the checkpoint on, and returns the next
+// checkpoint.
 func (s *scan) branches(src Source, checkpoint *Checkpoint) (*Checkpoint, error) {
 	from := ""
 	if checkpoint != nil {
@@ -386,8 +387,8 @@ func (s *scan) branches(src Source, checkpoint *Checkpoint) (*Checkpoint, error)
 	return nil, nil
 }
 
-// branch exports one branch's entries from path on; it returns a checkpoint when a
-// budget stopped it.
+// branch exports one branch's entries from path on; it returns a checkpoint
+// when a budget stopped it.
 func (s *scan) branch(src Source, branch, path string) (*Checkpoint, error) {
 	floor, floorScanned := path, false
 	// A checkpoint must name its branch: inside a branch whose name JSON cannot

@@ -30,8 +30,8 @@ type Checkpoint struct {
 var ErrInvalidToken = errors.New("uncommitted: invalid continuation token")
 
 // EncodeToken returns m as a continuation token: the standard base64
-// encoding of its JSON, exactly as lakeFS encodes its mark. A nil checkpoint, the
-// end of a run, encodes as "".
+// encoding of its JSON, exactly as lakeFS encodes its mark. A nil checkpoint,
+// the end of a run, encodes as "".
 func EncodeToken(m *Checkpoint) string {
 	if m == nil {
 		return ""
@@ -41,8 +41,8 @@ func EncodeToken(m *Checkpoint) string {
 }
 
 // DecodeToken parses a continuation token made by EncodeToken or by lakeFS.
-// The empty token decodes to a nil checkpoint (start a new run). Anything that is
-// not standard base64 of a JSON object with a usable run_id returns an error
+// The empty token decodes to a nil checkpoint (start a new run). Anything that
+// is not standard base64 of a JSON object with a usable run_id returns an error
 // wrapping ErrInvalidToken.
 func DecodeToken(tok string) (*Checkpoint, error) {
 	if tok == "" {

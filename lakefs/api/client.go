@@ -158,9 +158,9 @@ func durationOption(name string, d, def time.Duration, set func(*Client, time.Du
 	}
 }
 
-// New returns a client of the lakeFS at endpoint (e.g. "https://lakefs.example.com";
-// "/api/v1" is added when the URL has no path, as lakectl does) that
-// authenticates with the access key pair.
+// New returns a client of the lakeFS at endpoint (e.g.
+// "https://lakefs.example.com"; "/api/v1" is added when the URL has no path, as
+// lakectl does) that authenticates with the access key pair.
 func New(endpoint, accessKeyID, secretAccessKey string, opts ...Option) (*Client, error) {
 	base, err := normalizeEndpoint(endpoint)
 	if err != nil {
@@ -198,7 +198,8 @@ func (c *Client) Requests() int64 { return c.requests.Load() }
 
 // FromEnv returns a client configured from the environment variables lakectl
 // reads: EnvEndpointURL, EnvAccessKeyID and EnvSecretAccessKey. A missing
-// variable is an ErrInvalidInput naming it; lakectl's configuration file is not read.
+// variable is an ErrInvalidInput naming it; lakectl's configuration file is not
+// read.
 func FromEnv(opts ...Option) (*Client, error) {
 	var missing []string
 	get := func(name string) string {
