@@ -56,7 +56,7 @@ import (
 // what was done until then.
 //
 // cfg and host are checked before any I/O: an error wrapping
-// ErrInvalidConfig, with no report, says what is wrong.
+// ErrInvalidInput, with no report, says what is wrong.
 func Collect(ctx context.Context, host Host, cfg Config) (*Report, error) {
 	s, err := cfg.validated()
 	if err != nil {
@@ -74,23 +74,23 @@ func Collect(ctx context.Context, host Host, cfg Config) (*Report, error) {
 func (h Host) validate(s settings) error {
 	switch {
 	case h.Staging == nil && h.Export == nil:
-		return fmt.Errorf("%w: Host without Staging or Export", ErrInvalidConfig)
+		return fmt.Errorf("%w: Host without Staging or Export", ErrInvalidInput)
 	case h.Staging != nil && h.Export != nil:
-		return fmt.Errorf("%w: Host with both Staging and Export: which export protects the staged objects?", ErrInvalidConfig)
+		return fmt.Errorf("%w: Host with both Staging and Export: which export protects the staged objects?", ErrInvalidInput)
 	case h.Commits == nil && h.Active == nil:
-		return fmt.Errorf("%w: Host without Commits or Active", ErrInvalidConfig)
+		return fmt.Errorf("%w: Host without Commits or Active", ErrInvalidInput)
 	case h.Commits != nil && h.Active != nil:
-		return fmt.Errorf("%w: Host with both Commits and Active: which decides the kept commits?", ErrInvalidConfig)
+		return fmt.Errorf("%w: Host with both Commits and Active: which decides the kept commits?", ErrInvalidInput)
 	case h.Committed == nil:
-		return fmt.Errorf("%w: Host without Committed", ErrInvalidConfig)
+		return fmt.Errorf("%w: Host without Committed", ErrInvalidInput)
 	case h.Active != nil && s.Rules != nil:
-		return fmt.Errorf("%w: Config.Rules with a Host's own Active, which applies its own rules", ErrInvalidConfig)
+		return fmt.Errorf("%w: Config.Rules with a Host's own Active, which applies its own rules", ErrInvalidInput)
 	case h.Export != nil && h.Copies != nil:
-		return fmt.Errorf("%w: Host with Export and Copies: a host's own export must add its copy records itself", ErrInvalidConfig)
+		return fmt.Errorf("%w: Host with Export and Copies: a host's own export must add its copy records itself", ErrInvalidInput)
 	case h.Export != nil && s.ResumeExport != "":
-		return fmt.Errorf("%w: ResumeExport with a Host's own Export, which Collect cannot resume", ErrInvalidConfig)
+		return fmt.Errorf("%w: ResumeExport with a Host's own Export, which Collect cannot resume", ErrInvalidInput)
 	case h.Copies != nil && s.Repository == "":
-		return fmt.Errorf("%w: no Repository, needed to read the Host's copy records", ErrInvalidConfig)
+		return fmt.Errorf("%w: no Repository, needed to read the Host's copy records", ErrInvalidInput)
 	}
 	return nil
 }
@@ -317,28 +317,64 @@ func (c *cycle) reportFolder() string {
 	return layout.RunPath(c.cfg.StoragePrefix, layout.Report, c.report.RunID)
 }
 
-func (c *cycle) sweepOptions(counters *sweep.Progress, phase string) []sweep.Option {
-	opts := append(slices.Clip(c.cfg.SweepOptions),
-		sweep.WithStoragePrefix(c.cfg.StoragePrefix),
-		sweep.WithDataPrefix(c.cfg.DataPrefix),
-		sweep.WithLinkTTL(c.cfg.LinkTTL),
-		sweep.WithMinAge(c.cfg.minAge),
-		sweep.WithClock(c.cfg.Clock),
-		sweep.WithMemoryBudget(c.cfg.MemoryBudget),
-		sweep.WithTempDir(c.cfg.TempDir),
-		sweep.WithLogger(c.cfg.Logger),
-		sweep.WithProgress(func(p sweep.Progress) {
-			*counters = p
-			c.progress(Progress{Phase: phase, Counters: p})
-		}),
+// decided returns the options of Mark and Sweep that the Config decides,
+// given after its MarkOptions and SweepOptions (which Validate keeps from
+// setting the same); progress receives the counters. Only an optimized
+// mark takes a previous run, CleanEvery and SliceMargin.
+func (s settings) decided(progress func(sweep.Progress), optimized bool, previous string) sweep.Options {
+	shared := []sweep.Option{
+		sweep.WithStoragePrefix(s.StoragePrefix),
+		sweep.WithDataPrefix(s.DataPrefix),
+		sweep.WithClock(s.Clock),
+		sweep.WithLogger(s.Logger),
+		sweep.WithProgress(progress),
+		sweep.WithInclude(s.Include...),
+	}
+	if s.Recognize != nil {
+		shared = append(shared, sweep.WithRecognizer(s.Recognize))
+	}
+	for _, cl := range s.classifiers() {
+		shared = append(shared, sweep.WithErrorClassifier(cl))
+	}
+	var o sweep.Options
+	for _, opt := range shared {
+		o.Mark = append(o.Mark, opt)
+		o.Sweep = append(o.Sweep, opt)
+	}
+	o.Mark = append(o.Mark,
+		sweep.WithLinkTTL(s.LinkTTL),
+		sweep.WithMinAge(s.minAge),
+		sweep.WithMemoryBudget(s.MemoryBudget),
+		sweep.WithTempDir(s.TempDir),
+		sweep.WithCanary(s.Canary),
+		sweep.WithPrevious(previous), // "": clean
 	)
-	if c.cfg.BatchDeleter != nil {
-		opts = append(opts, sweep.WithBatchDeleter(c.cfg.BatchDeleter))
+	if optimized {
+		o.Mark = append(o.Mark, sweep.WithCleanEvery(s.CleanEvery), sweep.WithSliceMargin(s.SliceMargin))
 	}
-	if c.cfg.Recognize != nil {
-		opts = append(opts, sweep.WithRecognizer(c.cfg.Recognize))
+	if s.BatchDeleter != nil {
+		o.Sweep = append(o.Sweep, sweep.WithBatchDeleter(s.BatchDeleter))
 	}
-	return append(opts, sweep.WithInclude(c.cfg.Include...), sweep.WithCanary(c.cfg.Canary))
+	return o
+}
+
+// progressTo returns a sweep progress function that keeps the counters in
+// counters and reports them as phase.
+func (c *cycle) progressTo(counters *sweep.Progress, phase string) func(sweep.Progress) {
+	return func(p sweep.Progress) {
+		*counters = p
+		c.progress(Progress{Phase: phase, Counters: p})
+	}
+}
+
+// classifiers are the classifiers of the bucket's errors: the Config's,
+// then the BatchDeleter's.
+func (s settings) classifiers() []sweep.ErrorClassifier {
+	cs := slices.Clip(s.ErrorClassifiers)
+	if cl, ok := s.BatchDeleter.(sweep.ErrorClassifier); ok {
+		cs = append(cs, cl)
+	}
+	return cs
 }
 
 // mark marks the garbage: the export's addresses are read first, then the
@@ -347,9 +383,10 @@ func (c *cycle) sweepOptions(counters *sweep.Progress, phase string) []sweep.Opt
 func (c *cycle) mark(ctx context.Context) error {
 	done := c.phase(ctx, PhaseMark)
 	var counters sweep.Progress
-	opts := c.sweepOptions(&counters, PhaseMark)
+	var prev string
 	if c.cfg.Optimized {
-		prev, err := sweep.LatestRun(ctx, c.cfg.Bucket, c.cfg.StoragePrefix)
+		var err error
+		prev, err = sweep.LatestRun(ctx, c.cfg.Bucket, c.cfg.StoragePrefix, c.cfg.classifiers()...)
 		if err != nil {
 			if ctx.Err() != nil {
 				return fmt.Errorf("lakegc: mark: %w", err)
@@ -358,15 +395,13 @@ func (c *cycle) mark(ctx context.Context) error {
 			c.log(ctx, "lakegc: no previous run for an optimized mark", "error", err)
 			prev = ""
 		}
-		opts = append(opts, sweep.WithPrevious(prev), sweep.WithCleanEvery(c.cfg.CleanEvery), sweep.WithSliceMargin(c.cfg.SliceMargin))
-	} else {
-		opts = append(opts, sweep.WithPrevious("")) // clean, whatever SweepOptions say
 	}
+	opts := c.cfg.decided(c.progressTo(&counters, PhaseMark), c.cfg.Optimized, prev)
 	sum, err := sweep.Mark(ctx, c.cfg.Bucket, c.report.RunID, sweep.Inputs{
 		Uncommitted: c.keptUncommitted(ctx),
 		Committed:   c.relativeAddresses(ctx, "committed", c.host.Committed.CommittedAddresses(ctx, c.active)),
 		ExportStart: c.export.Start,
-	}, opts...)
+	}, append(slices.Clip(c.cfg.MarkOptions), opts.Mark...)...)
 	if err != nil {
 		return mismatch(fmt.Errorf("lakegc: mark: %w", err))
 	}
@@ -425,7 +460,7 @@ func (c *cycle) keptUncommitted(ctx context.Context) iter.Seq2[string, error] {
 // resumeMark reads the summary of a finished mark, to sweep it.
 func (c *cycle) resumeMark(ctx context.Context) error {
 	done := c.phase(ctx, PhaseMark)
-	sum, err := sweep.ReadSummary(ctx, c.cfg.Bucket, c.cfg.StoragePrefix, c.report.RunID)
+	sum, err := sweep.ReadSummary(ctx, c.cfg.Bucket, c.cfg.StoragePrefix, c.report.RunID, c.cfg.classifiers()...)
 	if err != nil {
 		return fmt.Errorf("lakegc: resume mark %s: %w", c.report.RunID, err)
 	}
@@ -445,7 +480,8 @@ func (c *cycle) resumeMark(ctx context.Context) error {
 func (c *cycle) sweep(ctx context.Context) error {
 	done := c.phase(ctx, PhaseSweep)
 	var counters sweep.Progress
-	res, err := sweep.Sweep(ctx, c.cfg.Bucket, c.report.RunID, c.sweepOptions(&counters, PhaseSweep)...)
+	opts := c.cfg.decided(c.progressTo(&counters, PhaseSweep), false, "")
+	res, err := sweep.Sweep(ctx, c.cfg.Bucket, c.report.RunID, append(slices.Clip(c.cfg.SweepOptions), opts.Sweep...)...)
 	if err != nil {
 		return fmt.Errorf("lakegc: sweep: %w", err)
 	}

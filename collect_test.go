@@ -139,7 +139,7 @@ func TestCollectWithoutRulesKeepsEveryCommit(t *testing.T) {
 func TestCollectRefusesInvalidConfig(t *testing.T) {
 	w := newWorld(t)
 	w.host.hook = func() { t.Error("the host was read") }
-	tracker := copytrack.New(copytrack.NewMemStore())
+	tracker := must(copytrack.New(copytrack.NewMemStore()))
 	for _, tc := range []struct {
 		name string
 		edit func(*lakegc.Config, *lakegc.Host)
@@ -173,8 +173,8 @@ func TestCollectRefusesInvalidConfig(t *testing.T) {
 			cfg, host := w.config(), w.host.host()
 			tc.edit(&cfg, &host)
 			rep, err := lakegc.Collect(context.Background(), host, cfg)
-			if !errors.Is(err, lakegc.ErrInvalidConfig) {
-				t.Errorf("Collect = %v, want ErrInvalidConfig", err)
+			if !errors.Is(err, lakegc.ErrInvalidInput) {
+				t.Errorf("Collect = %v, want ErrInvalidInput", err)
 			}
 			if rep != nil {
 				t.Errorf("Collect returned a report %+v", rep)
@@ -357,20 +357,21 @@ func TestCollectOptimizedStartsFromTheLatestRun(t *testing.T) {
 		t.Errorf("candidates %q, then %q; want the %d garbage objects", a, b, len(w.garbage))
 	}
 	cfg.CleanEvery = -1
-	if _, err := lakegc.Collect(context.Background(), w.host.host(), cfg); !errors.Is(err, lakegc.ErrInvalidConfig) {
+	if _, err := lakegc.Collect(context.Background(), w.host.host(), cfg); !errors.Is(err, lakegc.ErrInvalidInput) {
 		t.Errorf("CleanEvery -1: %v", err)
 	}
 }
 
-// SweepOptions reach the mark and the sweep, and the Config's own settings
-// win over them.
+// MarkOptions and SweepOptions reach the mark and the sweep; one that sets
+// what a field of the Config sets is refused before any I/O, as an invalid
+// one is.
 func TestCollectSweepOptions(t *testing.T) {
 	t.Run("invalid", func(t *testing.T) {
 		w := newWorld(t)
 		cfg := w.config()
-		cfg.SweepOptions = []sweep.Option{sweep.WithListConcurrencyRange(4, 2)}
+		cfg.MarkOptions = []sweep.MarkOption{sweep.WithListConcurrencyRange(4, 2)}
 		rep, err := lakegc.Collect(context.Background(), w.host.host(), cfg)
-		if !errors.Is(err, sweep.ErrInvalidInput) || !errors.Is(err, lakegc.ErrInvalidConfig) {
+		if !errors.Is(err, sweep.ErrInvalidInput) || !errors.Is(err, lakegc.ErrInvalidInput) {
 			t.Fatalf("an invalid sweep option: %v", err)
 		}
 		// Refused before any I/O: no export, no report.
@@ -378,18 +379,38 @@ func TestCollectSweepOptions(t *testing.T) {
 			t.Errorf("an invalid sweep option was refused only after the export: %+v", rep)
 		}
 	})
-	t.Run("config wins", func(t *testing.T) {
-		w := newWorld(t)
-		first, err := lakegc.Collect(context.Background(), w.host.host(), w.config())
-		if err != nil {
-			t.Fatal(err)
+	t.Run("set by the Config", func(t *testing.T) {
+		for _, opts := range []sweep.Options{
+			{Mark: []sweep.MarkOption{sweep.WithStoragePrefix("elsewhere")}},
+			{Sweep: []sweep.SweepOption{sweep.WithStoragePrefix("elsewhere")}},
+			{Mark: []sweep.MarkOption{sweep.WithPrevious("")}},
+			{Mark: []sweep.MarkOption{sweep.WithMinAge(48 * time.Hour)}},
+			{Mark: []sweep.MarkOption{sweep.WithCleanEvery(2)}},
+			{Sweep: []sweep.SweepOption{sweep.WithBatchDeleter(nil)}},
+			{Sweep: []sweep.SweepOption{sweep.WithRecognizer(nil)}},
+		} {
+			w := newWorld(t)
+			cfg := w.config()
+			cfg.MarkOptions, cfg.SweepOptions = opts.Mark, opts.Sweep
+			rep, err := lakegc.Collect(context.Background(), w.host.host(), cfg)
+			if !errors.Is(err, sweep.ErrInvalidInput) || !errors.Is(err, lakegc.ErrInvalidInput) {
+				t.Fatalf("an option the Config sets: %v", err)
+			}
+			if rep != nil && rep.Export != nil || len(w.marks()) > 0 {
+				t.Errorf("an option the Config sets was refused only after the export: %+v", rep)
+			}
 		}
+	})
+	t.Run("reach", func(t *testing.T) {
+		w := newWorld(t)
 		cfg := w.config()
 		cfg.Clock = func() time.Time { return gcTime.Add(time.Hour) }
 		cfg.Sweep = true
-		cfg.SweepOptions = []sweep.Option{
-			sweep.WithStoragePrefix("elsewhere"), // the Config's prefix wins
-			sweep.WithPrevious(first.RunID),      // not Optimized: a clean run
+		cfg.MarkOptions = []sweep.MarkOption{
+			sweep.WithListConcurrency(1),
+			sweep.WithBackoff(time.Millisecond, 10*time.Millisecond),
+		}
+		cfg.SweepOptions = []sweep.SweepOption{
 			sweep.WithDeleteConcurrency(1),
 			sweep.WithBackoff(time.Millisecond, 10*time.Millisecond),
 		}

@@ -42,14 +42,14 @@ const (
 // minMemoryBudget is the smallest budget the mark accepts.
 const minMemoryBudget = 4 << 10
 
-// ErrInvalidConfig is wrapped by the error Collect returns, before any I/O,
+// ErrInvalidInput is wrapped by the error Collect returns, before any I/O,
 // for a Config or Host it cannot run with.
-var ErrInvalidConfig = errors.New("lakegc: invalid config")
+var ErrInvalidInput = errors.New("lakegc: invalid input")
 
 // Config is one repository's GC settings. The zero value of every field but
 // Bucket and Namespace means its default; a value that cannot be right (a
 // negative duration, a prefix with a leading '/', a minimum age below the
-// link TTL) is an error wrapping ErrInvalidConfig before any I/O.
+// link TTL) is an error wrapping ErrInvalidInput before any I/O.
 type Config struct {
 	// Bucket is rooted at the repository's storage namespace: its keys are
 	// the addresses relative to it, such as "data/<slice>/<xid>". It must
@@ -79,7 +79,7 @@ type Config struct {
 	// nil the cycle reads both files under StoragePrefix, and
 	// ExtendedRules must be nil. The zero Rules are no rules, as in
 	// lakeFS: every commit is kept. Rules that fail Validate are an error
-	// wrapping ErrInvalidConfig, and so is Rules with Host.Active, whose
+	// wrapping ErrInvalidInput, and so is Rules with Host.Active, whose
 	// host applies its own rules.
 	Rules *retention.Rules
 	// ExtendedRules, only with Rules, are lakegc's extended rules
@@ -148,16 +148,23 @@ type Config struct {
 	// BatchDeleter is how the sweep deletes (default: the bucket's Delete,
 	// key by key); see package sweep/s3delete for S3.
 	BatchDeleter sweep.BatchDeleter
-	// SweepOptions tune the mark and the sweep: how many requests they keep
-	// in flight (sweep.WithListConcurrencyRange,
-	// sweep.WithDeleteConcurrencyRange), their retries
-	// (sweep.WithBackoff), a delete rate (sweep.WithDeleteRate). They are
-	// applied before the settings this Config decides — prefixes, link TTL,
-	// min age, clock, memory budget, temp dir, logger, progress, the
-	// deleter and the previous run — so those always win. An invalid one
-	// fails the mark or the sweep with an error wrapping
-	// sweep.ErrInvalidInput.
-	SweepOptions []sweep.Option
+	// ErrorClassifiers read the bucket's errors where gocloud's codes
+	// mislead (see sweep.ErrorClassifier): give azdelete.Classifier for an
+	// Azure bucket and gcsdelete.Classifier for a GCS one, or a refusal
+	// there may read as an object already gone. A BatchDeleter that
+	// implements sweep.ErrorClassifier is asked after them.
+	ErrorClassifiers []sweep.ErrorClassifier
+	// MarkOptions and SweepOptions tune the mark and the sweep: how many
+	// requests they keep in flight (sweep.WithListConcurrencyRange,
+	// sweep.WithDeleteConcurrencyRange), their retries (sweep.WithBackoff,
+	// an option of both), a delete rate (sweep.WithDeleteRate). An option
+	// that sets what a field of this Config sets — prefixes, link TTL, min
+	// age, clock, memory budget, temp dir, logger, progress, the deleter,
+	// the recognizer, the includes, the canary and the previous run, clean
+	// every and slice margin — is an error wrapping ErrInvalidInput, as is
+	// an invalid one: set the field.
+	MarkOptions  []sweep.MarkOption
+	SweepOptions []sweep.SweepOption
 
 	// Recognize, if set, replaces the recognizer of the keys the mark may
 	// mark and the sweep may delete (default: the shapes lakeFS and package
@@ -259,7 +266,7 @@ func (c Config) withDefaults() settings {
 }
 
 // Validate reports whether Collect can run with c, without any I/O: an
-// error wrapping ErrInvalidConfig names the first field that is wrong.
+// error wrapping ErrInvalidInput names the first field that is wrong.
 func (c Config) Validate() error {
 	_, err := c.validated()
 	return err
@@ -268,7 +275,7 @@ func (c Config) Validate() error {
 func (c Config) validated() (settings, error) {
 	s := c.withDefaults()
 	invalid := func(format string, args ...any) (settings, error) {
-		return settings{}, fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
+		return settings{}, fmt.Errorf("%w: %s", ErrInvalidInput, fmt.Sprintf(format, args...))
 	}
 	// nsaddr.New refuses what is not a URI, and "s3://" alone, which would
 	// make every s3:// address the namespace's.
@@ -316,12 +323,16 @@ func (c Config) validated() (settings, error) {
 	}
 	s.ns = ns
 	// Before any I/O, not when the mark starts after the whole export.
-	if err := sweep.CheckOptions(s.SweepOptions...); err != nil {
-		return settings{}, fmt.Errorf("%w: SweepOptions: %w", ErrInvalidConfig, err)
+	fixed := s.decided(nil, true, "")
+	// The fields decide these, set or not.
+	fixed.Mark = append(fixed.Mark, sweep.WithRecognizer(nil))
+	fixed.Sweep = append(fixed.Sweep, sweep.WithBatchDeleter(nil))
+	if err := sweep.CheckOptions(sweep.Options{Mark: s.MarkOptions, Sweep: s.SweepOptions}, fixed); err != nil {
+		return settings{}, fmt.Errorf("%w: MarkOptions or SweepOptions: %w", ErrInvalidInput, err)
 	}
-	if err := sweep.CheckOptions(sweep.WithStoragePrefix(s.StoragePrefix), sweep.WithDataPrefix(s.DataPrefix),
-		sweep.WithInclude(s.Include...), sweep.WithCanary(s.Canary)); err != nil {
-		return settings{}, fmt.Errorf("%w: Include or Canary: %w", ErrInvalidConfig, err)
+	if err := sweep.CheckOptions(sweep.Options{Mark: []sweep.MarkOption{sweep.WithStoragePrefix(s.StoragePrefix), sweep.WithDataPrefix(s.DataPrefix),
+		sweep.WithInclude(s.Include...), sweep.WithCanary(s.Canary)}}, sweep.Options{}); err != nil {
+		return settings{}, fmt.Errorf("%w: Include or Canary: %w", ErrInvalidInput, err)
 	}
 	for _, id := range []struct{ field, id string }{{"ResumeExport", s.ResumeExport}, {"ResumeMark", s.ResumeMark}} {
 		if id.id != "" && !validRunID(id.id) {
@@ -337,11 +348,11 @@ func (c Config) validated() (settings, error) {
 func validPrefixes(storage, data string) error {
 	for _, p := range []struct{ field, prefix string }{{"StoragePrefix", storage}, {"DataPrefix", data}} {
 		if p.prefix != "" && !layout.ValidPrefix(p.prefix) {
-			return fmt.Errorf("%w: %s %q must be a folder name without leading or trailing '/'", ErrInvalidConfig, p.field, p.prefix)
+			return fmt.Errorf("%w: %s %q must be a folder name without leading or trailing '/'", ErrInvalidInput, p.field, p.prefix)
 		}
 	}
 	if layout.PrefixesOverlap(storage, data) {
-		return fmt.Errorf("%w: DataPrefix %q and StoragePrefix %q overlap", ErrInvalidConfig, data, storage)
+		return fmt.Errorf("%w: DataPrefix %q and StoragePrefix %q overlap", ErrInvalidInput, data, storage)
 	}
 	return nil
 }

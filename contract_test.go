@@ -222,12 +222,12 @@ func TestCollectRefusesContractBreaks(t *testing.T) {
 		cfg := r.cfg
 		tc.edit(&cfg)
 		err := cfg.Validate()
-		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, lakegc.ErrInvalidConfig)) {
+		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, lakegc.ErrInvalidInput)) {
 			t.Errorf("%s: Validate = %v; want ok %v", tc.name, err, tc.ok)
 		}
 		if !tc.ok {
-			if _, err := lakegc.Collect(context.Background(), r.host.host(), cfg); !errors.Is(err, lakegc.ErrInvalidConfig) {
-				t.Errorf("%s: Collect = %v; want ErrInvalidConfig", tc.name, err)
+			if _, err := lakegc.Collect(context.Background(), r.host.host(), cfg); !errors.Is(err, lakegc.ErrInvalidInput) {
+				t.Errorf("%s: Collect = %v; want ErrInvalidInput", tc.name, err)
 			}
 		}
 	}

@@ -130,7 +130,7 @@
 // bucket and its namespace URI, one storage prefix, one link TTL (the floor of
 // the minimum age; the host's linkaddr.Signer must use the same, which
 // Config.Signer checks), one clock. Zero values are the defaults, and invalid
-// values are errors wrapping [ErrInvalidConfig] before any I/O.
+// values are errors wrapping [ErrInvalidInput] before any I/O.
 //
 // Without Config.Sweep a cycle is a dry run: the report says how many objects
 // a sweep deletes and where the mark lists them. Config.ResumeMark then sweeps
@@ -225,4 +225,11 @@
 // GC report (summary.json and the deleted/ Parquet files). A lakeFS fork can
 // swap its internals for these packages without migrating data, and lakeFS's
 // Spark GC client reads what they write.
+//
+// The package and its core packages (sweep, uncommitted, retention,
+// copytrack, pathprovider, linkaddr, namespace) import no cloud SDK: this
+// package depends on 70 packages besides the standard library and what
+// gocloud.dev/blob imports itself (a test keeps it under 80); the SDKs come
+// with the deleters (sweep/s3delete, sweep/azdelete, sweep/gcsdelete) and
+// the gocloud drivers a host links in.
 package lakegc

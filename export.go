@@ -143,7 +143,10 @@ func (c *cycle) runExport(ctx context.Context) error {
 			return counted(c.host.Copies.Addresses(ctx, c.cfg.Repository), &trailer)
 		}))
 	}
-	p := uncommitted.NewPreparer(c.cfg.Bucket, opts...)
+	p, err := uncommitted.NewPreparer(c.cfg.Bucket, opts...)
+	if err != nil {
+		return fail(err)
+	}
 	repo := uncommitted.Repository{ID: c.cfg.Repository, StorageNamespace: c.cfg.Namespace}
 	key := stateKey(c.cfg.StoragePrefix, runID)
 	for !st.Done {
@@ -166,7 +169,7 @@ func (c *cycle) runExport(ctx context.Context) error {
 			st.Files++
 			st.Rows += res.Rows
 		}
-		mark = res.Mark
+		mark = res.Checkpoint
 		if mark == nil {
 			// The call read the copy records: were they all still there?
 			if err := c.checkCopyTTL(st.Start); err != nil {
@@ -223,14 +226,14 @@ func (c *cycle) hostExport(ctx context.Context) error {
 
 // startExport records the start of a new export, or reads where the export
 // to resume stopped. It returns the state and the mark of the next call.
-func (c *cycle) startExport(ctx context.Context) (exportState, *uncommitted.Mark, error) {
+func (c *cycle) startExport(ctx context.Context) (exportState, *uncommitted.Checkpoint, error) {
 	if runID := c.cfg.ResumeExport; runID != "" {
 		c.report.ExportRunID = runID
 		st, err := readExportState(ctx, c.cfg.Bucket, stateKey(c.cfg.StoragePrefix, runID))
 		if err == nil && st.Namespace != c.cfg.Namespace {
 			err = fmt.Errorf("%w: export of namespace %q, not %q", ErrNoExport, st.Namespace, c.cfg.Namespace)
 		}
-		var mark *uncommitted.Mark
+		var mark *uncommitted.Checkpoint
 		if err == nil {
 			mark, err = uncommitted.DecodeToken(st.Next)
 		}

@@ -15,7 +15,7 @@ func FuzzDecodeExportState(f *testing.F) {
 	good, _ := json.Marshal(exportState{
 		Start:     time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC),
 		Namespace: "s3://bucket/repo1",
-		Next:      uncommitted.EncodeToken(&uncommitted.Mark{BranchID: "main", Path: "a/b", RunID: "g0ootg1ksdudqv37g7d0"}),
+		Next:      uncommitted.EncodeToken(&uncommitted.Checkpoint{BranchID: "main", Path: "a/b", RunID: "g0ootg1ksdudqv37g7d0"}),
 		Files:     2, Rows: 40,
 	})
 	f.Add(good)

@@ -233,7 +233,7 @@ func TestCollectHostPathsFailuresMarkNothing(t *testing.T) {
 func TestCollectRefusesAmbiguousHosts(t *testing.T) {
 	w := newWorld(t)
 	o := newOwnHost(w)
-	tracker := copytrack.New(copytrack.NewMemStore())
+	tracker := must(copytrack.New(copytrack.NewMemStore()))
 	for _, tc := range []struct {
 		name string
 		edit func(*lakegc.Config, *lakegc.Host)
@@ -249,8 +249,8 @@ func TestCollectRefusesAmbiguousHosts(t *testing.T) {
 			cfg, host := w.config(), o.host()
 			tc.edit(&cfg, &host)
 			rep, err := lakegc.Collect(context.Background(), host, cfg)
-			if !errors.Is(err, lakegc.ErrInvalidConfig) || rep != nil {
-				t.Errorf("Collect = %+v, %v; want ErrInvalidConfig", rep, err)
+			if !errors.Is(err, lakegc.ErrInvalidInput) || rep != nil {
+				t.Errorf("Collect = %+v, %v; want ErrInvalidInput", rep, err)
 			}
 		})
 	}

@@ -70,14 +70,14 @@ type namespaceMarker struct {
 // rooted at its folder, write lakegc's with InitNamespace.
 func InitNamespace(ctx context.Context, cfg Config) error {
 	if cfg.Bucket == nil {
-		return fmt.Errorf("%w: no Bucket", ErrInvalidConfig)
+		return fmt.Errorf("%w: no Bucket", ErrInvalidInput)
 	}
 	if cfg.StoragePrefix == "" {
 		cfg.StoragePrefix = DefaultStoragePrefix
 	}
 	ns, err := nsaddr.New(cfg.Namespace, DefaultDataPrefix)
 	if err != nil {
-		return fmt.Errorf("%w: Namespace %q is not a URI such as s3://bucket/repo", ErrInvalidConfig, cfg.Namespace)
+		return fmt.Errorf("%w: Namespace %q is not a URI such as s3://bucket/repo", ErrInvalidInput, cfg.Namespace)
 	}
 	if cfg.DataPrefix == "" {
 		cfg.DataPrefix = DefaultDataPrefix

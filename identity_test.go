@@ -478,8 +478,8 @@ func TestRelativeOnlyHostNeedsItsNamespace(t *testing.T) {
 	}
 	assertKept(t, repo2, c.garbage)
 	c.namespace = ""
-	if _, err := c.run(t); !errors.Is(err, lakegc.ErrInvalidConfig) {
-		t.Fatalf("Collect without a Namespace = %v, want ErrInvalidConfig", err)
+	if _, err := c.run(t); !errors.Is(err, lakegc.ErrInvalidInput) {
+		t.Fatalf("Collect without a Namespace = %v, want ErrInvalidInput", err)
 	}
 	assertKept(t, repo2, c.garbage)
 	c.namespace = "file:///srv/lake/repo2"

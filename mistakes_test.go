@@ -17,36 +17,36 @@ func TestPrimitivesMistakesMarkNothing(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
 	repo := uncommitted.Repository{ID: "repo1", StorageNamespace: w.ns}
-	preparer := uncommitted.NewPreparer(w.bucket, uncommitted.WithMaxFileSize(100))
+	preparer := must(uncommitted.NewPreparer(w.bucket, uncommitted.WithMaxFileSize(100)))
 
 	// A complete run, for the mistyped reads.
 	var complete string
-	for mark := (*uncommitted.Mark)(nil); ; {
+	for mark := (*uncommitted.Checkpoint)(nil); ; {
 		res, err := preparer.Prepare(ctx, repo, w.host, mark)
 		if err != nil {
 			t.Fatal(err)
 		}
 		complete = res.RunID
-		if mark = res.Mark; mark == nil {
+		if mark = res.Checkpoint; mark == nil {
 			break
 		}
 	}
 	// A loop stopped after its first call.
 	first, err := preparer.Prepare(ctx, repo, w.host, nil)
-	if err != nil || first.Mark == nil {
+	if err != nil || first.Checkpoint == nil {
 		t.Fatalf("first call: %+v, %v; want a mark", first, err)
 	}
 	// A run whose second call is cancelled, over a Source that stops
 	// quietly: the call fails, and a host that reads the run anyway finds
 	// it unfinished.
 	started, err := preparer.Prepare(ctx, repo, w.host, nil)
-	if err != nil || started.Mark == nil {
+	if err != nil || started.Checkpoint == nil {
 		t.Fatalf("first call: %+v, %v; want a mark", started, err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	quiet := &quietSource{Source: w.host, cancelAfter: 2, cancel: cancel}
-	res, err := uncommitted.NewPreparer(w.bucket).Prepare(cctx, repo, quiet, started.Mark)
+	res, err := must(uncommitted.NewPreparer(w.bucket)).Prepare(cctx, repo, quiet, started.Checkpoint)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Prepare over a quiet Source, cancelled: %+v, %v; want context.Canceled", res, err)
 	}

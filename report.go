@@ -140,7 +140,7 @@ type MarkReport struct {
 
 // SweepReport is the sweep: what was deleted.
 type SweepReport struct {
-	// Deleted, AlreadyGone, Failed and Refused are sweep.SweepResult's.
+	// Deleted, AlreadyGone, Failed and Refused are sweep.Result's.
 	Deleted     int64 `json:"deleted"`
 	AlreadyGone int64 `json:"already_gone"`
 	Failed      int64 `json:"failed"`
@@ -168,7 +168,7 @@ type Progress struct {
 	ExportRunID, RunID string
 	// ExportNext is, after each call of the export, where the next call
 	// resumes: nil once the export is complete.
-	ExportNext *uncommitted.Mark
+	ExportNext *uncommitted.Checkpoint
 	// Files and Rows count what the export wrote so far.
 	Files int
 	Rows  int64

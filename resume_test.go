@@ -270,7 +270,7 @@ func TestCollectCancelledExportMarksNothing(t *testing.T) {
 // two calls of the export, and a rename racing it, lose nothing.
 func TestCollectWhileTheStoreWorks(t *testing.T) {
 	w := newWorld(t)
-	tracker := copytrack.New(copytrack.NewMemStore(), copytrack.WithClock(func() time.Time { return gcTime }))
+	tracker := must(copytrack.New(copytrack.NewMemStore(), copytrack.WithClock(func() time.Time { return gcTime })))
 	host := w.host.host()
 	host.Copies = tracker
 	cfg := w.config()
@@ -354,7 +354,7 @@ func TestCollectRefusesAnExportOlderThanTheCopyTTL(t *testing.T) {
 			w := newWorld(t)
 			now := gcTime
 			clock := func() time.Time { return now }
-			tracker := copytrack.New(copytrack.NewMemStore(), copytrack.WithClock(clock))
+			tracker := must(copytrack.New(copytrack.NewMemStore(), copytrack.WithClock(clock)))
 			host := w.host.host()
 			host.Copies = tracker
 			cfg := w.config()
@@ -420,7 +420,7 @@ func TestCollectResumeNeedsTheSameCopyRecords(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
-			tracker := copytrack.New(copytrack.NewMemStore(), copytrack.WithClock(func() time.Time { return gcTime }))
+			tracker := must(copytrack.New(copytrack.NewMemStore(), copytrack.WithClock(func() time.Time { return gcTime })))
 			host := w.host.host()
 			host.Copies = tracker
 			cfg := w.config()
@@ -463,7 +463,7 @@ func TestCollectKeepsACopyMadeAfterTheExport(t *testing.T) {
 	for _, resume := range []bool{false, true} {
 		t.Run(map[bool]string{false: "at once", true: "resumed"}[resume], func(t *testing.T) {
 			w := newWorld(t)
-			tracker := copytrack.New(copytrack.NewMemStore(), copytrack.WithClock(func() time.Time { return gcTime }))
+			tracker := must(copytrack.New(copytrack.NewMemStore(), copytrack.WithClock(func() time.Time { return gcTime })))
 			host := w.host.host()
 			host.Copies = tracker
 			cfg := w.config()
@@ -516,7 +516,7 @@ func TestCollectRefusesAFinishedExportOlderThanTheCopyTTL(t *testing.T) {
 	now := gcTime
 	clock := func() time.Time { return now }
 	host := w.host.host()
-	host.Copies = copytrack.New(copytrack.NewMemStore(), copytrack.WithClock(clock))
+	host.Copies = must(copytrack.New(copytrack.NewMemStore(), copytrack.WithClock(clock)))
 	cfg := w.config()
 	cfg.Clock = clock
 	ctx, cancel := context.WithCancel(context.Background())

@@ -157,8 +157,8 @@ func TestCollectRefusesInvalidRules(t *testing.T) {
 	} {
 		c := w.config()
 		cfg(&c)
-		if _, err := lakegc.Collect(context.Background(), w.host.host(), c); !errors.Is(err, lakegc.ErrInvalidConfig) {
-			t.Errorf("%s: %v, want ErrInvalidConfig", name, err)
+		if _, err := lakegc.Collect(context.Background(), w.host.host(), c); !errors.Is(err, lakegc.ErrInvalidInput) {
+			t.Errorf("%s: %v, want ErrInvalidInput", name, err)
 		}
 	}
 	// A host that applies its own rules is given none.
@@ -166,8 +166,8 @@ func TestCollectRefusesInvalidRules(t *testing.T) {
 	c.Rules = &retention.Rules{DefaultRetentionDays: 1}
 	h := w.host.host()
 	h.Commits, h.Active = nil, activeHost{}
-	if _, err := lakegc.Collect(context.Background(), h, c); !errors.Is(err, lakegc.ErrInvalidConfig) || !strings.Contains(err.Error(), "Active") {
-		t.Errorf("Rules with Host.Active: %v, want ErrInvalidConfig", err)
+	if _, err := lakegc.Collect(context.Background(), h, c); !errors.Is(err, lakegc.ErrInvalidInput) || !strings.Contains(err.Error(), "Active") {
+		t.Errorf("Rules with Host.Active: %v, want ErrInvalidInput", err)
 	}
 }
 

@@ -239,3 +239,12 @@ func (w *world) successfulMarks() []string {
 	}
 	return ok
 }
+
+// must returns v, and panics on an error: for constructors given valid
+// options.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

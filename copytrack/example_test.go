@@ -13,12 +13,15 @@ import (
 func Example() {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	tracker := copytrack.New(copytrack.NewMemStore(),
+	tracker, err := copytrack.New(copytrack.NewMemStore(),
 		copytrack.WithTTL(6*time.Hour),
 		copytrack.WithClock(func() time.Time { return now }))
+	if err != nil {
+		panic(err)
+	}
 
 	// Renaming a.csv to b.csv: stage the copy, track it, then delete a.csv.
-	err := tracker.Track(ctx, copytrack.Copy{
+	err = tracker.Track(ctx, copytrack.Copy{
 		Repository: "repo1", Branch: "main", SrcPath: "a.csv", DstPath: "b.csv",
 		PhysicalAddress: "data/gc9v6mr2rsc7h4rq7la0/cqh9ar2rsc7h4rq7lab0",
 	})
@@ -46,7 +49,10 @@ func Example() {
 // whose name starts with this one's, stay out of a listing.
 func ExampleTracker_List() {
 	ctx := context.Background()
-	tracker := copytrack.New(copytrack.NewMemStore())
+	tracker, err := copytrack.New(copytrack.NewMemStore())
+	if err != nil {
+		panic(err)
+	}
 	for _, c := range []copytrack.Copy{
 		{Repository: "a", Branch: "main", SrcPath: "x", DstPath: "y", PhysicalAddress: "data/1"},
 		{Repository: "a/b", Branch: "main", SrcPath: "x", DstPath: "y", PhysicalAddress: "data/2"},

@@ -3,7 +3,6 @@ package copytrack
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"sort"
@@ -32,20 +31,6 @@ type Store interface {
 
 // KV is one key-value pair yielded by Store.Scan.
 type KV struct{ Key, Value []byte }
-
-// errNilStore is the error of every call of a Tracker made with a nil Store.
-var errNilStore = errors.New("nil Store")
-
-// errStore stands in for the store of a Tracker given a nil Store (err is
-// errNilStore) or an invalid option, so that the Tracker's calls fail
-// with err instead of panicking.
-type errStore struct{ err error }
-
-func (s errStore) Set(context.Context, []byte, []byte) error { return s.err }
-func (s errStore) Delete(context.Context, []byte) error      { return s.err }
-func (s errStore) Scan(context.Context, []byte) iter.Seq2[KV, error] {
-	return func(yield func(KV, error) bool) { yield(KV{}, s.err) }
-}
 
 // memPageSize is how many pairs memStore.Scan copies per lock acquisition.
 const memPageSize = 128

@@ -1,7 +1,6 @@
 package copytrack
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -14,13 +13,13 @@ import (
 )
 
 var (
-	// ErrInvalidCopy is returned by Track for a Copy it cannot store.
-	ErrInvalidCopy = errors.New("copytrack: invalid copy")
+	// ErrInvalidInput is wrapped by the errors of New for a nil Store or an
+	// invalid option, of Track for a Copy it cannot store, and of
+	// ForgetBranch for a zero cut-off time.
+	ErrInvalidInput = errors.New("copytrack: invalid input")
 	// ErrCorruptRecord is returned when a record in the Store does not decode.
 	// The error names the record's key; the record is never skipped.
 	ErrCorruptRecord = errors.New("copytrack: corrupt record")
-	// ErrInvalidCutoff is returned by ForgetBranch for a zero cut-off time.
-	ErrInvalidCutoff = errors.New("copytrack: invalid cut-off time")
 )
 
 // DefaultTTL is how long a copy record is kept when no WithTTL option is
@@ -56,32 +55,26 @@ type Tracker struct {
 	store Store
 	ttl   time.Duration
 	now   func() time.Time
-
-	invalid error // the first invalid option
 }
 
 // Option configures a Tracker. A zero value means the option's default; an
-// invalid value makes every call of the Tracker fail with an error wrapping
-// ErrInvalidOption, as New returns no error.
-type Option func(*Tracker)
-
-// ErrInvalidOption is wrapped by every call of a Tracker that New was given
-// an invalid option.
-var ErrInvalidOption = errors.New("invalid option")
+// invalid value makes New fail with an error wrapping ErrInvalidInput.
+type Option func(*Tracker) error
 
 // WithTTL sets how old a record must be for Expire to drop it (0: the
 // default DefaultTTL). A negative d is invalid: expiring records at once
 // would let a running GC delete a live object.
 func WithTTL(d time.Duration) Option {
-	return func(t *Tracker) {
+	return func(t *Tracker) error {
 		switch {
 		case d < 0:
-			t.invalid = cmp.Or(t.invalid, fmt.Errorf("%w: negative TTL %v", ErrInvalidOption, d))
+			return fmt.Errorf("negative TTL %v", d)
 		case d == 0:
 			t.ttl = DefaultTTL
 		default:
 			t.ttl = d
 		}
+		return nil
 	}
 }
 
@@ -92,32 +85,33 @@ func (t *Tracker) TTL() time.Duration { return t.ttl }
 // WithClock sets the clock used for zero CreatedAt values and by Expire
 // (nil: the default time.Now).
 func WithClock(now func() time.Time) Option {
-	return func(t *Tracker) {
+	return func(t *Tracker) error {
 		if now == nil {
 			now = time.Now
 		}
 		t.now = now
+		return nil
 	}
 }
 
 // New returns a Tracker keeping its records in store. The store should hold
 // nothing but copy records (give the Tracker its own table or key space).
-// With a nil store or an invalid option every call of the Tracker fails;
+// A nil store or an invalid option is an error wrapping ErrInvalidInput;
 // nil options are ignored.
-func New(store Store, opts ...Option) *Tracker {
+func New(store Store, opts ...Option) (*Tracker, error) {
 	if store == nil {
-		store = errStore{errNilStore}
+		return nil, fmt.Errorf("%w: nil Store", ErrInvalidInput)
 	}
 	t := &Tracker{store: store, ttl: DefaultTTL, now: time.Now}
 	for _, o := range opts {
-		if o != nil {
-			o(t)
+		if o == nil {
+			continue
+		}
+		if err := o(t); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
 		}
 	}
-	if t.invalid != nil {
-		t.store = errStore{t.invalid}
-	}
-	return t
+	return t, nil
 }
 
 // processID tells this process's record keys apart from another's; seqCounter
@@ -147,11 +141,11 @@ func (t *Tracker) Track(ctx context.Context, c Copy) error {
 	}
 	switch {
 	case c.Repository == "":
-		return fmt.Errorf("%w: empty repository", ErrInvalidCopy)
+		return fmt.Errorf("%w: copy with an empty repository", ErrInvalidInput)
 	case c.PhysicalAddress == "":
-		return fmt.Errorf("%w: empty physical address", ErrInvalidCopy)
+		return fmt.Errorf("%w: copy with an empty physical address", ErrInvalidInput)
 	case c.CreatedAt.Before(minTime) || c.CreatedAt.After(maxTime):
-		return fmt.Errorf("%w: creation time %v out of range", ErrInvalidCopy, c.CreatedAt)
+		return fmt.Errorf("%w: copy created at %v, out of range", ErrInvalidInput, c.CreatedAt)
 	}
 	if err := t.store.Set(ctx, encodeKey(c.Repository, c.CreatedAt, nextSeq()), encodeValue(c)); err != nil {
 		return fmt.Errorf("copytrack: track: %w", err)
@@ -252,12 +246,12 @@ func (t *Tracker) expiredBatch(ctx context.Context, prefix []byte, cutoff time.T
 // the commit and this call, say). before and the records' CreatedAt must
 // come from the same clock.
 //
-// A zero before is an error wrapping ErrInvalidCutoff. ForgetBranch reads
+// A zero before is an error wrapping ErrInvalidInput. ForgetBranch reads
 // the repository's records created before before, and deletes nothing if
 // one of them does not decode.
 func (t *Tracker) ForgetBranch(ctx context.Context, repository, branch string, before time.Time) (removed int, err error) {
 	if before.IsZero() {
-		return 0, fmt.Errorf("%w: forget branch %q of %q: zero time", ErrInvalidCutoff, branch, repository)
+		return 0, fmt.Errorf("%w: forget branch %q of %q: zero time", ErrInvalidInput, branch, repository)
 	}
 	var keys [][]byte
 	for kv, err := range t.store.Scan(ctx, repositoryPrefix(repository)) {

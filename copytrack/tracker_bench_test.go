@@ -10,7 +10,7 @@ var benchCopy = Copy{Repository: "repo1", Branch: "main", SrcPath: "tables/a/par
 	DstPath: "tables/b/part-0001.parquet", PhysicalAddress: "data/gc9v6mr2rsc7h4rq7la0/cqh9ar2rsc7h4rq7lab0"}
 
 func BenchmarkTrack(b *testing.B) {
-	tr := New(NewMemStore())
+	tr := mustNew(b, NewMemStore())
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -27,7 +27,7 @@ func BenchmarkExpire(b *testing.B) {
 	const batch = 1000
 	ctx := context.Background()
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	tr := New(NewMemStore(), WithTTL(time.Hour), WithClock(func() time.Time { return now }))
+	tr := mustNew(b, NewMemStore(), WithTTL(time.Hour), WithClock(func() time.Time { return now }))
 	track := func(created time.Time) {
 		c := benchCopy
 		c.CreatedAt = created
@@ -56,7 +56,7 @@ func BenchmarkExpire(b *testing.B) {
 func BenchmarkList(b *testing.B) {
 	const records = 1000
 	ctx := context.Background()
-	tr := New(NewMemStore())
+	tr := mustNew(b, NewMemStore())
 	for range records {
 		if err := tr.Track(ctx, benchCopy); err != nil {
 			b.Fatal(err)

@@ -57,7 +57,7 @@ func TestTrackerModel(t *testing.T) {
 	for seed := range uint64(20) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		clk := newClock(t0)
-		tr := New(NewMemStore(), WithTTL(ttl), WithClock(clk.Now))
+		tr := mustNew(t, NewMemStore(), WithTTL(ttl), WithClock(clk.Now))
 		var model []Copy // in Track order
 		ctx := context.Background()
 		for i := range 150 {
@@ -162,7 +162,7 @@ func TestRepositoryPrefixesArePrefixFree(t *testing.T) {
 
 func TestForgetBranchLeavesOthersIntact(t *testing.T) {
 	ctx := context.Background()
-	tr := New(NewMemStore(), WithClock(func() time.Time { return t0.Add(time.Second) })) // after every copy
+	tr := mustNew(t, NewMemStore(), WithClock(func() time.Time { return t0.Add(time.Second) })) // after every copy
 	var all []Copy
 	for i, c := range []struct{ repo, branch string }{{"a", "main"}, {"a", "dev"}, {"a/b", "main"}, {"a", "main"}, {"b", "main"}, {"a", "main2"}} {
 		cp := Copy{Repository: c.repo, Branch: c.branch, PhysicalAddress: fmt.Sprint("addr", i), CreatedAt: t0.Add(time.Duration(i))}
@@ -202,7 +202,7 @@ func (s *countingStore) Scan(ctx context.Context, prefix []byte) iter.Seq2[KV, e
 func TestExpireReadsOnlyExpiredPlusOne(t *testing.T) {
 	for _, expired := range []int{0, 1, expireBatch - 1, expireBatch, expireBatch + 1, 2*expireBatch + 5} {
 		store := &countingStore{Store: NewMemStore()}
-		tr := New(store, WithTTL(time.Hour), WithClock(func() time.Time { return t0 }))
+		tr := mustNew(t, store, WithTTL(time.Hour), WithClock(func() time.Time { return t0 }))
 		ctx := context.Background()
 		for i := range expired + 500 {
 			created := t0.Add(-2 * time.Hour).Add(time.Duration(i) * time.Millisecond) // expired
@@ -231,7 +231,7 @@ func TestExpireReadsOnlyExpiredPlusOne(t *testing.T) {
 // goroutines Track fresh copies: every fresh copy survives, every old one goes.
 func TestExpireUnderConcurrentTrack(t *testing.T) {
 	ctx := context.Background()
-	tr := New(NewMemStore(), WithTTL(time.Hour), WithClock(func() time.Time { return t0 }))
+	tr := mustNew(t, NewMemStore(), WithTTL(time.Hour), WithClock(func() time.Time { return t0 }))
 	const old, writers, perWriter = 300, 4, 150
 	for i := range old {
 		if err := tr.Track(ctx, Copy{Repository: "r", PhysicalAddress: fmt.Sprint("old", i), CreatedAt: t0.Add(-2 * time.Hour)}); err != nil {
@@ -294,7 +294,7 @@ func TestExpireUnderConcurrentTrack(t *testing.T) {
 
 func TestListInTrackOrderForEqualTimes(t *testing.T) {
 	ctx := context.Background()
-	tr := New(NewMemStore(), WithClock(func() time.Time { return t0 }))
+	tr := mustNew(t, NewMemStore(), WithClock(func() time.Time { return t0 }))
 	var want []string
 	for i := range 300 {
 		a := fmt.Sprint("addr", 299-i) // not in lexical order
@@ -316,15 +316,15 @@ func TestListInTrackOrderForEqualTimes(t *testing.T) {
 }
 
 func TestTrackRejectsInvalidCopies(t *testing.T) {
-	tr := New(NewMemStore())
+	tr := mustNew(t, NewMemStore())
 	for _, c := range []Copy{
 		{PhysicalAddress: "x"},
 		{Repository: "r"},
 		{Repository: "r", PhysicalAddress: "x", CreatedAt: time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC)},
 		{Repository: "r", PhysicalAddress: "x", CreatedAt: time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC)},
 	} {
-		if err := tr.Track(context.Background(), c); !errors.Is(err, ErrInvalidCopy) {
-			t.Errorf("Track(%+v) = %v, want ErrInvalidCopy", c, err)
+		if err := tr.Track(context.Background(), c); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("Track(%+v) = %v, want ErrInvalidInput", c, err)
 		}
 	}
 }
@@ -332,7 +332,7 @@ func TestTrackRejectsInvalidCopies(t *testing.T) {
 func TestCorruptRecordIsReportedNotSkipped(t *testing.T) {
 	ctx := context.Background()
 	store := NewMemStore()
-	tr := New(store, WithTTL(time.Hour), WithClock(func() time.Time { return t0 }))
+	tr := mustNew(t, store, WithTTL(time.Hour), WithClock(func() time.Time { return t0 }))
 	for i := range 3 {
 		if err := tr.Track(ctx, Copy{Repository: "r", Branch: "main", PhysicalAddress: fmt.Sprint(i), CreatedAt: t0.Add(time.Duration(i))}); err != nil {
 			t.Fatal(err)
@@ -378,7 +378,7 @@ func TestCorruptRecordIsReportedNotSkipped(t *testing.T) {
 func TestCancelledContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	tr := New(NewMemStore())
+	tr := mustNew(t, NewMemStore())
 	if err := tr.Track(ctx, Copy{Repository: "r", PhysicalAddress: "x"}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Track = %v", err)
 	}
@@ -452,7 +452,7 @@ func TestForgetBranchKeepsCopiesTrackedWhileItRuns(t *testing.T) {
 	ctx := context.Background()
 	clk := newClock(t0)
 	store := &hookStore{Store: NewMemStore()}
-	tr := New(store, WithClock(clk.Now))
+	tr := mustNew(t, store, WithClock(clk.Now))
 	const committed = 2 * memPageSize // enough for the scan to read a page after the hook
 	for i := range committed {
 		if err := tr.Track(ctx, Copy{Repository: "r", Branch: "main", PhysicalAddress: fmt.Sprint("old", i)}); err != nil {
@@ -483,7 +483,7 @@ func TestForgetBranchKeepsCopiesTrackedWhileItRuns(t *testing.T) {
 func TestForgetBranchCutsAtTheCommitTime(t *testing.T) {
 	ctx := context.Background()
 	clk := newClock(t0)
-	tr := New(NewMemStore(), WithClock(clk.Now))
+	tr := mustNew(t, NewMemStore(), WithClock(clk.Now))
 	for _, c := range []Copy{
 		{Repository: "r", Branch: "main", PhysicalAddress: "committed", CreatedAt: t0.Add(-time.Second)},
 		{Repository: "r", Branch: "main", PhysicalAddress: "at-commit", CreatedAt: t0}, // ambiguous: kept
@@ -505,8 +505,8 @@ func TestForgetBranchCutsAtTheCommitTime(t *testing.T) {
 	if want := []string{"at-commit", "renamed-after"}; !slices.Equal(got, want) {
 		t.Errorf("after ForgetBranch, records %q; want %q", got, want)
 	}
-	if n, err := tr.ForgetBranch(ctx, "r", "main", time.Time{}); !errors.Is(err, ErrInvalidCutoff) || n != 0 {
-		t.Errorf("ForgetBranch with a zero time = %d, %v; want 0, ErrInvalidCutoff", n, err)
+	if n, err := tr.ForgetBranch(ctx, "r", "main", time.Time{}); !errors.Is(err, ErrInvalidInput) || n != 0 {
+		t.Errorf("ForgetBranch with a zero time = %d, %v; want 0, ErrInvalidInput", n, err)
 	}
 	if got := list(t, tr, "r"); len(got) != 2 {
 		t.Errorf("a refused ForgetBranch left %d records, want 2", len(got))
@@ -517,35 +517,18 @@ func TestForgetBranchCutsAtTheCommitTime(t *testing.T) {
 // errors, not panics.
 func TestNewWithoutStoreOrOptions(t *testing.T) {
 	ctx := context.Background()
-	tr := New(NewMemStore(), nil, WithTTL(time.Hour), nil)
+	tr := mustNew(t, NewMemStore(), nil, WithTTL(time.Hour), nil)
 	if err := tr.Track(ctx, Copy{Repository: "r", PhysicalAddress: "x"}); err != nil {
 		t.Fatalf("Track with nil options given: %v", err)
 	}
 
-	tr = New(nil)
-	if err := tr.Track(ctx, Copy{Repository: "r", PhysicalAddress: "x"}); err == nil {
-		t.Error("Track on a nil Store succeeded")
-	}
-	errs := 0
-	for _, err := range tr.List(ctx, "r") {
-		if err == nil {
-			t.Error("List on a nil Store yielded a record")
-		}
-		errs++
-	}
-	if errs != 1 {
-		t.Errorf("List on a nil Store yielded %d errors, want 1", errs)
-	}
-	if _, err := tr.Expire(ctx, "r"); err == nil {
-		t.Error("Expire on a nil Store succeeded")
-	}
-	if _, err := tr.ForgetBranch(ctx, "r", "b", t0); err == nil {
-		t.Error("ForgetBranch on a nil Store succeeded")
+	if tr, err := New(nil); err == nil || tr != nil || !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("New(nil) = %v, %v; want an error wrapping ErrInvalidInput", tr, err)
 	}
 }
 
-// TTL reports the TTL Expire uses: the option's, or the default for none
-// or an invalid one (which makes every call fail instead).
+// TTL reports the TTL Expire uses: the option's, or the default for none;
+// an invalid one fails New.
 func TestTrackerTTL(t *testing.T) {
 	for _, tc := range []struct {
 		opts []Option
@@ -554,9 +537,8 @@ func TestTrackerTTL(t *testing.T) {
 		{nil, DefaultTTL},
 		{[]Option{WithTTL(6 * time.Hour)}, 6 * time.Hour},
 		{[]Option{WithTTL(0)}, DefaultTTL},
-		{[]Option{WithTTL(-time.Hour)}, DefaultTTL},
 	} {
-		if got := New(NewMemStore(), tc.opts...).TTL(); got != tc.want {
+		if got := mustNew(t, NewMemStore(), tc.opts...).TTL(); got != tc.want {
 			t.Errorf("TTL() = %v, want %v", got, tc.want)
 		}
 	}
@@ -567,16 +549,22 @@ func TestErrorTexts(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	c := Copy{Repository: "r", Branch: "b", DstPath: "p", PhysicalAddress: "data/a/b"}
-	err := New(NewMemStore()).Track(ctx, c)
+	err := mustNew(t, NewMemStore()).Track(ctx, c)
 	if want := "copytrack: track: memstore set: context canceled"; err == nil || err.Error() != want || !errors.Is(err, context.Canceled) {
 		t.Errorf("Track with a cancelled context = %v; want %q", err, want)
 	}
-	err = New(NewMemStore(), WithTTL(-time.Hour)).Track(context.Background(), c)
-	if want := "copytrack: track: invalid option: negative TTL -1h0m0s"; err == nil || err.Error() != want || !errors.Is(err, ErrInvalidOption) {
-		t.Errorf("Track of a Tracker with a negative TTL = %v; want %q", err, want)
+	tr, err := New(NewMemStore(), WithTTL(-time.Hour))
+	if want := "copytrack: invalid input: negative TTL -1h0m0s"; err == nil || tr != nil || err.Error() != want || !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("New with a negative TTL = %v; want %q", err, want)
 	}
-	_, err = New(NewMemStore(), WithTTL(-time.Hour)).Expire(context.Background(), "r")
-	if !errors.Is(err, ErrInvalidOption) {
-		t.Errorf("Expire of a Tracker with a negative TTL = %v; want ErrInvalidOption", err)
+}
+
+// mustNew is New for options that are valid.
+func mustNew(tb testing.TB, store Store, opts ...Option) *Tracker {
+	tb.Helper()
+	tr, err := New(store, opts...)
+	if err != nil {
+		tb.Fatal(err)
 	}
+	return tr
 }

@@ -20,7 +20,7 @@ import (
 //	AddressNamespace("local://repo1", "/var/lakefs") = "local:///var/lakefs/repo1"
 //
 // localPath is needed, and read, for a local namespace only. A namespace
-// package namespace refuses is an error wrapping namespace.ErrInvalid; a
+// package namespace refuses is an error wrapping namespace.ErrInvalidInput; a
 // local one without localPath wraps namespace.ErrNoLocalRoot.
 func AddressNamespace(storageNamespace, localPath string) (string, error) {
 	n, err := namespace.Parse(storageNamespace)

@@ -50,7 +50,7 @@ func TestAddressNamespaceMatchesLakeFS(t *testing.T) {
 		t.Errorf("local without a path: %v", err)
 	}
 	for _, ns := range []string{"local://../x", "mem://x", "s3://", "repo1"} {
-		if _, err := AddressNamespace(ns, "/var/lakefs"); !errors.Is(err, namespace.ErrInvalid) {
+		if _, err := AddressNamespace(ns, "/var/lakefs"); !errors.Is(err, namespace.ErrInvalidInput) {
 			t.Errorf("AddressNamespace(%q): %v", ns, err)
 		}
 	}

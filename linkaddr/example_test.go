@@ -80,7 +80,7 @@ func ExampleSigner_Verify_expired() {
 	fmt.Println(err)
 	// Output:
 	// true
-	// link address expired: address made at 2021-06-01 12:34:56 +0000 UTC, and less than the staging margin 15m0s is left of its TTL 24h0m0s
+	// linkaddr: verify: link address expired: address made at 2021-06-01 12:34:56 +0000 UTC, and less than the staging margin 15m0s is left of its TTL 24h0m0s
 }
 
 func ExampleWithVerifyKeys() {
@@ -107,7 +107,7 @@ func ExampleSigner_VerifyOnce() {
 	fmt.Println(err)
 	// Output:
 	// <nil>
-	// link address invalid: address already linked
+	// linkaddr: redeem: link address invalid: address already linked
 }
 
 func ExampleSigner_Stage() {

@@ -29,7 +29,7 @@ func (s *Signer) VerifyOnce(ctx context.Context, r Redeemer, repository, branch,
 	}
 	l, remaining, err := s.verify(repository, branch, path, signed)
 	if err != nil {
-		return Link{}, err
+		return Link{}, fmt.Errorf("linkaddr: verify: %w", err)
 	}
 	// until is on the wall clock even when the Signer has its own clock.
 	first, err := r.Redeem(ctx, l.Address, time.Now().Add(remaining))
@@ -37,7 +37,7 @@ func (s *Signer) VerifyOnce(ctx context.Context, r Redeemer, repository, branch,
 		return Link{}, fmt.Errorf("linkaddr: redeem: %w", err)
 	}
 	if !first {
-		return Link{}, fmt.Errorf("%w: address already linked", ErrInvalid)
+		return Link{}, fmt.Errorf("linkaddr: redeem: %w: address already linked", ErrInvalid)
 	}
 	return l, nil
 }

@@ -36,7 +36,9 @@ const StagingMargin = contract.StagingMargin
 // machines that made and that verify an address differ a little.
 const maxSkew = time.Minute
 
-// Errors of Verify and VerifyOnce. Every rejection wraps exactly one of them.
+// Errors of Verify and VerifyOnce. Every rejection wraps exactly one of them,
+// behind the package's name and the call's ("linkaddr: verify: link address
+// invalid: ...").
 var (
 	// ErrInvalid is wrapped when a signed address is malformed, forged,
 	// signed for another repository, branch or path, of unknown or future
@@ -55,7 +57,12 @@ type TimeResolver interface {
 	ResolvePathTime(address string) (time.Time, error)
 }
 
-// Option configures New. An option given an invalid value makes New fail.
+// ErrInvalidInput is wrapped by the error of New for an empty key, a nil
+// resolver, a nil option or an option given an invalid value.
+var ErrInvalidInput = errors.New("linkaddr: invalid input")
+
+// Option configures New. An option given an invalid value makes New fail
+// with an error wrapping ErrInvalidInput.
 type Option func(*config) error
 
 type config struct {
@@ -126,18 +133,18 @@ type Signer struct {
 // resolver. The key must not be empty; the Signer keeps its own copy.
 func New(key []byte, resolver TimeResolver, opts ...Option) (*Signer, error) {
 	if len(key) == 0 {
-		return nil, errors.New("linkaddr: empty key")
+		return nil, fmt.Errorf("%w: empty key", ErrInvalidInput)
 	}
 	if resolver == nil {
-		return nil, errors.New("linkaddr: nil time resolver")
+		return nil, fmt.Errorf("%w: nil time resolver", ErrInvalidInput)
 	}
 	cfg := config{ttl: DefaultTTL, now: time.Now}
 	for _, opt := range opts {
 		if opt == nil {
-			return nil, errors.New("linkaddr: nil option")
+			return nil, fmt.Errorf("%w: nil option", ErrInvalidInput)
 		}
 		if err := opt(&cfg); err != nil {
-			return nil, fmt.Errorf("linkaddr: new: %w", err)
+			return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
 		}
 	}
 	s := &Signer{resolver: resolver, ttl: cfg.ttl, now: cfg.now, keys: []*macKey{newMACKey(key)}}
@@ -213,7 +220,10 @@ const sigLen = (sha256.Size*8 + 5) / 6
 // for an address made more than the TTL less StagingMargin ago.
 func (s *Signer) Verify(repository, branch, path, signed string) (Link, error) {
 	l, _, err := s.verify(repository, branch, path, signed)
-	return l, err
+	if err != nil {
+		return Link{}, fmt.Errorf("linkaddr: verify: %w", err)
+	}
+	return l, nil
 }
 
 // verify is Verify that also returns how long the address stays valid.

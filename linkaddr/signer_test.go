@@ -426,7 +426,7 @@ func TestZeroOptionsAreDefaults(t *testing.T) {
 		t.Fatalf("Verify just over the default TTL less the staging margin = %v; want ErrExpired", err)
 	}
 	_, err := linkaddr.New([]byte(testKey), resolver, linkaddr.WithTTL(-time.Hour))
-	if want := "linkaddr: new: negative TTL -1h0m0s"; err == nil || err.Error() != want {
+	if want := "linkaddr: invalid input: negative TTL -1h0m0s"; err == nil || err.Error() != want || !errors.Is(err, linkaddr.ErrInvalidInput) {
 		t.Fatalf("New(WithTTL(-1h)) = %v; want %q", err, want)
 	}
 }

@@ -31,7 +31,7 @@ func ExampleParse() {
 	// gs "" "lake-bucket" "repo1" -> gs://lake-bucket?prefix=repo1%2F <nil>
 	// azure "lakeacct" "lake" "repo1" -> azblob://lake?prefix=repo1%2F&storage_account=lakeacct <nil>
 	// local "" "" "repo1" -> file:///var/lib/lakefs/data/repo1?metadata=skip <nil>
-	// namespace: invalid namespace: "mem://repo1": unsupported scheme "mem"
+	// namespace: invalid input: namespace "mem://repo1": unsupported scheme "mem"
 }
 
 // OpenBucket opens a namespace as a bucket rooted at it: here a local one,

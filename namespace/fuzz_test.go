@@ -9,7 +9,7 @@ import (
 )
 
 // FuzzParse checks that Parse never panics, that every error wraps
-// ErrInvalid, and that what it accepts is a clean prefix that survives a
+// ErrInvalidInput, and that what it accepts is a clean prefix that survives a
 // round trip through String and maps to a bucket URL.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
@@ -23,8 +23,8 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, uri string) {
 		n, err := namespace.Parse(uri)
 		if err != nil {
-			if !errors.Is(err, namespace.ErrInvalid) {
-				t.Fatalf("Parse(%q) = %v, not ErrInvalid", uri, err)
+			if !errors.Is(err, namespace.ErrInvalidInput) {
+				t.Fatalf("Parse(%q) = %v, not ErrInvalidInput", uri, err)
 			}
 			if n != (namespace.Namespace{}) {
 				t.Fatalf("Parse(%q) failed but returned %+v", uri, n)

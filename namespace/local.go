@@ -33,14 +33,14 @@ type LocalDeleter struct {
 
 // LocalDeleter returns the deleter of a local namespace's folder, under
 // the root given with WithLocalRoot (ErrNoLocalRoot without it); any other
-// kind of namespace is an error wrapping ErrInvalid.
+// kind of namespace is an error wrapping ErrInvalidInput.
 func (n Namespace) LocalDeleter(opts ...Option) (*LocalDeleter, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
 	}
 	if n.Kind != Local {
-		return nil, fmt.Errorf("%w: %s is not a local namespace", ErrInvalid, n)
+		return nil, fmt.Errorf("%w: %s is not a local namespace", ErrInvalidInput, n)
 	}
 	u, err := n.bucketURL(cfg)
 	if err != nil {

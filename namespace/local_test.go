@@ -122,7 +122,7 @@ func TestLocalDeleterKeys(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "repo1", "data")); err != nil {
 		t.Errorf("the folder named by a key was removed: %v", err)
 	}
-	if _, err := (namespace.Namespace{Kind: namespace.S3, Bucket: "b"}).LocalDeleter(); !errors.Is(err, namespace.ErrInvalid) {
+	if _, err := (namespace.Namespace{Kind: namespace.S3, Bucket: "b"}).LocalDeleter(); !errors.Is(err, namespace.ErrInvalidInput) {
 		t.Errorf("S3 namespace: %v", err)
 	}
 	if _, err := ns.LocalDeleter(); !errors.Is(err, namespace.ErrNoLocalRoot) {

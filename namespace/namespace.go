@@ -22,9 +22,10 @@ const (
 // DefaultAzureDomain is the domain of Azure's public cloud blob endpoints.
 const DefaultAzureDomain = "blob.core.windows.net"
 
-// ErrInvalid is wrapped by every error of Parse, and by OpenBucket's for a
-// namespace it cannot parse.
-var ErrInvalid = errors.New("namespace: invalid namespace")
+// ErrInvalidInput is wrapped by every error of Parse, and by the errors of
+// BucketURL, OpenBucket and LocalDeleter for a namespace they cannot take
+// or an option given an invalid value.
+var ErrInvalidInput = errors.New("namespace: invalid input")
 
 // Namespace is a lakeFS storage namespace, parsed.
 type Namespace struct {
@@ -52,7 +53,7 @@ type Namespace struct {
 // local://path. Trailing slashes are dropped, and the path is
 // percent-decoded except a local one, as lakeFS does. Parse does no I/O.
 //
-// It refuses, with an error wrapping ErrInvalid, what lakeFS would resolve
+// It refuses, with an error wrapping ErrInvalidInput, what lakeFS would resolve
 // differently from a plain prefix or what names no place to collect:
 // another scheme (lakeFS's in-memory "mem://" included), a query, a
 // fragment, a user or a port, a bucket, account or container name the store
@@ -201,7 +202,7 @@ func cleanPath(uri, p string) (string, error) {
 }
 
 func invalid(uri, why string) error {
-	return fmt.Errorf("%w: %q: %s", ErrInvalid, uri, why)
+	return fmt.Errorf("%w: namespace %q: %s", ErrInvalidInput, uri, why)
 }
 
 // String returns the namespace's URI in lakeFS's form (https for Azure),

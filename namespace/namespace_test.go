@@ -77,7 +77,7 @@ func TestParseInvalid(t *testing.T) {
 	} {
 		t.Run(uri, func(t *testing.T) {
 			n, err := namespace.Parse(uri)
-			require.ErrorIs(t, err, namespace.ErrInvalid, "parsed as %+v", n)
+			require.ErrorIs(t, err, namespace.ErrInvalidInput, "parsed as %+v", n)
 			require.Equal(t, namespace.Namespace{}, n)
 		})
 	}
@@ -134,9 +134,9 @@ func TestBucketURLErrors(t *testing.T) {
 		namespace.WithURLMux(nil),
 	} {
 		_, err := s3.BucketURL(opt)
-		require.ErrorIs(t, err, namespace.ErrInvalidOption)
+		require.ErrorIs(t, err, namespace.ErrInvalidInput)
 		_, err = namespace.OpenBucket(context.Background(), "s3://b/p", opt)
-		require.ErrorIs(t, err, namespace.ErrInvalidOption)
+		require.ErrorIs(t, err, namespace.ErrInvalidInput)
 	}
 
 	// A Namespace made by hand must be one Parse would return.
@@ -149,7 +149,7 @@ func TestBucketURLErrors(t *testing.T) {
 		{Kind: namespace.GCS, Bucket: "b", Account: "x"},
 	} {
 		_, err := bad.BucketURL()
-		require.ErrorIs(t, err, namespace.ErrInvalid, "%+v", bad)
+		require.ErrorIs(t, err, namespace.ErrInvalidInput, "%+v", bad)
 	}
 }
 
@@ -186,7 +186,7 @@ func TestOpenBucketLocal(t *testing.T) {
 	_, err = namespace.OpenBucket(ctx, "local://repo1")
 	require.ErrorIs(t, err, namespace.ErrNoLocalRoot)
 	_, err = namespace.OpenBucket(ctx, "mem://repo1")
-	require.ErrorIs(t, err, namespace.ErrInvalid)
+	require.ErrorIs(t, err, namespace.ErrInvalidInput)
 	// This test binary links fileblob only.
 	_, err = namespace.OpenBucket(ctx, "s3://bucket/repo1")
 	require.ErrorIs(t, err, namespace.ErrNoDriver)

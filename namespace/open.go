@@ -12,10 +12,6 @@ import (
 	"gocloud.dev/blob"
 )
 
-// ErrInvalidOption is wrapped by the error of an option given an invalid
-// value.
-var ErrInvalidOption = errors.New("namespace: invalid option")
-
 // ErrNoLocalRoot is returned for a local namespace without WithLocalRoot.
 var ErrNoLocalRoot = errors.New("namespace: a local namespace needs WithLocalRoot")
 
@@ -54,7 +50,7 @@ func newConfig(opts []Option) (*config, error) {
 
 func (c *config) fail(format string, args ...any) {
 	if c.err == nil {
-		c.err = fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...)
+		c.err = fmt.Errorf("%w: "+format, append([]any{ErrInvalidInput}, args...)...)
 	}
 }
 
@@ -168,7 +164,7 @@ func (n Namespace) BucketURL(opts ...Option) (string, error) {
 func (n Namespace) bucketURL(cfg *config) (*url.URL, error) {
 	// A Namespace built by hand must be one Parse returns.
 	if back, err := Parse(n.String()); err != nil || back != n {
-		return nil, fmt.Errorf("%w: %+v", ErrInvalid, n)
+		return nil, fmt.Errorf("%w: %+v", ErrInvalidInput, n)
 	}
 	q := url.Values{}
 	u := &url.URL{}

@@ -14,6 +14,10 @@ import (
 // ErrInvalidAddress is wrapped by every error of Parse and ResolvePathTime.
 var ErrInvalidAddress = errors.New("pathprovider: invalid address")
 
+// ErrInvalidInput is wrapped by the error of New for a nil option or an
+// option given an invalid value.
+var ErrInvalidInput = errors.New("pathprovider: invalid input")
+
 // encodedLen is the length of an xid's string form.
 const encodedLen = layout.XIDLen
 

@@ -47,7 +47,7 @@ func ExampleNew() {
 	// Output:
 	// repo1/data 2026-11-30 05:00:00 +0000 UTC 2026-11-30 05:00:00 +0000 UTC
 	// true false
-	// pathprovider: new: partition size -1 out of range (0..16777216, 0 for the default)
+	// pathprovider: invalid input: partition size -1 out of range (0..16777216, 0 for the default)
 }
 
 func ExampleParse() {

@@ -2,7 +2,6 @@ package pathprovider
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -42,7 +41,8 @@ type Provider interface {
 	CommonPrefix() string
 }
 
-// Option configures New. An option given an invalid value makes New fail.
+// Option configures New. An option given an invalid value makes New fail
+// with an error wrapping ErrInvalidInput.
 type Option func(*config) error
 
 type config struct {
@@ -141,10 +141,10 @@ func New(opts ...Option) (*Partitioned, error) {
 	}}
 	for _, opt := range opts {
 		if opt == nil {
-			return nil, errors.New("pathprovider: new: nil option")
+			return nil, fmt.Errorf("%w: nil option", ErrInvalidInput)
 		}
 		if err := opt(&p.cfg); err != nil {
-			return nil, fmt.Errorf("pathprovider: new: %w", err)
+			return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
 		}
 	}
 	return p, nil

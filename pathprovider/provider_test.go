@@ -85,7 +85,7 @@ func TestNewAcceptsBoundaryOptions(t *testing.T) {
 		t.Fatalf("CommonPrefix with WithPrefix(\"\") = %q", got)
 	}
 	_, err := pathprovider.New(pathprovider.WithInterval(-time.Second))
-	if want := "pathprovider: new: negative interval -1s"; err == nil || err.Error() != want {
+	if want := "pathprovider: invalid input: negative interval -1s"; err == nil || err.Error() != want || !errors.Is(err, pathprovider.ErrInvalidInput) {
 		t.Fatalf("New(WithInterval(-1s)) = %v; want %q", err, want)
 	}
 }

@@ -3,7 +3,6 @@ package retention
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -143,19 +142,19 @@ func ActiveCommitsExtended(ctx context.Context, branches iter.Seq2[Branch, error
 		return nil, fmt.Errorf("%w: ActiveCommits given 0 days and no branch rules", ErrNotFound)
 	}
 	if branches == nil || commits == nil {
-		return nil, errors.New("retention: ActiveCommits needs branches and a commit source")
+		return nil, fmt.Errorf("%w: ActiveCommits needs branches and a commit source", ErrInvalidInput)
 	}
 	defaultBranch := ""
 	if x.ext.StaleBranchDays > 0 {
 		db, ok := commits.(DefaultBranch)
 		if !ok {
-			return nil, errors.New("retention: the stale-branch rule needs a commit source that names the default branch (retention.DefaultBranch)")
+			return nil, fmt.Errorf("%w: the stale-branch rule needs a commit source that names the default branch (retention.DefaultBranch)", ErrInvalidInput)
 		}
 		if defaultBranch, err = db.DefaultBranch(ctx); err != nil {
 			return nil, fmt.Errorf("retention: default branch: %w", err)
 		}
 		if defaultBranch == "" {
-			return nil, errors.New("retention: the stale-branch rule needs the default branch, and the commit source names none")
+			return nil, fmt.Errorf("%w: the stale-branch rule needs the default branch, and the commit source names none", ErrInvalidInput)
 		}
 	}
 	g := graph{ids: newInterner()}

@@ -14,6 +14,12 @@ import (
 // field, or protobuf bytes that are truncated or malformed.
 var ErrInvalidRules = errors.New("retention: invalid rules")
 
+// ErrInvalidInput is wrapped by the error of a call given an argument it
+// cannot take (ActiveCommits without branches or a commit source). Rules
+// that do not decode are ErrInvalidRules: they are data read from the
+// store, not an argument.
+var ErrInvalidInput = errors.New("retention: invalid input")
+
 // Rules say how long a repository keeps its commits: a commit is kept while it
 // is within the retention period of a branch whose history holds it (see
 // [ActiveCommits]). A branch listed in BranchRetentionDays uses its own number

@@ -79,8 +79,8 @@ func (s *slowStore) DeleteBatch(ctx context.Context, keys []string) (map[string]
 
 // concurrencies are the settings the benchmarks compare: the default
 // adaptive window, and fixed concurrencies of each of ns.
-func concurrencies(list bool, ns ...int) (names []string, opts []Option) {
-	names, opts = []string{"adaptive"}, []Option{func(*config) {}}
+func concurrencies(list bool, ns ...int) (names []string, opts []any) {
+	names, opts = []string{"adaptive"}, []any{Option(func(*config) {})}
 	for _, n := range ns {
 		names = append(names, fmt.Sprintf("fixed=%d", n))
 		if list {
@@ -113,7 +113,7 @@ func BenchmarkListSlowStore(b *testing.B) {
 					d.reset()
 					b.StartTimer()
 					sum, err := Mark(context.Background(), bucket, "bench", noInputs(),
-						WithClock(fixedClock), WithTempDir(b.TempDir()), opt)
+						WithClock(fixedClock), WithTempDir(b.TempDir()), opt.(MarkOption))
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -158,8 +158,8 @@ func BenchmarkSweepSlowStore(b *testing.B) {
 				r0, th0 := s.requests.Load(), s.throttled.Load()
 				s.limiter = rate.NewLimiter(5000, 250)
 				b.StartTimer()
-				res, err := Sweep(ctx, bucket, "bench", WithBatchDeleter(s), opt,
-					func(c *config) { c.batch = batch })
+				res, err := Sweep(ctx, bucket, "bench", WithBatchDeleter(s), opt.(SweepOption),
+					Option(func(c *config) { c.batch = batch }))
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -79,7 +79,7 @@ func TestCandidateCheckError(t *testing.T) {
 	_, err := Mark(m.ctx, m.b, "failed", Inputs{Uncommitted: seqOf(m.keep()), Committed: seqOf(nil), ExportStart: m.now},
 		m.opts(WithCandidateCheck(func(context.Context, []string, []bool) error { return boom }))...)
 	require.ErrorIs(t, err, boom)
-	_, err = Sweep(m.ctx, m.b, "failed", m.opts()...)
+	_, err = Sweep(m.ctx, m.b, "failed", sweepOpts(m.opts())...)
 	require.ErrorIs(t, err, ErrRunFailed)
 }
 

@@ -159,7 +159,7 @@ func TestJoinModel(t *testing.T) {
 			listIt, keepIt = pl, pk
 		}
 		bucket := memblob.OpenBucket(nil)
-		m := &marker{bucket: bucket, cfg: newConfig(nil), dir: "report/", cnt: &counters{}}
+		m := &marker{bucket: bucket, cfg: newMarkConfig(nil), dir: "report/", cnt: &counters{}}
 		n, err := m.writeCandidates(context.Background(), listIt, keepIt)
 		require.NoError(t, listIt.Close())
 		require.NoError(t, keepIt.Close())

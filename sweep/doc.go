@@ -277,7 +277,17 @@
 // call configured by options takes WithStoragePrefix (Mark, Sweep). ""
 // means DefaultStoragePrefix, except for Candidates, which refuses it.
 //
-// Every option's zero value means its default; an invalid value is an error
-// wrapping ErrInvalidInput, returned by Mark or Sweep before they touch the
-// bucket.
+// Mark takes MarkOptions and Sweep SweepOptions; an Option is both, and an
+// option of one only does not compile with the other. Every option's zero
+// value means its default; an invalid value is an error wrapping
+// ErrInvalidInput, returned by Mark or Sweep before they touch the bucket
+// (CheckOptions tells it beforehand).
+//
+// # Dependencies
+//
+// Package sweep imports no cloud SDK: besides the standard library and what
+// gocloud.dev/blob imports itself, it depends on 64 packages (parquet-go and
+// its codecs, golang.org/x/time/rate; a test keeps it under 70). Azure's and
+// Google's error types, which tell a refusal from a missing object, are read
+// by azdelete.Classifier and gcsdelete.Classifier (see ErrorClassifier).
 package sweep

@@ -115,7 +115,7 @@ func ExampleWithPrevious() {
 			log.Fatal(err)
 		}
 	}
-	run := func(runID string, at time.Time, keep iter.Seq2[string, error], opts ...sweep.Option) {
+	run := func(runID string, at time.Time, keep iter.Seq2[string, error], opts ...sweep.MarkOption) {
 		opts = append(opts, sweep.WithClock(func() time.Time { return at }))
 		sum, err := sweep.Mark(ctx, bucket, runID, sweep.Inputs{Uncommitted: keep, Committed: keys(), ExportStart: at}, opts...)
 		if err != nil {

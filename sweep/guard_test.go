@@ -28,7 +28,7 @@ func TestWriteCandidatesRefusesDisorder(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			b := memblob.OpenBucket(nil)
-			m := &marker{bucket: b, cfg: newConfig(nil), dir: reportDir(DefaultStoragePrefix, "r"), cnt: &counters{}}
+			m := &marker{bucket: b, cfg: newMarkConfig(nil), dir: reportDir(DefaultStoragePrefix, "r"), cnt: &counters{}}
 			_, err := m.writeCandidates(ctx, &bufIter{keys: tc.list}, &bufIter{keys: tc.keep})
 			require.Error(t, err)
 			ok, err := b.Exists(ctx, m.dir+"deleted/"+partName)
@@ -77,7 +77,7 @@ func TestSweepOtherDataPrefix(t *testing.T) {
 	require.Equal(t, int64(len(keys)), sum.NumDeletedObjects)
 	res, err := Sweep(ctx, b, "run1", WithDataPrefix("objects"))
 	require.NoError(t, err)
-	require.Equal(t, SweepResult{Refused: int64(len(keys))}, *res)
+	require.Equal(t, Result{Refused: int64(len(keys))}, *res)
 	for _, k := range keys {
 		ok, err := b.Exists(ctx, k)
 		require.NoError(t, err)

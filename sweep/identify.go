@@ -43,7 +43,7 @@ func DefaultRecognizer(dataPrefix string) func(key string) bool {
 // returns). A host whose pathprovider writes other shapes declares them
 // here; WithInclude adds prefixes on top of either recognizer.
 func WithRecognizer(f func(key string) bool) Option {
-	return func(c *config) { c.recognize = f }
+	return option("Recognizer", func(c *config) { c.recognize = f })
 }
 
 // WithInclude makes every key under one of prefixes recognized, whatever
@@ -55,7 +55,7 @@ func WithRecognizer(f func(key string) bool) Option {
 // storage prefix nor hold it (ErrInvalidInput). Calls add up; duplicates
 // are dropped.
 func WithInclude(prefixes ...string) Option {
-	return func(c *config) { c.include = append(c.include, prefixes...) }
+	return option("Include", func(c *config) { c.include = append(c.include, prefixes...) })
 }
 
 // checkInclude validates the include prefixes against the storage prefix,
@@ -184,8 +184,8 @@ const (
 // MinKeep, a MinFound above 1, or a fraction that is negative or NaN, is an
 // error wrapping
 // ErrInvalidInput.
-func WithCanary(k Canary) Option {
-	return func(c *config) {
+func WithCanary(k Canary) MarkOption {
+	return markOnly("Canary", func(c *config) {
 		if k.MinKeep < 0 || !(k.MinFound >= 0 && k.MinFound <= 1) || !(k.MaxMarked >= 0) {
 			c.invalid("canary %+v", k)
 			return
@@ -200,7 +200,7 @@ func WithCanary(k Canary) Option {
 			k.MaxMarked = DefaultCanaryMaxMarked
 		}
 		c.canary = k
-	}
+	})
 }
 
 func defaultCanary() Canary {

@@ -13,7 +13,7 @@ func TestIdentifyAllocatesNothing(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
-	cfg := newConfig([]Option{WithInclude("data/imports/")})
+	cfg := newMarkConfig([]MarkOption{WithInclude("data/imports/")})
 	rec := cfg.recognizer()
 	slice := descendingName(t0.Add(-100 * time.Hour))
 	keys := []string{"data/" + slice + "/" + objID(1), "data/" + slice + "/" + objID(2) + "," + sig43, flatName(1),

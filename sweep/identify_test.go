@@ -278,7 +278,7 @@ func TestMarkNamesOnlyOwnGarbage(t *testing.T) {
 				require.NoError(t, base.WriteAll(ctx, k, []byte("ab"), nil))
 			}
 			b := newTestBucket(base, &testDriver{modTime: func(k string) time.Time { return w.objects[k] }})
-			opts := []Option{WithClock(fixedClock), WithInclude(w.include...), WithListConcurrency(1 + int(seed%4))}
+			opts := []MarkOption{WithClock(fixedClock), WithInclude(w.include...), WithListConcurrency(1 + int(seed%4))}
 			sum, err := Mark(ctx, b, "run", Inputs{Uncommitted: seqOf(w.keep), Committed: seqOf(nil), ExportStart: t0},
 				append(opts, WithTempDir(t.TempDir()), WithMemoryBudget(int64(4<<10)<<(seed%8)))...)
 			require.NoError(t, err)
@@ -290,9 +290,9 @@ func TestMarkNamesOnlyOwnGarbage(t *testing.T) {
 			require.Equal(t, walled, sum.NumWalledObjects)
 			require.Equal(t, nonNil(unrec), nonNil(readUnrecognized(t, b, "run")))
 
-			res, err := Sweep(ctx, b, "run", opts...)
+			res, err := Sweep(ctx, b, "run", sweepOpts(opts)...)
 			require.NoError(t, err)
-			require.Equal(t, SweepResult{Deleted: int64(len(cands))}, *res)
+			require.Equal(t, Result{Deleted: int64(len(cands))}, *res)
 			for k := range w.objects {
 				ok, err := b.Exists(ctx, k)
 				require.NoError(t, err)
@@ -382,17 +382,17 @@ func TestCanaryRuleA(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		found  int
-		canary []Option
+		canary []MarkOption
 		fires  bool
 	}{
 		{0, nil, true},
 		{19, nil, true},
 		{20, nil, false},
-		{19, []Option{WithCanary(Canary{MinFound: 0.005})}, false},
-		{10, []Option{WithCanary(Canary{MinFound: 0.005})}, false},
-		{9, []Option{WithCanary(Canary{MinFound: 0.005})}, true},
-		{0, []Option{WithCanary(Canary{MinKeep: 2001})}, false},
-		{0, []Option{WithCanary(Canary{Off: true})}, false},
+		{19, []MarkOption{WithCanary(Canary{MinFound: 0.005})}, false},
+		{10, []MarkOption{WithCanary(Canary{MinFound: 0.005})}, false},
+		{9, []MarkOption{WithCanary(Canary{MinFound: 0.005})}, true},
+		{0, []MarkOption{WithCanary(Canary{MinKeep: 2001})}, false},
+		{0, []MarkOption{WithCanary(Canary{Off: true})}, false},
 	} {
 		t.Run(fmt.Sprintf("found=%d/%v", tc.found, tc.canary != nil), func(t *testing.T) {
 			keys := canaryKeys(100)
@@ -411,7 +411,7 @@ func TestCanaryRuleA(t *testing.T) {
 			}})
 			slices.Sort(keep)
 			sum, err := Mark(ctx, b, "run1", Inputs{Uncommitted: seqOf(keep), Committed: seqOf(nil), ExportStart: t0},
-				append([]Option{WithClock(fixedClock), WithTempDir(t.TempDir())}, tc.canary...)...)
+				append([]MarkOption{WithClock(fixedClock), WithTempDir(t.TempDir())}, tc.canary...)...)
 			if tc.fires {
 				require.ErrorIs(t, err, ErrImplausibleMark)
 				require.ErrorContains(t, err, fmt.Sprintf("names 2000 keys this run could list other than young objects, and the listing found %d of them", tc.found))
@@ -436,24 +436,24 @@ func TestCanaryRuleB(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		kept   int
-		canary []Option
+		canary []MarkOption
 		fires  bool
 	}{
 		{0, nil, true},
 		{10, nil, true},
 		{11, nil, false},
-		{0, []Option{WithCanary(Canary{MaxMarked: 1})}, false},
-		{0, []Option{WithCanary(Canary{MinKeep: 1600})}, false},
-		{0, []Option{WithCanary(Canary{Off: true})}, false},
-		{100, []Option{WithCanary(Canary{MaxMarked: 0.9})}, true},
-		{101, []Option{WithCanary(Canary{MaxMarked: 0.9})}, false},
+		{0, []MarkOption{WithCanary(Canary{MaxMarked: 1})}, false},
+		{0, []MarkOption{WithCanary(Canary{MinKeep: 1600})}, false},
+		{0, []MarkOption{WithCanary(Canary{Off: true})}, false},
+		{100, []MarkOption{WithCanary(Canary{MaxMarked: 0.9})}, true},
+		{101, []MarkOption{WithCanary(Canary{MaxMarked: 0.9})}, false},
 	} {
 		t.Run(fmt.Sprintf("kept=%d/%v", tc.kept, tc.canary != nil), func(t *testing.T) {
 			b, keys := canaryWorld(t, 1000)
 			keep := slices.Concat(keys[:tc.kept], elsewhere)
 			slices.Sort(keep)
 			sum, err := Mark(ctx, b, "run1", Inputs{Uncommitted: seqOf(keep), Committed: seqOf(nil), ExportStart: t0},
-				append([]Option{WithClock(fixedClock), WithTempDir(t.TempDir())}, tc.canary...)...)
+				append([]MarkOption{WithClock(fixedClock), WithTempDir(t.TempDir())}, tc.canary...)...)
 			if tc.fires {
 				require.ErrorIs(t, err, ErrImplausibleMark)
 				require.ErrorContains(t, err, fmt.Sprintf("%d candidates of 1000 recognized objects listed older than the cutoff", 1000-tc.kept))
@@ -544,10 +544,10 @@ func TestRecognizerOption(t *testing.T) {
 	// Swept without the host's recognizer, its keys are refused.
 	res, err := Sweep(ctx, b, "run1")
 	require.NoError(t, err)
-	require.Equal(t, SweepResult{Deleted: 1, Refused: 2}, *res)
+	require.Equal(t, Result{Deleted: 1, Refused: 2}, *res)
 	res, err = Sweep(ctx, b, "run1", WithRecognizer(rec))
 	require.NoError(t, err)
-	require.Equal(t, SweepResult{Deleted: 2, AlreadyGone: 1}, *res)
+	require.Equal(t, Result{Deleted: 2, AlreadyGone: 1}, *res)
 }
 
 // TestSweepRefusesUnrecognizedUnlessIncluded: a hand-written report naming
@@ -561,17 +561,17 @@ func TestSweepRefusesUnrecognizedUnlessIncluded(t *testing.T) {
 			require.NoError(t, b.WriteAll(ctx, k, []byte("x"), nil))
 		}
 		writeRun(t, b, "run1", t0, keys)
-		var opts []Option
+		var opts []MarkOption
 		if include {
 			opts = append(opts, WithInclude("README.txt", "data/imports/"))
 		}
-		res, err := Sweep(ctx, b, "run1", opts...)
+		res, err := Sweep(ctx, b, "run1", sweepOpts(opts)...)
 		require.NoError(t, err)
 		if include {
-			require.Equal(t, SweepResult{Deleted: 2}, *res)
+			require.Equal(t, Result{Deleted: 2}, *res)
 			continue
 		}
-		require.Equal(t, SweepResult{Refused: 2}, *res)
+		require.Equal(t, Result{Refused: 2}, *res)
 		failed := readFailed(t, b, "run1")
 		for _, k := range keys {
 			require.Equal(t, "refused: unrecognized key", failed[k])
@@ -581,7 +581,7 @@ func TestSweepRefusesUnrecognizedUnlessIncluded(t *testing.T) {
 }
 
 func TestIdentifyOptionsValidated(t *testing.T) {
-	for _, opts := range [][]Option{
+	for _, opts := range [][]MarkOption{
 		{WithInclude("")},
 		{WithInclude("/data/x")},
 		{WithInclude("s3://bucket/data/")},
@@ -595,12 +595,12 @@ func TestIdentifyOptionsValidated(t *testing.T) {
 		{WithCanary(Canary{MinFound: 1.5})},
 		{WithCanary(Canary{MaxMarked: -1})},
 	} {
-		err := CheckOptions(opts...)
+		err := CheckOptions(Options{Mark: opts}, Options{})
 		require.ErrorIs(t, err, ErrInvalidInput)
 		_, err = Mark(context.Background(), memblob.OpenBucket(nil), "run1", noInputs(), opts...)
 		require.ErrorIs(t, err, ErrInvalidInput)
 	}
-	require.NoError(t, CheckOptions(WithInclude("data/x/", "top-", "_lakefs2/"), WithCanary(Canary{MaxMarked: 2})))
+	require.NoError(t, CheckOptions(Options{Mark: []MarkOption{WithInclude("data/x/", "top-", "_lakefs2/"), WithCanary(Canary{MaxMarked: 2})}}, Options{}))
 }
 
 // TestOptimizedRunAfterRecognizerChange: a run whose include list or
@@ -615,8 +615,8 @@ func TestOptimizedRunAfterRecognizerChange(t *testing.T) {
 	b := oldBucket(t, []string{own, host, recent})
 	all := Inputs{Uncommitted: seqOf([]string{own, host, recent}), Committed: seqOf(nil), ExportStart: t0}
 	none := Inputs{Uncommitted: seqOf([]string{recent}), Committed: seqOf(nil), ExportStart: t0.Add(time.Hour)}
-	clock := func(d time.Duration) Option { return WithClock(func() time.Time { return t0.Add(d) }) }
-	mark := func(id string, in Inputs, opts ...Option) *Summary {
+	clock := func(d time.Duration) MarkOption { return WithClock(func() time.Time { return t0.Add(d) }) }
+	mark := func(id string, in Inputs, opts ...MarkOption) *Summary {
 		t.Helper()
 		sum, err := Mark(ctx, b, id, in, append(opts, WithTempDir(t.TempDir()))...)
 		require.NoError(t, err)
@@ -720,7 +720,7 @@ func TestCanaryQuietOnHealthyRuns(t *testing.T) {
 	slices.Sort(keys)
 	b = oldBucket(t, keys)
 	keep := slices.Clone(keys[10:])
-	mark := func(id string, d time.Duration, opts ...Option) *Summary {
+	mark := func(id string, d time.Duration, opts ...MarkOption) *Summary {
 		sum, err := Mark(ctx, b, id, Inputs{Uncommitted: seqOf(keep), Committed: seqOf(nil), ExportStart: t0.Add(d)},
 			append(opts, WithClock(func() time.Time { return t0.Add(d) }), WithTempDir(t.TempDir()))...)
 		require.NoError(t, err)

@@ -208,7 +208,7 @@ func TestMarkListsEmptyFolderName(t *testing.T) {
 	require.Equal(t, want, collect(t, Candidates(ctx, b, DefaultStoragePrefix, "run1")))
 	res, err := Sweep(ctx, b, "run1", WithClock(fixedClock), include)
 	require.NoError(t, err)
-	require.Equal(t, SweepResult{Deleted: int64(len(want))}, *res)
+	require.Equal(t, Result{Deleted: int64(len(want))}, *res)
 	for _, k := range []string{"data//y", "data//a/b"} {
 		ok, err := b.Exists(ctx, k)
 		require.NoError(t, err)
@@ -234,7 +234,7 @@ func manySlices(t testing.TB, n, perSlice int) (*blob.Bucket, []string) {
 // newTestLister returns a lister of b with a cutoff of t0, a pool of pool
 // bytes, and small blocks.
 func newTestLister(b *blob.Bucket, dir *extsort.SpillDir, pool int64) *lister {
-	cfg := newConfig(nil)
+	cfg := newMarkConfig(nil)
 	l := &lister{bucket: b, cfg: cfg, dir: dir, cutoff: t0, cnt: &counters{},
 		loose: extsort.NewSorter(dir, 4<<10, 2), youngKeys: &lockedSorter{s: extsort.NewSorter(dir, 4<<10, 2)}, pool: new(extsort.Pool),
 		rec: cfg.recognizer(), walls: newWallSet(cfg)}
@@ -308,7 +308,7 @@ func TestYoungKeysWithinBudget(t *testing.T) {
 			dir, err := extsort.NewSpillDir(t.TempDir(), 512)
 			require.NoError(t, err)
 			defer dir.Remove()
-			m := &marker{cfg: newConfig([]Option{WithMemoryBudget(64 << 10)}), spill: dir, cnt: &counters{}}
+			m := &marker{cfg: newMarkConfig([]MarkOption{WithMemoryBudget(64 << 10)}), spill: dir, cnt: &counters{}}
 			sh := m.budgets()
 			keep := extsort.NewSorter(dir, sh.keep-sh.young, sh.fanIn)
 			defer keep.Release()

@@ -65,14 +65,14 @@ const cleanupTimeout = 30 * time.Second
 // input's error, a storage error, a cancelled context — leaves a summary with
 // success false and no candidates, and is returned. Concurrent Marks of one
 // run ID are not supported.
-func Mark(ctx context.Context, bucket *blob.Bucket, runID string, in Inputs, opts ...Option) (*Summary, error) {
+func Mark(ctx context.Context, bucket *blob.Bucket, runID string, in Inputs, opts ...MarkOption) (*Summary, error) {
 	if bucket == nil {
 		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
 	}
 	if err := validRunID(runID); err != nil {
 		return nil, err
 	}
-	cfg := newConfig(opts)
+	cfg := newMarkConfig(opts)
 	if cfg.err != nil {
 		// Before anything is read or written, as the options promise.
 		return nil, cfg.err
@@ -94,7 +94,7 @@ func Mark(ctx context.Context, bucket *blob.Bucket, runID string, in Inputs, opt
 	if stale := extsort.RemoveStaleSpills(cfg.tempDir); len(stale) > 0 {
 		m.log("sweep: removed stale spill folders", "folders", stale)
 	}
-	prev, err := ReadSummary(ctx, bucket, cfg.storagePrefix, runID)
+	prev, err := ReadSummary(ctx, bucket, cfg.storagePrefix, runID, cfg.classify...)
 	switch {
 	case err == nil && prev.Success:
 		return nil, fmt.Errorf("%w: %s", ErrRunExists, runID)
@@ -559,11 +559,11 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt extsort.Ite
 // candidates, and any sweep report.
 func (m *marker) removeStale(ctx context.Context) error {
 	for _, sub := range []string{layout.DeletedFolder, "failed/", "unrecognized/", recordDir} {
-		if err := removeFolder(ctx, m.bucket, m.dir+sub); err != nil {
+		if err := removeFolder(ctx, m.bucket, m.cfg.classify, m.dir+sub); err != nil {
 			return err
 		}
 	}
-	return removeObject(ctx, m.bucket, m.dir+"sweep.json")
+	return removeObject(ctx, m.bucket, m.cfg.classify, m.dir+"sweep.json")
 }
 
 // fail records a failed run: no candidates, and a summary with success
@@ -574,7 +574,7 @@ func (m *marker) fail(ctx context.Context, cause error) {
 	m.sum.Success = false
 	m.sum.NumDeletedObjects = 0
 	for _, sub := range []string{layout.DeletedFolder, recordDir} {
-		if err := removeFolder(ctx, m.bucket, m.dir+sub); err != nil {
+		if err := removeFolder(ctx, m.bucket, m.cfg.classify, m.dir+sub); err != nil {
 			m.log("sweep: mark failed; removing "+sub+" failed too", "error", err)
 		}
 	}

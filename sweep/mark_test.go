@@ -74,7 +74,7 @@ func TestMarkFailures(t *testing.T) {
 		name string
 		ctx  context.Context
 		in   func(keys []string) Inputs
-		opts []Option
+		opts []MarkOption
 		want error
 	}{
 		{"zero export start", nil, func([]string) Inputs { in := good(); in.ExportStart = time.Time{}; return in }, nil, ErrInvalidInput},
@@ -94,11 +94,11 @@ func TestMarkFailures(t *testing.T) {
 		{"empty key", nil, func(k []string) Inputs { in := good(); in.Uncommitted = seqOf([]string{""}); return in }, nil, ErrInvalidInput},
 		{"uncommitted error", nil, func(k []string) Inputs { in := good(); in.Uncommitted = errAfter(k, 5); return in }, nil, nil},
 		{"committed error", nil, func(k []string) Inputs { in := good(); in.Committed = errAfter(k, 50); return in }, nil, nil},
-		{"unsafe min age", nil, func([]string) Inputs { return good() }, []Option{WithMinAge(time.Hour)}, ErrUnsafeMinAge},
+		{"unsafe min age", nil, func([]string) Inputs { return good() }, []MarkOption{WithMinAge(time.Hour)}, ErrUnsafeMinAge},
 		// An invalid option fails Mark before it touches the bucket: no
 		// summary at all (TestInvalidOptionTouchesNothing).
-		{"bad option", nil, func([]string) Inputs { return good() }, []Option{WithListConcurrency(-1)}, ErrInvalidInput},
-		{"overlapping prefixes", nil, func([]string) Inputs { return good() }, []Option{WithDataPrefix("_lakefs/data")}, ErrInvalidInput},
+		{"bad option", nil, func([]string) Inputs { return good() }, []MarkOption{WithListConcurrency(-1)}, ErrInvalidInput},
+		{"overlapping prefixes", nil, func([]string) Inputs { return good() }, []MarkOption{WithDataPrefix("_lakefs/data")}, ErrInvalidInput},
 		{"cancelled", cancelled, func([]string) Inputs { return good() }, nil, context.Canceled},
 	}
 	for _, tc := range tests {
@@ -108,7 +108,7 @@ func TestMarkFailures(t *testing.T) {
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			opts := append([]Option{WithClock(fixedClock), WithMemoryBudget(4 << 10), WithTempDir(t.TempDir())}, tc.opts...)
+			opts := append([]MarkOption{WithClock(fixedClock), WithMemoryBudget(4 << 10), WithTempDir(t.TempDir())}, tc.opts...)
 			sum, err := Mark(ctx, b, "run1", tc.in(keys), opts...)
 			require.Error(t, err)
 			require.Nil(t, sum)
@@ -275,7 +275,7 @@ func TestMarkEmptyNamespace(t *testing.T) {
 	require.Empty(t, collect(t, Candidates(ctx, b, DefaultStoragePrefix, "run1")))
 	res, err := Sweep(ctx, b, "run1")
 	require.NoError(t, err)
-	require.Equal(t, SweepResult{}, *res)
+	require.Equal(t, Result{}, *res)
 }
 
 // TestMarkSummaryWriteFails fails the first write of summary.json, after the

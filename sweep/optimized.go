@@ -55,8 +55,8 @@ const (
 // finds the latest run. When the previous run cannot be used (it failed,
 // has no records, or used other settings) Mark runs clean and says why in
 // Summary.CleanReason.
-func WithPrevious(runID string) Option {
-	return func(c *config) {
+func WithPrevious(runID string) MarkOption {
+	return markOnly("Previous", func(c *config) {
 		if runID != "" {
 			if err := validRunID(runID); err != nil {
 				c.invalid("previous run ID %q", runID)
@@ -64,7 +64,7 @@ func WithPrevious(runID string) Option {
 			}
 		}
 		c.previous = runID
-	}
+	})
 }
 
 // WithSliceMargin sets how long a slice may keep receiving objects after it
@@ -74,21 +74,21 @@ func WithPrevious(runID string) Option {
 // runs out. It must be at least the host's pathprovider interval plus its
 // link TTL plus the clock skew. Too small a margin leaks garbage that only
 // a clean run finds; it never deletes a live object.
-func WithSliceMargin(d time.Duration) Option {
-	return func(c *config) {
+func WithSliceMargin(d time.Duration) MarkOption {
+	return markOnly("SliceMargin", func(c *config) {
 		if d < 0 {
 			c.invalid("negative slice margin %v", d)
 		}
 		c.sliceMargin = d
-	}
+	})
 }
 
 // WithCleanEvery makes every n-th run of a chain of optimized runs a clean
 // one (0: the default DefaultCleanEvery; 1: every run is clean), so that
 // garbage an optimized run cannot see, such as objects uploaded into a slice
 // later than the margin allows, is found in the end.
-func WithCleanEvery(n int) Option {
-	return func(c *config) {
+func WithCleanEvery(n int) MarkOption {
+	return markOnly("CleanEvery", func(c *config) {
 		if n < 0 {
 			c.invalid("negative clean-every %d", n)
 			return
@@ -97,7 +97,7 @@ func WithCleanEvery(n int) Option {
 			n = DefaultCleanEvery
 		}
 		c.cleanEvery = n
-	}
+	})
 }
 
 // margin is the slice margin in effect.
@@ -170,8 +170,9 @@ func parseState(b []byte) (*runState, error) {
 // one shard of a sharded mark (WithShard). "" and no error when there is
 // none. Pass it to WithPrevious: Mark runs clean when that run cannot be
 // used. It lists the report folder and reads each run's summary, one
-// request each. An empty storagePrefix is DefaultStoragePrefix.
-func LatestRun(ctx context.Context, bucket *blob.Bucket, storagePrefix string) (string, error) {
+// request each. An empty storagePrefix is DefaultStoragePrefix. classify
+// are as ReadSummary's.
+func LatestRun(ctx context.Context, bucket *blob.Bucket, storagePrefix string, classify ...ErrorClassifier) (string, error) {
 	if bucket == nil {
 		return "", fmt.Errorf("%w: nil bucket", ErrInvalidInput)
 	}
@@ -199,7 +200,7 @@ func LatestRun(ctx context.Context, bucket *blob.Bucket, storagePrefix string) (
 	var best string
 	var bestStart time.Time
 	for _, id := range ids {
-		sum, err := ReadSummary(ctx, bucket, storagePrefix, id)
+		sum, err := ReadSummary(ctx, bucket, storagePrefix, id, classify...)
 		if errors.Is(err, ErrNoRun) {
 			continue
 		}
@@ -291,7 +292,7 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 	if cfg.sharded() {
 		return nil, "a shard's run is always clean"
 	}
-	sum, err := ReadSummary(ctx, m.bucket, cfg.storagePrefix, id)
+	sum, err := ReadSummary(ctx, m.bucket, cfg.storagePrefix, id, cfg.classify...)
 	if err != nil {
 		return nil, "previous run's summary: " + err.Error()
 	}
@@ -380,7 +381,7 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 // its sweep.json says nothing failed or was refused.
 func (m *marker) wasSwept(ctx context.Context, dir string) (bool, string) {
 	b, err := readSmall(ctx, m.bucket, dir+"sweep.json", maxSummarySize)
-	if isNotFound(err) {
+	if m.cfg.classify.isNotFound(err) {
 		return false, "not swept"
 	}
 	if err != nil {

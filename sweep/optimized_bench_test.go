@@ -63,17 +63,17 @@ func BenchmarkOptimizedRun(b *testing.B) {
 		}
 	}
 	total := nSlices * perSlice
-	opts := func(now time.Time, extra ...Option) []Option {
-		return append([]Option{WithClock(func() time.Time { return now }), WithTempDir(b.TempDir())}, extra...)
+	opts := func(now time.Time, extra ...MarkOption) []MarkOption {
+		return append([]MarkOption{WithClock(func() time.Time { return now }), WithTempDir(b.TempDir())}, extra...)
 	}
-	mark := func(runID string, now time.Time, keep []string, extra ...Option) *Summary {
+	mark := func(runID string, now time.Time, keep []string, extra ...MarkOption) *Summary {
 		slices.Sort(keep)
 		sum, err := Mark(ctx, bucket, runID, Inputs{Uncommitted: seqOf(nil), Committed: seqOf(keep), ExportStart: now}, opts(now, extra...)...)
 		require.NoError(b, err)
 		return sum
 	}
 	prev := mark("prev", prevAt, keep)
-	_, err := Sweep(ctx, bucket, "prev", opts(prevAt)...)
+	_, err := Sweep(ctx, bucket, "prev", sweepOpts(opts(prevAt))...)
 	require.NoError(b, err)
 	// 1 % churn: new objects in the slices since, half of them kept, and 1 %
 	// of the kept ones dropped.
@@ -89,7 +89,7 @@ func BenchmarkOptimizedRun(b *testing.B) {
 	for _, kind := range []string{RunClean, RunOptimized} {
 		b.Run(kind, func(b *testing.B) {
 			for i := range b.N {
-				var extra []Option
+				var extra []MarkOption
 				if kind == RunOptimized {
 					extra = append(extra, WithPrevious("prev"))
 				}

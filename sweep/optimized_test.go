@@ -266,15 +266,15 @@ func (m *gcModel) churn() {
 
 func pick[T any](r *rand.Rand, s []T) T { return s[r.IntN(len(s))] }
 
-func (m *gcModel) opts(extra ...Option) []Option {
+func (m *gcModel) opts(extra ...MarkOption) []MarkOption {
 	now := m.now.Add(-m.back)
-	return append([]Option{
+	return append([]MarkOption{
 		WithClock(func() time.Time { return now }), WithLinkTTL(simTTL), WithMinAge(simTTL),
 		WithTempDir(m.dir), WithMemoryBudget(64 << 10), WithListConcurrency(3), WithSliceMargin(simMargin),
 	}, extra...)
 }
 
-func (m *gcModel) mark(runID string, extra ...Option) (*Summary, []string) {
+func (m *gcModel) mark(runID string, extra ...MarkOption) (*Summary, []string) {
 	keep := m.keep()
 	sum, err := Mark(m.ctx, m.b, runID, Inputs{Uncommitted: seqOf(keep[:len(keep)/2]), Committed: seqOf(keep[len(keep)/2:]), ExportStart: m.now.Add(-m.back)}, m.opts(extra...)...)
 	require.NoError(m.t, err)
@@ -357,7 +357,7 @@ func TestOptimizedMatchesClean(t *testing.T) {
 					}
 					carriedMarks += int64(len(got))
 					if m.r.IntN(5) < 3 {
-						res, err := Sweep(m.ctx, m.b, opt, m.opts()...)
+						res, err := Sweep(m.ctx, m.b, opt, sweepOpts(m.opts())...)
 						require.NoError(t, err)
 						require.Zero(t, res.Failed+res.Refused)
 						for _, k := range got {
@@ -409,7 +409,7 @@ func TestOptimizedRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		break_ func(m *gcModel)
-		opts   []Option
+		opts   []MarkOption
 		reason string
 	}{
 		{"no state", func(m *gcModel) { require.NoError(t, m.base.Delete(ctx, dir+stateName)) }, nil, "records"},
@@ -423,9 +423,9 @@ func TestOptimizedRefuses(t *testing.T) {
 		{"failed", func(m *gcModel) {
 			require.NoError(t, m.base.WriteAll(ctx, dir+"summary.json", []byte(`{"run_id":"prev","success":false}`), nil))
 		}, nil, "failed"},
-		{"no such run", func(m *gcModel) {}, []Option{WithPrevious("nope")}, "no such run"},
-		{"other min age", func(m *gcModel) {}, []Option{WithMinAge(simTTL + time.Hour)}, "min age"},
-		{"other margin", func(m *gcModel) {}, []Option{WithSliceMargin(simMargin + time.Second)}, "margin"},
+		{"no such run", func(m *gcModel) {}, []MarkOption{WithPrevious("nope")}, "no such run"},
+		{"other min age", func(m *gcModel) {}, []MarkOption{WithMinAge(simTTL + time.Hour)}, "min age"},
+		{"other margin", func(m *gcModel) {}, []MarkOption{WithSliceMargin(simMargin + time.Second)}, "margin"},
 		{"other storage prefix", func(m *gcModel) {
 			b, err := m.base.ReadAll(ctx, dir+stateName)
 			require.NoError(t, err)
@@ -437,7 +437,7 @@ func TestOptimizedRefuses(t *testing.T) {
 		{"no cutoff", func(m *gcModel) { editSummary(t, m, "prev", "cutoff_time", "") }, nil, "no cutoff"},
 		{"no first slice", func(m *gcModel) { editSummary(t, m, "prev", "first_slice", "") }, nil, "listed no slice"},
 		{"first slice not a slice", func(m *gcModel) { editSummary(t, m, "prev", "first_slice", "nope") }, nil, "not a slice"},
-		{"clean every", func(m *gcModel) {}, []Option{WithCleanEvery(1)}, "clean run every 1"},
+		{"clean every", func(m *gcModel) {}, []MarkOption{WithCleanEvery(1)}, "clean run every 1"},
 		{"chain too long", func(m *gcModel) {
 			b, err := m.base.ReadAll(ctx, dir+stateName)
 			require.NoError(t, err)
@@ -452,7 +452,7 @@ func TestOptimizedRefuses(t *testing.T) {
 			m := setup(t)
 			tc.break_(m)
 			_, want := m.mark("clean")
-			sum, got := m.mark("next", append([]Option{WithPrevious("prev")}, tc.opts...)...)
+			sum, got := m.mark("next", append([]MarkOption{WithPrevious("prev")}, tc.opts...)...)
 			require.Equal(t, RunClean, sum.RunKind)
 			require.Contains(t, sum.CleanReason, tc.reason)
 			require.Zero(t, sum.SlicesSkipped)
@@ -531,7 +531,7 @@ func TestLatestRun(t *testing.T) {
 func TestWasSwept(t *testing.T) {
 	ctx := context.Background()
 	b := memblob.OpenBucket(nil)
-	m := &marker{bucket: b}
+	m := &marker{bucket: b, cfg: newMarkConfig(nil)}
 	dir := reportDir(DefaultStoragePrefix, "r")
 	swept, why := m.wasSwept(ctx, dir)
 	require.False(t, swept)

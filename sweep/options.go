@@ -63,11 +63,58 @@ const maxConcurrency = 1024
 // fixed-size I/O buffers would dominate.
 const minMemoryBudget = 4 << 10
 
-// An Option configures Mark or Sweep. Options that only one of them uses are
-// ignored by the other. A zero value means the option's default; an invalid
-// value makes Mark or Sweep fail with an error wrapping ErrInvalidInput
-// before it reads or writes anything.
+// A MarkOption configures Mark. An option of Sweep only (WithDeleteRate,
+// WithBatchDeleter...) is no MarkOption, so giving it to Mark does not
+// compile. A zero value means the option's default; an invalid value makes
+// Mark fail with an error wrapping ErrInvalidInput before it reads or
+// writes anything. Of two options that set the same thing (the same
+// function, or WithListConcurrency and WithListConcurrencyRange), the later
+// wins, except for WithInclude and WithErrorClassifier, which add up.
+type MarkOption interface{ applyMark(*config) }
+
+// A SweepOption configures Sweep, as a MarkOption does Mark. An option of
+// Mark only (WithShard, WithMinAge...) is no SweepOption.
+type SweepOption interface{ applySweep(*config) }
+
+// An Option configures Mark and Sweep alike: it is both a MarkOption and a
+// SweepOption.
 type Option func(*config)
+
+func (o Option) applyMark(c *config) {
+	if o != nil {
+		o(c)
+	}
+}
+
+func (o Option) applySweep(c *config) {
+	if o != nil {
+		o(c)
+	}
+}
+
+type markOption func(*config)
+
+func (o markOption) applyMark(c *config) { o(c) }
+
+type sweepOption func(*config)
+
+func (o sweepOption) applySweep(c *config) { o(c) }
+
+// option makes an option of both Mark and Sweep that sets the setting name
+// ("" for one whose values add up); markOnly and sweepOnly make options of
+// one of them.
+func option(name string, f func(*config)) Option {
+	return func(c *config) {
+		if name != "" {
+			c.touched = append(c.touched, name)
+		}
+		f(c)
+	}
+}
+
+func markOnly(name string, f func(*config)) MarkOption { return markOption(option(name, f)) }
+
+func sweepOnly(name string, f func(*config)) SweepOption { return sweepOption(option(name, f)) }
 
 type config struct {
 	storagePrefix string
@@ -95,14 +142,39 @@ type config struct {
 	recognize     func(string) bool // WithRecognizer; nil: layout's shapes
 	include       []string          // WithInclude, sorted once checked
 	canary        Canary
+	classify      classifiers // WithErrorClassifier
 
 	batch int // keys a DeleteBatch call gets (0: the deleter's default); set by tests
+
+	touched []string // the settings the options set, by name (see option)
 
 	err error // the first invalid option
 }
 
-func newConfig(opts []Option) *config {
-	c := &config{
+// newMarkConfig is the config of Mark's options.
+func newMarkConfig(opts []MarkOption) *config {
+	c := defaultConfig()
+	for _, o := range opts {
+		if o != nil {
+			o.applyMark(c)
+		}
+	}
+	return c.finish()
+}
+
+// newSweepConfig is the config of Sweep's options.
+func newSweepConfig(opts []SweepOption) *config {
+	c := defaultConfig()
+	for _, o := range opts {
+		if o != nil {
+			o.applySweep(c)
+		}
+	}
+	return c.finish()
+}
+
+func defaultConfig() *config {
+	return &config{
 		storagePrefix: DefaultStoragePrefix,
 		dataPrefix:    DefaultDataPrefix,
 		minAge:        DefaultMinAge,
@@ -116,11 +188,10 @@ func newConfig(opts []Option) *config {
 		cleanEvery:    DefaultCleanEvery,
 		canary:        defaultCanary(),
 	}
-	for _, o := range opts {
-		if o != nil {
-			o(c)
-		}
-	}
+}
+
+// finish validates what no one option can: the prefixes and the includes.
+func (c *config) finish() *config {
 	if c.err == nil {
 		c.err = validatePrefixes(c.storagePrefix, c.dataPrefix)
 	}
@@ -140,13 +211,13 @@ func (c *config) invalid(format string, args ...any) {
 // ("": the default DefaultStoragePrefix); the report lives under
 // <prefix>/retention/gc/unified/.
 func WithStoragePrefix(p string) Option {
-	return func(c *config) { c.storagePrefix = cmp.Or(p, DefaultStoragePrefix) }
+	return option("StoragePrefix", func(c *config) { c.storagePrefix = cmp.Or(p, DefaultStoragePrefix) })
 }
 
 // WithDataPrefix sets the folder of the slices ("": the default
 // DefaultDataPrefix).
 func WithDataPrefix(p string) Option {
-	return func(c *config) { c.dataPrefix = cmp.Or(p, DefaultDataPrefix) }
+	return option("DataPrefix", func(c *config) { c.dataPrefix = cmp.Or(p, DefaultDataPrefix) })
 }
 
 // WithMinAge sets how much older than the uncommitted export an object must be
@@ -154,43 +225,43 @@ func WithDataPrefix(p string) Option {
 // TTL. An object's age is read from the listing's modification time (the
 // store's LastModified), not from its address: an object rewritten in place
 // is young again.
-func WithMinAge(d time.Duration) Option {
-	return func(c *config) {
+func WithMinAge(d time.Duration) MarkOption {
+	return markOnly("MinAge", func(c *config) {
 		if d < 0 {
 			c.invalid("negative min age %v", d)
 		}
 		c.minAge = cmp.Or(d, DefaultMinAge)
-	}
+	})
 }
 
 // WithLinkTTL sets the host's link-address TTL (0: the default
 // DefaultLinkTTL), the floor of the min age: an object uploaded to a signed
 // address is in no input until it is linked, so only its age protects it.
-func WithLinkTTL(d time.Duration) Option {
-	return func(c *config) {
+func WithLinkTTL(d time.Duration) MarkOption {
+	return markOnly("LinkTTL", func(c *config) {
 		if d < 0 {
 			c.invalid("negative link TTL %v", d)
 		}
 		c.linkTTL = cmp.Or(d, DefaultLinkTTL)
-	}
+	})
 }
 
 // WithUnsafeMinAge allows a min age below the link TTL, which can delete an
 // object being uploaded. Meant for tests and read-only repositories.
-func WithUnsafeMinAge() Option {
-	return func(c *config) { c.unsafeMinAge = true }
+func WithUnsafeMinAge() MarkOption {
+	return markOnly("UnsafeMinAge", func(c *config) { c.unsafeMinAge = true })
 }
 
 // WithClockSkew sets the margin subtracted from the cutoff for the clocks of
 // the writers and the store (0: the default DefaultClockSkew). StagingMargin
 // is subtracted too, whatever the skew.
-func WithClockSkew(d time.Duration) Option {
-	return func(c *config) {
+func WithClockSkew(d time.Duration) MarkOption {
+	return markOnly("ClockSkew", func(c *config) {
 		if d < 0 {
 			c.invalid("negative clock skew %v", d)
 		}
 		c.clockSkew = cmp.Or(d, DefaultClockSkew)
-	}
+	})
 }
 
 // WithClock sets the clock of Mark's start and of the reports' times (nil:
@@ -199,12 +270,12 @@ func WithClockSkew(d time.Duration) Option {
 // StagingMargin) with each
 // object's modification time as the bucket's listing reports it.
 func WithClock(now func() time.Time) Option {
-	return func(c *config) {
+	return option("Clock", func(c *config) {
 		if now == nil {
 			now = time.Now
 		}
 		c.clock = now
-	}
+	})
 }
 
 // WithTempDir sets the parent directory of Mark's spill files (default
@@ -220,8 +291,8 @@ func WithClock(now func() time.Time) Option {
 // without a lock file, and every other name (including the lakegc-sweep-*
 // directories of earlier versions, whose owner cannot be told). On systems
 // without flock (not Linux, macOS or the BSDs) nothing is removed.
-func WithTempDir(dir string) Option {
-	return func(c *config) { c.tempDir = dir }
+func WithTempDir(dir string) MarkOption {
+	return markOnly("TempDir", func(c *config) { c.tempDir = dir })
 }
 
 // WithMemoryBudget bounds the bytes Mark holds in key buffers and in its
@@ -233,8 +304,8 @@ func WithTempDir(dir string) Option {
 // with the default GOGC) applies only to the short-lived listing pages, not
 // to the budget: on Linux, from 64 MiB up, the process's peak resident
 // memory grows by at most the budget plus 64 MiB while Mark runs.
-func WithMemoryBudget(bytes int64) Option {
-	return func(c *config) {
+func WithMemoryBudget(bytes int64) MarkOption {
+	return markOnly("MemoryBudget", func(c *config) {
 		if bytes == 0 {
 			bytes = DefaultMemoryBudget
 		}
@@ -243,7 +314,7 @@ func WithMemoryBudget(bytes int64) Option {
 			return
 		}
 		c.memoryBudget = bytes
-	}
+	})
 }
 
 // span is a concurrency range and where it starts.
@@ -256,7 +327,7 @@ func (s span) window() *window { return newWindow(s.lo, s.start, s.hi) }
 // (0: 1 for lo, the larger of defaultHi and lo for hi), starting at
 // defaultStart within it; what names the span in the error of an invalid
 // range: negative, lo above hi, or hi above maxConcurrency.
-func concurrencyRange(what string, field func(*config) *span, lo, hi, defaultStart, defaultHi int) Option {
+func concurrencyRange(what string, field func(*config) *span, lo, hi, defaultStart, defaultHi int) func(*config) {
 	return func(c *config) {
 		if lo < 0 || hi < 0 {
 			c.invalid("%s concurrency range [%d, %d]", what, lo, hi)
@@ -277,7 +348,7 @@ func concurrencyRange(what string, field func(*config) *span, lo, hi, defaultSta
 // follow the store (0: the default, a window of
 // WithListConcurrencyRange(0, 0)). It bounds the slices listed at once too.
 // n above 1024 is an error. It is WithListConcurrencyRange(n, n).
-func WithListConcurrency(n int) Option { return WithListConcurrencyRange(n, n) }
+func WithListConcurrency(n int) MarkOption { return WithListConcurrencyRange(n, n) }
 
 // WithListConcurrencyRange sets the bounds of the listing requests Mark
 // keeps in flight: it starts at DefaultListConcurrency (within the bounds),
@@ -286,23 +357,23 @@ func WithListConcurrency(n int) Option { return WithListConcurrencyRange(n, n) }
 // hi). Each slice is listed by one request at a time, so hi also bounds the
 // slices listed at once, each holding a page of up to 1000 keys and a
 // buffer. hi above 1024 is an error.
-func WithListConcurrencyRange(lo, hi int) Option {
-	return concurrencyRange("list", func(c *config) *span { return &c.list }, lo, hi, DefaultListConcurrency, DefaultMaxListConcurrency)
+func WithListConcurrencyRange(lo, hi int) MarkOption {
+	return markOnly("ListConcurrency", concurrencyRange("list", func(c *config) *span { return &c.list }, lo, hi, DefaultListConcurrency, DefaultMaxListConcurrency))
 }
 
 // WithDeleteConcurrency fixes how many DeleteBatch calls Sweep keeps in
 // flight at n: the window does not follow the store (0: the default, a
 // window of WithDeleteConcurrencyRange(0, 0)). n above 1024 is an error. It
 // is WithDeleteConcurrencyRange(n, n).
-func WithDeleteConcurrency(n int) Option { return WithDeleteConcurrencyRange(n, n) }
+func WithDeleteConcurrency(n int) SweepOption { return WithDeleteConcurrencyRange(n, n) }
 
 // WithDeleteConcurrencyRange sets the bounds of the DeleteBatch calls Sweep
 // keeps in flight: it starts at DefaultDeleteConcurrency (within the
 // bounds), grows while calls succeed and halves on throttling, never below lo
 // or above hi (0: 1 for lo, the larger of DefaultMaxDeleteConcurrency and lo
 // for hi). hi above 1024 is an error.
-func WithDeleteConcurrencyRange(lo, hi int) Option {
-	return concurrencyRange("delete", func(c *config) *span { return &c.delete }, lo, hi, DefaultDeleteConcurrency, DefaultMaxDeleteConcurrency)
+func WithDeleteConcurrencyRange(lo, hi int) SweepOption {
+	return sweepOnly("DeleteConcurrency", concurrencyRange("delete", func(c *config) *span { return &c.delete }, lo, hi, DefaultDeleteConcurrency, DefaultMaxDeleteConcurrency))
 }
 
 // WithBackoff sets the waits before the retries of a listing page or a
@@ -312,7 +383,7 @@ func WithDeleteConcurrencyRange(lo, hi int) Option {
 // DefaultMaxBackoff and lo for hi). A page is tried up to 10 times before
 // Mark fails, a key up to 5 times before Sweep lists it in failed/.
 func WithBackoff(lo, hi time.Duration) Option {
-	return func(c *config) {
+	return option("Backoff", func(c *config) {
 		if lo < 0 || hi < 0 {
 			c.invalid("negative backoff [%v, %v]", lo, hi)
 			return
@@ -324,31 +395,43 @@ func WithBackoff(lo, hi time.Duration) Option {
 			return
 		}
 		c.backoff.lo, c.backoff.hi = lo, hi
-	}
+	})
 }
 
 // WithDeleteRate limits Sweep to perSecond keys a second (default, <= 0,
 // NaN or +Inf: unlimited).
-func WithDeleteRate(perSecond float64) Option {
-	return func(c *config) { c.deleteRate = perSecond }
+func WithDeleteRate(perSecond float64) SweepOption {
+	return sweepOnly("DeleteRate", func(c *config) { c.deleteRate = perSecond })
 }
 
 // WithBatchDeleter sets how Sweep deletes (default: bucket.Delete key by key);
 // see package s3delete for S3's DeleteObjects.
-func WithBatchDeleter(d BatchDeleter) Option {
-	return func(c *config) { c.deleter = d }
+func WithBatchDeleter(d BatchDeleter) SweepOption {
+	return sweepOnly("BatchDeleter", func(c *config) { c.deleter = d })
 }
 
 // WithLogger sets a logger for the phases of Mark and Sweep (default none).
 func WithLogger(l *slog.Logger) Option {
-	return func(c *config) { c.logger = l }
+	return option("Logger", func(c *config) { c.logger = l })
 }
 
 // WithProgress sets a function called with the counters of Mark or Sweep at
 // each phase change and every few thousand keys. Calls never overlap; the
 // function should return quickly.
 func WithProgress(f func(Progress)) Option {
-	return func(c *config) { c.progress = f }
+	return option("Progress", func(c *config) { c.progress = f })
+}
+
+// WithErrorClassifier adds c to the classifiers of the bucket's errors
+// (see ErrorClassifier), asked in the order given, before the deleter's own:
+// give the one of the bucket's store, such as azdelete.Classifier or
+// gcsdelete.Classifier. A nil c is ignored.
+func WithErrorClassifier(c ErrorClassifier) Option {
+	return option("", func(cfg *config) {
+		if c != nil {
+			cfg.classify = append(cfg.classify, c)
+		}
+	})
 }
 
 // validatePrefixes checks that both prefixes are relative folder names and
@@ -373,12 +456,61 @@ func validPrefix(p string) error {
 	return nil
 }
 
-// CheckOptions reports the first invalid option among opts, as Mark and
-// Sweep would, without touching a bucket: a caller that gathers options
-// ahead of a long run (lakegc.Collect, before its export) can refuse them
-// first.
-func CheckOptions(opts ...Option) error {
-	return newConfig(opts).err
+// Options are options of a Mark and of the Sweep of its run.
+type Options struct {
+	Mark  []MarkOption
+	Sweep []SweepOption
+}
+
+// CheckOptions reports, without touching a bucket, the first invalid option
+// among opts, as Mark and Sweep would; and, of those, the first that sets
+// what an option of fixed sets (fixed's own values are not checked). Errors
+// wrap ErrInvalidInput. A caller that gathers options ahead of a long run
+// refuses them first (lakegc.Collect, before its export), and one that
+// decides some settings itself (lakegc.Config) refuses an option that would
+// silently change them.
+func CheckOptions(opts, fixed Options) error {
+	if err := newMarkConfig(opts.Mark).err; err != nil {
+		return err
+	}
+	if err := newSweepConfig(opts.Sweep).err; err != nil {
+		return err
+	}
+	decided := map[string]bool{}
+	for _, name := range fixed.touched() {
+		decided[name] = true
+	}
+	for _, o := range opts.Mark {
+		for _, name := range (Options{Mark: []MarkOption{o}}).touched() {
+			if decided[name] {
+				return fmt.Errorf("%w: With%s sets what the caller decides", ErrInvalidInput, name)
+			}
+		}
+	}
+	for _, o := range opts.Sweep {
+		for _, name := range (Options{Sweep: []SweepOption{o}}).touched() {
+			if decided[name] {
+				return fmt.Errorf("%w: With%s sets what the caller decides", ErrInvalidInput, name)
+			}
+		}
+	}
+	return nil
+}
+
+// touched lists the settings o's options set.
+func (o Options) touched() []string {
+	c := defaultConfig()
+	for _, m := range o.Mark {
+		if m != nil {
+			m.applyMark(c)
+		}
+	}
+	for _, s := range o.Sweep {
+		if s != nil {
+			s.applySweep(c)
+		}
+	}
+	return c.touched
 }
 
 // A CandidateCheck is asked, before Mark writes its candidates, which of
@@ -399,6 +531,6 @@ const checkBatch = 1000
 // Canary, rule B); its slice is listed again by the next
 // optimized run, as a slice with young objects is, so that the check sees
 // it again.
-func WithCandidateCheck(check CandidateCheck) Option {
-	return func(c *config) { c.check = check }
+func WithCandidateCheck(check CandidateCheck) MarkOption {
+	return markOnly("CandidateCheck", func(c *config) { c.check = check })
 }

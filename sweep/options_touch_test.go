@@ -22,7 +22,7 @@ func TestInvalidOptionTouchesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for name, opt := range map[string]Option{
+	for name, opt := range map[string]MarkOption{
 		"shard":       WithShard(3, 2),
 		"concurrency": WithListConcurrencyRange(4, 2),
 		"min age":     WithMinAge(-time.Hour),

@@ -84,7 +84,7 @@ func TestJoinRefusesStreamsOutOfOrder(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			bucket := memblob.OpenBucket(nil)
 			defer bucket.Close()
-			m := &marker{bucket: bucket, cfg: newConfig(nil), dir: "report/", cnt: &counters{}}
+			m := &marker{bucket: bucket, cfg: newMarkConfig(nil), dir: "report/", cnt: &counters{}}
 			list := extsort.NewPrefetchSize(&bufIter{keys: c.list}, 8, 2)
 			keep := extsort.NewPrefetchSize(&bufIter{keys: c.keep}, 8, 2)
 			defer list.Close()

@@ -442,7 +442,7 @@ func TestMarkSweepInvariant(t *testing.T) {
 
 			res, err := Sweep(ctx, b, runID, WithClock(fixedClock), WithDeleteConcurrency(1+int(seed%3)), anyKey)
 			require.NoError(t, err)
-			require.Equal(t, SweepResult{Deleted: int64(len(w.marked))}, *res)
+			require.Equal(t, Result{Deleted: int64(len(w.marked))}, *res)
 			marked := map[string]bool{}
 			for _, k := range w.marked {
 				marked[k] = true

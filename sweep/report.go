@@ -145,7 +145,7 @@ func listParts(ctx context.Context, bucket *blob.Bucket, dir string) ([]string, 
 }
 
 // removeFolder deletes every object under dir.
-func removeFolder(ctx context.Context, bucket *blob.Bucket, dir string) error {
+func removeFolder(ctx context.Context, bucket *blob.Bucket, cs classifiers, dir string) error {
 	it := bucket.List(&blob.ListOptions{Prefix: dir})
 	for {
 		o, err := it.Next(ctx)
@@ -154,7 +154,7 @@ func removeFolder(ctx context.Context, bucket *blob.Bucket, dir string) error {
 		}
 		if err == nil && !o.IsDir {
 			err = bucket.Delete(ctx, o.Key)
-			if isNotFound(err) {
+			if cs.isNotFound(err) {
 				err = nil
 			}
 		}

@@ -90,7 +90,7 @@ func TestResweepKeepsReportItCannotRemove(t *testing.T) {
 	held := newTestBucket(b, d)
 	stopped, cancel := context.WithCancel(ctx)
 	defer cancel()
-	_, err = Sweep(stopped, held, "run1", WithClock(fixedClock), WithBatchDeleter(cancelling{cancel}))
+	_, err = Sweep(stopped, held, "run1", WithClock(fixedClock), WithBatchDeleter(cancelling{cancel}), WithErrorClassifier(sdkClassifier{}))
 	require.ErrorContains(t, err, "retentionPolicyNotMet")
 	require.NotErrorIs(t, err, context.Canceled, "the sweep started")
 	require.Len(t, readFailed(t, b, "run1"), len(keys)/2, "failed/ of the earlier sweep.json")
@@ -111,13 +111,13 @@ func TestUnreadableSummaryIsNotNoRun(t *testing.T) {
 		return nil
 	}, errorCode: gcsCodes}
 	held := newTestBucket(b, d)
-	_, err = ReadSummary(ctx, held, DefaultStoragePrefix, "run1")
+	_, err = ReadSummary(ctx, held, DefaultStoragePrefix, "run1", sdkClassifier{})
 	require.ErrorContains(t, err, "forbidden")
 	require.NotErrorIs(t, err, ErrNoRun)
-	_, err = Mark(ctx, held, "run1", noInputs(), WithClock(fixedClock))
+	_, err = Mark(ctx, held, "run1", noInputs(), WithClock(fixedClock), WithErrorClassifier(sdkClassifier{}))
 	require.ErrorContains(t, err, "forbidden")
 	require.NotErrorIs(t, err, ErrNoRun)
-	_, err = Sweep(ctx, held, "run1", WithClock(fixedClock))
+	_, err = Sweep(ctx, held, "run1", WithClock(fixedClock), WithErrorClassifier(sdkClassifier{}))
 	require.NotErrorIs(t, err, ErrNoRun)
 	// The run is still whole.
 	sum, err := ReadSummary(ctx, b, DefaultStoragePrefix, "run1")

@@ -62,11 +62,11 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // judge says what a request's error tells the window.
-func judge(err error) outcome {
+func judge(err error, cs classifiers) outcome {
 	switch {
 	case err == nil:
 		return answered
-	case errorCode(err) == gcerrors.ResourceExhausted:
+	case cs.errorCode(err) == gcerrors.ResourceExhausted:
 		return throttled
 	}
 	return failed
@@ -80,6 +80,7 @@ type pager struct {
 	opts    *blob.ListOptions
 	win     *window
 	backoff backoff
+	cls     classifiers
 
 	token    []byte
 	page     []*blob.ListObject
@@ -95,6 +96,7 @@ func (l *lister) pages(opts *blob.ListOptions) *pager {
 		opts:    opts,
 		win:     l.win,
 		backoff: l.cfg.backoff,
+		cls:     l.cfg.classify,
 		token:   blob.FirstPageToken,
 	}
 }
@@ -129,7 +131,7 @@ func (p *pager) fetch(ctx context.Context) error {
 			return err
 		}
 		page, next, err := p.bucket.ListPage(ctx, p.token, listPageSize, p.opts)
-		p.win.release(s, judge(err), work)
+		p.win.release(s, judge(err, p.cls), work)
 		if err == nil {
 			p.page, p.i, p.token = page, 0, next
 			p.answered = time.Now()
@@ -138,7 +140,7 @@ func (p *pager) fetch(ctx context.Context) error {
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
-		if !transient(err) {
+		if !p.cls.transient(err) {
 			return err
 		}
 		if attempt >= listAttempts {

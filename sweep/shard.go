@@ -16,8 +16,8 @@ import "hash/fnv"
 // ErrInvalidInput. A sharded run is always clean: WithPrevious is ignored
 // (Summary.CleanReason says so), and it leaves no records for an optimized
 // run to start from.
-func WithShard(index, count int) Option {
-	return func(c *config) {
+func WithShard(index, count int) MarkOption {
+	return markOnly("Shard", func(c *config) {
 		if count == 0 && index == 0 {
 			c.shardIndex, c.shardCount = 0, 0
 			return
@@ -30,7 +30,7 @@ func WithShard(index, count int) Option {
 			count = 0
 		}
 		c.shardIndex, c.shardCount = index, count
-	}
+	})
 }
 
 // SliceShard returns the shard, in [0, count), that lists the slice named

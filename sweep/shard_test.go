@@ -89,8 +89,8 @@ func TestShardsMakeTheFullMark(t *testing.T) {
 		t.Run(fmt.Sprintf("%d-of-%d", seed, n), func(t *testing.T) {
 			ctx := context.Background()
 			b := w.bucket(t, memblob.OpenBucket(nil), seed)
-			opts := func(extra ...Option) []Option {
-				return append([]Option{WithClock(fixedClock), WithMemoryBudget(w.budget),
+			opts := func(extra ...MarkOption) []MarkOption {
+				return append([]MarkOption{WithClock(fixedClock), WithMemoryBudget(w.budget),
 					WithListConcurrency(w.conc), WithTempDir(t.TempDir()), anyKey}, extra...)
 			}
 			full, err := Mark(ctx, b, "full", w.inputs(), opts()...)

@@ -21,7 +21,7 @@ func TestShardsKeepDataFolderWall(t *testing.T) {
 	}
 	keys = append(keys, "data/_lakefs/dummy", "data/x")
 	b := oldBucket(t, keys)
-	for j, opt := range []Option{WithInclude("data/"), anyKey} {
+	for j, opt := range []MarkOption{WithInclude("data/"), anyKey} {
 		sum, err := Mark(ctx, b, fmt.Sprint("whole-", j), noInputs(), WithClock(fixedClock), WithTempDir(t.TempDir()), opt)
 		require.NoError(t, err)
 		require.Zero(t, sum.NumDeletedObjects)

@@ -20,7 +20,7 @@ func TestRefusedMarkRemovesKilledSpill(t *testing.T) {
 	ctx := context.Background()
 	tmp := t.TempDir()
 	bucket := memblob.OpenBucket(nil)
-	opts := []Option{WithClock(fixedClock), WithMemoryBudget(4 << 10), WithTempDir(tmp)}
+	opts := []MarkOption{WithClock(fixedClock), WithMemoryBudget(4 << 10), WithTempDir(tmp)}
 	in := func() Inputs { return Inputs{Uncommitted: seqOf(nil), Committed: seqOf(nil), ExportStart: t0} }
 	if _, err := Mark(ctx, bucket, "run1", in(), opts...); err != nil {
 		t.Fatal(err)

@@ -13,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+	"github.com/lakegc/lakegc/internal/storecode"
 	"github.com/stretchr/testify/require"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/memblob"
@@ -46,6 +48,27 @@ func s3Err(status int) error {
 		Err:      errors.New("api error"),
 	}
 }
+
+// sdkClassifier reads Azure's and Google's answers as azdelete.Classifier
+// and gcsdelete.Classifier do (which this package's tests cannot import:
+// they import sweep); their own tests check them against the same answers.
+// Package sweep reads neither SDK's errors itself.
+type sdkClassifier struct{}
+
+func (sdkClassifier) ClassifyError(err error) (gcerrors.ErrorCode, bool) {
+	var az *azcore.ResponseError
+	if errors.As(err, &az) {
+		return storecode.Azure(az.StatusCode, az.ErrorCode), true
+	}
+	var g *googleapi.Error
+	if errors.As(err, &g) {
+		return storecode.GCS(g.Code), true
+	}
+	return gcerrors.Unknown, false
+}
+
+// sdk is the classifiers a host gives for an Azure or GCS bucket.
+var sdk = classifiers{sdkClassifier{}}
 
 // storeBucket is a bucket whose driver fails every delete with err and
 // gives it the code portable, as a gocloud driver would: the error reaches
@@ -99,10 +122,13 @@ func TestStoreCodes(t *testing.T) {
 			b := storeBucket(t, c.err, c.portable)
 			err := b.Delete(context.Background(), "k")
 			require.Equal(t, c.portable, gcerrors.Code(err), "the driver's code")
-			require.Equal(t, c.want, errorCode(err))
+			require.Equal(t, c.want, sdk.errorCode(err))
 			var plain *plainErr
 			if !errors.As(c.err, &plain) {
-				require.Equal(t, c.want, errorCode(fmt.Errorf("deleter: %w", c.err)), "a deleter's wrapped SDK error")
+				require.Equal(t, c.want, sdk.errorCode(fmt.Errorf("deleter: %w", c.err)), "a deleter's wrapped SDK error")
+			}
+			if !errors.As(c.err, new(*azcore.ResponseError)) && !errors.As(c.err, new(*googleapi.Error)) {
+				require.Equal(t, c.want, classifiers(nil).errorCode(err), "without a classifier")
 			}
 		})
 	}
@@ -112,7 +138,7 @@ func TestStoreCodes(t *testing.T) {
 // preferred to the SDK error it wraps.
 func TestStoreCodeDeleterWins(t *testing.T) {
 	err := fmt.Errorf("%w", &codedErr{code: gcerrors.NotFound, err: gcsErr(403, "forbidden")})
-	require.Equal(t, gcerrors.NotFound, errorCode(err))
+	require.Equal(t, gcerrors.NotFound, sdk.errorCode(err))
 }
 
 // plainErr is an error of no cloud SDK: only gocloud's code classifies it.
@@ -153,9 +179,9 @@ func TestSweepStoreRefusals(t *testing.T) {
 			require.NoError(t, err)
 			store := &countingDeletes{Bucket: storeBucket(t, c.err, c.portable)}
 			res, err := Sweep(ctx, reports, "run1", WithBatchDeleter(store), WithClock(fixedClock),
-				WithBackoff(time.Millisecond, 10*time.Millisecond))
+				WithBackoff(time.Millisecond, 10*time.Millisecond), WithErrorClassifier(sdkClassifier{}))
 			require.NoError(t, err)
-			require.Equal(t, SweepResult{Failed: int64(len(keys))}, *res)
+			require.Equal(t, Result{Failed: int64(len(keys))}, *res)
 			require.Equal(t, int64(c.attempts*len(keys)), store.calls.Load())
 			failed := readFailed(t, reports, "run1")
 			require.Len(t, failed, len(keys))

@@ -158,7 +158,7 @@ func stormNamespace(t *testing.T, n, perSlice int) (*blob.Bucket, *testDriver, [
 
 // requireSwept checks that every candidate ended deleted or, still stored,
 // in failed/, and that the counts say so.
-func requireSwept(t *testing.T, b *blob.Bucket, keys []string, res *SweepResult) {
+func requireSwept(t *testing.T, b *blob.Bucket, keys []string, res *Result) {
 	t.Helper()
 	ctx := context.Background()
 	failed := readFailed(t, b, "run1")
@@ -191,7 +191,7 @@ func TestSweepThrottlingStorm(t *testing.T) {
 	clk := &simClock{}
 	st := newStorm(clk, 2*time.Minute)
 	res, err := Sweep(ctx, b, "run1", WithBatchDeleter(stormDeleter{st, b}),
-		WithDeleteConcurrencyRange(1, 4), clk.option(), func(c *config) { c.batch = 25 })
+		WithDeleteConcurrencyRange(1, 4), clk.option(), Option(func(c *config) { c.batch = 25 }))
 	require.NoError(t, err)
 	requireSwept(t, b, keys, res)
 	// The first four batches retry together, for at most 4 × (1+2+4+8) s:
@@ -222,7 +222,7 @@ func TestSweepEndlessStorm(t *testing.T) {
 	clk := &simClock{}
 	st := newStorm(clk, 0)
 	res, err := Sweep(ctx, b, "run1", WithBatchDeleter(stormDeleter{st, b}), clk.option(),
-		func(c *config) { c.batch = 100 })
+		Option(func(c *config) { c.batch = 100 }))
 	require.NoError(t, err)
 	requireSwept(t, b, keys, res)
 	require.Equal(t, int64(len(keys)), res.Failed)
@@ -309,7 +309,7 @@ func TestMarkEndlessStorm(t *testing.T) {
 func TestMarkWidensOnSlowStore(t *testing.T) {
 	for _, c := range []struct {
 		name     string
-		opt      Option
+		opt      MarkOption
 		min, max int
 	}{
 		{"adaptive", WithListConcurrencyRange(0, 24), DefaultListConcurrency + 1, 24},

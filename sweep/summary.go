@@ -221,9 +221,9 @@ func parseTime(s string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-// SweepResult counts what Sweep did with a run's candidates. It is also
+// Result counts what Sweep did with a run's candidates. It is also
 // written as sweep.json beside the run's summary, with the start and end times.
-type SweepResult struct {
+type Result struct {
 	Deleted     int64 // deleted (or, on S3's DeleteObjects, absent already)
 	AlreadyGone int64 // the store said the object did not exist
 	Failed      int64 // not deleted after the retries; listed in failed/
@@ -282,8 +282,10 @@ const maxSummarySize = 64 << 10
 
 // ReadSummary reads the summary of a run, written by Mark or by lakeFS's
 // Spark client. A run without one gives ErrNoRun. An empty storagePrefix is
-// DefaultStoragePrefix.
-func ReadSummary(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string) (*Summary, error) {
+// DefaultStoragePrefix. classify are classifiers of the bucket's errors (see
+// ErrorClassifier), which tell a summary the store refuses to read from a
+// missing one.
+func ReadSummary(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string, classify ...ErrorClassifier) (*Summary, error) {
 	if bucket == nil {
 		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
 	}
@@ -299,7 +301,7 @@ func ReadSummary(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID 
 	// The store's own answer, not gocloud's code: gcsblob calls GCS's 403
 	// NotFound, and a summary that exists but cannot be read may say
 	// success.
-	if isNotFound(err) {
+	if classifiers(classify).isNotFound(err) {
 		return nil, fmt.Errorf("%w: %s", ErrNoRun, key)
 	}
 	if err != nil {

@@ -3,13 +3,12 @@ package sweep
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"gocloud.dev/blob"
-	"gocloud.dev/gcerrors"
 	"golang.org/x/time/rate"
 )
 
@@ -17,13 +16,14 @@ import (
 // the bucket's root) and returns the keys it could not delete with their
 // errors; err fails the whole batch. Errors are classified by a gocloud
 // code, the first found of: the ErrorCode() gcerrors.ErrorCode method of an
-// error in the chain, which lets a deleter classify its errors; the store's
-// own answer, when the chain holds an Azure or GCS SDK error, an AWS SDK
-// error with its HTTP status or a file system's permission error (see
-// below); gcerrors.Code. NotFound means the
-// object was already gone; ResourceExhausted, Unknown (the code of any plain
-// error), Internal and DeadlineExceeded are retried; any other code fails
-// the key at once.
+// error in the chain, which lets a deleter classify its errors; the
+// ErrorClassifiers of WithErrorClassifier, then the deleter's own if it
+// implements ErrorClassifier; the store's own answer when it can be read
+// without a cloud SDK (an AWS SDK error with its HTTP status, a file
+// system's permission error); gcerrors.Code. NotFound means the object was
+// already gone; ResourceExhausted, Unknown (the code of any plain error),
+// Internal and DeadlineExceeded are retried; any other code fails the key
+// at once.
 //
 // The store's answer is read from its HTTP status and error code, because
 // gocloud's own codes mislead here: a 404 is NotFound; 401 and 403 are
@@ -34,10 +34,14 @@ import (
 // ServerBusy are ResourceExhausted; other 5xx are Internal; 408 is
 // DeadlineExceeded; S3's 409 (OperationAborted, "try again") is Unknown; a
 // file system's EACCES or EPERM is PermissionDenied (fileblob says Unknown).
-// ResourceExhausted also halves the calls Sweep keeps in flight (see the
-// package documentation). Implementations must be safe for concurrent use:
-// Sweep keeps up to the top of WithDeleteConcurrencyRange (or
-// WithDeleteConcurrency) calls in flight.
+// Package sweep reads S3's and the file system's answers itself; Azure's
+// and GCS's need their SDKs, which sweep does not import: their readers are
+// azdelete.Classifier and gcsdelete.Classifier, which the deleters of those
+// packages use, and which a host that sweeps such a bucket with its own
+// Delete gives WithErrorClassifier. ResourceExhausted also halves the calls
+// Sweep keeps in flight (see the package documentation). Implementations
+// must be safe for concurrent use: Sweep keeps up to the top of
+// WithDeleteConcurrencyRange (or WithDeleteConcurrency) calls in flight.
 type BatchDeleter interface {
 	DeleteBatch(ctx context.Context, keys []string) (failed map[string]error, err error)
 }
@@ -68,28 +72,6 @@ const (
 	defaultBatch = 100
 )
 
-// errorCode is the gocloud code of err; see BatchDeleter.
-func errorCode(err error) gcerrors.ErrorCode {
-	var c interface{ ErrorCode() gcerrors.ErrorCode }
-	if errors.As(err, &c) {
-		return c.ErrorCode()
-	}
-	if code, ok := storeCode(err); ok {
-		return code
-	}
-	return gcerrors.Code(err)
-}
-
-func isNotFound(err error) bool { return err != nil && errorCode(err) == gcerrors.NotFound }
-
-func transient(err error) bool {
-	switch errorCode(err) {
-	case gcerrors.ResourceExhausted, gcerrors.Unknown, gcerrors.Internal, gcerrors.DeadlineExceeded:
-		return true
-	}
-	return false
-}
-
 // Sweep deletes the candidates of a successful mark run, written by Mark or
 // by lakeFS's Spark client. A run without a summary gives ErrNoRun, a failed
 // one ErrRunFailed. A candidate outside what Mark scans (see Mark), whose
@@ -114,15 +96,15 @@ func transient(err error) bool {
 // and an object can become live again after (a branch reset to an old
 // commit, a copy of an old address), which only a new mark sees. Sweep
 // cannot tell; the host's schedule must.
-func Sweep(ctx context.Context, bucket *blob.Bucket, runID string, opts ...Option) (*SweepResult, error) {
+func Sweep(ctx context.Context, bucket *blob.Bucket, runID string, opts ...SweepOption) (*Result, error) {
 	if bucket == nil {
 		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
 	}
-	cfg := newConfig(opts)
+	cfg := newSweepConfig(opts)
 	if cfg.err != nil {
 		return nil, cfg.err
 	}
-	sum, err := ReadSummary(ctx, bucket, cfg.storagePrefix, runID)
+	sum, err := ReadSummary(ctx, bucket, cfg.storagePrefix, runID, cfg.classify...)
 	if err != nil {
 		return nil, err
 	}
@@ -143,6 +125,10 @@ func Sweep(ctx context.Context, bucket *blob.Bucket, runID string, opts ...Optio
 		s.deleter = bucketDeleter{bucket: bucket}
 		s.batch = defaultBatch
 	}
+	s.cls = cfg.classify
+	if c, ok := s.deleter.(ErrorClassifier); ok {
+		s.cls = append(slices.Clip(s.cls), c)
+	}
 	s.batch = cmp.Or(cfg.batch, s.batch)
 	if cfg.deleteRate > 0 && !math.IsInf(cfg.deleteRate, 1) {
 		s.batch = min(s.batch, max(1, int(cfg.deleteRate)))
@@ -161,22 +147,23 @@ type sweeper struct {
 	batch   int
 	limiter *rate.Limiter
 	win     *window // the DeleteBatch calls in flight
+	cls     classifiers
 
 	mu     sync.Mutex // guards failed
 	failed *partWriter[failedRow]
 }
 
-func (s *sweeper) run(ctx context.Context, runID string) (*SweepResult, error) {
+func (s *sweeper) run(ctx context.Context, runID string) (*Result, error) {
 	start := s.cfg.clock()
 	dir := reportDir(s.cfg.storagePrefix, runID)
 	// An earlier sweep's sweep.json goes first: its counts are not of the
 	// failed/ folder this sweep replaces, and a sweep stopped before its
 	// end must not read as done. (Looked for first: a first sweep deletes
 	// nothing but candidates.)
-	if err := removeObject(ctx, s.bucket, dir+"sweep.json"); err != nil {
+	if err := removeObject(ctx, s.bucket, s.cls, dir+"sweep.json"); err != nil {
 		return nil, err
 	}
-	if err := removeFolder(ctx, s.bucket, dir+"failed/"); err != nil {
+	if err := removeFolder(ctx, s.bucket, s.cls, dir+"failed/"); err != nil {
 		return nil, err
 	}
 	var err error
@@ -195,7 +182,7 @@ func (s *sweeper) run(ctx context.Context, runID string) (*SweepResult, error) {
 		return nil, err
 	}
 	p := s.cnt.snapshot()
-	res := &SweepResult{Deleted: p.Deleted, AlreadyGone: p.AlreadyGone, Failed: p.Failed, Refused: p.Refused}
+	res := &Result{Deleted: p.Deleted, AlreadyGone: p.AlreadyGone, Failed: p.Failed, Refused: p.Refused}
 	if err := writeJSON(ctx, s.bucket, dir+"sweep.json", sweepJSON{
 		Deleted:     res.Deleted,
 		AlreadyGone: res.AlreadyGone,
@@ -312,7 +299,7 @@ func (s *sweeper) deleteBatch(ctx context.Context, keys []string) error {
 			return err
 		}
 		failed, err := s.deleter.DeleteBatch(ctx, keys)
-		s.win.release(sl, judgeBatch(failed, err), 0)
+		s.win.release(sl, judgeBatch(failed, err, s.cls), 0)
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
@@ -329,9 +316,9 @@ func (s *sweeper) deleteBatch(ctx context.Context, keys []string) error {
 			switch {
 			case !bad || kerr == nil:
 				deleted++
-			case isNotFound(kerr):
+			case s.cls.isNotFound(kerr):
 				gone++
-			case transient(kerr) && attempt < deleteAttempts:
+			case s.cls.transient(kerr) && attempt < deleteAttempts:
 				retry = append(retry, k)
 			default:
 				if err := s.record(k, kerr.Error(), func(p *Progress) { p.Failed++ }); err != nil {
@@ -352,12 +339,12 @@ func (s *sweeper) deleteBatch(ctx context.Context, keys []string) error {
 
 // judgeBatch says what a DeleteBatch call tells the window: throttled when
 // the call or any key was throttled.
-func judgeBatch(failed map[string]error, err error) outcome {
+func judgeBatch(failed map[string]error, err error, cs classifiers) outcome {
 	if err != nil {
-		return judge(err)
+		return judge(err, cs)
 	}
 	for _, kerr := range failed {
-		if kerr != nil && judge(kerr) == throttled {
+		if kerr != nil && judge(kerr, cs) == throttled {
 			return throttled
 		}
 	}
@@ -367,10 +354,10 @@ func judgeBatch(failed map[string]error, err error) outcome {
 // removeObject deletes key if it exists. A delete that fails as not found
 // is one the store's own answer says so of (isNotFound, as removeFolder):
 // gcsblob calls GCS's 403 NotFound, and the object is still there.
-func removeObject(ctx context.Context, bucket *blob.Bucket, key string) error {
+func removeObject(ctx context.Context, bucket *blob.Bucket, cs classifiers, key string) error {
 	ok, err := bucket.Exists(ctx, key)
 	if err == nil && ok {
-		if err = bucket.Delete(ctx, key); isNotFound(err) {
+		if err = bucket.Delete(ctx, key); cs.isNotFound(err) {
 			err = nil
 		}
 	}

@@ -76,7 +76,7 @@ func TestSweepRefusesOutOfScope(t *testing.T) {
 	writeRun(t, b, "run1", cutoff, append(slices.Clone(bad), good...))
 	res, err := Sweep(ctx, b, "run1")
 	require.NoError(t, err)
-	require.Equal(t, SweepResult{Deleted: int64(len(good)), Refused: int64(len(bad))}, *res)
+	require.Equal(t, Result{Deleted: int64(len(good)), Refused: int64(len(bad))}, *res)
 	for _, k := range good {
 		ok, err := b.Exists(ctx, k)
 		require.NoError(t, err)
@@ -116,10 +116,10 @@ func TestSweepTwice(t *testing.T) {
 	require.NoError(t, err)
 	res, err := Sweep(ctx, b, "run1", WithClock(fixedClock))
 	require.NoError(t, err)
-	require.Equal(t, SweepResult{Deleted: 200}, *res)
+	require.Equal(t, Result{Deleted: 200}, *res)
 	res, err = Sweep(ctx, b, "run1", WithClock(fixedClock))
 	require.NoError(t, err)
-	require.Equal(t, SweepResult{AlreadyGone: 200}, *res)
+	require.Equal(t, Result{AlreadyGone: 200}, *res)
 	for i, k := range keys {
 		ok, err := b.Exists(ctx, k)
 		require.NoError(t, err)
@@ -195,7 +195,7 @@ func TestSweepRetries(t *testing.T) {
 	}}
 	res, err := Sweep(ctx, b, "run1", WithBatchDeleter(d), WithBackoff(time.Millisecond, 10*time.Millisecond))
 	require.NoError(t, err)
-	require.Equal(t, SweepResult{Deleted: 37, AlreadyGone: 1, Failed: 2}, *res)
+	require.Equal(t, Result{Deleted: 37, AlreadyGone: 1, Failed: 2}, *res)
 	// Five attempts: the failed first batch, then four calls per key.
 	require.Equal(t, 4, d.calls[keys[0]], "attempts are bounded")
 	require.Equal(t, 1, d.calls[keys[1]])

@@ -19,16 +19,16 @@ func TestSweepRefusesWalledCandidates(t *testing.T) {
 	walled := []string{"data/inner/_lakefs/dummy", "data/inner/data/x", "data/inner/y", "data/a/b/_lakefs/c",
 		"data/a/b/d"}
 	free := []string{"data/a/c", "data/innerx", "data/x"}
-	for _, opts := range [][]Option{{WithInclude("data/")}, {WithRecognizer(func(string) bool { return true })}} {
+	for _, opts := range [][]MarkOption{{WithInclude("data/")}, {WithRecognizer(func(string) bool { return true })}} {
 		b := memblob.OpenBucket(nil)
 		all := append(append([]string{}, walled...), free...)
 		for _, k := range all {
 			require.NoError(t, b.WriteAll(ctx, k, []byte("x"), nil))
 		}
 		writeRun(t, b, "run1", t0, all)
-		res, err := Sweep(ctx, b, "run1", opts...)
+		res, err := Sweep(ctx, b, "run1", sweepOpts(opts)...)
 		require.NoError(t, err)
-		require.Equal(t, SweepResult{Deleted: int64(len(free)), Refused: int64(len(walled))}, *res)
+		require.Equal(t, Result{Deleted: int64(len(free)), Refused: int64(len(walled))}, *res)
 		requireExist(t, b, walled)
 		failed := readFailed(t, b, "run1")
 		for _, k := range walled {
@@ -55,7 +55,7 @@ func TestSweepRefusesWhenWallsUnknown(t *testing.T) {
 	writeRun(t, b, "run1", t0, keys)
 	res, err := Sweep(ctx, b, "run1", WithInclude("data/"))
 	require.NoError(t, err)
-	require.Equal(t, SweepResult{Deleted: 1, Refused: 1}, *res)
+	require.Equal(t, Result{Deleted: 1, Refused: 1}, *res)
 	requireExist(t, b, keys[:1])
 	require.Contains(t, readFailed(t, b, "run1")["data/a/x"], "refused: could not look for another repository's folder")
 }

@@ -5,9 +5,9 @@
 //
 // # A run, in pages
 //
-// A host calls [Preparer.Prepare] with a nil [Mark] to start a run, then
-// again with each returned Result.Mark until it is nil. Each call writes at
-// most one file, bounded by a size and a time budget, under
+// A host calls [Preparer.Prepare] with a nil [Checkpoint] to start a run, then
+// again with each returned Result.Checkpoint until it is nil. Each call writes
+// at most one file, bounded by a size and a time budget, under
 //
 //	<prefix>/retention/gc/uncommitted/<run_id>/uncommitted/<name>
 //
@@ -35,23 +35,23 @@
 // that exists is the namespace's object in another spelling, and fails the
 // call with ErrNamespaceMismatch. Every row is
 // written once, whatever the budgets and wherever the run was interrupted:
-// a mark points at the first entry not yet written, and a file is named
-// after the run and the mark its call started from, so a call retried after
-// an upload of unknown outcome replaces the file of its first attempt.
-// Between calls, a mark travels as a continuation token ([EncodeToken],
+// a checkpoint points at the first entry not yet written, and a file is named
+// after the run and the checkpoint its call started from, so a call retried
+// after an upload of unknown outcome replaces the file of its first attempt.
+// Between calls, a checkpoint travels as a continuation token ([EncodeToken],
 // [DecodeToken]) in lakeFS's format, so a lakeFS GC client drives a run of
 // this package, and a run started by lakeFS can continue here. The token is
-// the standard base64 of the mark's JSON, {"branch","path","run_id","key"}.
-// JSON cannot carry a name that is not valid UTF-8, so a mark never holds
-// one: a call stops only where the mark can name a valid key between the
-// last entry written and the next one (and only between branches when the
-// branch's own name is not UTF-8), so such names never lose or repeat a
-// row.
+// the standard base64 of the checkpoint's JSON,
+// {"branch","path","run_id","key"}. JSON cannot carry a name that is not valid
+// UTF-8, so a checkpoint never holds one: a call stops only where the
+// checkpoint can name a valid key between the last entry written and the next
+// one (and only between branches when the branch's own name is not UTF-8), so
+// such names never lose or repeat a row.
 //
 // The host provides its staging area as a [Source]. A branch deleted during
 // the run ([ErrBranchNotFound]) is skipped; any other error fails the call,
-// which then leaves no new file, and the same mark can be retried. So does
-// a cancelled context, even when the Source stopped quietly. Addresses to
+// which then leaves no new file, and the same checkpoint can be retried. So
+// does a cancelled context, even when the Source stopped quietly. Addresses to
 // keep that are not in any branch, such as recent shallow copies, come
 // through [WithTrailer], read once every branch was scanned. A host that
 // reads lakeFS's staging area converts lakeFS's address types with
@@ -105,6 +105,6 @@
 // (NewPreparer). In both, "" means DefaultStoragePrefix.
 //
 // Every option's zero value means its default; an invalid value (a
-// negative size or duration) is an error wrapping ErrInvalidOption,
-// returned by Prepare, as NewPreparer has no error result.
+// negative size or duration) is an error of NewPreparer wrapping
+// ErrInvalidInput.
 package uncommitted

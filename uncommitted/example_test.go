@@ -52,21 +52,25 @@ func Example() {
 		},
 	}
 	repo := uncommitted.Repository{ID: "repo1", StorageNamespace: "s3://bucket/repo1"}
-	p := uncommitted.NewPreparer(bucket,
+	p, err := uncommitted.NewPreparer(bucket,
 		// One row a page, to show the pages. A page stops before the next
 		// entry, so the last one may be empty (c.csv is outside the namespace).
 		uncommitted.WithMaxFileSize(1),
 		uncommitted.WithRunID(func() string { return "run1" }),
 	)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 
-	var mark *uncommitted.Mark // nil: start a new run
+	var mark *uncommitted.Checkpoint // nil: start a new run
 	for page := 1; ; page++ {
 		res, err := p.Prepare(ctx, repo, src, mark)
 		if err != nil {
 			fmt.Println(err)
 			return
 		}
-		token := uncommitted.EncodeToken(res.Mark) // what an API returns
+		token := uncommitted.EncodeToken(res.Checkpoint) // what an API returns
 		fmt.Printf("page %d: %d row(s) in %s, continue: %q\n", page, res.Rows, res.Location, token)
 		if mark, err = uncommitted.DecodeToken(token); err != nil || mark == nil {
 			break

@@ -31,7 +31,7 @@ func TestPrepareNamespaceIdentity(t *testing.T) {
 			full("a", ns+"/data/year%3D2024/part-0"),
 			full("b", "s3://imports/"+tail),
 			full("c", "gs://elsewhere/x.parquet"))
-		res, err := uncommitted.NewPreparer(bucket).Prepare(ctx, uncommitted.Repository{ID: "r", StorageNamespace: ns}, src, nil)
+		res, err := newPreparer(t, bucket).Prepare(ctx, uncommitted.Repository{ID: "r", StorageNamespace: ns}, src, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +77,7 @@ func TestPrepareNamespaceIdentity(t *testing.T) {
 			} else {
 				src.add("main", full("a", c.address))
 			}
-			_, err := uncommitted.NewPreparer(bucket, opts...).Prepare(ctx, uncommitted.Repository{ID: "r", StorageNamespace: ns}, src, nil)
+			_, err := newPreparer(t, bucket, opts...).Prepare(ctx, uncommitted.Repository{ID: "r", StorageNamespace: ns}, src, nil)
 			if !errors.Is(err, uncommitted.ErrNamespaceMismatch) {
 				t.Errorf("%s: %v, want ErrNamespaceMismatch", c.address, err)
 			}
@@ -96,7 +96,7 @@ func TestPrepareTailsUnderDataPrefix(t *testing.T) {
 	defer bucket.Close()
 	src := newMemSource()
 	src.add("main", uncommitted.Entry{Key: "a", PhysicalAddress: "s3://imports/x/" + tail, AddressType: uncommitted.Full})
-	res, err := uncommitted.NewPreparer(bucket, uncommitted.WithDataPrefix("lake/objects")).Prepare(ctx, uncommitted.Repository{ID: "r", StorageNamespace: namespace}, src, nil)
+	res, err := newPreparer(t, bucket, uncommitted.WithDataPrefix("lake/objects")).Prepare(ctx, uncommitted.Repository{ID: "r", StorageNamespace: namespace}, src, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestPrepareTailsUnderDataPrefix(t *testing.T) {
 	if err := bucket.WriteAll(ctx, tail, []byte("live"), nil); err != nil {
 		t.Fatal(err)
 	}
-	_, err = uncommitted.NewPreparer(bucket, uncommitted.WithDataPrefix("/lake/objects/")).Prepare(ctx, uncommitted.Repository{ID: "r", StorageNamespace: namespace}, src, nil)
+	_, err = newPreparer(t, bucket, uncommitted.WithDataPrefix("/lake/objects/")).Prepare(ctx, uncommitted.Repository{ID: "r", StorageNamespace: namespace}, src, nil)
 	if !errors.Is(err, uncommitted.ErrNamespaceMismatch) {
 		t.Errorf("Prepare with the tail in the bucket = %v, want ErrNamespaceMismatch", err)
 	}

@@ -36,7 +36,7 @@ func drain[T any](seq iter.Seq2[T, error]) (got []T, err error) {
 func completeRun(t *testing.T, bucket *blob.Bucket, src *memSource, budget int64) (string, []string) {
 	t.Helper()
 	ctx := context.Background()
-	p := uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(budget))
+	p := newPreparer(t, bucket, uncommitted.WithMaxFileSize(budget))
 	runID, _ := runToEnd(t, ctx, p, bucket, src, nil, src.size()+2)
 	var want []string
 	for _, r := range readAll(t, ctx, bucket, runID) {
@@ -96,9 +96,9 @@ func TestAddressesUnfinishedRun(t *testing.T) {
 	bucket := memblob.OpenBucket(nil)
 	defer bucket.Close()
 	src := bigSource(2, 100)
-	p := uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(1<<10))
+	p := newPreparer(t, bucket, uncommitted.WithMaxFileSize(1<<10))
 	first, err := p.Prepare(ctx, repo, src, nil)
-	if err != nil || first.Mark == nil {
+	if err != nil || first.Checkpoint == nil {
 		t.Fatalf("first page: %+v, %v", first, err)
 	}
 	got, err := drain(uncommitted.Addresses(ctx, bucket, "_lakefs", first.RunID))
@@ -109,7 +109,7 @@ func TestAddressesUnfinishedRun(t *testing.T) {
 	if err != nil || int64(len(got)) != first.Rows {
 		t.Fatalf("unverified: %d addresses, %v; want the first page's %d", len(got), err, first.Rows)
 	}
-	runToEnd(t, ctx, p, bucket, src, first.Mark, src.size())
+	runToEnd(t, ctx, p, bucket, src, first.Checkpoint, src.size())
 	if got, err = drain(uncommitted.Addresses(ctx, bucket, "_lakefs", first.RunID)); err != nil || len(got) != 200 {
 		t.Fatalf("complete: %d addresses, %v; want 200", len(got), err)
 	}
@@ -233,8 +233,8 @@ func TestManifestRecordsRun(t *testing.T) {
 		bucket := memblob.OpenBucket(nil)
 		defer bucket.Close()
 		src := bigSource(1, entries)
-		p := uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(2<<10))
-		var mark *uncommitted.Mark
+		p := newPreparer(t, bucket, uncommitted.WithMaxFileSize(2<<10))
+		var mark *uncommitted.Checkpoint
 		var runID string
 		var rows int64
 		for {
@@ -242,7 +242,7 @@ func TestManifestRecordsRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			runID, rows, mark = res.RunID, rows+res.Rows, res.Mark
+			runID, rows, mark = res.RunID, rows+res.Rows, res.Checkpoint
 			if mark == nil {
 				break
 			}
@@ -296,23 +296,23 @@ func TestPrepareReplayedMarkInvalidatesManifest(t *testing.T) {
 	bucket := memblob.OpenBucket(nil)
 	defer bucket.Close()
 	src := bigSource(2, 100)
-	p := uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(1<<10))
+	p := newPreparer(t, bucket, uncommitted.WithMaxFileSize(1<<10))
 	first, err := p.Prepare(ctx, repo, src, nil)
-	if err != nil || first.Mark == nil {
+	if err != nil || first.Checkpoint == nil {
 		t.Fatalf("%+v, %v", first, err)
 	}
-	runToEnd(t, ctx, p, bucket, src, first.Mark, src.size())
+	runToEnd(t, ctx, p, bucket, src, first.Checkpoint, src.size())
 	if _, err := drain(uncommitted.Addresses(ctx, bucket, "_lakefs", first.RunID)); err != nil {
 		t.Fatal(err)
 	}
-	again, err := p.Prepare(ctx, repo, src, first.Mark)
-	if err != nil || again.Mark == nil {
+	again, err := p.Prepare(ctx, repo, src, first.Checkpoint)
+	if err != nil || again.Checkpoint == nil {
 		t.Fatalf("replay: %+v, %v", again, err)
 	}
 	if _, err := drain(uncommitted.Addresses(ctx, bucket, "_lakefs", first.RunID)); !errors.Is(err, uncommitted.ErrIncomplete) {
 		t.Fatalf("after a replayed call: %v, want ErrIncomplete", err)
 	}
-	runToEnd(t, ctx, p, bucket, src, again.Mark, src.size())
+	runToEnd(t, ctx, p, bucket, src, again.Checkpoint, src.size())
 	got, err := drain(uncommitted.Addresses(ctx, bucket, "_lakefs", first.RunID))
 	slices.Sort(got)
 	if err != nil || len(got) != 200 || len(slices.Compact(got)) != 200 {
@@ -370,12 +370,12 @@ func TestPrepareRemovesManifestBeforeWriting(t *testing.T) {
 		uncommitted.WithMaxFileSize(1 << 10),
 		uncommitted.WithCompression(&parquet.Uncompressed), // sizes depend on row counts only
 	}
-	p := uncommitted.NewPreparer(base, opts...)
+	p := newPreparer(t, base, opts...)
 	first, err := p.Prepare(ctx, repo, src, nil)
-	if err != nil || first.Mark == nil {
+	if err != nil || first.Checkpoint == nil {
 		t.Fatalf("first page: %+v, %v", first, err)
 	}
-	runToEnd(t, ctx, p, base, src, first.Mark, src.size())
+	runToEnd(t, ctx, p, base, src, first.Checkpoint, src.size())
 	want, err := drain(uncommitted.Addresses(ctx, base, "_lakefs", "r1"))
 	if err != nil || len(want) != 300 {
 		t.Fatalf("complete: %d addresses, %v", len(want), err)
@@ -385,7 +385,7 @@ func TestPrepareRemovesManifestBeforeWriting(t *testing.T) {
 		src.add("main", uncommitted.Entry{Key: fmt.Sprintf("j%03d", i), PhysicalAddress: fmt.Sprintf("data/b%03d", i)})
 	}
 	// The replay's write commits, and the call dies right after it.
-	dies := uncommitted.NewPreparer(newFlakyBucket(base, func(key string) bool { return !strings.HasSuffix(key, uncommitted.ManifestName) }), opts...)
+	dies := newPreparer(t, newFlakyBucket(base, func(key string) bool { return !strings.HasSuffix(key, uncommitted.ManifestName) }), opts...)
 	if _, err := dies.Prepare(ctx, repo, src, nil); !errors.Is(err, errAmbiguous) {
 		t.Fatalf("replay: %v, want it to fail after its write", err)
 	}

@@ -25,19 +25,19 @@ const (
 )
 
 // Option configures a Preparer. A zero value means the option's default; an
-// invalid value (a negative size or duration) makes every Prepare call of
-// the Preparer fail with an error wrapping ErrInvalidOption, as NewPreparer
-// returns no error.
+// invalid value (a negative size or duration) makes NewPreparer fail with
+// an error wrapping ErrInvalidInput.
 type Option func(*Preparer)
 
-// ErrInvalidOption is wrapped by Prepare when NewPreparer was given an
-// invalid option.
-var ErrInvalidOption = errors.New("invalid option")
+// ErrInvalidInput is wrapped by the error of NewPreparer for a nil bucket
+// or an invalid option, and of Prepare for a nil Source or a Repository
+// without a storage namespace.
+var ErrInvalidInput = errors.New("uncommitted: invalid input")
 
 // invalid records the first invalid option.
 func (p *Preparer) invalid(format string, args ...any) {
 	if p.optErr == nil {
-		p.optErr = fmt.Errorf("%w: %s", ErrInvalidOption, fmt.Sprintf(format, args...))
+		p.optErr = fmt.Errorf("%w: %s", ErrInvalidInput, fmt.Sprintf(format, args...))
 	}
 }
 

@@ -151,9 +151,9 @@ func prepareRun(b *testing.B, dir string, src uncommitted.Source, opts ...uncomm
 		b.Fatal(err)
 	}
 	defer bucket.Close()
-	p := uncommitted.NewPreparer(bucket, opts...)
+	p := newPreparer(b, bucket, opts...)
 	repo := uncommitted.Repository{ID: "bench", StorageNamespace: "s3://bench/repo"}
-	var mark *uncommitted.Mark
+	var mark *uncommitted.Checkpoint
 	for {
 		res, err := p.Prepare(context.Background(), repo, src, mark)
 		if err != nil {
@@ -167,7 +167,7 @@ func prepareRun(b *testing.B, dir string, src uncommitted.Source, opts ...uncomm
 			}
 			bytes += fi.Size()
 		}
-		if mark = res.Mark; mark == nil {
+		if mark = res.Checkpoint; mark == nil {
 			return rows, bytes
 		}
 	}

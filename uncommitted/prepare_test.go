@@ -64,10 +64,10 @@ func TestPrepareCancelledMidWrite(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			bucket := open(t)
 			src := bigSource(3, 5000)
-			p := uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(64<<10))
+			p := newPreparer(t, bucket, uncommitted.WithMaxFileSize(64<<10))
 
 			first, err := p.Prepare(context.Background(), repo, src, nil)
-			if err != nil || first.Mark == nil {
+			if err != nil || first.Checkpoint == nil {
 				t.Fatalf("first call: %+v, %v", first, err)
 			}
 			before := listKeys(t, bucket)
@@ -80,8 +80,8 @@ func TestPrepareCancelledMidWrite(t *testing.T) {
 				}
 				return nil
 			}
-			big := uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(512<<10))
-			if _, err := big.Prepare(ctx, repo, src, first.Mark); !errors.Is(err, context.Canceled) {
+			big := newPreparer(t, bucket, uncommitted.WithMaxFileSize(512<<10))
+			if _, err := big.Prepare(ctx, repo, src, first.Checkpoint); !errors.Is(err, context.Canceled) {
 				t.Fatalf("cancelled call: err %v, want context.Canceled", err)
 			}
 			if seen < 4000 {
@@ -92,7 +92,7 @@ func TestPrepareCancelledMidWrite(t *testing.T) {
 			}
 
 			src.onEntry = nil
-			runToEnd(t, context.Background(), p, bucket, src, first.Mark, 100)
+			runToEnd(t, context.Background(), p, bucket, src, first.Checkpoint, 100)
 			got := readAll(t, context.Background(), bucket, first.RunID)
 			if len(got) != 15000 {
 				t.Fatalf("%d rows, want 15000", len(got))
@@ -152,7 +152,7 @@ func TestPrepareErrors(t *testing.T) {
 			if c.trailer != nil {
 				opts = append(opts, uncommitted.WithTrailer(c.trailer))
 			}
-			res, err := uncommitted.NewPreparer(bucket, opts...).Prepare(context.Background(), repo, src, nil)
+			res, err := newPreparer(t, bucket, opts...).Prepare(context.Background(), repo, src, nil)
 			if c.want != nil {
 				if !errors.Is(err, c.want) {
 					t.Fatalf("err %v, want %v", err, c.want)
@@ -162,7 +162,7 @@ func TestPrepareErrors(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || res.Rows != c.rows || res.Mark != nil {
+			if err != nil || res.Rows != c.rows || res.Checkpoint != nil {
 				t.Fatalf("got %+v, %v; want %d rows", res, err, c.rows)
 			}
 		})
@@ -181,7 +181,7 @@ func (s *orderSource) Branches(context.Context, string) iter.Seq2[string, error]
 func TestPrepareOutOfOrderSource(t *testing.T) {
 	bucket := memblob.OpenBucket(nil)
 	defer bucket.Close()
-	p := uncommitted.NewPreparer(bucket)
+	p := newPreparer(t, bucket)
 
 	src := &orderSource{memSource: bigSource(2, 3)}
 	src.branches = func(yield func(string, error) bool) { _ = yield("branch1", nil) && yield("branch0", nil) }
@@ -217,7 +217,7 @@ func TestPrepareInvalidUTF8Keys(t *testing.T) {
 			}
 			src.add(branch, es...)
 		}
-		p := uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(budget))
+		p := newPreparer(t, bucket, uncommitted.WithMaxFileSize(budget))
 		runID, files := runToEnd(t, context.Background(), p, bucket, src, nil, len(want))
 		var got []string
 		for _, r := range readAll(t, context.Background(), bucket, runID) {
@@ -245,8 +245,8 @@ func TestPrepareNothingToExport(t *testing.T) {
 	defer bucket.Close()
 	src := newMemSource()
 	src.add("main", uncommitted.Entry{Key: "a", Tombstone: true}, uncommitted.Entry{Key: "b", PhysicalAddress: "gs://x/y", AddressType: uncommitted.Full})
-	res, err := uncommitted.NewPreparer(bucket).Prepare(ctx, repo, src, nil)
-	if err != nil || res.Location != uncommitted.Location(namespace, "_lakefs", res.RunID) || res.Filename != "" || res.Mark != nil || res.Rows != 0 || res.RunID == "" {
+	res, err := newPreparer(t, bucket).Prepare(ctx, repo, src, nil)
+	if err != nil || res.Location != uncommitted.Location(namespace, "_lakefs", res.RunID) || res.Filename != "" || res.Checkpoint != nil || res.Rows != 0 || res.RunID == "" {
 		t.Fatalf("got %+v, %v", res, err)
 	}
 	manifest := "_lakefs/retention/gc/uncommitted/" + res.RunID + "/uncommitted/" + uncommitted.ManifestName
@@ -263,21 +263,21 @@ func TestPrepareRunIDs(t *testing.T) {
 	defer bucket.Close()
 	src := bigSource(1, 3)
 	clock := func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
-	older, err := uncommitted.NewPreparer(bucket, uncommitted.WithClock(clock)).Prepare(context.Background(), repo, src, nil)
+	older, err := newPreparer(t, bucket, uncommitted.WithClock(clock)).Prepare(context.Background(), repo, src, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	newer, err := uncommitted.NewPreparer(bucket, uncommitted.WithClock(func() time.Time { return clock().Add(time.Second) })).Prepare(context.Background(), repo, src, nil)
+	newer, err := newPreparer(t, bucket, uncommitted.WithClock(func() time.Time { return clock().Add(time.Second) })).Prepare(context.Background(), repo, src, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(newer.RunID) != 20 || newer.RunID >= older.RunID {
 		t.Fatalf("run IDs %q (newer) and %q (older): the newer run must sort first", newer.RunID, older.RunID)
 	}
-	if _, err := uncommitted.NewPreparer(bucket, uncommitted.WithRunID(func() string { return "a/b" })).Prepare(context.Background(), repo, src, nil); !errors.Is(err, uncommitted.ErrInvalidToken) {
+	if _, err := newPreparer(t, bucket, uncommitted.WithRunID(func() string { return "a/b" })).Prepare(context.Background(), repo, src, nil); !errors.Is(err, uncommitted.ErrInvalidToken) {
 		t.Fatalf("run ID with '/': %v", err)
 	}
-	if _, err := uncommitted.NewPreparer(bucket).Prepare(context.Background(), repo, src, &uncommitted.Mark{BranchID: "x"}); !errors.Is(err, uncommitted.ErrInvalidToken) {
+	if _, err := newPreparer(t, bucket).Prepare(context.Background(), repo, src, &uncommitted.Checkpoint{BranchID: "x"}); !errors.Is(err, uncommitted.ErrInvalidToken) {
 		t.Fatalf("mark without run ID: %v", err)
 	}
 }
@@ -299,7 +299,7 @@ func TestLocation(t *testing.T) {
 func TestParquetLayout(t *testing.T) {
 	bucket := memblob.OpenBucket(nil)
 	defer bucket.Close()
-	res, err := uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(256<<10)).Prepare(context.Background(), repo, bigSource(1, 20000), nil)
+	res, err := newPreparer(t, bucket, uncommitted.WithMaxFileSize(256<<10)).Prepare(context.Background(), repo, bigSource(1, 20000), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,8 +362,8 @@ func TestPrepareTimeBudget(t *testing.T) {
 	defer bucket.Close()
 	src := bigSource(3, 400)
 	clock := &fakeClock{t: time.Unix(1e9, 0), step: time.Second}
-	p := uncommitted.NewPreparer(bucket, uncommitted.WithClock(clock.now), uncommitted.WithPrepareDuration(5*time.Second))
-	var mark *uncommitted.Mark
+	p := newPreparer(t, bucket, uncommitted.WithClock(clock.now), uncommitted.WithPrepareDuration(5*time.Second))
+	var mark *uncommitted.Checkpoint
 	calls := 0
 	for {
 		calls++
@@ -374,7 +374,7 @@ func TestPrepareTimeBudget(t *testing.T) {
 		if res.Rows > 5*16 || res.Rows == 0 {
 			t.Fatalf("call %d wrote %d rows in a 5 s budget at 1 s a clock read", calls, res.Rows)
 		}
-		if mark = res.Mark; mark == nil {
+		if mark = res.Checkpoint; mark == nil {
 			break
 		}
 	}
@@ -411,7 +411,7 @@ func TestTrailerAfterBranches(t *testing.T) {
 			}
 		}
 	}
-	p := uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(1<<10), uncommitted.WithTrailer(trailer))
+	p := newPreparer(t, bucket, uncommitted.WithMaxFileSize(1<<10), uncommitted.WithTrailer(trailer))
 	runID, _ := runToEnd(t, context.Background(), p, bucket, src, nil, 1000)
 	if reads != 1 {
 		t.Fatalf("trailer read %d times", reads)
@@ -428,7 +428,7 @@ func TestPrepareLogs(t *testing.T) {
 	src.gone["branch0"] = true
 	var buf strings.Builder
 	logger := slog.New(slog.NewTextHandler(&buf, nil))
-	res, err := uncommitted.NewPreparer(bucket, uncommitted.WithLogger(logger)).Prepare(context.Background(), repo, src, nil)
+	res, err := newPreparer(t, bucket, uncommitted.WithLogger(logger)).Prepare(context.Background(), repo, src, nil)
 	if err != nil || res.Rows != 3 {
 		t.Fatalf("%+v, %v", res, err)
 	}
@@ -448,14 +448,14 @@ func TestPrepareMarkAtDeletedBranch(t *testing.T) {
 			bucket := memblob.OpenBucket(nil)
 			defer bucket.Close()
 			src := bigSource(3, 10)
-			p := uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(1))
-			var mark *uncommitted.Mark
+			p := newPreparer(t, bucket, uncommitted.WithMaxFileSize(1))
+			var mark *uncommitted.Checkpoint
 			for range 3 { // into branch0, then stop before its key k0000003
 				res, err := p.Prepare(context.Background(), repo, src, mark)
 				if err != nil {
 					t.Fatal(err)
 				}
-				mark = res.Mark
+				mark = res.Checkpoint
 			}
 			if mark == nil || mark.BranchID != "branch0" || mark.Path == "" {
 				t.Fatalf("mark %+v, want one inside branch0", mark)
@@ -490,7 +490,7 @@ func TestPrepareNeedsNamespace(t *testing.T) {
 	src := newMemSource()
 	src.add("main", uncommitted.Entry{Key: "a", PhysicalAddress: namespace + "/data/a", AddressType: uncommitted.Full})
 	for _, ns := range []string{"", "/", "//"} {
-		res, err := uncommitted.NewPreparer(bucket).Prepare(context.Background(), uncommitted.Repository{ID: "r", StorageNamespace: ns}, src, nil)
+		res, err := newPreparer(t, bucket).Prepare(context.Background(), uncommitted.Repository{ID: "r", StorageNamespace: ns}, src, nil)
 		if err == nil {
 			t.Errorf("namespace %q: %+v, want an error", ns, res)
 		}
@@ -546,7 +546,7 @@ func TestPrepareQuietCancellation(t *testing.T) {
 				}
 				return nil
 			}
-			res, err := uncommitted.NewPreparer(bucket).Prepare(ctx, repo, quietSource{src}, nil)
+			res, err := newPreparer(t, bucket).Prepare(ctx, repo, quietSource{src}, nil)
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("got %+v, %v; want context.Canceled", res, err)
 			}
@@ -566,7 +566,7 @@ func TestPrepareUnknownAddressType(t *testing.T) {
 		defer bucket.Close()
 		src := newMemSource()
 		src.add("main", uncommitted.Entry{Key: "a", PhysicalAddress: "data/a"}, uncommitted.Entry{Key: "b", PhysicalAddress: "data/b", AddressType: typ})
-		res, err := uncommitted.NewPreparer(bucket).Prepare(context.Background(), repo, src, nil)
+		res, err := newPreparer(t, bucket).Prepare(context.Background(), repo, src, nil)
 		if !errors.Is(err, uncommitted.ErrUnknownAddressType) {
 			t.Errorf("type %v: got %+v, %v; want ErrUnknownAddressType", typ, res, err)
 		}
@@ -607,8 +607,8 @@ func TestPrepareTimeBudgetWithoutRows(t *testing.T) {
 			src := newMemSource()
 			fill(src)
 			clock := &fakeClock{t: time.Unix(1e9, 0), step: time.Second}
-			p := uncommitted.NewPreparer(bucket, uncommitted.WithClock(clock.now), uncommitted.WithPrepareDuration(5*time.Second))
-			var mark *uncommitted.Mark
+			p := newPreparer(t, bucket, uncommitted.WithClock(clock.now), uncommitted.WithPrepareDuration(5*time.Second))
+			var mark *uncommitted.Checkpoint
 			calls := 0
 			for {
 				calls++
@@ -625,10 +625,10 @@ func TestPrepareTimeBudgetWithoutRows(t *testing.T) {
 				if res.Rows != 0 || res.Filename != "" || res.Location != uncommitted.Location(namespace, "_lakefs", res.RunID) {
 					t.Fatalf("call %d: %+v", calls, res)
 				}
-				if res.Mark != nil && !markAfter(res.Mark, mark) {
-					t.Fatalf("call %d: mark %+v after %+v", calls, res.Mark, mark)
+				if res.Checkpoint != nil && !markAfter(res.Checkpoint, mark) {
+					t.Fatalf("call %d: mark %+v after %+v", calls, res.Checkpoint, mark)
 				}
-				if mark = res.Mark; mark == nil {
+				if mark = res.Checkpoint; mark == nil {
 					break
 				}
 			}
@@ -660,8 +660,8 @@ func TestPrepareRetryAfterAmbiguousClose(t *testing.T) {
 		return fail
 	})
 	src := bigSource(2, 300)
-	p := uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(2<<10))
-	var mark *uncommitted.Mark
+	p := newPreparer(t, bucket, uncommitted.WithMaxFileSize(2<<10))
+	var mark *uncommitted.Checkpoint
 	var runID string
 	ambiguous := 0
 	for calls := 0; calls < 1000; calls++ {
@@ -673,7 +673,7 @@ func TestPrepareRetryAfterAmbiguousClose(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if runID, mark = res.RunID, res.Mark; mark == nil {
+		if runID, mark = res.RunID, res.Checkpoint; mark == nil {
 			break
 		}
 	}
@@ -695,21 +695,21 @@ func TestPrepareRetryAfterAmbiguousClose(t *testing.T) {
 		src := bigSource(2, 100)
 		runID := uncommitted.WithRunID(func() string { return "r1" })
 		budget := uncommitted.WithMaxFileSize(1 << 10)
-		p := uncommitted.NewPreparer(base, runID, budget)
+		p := newPreparer(t, base, runID, budget)
 		first, err := p.Prepare(ctx, repo, src, nil)
-		if err != nil || first.Mark == nil {
+		if err != nil || first.Checkpoint == nil {
 			t.Fatalf("first page: %+v, %v", first, err)
 		}
-		flaky := uncommitted.NewPreparer(newFlakyBucket(base, func(string) bool { return true }), runID, budget)
-		if _, err := flaky.Prepare(ctx, repo, src, first.Mark); !errors.Is(err, errAmbiguous) {
+		flaky := newPreparer(t, newFlakyBucket(base, func(string) bool { return true }), runID, budget)
+		if _, err := flaky.Prepare(ctx, repo, src, first.Checkpoint); !errors.Is(err, errAmbiguous) {
 			t.Fatalf("second page: %v", err)
 		}
 		// Before the retry, every entry from the mark on was committed
 		// and unstaged.
 		src.entries["branch1"] = nil
 		src.entries["branch0"] = src.entries["branch0"][:first.Rows]
-		res, err := p.Prepare(ctx, repo, src, first.Mark)
-		if err != nil || res.Rows != 0 || res.Mark != nil {
+		res, err := p.Prepare(ctx, repo, src, first.Checkpoint)
+		if err != nil || res.Rows != 0 || res.Checkpoint != nil {
 			t.Fatalf("retry: %+v, %v", res, err)
 		}
 		got, err := drain(uncommitted.Addresses(ctx, base, "_lakefs", res.RunID))
@@ -720,24 +720,35 @@ func TestPrepareRetryAfterAmbiguousClose(t *testing.T) {
 }
 
 // TestPrepareInvalidOptions: a negative size or duration is an error of
-// Prepare, which writes nothing; zero is the default.
+// NewPreparer, which writes nothing; zero is the default.
 func TestPrepareInvalidOptions(t *testing.T) {
 	for _, tc := range []struct {
 		opt  uncommitted.Option
 		want string
 	}{
-		{uncommitted.WithMaxFileSize(-1), "uncommitted: prepare: invalid option: negative max file size -1"},
-		{uncommitted.WithPrepareDuration(-time.Second), "uncommitted: prepare: invalid option: negative prepare duration -1s"},
-		{uncommitted.WithCompression(&parquet.Lz4Raw), "uncommitted: prepare: invalid option: compression LZ4_RAW: parquet-go reads its pages back wrong"},
+		{uncommitted.WithMaxFileSize(-1), "uncommitted: invalid input: negative max file size -1"},
+		{uncommitted.WithPrepareDuration(-time.Second), "uncommitted: invalid input: negative prepare duration -1s"},
+		{uncommitted.WithCompression(&parquet.Lz4Raw), "uncommitted: invalid input: compression LZ4_RAW: parquet-go reads its pages back wrong"},
 	} {
 		bucket := memblob.OpenBucket(nil)
-		_, err := uncommitted.NewPreparer(bucket, tc.opt).Prepare(context.Background(), repo, bigSource(1, 10), nil)
-		if !errors.Is(err, uncommitted.ErrInvalidOption) || err.Error() != tc.want {
-			t.Errorf("Prepare = %v; want %q", err, tc.want)
+		p, err := uncommitted.NewPreparer(bucket, tc.opt)
+		if !errors.Is(err, uncommitted.ErrInvalidInput) || err.Error() != tc.want || p != nil {
+			t.Errorf("NewPreparer = %v; want %q", err, tc.want)
 		}
 		if keys := listKeys(t, bucket); len(keys) != 0 {
 			t.Errorf("%s: Prepare wrote %v", tc.want, keys)
 		}
 		bucket.Close()
 	}
+}
+
+// newPreparer is uncommitted.NewPreparer for a bucket and options that are
+// valid.
+func newPreparer(tb testing.TB, bucket *blob.Bucket, opts ...uncommitted.Option) *uncommitted.Preparer {
+	tb.Helper()
+	p, err := uncommitted.NewPreparer(bucket, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
 }

@@ -42,8 +42,8 @@ type Result struct {
 	// Filename is the name, inside Location, of the file this call wrote,
 	// or "" when it wrote none.
 	Filename string
-	// Mark is where the next call resumes; nil when the run is complete.
-	Mark *Mark
+	// Checkpoint is where the next call resumes; nil when the run is complete.
+	Checkpoint *Checkpoint
 	// Rows is the number of rows in the file, 0 when there is none.
 	Rows int64
 	// Foreign counts the full addresses this call found outside the
@@ -54,13 +54,13 @@ type Result struct {
 }
 
 // ErrOutOfOrder is returned when a Source yields branches or entries out of
-// ascending order: resuming from a mark would then skip entries.
+// ascending order: resuming from a checkpoint would then skip entries.
 var ErrOutOfOrder = errors.New("uncommitted: source out of order")
 
 // Preparer exports the staging area of a repository into Parquet files, in
 // calls bounded in size and time: lakeFS's prepare-uncommitted. A host calls
-// Prepare with a nil mark, then again with each Result.Mark until it is nil;
-// the union of the files written is exactly the set of staged,
+// Prepare with a nil checkpoint, then again with each Result.Checkpoint until
+// it is nil; the union of the files written is exactly the set of staged,
 // non-tombstone entries whose data lives in the namespace, plus the trailer.
 //
 // Each call writes at most one file,
@@ -70,8 +70,8 @@ var ErrOutOfOrder = errors.New("uncommitted: source out of order")
 // (plus what the bucket's driver buffers: memblob keeps whole objects in
 // memory, s3blob a few upload parts). A call that fails or whose ctx is
 // cancelled leaves no new object behind. The name is 32 hex digits derived
-// from the run and the mark the call started from: a call retried from
-// the same mark (after an upload whose outcome was unknown) replaces the
+// from the run and the checkpoint the call started from: a call retried from
+// the same checkpoint (after an upload whose outcome was unknown) replaces the
 // file of the first attempt instead of adding a second copy of its rows,
 // and a retry that finds nothing left to write removes it. (A first call
 // retried starts another run, unless WithRunID names it: the abandoned
@@ -79,7 +79,7 @@ var ErrOutOfOrder = errors.New("uncommitted: source out of order")
 //
 // # Completion manifest
 //
-// The call that completes a run (its Result.Mark is nil) lists the run's
+// The call that completes a run (its Result.Checkpoint is nil) lists the run's
 // folder, reads the row count of each file's footer (one range read of
 // 8 KiB a file), and writes the manifest ManifestName into the folder:
 // the run ID, each file's name, rows and size, and the total. Every call
@@ -96,7 +96,7 @@ var ErrOutOfOrder = errors.New("uncommitted: source out of order")
 // between branches and every 16 entries), whether or not it wrote a row:
 // a staging area of tombstones is scanned in as many calls as its time
 // takes. A call always makes progress: it stops only once it consumed an
-// entry or a branch, so the mark it returns is past the one it started
+// entry or a branch, so the checkpoint it returns is past the one it started
 // from. A file exceeds the size budget by at most one row plus Parquet's
 // page headers and footer (about 100 bytes a row group and 1 KiB of fixed
 // metadata; a row group is an eighth of the budget, 64 KiB to 4 MiB):
@@ -110,10 +110,10 @@ var ErrOutOfOrder = errors.New("uncommitted: source out of order")
 // A Preparer holds no state between calls and takes no lock: it is safe
 // for concurrent use, and a run may continue in another process. The calls
 // of one run, though, must not overlap, and the host continues from the
-// mark of the call it made last. A call replaces the file of any other
-// call from its mark: when a first attempt that timed out on the host's
+// checkpoint of the call it made last. A call replaces the file of any other
+// call from its checkpoint: when a first attempt that timed out on the host's
 // side finishes after its retry, its file stays while the host follows
-// the retry's mark, the rows between the two calls' stops are in no file,
+// the retry's checkpoint, the rows between the two calls' stops are in no file,
 // and a manifest written after that does not show it
 // (TestPrepareRemovesManifestBeforeWriting builds such a folder).
 type Preparer struct {
@@ -127,14 +127,16 @@ type Preparer struct {
 	codec           compress.Codec
 	logger          *slog.Logger
 	trailer         func(context.Context) iter.Seq2[string, error]
-	optErr          error // the first invalid option
+	optErr          error // the first invalid option, while NewPreparer runs
 }
 
 // NewPreparer returns a Preparer writing into bucket, which is rooted at the
-// repository's storage namespace. An invalid option makes every Prepare
-// call fail with an error wrapping ErrInvalidOption; nil options are
-// ignored.
-func NewPreparer(bucket *blob.Bucket, opts ...Option) *Preparer {
+// repository's storage namespace. A nil bucket or an invalid option is an
+// error wrapping ErrInvalidInput; nil options are ignored.
+func NewPreparer(bucket *blob.Bucket, opts ...Option) (*Preparer, error) {
+	if bucket == nil {
+		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
+	}
 	p := &Preparer{
 		bucket:          bucket,
 		maxFileSize:     DefaultMaxFileSize,
@@ -148,7 +150,10 @@ func NewPreparer(bucket *blob.Bucket, opts ...Option) *Preparer {
 			opt(p)
 		}
 	}
-	return p
+	if err := p.optErr; err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // Location returns the URI of the folder holding a run's files and its
@@ -173,27 +178,24 @@ func cleanPrefix(p string) string {
 	return p
 }
 
-// Prepare writes the next file of a run: the first call passes a nil mark
-// and starts a run, each later call passes the previous Result.Mark. It
-// returns the next mark, nil once the run is complete.
+// Prepare writes the next file of a run: the first call passes a nil checkpoint
+// and starts a run, each later call passes the previous Result.Checkpoint. It
+// returns the next checkpoint, nil once the run is complete.
 //
 // Branches the Source reports as deleted (ErrBranchNotFound) are skipped;
 // any other error of the Source, of the trailer or of the bucket is
-// returned wrapped, and then the same mark can be retried. So is the
+// returned wrapped, and then the same checkpoint can be retried. So is the
 // context's error whenever ctx is done when the scan ends, even if the
 // Source stopped quietly: a scan cut short must not look complete. An
 // entry of an unknown AddressType is an error (ErrUnknownAddressType). A
 // Repository without a StorageNamespace is an error: every full address
 // would be skipped, and a GC would delete its object.
-func (p *Preparer) Prepare(ctx context.Context, repo Repository, src Source, mark *Mark) (*Result, error) {
-	if p.optErr != nil {
-		return nil, fmt.Errorf("uncommitted: prepare: %w", p.optErr)
-	}
+func (p *Preparer) Prepare(ctx context.Context, repo Repository, src Source, checkpoint *Checkpoint) (*Result, error) {
 	if p.bucket == nil || src == nil {
-		return nil, errors.New("uncommitted: Prepare needs a bucket and a Source")
+		return nil, fmt.Errorf("%w: Prepare needs a bucket and a Source", ErrInvalidInput)
 	}
 	if strings.Trim(repo.StorageNamespace, "/") == "" {
-		return nil, errors.New("uncommitted: Prepare needs the repository's storage namespace")
+		return nil, fmt.Errorf("%w: Prepare needs the repository's storage namespace", ErrInvalidInput)
 	}
 	data := p.dataPrefix
 	if data == "" {
@@ -204,7 +206,7 @@ func (p *Preparer) Prepare(ctx context.Context, repo Repository, src Source, mar
 		return nil, fmt.Errorf("uncommitted: Prepare: the repository's storage namespace %q is not a URI", repo.StorageNamespace)
 	}
 	start := p.now()
-	runID, err := p.runID(mark, start)
+	runID, err := p.runID(checkpoint, start)
 	if err != nil {
 		return nil, err
 	}
@@ -219,13 +221,13 @@ func (p *Preparer) Prepare(ctx context.Context, repo Repository, src Source, mar
 		ns:     ns,
 		prober: nsaddr.NewProber(p.bucket, ns.String(), nsaddr.DefaultProbes),
 		start:  start,
-		key:    folder + fileName(runID, mark),
+		key:    folder + fileName(runID, checkpoint),
 	}
-	p.log(ctx, "prepare uncommitted: start", "repository", repo.ID, "run_id", runID, "mark", mark)
+	p.log(ctx, "prepare uncommitted: start", "repository", repo.ID, "run_id", runID, "checkpoint", checkpoint)
 	if err := removeObject(ctx, p.bucket, folder+ManifestName); err != nil {
 		return nil, err
 	}
-	next, err := s.branches(src, mark)
+	next, err := s.branches(src, checkpoint)
 	if err == nil && next == nil && p.trailer != nil {
 		err = s.trailer()
 	}
@@ -239,7 +241,7 @@ func (p *Preparer) Prepare(ctx context.Context, repo Repository, src Source, mar
 		}
 		return nil, err
 	}
-	res := &Result{RunID: runID, Mark: next, Location: Location(repo.StorageNamespace, p.storagePrefix, runID), Foreign: s.foreign}
+	res := &Result{RunID: runID, Checkpoint: next, Location: Location(repo.StorageNamespace, p.storagePrefix, runID), Foreign: s.foreign}
 	if s.file != nil {
 		if err := s.file.commit(); err != nil {
 			return nil, err
@@ -247,7 +249,7 @@ func (p *Preparer) Prepare(ctx context.Context, repo Repository, src Source, mar
 		res.Filename = s.key[len(folder):]
 		res.Rows = s.file.rows
 	} else if err := removeObject(ctx, p.bucket, s.key); err != nil {
-		// A file of an earlier attempt from this mark, whose rows
+		// A file of an earlier attempt from this checkpoint, whose rows
 		// the next calls write again.
 		return nil, err
 	}
@@ -272,14 +274,14 @@ func (p *Preparer) complete(ctx context.Context, folder, runID string) error {
 	return writeManifest(ctx, p.bucket, folder, m)
 }
 
-// fileName names the file of the call of run runID that starts from mark
+// fileName names the file of the call of run runID that starts from checkpoint
 // (nil: the run's first call): 32 hex digits of a SHA-256 of both, which
 // never start with '_' or '.'. The run ID, branch and path are hashed with
-// their lengths, so distinct marks give distinct names.
-func fileName(runID string, mark *Mark) string {
+// their lengths, so distinct checkpoints give distinct names.
+func fileName(runID string, checkpoint *Checkpoint) string {
 	var branch, path string
-	if mark != nil {
-		branch, path = mark.BranchID, mark.Path
+	if checkpoint != nil {
+		branch, path = checkpoint.BranchID, checkpoint.Path
 	}
 	var b []byte
 	for _, part := range []string{runID, branch, path} {
@@ -290,9 +292,9 @@ func fileName(runID string, mark *Mark) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-func (p *Preparer) runID(mark *Mark, now time.Time) (string, error) {
-	if mark != nil {
-		return mark.RunID, validRunID(mark.RunID)
+func (p *Preparer) runID(checkpoint *Checkpoint, now time.Time) (string, error) {
+	if checkpoint != nil {
+		return checkpoint.RunID, validRunID(checkpoint.RunID)
 	}
 	if p.newRunID == nil {
 		return layout.NewRunID(now), nil
@@ -324,7 +326,7 @@ type scan struct {
 	file    *fileWriter // nil until the first row
 	scanned int
 	// progressed is set once the call consumed an entry or a branch: a
-	// mark taken then is past the one the call started from.
+	// checkpoint taken then is past the one the call started from.
 	progressed bool
 }
 
@@ -338,11 +340,12 @@ const (
 	clockEvery = 16
 )
 
-// branches exports the branches from the mark on, and returns the next mark.
-func (s *scan) branches(src Source, mark *Mark) (*Mark, error) {
+// branches exports the branches from the checkpoint on, and returns the next
+// checkpoint.
+func (s *scan) branches(src Source, checkpoint *Checkpoint) (*Checkpoint, error) {
 	from := ""
-	if mark != nil {
-		from = mark.BranchID
+	if checkpoint != nil {
+		from = checkpoint.BranchID
 	}
 	floor, floorScanned := from, false
 	for branch, err := range src.Branches(s.ctx, from) {
@@ -357,12 +360,12 @@ func (s *scan) branches(src Source, mark *Mark) (*Mark, error) {
 		}
 		if s.overBudget(true) {
 			if id, ok := resumeAt(floor, floorScanned, branch); ok {
-				return &Mark{BranchID: id, RunID: s.runID}, nil
+				return &Checkpoint{BranchID: id, RunID: s.runID}, nil
 			}
 		}
 		path := ""
-		if mark != nil && branch == mark.BranchID {
-			path = mark.Path
+		if checkpoint != nil && branch == checkpoint.BranchID {
+			path = checkpoint.Path
 		}
 		next, err := s.branch(src, branch, path)
 		if err != nil || next != nil {
@@ -374,11 +377,11 @@ func (s *scan) branches(src Source, mark *Mark) (*Mark, error) {
 	return nil, nil
 }
 
-// branch exports one branch's entries from path on; it returns a mark when a
-// budget stopped it.
-func (s *scan) branch(src Source, branch, path string) (*Mark, error) {
+// branch exports one branch's entries from path on; it returns a checkpoint
+// when a budget stopped it.
+func (s *scan) branch(src Source, branch, path string) (*Checkpoint, error) {
 	floor, floorScanned := path, false
-	// A mark must name its branch: inside a branch whose name JSON cannot
+	// A checkpoint must name its branch: inside a branch whose name JSON cannot
 	// carry, the call only stops between branches.
 	canStop := utf8.ValidString(branch)
 	for e, err := range src.Uncommitted(s.ctx, branch, path) {
@@ -399,7 +402,7 @@ func (s *scan) branch(src Source, branch, path string) (*Mark, error) {
 		}
 		if canStop && s.overBudget(s.scanned%clockEvery == 0) {
 			if p, ok := resumeAt(floor, floorScanned, e.Key); ok {
-				return &Mark{BranchID: branch, Path: p, RunID: s.runID}, nil
+				return &Checkpoint{BranchID: branch, Path: p, RunID: s.runID}, nil
 			}
 		}
 		floor, floorScanned = e.Key, true
@@ -482,7 +485,7 @@ func resumeAt(floor string, floorScanned bool, next string) (string, bool) {
 	case utf8.ValidString(next):
 		return next, true
 	case !floorScanned:
-		return floor, true // floor came from a mark or is "": valid
+		return floor, true // floor came from a checkpoint or is "": valid
 	case utf8.ValidString(floor):
 		return floor + "\x00", true // the smallest name after floor
 	}

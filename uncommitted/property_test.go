@@ -201,9 +201,9 @@ func sortRows(rows []uncommitted.Row) {
 }
 
 // markAfter reports whether mark a is past mark b (nil: the run's start).
-func markAfter(a, b *uncommitted.Mark) bool {
+func markAfter(a, b *uncommitted.Checkpoint) bool {
 	if b == nil {
-		b = &uncommitted.Mark{}
+		b = &uncommitted.Checkpoint{}
 	}
 	return a.BranchID > b.BranchID || a.BranchID == b.BranchID && a.Path > b.Path
 }
@@ -211,7 +211,7 @@ func markAfter(a, b *uncommitted.Mark) bool {
 // runToEnd calls Prepare from mark until the run completes, passing each
 // mark through a token, and checks what every call promises. A call that
 // fails with errAmbiguous (a flaky bucket's) is retried from its mark.
-func runToEnd(t *testing.T, ctx context.Context, p *uncommitted.Preparer, bucket *blob.Bucket, src uncommitted.Source, mark *uncommitted.Mark, maxCalls int) (runID string, files int) {
+func runToEnd(t *testing.T, ctx context.Context, p *uncommitted.Preparer, bucket *blob.Bucket, src uncommitted.Source, mark *uncommitted.Checkpoint, maxCalls int) (runID string, files int) {
 	t.Helper()
 	runID, files, _ = runReplaying(t, ctx, p, bucket, src, mark, maxCalls, nil)
 	return runID, files
@@ -224,9 +224,9 @@ func runToEnd(t *testing.T, ctx context.Context, p *uncommitted.Preparer, bucket
 // replays it made. A replay of the nil mark continues the run only with
 // WithRunID. After every call that leaves the run unfinished, reading the
 // run must fail.
-func runReplaying(t *testing.T, ctx context.Context, p *uncommitted.Preparer, bucket *blob.Bucket, src uncommitted.Source, mark *uncommitted.Mark, maxCalls int, replay *rand.Rand) (runID string, files, replays int) {
+func runReplaying(t *testing.T, ctx context.Context, p *uncommitted.Preparer, bucket *blob.Bucket, src uncommitted.Source, mark *uncommitted.Checkpoint, maxCalls int, replay *rand.Rand) (runID string, files, replays int) {
 	t.Helper()
-	passed := []*uncommitted.Mark{mark}
+	passed := []*uncommitted.Checkpoint{mark}
 	for call, retries := 0, 0; ; call++ {
 		if call > maxCalls+replays*maxCalls {
 			t.Fatalf("run did not complete in %d calls", maxCalls)
@@ -245,8 +245,8 @@ func runReplaying(t *testing.T, ctx context.Context, p *uncommitted.Preparer, bu
 		} else if res.RunID != runID {
 			t.Fatalf("call %d: run ID %q, want %q", call, res.RunID, runID)
 		}
-		if res.Mark != nil && !markAfter(res.Mark, mark) {
-			t.Fatalf("call %d made no progress: mark %+v after %+v", call, res.Mark, mark)
+		if res.Checkpoint != nil && !markAfter(res.Checkpoint, mark) {
+			t.Fatalf("call %d made no progress: mark %+v after %+v", call, res.Checkpoint, mark)
 		}
 		if (res.Rows > 0) != (res.Filename != "") {
 			t.Fatalf("call %d: rows %d, filename %q", call, res.Rows, res.Filename)
@@ -257,7 +257,7 @@ func runReplaying(t *testing.T, ctx context.Context, p *uncommitted.Preparer, bu
 		if res.Rows > 0 {
 			files++
 		}
-		tok := uncommitted.EncodeToken(res.Mark)
+		tok := uncommitted.EncodeToken(res.Checkpoint)
 		mark, err = uncommitted.DecodeToken(tok)
 		if err != nil {
 			t.Fatalf("call %d: decode own token %q: %v", call, tok, err)
@@ -359,7 +359,7 @@ func TestPrepareMatchesModel(t *testing.T) {
 					replay = rand.New(rand.NewPCG(seed, 11))
 					opts = append(opts, uncommitted.WithRunID(func() string { return fmt.Sprint("run", seed) }))
 				}
-				p := uncommitted.NewPreparer(bucket, opts...)
+				p := newPreparer(t, bucket, opts...)
 				ctx := context.Background()
 				runID, files, replays := runReplaying(t, ctx, p, bucket, m.src, nil, m.src.size()+2, replay)
 				if files > 1 {
@@ -474,7 +474,7 @@ func TestPrepareFileSizeBound(t *testing.T) {
 				}
 				src.add(fmt.Sprint("b", b), es...)
 			}
-			p := uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(maxSize))
+			p := newPreparer(t, bucket, uncommitted.WithMaxFileSize(maxSize))
 			runID, files := runToEnd(t, ctx, p, bucket, src, nil, 1000)
 			if files < 2 {
 				t.Fatalf("only %d files: the budget was never reached", files)

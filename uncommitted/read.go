@@ -42,7 +42,7 @@ type readConfig struct {
 // AllowUnverified lets ReadRun and Addresses read a run that has no
 // manifest, as stock lakeFS writes them: its files are read as they are.
 // Nothing then shows that the run is complete: the host vouches that its
-// Prepare loop ran until the mark was nil, for otherwise a GC deletes the
+// Prepare loop ran until the checkpoint was nil, for otherwise a GC deletes the
 // staged objects of the pages never written. A run that has a manifest is
 // verified all the same, and an absent run is still ErrNoRun (a lakeFS run
 // that exported no rows has no file: a host that saw every call of it

@@ -138,7 +138,7 @@ func TestReadRunDamagedFooter(t *testing.T) {
 	bucket := memblob.OpenBucket(nil)
 	defer bucket.Close()
 	const rows = 300
-	res, err := uncommitted.NewPreparer(bucket).Prepare(ctx, repo, bigSource(1, rows), nil)
+	res, err := newPreparer(t, bucket).Prepare(ctx, repo, bigSource(1, rows), nil)
 	if err != nil || res.Rows != rows {
 		t.Fatalf("%+v, %v", res, err)
 	}
@@ -203,7 +203,7 @@ func TestReadRunInconsistentFooter(t *testing.T) {
 	ctx := context.Background()
 	bucket := memblob.OpenBucket(nil)
 	defer bucket.Close()
-	res, err := uncommitted.NewPreparer(bucket).Prepare(ctx, repo, bigSource(1, 300), nil)
+	res, err := newPreparer(t, bucket).Prepare(ctx, repo, bigSource(1, 300), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

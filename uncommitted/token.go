@@ -10,11 +10,11 @@ import (
 	"github.com/lakegc/lakegc/internal/layout"
 )
 
-// Mark is the position where the next Prepare call of a run resumes: the
+// Checkpoint is the position where the next Prepare call of a run resumes: the
 // branch and path of the first entry not yet exported. It is lakeFS's
 // GCUncommittedMark, with the same JSON names, so continuation tokens pass
 // between lakeFS and this package in both directions.
-type Mark struct {
+type Checkpoint struct {
 	// BranchID is the branch to resume in.
 	BranchID string `json:"branch"`
 	// Path is the first key of BranchID not yet exported ("" = the start).
@@ -27,13 +27,13 @@ type Mark struct {
 }
 
 // ErrInvalidToken is wrapped by every error about a continuation token or
-// a Mark that cannot continue a run.
+// a Checkpoint that cannot continue a run.
 var ErrInvalidToken = errors.New("uncommitted: invalid continuation token")
 
 // EncodeToken returns m as a continuation token: the standard base64
-// encoding of its JSON, exactly as lakeFS encodes its mark. A nil mark, the
-// end of a run, encodes as "".
-func EncodeToken(m *Mark) string {
+// encoding of its JSON, exactly as lakeFS encodes its mark. A nil checkpoint,
+// the end of a run, encodes as "".
+func EncodeToken(m *Checkpoint) string {
 	if m == nil {
 		return ""
 	}
@@ -42,10 +42,10 @@ func EncodeToken(m *Mark) string {
 }
 
 // DecodeToken parses a continuation token made by EncodeToken or by lakeFS.
-// The empty token decodes to a nil mark (start a new run). Anything that is
-// not standard base64 of a JSON object with a usable run_id returns an error
+// The empty token decodes to a nil checkpoint (start a new run). Anything that
+// is not standard base64 of a JSON object with a usable run_id returns an error
 // wrapping ErrInvalidToken.
-func DecodeToken(tok string) (*Mark, error) {
+func DecodeToken(tok string) (*Checkpoint, error) {
 	if tok == "" {
 		return nil, nil
 	}
@@ -57,7 +57,7 @@ func DecodeToken(tok string) (*Mark, error) {
 	if !strings.HasPrefix(trimmed, "{") {
 		return nil, fmt.Errorf("%w: not a JSON object", ErrInvalidToken)
 	}
-	var m Mark
+	var m Checkpoint
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}

@@ -21,16 +21,16 @@ func TestDecodeLakeFSToken(t *testing.T) {
 	cases := []struct {
 		name string
 		json string
-		want uncommitted.Mark
+		want uncommitted.Checkpoint
 	}{
 		{"mid-branch", `{"branch":"main","path":"tables/t1/part-0001.parquet","run_id":"ft0vql1ksdua2g49g7c0","key":""}`,
-			uncommitted.Mark{BranchID: "main", Path: "tables/t1/part-0001.parquet", RunID: "ft0vql1ksdua2g49g7c0"}},
+			uncommitted.Checkpoint{BranchID: "main", Path: "tables/t1/part-0001.parquet", RunID: "ft0vql1ksdua2g49g7c0"}},
 		{"branch start", `{"branch":"feature/x","path":"","run_id":"r1","key":""}`,
-			uncommitted.Mark{BranchID: "feature/x", RunID: "r1"}},
+			uncommitted.Checkpoint{BranchID: "feature/x", RunID: "r1"}},
 		{"older lakeFS, tracked mark", `{"branch":"","path":"","run_id":"r1","key":"data/a/b","tracked":true}`,
-			uncommitted.Mark{RunID: "r1", Key: "data/a/b"}},
+			uncommitted.Checkpoint{RunID: "r1", Key: "data/a/b"}},
 		{"unicode and escapes", `{"branch":"dev","path":"日本/\u00e9\"q\"","run_id":"r1","key":""}`,
-			uncommitted.Mark{BranchID: "dev", Path: "日本/é\"q\"", RunID: "r1"}},
+			uncommitted.Checkpoint{BranchID: "dev", Path: "日本/é\"q\"", RunID: "r1"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -46,7 +46,7 @@ func TestDecodeLakeFSToken(t *testing.T) {
 }
 
 func TestEncodeTokenLakeFSShape(t *testing.T) {
-	m := &uncommitted.Mark{BranchID: "main", Path: "a/b<c>&", RunID: "ft0vql1ksdua2g49g7c0", Key: "k"}
+	m := &uncommitted.Checkpoint{BranchID: "main", Path: "a/b<c>&", RunID: "ft0vql1ksdua2g49g7c0", Key: "k"}
 	tok := uncommitted.EncodeToken(m)
 	raw, err := base64.StdEncoding.DecodeString(tok)
 	if err != nil {

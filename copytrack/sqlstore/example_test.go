@@ -25,7 +25,10 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	tracker := copytrack.New(store)
+	tracker, err := copytrack.New(store)
+	if err != nil {
+		log.Fatal(err)
+	}
 	err = tracker.Track(ctx, copytrack.Copy{
 		Repository: "repo1", Branch: "main",
 		SrcPath: "tables/a.parquet", DstPath: "tables/b.parquet",

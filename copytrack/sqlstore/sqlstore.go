@@ -12,8 +12,9 @@ import (
 	"github.com/lakegc/lakegc/copytrack"
 )
 
-// ErrInvalidTable is returned by New for a table name it will not quote.
-var ErrInvalidTable = errors.New("sqlstore: invalid table name")
+// ErrInvalidInput is wrapped by the error of New for a table name it will
+// not quote, a nil *sql.DB or a nil option.
+var ErrInvalidInput = errors.New("sqlstore: invalid input")
 
 // DefaultPageSize is how many rows one Scan query reads when no WithPageSize
 // option is given.
@@ -64,15 +65,15 @@ func WithPageSize(n int) Option {
 //	CREATE TABLE <table> (key bytea PRIMARY KEY, value bytea NOT NULL)
 func New(ctx context.Context, db *sql.DB, table string, opts ...Option) (*Store, error) {
 	if !tableName.MatchString(table) {
-		return nil, fmt.Errorf("%w: %q", ErrInvalidTable, table)
+		return nil, fmt.Errorf("%w: table name %q", ErrInvalidInput, table)
 	}
 	if db == nil {
-		return nil, errors.New("sqlstore: nil *sql.DB")
+		return nil, fmt.Errorf("%w: nil *sql.DB", ErrInvalidInput)
 	}
 	s := &Store{db: db, table: table, pageSize: DefaultPageSize}
 	for _, o := range opts {
 		if o == nil {
-			return nil, errors.New("sqlstore: nil option")
+			return nil, fmt.Errorf("%w: nil option", ErrInvalidInput)
 		}
 		o(s)
 	}

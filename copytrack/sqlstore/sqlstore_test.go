@@ -30,8 +30,8 @@ func TestSuccessor(t *testing.T) {
 func TestNewRejectsBadTableNames(t *testing.T) {
 	db := sql.OpenDB(nil) // never used: the name is checked first
 	for _, name := range []string{"", "1t", "t;drop table x", `"t"`, "a.b.c", "t-1", "t t"} {
-		if _, err := New(context.Background(), db, name); !errors.Is(err, ErrInvalidTable) {
-			t.Errorf("New(%q) = %v, want ErrInvalidTable", name, err)
+		if _, err := New(context.Background(), db, name); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("New(%q) = %v, want ErrInvalidInput", name, err)
 		}
 	}
 }

@@ -51,7 +51,7 @@ type gcRun struct {
 	candidates            []string
 	sizes                 map[string]int64 // candidates' sizes, read before the sweep (-1: unknown)
 
-	swept        *sweep.SweepResult
+	swept        *sweep.Result
 	batchDeletes bool // the sweep used S3's DeleteObjects
 }
 
@@ -66,7 +66,7 @@ const exportCallTime = 30 * time.Minute
 // marked, once the candidates' sizes are read for the report. between, if
 // set, is called after each call of the export that leaves more to do,
 // with the next mark: the store keeps working during a GC.
-func (l *lake) collect(ctx context.Context, opts gcOptions, between func(next *uncommitted.Mark) error) (*gcRun, error) {
+func (l *lake) collect(ctx context.Context, opts gcOptions, between func(next *uncommitted.Checkpoint) error) (*gcRun, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var storyErr error
@@ -138,7 +138,7 @@ func (l *lake) collect(ctx context.Context, opts gcOptions, between func(next *u
 	if err != nil {
 		return nil, err
 	}
-	run.swept = &sweep.SweepResult{Deleted: swept.Sweep.Deleted, AlreadyGone: swept.Sweep.AlreadyGone,
+	run.swept = &sweep.Result{Deleted: swept.Sweep.Deleted, AlreadyGone: swept.Sweep.AlreadyGone,
 		Failed: swept.Sweep.Failed, Refused: swept.Sweep.Refused}
 	return run, nil
 }

@@ -51,6 +51,10 @@ func newLake(bucket *blob.Bucket, namespace string, clock *simClock, touch func(
 	if err != nil {
 		return nil, err
 	}
+	copies, err := copytrack.New(copytrack.NewMemStore(), copytrack.WithClock(clock.Now))
+	if err != nil {
+		return nil, err
+	}
 	return &lake{
 		bucket:    bucket,
 		namespace: namespace,
@@ -60,7 +64,7 @@ func newLake(bucket *blob.Bucket, namespace string, clock *simClock, touch func(
 		paths:     paths,
 		links:     links,
 		redeem:    linkaddr.NewMemRedeemer(),
-		copies:    copytrack.New(copytrack.NewMemStore(), copytrack.WithClock(clock.Now)),
+		copies:    copies,
 		rules:     retention.NewRulesStore(bucket),
 		touch:     touch,
 		log:       log,

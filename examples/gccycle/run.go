@@ -43,7 +43,7 @@ func run(ctx context.Context, cfg config) (*result, error) {
 
 	cfg.clock.set(30, 0, 0)
 	log.printf("\nGC preparation, %s, while the store keeps working\n", strings.TrimSpace(cfg.clock.label(cfg.clock.Now())))
-	gc, err := l.collect(ctx, cfg.gc, func(next *uncommitted.Mark) error {
+	gc, err := l.collect(ctx, cfg.gc, func(next *uncommitted.Checkpoint) error {
 		return s.duringExport(ctx, next)
 	})
 	if err != nil {

@@ -220,7 +220,7 @@ func (s *story) inFlight(ctx context.Context) (signed string, err error) {
 // duringExport is what the store does while the export runs: after its
 // first call, the in-flight upload is linked, a staged object renamed and
 // main committed; later pauses see no writes.
-func (s *story) duringExport(ctx context.Context, next *uncommitted.Mark) error {
+func (s *story) duringExport(ctx context.Context, next *uncommitted.Checkpoint) error {
 	if s.raced {
 		return nil
 	}
@@ -242,7 +242,7 @@ const inFlightPath = "events/day-30.csv"
 // export. If the export has passed its path, the object is in neither of
 // the GC's inputs: only its age protects it, and only because the cutoff is
 // anchored at the export's start, not at the mark's.
-func (s *story) linkDuringExport(ctx context.Context, next *uncommitted.Mark) error {
+func (s *story) linkDuringExport(ctx context.Context, next *uncommitted.Checkpoint) error {
 	o, err := s.lake.link(ctx, "ingest", inFlightPath, s.inFlightSigned)
 	if err != nil {
 		return err
@@ -260,7 +260,7 @@ func (s *story) linkDuringExport(ctx context.Context, next *uncommitted.Mark) er
 
 // passed reports whether an export whose next mark is next has already
 // scanned a path of a branch.
-func passed(next *uncommitted.Mark, branch, path string) bool {
+func passed(next *uncommitted.Checkpoint, branch, path string) bool {
 	return next != nil && (branch < next.BranchID || branch == next.BranchID && path < next.Path)
 }
 
@@ -268,7 +268,7 @@ func passed(next *uncommitted.Mark, branch, path string) bool {
 // export. If the export has already passed the new path and not yet
 // reached the old one, neither path is in the export: only the copy record
 // (the export's trailer) keeps the object.
-func (s *story) renameDuringExport(ctx context.Context, next *uncommitted.Mark) error {
+func (s *story) renameDuringExport(ctx context.Context, next *uncommitted.Checkpoint) error {
 	src := fmt.Sprintf("landing/part-%04d.json", s.landing-1)
 	dst := fmt.Sprintf("archive/part-%04d.json", s.landing-1)
 	o, err := s.lake.rename(ctx, "ingest", src, dst)
@@ -290,7 +290,7 @@ func (s *story) renameDuringExport(ctx context.Context, next *uncommitted.Mark) 
 // export has not reached main yet, it will not see the committed objects
 // staged: they are safe only because the active commits are read after the
 // export.
-func (s *story) commitDuringExport(ctx context.Context, next *uncommitted.Mark) error {
+func (s *story) commitDuringExport(ctx context.Context, next *uncommitted.Checkpoint) error {
 	id, err := s.lake.commit(ctx, "main", "ingest days 28-29")
 	if err != nil {
 		return err

@@ -21,16 +21,16 @@ func runFolder(runID string) string {
 
 // prepareAll exports src with a Preparer into bucket and returns the run.
 func prepareAll(tb testing.TB, bucket *blob.Bucket, src uncommitted.Source, opts ...uncommitted.Option) (runID string, rows int64) {
-	p := uncommitted.NewPreparer(bucket, opts...)
+	p := must(uncommitted.NewPreparer(bucket, opts...))
 	repo := uncommitted.Repository{ID: "bench", StorageNamespace: namespace}
-	var mark *uncommitted.Mark
+	var mark *uncommitted.Checkpoint
 	for {
 		res, err := p.Prepare(context.Background(), repo, src, mark)
 		if err != nil {
 			tb.Fatal(err)
 		}
 		runID, rows = res.RunID, rows+res.Rows
-		if mark = res.Mark; mark == nil {
+		if mark = res.Checkpoint; mark == nil {
 			return runID, rows
 		}
 	}
@@ -128,4 +128,13 @@ func measure(b *testing.B, export func(dir string) (rows, bytes int64)) {
 	}
 	b.ReportMetric(float64(rows)/time.Since(start).Seconds(), "rows/s")
 	b.ReportMetric(float64(bytes)/float64(rows), "bytes/row")
+}
+
+// must returns v, and panics on an error: for constructors given valid
+// options.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -125,8 +125,8 @@ func (k Kind) String() string {
 // ErrInjected is wrapped by every error the wrapper makes up itself.
 var ErrInjected = errors.New("faultblob: injected fault")
 
-// ErrInvalidOption is wrapped by the error of an invalid option.
-var ErrInvalidOption = errors.New("faultblob: invalid option")
+// ErrInvalidInput is wrapped by the error of an invalid option.
+var ErrInvalidInput = errors.New("faultblob: invalid input")
 
 // Fault is a seeded fault's error, with the gcerrors code the bucket
 // reports for it.
@@ -191,7 +191,7 @@ type config struct {
 }
 
 func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...)
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidInput}, args...)...)
 }
 
 func checkOp(name string, op Op, seeded bool) error {
@@ -405,7 +405,7 @@ type Bucket struct {
 
 // New wraps inner, which the caller still owns: closing the wrapper's
 // bucket does not close inner. An invalid option is an error wrapping
-// ErrInvalidOption.
+// ErrInvalidInput.
 func New(inner *blob.Bucket, opts ...Option) (*Bucket, error) {
 	if inner == nil {
 		return nil, invalid("New: nil bucket")

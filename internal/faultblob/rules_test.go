@@ -261,11 +261,11 @@ func TestInvalidRules(t *testing.T) {
 		faultblob.WithSpare(faultblob.Close, 1), faultblob.WithHook(faultblob.Op(42), func(context.Context, *faultblob.Call) error { return nil }),
 		faultblob.WithHook(faultblob.List, nil), faultblob.WithError(faultblob.Read, nil),
 		faultblob.WithLatency(faultblob.Read, nil), faultblob.WithShortRead(nil), faultblob.WithErrorCode(nil), faultblob.WithFaultKeys(nil)} {
-		if _, err := faultblob.New(inner, o); !errors.Is(err, faultblob.ErrInvalidOption) {
+		if _, err := faultblob.New(inner, o); !errors.Is(err, faultblob.ErrInvalidInput) {
 			t.Errorf("an invalid option gave %v", err)
 		}
 	}
-	if _, err := faultblob.New(nil); !errors.Is(err, faultblob.ErrInvalidOption) {
+	if _, err := faultblob.New(nil); !errors.Is(err, faultblob.ErrInvalidInput) {
 		t.Errorf("a nil bucket gave %v", err)
 	}
 }

@@ -57,7 +57,7 @@ type Client struct {
 }
 
 // Option configures a Client. Zero values mean the default; invalid values
-// make New fail with ErrConfig.
+// make New fail with ErrInvalidInput.
 type Option func(*Client) error
 
 // WithHTTPClient sends the requests with hc (its transport, proxies, TLS
@@ -65,7 +65,7 @@ type Option func(*Client) error
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *Client) error {
 		if hc == nil {
-			return fmt.Errorf("%w: nil HTTP client", ErrConfig)
+			return fmt.Errorf("%w: nil HTTP client", ErrInvalidInput)
 		}
 		c.http = hc
 		return nil
@@ -100,7 +100,7 @@ func WithMaxAttempts(n int) Option {
 	return func(c *Client) error {
 		switch {
 		case n < 0:
-			return fmt.Errorf("%w: max attempts %d is negative", ErrConfig, n)
+			return fmt.Errorf("%w: max attempts %d is negative", ErrInvalidInput, n)
 		case n == 0:
 			c.maxAttempts = DefaultMaxAttempts
 		default:
@@ -117,7 +117,7 @@ func WithMaxAttempts(n int) Option {
 func WithBackoff(minWait, maxWait time.Duration) Option {
 	return func(c *Client) error {
 		if minWait < 0 || maxWait < 0 {
-			return fmt.Errorf("%w: negative backoff %v, %v", ErrConfig, minWait, maxWait)
+			return fmt.Errorf("%w: negative backoff %v, %v", ErrInvalidInput, minWait, maxWait)
 		}
 		if minWait == 0 {
 			minWait = DefaultMinBackoff
@@ -126,7 +126,7 @@ func WithBackoff(minWait, maxWait time.Duration) Option {
 			maxWait = max(DefaultMaxBackoff, minWait)
 		}
 		if maxWait < minWait {
-			return fmt.Errorf("%w: backoff cap %v below its start %v", ErrConfig, maxWait, minWait)
+			return fmt.Errorf("%w: backoff cap %v below its start %v", ErrInvalidInput, maxWait, minWait)
 		}
 		c.minBackoff, c.maxBackoff = minWait, maxWait
 		return nil
@@ -148,7 +148,7 @@ func durationOption(name string, d, def time.Duration, set func(*Client, time.Du
 	return func(c *Client) error {
 		switch {
 		case d < 0:
-			return fmt.Errorf("%w: %s %v is negative", ErrConfig, name, d)
+			return fmt.Errorf("%w: %s %v is negative", ErrInvalidInput, name, d)
 		case d == 0:
 			set(c, def)
 		default:
@@ -158,16 +158,16 @@ func durationOption(name string, d, def time.Duration, set func(*Client, time.Du
 	}
 }
 
-// New returns a client of the lakeFS at endpoint (e.g. "https://lakefs.example.com";
-// "/api/v1" is added when the URL has no path, as lakectl does) that
-// authenticates with the access key pair.
+// New returns a client of the lakeFS at endpoint (e.g.
+// "https://lakefs.example.com"; "/api/v1" is added when the URL has no path, as
+// lakectl does) that authenticates with the access key pair.
 func New(endpoint, accessKeyID, secretAccessKey string, opts ...Option) (*Client, error) {
 	base, err := normalizeEndpoint(endpoint)
 	if err != nil {
 		return nil, err
 	}
 	if accessKeyID == "" || secretAccessKey == "" {
-		return nil, fmt.Errorf("%w: an access key ID and a secret access key are needed", ErrConfig)
+		return nil, fmt.Errorf("%w: an access key ID and a secret access key are needed", ErrInvalidInput)
 	}
 	c := &Client{
 		base:         base,
@@ -198,7 +198,8 @@ func (c *Client) Requests() int64 { return c.requests.Load() }
 
 // FromEnv returns a client configured from the environment variables lakectl
 // reads: EnvEndpointURL, EnvAccessKeyID and EnvSecretAccessKey. A missing
-// variable is an ErrConfig naming it; lakectl's configuration file is not read.
+// variable is an ErrInvalidInput naming it; lakectl's configuration file is not
+// read.
 func FromEnv(opts ...Option) (*Client, error) {
 	var missing []string
 	get := func(name string) string {
@@ -210,7 +211,7 @@ func FromEnv(opts ...Option) (*Client, error) {
 	}
 	endpoint, key, secret := get(EnvEndpointURL), get(EnvAccessKeyID), get(EnvSecretAccessKey)
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("%w: %s not set", ErrConfig, strings.Join(missing, ", "))
+		return nil, fmt.Errorf("%w: %s not set", ErrInvalidInput, strings.Join(missing, ", "))
 	}
 	return New(endpoint, key, secret, opts...)
 }
@@ -222,13 +223,13 @@ func (c *Client) Endpoint() string { return c.base }
 func normalizeEndpoint(endpoint string) (string, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil {
-		return "", fmt.Errorf("%w: endpoint: %w", ErrConfig, err)
+		return "", fmt.Errorf("%w: endpoint: %w", ErrInvalidInput, err)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("%w: endpoint %q is not an http(s) URL", ErrConfig, endpoint)
+		return "", fmt.Errorf("%w: endpoint %q is not an http(s) URL", ErrInvalidInput, endpoint)
 	}
 	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return "", fmt.Errorf("%w: endpoint %q has user info, a query or a fragment", ErrConfig, endpoint)
+		return "", fmt.Errorf("%w: endpoint %q has user info, a query or a fragment", ErrInvalidInput, endpoint)
 	}
 	if u.Path == "" || u.Path == "/" {
 		u.Path = basePath

@@ -30,13 +30,13 @@ func TestNewEndpoint(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "127.0.0.1:8000", "ftp://h/", "http://", "http://u:p@h/", "http://h/?x=1", "http://h/#f", "http://[::1"} {
-		if _, err := New(bad, "k", "s"); !errors.Is(err, ErrConfig) {
-			t.Errorf("New(%q) = %v, want ErrConfig", bad, err)
+		if _, err := New(bad, "k", "s"); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("New(%q) = %v, want ErrInvalidInput", bad, err)
 		}
 	}
 	for _, keys := range [][2]string{{"", "s"}, {"k", ""}} {
-		if _, err := New("http://h", keys[0], keys[1]); !errors.Is(err, ErrConfig) {
-			t.Errorf("New with keys %q = %v, want ErrConfig", keys, err)
+		if _, err := New("http://h", keys[0], keys[1]); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("New with keys %q = %v, want ErrInvalidInput", keys, err)
 		}
 	}
 }
@@ -62,8 +62,8 @@ func TestOptions(t *testing.T) {
 		"backoff order":   WithBackoff(2*time.Second, time.Second),
 		"http client":     WithHTTPClient(nil),
 	} {
-		if _, err := New("http://h", "k", "s", opt); !errors.Is(err, ErrConfig) {
-			t.Errorf("%s: %v, want ErrConfig", name, err)
+		if _, err := New("http://h", "k", "s", opt); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("%s: %v, want ErrInvalidInput", name, err)
 		}
 	}
 	// A start above the default cap raises the cap rather than failing.
@@ -86,7 +86,7 @@ func TestFromEnv(t *testing.T) {
 	t.Setenv(EnvSecretAccessKey, "")
 	t.Setenv(EnvEndpointURL, "")
 	_, err = FromEnv()
-	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), EnvSecretAccessKey) || !strings.Contains(err.Error(), EnvEndpointURL) {
+	if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), EnvSecretAccessKey) || !strings.Contains(err.Error(), EnvEndpointURL) {
 		t.Errorf("FromEnv without endpoint and secret: %v", err)
 	}
 }

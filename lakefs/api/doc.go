@@ -40,11 +40,12 @@
 // LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY). Every error wraps one sentinel:
 // [ErrUnauthorized] (401: a wrong key pair, and also — lakeFS's code does so —
 // a user lacking the permission), [ErrForbidden] (403: a read-only
-// repository, whose rules cannot be set nor GC prepared), [ErrNotFound], [ErrTooManyRequests], [ErrServer],
-// [ErrRequest] (other 4xx), [ErrMalformed] (an answer that breaks the API's
-// promises: nothing of it is used), [ErrTransport], [ErrTaskFailed],
-// [ErrConfig], [ErrInvalidInput], [ErrOutsideNamespace]. A status is also a
-// [*StatusError] carrying lakeFS's message and any Retry-After.
+// repository, whose rules cannot be set nor GC prepared), [ErrNotFound],
+// [ErrTooManyRequests], [ErrServer], [ErrRequest] (other 4xx), [ErrMalformed]
+// (an answer that breaks the API's promises: nothing of it is used),
+// [ErrTransport], [ErrTaskFailed], [ErrInvalidInput] (the configuration or an
+// argument), [ErrOutsideNamespace]. A status is also a [*StatusError] carrying
+// lakeFS's message and any Retry-After.
 //
 // # Retries
 //

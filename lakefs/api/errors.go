@@ -30,10 +30,9 @@ var (
 	// ErrTransport: no answer came back from lakeFS (connection refused, reset,
 	// timed out) on every attempt.
 	ErrTransport = errors.New("api: transport error")
-	// ErrConfig: the client's configuration (endpoint, keys, an option) is invalid.
-	ErrConfig = errors.New("api: invalid configuration")
-	// ErrInvalidInput: an argument of a call is invalid (an empty repository
-	// name, negative retention days, …); nothing was sent.
+	// ErrInvalidInput: the client's configuration (endpoint, keys, an
+	// option) or an argument of a call is invalid (an empty repository name,
+	// negative retention days, …); nothing was sent.
 	ErrInvalidInput = errors.New("api: invalid input")
 	// ErrOutsideNamespace: a location lakeFS returned is not inside the
 	// repository's storage namespace.

@@ -16,10 +16,10 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// ErrInvalid is wrapped by every error about the configuration itself: a
+// ErrInvalidInput is wrapped by every error about the configuration itself: a
 // file too large or not YAML, a setting of the wrong type, a blockstore type
 // lakegc cannot open, a namespace of another kind than the blockstore.
-var ErrInvalid = errors.New("blockstore: invalid configuration")
+var ErrInvalidInput = errors.New("blockstore: invalid input")
 
 // ErrUnsupported is wrapped by the error for a configuration lakeFS runs
 // with but this package does not read: the multi-storage "blockstores" form,
@@ -189,7 +189,7 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 			return nil, fmt.Errorf("blockstore: %s: %w", path, err)
 		}
 		if len(data) > MaxFileSize {
-			return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrInvalid, path, MaxFileSize)
+			return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrInvalidInput, path, MaxFileSize)
 		}
 	}
 	c, err := Parse(data, getenv)
@@ -208,7 +208,7 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 // do: a boolean from true/false or a string strconv.ParseBool accepts, a
 // number from a number or a numeric string, a string from any scalar; a
 // mapping or a list where a value belongs, or a value that does not convert,
-// is an error wrapping ErrInvalid that names the key, never the value.
+// is an error wrapping ErrInvalidInput that names the key, never the value.
 // lakeFS's defaults fill what is unset (Default*); "~" in the local path and
 // the GCS credentials file is the home directory, as lakeFS expands it.
 //
@@ -216,7 +216,7 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 // "blockstores" section and the in-memory types are ErrUnsupported.
 func Parse(data []byte, getenv func(string) string) (*Config, error) {
 	if len(data) > MaxFileSize {
-		return nil, fmt.Errorf("%w: larger than %d bytes", ErrInvalid, MaxFileSize)
+		return nil, fmt.Errorf("%w: larger than %d bytes", ErrInvalidInput, MaxFileSize)
 	}
 	if getenv == nil {
 		getenv = func(string) string { return "" }
@@ -224,7 +224,7 @@ func Parse(data []byte, getenv func(string) string) (*Config, error) {
 	var doc any
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		// yaml's messages quote at most a line's position and a token.
-		return nil, fmt.Errorf("%w: not YAML: %s", ErrInvalid, yamlMessage(err))
+		return nil, fmt.Errorf("%w: not YAML: %s", ErrInvalidInput, yamlMessage(err))
 	}
 	root, err := asMap("", doc)
 	if err != nil {
@@ -283,11 +283,11 @@ func Parse(data []byte, getenv func(string) string) (*Config, error) {
 		}
 	case "":
 		if r.err == nil {
-			return nil, fmt.Errorf("%w: blockstore.type is not set (nor %s)", ErrInvalid, envName("blockstore.type"))
+			return nil, fmt.Errorf("%w: blockstore.type is not set (nor %s)", ErrInvalidInput, envName("blockstore.type"))
 		}
 	default:
 		if r.err == nil {
-			return nil, fmt.Errorf("%w: blockstore.type %q is none of s3, gs, azure, local", ErrInvalid, c.Type)
+			return nil, fmt.Errorf("%w: blockstore.type %q is none of s3, gs, azure, local", ErrInvalidInput, c.Type)
 		}
 	}
 	if r.err != nil {
@@ -323,7 +323,7 @@ func asMap(key string, v any) (map[string]any, error) {
 		if where == "" {
 			where = "the document"
 		}
-		return nil, fmt.Errorf("%w: %s is %s, not a mapping", ErrInvalid, where, kindOf(v))
+		return nil, fmt.Errorf("%w: %s is %s, not a mapping", ErrInvalidInput, where, kindOf(v))
 	}
 	out := make(map[string]any, len(m))
 	keys := make([]string, 0, len(m))
@@ -334,7 +334,7 @@ func asMap(key string, v any) (map[string]any, error) {
 	for _, k := range keys {
 		lk := strings.ToLower(k)
 		if _, dup := out[lk]; dup {
-			return nil, fmt.Errorf("%w: %s has the key %q twice (keys are matched regardless of case)", ErrInvalid, orRoot(key), lk)
+			return nil, fmt.Errorf("%w: %s has the key %q twice (keys are matched regardless of case)", ErrInvalidInput, orRoot(key), lk)
 		}
 		out[lk] = m[k]
 	}
@@ -408,7 +408,7 @@ func (r *reader) lookup(key string) (v any, ok bool) {
 
 func (r *reader) fail(key, format string, args ...any) {
 	if r.err == nil {
-		r.err = fmt.Errorf("%w: %s: "+format, append([]any{ErrInvalid, key}, args...)...)
+		r.err = fmt.Errorf("%w: %s: "+format, append([]any{ErrInvalidInput, key}, args...)...)
 	}
 }
 
@@ -557,13 +557,13 @@ func expandHome(key, p string, getenv func(string) string) (string, error) {
 		return p, nil
 	}
 	if len(p) > 1 && p[1] != '/' && p[1] != '\\' {
-		return "", fmt.Errorf("%w: %s: only ~ or ~/ expands to the home directory", ErrInvalid, key)
+		return "", fmt.Errorf("%w: %s: only ~ or ~/ expands to the home directory", ErrInvalidInput, key)
 	}
 	home := getenv("HOME")
 	if home == "" {
 		var err error
 		if home, err = os.UserHomeDir(); err != nil {
-			return "", fmt.Errorf("%w: %s starts with ~: %v", ErrInvalid, key, err)
+			return "", fmt.Errorf("%w: %s starts with ~: %v", ErrInvalidInput, key, err)
 		}
 	}
 	return filepath.Join(home, p[1:]), nil
@@ -573,7 +573,7 @@ func expandHome(key, p string, getenv func(string) string) (string, error) {
 func localPath(p string, getenv func(string) string) (string, error) {
 	const key = "blockstore.local.path"
 	if p == "" {
-		return "", fmt.Errorf("%w: %s is empty", ErrInvalid, key)
+		return "", fmt.Errorf("%w: %s is empty", ErrInvalidInput, key)
 	}
 	p, err := expandHome(key, p, getenv)
 	if err != nil {
@@ -581,7 +581,7 @@ func localPath(p string, getenv func(string) string) (string, error) {
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s: %v", ErrInvalid, key, err)
+		return "", fmt.Errorf("%w: %s: %v", ErrInvalidInput, key, err)
 	}
 	return abs, nil
 }

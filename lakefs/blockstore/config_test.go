@@ -117,27 +117,27 @@ func TestParseErrors(t *testing.T) {
 		target error
 		want   string // in the message
 	}{
-		"not yaml":            {"blockstore: [", nil, ErrInvalid, "not YAML"},
-		"document a list":     {"- a\n- b\n", nil, ErrInvalid, "not a mapping"},
-		"blockstore a string": {"blockstore: s3\n", nil, ErrInvalid, "blockstore is a string"},
-		"s3 a list":           {"blockstore:\n  type: s3\n  s3: [1]\n", nil, ErrInvalid, "blockstore.s3 is a list"},
-		"endpoint a mapping":  {"blockstore:\n  type: s3\n  s3:\n    endpoint: {a: secret-looking}\n", nil, ErrInvalid, "blockstore.s3.endpoint: a mapping"},
-		"secret a list":       {"blockstore:\n  type: s3\n  s3:\n    credentials:\n      secret_access_key: [secret-looking]\n", nil, ErrInvalid, "secret_access_key: a list"},
-		"bad bool":            {"blockstore:\n  type: s3\n  s3:\n    force_path_style: secret-looking\n", nil, ErrInvalid, "force_path_style"},
-		"bad bool env":        {"blockstore:\n  type: s3\n", map[string]string{"LAKEFS_BLOCKSTORE_S3_FORCE_PATH_STYLE": "secret-looking"}, ErrInvalid, "force_path_style"},
-		"bad int":             {"blockstore:\n  type: s3\n  s3:\n    max_retries: 1.5\n", nil, ErrInvalid, "max_retries"},
-		"bad duration":        {"blockstore:\n  type: azure\n  azure:\n    try_timeout: secret-looking\n", nil, ErrInvalid, "try_timeout"},
-		"timestamp":           {"blockstore:\n  type: s3\n  s3:\n    region: 2001-12-14\n", nil, ErrInvalid, "a timestamp"},
-		"no type":             {"blockstore:\n  s3:\n    region: x\n", nil, ErrInvalid, "blockstore.type is not set"},
-		"empty":               {"", nil, ErrInvalid, "LAKEFS_BLOCKSTORE_TYPE"},
-		"unknown type":        {"blockstore:\n  type: ftp\n", nil, ErrInvalid, `"ftp"`},
+		"not yaml":            {"blockstore: [", nil, ErrInvalidInput, "not YAML"},
+		"document a list":     {"- a\n- b\n", nil, ErrInvalidInput, "not a mapping"},
+		"blockstore a string": {"blockstore: s3\n", nil, ErrInvalidInput, "blockstore is a string"},
+		"s3 a list":           {"blockstore:\n  type: s3\n  s3: [1]\n", nil, ErrInvalidInput, "blockstore.s3 is a list"},
+		"endpoint a mapping":  {"blockstore:\n  type: s3\n  s3:\n    endpoint: {a: secret-looking}\n", nil, ErrInvalidInput, "blockstore.s3.endpoint: a mapping"},
+		"secret a list":       {"blockstore:\n  type: s3\n  s3:\n    credentials:\n      secret_access_key: [secret-looking]\n", nil, ErrInvalidInput, "secret_access_key: a list"},
+		"bad bool":            {"blockstore:\n  type: s3\n  s3:\n    force_path_style: secret-looking\n", nil, ErrInvalidInput, "force_path_style"},
+		"bad bool env":        {"blockstore:\n  type: s3\n", map[string]string{"LAKEFS_BLOCKSTORE_S3_FORCE_PATH_STYLE": "secret-looking"}, ErrInvalidInput, "force_path_style"},
+		"bad int":             {"blockstore:\n  type: s3\n  s3:\n    max_retries: 1.5\n", nil, ErrInvalidInput, "max_retries"},
+		"bad duration":        {"blockstore:\n  type: azure\n  azure:\n    try_timeout: secret-looking\n", nil, ErrInvalidInput, "try_timeout"},
+		"timestamp":           {"blockstore:\n  type: s3\n  s3:\n    region: 2001-12-14\n", nil, ErrInvalidInput, "a timestamp"},
+		"no type":             {"blockstore:\n  s3:\n    region: x\n", nil, ErrInvalidInput, "blockstore.type is not set"},
+		"empty":               {"", nil, ErrInvalidInput, "LAKEFS_BLOCKSTORE_TYPE"},
+		"unknown type":        {"blockstore:\n  type: ftp\n", nil, ErrInvalidInput, `"ftp"`},
 		"mem":                 {"blockstore:\n  type: mem\n", nil, ErrUnsupported, "memory"},
 		"transient":           {"blockstore:\n  type: transient\n", nil, ErrUnsupported, "memory"},
 		"blockstores":         {"blockstores:\n  stores:\n    - id: a\n      type: s3\n", nil, ErrUnsupported, "blockstores"},
-		"duplicate by case":   {"blockstore:\n  type: s3\n  S3: {}\n  s3: {}\n", nil, ErrInvalid, "twice"},
-		"user home":           {"blockstore:\n  type: local\n  local:\n    path: ~other/x\n", nil, ErrInvalid, "blockstore.local.path"},
-		"empty local path":    {"blockstore:\n  type: local\n  local:\n    path: \"\"\n", nil, ErrInvalid, "empty"},
-		"too large":           {"blockstore:\n  type: s3\n#" + strings.Repeat("x", MaxFileSize), nil, ErrInvalid, "larger than"},
+		"duplicate by case":   {"blockstore:\n  type: s3\n  S3: {}\n  s3: {}\n", nil, ErrInvalidInput, "twice"},
+		"user home":           {"blockstore:\n  type: local\n  local:\n    path: ~other/x\n", nil, ErrInvalidInput, "blockstore.local.path"},
+		"empty local path":    {"blockstore:\n  type: local\n  local:\n    path: \"\"\n", nil, ErrInvalidInput, "empty"},
+		"too large":           {"blockstore:\n  type: s3\n#" + strings.Repeat("x", MaxFileSize), nil, ErrInvalidInput, "larger than"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, err := Parse([]byte(tc.yaml), envOf(tc.env))
@@ -235,14 +235,14 @@ func TestLoad(t *testing.T) {
 	if err != nil || c.S3.Endpoint != "http://minio:9000" {
 		t.Fatalf("Load = %v, %v", c, err)
 	}
-	if _, err := Load(filepath.Join(dir, "missing.yaml"), nil); err == nil || errors.Is(err, ErrInvalid) {
+	if _, err := Load(filepath.Join(dir, "missing.yaml"), nil); err == nil || errors.Is(err, ErrInvalidInput) {
 		t.Errorf("missing file: %v", err)
 	}
 	big := filepath.Join(dir, "big.yaml")
 	if err := os.WriteFile(big, []byte("blockstore:\n  type: s3\n#"+strings.Repeat("x", MaxFileSize)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(big, nil); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), big) {
+	if _, err := Load(big, nil); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), big) {
 		t.Errorf("large file: %v", err)
 	}
 	c, err = Load("", envOf(map[string]string{"LAKEFS_BLOCKSTORE_TYPE": "s3"}))

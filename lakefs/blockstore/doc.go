@@ -27,7 +27,7 @@
 // Every other key is ignored (lakeFS refuses keys it does not know, so a
 // file it runs with has none it does not read). A value of the wrong type
 // (a mapping where a string belongs, "yes" for a boolean) is an error
-// wrapping [ErrInvalid] that names the key; lakeFS's multi-storage
+// wrapping [ErrInvalidInput] that names the key; lakeFS's multi-storage
 // "blockstores" section and its in-memory blockstores are [ErrUnsupported].
 // The file is read up to [MaxFileSize].
 //

@@ -40,7 +40,7 @@ func FuzzParse(f *testing.F) {
 			if c != nil {
 				t.Fatalf("a Config and an error: %v", err)
 			}
-			if !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrUnsupported) {
+			if !errors.Is(err, ErrInvalidInput) && !errors.Is(err, ErrUnsupported) {
 				t.Fatalf("error wraps no sentinel: %v", err)
 			}
 			return

@@ -68,7 +68,7 @@ func (c *Config) OpenBucket(ctx context.Context, ns string) (*blob.Bucket, error
 		return nil, err
 	}
 	if want, ok := kinds[c.Type]; !ok || n.Kind != want {
-		return nil, fmt.Errorf("%w: namespace %s is not on lakeFS's blockstore.type %q", ErrInvalid, n, c.Type)
+		return nil, fmt.Errorf("%w: namespace %s is not on lakeFS's blockstore.type %q", ErrInvalidInput, n, c.Type)
 	}
 	var b *blob.Bucket
 	switch n.Kind {
@@ -194,7 +194,7 @@ func (c *Config) gcsClient(ctx context.Context) (*storage.Client, error) {
 		if err != nil {
 			// The parser's message could quote the key: say only that
 			// it was refused.
-			return nil, fmt.Errorf("%w: %s: the Google client refused the service account key", ErrInvalid, setting)
+			return nil, fmt.Errorf("%w: %s: the Google client refused the service account key", ErrInvalidInput, setting)
 		}
 		opts = append(opts, option.WithCredentials(creds))
 	}
@@ -219,7 +219,7 @@ func readKeyFile(name string) ([]byte, error) {
 		return nil, fmt.Errorf("blockstore: blockstore.gs.credentials_file: %w", err)
 	}
 	if len(key) > maxKeyFile {
-		return nil, fmt.Errorf("%w: blockstore.gs.credentials_file %s is larger than %d bytes", ErrInvalid, name, maxKeyFile)
+		return nil, fmt.Errorf("%w: blockstore.gs.credentials_file %s is larger than %d bytes", ErrInvalidInput, name, maxKeyFile)
 	}
 	return key, nil
 }
@@ -231,10 +231,10 @@ func serviceAccountKey(setting string, key []byte) error {
 		Type string `json:"type"`
 	}
 	if err := json.Unmarshal(key, &k); err != nil {
-		return fmt.Errorf("%w: %s is not a JSON key", ErrInvalid, setting)
+		return fmt.Errorf("%w: %s is not a JSON key", ErrInvalidInput, setting)
 	}
 	if k.Type != "service_account" {
-		return fmt.Errorf("%w: %s is not a service account key (lakeFS takes only those)", ErrInvalid, setting)
+		return fmt.Errorf("%w: %s is not a service account key (lakeFS takes only those)", ErrInvalidInput, setting)
 	}
 	return nil
 }
@@ -245,13 +245,13 @@ func serviceAccountKey(setting string, key []byte) error {
 func (c *Config) azureContainer(n namespace.Namespace) (*container.Client, error) {
 	a := c.Azure
 	if n.Domain != a.Domain {
-		return nil, fmt.Errorf("%w: namespace %s is on %s, lakeFS's blockstore.azure.domain is %q", ErrInvalid, n, n.Domain, a.Domain)
+		return nil, fmt.Errorf("%w: namespace %s is on %s, lakeFS's blockstore.azure.domain is %q", ErrInvalidInput, n, n.Domain, a.Domain)
 	}
 	endpoint := "https://" + n.Account + "." + a.Domain
 	if a.TestEndpointURL != "" {
 		u, err := url.Parse(a.TestEndpointURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.User != nil {
-			return nil, fmt.Errorf("%w: blockstore.azure.test_endpoint_url is not an http(s) URL without a query", ErrInvalid)
+			return nil, fmt.Errorf("%w: blockstore.azure.test_endpoint_url is not an http(s) URL without a query", ErrInvalidInput)
 		}
 		endpoint = a.TestEndpointURL
 	}
@@ -262,7 +262,7 @@ func (c *Config) azureContainer(n namespace.Namespace) (*container.Client, error
 		if err != nil {
 			// The SDK's message is about the key's encoding; it does
 			// not quote it, but say no more than that.
-			return nil, fmt.Errorf("%w: blockstore.azure.storage_access_key is not a base64 account key", ErrInvalid)
+			return nil, fmt.Errorf("%w: blockstore.azure.storage_access_key is not a base64 account key", ErrInvalidInput)
 		}
 		return container.NewClientWithSharedKeyCredential(containerURL, cred, opts)
 	}

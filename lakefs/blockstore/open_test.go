@@ -159,11 +159,11 @@ func TestOpenKinds(t *testing.T) {
 		{&Config{Type: TypeAzure, Azure: Azure{Domain: DefaultAzureDomain}}, "local://repo1"},
 		{&Config{Type: "mem"}, "s3://b"},
 	} {
-		if _, err := tc.c.OpenBucket(t.Context(), tc.ns); !errors.Is(err, ErrInvalid) {
+		if _, err := tc.c.OpenBucket(t.Context(), tc.ns); !errors.Is(err, ErrInvalidInput) {
 			t.Errorf("%s on %s: %v", tc.ns, tc.c.Type, err)
 		}
 	}
-	if _, err := local.OpenBucket(t.Context(), "local://../x"); !errors.Is(err, namespace.ErrInvalid) {
+	if _, err := local.OpenBucket(t.Context(), "local://../x"); !errors.Is(err, namespace.ErrInvalidInput) {
 		t.Errorf("bad namespace: %v", err)
 	}
 }
@@ -199,15 +199,15 @@ func TestOpenAzureContainer(t *testing.T) {
 		})
 	}
 	c := &Config{Type: TypeAzure, Azure: Azure{StorageAccount: "acct", StorageAccessKey: key, Domain: DefaultAzureDomain}}
-	if _, err := c.OpenBucket(t.Context(), "https://acct.blob.core.chinacloudapi.cn/cont"); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "domain") {
+	if _, err := c.OpenBucket(t.Context(), "https://acct.blob.core.chinacloudapi.cn/cont"); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "domain") {
 		t.Errorf("other domain: %v", err)
 	}
 	bad := &Config{Type: TypeAzure, Azure: Azure{StorageAccount: "acct", StorageAccessKey: "not base64 secret-looking!", Domain: DefaultAzureDomain}}
-	if _, err := bad.OpenBucket(t.Context(), "https://acct.blob.core.windows.net/cont"); !errors.Is(err, ErrInvalid) || strings.Contains(err.Error(), "secret-looking") {
+	if _, err := bad.OpenBucket(t.Context(), "https://acct.blob.core.windows.net/cont"); !errors.Is(err, ErrInvalidInput) || strings.Contains(err.Error(), "secret-looking") {
 		t.Errorf("bad key: %v", err)
 	}
 	emu := &Config{Type: TypeAzure, Azure: Azure{Domain: DefaultAzureDomain, TestEndpointURL: "ftp://x"}}
-	if _, err := emu.OpenBucket(t.Context(), "https://acct.blob.core.windows.net/cont"); !errors.Is(err, ErrInvalid) {
+	if _, err := emu.OpenBucket(t.Context(), "https://acct.blob.core.windows.net/cont"); !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("bad test endpoint: %v", err)
 	}
 }

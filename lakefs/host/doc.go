@@ -20,8 +20,8 @@
 // go at once; run one at a time per repository.
 //
 // Errors of lakeFS and its API wrap [ErrLakeFS] (and the api package's
-// sentinel); options Collect refuses wrap [ErrInvalidOptions] or
-// lakegc.ErrInvalidConfig; a local repository without BlockstorePath wraps
+// sentinel); options Collect refuses wrap [ErrInvalidInput] or
+// lakegc.ErrInvalidInput; a local repository without BlockstorePath wraps
 // namespace.ErrNoLocalRoot.
 //
 // # Namespaces and credentials

@@ -22,6 +22,8 @@ import (
 	"github.com/lakegc/lakegc/namespace"
 	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
+	"github.com/lakegc/lakegc/sweep/azdelete"
+	"github.com/lakegc/lakegc/sweep/gcsdelete"
 	"github.com/lakegc/lakegc/sweep/s3delete"
 	"github.com/lakegc/lakegc/uncommitted"
 )
@@ -31,14 +33,14 @@ import (
 const storagePrefix = lakegc.DefaultStoragePrefix
 
 // Errors of Collect. Every error of lakeFS's API is wrapped with ErrLakeFS
-// (and keeps its api sentinel); an invalid option is ErrInvalidOptions.
+// (and keeps its api sentinel); an invalid option is ErrInvalidInput.
 var (
 	// ErrLakeFS marks the errors of lakeFS and its API: it refused, could
 	// not be reached, or answered what the run cannot use.
 	ErrLakeFS = errors.New("host: lakeFS")
-	// ErrInvalidOptions is an Options that Collect refuses before any
+	// ErrInvalidInput is an Options that Collect refuses before any
 	// call.
-	ErrInvalidOptions = errors.New("host: invalid options")
+	ErrInvalidInput = errors.New("host: invalid input")
 )
 
 // IsLakeFS reports whether err is lakeFS's refusal or failure to answer:
@@ -172,11 +174,11 @@ type Result struct {
 // the files of the namespace's folder under o.BlockstorePath directly
 // (never a "<key>.attrs" beside one), so a given bucket must be that
 // folder: Collect writes a probe file through it, reads it back from the
-// folder and removes it, and refuses another folder (ErrInvalidOptions).
+// folder and removes it, and refuses another folder (ErrInvalidInput).
 //
 // The Result is never nil: on an error it holds what was done until then.
-// An error of lakeFS wraps ErrLakeFS; an invalid option ErrInvalidOptions
-// or lakegc.ErrInvalidConfig.
+// An error of lakeFS wraps ErrLakeFS; an invalid option ErrInvalidInput
+// or lakegc.ErrInvalidInput.
 func Collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Options) (*Result, error) {
 	res := &Result{}
 	rep, err := collect(ctx, client, bucket, o, &res.Stats)
@@ -190,13 +192,13 @@ func Collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Options, hs *Stats) (*lakegc.Report, error) {
 	switch {
 	case client == nil:
-		return nil, fmt.Errorf("%w: no lakeFS client", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: no lakeFS client", ErrInvalidInput)
 	case o.Repository == "":
-		return nil, fmt.Errorf("%w: no Repository", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: no Repository", ErrInvalidInput)
 	case o.Concurrency < 0 || o.Concurrency > MaxConcurrency:
-		return nil, fmt.Errorf("%w: Concurrency %d is not between 1 and %d", ErrInvalidOptions, o.Concurrency, MaxConcurrency)
+		return nil, fmt.Errorf("%w: Concurrency %d is not between 1 and %d", ErrInvalidInput, o.Concurrency, MaxConcurrency)
 	case o.MemoryBudget < 0:
-		return nil, fmt.Errorf("%w: negative MemoryBudget %d", ErrInvalidOptions, o.MemoryBudget)
+		return nil, fmt.Errorf("%w: negative MemoryBudget %d", ErrInvalidInput, o.MemoryBudget)
 	}
 	if o.Concurrency == 0 {
 		o.Concurrency = DefaultConcurrency
@@ -260,7 +262,9 @@ func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 		Optimized:     o.Optimized,
 		Include:       o.Include,
 		// Staged re-uploads lakeFS's listings hide (package documentation).
-		SweepOptions: []sweep.Option{sweep.WithCandidateCheck(h.reuploads.check)},
+		MarkOptions: []sweep.MarkOption{sweep.WithCandidateCheck(h.reuploads.check)},
+		// Azure's and GCS's refusals, which gocloud's codes blur.
+		ErrorClassifiers: []sweep.ErrorClassifier{azdelete.Classifier{}, gcsdelete.Classifier{}},
 	}
 	if o.Progress != nil {
 		cfg.Progress = func(p lakegc.Progress) { o.Progress(Progress{Kind: ProgressCollect, Collect: p}) }

@@ -86,11 +86,11 @@ func TestCollectInvalidOptions(t *testing.T) {
 		"negative memory":      {Repository: "r", MemoryBudget: -1},
 	} {
 		res, err := host.Collect(t.Context(), client, nil, o)
-		if !errors.Is(err, host.ErrInvalidOptions) || !strings.HasPrefix(err.Error(), "host: ") || res == nil || res.Report != nil || res.Stats.LakeFSRequests != 0 {
-			t.Errorf("%s: %+v, %v; want ErrInvalidOptions before any request", name, res, err)
+		if !errors.Is(err, host.ErrInvalidInput) || !strings.HasPrefix(err.Error(), "host: ") || res == nil || res.Report != nil || res.Stats.LakeFSRequests != 0 {
+			t.Errorf("%s: %+v, %v; want ErrInvalidInput before any request", name, res, err)
 		}
 	}
-	if _, err := host.Collect(t.Context(), nil, nil, host.Options{Repository: "r"}); !errors.Is(err, host.ErrInvalidOptions) {
+	if _, err := host.Collect(t.Context(), nil, nil, host.Options{Repository: "r"}); !errors.Is(err, host.ErrInvalidInput) {
 		t.Errorf("no client: %v", err)
 	}
 }
@@ -168,8 +168,8 @@ func TestCollectRefusesAnotherLocalFolder(t *testing.T) {
 	}
 	defer other.Close()
 	_, err = host.Collect(t.Context(), client, other, host.Options{Repository: "r", BlockstorePath: root})
-	if !errors.Is(err, host.ErrInvalidOptions) || !strings.Contains(err.Error(), "not the folder") {
-		t.Errorf("a bucket of another folder: %v, want ErrInvalidOptions", err)
+	if !errors.Is(err, host.ErrInvalidInput) || !strings.Contains(err.Error(), "not the folder") {
+		t.Errorf("a bucket of another folder: %v, want ErrInvalidInput", err)
 	}
 	// The namespace's own folder passes the probe, and goes on to ask
 	// lakeFS for its export (which this server does not have).

@@ -54,7 +54,7 @@ func resolveNamespace(ns, blockstorePath string) (string, error) {
 	}
 	root, err := filepath.Abs(blockstorePath)
 	if err != nil {
-		return "", fmt.Errorf("%w: BlockstorePath %q: %w", ErrInvalidOptions, blockstorePath, err)
+		return "", fmt.Errorf("%w: BlockstorePath %q: %w", ErrInvalidInput, blockstorePath, err)
 	}
 	return lakefs.AddressNamespace(ns, root)
 }
@@ -73,7 +73,7 @@ func sameLocalFolder(ctx context.Context, bucket *blob.Bucket, ns, blockstorePat
 	}
 	root, err := filepath.Abs(blockstorePath)
 	if err != nil {
-		return fmt.Errorf("%w: BlockstorePath %q: %w", ErrInvalidOptions, blockstorePath, err)
+		return fmt.Errorf("%w: BlockstorePath %q: %w", ErrInvalidInput, blockstorePath, err)
 	}
 	u, err := n.BucketURL(namespace.WithLocalRoot(root))
 	if err != nil {
@@ -94,7 +94,7 @@ func sameLocalFolder(ctx context.Context, bucket *blob.Bucket, ns, blockstorePat
 		return fmt.Errorf("host: probe of the given bucket: %w", err)
 	}
 	if readErr != nil || !bytes.Equal(got, nonce[:]) {
-		return fmt.Errorf("%w: the bucket given for %s is not the folder %s, where the sweep deletes (a file written through it is not there): pass the bucket OpenNamespace opens, or none", ErrInvalidOptions, ns, dir.Path)
+		return fmt.Errorf("%w: the bucket given for %s is not the folder %s, where the sweep deletes (a file written through it is not there): pass the bucket OpenNamespace opens, or none", ErrInvalidInput, ns, dir.Path)
 	}
 	return nil
 }

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	azblobblob "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/lakegc/lakegc/internal/storecode"
 	"github.com/lakegc/lakegc/sweep"
 	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
 )
 
 // MaxBlobs is the number of blobs of one Blob Batch request, Azure's limit.
@@ -86,7 +89,7 @@ var deleteOptions = &container.BatchDeleteOptions{
 
 // DeleteBatch deletes keys with Blob Batch requests of at most MaxBlobs
 // blobs, snapshots included. Blobs Azure does not delete are returned in
-// failed with Azure's error (an *azcore.ResponseError, which sweep
+// failed with Azure's error (an *azcore.ResponseError, which Classifier
 // classifies by its status and code); a request Azure refuses as a whole
 // fails each of its keys with that error. A blob that did not exist fails
 // with 404 BlobNotFound, which sweep counts as already gone. err is only
@@ -171,3 +174,28 @@ var errBadAnswer = errors.New("azdelete: blob batch: malformed answer")
 // errNoAnswer fails a key of a batch whose answer has no part for it: the
 // blob may or may not be deleted, so sweep retries it.
 var errNoAnswer = errors.New("azdelete: blob batch: no answer for the blob")
+
+// Classifier is a sweep.ErrorClassifier of Azure's errors: an
+// *azcore.ResponseError in the chain is classified by its status and its
+// x-ms-error-code (see sweep.BatchDeleter), as azureblob's own codes mislead
+// (a lease, snapshots or an immutability policy, 409 or 412, are Unknown to
+// it and would be retried). A host that sweeps an Azure bucket with the
+// bucket's own Delete gives it to sweep.WithErrorClassifier; a Deleter
+// classifies its errors with it. The zero value is ready to use.
+type Classifier struct{}
+
+// ClassifyError returns the code of the Azure answer in err's chain; ok is
+// false when there is none.
+func (Classifier) ClassifyError(err error) (code gcerrors.ErrorCode, ok bool) {
+	var az *azcore.ResponseError
+	if errors.As(err, &az) {
+		return storecode.Azure(az.StatusCode, az.ErrorCode), true
+	}
+	return gcerrors.Unknown, false
+}
+
+// ClassifyError classifies the errors of the bucket and of DeleteBatch, as
+// Classifier.
+func (d *Deleter) ClassifyError(err error) (gcerrors.ErrorCode, bool) {
+	return Classifier{}.ClassifyError(err)
+}

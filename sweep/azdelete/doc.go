@@ -14,7 +14,8 @@
 // as for any delete.
 //
 // Azure's answer for each blob is returned as an *azcore.ResponseError,
-// which sweep classifies by its status and code: a lease (412
+// which Classifier (sweep.ErrorClassifier of the Deleter) reads by its
+// status and code for sweep: a lease (412
 // LeaseIdMissing), an immutability policy or a legal hold (409) and a
 // missing permission (403) fail the key at once, into the run's failed/
 // report; ServerBusy (503) and other 5xx are retried with backoff; 404

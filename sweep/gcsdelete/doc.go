@@ -21,7 +21,8 @@
 // from a read stopped before anything is sent.
 //
 // GCS's answer for each object is returned as its *googleapi.Error, which
-// sweep classifies by the HTTP status: 403 (a retention policy, an object
+// Classifier (sweep.ErrorClassifier of the Deleter) reads by the HTTP
+// status for sweep: 403 (a retention policy, an object
 // hold, a missing permission) fails the key at once, into the run's failed/
 // report (gocloud's gcsblob would call it "not found"); 429 and 5xx are
 // retried with backoff; a 404 counts as already gone. In a bucket with

@@ -7,8 +7,11 @@ import (
 	"sync"
 
 	"cloud.google.com/go/storage"
+	"github.com/lakegc/lakegc/internal/storecode"
 	"github.com/lakegc/lakegc/sweep"
 	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
+	"google.golang.org/api/googleapi"
 )
 
 // DefaultConcurrency is the number of deletes one DeleteBatch call keeps in
@@ -18,9 +21,9 @@ const DefaultConcurrency = 16
 // ErrNotGCS is returned by FromBucket for a bucket that is not gcsblob's.
 var ErrNotGCS = errors.New("gcsdelete: not a GCS bucket")
 
-// ErrInvalidOption is wrapped by the error of an option given an invalid
-// value.
-var ErrInvalidOption = errors.New("gcsdelete: invalid option")
+// ErrInvalidInput is wrapped by the error of FromBucket for an option given
+// an invalid value.
+var ErrInvalidInput = errors.New("gcsdelete: invalid input")
 
 // Option configures FromBucket.
 type Option func(*Deleter) error
@@ -33,7 +36,7 @@ type Option func(*Deleter) error
 func WithConcurrency(n int) Option {
 	return func(d *Deleter) error {
 		if n <= 0 {
-			return fmt.Errorf("%w: concurrency %d", ErrInvalidOption, n)
+			return fmt.Errorf("%w: concurrency %d", ErrInvalidInput, n)
 		}
 		d.concurrency = n
 		return nil
@@ -97,7 +100,7 @@ func (d *Deleter) object(ctx context.Context, key string) (*storage.ObjectHandle
 
 // DeleteBatch deletes keys, up to the concurrency at once, each with one
 // request. Objects GCS does not delete are returned in failed with GCS's
-// error (a *googleapi.Error, which sweep classifies by its status, or
+// error (a *googleapi.Error, which Classifier classifies by its status, or
 // storage.ErrObjectNotExist for an object already gone). err is only
 // ctx's.
 func (d *Deleter) DeleteBatch(ctx context.Context, keys []string) (map[string]error, error) {
@@ -139,4 +142,29 @@ func (d *Deleter) DeleteBatch(ctx context.Context, keys []string) (map[string]er
 		return failed, err
 	}
 	return failed, nil
+}
+
+// Classifier is a sweep.ErrorClassifier of Google's errors: a
+// *googleapi.Error in the chain is classified by its status (see
+// sweep.BatchDeleter), as gcsblob's own codes mislead (GCS's 403, a
+// retention policy, a hold or a missing permission, is NotFound to it and
+// would count as an object already gone). A host that sweeps a GCS bucket
+// with the bucket's own Delete gives it to sweep.WithErrorClassifier; a
+// Deleter classifies its errors with it. The zero value is ready to use.
+type Classifier struct{}
+
+// ClassifyError returns the code of the GCS answer in err's chain; ok is
+// false when there is none.
+func (Classifier) ClassifyError(err error) (code gcerrors.ErrorCode, ok bool) {
+	var g *googleapi.Error
+	if errors.As(err, &g) {
+		return storecode.GCS(g.Code), true
+	}
+	return gcerrors.Unknown, false
+}
+
+// ClassifyError classifies the errors of the bucket and of DeleteBatch, as
+// Classifier.
+func (d *Deleter) ClassifyError(err error) (gcerrors.ErrorCode, bool) {
+	return Classifier{}.ClassifyError(err)
 }

@@ -73,7 +73,7 @@ func TestGCSDeleterOptions(t *testing.T) {
 	srv := gcstest.Start(t)
 	b := srv.Bucket(t, "lake")
 	_, err := gcsdelete.FromBucket(b, gcsdelete.WithConcurrency(0))
-	require.ErrorIs(t, err, gcsdelete.ErrInvalidOption)
+	require.ErrorIs(t, err, gcsdelete.ErrInvalidInput)
 	_, err = gcsdelete.FromBucket(nil)
 	require.ErrorIs(t, err, gcsdelete.ErrNotGCS)
 	_, err = gcsdelete.FromBucket(memblob.OpenBucket(nil))
@@ -94,9 +94,9 @@ func TestGCSForbiddenIsNotGone(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok, "yet the object is there")
 
-	res, err := sweep.Sweep(ctx, b, "run-1", include)
+	res, err := sweep.Sweep(ctx, b, "run-1", include, sweep.WithErrorClassifier(gcsdelete.Classifier{}))
 	require.NoError(t, err)
-	require.Equal(t, sweep.SweepResult{Deleted: 2, Failed: 1}, *res)
+	require.Equal(t, sweep.Result{Deleted: 2, Failed: 1}, *res)
 	require.Contains(t, readFailed(t, b, "run-1")[keys[1]], "Event-Based hold")
 }
 
@@ -116,7 +116,7 @@ func TestGCSThrottled(t *testing.T) {
 	} {
 		runID := fmt.Sprintf("run-%d", i)
 		keys := oldGarbage(t, b, runID, 40)
-		opts := []sweep.Option{include}
+		opts := append([]sweep.SweepOption{include}, classify...)
 		if deleter != nil {
 			opts = append(opts, sweep.WithBatchDeleter(deleter()))
 		}
@@ -124,7 +124,7 @@ func TestGCSThrottled(t *testing.T) {
 		srv.Throttle(3)
 		res, err := sweep.Sweep(ctx, b, runID, opts...)
 		require.NoError(t, err)
-		require.Equal(t, sweep.SweepResult{Deleted: int64(len(keys))}, *res)
+		require.Equal(t, sweep.Result{Deleted: int64(len(keys))}, *res)
 		after := srv.Counts()
 		require.Equal(t, int64(3), after.Throttled-before.Throttled)
 		require.Equal(t, int64(len(keys)+3), after.Deletes-before.Deletes)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/lakegc/lakegc/pathprovider"
 	"github.com/lakegc/lakegc/sweep"
+	"github.com/lakegc/lakegc/sweep/azdelete"
+	"github.com/lakegc/lakegc/sweep/gcsdelete"
 	"github.com/lakegc/lakegc/uncommitted"
 	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/require"
@@ -58,6 +60,10 @@ func clock() time.Time { return now }
 // (and trip the stores' failing deletes) rather than follow lakeFS's
 // shapes, the repository's own.
 var include = sweep.WithInclude("data/", "legacy-")
+
+// classify reads Azure's and GCS's refusals, which gocloud's codes blur,
+// as a host of such a bucket gives them to Sweep.
+var classify = []sweep.SweepOption{sweep.WithErrorClassifier(azdelete.Classifier{}), sweep.WithErrorClassifier(gcsdelete.Classifier{})}
 
 // oldSlice is the name of a slice made i hours before the scenario's
 // cutoff, 100 hours before now.
@@ -135,10 +141,10 @@ func stagingOf(ns string, l lake) staging {
 func export(t *testing.T, b *blob.Bucket, ns string, l lake) (string, time.Time) {
 	t.Helper()
 	ctx := context.Background()
-	p := uncommitted.NewPreparer(b, uncommitted.WithClock(clock), uncommitted.WithMaxFileSize(1))
+	p := must(uncommitted.NewPreparer(b, uncommitted.WithClock(clock), uncommitted.WithMaxFileSize(1)))
 	repo := uncommitted.Repository{ID: "repo1", StorageNamespace: ns}
 	start := clock()
-	var mark *uncommitted.Mark
+	var mark *uncommitted.Checkpoint
 	var runID string
 	for range 100 {
 		res, err := p.Prepare(ctx, repo, stagingOf(ns, l), mark)
@@ -147,7 +153,7 @@ func export(t *testing.T, b *blob.Bucket, ns string, l lake) (string, time.Time)
 		if res.Location != "" {
 			require.True(t, strings.HasPrefix(res.Location, ns+"/_lakefs/retention/gc/uncommitted/"+runID+"/"), res.Location)
 		}
-		if mark = res.Mark; mark == nil {
+		if mark = res.Checkpoint; mark == nil {
 			return runID, start
 		}
 	}
@@ -206,7 +212,7 @@ func runScenario(t *testing.T, s store) {
 	slices.Sort(marked)
 	require.Equal(t, l.garbage, marked)
 
-	opts := []sweep.Option{include}
+	opts := append([]sweep.SweepOption{include}, classify...)
 	if s.deleter != nil {
 		opts = append(opts, sweep.WithBatchDeleter(s.deleter(t, b)))
 	}
@@ -216,7 +222,7 @@ func runScenario(t *testing.T, s store) {
 	}
 	res, err := sweep.Sweep(ctx, b, "gc-1", opts...)
 	require.NoError(t, err)
-	require.Equal(t, sweep.SweepResult{Deleted: int64(len(l.garbage) - 1), Failed: 1}, *res)
+	require.Equal(t, sweep.Result{Deleted: int64(len(l.garbage) - 1), Failed: 1}, *res)
 	failed := readFailed(t, b, "gc-1")
 	require.Len(t, failed, 1)
 	require.Contains(t, failed[l.refused], refusal, "failed/ holds the store's error")
@@ -229,9 +235,9 @@ func runScenario(t *testing.T, s store) {
 	// A second sweep deletes nothing more and says what it found.
 	res, err = sweep.Sweep(ctx, b, "gc-1", opts...)
 	require.NoError(t, err)
-	again := sweep.SweepResult{AlreadyGone: int64(len(l.garbage) - 1), Failed: 1}
+	again := sweep.Result{AlreadyGone: int64(len(l.garbage) - 1), Failed: 1}
 	if !s.deletesGone {
-		again = sweep.SweepResult{Deleted: int64(len(l.garbage) - 1), Failed: 1}
+		again = sweep.Result{Deleted: int64(len(l.garbage) - 1), Failed: 1}
 	}
 	require.Equal(t, again, *res)
 	require.Equal(t, want, listData(t, b))
@@ -281,4 +287,13 @@ func readFailed(t *testing.T, b *blob.Bucket, runID string) map[string]string {
 		}
 	}
 	return out
+}
+
+// must returns v, and panics on an error: for constructors given valid
+// options.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -46,7 +46,7 @@ func TestConformanceSmallPages(t *testing.T) {
 func TestTrackerOnPostgres(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	tr := copytrack.New(newStore(t, sqlstore.WithPageSize(3)), copytrack.WithTTL(time.Hour), copytrack.WithClock(func() time.Time { return now }))
+	tr := must(copytrack.New(newStore(t, sqlstore.WithPageSize(3)), copytrack.WithTTL(time.Hour), copytrack.WithClock(func() time.Time { return now })))
 	for i := range 10 {
 		c := copytrack.Copy{Repository: "repo\x00" + fmt.Sprint(i%2), Branch: fmt.Sprint("b", i%3), PhysicalAddress: fmt.Sprint("addr", i),
 			CreatedAt: now.Add(time.Duration(i-5) * 20 * time.Minute)} // i < 2 are more than an hour old
@@ -79,7 +79,7 @@ func TestTrackerOnPostgres(t *testing.T) {
 }
 
 func BenchmarkTrack(b *testing.B) {
-	tr := copytrack.New(newStore(b))
+	tr := must(copytrack.New(newStore(b)))
 	ctx := context.Background()
 	c := copytrack.Copy{Repository: "repo1", Branch: "main", SrcPath: "tables/a/part-0001.parquet",
 		DstPath: "tables/b/part-0001.parquet", PhysicalAddress: "data/gc9v6mr2rsc7h4rq7la0/cqh9ar2rsc7h4rq7lab0"}
@@ -101,7 +101,7 @@ func BenchmarkExpire(b *testing.B) {
 func benchmarkExpire(b *testing.B, store copytrack.Store, batch int) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	tr := copytrack.New(store, copytrack.WithTTL(time.Hour), copytrack.WithClock(func() time.Time { return now }))
+	tr := must(copytrack.New(store, copytrack.WithTTL(time.Hour), copytrack.WithClock(func() time.Time { return now })))
 	track := func(created time.Time) {
 		if err := tr.Track(ctx, copytrack.Copy{Repository: "repo1", Branch: "main", PhysicalAddress: "data/gc9v6mr2rsc7h4rq7la0/cqh9ar2rsc7h4rq7lab0", CreatedAt: created}); err != nil {
 			b.Fatal(err)
@@ -146,4 +146,13 @@ func TestHugePageSize(t *testing.T) {
 	if fmt.Sprint(got) != "[a b]" {
 		t.Errorf("Scan = %v, want [a b]", got)
 	}
+}
+
+// must returns v, and panics on an error: for constructors given valid
+// options.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -293,7 +293,7 @@ func setup(ctx context.Context, step, dir string, w *world, bucket *blob.Bucket)
 		}
 	}
 	if step == stepResweep {
-		res, err := sweep.Sweep(ctx, bucket, w.MarkRunID, append(markOptions(dir, w), sweep.WithBatchDeleter(deniedDeleter{bucket}))...)
+		res, err := sweep.Sweep(ctx, bucket, w.MarkRunID, append(sweepOptions(w), sweep.WithBatchDeleter(deniedDeleter{bucket}))...)
 		if err != nil {
 			return err
 		}

@@ -58,7 +58,7 @@ func runStep(ctx context.Context, step, dir string, w *world, bucket *blob.Bucke
 	case stepSweep, stepResweep:
 		// One batch at a time, so that a kill at the first delete of a
 		// batch lands between batches.
-		_, err := sweep.Sweep(ctx, bucket, w.MarkRunID, append(markOptions(dir, w), sweep.WithDeleteConcurrency(1))...)
+		_, err := sweep.Sweep(ctx, bucket, w.MarkRunID, append(sweepOptions(w), sweep.WithDeleteConcurrency(1))...)
 		return err
 	case stepCollect:
 		return collect(ctx, dir, w, bucket)
@@ -116,8 +116,8 @@ func hostExport(ctx context.Context, dir string, w *world, bucket *blob.Bucket) 
 // exportRun continues the export st until it is done, calling record after
 // each call.
 func exportRun(ctx context.Context, w *world, bucket *blob.Bucket, st hostState, record func(hostState) error) error {
-	p := uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(exportFileSize), uncommitted.WithoutTimeBudget(),
-		uncommitted.WithClock(func() time.Time { return w.Now }), uncommitted.WithRunID(func() string { return st.RunID }))
+	p := must(uncommitted.NewPreparer(bucket, uncommitted.WithMaxFileSize(exportFileSize), uncommitted.WithoutTimeBudget(),
+		uncommitted.WithClock(func() time.Time { return w.Now }), uncommitted.WithRunID(func() string { return st.RunID })))
 	repo := uncommitted.Repository{ID: "crash", StorageNamespace: "file:///crash"}
 	for !st.Done {
 		mark, err := uncommitted.DecodeToken(st.Next)
@@ -128,7 +128,7 @@ func exportRun(ctx context.Context, w *world, bucket *blob.Bucket, st hostState,
 		if err != nil {
 			return err
 		}
-		st.Next, st.Done = uncommitted.EncodeToken(res.Mark), res.Mark == nil
+		st.Next, st.Done = uncommitted.EncodeToken(res.Checkpoint), res.Checkpoint == nil
 		if err := record(st); err != nil {
 			return err
 		}
@@ -150,9 +150,14 @@ func markInputs(ctx context.Context, w *world, bucket *blob.Bucket) sweep.Inputs
 	}
 }
 
-func markOptions(dir string, w *world) []sweep.Option {
-	return []sweep.Option{sweep.WithMinAge(minAge), sweep.WithClock(func() time.Time { return w.Now }),
+func markOptions(dir string, w *world) []sweep.MarkOption {
+	return []sweep.MarkOption{sweep.WithMinAge(minAge), sweep.WithClock(func() time.Time { return w.Now }),
 		sweep.WithTempDir(spillDir(dir)), sweep.WithMemoryBudget(markBudget)}
+}
+
+// sweepOptions are the options of markOptions that Sweep takes.
+func sweepOptions(w *world) []sweep.SweepOption {
+	return []sweep.SweepOption{sweep.WithClock(func() time.Time { return w.Now })}
 }
 
 // cycleState is the host's record of a cycle of Collect, kept from its
@@ -226,4 +231,13 @@ func (d deniedDeleter) DeleteBatch(ctx context.Context, keys []string) (map[stri
 		}
 	}
 	return failed, nil
+}
+
+// must returns v, and panics on an error: for constructors given valid
+// options.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -119,9 +119,9 @@ func export(t *testing.T, bucket *blob.Bucket, src staging, trailer []string, no
 			}
 		}),
 	)
-	p := uncommitted.NewPreparer(bucket, opts...)
+	p := must(uncommitted.NewPreparer(bucket, opts...))
 	repo := uncommitted.Repository{ID: "repo1", StorageNamespace: namespace}
-	var mark *uncommitted.Mark
+	var mark *uncommitted.Checkpoint
 	var runID string
 	for calls := 0; ; calls++ {
 		if calls > 10000 {
@@ -132,7 +132,7 @@ func export(t *testing.T, bucket *blob.Bucket, src staging, trailer []string, no
 			t.Fatalf("Prepare: %v", err)
 		}
 		runID = res.RunID
-		if mark = res.Mark; mark == nil {
+		if mark = res.Checkpoint; mark == nil {
 			break
 		}
 	}
@@ -237,4 +237,13 @@ func firstDiff(got, want []row) string {
 		return fmt.Sprintf("missing row %v", want[len(got)])
 	}
 	return "none"
+}
+
+// must returns v, and panics on an error: for constructors given valid
+// options.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

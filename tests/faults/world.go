@@ -133,7 +133,8 @@ func (w *world) collect(ctx context.Context, t T, bucket *blob.Bucket) (r *lakeg
 		MinAge: minAge, TempDir: t.TempDir(), Clock: func() time.Time { return w.now },
 		// Retries in milliseconds: the faults are a share of calls, not a
 		// store that needs seconds to recover.
-		SweepOptions: []sweep.Option{sweep.WithBackoff(time.Millisecond, 20*time.Millisecond)},
+		MarkOptions:  []sweep.MarkOption{sweep.WithBackoff(time.Millisecond, 20*time.Millisecond)},
+		SweepOptions: []sweep.SweepOption{sweep.WithBackoff(time.Millisecond, 20*time.Millisecond)},
 	})
 }
 

@@ -198,8 +198,8 @@ func newWorld(ctx context.Context, seed uint64) (*world, error) {
 		return nil, err
 	}
 	w.redeem = linkaddr.NewMemRedeemer()
-	w.track = copytrack.New(copytrack.NewMemStore(),
-		copytrack.WithTTL(copyTTL), copytrack.WithClock(w.clock.Now))
+	w.track = must(copytrack.New(copytrack.NewMemStore(),
+		copytrack.WithTTL(copyTTL), copytrack.WithClock(w.clock.Now)))
 
 	// Retention: "main" may keep longer than the default; every other
 	// branch uses the default. (A created branch with longer retention than
@@ -797,4 +797,13 @@ func (w *world) checkDelete(key, during string) error {
 		w.legacyDeleted++
 	}
 	return nil
+}
+
+// must returns v, and panics on an error: for constructors given valid
+// options.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

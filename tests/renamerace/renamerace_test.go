@@ -175,7 +175,7 @@ func export(t *testing.T, sc scenario, withTracker bool) (exported, staged map[s
 	var tr *copytrack.Tracker
 	opts := []uncommitted.Option{uncommitted.WithClock(func() time.Time { return now })}
 	if withTracker {
-		tr = copytrack.New(copytrack.NewMemStore(), copytrack.WithClock(func() time.Time { return now }))
+		tr = must(copytrack.New(copytrack.NewMemStore(), copytrack.WithClock(func() time.Time { return now })))
 		opts = append(opts, uncommitted.WithTrailer(func(ctx context.Context) iter.Seq2[string, error] {
 			return tr.Addresses(ctx, repoID)
 		}))
@@ -200,9 +200,9 @@ func export(t *testing.T, sc scenario, withTracker bool) (exported, staged map[s
 
 	bucket := memblob.OpenBucket(nil)
 	defer bucket.Close()
-	p := uncommitted.NewPreparer(bucket, opts...)
+	p := must(uncommitted.NewPreparer(bucket, opts...))
 	repo := uncommitted.Repository{ID: repoID, StorageNamespace: "mem://" + repoID}
-	var mark *uncommitted.Mark
+	var mark *uncommitted.Checkpoint
 	var runID string
 	for calls := 0; ; calls++ {
 		if calls > 100 {
@@ -212,7 +212,7 @@ func export(t *testing.T, sc scenario, withTracker bool) (exported, staged map[s
 		if err != nil {
 			t.Fatal(err)
 		}
-		runID, mark = res.RunID, res.Mark
+		runID, mark = res.RunID, res.Checkpoint
 		if mark == nil {
 			break
 		}
@@ -266,4 +266,13 @@ func TestRenameDuringExportWithoutTracker(t *testing.T) {
 			}
 		})
 	}
+}
+
+// must returns v, and panics on an error: for constructors given valid
+// options.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -160,7 +160,7 @@ func TestMarkSweepS3(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, denied)
-	require.Equal(t, sweep.SweepResult{Deleted: int64(len(candidates) - len(denied)), Failed: int64(len(denied))}, *res)
+	require.Equal(t, sweep.Result{Deleted: int64(len(candidates) - len(denied)), Failed: int64(len(denied))}, *res)
 
 	counts := srv.Counts()
 	require.Zero(t, counts.DeleteObject, "no single deletes")
@@ -196,9 +196,9 @@ func TestSweepS3DefaultDeleter(t *testing.T) {
 	}
 	res, err := sweep.Sweep(ctx, b, "run-1", include)
 	require.NoError(t, err)
-	require.Equal(t, sweep.SweepResult{Deleted: int64(len(keys)-50) - denied, Failed: denied}, *res)
+	require.Equal(t, sweep.Result{Deleted: int64(len(keys)-50) - denied, Failed: denied}, *res)
 	require.Zero(t, srv.Counts().DeleteObjects)
 	res, err = sweep.Sweep(ctx, b, "run-1", include)
 	require.NoError(t, err)
-	require.Equal(t, sweep.SweepResult{AlreadyGone: int64(len(keys)-50) - denied, Failed: denied}, *res)
+	require.Equal(t, sweep.Result{AlreadyGone: int64(len(keys)-50) - denied, Failed: denied}, *res)
 }

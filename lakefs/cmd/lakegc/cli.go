@@ -328,7 +328,7 @@ func gc(ctx context.Context, o gcOptions, stdout, stderr io.Writer) int {
 			return exitFailed
 		case errors.Is(err, host.ErrLakeFS):
 			return exitLakeFS
-		case errors.Is(err, lakegc.ErrInvalidConfig), errors.Is(err, host.ErrInvalidOptions), errors.Is(err, namespace.ErrNoLocalRoot), errors.Is(err, blockstore.ErrInvalid):
+		case errors.Is(err, lakegc.ErrInvalidInput), errors.Is(err, host.ErrInvalidInput), errors.Is(err, namespace.ErrNoLocalRoot), errors.Is(err, blockstore.ErrInvalidInput):
 			// An option Collect refuses, a local repository without
 			// --blockstore-path, or a namespace not on --lakefs-config's
 			// blockstore.
