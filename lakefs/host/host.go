@@ -17,9 +17,9 @@ import (
 
 	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/lakefs/api"
-	"github.com/lakegc/lakegc/namespace"
 	"github.com/lakegc/lakegc/lakefs/blockstore"
 	"github.com/lakegc/lakegc/lakefs/metarange"
+	"github.com/lakegc/lakegc/namespace"
 	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
 	"github.com/lakegc/lakegc/sweep/s3delete"
