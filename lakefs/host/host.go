@@ -165,8 +165,14 @@ type Result struct {
 // and close it at the end. On lakeFS's local blockstore the sweep deletes
 // the files of the namespace's folder under o.BlockstorePath directly
 // (never a "<key>.attrs" beside one), so a given bucket must be that
-// folder: Collect writes a probe file through it, reads it back from the
-// folder and removes it, and refuses another folder (ErrInvalidOptions).
+// folder: Collect writes a probe file into the folder (under the storage
+// prefix), reads it back through the bucket and removes it, and refuses
+// another folder (ErrInvalidOptions); the probe writes nothing through the
+// bucket. Any bucket must hold a repository marker
+// (lakegc.ErrNoNamespaceMarker; Options.InitNamespace), and the commits
+// report lakeFS writes into the namespace during the run is read through
+// it before anything is marked, so a bucket rooted at another
+// repository's folder fails the run before the mark.
 //
 // The Result is never nil: on an error it holds what was done until then.
 // An error of lakeFS wraps ErrLakeFS; an invalid option ErrInvalidOptions
