@@ -232,7 +232,7 @@ func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 	}
 	tmp, err := os.MkdirTemp(o.TempDir, "lakegc-")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("host: temporary folder: %w", err)
 	}
 	defer os.RemoveAll(tmp)
 	h := &lakeFSHost{client: client, repo: o.Repository, namespace: strings.TrimRight(repo.StorageNamespace, "/"),
@@ -558,14 +558,14 @@ func (h *lakeFSHost) ActiveCommits(ctx context.Context, _ time.Time) (*lakegc.Ho
 	if want := namespace.CommitsKey(storagePrefix, res.RunID); err == nil && key != want {
 		// lakeFS keeps its files under another prefix: the metaranges
 		// would not be found, and the mark would list lakeFS's own files.
-		err = fmt.Errorf("lakeFS writes its commits report at %q, not at %s: is its block_storage_prefix %q?", key, want, storagePrefix)
+		err = fmt.Errorf("%w: lakeFS writes its commits report at %q, not at %s: is its block_storage_prefix %q?", ErrLakeFS, key, want, storagePrefix)
 	}
 	if err != nil {
 		return nil, lakeFSError(err)
 	}
 	active, err := readCommitsReport(ctx, h.bucket, key)
 	if err != nil {
-		return nil, fmt.Errorf("commits report %s: %w", key, err)
+		return nil, fmt.Errorf("host: commits report %s: %w", key, err)
 	}
 	h.logger.Info("lakegc: lakeFS kept commits", "run_id", res.RunID, "active", len(active))
 	return &lakegc.HostCommits{RunID: res.RunID, Key: key, Active: active}, nil
