@@ -66,7 +66,8 @@ type Options struct {
 	// BlockstorePath is lakeFS's local blockstore folder
 	// (blockstore.local.path), which a repository on the local blockstore
 	// needs, spelled as in lakeFS's configuration: lakeFS spells full
-	// addresses with it.
+	// addresses with it. Default: Blockstore's Local.Path when Blockstore
+	// is of the local type, as the command's --lakefs-config gives it.
 	BlockstorePath string
 	// Blockstore is lakeFS's blockstore settings, with which Collect opens
 	// the namespace when it is given no bucket (OpenNamespace); nil: the
@@ -200,6 +201,9 @@ func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 	}
 	if o.Concurrency == 0 {
 		o.Concurrency = DefaultConcurrency
+	}
+	if o.BlockstorePath == "" && o.Blockstore != nil && o.Blockstore.Type == blockstore.TypeLocal {
+		o.BlockstorePath = o.Blockstore.Local.Path
 	}
 	if o.MemoryBudget == 0 {
 		o.MemoryBudget = lakegc.DefaultMemoryBudget
