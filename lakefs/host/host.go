@@ -137,7 +137,8 @@ type Progress struct {
 // Stats are what the host did beside Collect's report.
 type Stats struct {
 	// LakeFSRequests are the HTTP requests the client sent to lakeFS,
-	// retries included, since it was made.
+	// retries included, during the run (a client shared with other
+	// goroutines counts theirs of that time too).
 	LakeFSRequests int64 `json:"lakefs_requests"`
 	// StagedStatted are the staged objects statted through the API.
 	StagedStatted int64 `json:"staged_statted"`
@@ -180,10 +181,14 @@ type Result struct {
 // or lakegc.ErrInvalidConfig.
 func Collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Options) (*Result, error) {
 	res := &Result{}
+	var before int64
+	if client != nil {
+		before = client.Requests()
+	}
 	rep, err := collect(ctx, client, bucket, o, &res.Stats)
 	res.Report = rep
 	if client != nil {
-		res.Stats.LakeFSRequests = client.Requests()
+		res.Stats.LakeFSRequests = client.Requests() - before
 	}
 	return res, err
 }

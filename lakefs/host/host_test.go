@@ -265,7 +265,7 @@ func TestCollectLocalBlockstorePathFromSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := &blockstore.Config{Type: blockstore.TypeLocal, Local: blockstore.Local{Path: root}}
-	_, err = host.Collect(t.Context(), client, nil, host.Options{Repository: "r", Blockstore: store})
+	first, err := host.Collect(t.Context(), client, nil, host.Options{Repository: "r", Blockstore: store})
 	if !errors.Is(err, host.ErrLakeFS) || !errors.Is(err, api.ErrNotFound) {
 		t.Errorf("a local repository with lakeFS's local blockstore settings: %v, want lakeFS's 404 of the export", err)
 	}
@@ -275,8 +275,12 @@ func TestCollectLocalBlockstorePathFromSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer own.Close()
-	_, err = host.Collect(t.Context(), client, own, host.Options{Repository: "r", Blockstore: store})
+	second, err := host.Collect(t.Context(), client, own, host.Options{Repository: "r", Blockstore: store})
 	if !errors.Is(err, host.ErrLakeFS) || !errors.Is(err, api.ErrNotFound) {
 		t.Errorf("a given bucket with lakeFS's local blockstore settings: %v, want lakeFS's 404 of the export", err)
+	}
+	// Each Result counts its own run's requests, the client reused.
+	if n := first.Stats.LakeFSRequests; n == 0 || second.Stats.LakeFSRequests != n {
+		t.Errorf("requests of two like runs on one client: %d then %d", n, second.Stats.LakeFSRequests)
 	}
 }
