@@ -72,14 +72,14 @@ func TestCollectRefusesAnotherRepositorysBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	later := func() time.Time { return now.Add(30 * 24 * time.Hour) }
-	res, err := host.Collect(t.Context(), client, other, host.Options{Repository: "r", Sweep: true, Clock: later})
+	_, err = host.Collect(t.Context(), client, other, host.Options{Repository: "r", Sweep: true, Clock: later})
 	if gcerrors.Code(err) != gcerrors.NotFound || !strings.Contains(err.Error(), "commits report") {
 		t.Errorf("another repository's bucket: %v, want its commits report not found", err)
 	}
 	if ok, err := other.Exists(t.Context(), garbage); !ok || err != nil {
 		t.Errorf("another repository's bucket lost %s (%v)", garbage, err)
 	}
-	res, err = host.Collect(t.Context(), client, own, host.Options{Repository: "r", Sweep: true, Clock: later})
+	res, err := host.Collect(t.Context(), client, own, host.Options{Repository: "r", Sweep: true, Clock: later})
 	if err != nil || res.Report.Sweep == nil || res.Report.Sweep.Deleted != 1 {
 		t.Fatalf("the repository's own bucket: %+v, %v; want its one garbage object deleted", res.Report, err)
 	}
