@@ -81,8 +81,8 @@
 //
 // This folder is its own module, github.com/lakegc/lakegc/lakefs, which
 // requires the library's module, github.com/lakegc/lakegc, at the version
-// released with it, and replaces nothing (go install refuses a module whose
-// go.mod has a replace directive). Once both are tagged:
+// released with it, and replaces and excludes nothing (go install refuses a module
+// whose go.mod has a replace or exclude directive). Once both are tagged:
 //
 //	go install github.com/lakegc/lakegc/lakefs/cmd/lakegc@latest   # or @v0.1.0
 //

@@ -33,6 +33,9 @@ const MaxCommitsCSVRecord = 64 << 10
 // another expired, a record longer than [MaxCommitsCSVRecord] — is an error
 // wrapping [ErrInvalidCommitsCSV], with the line it is on; nothing is
 // returned then, for a report read in part would leave kept commits out.
+// lakeFS writes this header since v0.100 (its csv.Writer: no quotes
+// around IDs, "\n" line ends, kept rows only in current versions); the
+// reports of older versions have no metarange_id column and are refused.
 // An error of r is returned as is, wrapped.
 func ReadCommitsCSV(r io.Reader) ([]ActiveCommit, error) {
 	// The csv.Reader reads r through a buffer of bufSize: a record of up

@@ -28,6 +28,8 @@ func TestReadCommitsCSV(t *testing.T) {
 		"extra column":   "commit_id,expired,metarange_id\nc1,false,m1,x\n",
 		"other header":   "commit,expired,metarange\nc1,false,m1\n",
 		"header reorder": "expired,commit_id,metarange_id\nfalse,c1,m1\n",
+		"before v0.100":  "commit_id,expired\nc1,false\nc2,true\n",
+		"BOM":            "\ufeffcommit_id,expired,metarange_id\nc1,false,m1\n",
 		"long record":    "commit_id,expired,metarange_id\nc1,false," + strings.Repeat("m", MaxCommitsCSVRecord-len("c1,false,\n")+1) + "\n",
 		"huge record":    "commit_id,expired,metarange_id\nc1,false," + strings.Repeat("m", 3*MaxCommitsCSVRecord) + "\n",
 		"long quoted":    "commit_id,expired,metarange_id\n\"" + strings.Repeat("c\n", MaxCommitsCSVRecord/2+1) + "\",false,m\n",

@@ -72,7 +72,8 @@ type Options struct {
 	// BlockstorePath is lakeFS's local blockstore folder
 	// (blockstore.local.path), which a repository on the local blockstore
 	// needs, spelled as in lakeFS's configuration: lakeFS spells full
-	// addresses with it.
+	// addresses with it. Default: Blockstore's Local.Path when Blockstore
+	// is of the local type, as the command's --lakefs-config gives it.
 	BlockstorePath string
 	// Blockstore is lakeFS's blockstore settings, with which Collect opens
 	// the namespace when it is given no bucket (OpenNamespace); nil: the
@@ -142,7 +143,8 @@ type Progress struct {
 // Stats are what the host did beside Collect's report.
 type Stats struct {
 	// LakeFSRequests are the HTTP requests the client sent to lakeFS,
-	// retries included, since it was made.
+	// retries included, during the run (a client shared with other
+	// goroutines counts theirs of that time too).
 	LakeFSRequests int64 `json:"lakefs_requests"`
 	// StagedStatted are the staged objects statted through the API.
 	StagedStatted int64 `json:"staged_statted"`
@@ -173,18 +175,28 @@ type Result struct {
 // and close it at the end. On lakeFS's local blockstore the sweep deletes
 // the files of the namespace's folder under o.BlockstorePath directly
 // (never a "<key>.attrs" beside one), so a given bucket must be that
-// folder: Collect writes a probe file through it, reads it back from the
-// folder and removes it, and refuses another folder (ErrInvalidInput).
+// folder: Collect writes a probe file into the folder (under the storage
+// prefix), reads it back through the bucket and removes it, and refuses
+// another folder (ErrInvalidInput); the probe writes nothing through the
+// bucket. Any bucket must hold a repository marker
+// (lakegc.ErrNoNamespaceMarker; Options.InitNamespace), and the commits
+// report lakeFS writes into the namespace during the run is read through
+// it before anything is marked, so a bucket rooted at another
+// repository's folder fails the run before the mark.
 //
 // The Result is never nil: on an error it holds what was done until then.
 // An error of lakeFS wraps ErrLakeFS; an invalid option ErrInvalidInput
 // or lakegc.ErrInvalidInput.
 func Collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Options) (*Result, error) {
 	res := &Result{}
+	var before int64
+	if client != nil {
+		before = client.Requests()
+	}
 	rep, err := collect(ctx, client, bucket, o, &res.Stats)
 	res.Report = rep
 	if client != nil {
-		res.Stats.LakeFSRequests = client.Requests()
+		res.Stats.LakeFSRequests = client.Requests() - before
 	}
 	return res, err
 }
@@ -202,6 +214,9 @@ func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 	}
 	if o.Concurrency == 0 {
 		o.Concurrency = DefaultConcurrency
+	}
+	if o.BlockstorePath == "" && o.Blockstore != nil && o.Blockstore.Type == blockstore.TypeLocal {
+		o.BlockstorePath = o.Blockstore.Local.Path
 	}
 	if o.MemoryBudget == 0 {
 		o.MemoryBudget = lakegc.DefaultMemoryBudget
@@ -234,7 +249,7 @@ func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 	}
 	tmp, err := os.MkdirTemp(o.TempDir, "lakegc-")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("host: temporary folder: %w", err)
 	}
 	defer os.RemoveAll(tmp)
 	h := &lakeFSHost{client: client, repo: o.Repository, namespace: strings.TrimRight(repo.StorageNamespace, "/"),
@@ -564,14 +579,14 @@ func (h *lakeFSHost) ActiveCommits(ctx context.Context, now time.Time) (*lakegc.
 	if want := namespace.CommitsKey(storagePrefix, res.RunID); err == nil && key != want {
 		// lakeFS keeps its files under another prefix: the metaranges
 		// would not be found, and the mark would list lakeFS's own files.
-		err = fmt.Errorf("lakeFS writes its commits report at %q, not at %s: is its block_storage_prefix %q?", key, want, storagePrefix)
+		err = fmt.Errorf("%w: lakeFS writes its commits report at %q, not at %s: is its block_storage_prefix %q?", ErrLakeFS, key, want, storagePrefix)
 	}
 	if err != nil {
 		return nil, lakeFSError(err)
 	}
 	active, err := readCommitsReport(ctx, h.bucket, key)
 	if err != nil {
-		return nil, fmt.Errorf("commits report %s: %w", key, err)
+		return nil, fmt.Errorf("host: commits report %s: %w", key, err)
 	}
 	h.logger.Info("lakegc: lakeFS kept commits", "run_id", res.RunID, "active", len(active))
 	// lakegc's extended rules add to lakeFS's set (rules_host.go).

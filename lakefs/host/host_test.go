@@ -16,7 +16,9 @@ import (
 
 	"gocloud.dev/blob/fileblob"
 
+	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/lakefs/api"
+	"github.com/lakegc/lakegc/lakefs/blockstore"
 	"github.com/lakegc/lakegc/lakefs/host"
 	"github.com/lakegc/lakegc/lakefs/internal/lakefstest"
 	"github.com/lakegc/lakegc/namespace"
@@ -189,5 +191,96 @@ func TestCollectRefusesAnotherLocalFolder(t *testing.T) {
 			}
 			return err
 		})
+	}
+	// Nothing is written through a bucket not yet known to be the
+	// repository's: an empty folder (a shared parent, say) stays empty.
+	empty := t.TempDir()
+	stranger, err := fileblob.OpenBucket(empty, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stranger.Close()
+	_, err = host.Collect(t.Context(), client, stranger, host.Options{Repository: "r", BlockstorePath: root})
+	if !errors.Is(err, host.ErrInvalidOptions) {
+		t.Errorf("a bucket of an empty folder: %v, want ErrInvalidOptions", err)
+	}
+	if ents, err := os.ReadDir(empty); err != nil || len(ents) != 0 {
+		t.Errorf("the probe wrote into the given bucket's folder: %v, %v", ents, err)
+	}
+	// A namespace's folder without lakeFS's folder (a repository created
+	// bare) passes the probe, which leaves no folder of its own behind.
+	if err := os.Mkdir(filepath.Join(root, "repo2"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bare, err := host.OpenNamespace(t.Context(), "local://repo2", root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bare.Close()
+	srv2 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path != "/api/v1/repositories/r" {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"id": "r", "storage_namespace": "local://repo2", "default_branch": "main", "creation_date": 1})
+	}))
+	defer srv2.Close()
+	client2, err := api.New(srv2.URL, "a", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = host.Collect(t.Context(), client2, bare, host.Options{Repository: "r", BlockstorePath: root})
+	if !errors.Is(err, lakegc.ErrNoNamespaceMarker) {
+		t.Errorf("a bare namespace's own folder: %v, want the marker check's refusal", err)
+	}
+	if ents, err := os.ReadDir(filepath.Join(root, "repo2")); err != nil || len(ents) != 0 {
+		t.Errorf("the probe left %v behind in a bare namespace's folder (%v)", ents, err)
+	}
+}
+
+// Given lakeFS's blockstore settings of the local type and no
+// BlockstorePath, Collect takes the blockstore's folder from them, as the
+// command's --lakefs-config does: the namespace opens there, and the run
+// goes on to ask lakeFS for its export (which this server does not have).
+func TestCollectLocalBlockstorePathFromSettings(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path != "/api/v1/repositories/r" {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"id": "r", "storage_namespace": "local://repo1", "default_branch": "main", "creation_date": 1})
+	}))
+	defer srv.Close()
+	client, err := api.New(srv.URL, "a", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "repo1", "_lakefs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "repo1", "_lakefs", "dummy"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	store := &blockstore.Config{Type: blockstore.TypeLocal, Local: blockstore.Local{Path: root}}
+	first, err := host.Collect(t.Context(), client, nil, host.Options{Repository: "r", Blockstore: store})
+	if !errors.Is(err, host.ErrLakeFS) || !errors.Is(err, api.ErrNotFound) {
+		t.Errorf("a local repository with lakeFS's local blockstore settings: %v, want lakeFS's 404 of the export", err)
+	}
+	// A given bucket of the namespace's folder passes the probe the same way.
+	own, err := host.OpenNamespace(t.Context(), "local://repo1", root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	second, err := host.Collect(t.Context(), client, own, host.Options{Repository: "r", Blockstore: store})
+	if !errors.Is(err, host.ErrLakeFS) || !errors.Is(err, api.ErrNotFound) {
+		t.Errorf("a given bucket with lakeFS's local blockstore settings: %v, want lakeFS's 404 of the export", err)
+	}
+	// Each Result counts its own run's requests, the client reused.
+	if n := first.Stats.LakeFSRequests; n == 0 || second.Stats.LakeFSRequests != n {
+		t.Errorf("requests of two like runs on one client: %d then %d", n, second.Stats.LakeFSRequests)
 	}
 }

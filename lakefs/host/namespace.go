@@ -5,13 +5,17 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
 
 	"github.com/lakegc/lakegc/lakefs"
 	"github.com/lakegc/lakegc/lakefs/blockstore"
@@ -63,10 +67,18 @@ func resolveNamespace(ns, blockstorePath string) (string, error) {
 // blockstore is the namespace's folder under blockstorePath: the sweep
 // deletes files in that folder (localDeleter), by the keys the mark listed
 // through the bucket, so another folder's listing would delete files it
-// never saw. A file written through the bucket must read back from the
-// folder. Other namespaces need no check: the sweep deletes through the
-// bucket itself.
-func sameLocalFolder(ctx context.Context, bucket *blob.Bucket, ns, blockstorePath string) error {
+// never saw. A probe file written into the folder must read back through
+// the bucket. The probe is written into the folder, never through the
+// bucket: a bucket rooted elsewhere (a parent folder, another
+// repository's) gets nothing written into it, as the marker check
+// promises before the bucket is known to be the repository's. The probe
+// goes under the storage prefix with a random name of no shape lakeFS
+// writes (a concurrent run sees an unrecognized, young object), is created
+// only if absent, and is removed whatever the outcome, the context's end
+// included — and so is the storage prefix's folder if the probe made it
+// and it is still empty. Other namespaces need no check: the sweep deletes
+// through the bucket itself.
+func sameLocalFolder(ctx context.Context, bucket *blob.Bucket, ns, blockstorePath string) (err error) {
 	n, err := namespace.Parse(ns)
 	if err != nil || n.Kind != namespace.Local {
 		return err
@@ -83,18 +95,59 @@ func sameLocalFolder(ctx context.Context, bucket *blob.Bucket, ns, blockstorePat
 	if err != nil {
 		return err
 	}
+	folder := filepath.FromSlash(dir.Path)
 	var nonce [16]byte
 	_, _ = rand.Read(nonce[:])
 	key := storagePrefix + "/lakegc-probe-" + hex.EncodeToString(nonce[:])
-	if err := bucket.WriteAll(ctx, key, nonce[:], nil); err != nil {
-		return fmt.Errorf("host: probe of the given bucket: %w", err)
+	name := filepath.Join(folder, filepath.FromSlash(key))
+	made, err := writeProbe(name, nonce[:])
+	if err != nil {
+		return fmt.Errorf("host: probe of the namespace's folder %s: %w", folder, err)
 	}
-	got, readErr := os.ReadFile(filepath.Join(filepath.FromSlash(dir.Path), filepath.FromSlash(key)))
-	if err := bucket.Delete(ctx, key); err != nil {
-		return fmt.Errorf("host: probe of the given bucket: %w", err)
+	defer func() {
+		if rmErr := os.Remove(name); rmErr != nil && err == nil {
+			err = fmt.Errorf("host: probe of the namespace's folder %s: %w", folder, rmErr)
+		}
+		if made {
+			_ = os.Remove(filepath.Dir(name)) // only if still empty
+		}
+	}()
+	r, err := bucket.NewReader(ctx, key, nil)
+	var got []byte
+	if err == nil {
+		got, err = io.ReadAll(io.LimitReader(r, int64(len(nonce))+1))
+		r.Close()
 	}
-	if readErr != nil || !bytes.Equal(got, nonce[:]) {
-		return fmt.Errorf("%w: the bucket given for %s is not the folder %s, where the sweep deletes (a file written through it is not there): pass the bucket OpenNamespace opens, or none", ErrInvalidInput, ns, dir.Path)
+	if gcerrors.Code(err) == gcerrors.NotFound && ctx.Err() == nil || err == nil && !bytes.Equal(got, nonce[:]) {
+		return fmt.Errorf("%w: the bucket given for %s is not the folder %s, where the sweep deletes (a file written there does not read back through it): pass the bucket OpenNamespace opens, or none", ErrInvalidInput, ns, folder)
+	}
+	if err != nil {
+		return fmt.Errorf("host: probe of the given bucket: %w", err)
 	}
 	return nil
+}
+
+// writeProbe creates the file name, which must not exist, holding b. It
+// makes the folder the file is in (the namespace's storage prefix) if
+// absent, and says so; on an error it leaves neither behind.
+func writeProbe(name string, b []byte) (madeDir bool, err error) {
+	if err := os.Mkdir(filepath.Dir(name), 0o755); err == nil {
+		madeDir = true
+	} else if !errors.Is(err, fs.ErrExist) {
+		return false, err
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err == nil {
+		_, err = f.Write(b)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			_ = os.Remove(name)
+		}
+	}
+	if err != nil && madeDir {
+		_ = os.Remove(filepath.Dir(name))
+	}
+	return madeDir, err
 }

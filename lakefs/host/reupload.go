@@ -127,7 +127,7 @@ func isHex(s string) bool {
 // candidate whose size and checksum are those of a committed entry.
 func (r *reuploads) check(ctx context.Context, keys []string, keep []bool) error {
 	if !r.ready.Load() {
-		return errors.New("lakegc: re-upload check before the committed entries were all read")
+		return errors.New("host: re-upload check before the committed entries were all read")
 	}
 	start := time.Now()
 	defer func() { r.busy.Add(int64(time.Since(start))) }()
@@ -150,7 +150,7 @@ func (r *reuploads) check(ctx context.Context, keys []string, keep []bool) error
 				}
 				k, err := r.judge(ctx, keys[i])
 				if err != nil {
-					once.Do(func() { first = fmt.Errorf("%s: %w", keys[i], err); cancel() })
+					once.Do(func() { first = fmt.Errorf("host: re-upload check of %s: %w", keys[i], err); cancel() })
 					return
 				}
 				keep[i] = k

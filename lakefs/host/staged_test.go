@@ -236,6 +236,9 @@ func TestActiveCommitsRefusesAnotherStoragePrefix(t *testing.T) {
 		if ok != (err == nil) {
 			t.Errorf("prefix %s: %+v, %v", prefix, hc, err)
 		}
+		if !ok && (!errors.Is(err, ErrLakeFS) || !strings.HasPrefix(err.Error(), "host: ")) {
+			t.Errorf("prefix %s: %v, want an error of lakeFS naming the package", prefix, err)
+		}
 	}
 }
 
