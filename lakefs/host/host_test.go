@@ -201,8 +201,8 @@ func TestCollectRefusesAnotherLocalFolder(t *testing.T) {
 	}
 	defer stranger.Close()
 	_, err = host.Collect(t.Context(), client, stranger, host.Options{Repository: "r", BlockstorePath: root})
-	if !errors.Is(err, host.ErrInvalidOptions) {
-		t.Errorf("a bucket of an empty folder: %v, want ErrInvalidOptions", err)
+	if !errors.Is(err, host.ErrInvalidInput) {
+		t.Errorf("a bucket of an empty folder: %v, want ErrInvalidInput", err)
 	}
 	if ents, err := os.ReadDir(empty); err != nil || len(ents) != 0 {
 		t.Errorf("the probe wrote into the given bucket's folder: %v, %v", ents, err)
