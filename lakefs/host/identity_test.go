@@ -48,8 +48,10 @@ func TestCollectRefusesAnotherRepositorysBucket(t *testing.T) {
 		case r.Method == http.MethodPost && p == "/gc/prepare_uncommited":
 			w.WriteHeader(http.StatusCreated)
 			_ = json.NewEncoder(w).Encode(map[string]any{"run_id": layout.NewRunID(time.Now()), "gc_uncommitted_location": "", "continuation_token": nil})
-		case r.Method == http.MethodGet && p == "/branches":
+		case r.Method == http.MethodGet && (p == "/branches" || p == "/tags"): // no tags: the extended rules add nothing
 			_ = json.NewEncoder(w).Encode(map[string]any{"pagination": map[string]any{"has_more": false, "next_offset": ""}, "results": []any{}})
+		case r.Method == http.MethodGet && p == "/settings/gc_rules":
+			_ = json.NewEncoder(w).Encode(map[string]any{"default_retention_days": 7, "branches": nil})
 		case r.Method == http.MethodPost && p == "/gc/prepare_commits/async":
 			w.WriteHeader(http.StatusAccepted)
 			_ = json.NewEncoder(w).Encode(map[string]string{"id": "task"})
