@@ -69,14 +69,11 @@ func readmeCollect(ctx context.Context, store hostStore, bucket *blob.Bucket) er
 		Namespace:  "s3://bucket/repo1", // spelled as the host spells the full addresses it stores
 		Repository: "repo1",
 		LinkTTL:    24 * time.Hour, // the signer's TTL: the floor of the minimum age
+		// Without rules Collect keeps every commit (and says so at WARN).
+		Rules: &retention.Rules{DefaultRetentionDays: 7, BranchRetentionDays: map[string]int32{"main": 21}},
 	}
 	// Once, when the host creates the repository: Collect refuses a bucket without a marker.
 	if err := lakegc.InitNamespace(ctx, cfg); err != nil {
-		return err
-	}
-	// rules: lakeFS's rules file, which Collect reads; without one it keeps every commit.
-	rules := &retention.Rules{DefaultRetentionDays: 7, BranchRetentionDays: map[string]int32{"main": 21}}
-	if err := retention.NewRulesStore(bucket).Save(ctx, rules); err != nil {
 		return err
 	}
 	report, err := lakegc.Collect(ctx, host, cfg) // a dry run: it marks, and deletes nothing

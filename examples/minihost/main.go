@@ -70,13 +70,9 @@ func run(ctx context.Context, dir string, sweep bool) (*lakegc.Report, error) {
 	}
 	defer s.Close()
 	cfg := lakegc.Config{Bucket: s.bucket, Namespace: "file://" + s.dir, Repository: "mini", Sweep: sweep,
-		Clock: func() time.Time { return time.Now().Add(72 * time.Hour) }}
+		Clock: func() time.Time { return time.Now().Add(72 * time.Hour) }, Rules: &retention.Rules{DefaultRetentionDays: 1}}
 	// The host marks the repository's folder when it creates it.
 	if err := lakegc.InitNamespace(ctx, cfg); err != nil {
-		return nil, err
-	}
-	// rules: lakeFS's rules file in the bucket, which Collect reads.
-	if err := retention.NewRulesStore(s.bucket).Save(ctx, &retention.Rules{DefaultRetentionDays: 1}); err != nil {
 		return nil, err
 	}
 	return lakegc.Collect(ctx, lakegc.Host{Staging: s, Commits: s, Committed: s}, cfg)
