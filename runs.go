@@ -155,6 +155,35 @@ const candidateStats = 16
 // candidate the bucket no longer holds is yielded with Gone. It stops at
 // the first error.
 func Candidates(ctx context.Context, cfg Config, runID string) iter.Seq2[Candidate, error] {
+	return candidates(ctx, cfg, runID, 0)
+}
+
+// CandidatePage returns the candidates of runID from the offset-th (0 the
+// first) in the order of the run's report, at most limit of them (0: all),
+// as Candidates describes them, and the offset of the next page: 0 after
+// the last. The candidates before offset are read from the report but not
+// statted.
+func CandidatePage(ctx context.Context, cfg Config, runID string, offset, limit int) (page []Candidate, next int, err error) {
+	if offset < 0 || limit < 0 {
+		return nil, 0, fmt.Errorf("%w: negative offset %d or limit %d", ErrInvalidConfig, offset, limit)
+	}
+	page = []Candidate{}
+	i := offset
+	for c, err := range candidates(ctx, cfg, runID, offset) {
+		if err != nil {
+			return nil, 0, err
+		}
+		if limit > 0 && len(page) == limit {
+			return page, i, nil
+		}
+		page = append(page, c)
+		i++
+	}
+	return page, 0, nil
+}
+
+// candidates yields the candidates of runID after the first skip, statted.
+func candidates(ctx context.Context, cfg Config, runID string, skip int) iter.Seq2[Candidate, error] {
 	return func(yield func(Candidate, error) bool) {
 		s := cfg.withDefaults()
 		if s.Bucket == nil {
@@ -187,6 +216,10 @@ func Candidates(ctx context.Context, cfg Config, runID string) iter.Seq2[Candida
 			if err != nil {
 				yield(Candidate{}, fmt.Errorf("lakegc: candidates: %w", err))
 				return
+			}
+			if skip > 0 {
+				skip--
+				continue
 			}
 			slice, reason := shapeReason(a, s.DataPrefix, s.Include)
 			batch = append(batch, Candidate{Address: a, Slice: slice, Reason: reason + "; " + markedWhy(sum)})

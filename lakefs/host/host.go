@@ -17,9 +17,9 @@ import (
 
 	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/lakefs/api"
-	"github.com/lakegc/lakegc/namespace"
 	"github.com/lakegc/lakegc/lakefs/blockstore"
 	"github.com/lakegc/lakegc/lakefs/metarange"
+	"github.com/lakegc/lakegc/namespace"
 	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
 	"github.com/lakegc/lakegc/sweep/s3delete"
@@ -39,6 +39,10 @@ var (
 	// ErrInvalidOptions is an Options that Collect refuses before any
 	// call.
 	ErrInvalidOptions = errors.New("host: invalid options")
+	// ErrNoRules is a repository without garbage collection rules, whose
+	// commits lakeFS refuses to prepare; it comes wrapped with ErrLakeFS.
+	// Set rules with lakectl gc set-config.
+	ErrNoRules = errors.New("host: the repository has no garbage collection rules")
 )
 
 // lakeFSError wraps an error of lakeFS's API with ErrLakeFS.
@@ -105,6 +109,18 @@ type Options struct {
 	// Progress, if set, receives the run's progress. It may be called from
 	// several goroutines at once, and should return quickly.
 	Progress func(Progress)
+	// DeleteConcurrency fixes the sweep's delete calls in flight
+	// (sweep.WithDeleteConcurrency); 0: the sweep's window, which follows
+	// the store.
+	DeleteConcurrency int
+	// DeleteRate caps the sweep's deletes per second, retries included
+	// (sweep.WithDeleteRate); 0: no cap.
+	DeleteRate float64
+	// SweepSuperseded lets SweepRun sweep a mark that a later mark
+	// superseded (lakegc.Config.SweepSuperseded).
+	SweepSuperseded bool
+
+	resumeMark string // SweepRun's run
 }
 
 // ProgressKind tells what a Progress reports.
@@ -254,7 +270,9 @@ func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 		Optimized:     o.Optimized,
 		Include:       o.Include,
 		// Staged re-uploads lakeFS's listings hide (package documentation).
-		SweepOptions: []sweep.Option{sweep.WithCandidateCheck(h.reuploads.check)},
+		SweepOptions:    append([]sweep.Option{sweep.WithCandidateCheck(h.reuploads.check)}, o.deleteOptions()...),
+		ResumeMark:      o.resumeMark,
+		SweepSuperseded: o.SweepSuperseded,
 	}
 	if o.Progress != nil {
 		cfg.Progress = func(p lakegc.Progress) { o.Progress(Progress{Kind: ProgressCollect, Collect: p}) }
@@ -536,7 +554,7 @@ func (h *lakeFSHost) relative(address string) (string, bool) {
 func (h *lakeFSHost) ActiveCommits(ctx context.Context, _ time.Time) (*lakegc.HostCommits, error) {
 	res, err := h.client.PrepareCommitsAsync(ctx, h.repo)
 	if errors.Is(err, api.ErrNotFound) {
-		return nil, fmt.Errorf("%w: prepare commits: %w (a repository without GC rules keeps every commit: set rules with lakectl gc set-config)", ErrLakeFS, err)
+		return nil, fmt.Errorf("%w: %w: prepare commits: %w (set rules with lakectl gc set-config)", ErrLakeFS, ErrNoRules, err)
 	}
 	if err != nil {
 		return nil, lakeFSError(err)
