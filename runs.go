@@ -47,7 +47,8 @@ func SweepRun(ctx context.Context, cfg Config, runID string) (*Report, error) {
 // LaterRuns returns the IDs of the marks of the namespace in bucket that
 // supersede runID: every other run with a summary (successful or not, by
 // Mark or by lakeFS's Spark client) whose start time is at or after
-// runID's, newest first. A run folder without a summary (a mark still
+// runID's, newest first, but for the other shards of the same sharded mark
+// (sweep.WithShard: the same shard count and cutoff). A run folder without a summary (a mark still
 // running, or killed) does not count. An unreadable summary is an error: it
 // may be a later run's. An empty storagePrefix is DefaultStoragePrefix.
 func LaterRuns(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string) ([]string, error) {
@@ -91,6 +92,9 @@ func laterRuns(ctx context.Context, bucket *blob.Bucket, storagePrefix string, o
 		if err != nil {
 			return nil, fmt.Errorf("lakegc: later runs: %w", err)
 		}
+		if sameShardedMark(sum, of) {
+			continue // another shard of the same mark: sweeping each is sweeping the mark
+		}
 		if !sum.StartTime.Before(of.StartTime) {
 			later = append(later, run{id, sum.StartTime})
 		}
@@ -106,6 +110,13 @@ func laterRuns(ctx context.Context, bucket *blob.Bucket, storagePrefix string, o
 		ids[i] = r.id
 	}
 	return ids, nil
+}
+
+// sameShardedMark reports whether a and b are two shards of one sharded
+// mark (sweep.WithShard): the same shard count, other indexes, and the
+// same cutoff, which the shards of one mark share (the same export start).
+func sameShardedMark(a, b *sweep.Summary) bool {
+	return a.ShardCount > 1 && a.ShardCount == b.ShardCount && a.ShardIndex != b.ShardIndex && a.CutoffTime.Equal(b.CutoffTime)
 }
 
 // checkNotSuperseded refuses to sweep the mark of sum when a later mark

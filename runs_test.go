@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lakegc/lakegc"
+	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
 )
 
@@ -156,5 +157,39 @@ func TestExplainNamesTheReason(t *testing.T) {
 	}
 	if _, err := lakegc.Explain(ctx, w.host.host(), w.config(), "g0ootg1ksdudqv37g7d0", queries); !errors.Is(err, sweep.ErrNoRun) {
 		t.Errorf("explain an unknown run: %v", err)
+	}
+}
+
+// The shards of one sharded mark do not supersede each other; a later
+// mark supersedes them all.
+func TestSweepRunShardsOfOneMark(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	none := func(yield func(string, error) bool) {}
+	var shards []string
+	for i := range 2 {
+		id := retention.NewRunID(gcTime.Add(time.Duration(i) * time.Second))
+		clock := func() time.Time { return gcTime.Add(time.Duration(i) * time.Second) }
+		if _, err := sweep.Mark(ctx, w.bucket, id, sweep.Inputs{Uncommitted: none, Committed: none, ExportStart: gcTime.Add(-time.Minute)},
+			sweep.WithShard(i, 2), sweep.WithClock(clock), sweep.WithInclude("data/old/"), sweep.WithTempDir(t.TempDir())); err != nil {
+			t.Fatal(err)
+		}
+		shards = append(shards, id)
+	}
+	for _, id := range shards {
+		if later, err := lakegc.LaterRuns(ctx, w.bucket, "", id); err != nil || len(later) != 0 {
+			t.Errorf("shard %s: later runs %q, %v; want none", id, later, err)
+		}
+	}
+	if _, err := lakegc.SweepRun(ctx, w.config(), shards[0]); err != nil {
+		t.Errorf("sweep of shard 0 beside shard 1: %v", err)
+	}
+	cfg := w.config()
+	cfg.Clock = func() time.Time { return gcTime.Add(time.Hour) }
+	if _, err := lakegc.Collect(ctx, w.host.host(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lakegc.SweepRun(ctx, w.config(), shards[1]); !errors.Is(err, lakegc.ErrSuperseded) {
+		t.Errorf("sweep of a shard after a later mark: %v, want ErrSuperseded", err)
 	}
 }
