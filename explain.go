@@ -1,7 +1,6 @@
 package lakegc
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -182,11 +181,12 @@ func Explain(ctx context.Context, host Host, cfg Config, runID string, addresses
 // open key is found in one; found keys leave open.
 func explainCommitted(ctx context.Context, host Host, s settings, runID string, open map[string][]int, out []Explanation) error {
 	key := layout.CommitsKey(s.StoragePrefix, runID)
-	b, err := s.Bucket.ReadAll(ctx, key)
+	r, err := s.Bucket.NewReader(ctx, key, nil)
 	if err != nil {
 		return fmt.Errorf("lakegc: explain: commits report %s: %w", key, err)
 	}
-	active, err := retention.ReadCommitsCSV(bytes.NewReader(b))
+	active, err := retention.ReadCommitsCSV(r)
+	r.Close()
 	if err != nil {
 		return fmt.Errorf("lakegc: explain: commits report %s: %w", key, err)
 	}
