@@ -91,9 +91,13 @@ func printCost(w io.Writer, e *costEstimate) {
 	fmt.Fprintf(w, "a sweep would delete %d objects, %s (%s)\n", e.Candidates, humanBytes(e.Bytes), how)
 	var parts []string
 	for _, c := range e.Clouds {
-		parts = append(parts, fmt.Sprintf("%s %d %s requests $%.4f", c.Cloud, c.Requests, c.Request, c.USD))
+		price := fmt.Sprintf("$%.4f", c.USD)
+		if c.USD > 0 && c.USD < 0.0001 {
+			price = "under $0.0001"
+		}
+		parts = append(parts, fmt.Sprintf("%s %d %s requests %s", c.Cloud, c.Requests, c.Request, price))
 	}
-	fmt.Fprintf(w, "its requests: %s (published prices read %s; see lakegc gc --help)\n", strings.Join(parts, ", "), e.PricesRead)
+	fmt.Fprintf(w, "its requests: %s (published prices read %s, in the command's documentation)\n", strings.Join(parts, ", "), e.PricesRead)
 }
 
 // humanBytes prints n bytes in binary units.

@@ -234,9 +234,13 @@ func TestDryRunSummary(t *testing.T) {
 	r := newOpsRepo(t)
 	code, out, logs := r.run(opsRun1, r.now, "gc")
 	if code != exitOK || !strings.Contains(out, "lakegc sweep --repo r --run "+opsRun1) || !strings.Contains(out, "a sweep would delete 2 objects") ||
-		!strings.Contains(out, "S3 1 DeleteObjects requests $0.0000") {
+		!strings.Contains(out, "S3 1 DeleteObjects requests under $0.0001") {
 		t.Errorf("dry run summary: exit %d\n%s%s", code, out, logs)
 	}
+	t.Logf("summary:\n%s", out)
+	_, cands, _ := r.run(opsRun1, r.now, "candidates", "--run", opsRun1)
+	_, expl, _ := r.run(opsRun1, r.now, "explain", "--run", opsRun1, "tenant/report.csv", "data/"+opsSlice+"/dc7eqrpksdue7ngg4ong")
+	t.Logf("candidates:\n%s\nexplain:\n%s", cands, expl)
 	// Without rules, lakeFS refuses to prepare the commits (404).
 	code, out, logs = r.run("norules", r.now, "gc")
 	if code != exitLakeFS || !strings.Contains(logs, "lakectl gc set-config lakefs://r -f rules.json") {
@@ -269,5 +273,26 @@ func TestOpsUsage(t *testing.T) {
 		if code != tc.code || !strings.Contains(stdout.String()+stderr.String(), tc.want) {
 			t.Errorf("%v: exit %d, want %d; output lacks %q:\n%s%s", tc.args, code, tc.code, tc.want, stdout.String(), stderr.String())
 		}
+	}
+}
+
+// The price of a sweep follows each cloud's request: 1000 keys a
+// DeleteObjects, one an objects.delete, 256 a Blob Batch.
+func TestEstimateCost(t *testing.T) {
+	for _, tc := range []struct {
+		n              int64
+		s3, gcs, azure int64
+		s3USD          float64
+	}{
+		{0, 0, 0, 0, 0}, {1, 1, 1, 1, 0.000005}, {1000, 1, 1000, 4, 0.000005}, {1001, 2, 1001, 4, 0.00001}, {2_000_000, 2000, 2_000_000, 7813, 0.01},
+	} {
+		c := estimateCost(tc.n)
+		if c[0].Requests != tc.s3 || c[1].Requests != tc.gcs || c[2].Requests != tc.azure || c[1].USD != 0 || c[2].USD != 0 ||
+			c[0].USD < tc.s3USD*0.999 || c[0].USD > tc.s3USD*1.001 {
+			t.Errorf("%d candidates: %+v", tc.n, c)
+		}
+	}
+	if got := humanBytes(3 << 30); got != "3.0 GiB" {
+		t.Errorf("humanBytes: %s", got)
 	}
 }
