@@ -62,8 +62,9 @@ type Explanation struct {
 // A kept object is explained as, in this order: outside the namespace, not
 // of a shape the repository writes (unrecognized), in another repository's
 // folder (walled), younger than the cutoff, referenced by a kept commit
-// (named), or else in the run's uncommitted input (staged on a branch, a
-// copy record) or spared by the host's candidate check. A marked one by its
+// (named), in a copy record of host.Copies (as the tracker holds them now),
+// or else in the run's uncommitted input (staged on a branch) or spared by
+// the host's candidate check. A marked one by its
 // shape and slice. The run of an optimized mark kept objects of skipped
 // slices from its records; those read as the last case too.
 func Explain(ctx context.Context, host Host, cfg Config, runID string, addresses []string) ([]Explanation, error) {
@@ -160,6 +161,11 @@ func Explain(ctx context.Context, host Host, cfg Config, runID string, addresses
 			return nil, err
 		}
 	}
+	if len(open) > 0 && host.Copies != nil && s.Repository != "" {
+		if err := explainCopies(ctx, host, s, open, out); err != nil {
+			return nil, err
+		}
+	}
 	for _, idx := range open {
 		for _, i := range idx {
 			e := &out[i]
@@ -244,4 +250,34 @@ func walled(ctx context.Context, bucket *blob.Bucket, key, data, storage string)
 		}
 		folder, rest = folder+rest[:i+1], rest[i+1:]
 	}
+}
+
+// explainCopies places open keys in the host's copy records, as the
+// tracker holds them now (records live for the tracker's TTL, so a record
+// the run read may be gone, and one made since may be there); found keys
+// leave open.
+func explainCopies(ctx context.Context, host Host, s settings, open map[string][]int, out []Explanation) error {
+	for c, err := range host.Copies.List(ctx, s.Repository) {
+		if err != nil {
+			return fmt.Errorf("lakegc: explain: copy records: %w", err)
+		}
+		keys := []string{c.PhysicalAddress}
+		if nsaddr.IsFull(c.PhysicalAddress) {
+			if keys, _, err = s.ns.Check(nil, c.PhysicalAddress); err != nil {
+				return fmt.Errorf("lakegc: explain: copy records: %w", err)
+			}
+		}
+		for _, k := range keys {
+			for _, i := range open[k] {
+				out[i].Verdict = VerdictKept
+				out[i].Reason = fmt.Sprintf("a copy record: %s copied to %s on branch %s at %s (the tracker's records now)",
+					c.SrcPath, c.DstPath, c.Branch, c.CreatedAt.Format(time.RFC3339))
+			}
+			delete(open, k)
+		}
+		if len(open) == 0 {
+			return nil
+		}
+	}
+	return nil
 }

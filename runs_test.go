@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lakegc/lakegc"
+	"github.com/lakegc/lakegc/copytrack"
 	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
 )
@@ -191,5 +192,33 @@ func TestSweepRunShardsOfOneMark(t *testing.T) {
 	}
 	if _, err := lakegc.SweepRun(ctx, w.config(), shards[1]); !errors.Is(err, lakegc.ErrSuperseded) {
 		t.Errorf("sweep of a shard after a later mark: %v, want ErrSuperseded", err)
+	}
+}
+
+// Explain names the copy record that kept an object.
+func TestExplainNamesACopyRecord(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	tracker := copytrack.New(copytrack.NewMemStore(), copytrack.WithClock(func() time.Time { return gcTime }))
+	if err := tracker.Track(ctx, copytrack.Copy{Repository: "repo1", Branch: "main", SrcPath: "a.csv", DstPath: "b.csv", PhysicalAddress: "data/old/orphan"}); err != nil {
+		t.Fatal(err)
+	}
+	delete(w.garbage, "data/old/orphan")
+	host := w.host.host()
+	host.Copies = tracker
+	rep, err := lakegc.Collect(ctx, host, w.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.expectMarked(rep.RunID)
+	got, err := lakegc.Explain(ctx, host, w.config(), rep.RunID, []string{"data/old/orphan", "data/old/s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := got[0]; e.Verdict != lakegc.VerdictKept || !strings.Contains(e.Reason, "copy record: a.csv copied to b.csv on branch main") {
+		t.Errorf("copied object: %+v", e)
+	}
+	if e := got[1]; e.Verdict != lakegc.VerdictKept || !strings.Contains(e.Reason, "staged on a branch") {
+		t.Errorf("staged object: %+v", e)
 	}
 }
