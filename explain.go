@@ -59,8 +59,9 @@ type Explanation struct {
 // run's Config (Bucket, Namespace, prefixes, Include, Recognize); only
 // host.Committed is used, and may be nil to leave commits out.
 //
-// A kept object is explained as, in this order: outside the namespace, not
-// of a shape the repository writes (unrecognized), in another repository's
+// A kept object is explained as, in this order: outside the namespace or
+// outside what a mark lists (lakeFS's own files, folders beside the data
+// folder), not of a shape the repository writes (unrecognized), in another repository's
 // folder (walled), younger than the cutoff, referenced by a kept commit
 // (named), in a copy record of host.Copies (as the tracker holds them now),
 // or else in the run's uncommitted input (staged on a branch) or spared by
@@ -132,6 +133,8 @@ func Explain(ctx context.Context, host Host, cfg Config, runID string, addresses
 		switch {
 		case strings.HasPrefix(key, s.StoragePrefix+"/"):
 			verdict, reason = VerdictNotListed, "under the storage prefix "+s.StoragePrefix+"/, lakeFS's own files: never listed"
+		case strings.Contains(key, "/") && !strings.HasPrefix(key, s.DataPrefix+"/"):
+			verdict, reason = VerdictNotListed, "outside the data folder "+s.DataPrefix+"/ and not at the top level: never listed, never collected"
 		case !included && !rec(key):
 			verdict, reason = VerdictKept, "unrecognized: not of a shape the repository writes (another tenant's file, an import source); never collected"
 		case wallErr != nil:

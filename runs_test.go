@@ -124,6 +124,7 @@ func TestExplainNamesTheReason(t *testing.T) {
 	w.object("data/old/nested/_lakefs/dummy", 90*24*time.Hour, true, "a nested repository's marker")
 	w.object("data/old/nested/x", 90*24*time.Hour, true, "a nested repository's object")
 	w.object("tenant/report.csv", 90*24*time.Hour, true, "another tenant's file")
+	w.object("data/tenant.csv", 90*24*time.Hour, true, "another tenant's file in the data folder")
 	rep, err := lakegc.Collect(ctx, w.host.host(), w.config())
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +139,8 @@ func TestExplainNamesTheReason(t *testing.T) {
 		"data/old/s1":           {lakegc.VerdictKept, "staged on a branch", ""},
 		"data/old/young":        {lakegc.VerdictKept, "young: modified", ""},
 		"data/old/nested/x":     {lakegc.VerdictKept, "walled", ""},
-		"tenant/report.csv":     {lakegc.VerdictKept, "unrecognized", ""},
+		"tenant/report.csv":     {lakegc.VerdictNotListed, "outside the data folder", ""},
+		"data/tenant.csv":       {lakegc.VerdictKept, "unrecognized", ""},
 		"_lakefs/dummy":         {lakegc.VerdictNotListed, "lakeFS's own files", ""},
 		"s3://elsewhere/data/x": {lakegc.VerdictNotListed, "outside the namespace", ""},
 	}

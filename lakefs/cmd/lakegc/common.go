@@ -38,6 +38,7 @@ type common struct {
 	logLevel                               slog.Level
 	apiTimeout                             time.Duration
 	progress                               bool // stderr is a terminal and not --quiet
+	include                                []string
 }
 
 // register adds the common flags to fs.
@@ -49,6 +50,10 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.blockstorePath, "blockstore-path", "", "lakeFS's local blockstore folder, for a local:// repository (env "+envBlockstorePath+")")
 	fs.StringVar(&c.lakeFSConfig, "lakefs-config", "", "lakeFS's configuration `FILE`: open the namespace with its blockstore settings")
 	fs.BoolVar(&c.json, "json", false, "print the result as JSON on stdout")
+	fs.Func("include-prefix", "the run's --include-prefix (repeatable): what it collected beside lakeFS's own shapes", func(p string) error {
+		c.include = append(c.include, p)
+		return nil
+	})
 	registerManners(fs, &c.quiet, &c.logLevel, &c.apiTimeout)
 }
 
@@ -133,7 +138,7 @@ func (c *common) client() (*api.Client, error) {
 
 // hostOptions are the host's options of c.
 func (c *common) hostOptions(logger *slog.Logger) host.Options {
-	return host.Options{Repository: c.repo, BlockstorePath: c.blockstorePath, Blockstore: c.store, Logger: logger}
+	return host.Options{Repository: c.repo, BlockstorePath: c.blockstorePath, Blockstore: c.store, Logger: logger, Include: c.include}
 }
 
 // exitCode is the exit code of a command's error.

@@ -45,8 +45,9 @@ func newOpsRepo(t *testing.T) *opsRepo {
 		r.write(k, r.garbage[k], old)
 	}
 	r.write("tenant/report.csv", "another tenant's", old)
+	r.write("data/tenant.csv", "another tenant's", old)
 	r.write("data/"+opsSlice+"/dc7eqrpksdue7ngg4op0", "young", r.now)
-	r.kept = []string{"tenant/report.csv", "data/" + opsSlice + "/dc7eqrpksdue7ngg4op0", "_lakefs/dummy"}
+	r.kept = []string{"data/tenant.csv", "data/" + opsSlice + "/dc7eqrpksdue7ngg4op0", "_lakefs/dummy", "tenant/report.csv"}
 	return r
 }
 
@@ -136,7 +137,7 @@ func TestOperatorWorkflow(t *testing.T) {
 	}
 
 	// explain.
-	code, out, logs = r.run(opsRun1, r.now, "explain", "--run", opsRun1, "--json", got[0], "tenant/report.csv", r.kept[1], "local://repo1/"+got[1])
+	code, out, logs = r.run(opsRun1, r.now, "explain", "--run", opsRun1, "--json", got[0], "data/tenant.csv", r.kept[1], "local://repo1/"+got[1])
 	var exp struct {
 		Explanations []lakegc.Explanation `json:"explanations"`
 	}
@@ -294,5 +295,27 @@ func TestEstimateCost(t *testing.T) {
 	}
 	if got := humanBytes(3 << 30); got != "3.0 GiB" {
 		t.Errorf("humanBytes: %s", got)
+	}
+}
+
+// A run made with --include-prefix is swept, listed and explained with it;
+// a sweep without it refuses those candidates rather than delete them.
+func TestSweepRunIncludePrefix(t *testing.T) {
+	r := newOpsRepo(t)
+	r.write("data/legacy/old.bin", "legacy", r.now.Add(-10*24*time.Hour))
+	if code, out, logs := r.run(opsRun1, r.now, "gc", "--include-prefix", "data/legacy/"); code != exitOK || !strings.Contains(out, "a sweep would delete 3 objects") {
+		t.Fatalf("dry run: exit %d\n%s%s", code, out, logs)
+	}
+	code, out, _ := r.run(opsRun1, r.now, "explain", "--run", opsRun1, "--include-prefix", "data/legacy/", "data/legacy/old.bin")
+	if code != exitOK || !strings.Contains(out, "marked — under the include prefix data/legacy/") {
+		t.Errorf("explain: exit %d\n%s", code, out)
+	}
+	code, out, logs := r.run(opsRun1, r.now, "sweep", "--run", opsRun1)
+	if code != exitFailed || !strings.Contains(out, "1 refused") || !r.exists("data/legacy/old.bin") {
+		t.Fatalf("sweep without the include prefix: exit %d\n%s%s", code, out, logs)
+	}
+	code, out, logs = r.run(opsRun1, r.now, "sweep", "--run", opsRun1, "--include-prefix", "data/legacy/")
+	if code != exitOK || r.exists("data/legacy/old.bin") || !r.exists("data/tenant.csv") {
+		t.Fatalf("sweep with it: exit %d\n%s%s", code, out, logs)
 	}
 }

@@ -20,7 +20,8 @@ Deletes exactly the candidates of run ID, a dry run of "lakegc gc": what
 superseded is refused (exit 4): an object it found garbage may have become
 live again since (a branch reset to an old commit, a copy of an old
 address), which only the later run saw; sweep the latest run, or --force.
-Sweeping a run twice is safe.
+Sweeping a run twice is safe. Give the --include-prefix flags the run had:
+a candidate neither of lakeFS's shapes nor under one is refused.
 
 Exit codes: 0 every candidate deleted (or gone already), 1 failed or some
 deletes failed, 2 usage, 3 lakeFS error, 4 refused: the run is superseded,
