@@ -73,8 +73,9 @@
 // lakegc.Collect, goes to stdout; with --json a failed run prints the report of
 // what was done, with the error in its "error" field. The command's own
 // counts are in "host": lakeFS's HTTP requests (retries included), the
-// staged objects statted, and the re-upload check. Without --sweep nothing
-// is deleted.
+// staged objects statted, and the re-upload check; a dry run's has
+// "estimate": its sweep's candidates, bytes and requests' price per cloud.
+// Without --sweep nothing is deleted.
 //
 //	0  done: a dry run, or a sweep that deleted every candidate
 //	1  the GC failed or was interrupted, or some deletes failed
