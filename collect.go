@@ -467,6 +467,11 @@ func (c *cycle) resumeMark(ctx context.Context) error {
 	if !sum.Success {
 		return fmt.Errorf("lakegc: resume mark %s: %w", c.report.RunID, sweep.ErrRunFailed)
 	}
+	if c.cfg.Sweep && !c.cfg.SweepSuperseded {
+		if err := checkNotSuperseded(ctx, c.cfg.Bucket, c.cfg.StoragePrefix, sum); err != nil {
+			return fmt.Errorf("lakegc: resume mark %s: %w", c.report.RunID, err)
+		}
+	}
 	rep := &MarkReport{Summary: sum, Report: c.reportFolder()}
 	c.report.Mark = rep
 	if rep.Bytes, err = folderSize(ctx, c.cfg.Bucket, rep.Report+layout.DeletedFolder); err != nil {

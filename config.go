@@ -219,7 +219,15 @@ type Config struct {
 	// Set Sweep to delete them; without it, Collect reports the mark.
 	// Resume only a recent mark, never one older than a later mark: an
 	// object it marked may have become live again since (see sweep.Sweep).
+	// With Sweep, Collect refuses (ErrSuperseded) a mark that a later mark
+	// of the namespace superseded, unless SweepSuperseded is set.
 	ResumeMark string
+	// SweepSuperseded lets Sweep with ResumeMark (or SweepRun) delete the
+	// candidates of a mark although a later mark of the namespace exists.
+	// An object such a mark found garbage may have become live since (a
+	// branch reset to an old commit, a copy of an old address): set it only
+	// for a mark known to be still right.
+	SweepSuperseded bool
 }
 
 // settings is a Config with its defaults applied.

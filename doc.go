@@ -133,8 +133,17 @@
 // values are errors wrapping [ErrInvalidInput] before any I/O.
 //
 // Without Config.Sweep a cycle is a dry run: the report says how many objects
-// a sweep deletes and where the mark lists them. Config.ResumeMark then sweeps
-// that mark, and Config.ResumeExport continues an export that was interrupted.
+// a sweep deletes and where the mark lists them. Review, then sweep:
+// [Candidates] and [CandidatePage] list the mark's candidates statted, with a
+// reason told from each key; [Explain] says why the mark marked or kept any
+// object, from the run's own records (its summary, candidates and commits
+// report, the kept commits read again one at a time), never a second copy of
+// the keep set; [SweepRun] (or Config.ResumeMark with Sweep) deletes exactly
+// that mark's candidates, and refuses, with [ErrSuperseded], a mark that a
+// later mark of the namespace superseded ([LaterRuns]: any other run whose
+// summary starts at or after its start, so two in the same second supersede
+// each other): an object it found garbage may have become live since. Config.SweepSuperseded
+// overrides. Config.ResumeExport continues an export that was interrupted.
 // A cycle interrupted anywhere leaves nothing a later one could misread:
 // running Collect again, afresh or resuming, is safe.
 //

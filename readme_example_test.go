@@ -81,8 +81,8 @@ func readmeCollect(ctx context.Context, store hostStore, bucket *blob.Bucket) er
 		return err // nothing half-done is ever read as finished: run it again
 	}
 	fmt.Println("a sweep would delete", report.Mark.Summary.NumDeletedObjects, "objects")
-	cfg.ResumeMark, cfg.Sweep = report.RunID, true // delete what that mark found
-	if _, err := lakegc.Collect(ctx, lakegc.Host{}, cfg); err != nil {
+	// Review it (lakegc.Candidates, lakegc.Explain), then delete exactly what it marked:
+	if _, err := lakegc.SweepRun(ctx, cfg, report.RunID); err != nil { // ErrSuperseded if a later mark exists
 		return err
 	}
 	// README: end

@@ -52,7 +52,7 @@
 //  2. lakeFS's prepare_commits: lakeFS applies its GC rules to every commit,
 //     those of deleted branches included, and writes its commits report,
 //     read back from the namespace (a repository without rules is refused:
-//     lakeFS keeps everything then);
+//     lakeFS keeps everything then; the error wraps ErrNoRules);
 //  3. the kept commits' metaranges and ranges, read from the namespace
 //     (package metarange), each range once;
 //  4. the mark: every object of the namespace of a shape lakeFS writes (or
@@ -63,6 +63,15 @@
 //     _lakefs/retention/gc/unified/<run_id>/, lakeFS's layout, with the
 //     objects it did not recognize in unrecognized/;
 //  5. with Options.Sweep only, the deletion of the marked objects.
+//
+// Review, then sweep: a dry run's Result.Report.RunID names its mark.
+// [Candidates] and [CandidatePage] list its candidates, statted, with a reason
+// told from each key; [Explain] says why it marked or kept objects, named by
+// address or by lakeFS path (lakefs://<repo>/<ref>/<path>), reading the kept
+// commits' ranges again one commit at a time; [SweepRun] deletes exactly its
+// candidates, and refuses a mark a later mark of the repository superseded
+// (lakegc.ErrSuperseded) unless Options.SweepSuperseded. Options.DeleteConcurrency
+// and Options.DeleteRate tune the sweep of Collect and SweepRun alike.
 //
 // With Options.Optimized the mark starts from the repository's latest run (one of
 // lakegc's; a run of lakeFS's Spark client has no records to start from, and

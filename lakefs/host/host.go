@@ -41,6 +41,10 @@ var (
 	// ErrInvalidInput is an Options that Collect refuses before any
 	// call.
 	ErrInvalidInput = errors.New("host: invalid input")
+	// ErrNoRules is a repository without garbage collection rules, whose
+	// commits lakeFS refuses to prepare; it comes wrapped with ErrLakeFS.
+	// Set rules with lakectl gc set-config.
+	ErrNoRules = errors.New("host: the repository has no garbage collection rules")
 )
 
 // IsLakeFS reports whether err is lakeFS's refusal or failure to answer:
@@ -112,6 +116,18 @@ type Options struct {
 	// Progress, if set, receives the run's progress. It may be called from
 	// several goroutines at once, and should return quickly.
 	Progress func(Progress)
+	// DeleteConcurrency fixes the sweep's delete calls in flight
+	// (sweep.WithDeleteConcurrency); 0: the sweep's window, which follows
+	// the store.
+	DeleteConcurrency int
+	// DeleteRate caps the sweep's deletes per second, retries included
+	// (sweep.WithDeleteRate); 0: no cap.
+	DeleteRate float64
+	// SweepSuperseded lets SweepRun sweep a mark that a later mark
+	// superseded (lakegc.Config.SweepSuperseded).
+	SweepSuperseded bool
+
+	resumeMark string // SweepRun's run
 }
 
 // ProgressKind tells what a Progress reports.
@@ -280,6 +296,9 @@ func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 		MarkOptions: []sweep.MarkOption{sweep.WithCandidateCheck(h.reuploads.check)},
 		// Azure's and GCS's refusals, which gocloud's codes blur.
 		ErrorClassifiers: []sweep.ErrorClassifier{azdelete.Classifier{}, gcsdelete.Classifier{}},
+		SweepOptions:     o.deleteOptions(),
+		ResumeMark:       o.resumeMark,
+		SweepSuperseded:  o.SweepSuperseded,
 	}
 	if o.Progress != nil {
 		cfg.Progress = func(p lakegc.Progress) { o.Progress(Progress{Kind: ProgressCollect, Collect: p}) }
@@ -563,7 +582,7 @@ func (h *lakeFSHost) relative(address string) (string, bool) {
 func (h *lakeFSHost) ActiveCommits(ctx context.Context, now time.Time) (*lakegc.HostCommits, error) {
 	res, err := h.client.PrepareCommitsAsync(ctx, h.repo)
 	if errors.Is(err, api.ErrNotFound) {
-		return nil, fmt.Errorf("%w: prepare commits: %w (a repository without GC rules keeps every commit: set rules with lakectl gc set-config)", ErrLakeFS, err)
+		return nil, fmt.Errorf("%w: %w: prepare commits: %w (set rules with lakectl gc set-config)", ErrLakeFS, ErrNoRules, err)
 	}
 	if err != nil {
 		return nil, lakeFSError(err)

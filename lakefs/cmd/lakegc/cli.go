@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -28,6 +27,9 @@ const (
 	exitFailed = 1 // the GC failed or was interrupted, or some deletes failed
 	exitUsage  = 2 // wrong flags or arguments
 	exitLakeFS = 3 // lakeFS refused or could not be reached (credentials, repository, API)
+	// exitRefused: a command refused the run it was given: superseded by
+	// a later run (sweep without --force), unknown, or failed.
+	exitRefused = 4
 )
 
 // Environment variables of the command, beside lakectl's (api.EnvEndpointURL,
@@ -43,6 +45,9 @@ const usage = `lakegc collects the garbage of a lakeFS repository, without Spark
 
 Usage:
   lakegc gc --endpoint URL --repo NAME [flags]   mark (and with --sweep, delete) the garbage
+  lakegc candidates --repo NAME --run ID         list what a dry run marked, and why
+  lakegc explain --repo NAME --run ID ADDRESS... why a run marked or kept an object
+  lakegc sweep --repo NAME --run ID              delete exactly what a dry run marked
   lakegc rules show|set --repo NAME [flags]      show or set lakegc's extended retention rules
   lakegc version                                 print the version
   lakegc help                                    print this help
@@ -51,12 +56,14 @@ Example:
   export LAKECTL_SERVER_ENDPOINT_URL=https://lakefs.example.com
   export LAKECTL_CREDENTIALS_ACCESS_KEY_ID=AKIA...
   export LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY=...
-  lakegc gc --repo my-repo            # dry run: what would be deleted
-  lakegc gc --repo my-repo --sweep    # delete it
+  lakegc gc --repo my-repo                        # dry run: prints its run ID
+  lakegc candidates --repo my-repo --run RUN_ID   # review what it marked
+  lakegc sweep --repo my-repo --run RUN_ID        # delete exactly that
 
-Run "lakegc gc --help" for the flags of gc.
+Run "lakegc COMMAND --help" for the flags of a command.
 
-Exit codes: 0 done, 1 GC failed (or some deletes failed), 2 usage, 3 lakeFS error (auth, repository, API).
+Exit codes: 0 done, 1 GC failed (or some deletes failed), 2 usage, 3 lakeFS error (auth, repository, API),
+4 refused: a run superseded by a later one (sweep without --force), unknown or failed.
 `
 
 // run is the command: args without the program name. It returns the exit
@@ -82,6 +89,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		return gc(ctx, o, stdout, stderr)
 	default:
+		if cmd, ok := commands[args[0]]; ok {
+			return cmd(ctx, args[1:], getenv, stdout, stderr)
+		}
 		fmt.Fprintf(stderr, "lakegc: unknown command %q\n\n%s", args[0], usage)
 		return exitUsage
 	}
@@ -134,6 +144,10 @@ type gcOptions struct {
 	now                                    time.Time // zero: time.Now
 	progress                               bool      // draw progress bars on stderr
 	concurrency                            int       // per-object calls of lakeFS (and candidate checks) in flight
+	quiet                                  bool      // --quiet
+	logLevel                               slog.Level
+	apiTimeout                             time.Duration
+	deletes                                deleteFlags
 	// store is lakeFS's blockstore settings (--lakefs-config and its
 	// LAKEFS_BLOCKSTORE_* variables); nil: each cloud SDK's defaults.
 	store *blockstore.Config
@@ -142,18 +156,20 @@ type gcOptions struct {
 // hostOptions are the options of host.Collect the flags say.
 func (o gcOptions) hostOptions(logger *slog.Logger, progress func(host.Progress)) host.Options {
 	h := host.Options{
-		Repository:     o.repo,
-		BlockstorePath: o.blockstorePath,
-		Blockstore:     o.store,
-		Sweep:          o.sweep,
-		Optimized:      o.optimized,
-		InitNamespace:  o.initNamespace,
-		MinAge:         o.minAge,
-		MemoryBudget:   o.memory,
-		Include:        o.include,
-		Concurrency:    o.concurrency,
-		Logger:         logger,
-		Progress:       progress,
+		Repository:        o.repo,
+		BlockstorePath:    o.blockstorePath,
+		Blockstore:        o.store,
+		Sweep:             o.sweep,
+		Optimized:         o.optimized,
+		InitNamespace:     o.initNamespace,
+		MinAge:            o.minAge,
+		MemoryBudget:      o.memory,
+		Include:           o.include,
+		Concurrency:       o.concurrency,
+		Logger:            logger,
+		DeleteConcurrency: o.deletes.concurrency,
+		DeleteRate:        o.deletes.rate,
+		Progress:          progress,
 	}
 	if !o.now.IsZero() {
 		offset := time.Until(o.now)
@@ -188,6 +204,8 @@ func parseGC(args []string, getenv func(string) string, stdout, stderr io.Writer
 		return nil
 	})
 	fs.IntVar(&o.concurrency, "lakefs-concurrency", host.DefaultConcurrency, "per-object calls of lakeFS (stats of staged objects), and checks of candidates against the store, in flight at once")
+	registerManners(fs, &o.quiet, &o.logLevel, &o.apiTimeout)
+	o.deletes.register(fs)
 	fs.BoolVar(&o.optimized, "optimized", false, "start the mark from the repository's latest run: list only the slices written since it (less a margin), and judge older ones from its records; a clean run when unsure, and every 7th run")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: lakegc gc --endpoint URL --repo NAME [--sweep] [--optimized] [--min-age 24h] [--memory 256MiB] [--json]
@@ -200,6 +218,10 @@ stderr, the summary (or with --json the report) to stdout.
 Example:
   lakegc gc --endpoint http://localhost:8000 --repo my-repo --sweep
   lakegc gc --repo my-repo --lakefs-config /etc/lakefs/config.yaml
+
+A dry run prints its run ID, what a sweep would delete (objects, bytes) and
+the price of its requests on S3, GCS and Azure; then "lakegc candidates --run
+ID" lists the candidates and "lakegc sweep --run ID" deletes exactly them.
 
 Exit codes: 0 done, 1 GC failed (or some deletes failed), 2 usage, 3 lakeFS error (auth, repository, API).
 
@@ -241,10 +263,15 @@ Flags:
 		return usageErr("--min-age %v is negative", o.minAge)
 	case o.concurrency < 1 || o.concurrency > host.MaxConcurrency:
 		return usageErr("--lakefs-concurrency %d is not between 1 and %d", o.concurrency, host.MaxConcurrency)
+	case o.apiTimeout <= 0:
+		return usageErr("--api-timeout %v is not positive", o.apiTimeout)
 	case o.minAge > 0 && o.minAge < lakegc.DefaultLinkTTL:
 		// lakeFS links an address up to its LinkAddressTime (24h) after
 		// handing it out; until then only the object's age protects it.
 		return usageErr("--min-age %v is below lakeFS's link TTL, %v: an upload not linked yet could be deleted", o.minAge, lakegc.DefaultLinkTTL)
+	}
+	if err := o.deletes.check(); err != nil {
+		return usageErr("%v", err)
 	}
 	var err error
 	if o.memory, err = parseSize(*memory); err != nil {
@@ -266,11 +293,7 @@ Flags:
 			return usageErr("%s: %v", envNow, err)
 		}
 	}
-	if f, ok := stderr.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			o.progress = true
-		}
-	}
+	o.progress = !o.quiet && isTerminal(stderr)
 	return o, -1
 }
 
@@ -297,13 +320,12 @@ func parseSize(s string) (int64, error) {
 
 // gc runs one GC cycle and prints its summary.
 func gc(ctx context.Context, o gcOptions, stdout, stderr io.Writer) int {
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// Logs go through the progress line, which clears itself before each
+	// record on a terminal (and only passes them on elsewhere).
 	bar := newProgress(stderr, o.progress)
 	defer bar.finish()
-	if o.progress {
-		logger = slog.New(slog.NewTextHandler(bar, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	}
-	client, err := api.New(o.endpoint, o.accessKeyID, o.secretAccessKey)
+	logger := newLogger(bar, o.logLevel, o.quiet)
+	client, err := api.New(o.endpoint, o.accessKeyID, o.secretAccessKey, api.WithTimeout(o.apiTimeout))
 	if err != nil {
 		fmt.Fprintf(stderr, "lakegc gc: %v\n", err)
 		return exitUsage
@@ -313,13 +335,16 @@ func gc(ctx context.Context, o gcOptions, stdout, stderr io.Writer) int {
 	rep, hs := res.Report, &res.Stats
 	if err != nil {
 		fmt.Fprintf(stderr, "lakegc gc: %v\n", err)
+		if errors.Is(err, host.ErrNoRules) {
+			fmt.Fprint(stderr, noRulesHint(o.repo))
+		}
 		if rep != nil && rep.RunID != "" && rep.Mark != nil && rep.Mark.Summary != nil && rep.Mark.Summary.Success {
 			fmt.Fprintf(stderr, "lakegc gc: the mark %s finished; its candidates are listed under %s\n", rep.RunID, rep.Mark.Report)
 		}
 		if o.json {
 			// One JSON object on stdout whatever happened: the error and
 			// what was done until then.
-			printJSON(stdout, stderr, err, rep, hs)
+			printJSON(stdout, stderr, err, rep, hs, nil)
 		}
 		switch {
 		case ctx.Err() != nil:
@@ -336,13 +361,22 @@ func gc(ctx context.Context, o gcOptions, stdout, stderr io.Writer) int {
 		}
 		return exitFailed
 	}
+	var est *costEstimate
+	if rep.Sweep == nil && rep.Mark != nil && rep.Mark.Summary != nil {
+		// A dry run: what its sweep would free, and cost.
+		est = estimate(ctx, client, o.hostOptions(logger, nil), rep.RunID, rep.Mark.Summary.NumDeletedObjects, logger)
+	}
 	if o.json {
-		if !printJSON(stdout, stderr, nil, rep, hs) {
+		if !printJSON(stdout, stderr, nil, rep, hs, est) {
 			return exitFailed
 		}
 	} else {
 		summarize(stdout, o.repo, rep, hs)
+		if est != nil {
+			printCost(stdout, est)
+		}
 	}
+
 	if rep.Sweep != nil && rep.Sweep.Failed+rep.Sweep.Refused > 0 {
 		fmt.Fprintf(stderr, "lakegc gc: %d deletes failed and %d were refused; see %s\n", rep.Sweep.Failed, rep.Sweep.Refused, rep.Sweep.Report)
 		return exitFailed
@@ -357,12 +391,13 @@ const minMemory = 4 << 10
 // printJSON prints the report as JSON on stdout, with the error of a failed
 // run in its "error" field and the command's own counts in "host"; it
 // reports whether it could.
-func printJSON(stdout, stderr io.Writer, runErr error, rep *lakegc.Report, hs *host.Stats) bool {
+func printJSON(stdout, stderr io.Writer, runErr error, rep *lakegc.Report, hs *host.Stats, est *costEstimate) bool {
 	out := struct {
 		Error string `json:"error,omitempty"`
 		*lakegc.Report
-		Host *host.Stats `json:"host,omitempty"`
-	}{Report: rep, Host: hs}
+		Host     *host.Stats   `json:"host,omitempty"`
+		Estimate *costEstimate `json:"estimate,omitempty"`
+	}{Report: rep, Host: hs, Estimate: est}
 	if runErr != nil {
 		out.Error = runErr.Error()
 	}
@@ -399,7 +434,8 @@ func summarize(w io.Writer, repo string, rep *lakegc.Report, hs *host.Stats) {
 	fmt.Fprintf(w, "lakeFS: %d requests, %d staged objects statted; %d candidates kept as possible hidden re-uploads (%d checked)\n",
 		hs.LakeFSRequests, hs.StagedStatted, r.Kept, r.Checked)
 	if rep.Sweep == nil {
-		fmt.Fprintf(w, "dry run: nothing deleted; the candidates are listed under %s (run with --sweep to delete them)\n", m.Report)
+		fmt.Fprintf(w, "dry run %s: nothing deleted; review with: lakegc candidates --repo %s --run %s; delete exactly them with: lakegc sweep --repo %s --run %s\n",
+			rep.RunID, repo, rep.RunID, repo, rep.RunID)
 		return
 	}
 	s := rep.Sweep

@@ -2,8 +2,36 @@
 // without Spark: lakeFS's "Standalone GC", on one machine.
 //
 //	lakegc gc --endpoint URL --repo NAME [--sweep] [--optimized] [--min-age 24h] [--memory 256MiB] [--lakefs-concurrency 16] [--json] [--init-namespace] [--lakefs-config FILE]
+//	lakegc candidates --repo NAME --run ID [--offset N] [--limit 1000] [--json]
+//	lakegc explain --repo NAME --run ID [--json] ADDRESS|lakefs://REPO/REF/PATH...
+//	lakegc sweep --repo NAME --run ID [--force] [--delete-concurrency N] [--delete-rate R] [--json]
 //	lakegc rules show|set --repo NAME [--file FILE | --keep-tags=false --keep-last BRANCH=N --keep-last-pattern RE=N --retention-days-pattern RE=D --stale-branch-days D]
 //	lakegc version
+//
+// # Review, then sweep
+//
+// A dry run of gc prints its run ID, what a sweep of it would delete (the
+// candidates, and their bytes: the first 10,000 statted, the rest
+// extrapolated from their mean) and the price of that sweep's requests on
+// S3, GCS and Azure, from the providers' published per-request prices in
+// cost.go's table (read 2026-12-01; deletes are free on all three, S3's
+// DeleteObjects is priced as a POST as an upper bound). "lakegc candidates
+// --run ID" lists them, paged: address, size, modification time, slice and a
+// reason from the key (slice, linked object, flat layout, early linked
+// upload, include prefix). "lakegc explain --run ID" says why the run marked
+// or kept each object named (package lakefs/host, Explain). "lakegc sweep
+// --run ID" deletes exactly that run's candidates (host.SweepRun); it refuses,
+// exit 4, a run that a later run of the repository superseded, since an
+// object it found garbage may have become live since, unless --force.
+//
+// Every command takes --quiet (no progress line, only warnings and
+// errors), --log-level (debug, info, warn, error) and --api-timeout (each
+// attempt of an ordinary lakeFS call, default 1m); gc and sweep take
+// --delete-concurrency (delete calls in flight, fixed; default a window
+// that follows the store) and --delete-rate (objects per second, retries
+// included). With --json each prints one JSON object on stdout, with an
+// "error" field when it fails. A repository without GC rules fails gc with
+// exit 3 and the lakectl gc set-config command that sets them.
 //
 // Install it with go install github.com/lakegc/lakegc/lakefs/cmd/lakegc@latest
 // (package lakefs: how its module is released); "lakegc version" prints the
@@ -62,8 +90,9 @@
 // lakegc.Collect, goes to stdout; with --json a failed run prints the report of
 // what was done, with the error in its "error" field. The command's own
 // counts are in "host": lakeFS's HTTP requests (retries included), the
-// staged objects statted, and the re-upload check. Without --sweep nothing
-// is deleted.
+// staged objects statted, and the re-upload check; a dry run's has
+// "estimate": its sweep's candidates, bytes and requests' price per cloud.
+// Without --sweep nothing is deleted.
 //
 //	0  done: a dry run, or a sweep that deleted every candidate
 //	1  the GC failed or was interrupted, or some deletes failed
@@ -71,6 +100,8 @@
 //	   for a repository on the local blockstore, a --lakefs-config that
 //	   cannot be read, or a namespace not on its blockstore
 //	3  lakeFS refused or could not be reached (credentials, repository, API)
+//	4  a run given with --run refused: superseded by a later run (sweep
+//	   without --force), unknown, or failed
 //
 // Tests move the GC's clock through LAKEGC_NOW (RFC 3339), read only when
 // they call the command in-process; the program ignores it, since a clock

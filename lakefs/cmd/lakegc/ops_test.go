@@ -1,0 +1,323 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lakegc/lakegc"
+)
+
+// opsRepo is a repository "r" on lakeFS's local blockstore, in a folder of
+// the test's, whose lakeFS (fakeGCAPI) keeps one empty commit: its old
+// lakeFS-shaped objects are garbage, and nothing else is.
+type opsRepo struct {
+	t         *testing.T
+	root, dir string            // the blockstore's folder, the namespace's
+	garbage   map[string]string // key → content
+	kept      []string
+	now       time.Time
+}
+
+const (
+	opsSlice = "ft01b59ksdue7ngg4om0"
+	opsRun1  = "ft0gcrunksdue7ngg4o00"
+	opsRun2  = "ft0gcrunksdue7ngg4p00"
+)
+
+func newOpsRepo(t *testing.T) *opsRepo {
+	r := &opsRepo{t: t, root: t.TempDir(), garbage: map[string]string{}, now: time.Now().Add(72 * time.Hour).UTC().Truncate(time.Second)}
+	r.dir = filepath.Join(r.root, "repo1")
+	old := r.now.Add(-10 * 24 * time.Hour)
+	r.write("_lakefs/dummy", "this is dummy data - created by lakeFS to check accessibility", old)
+	for _, run := range []string{opsRun1, opsRun2} {
+		r.write("_lakefs/retention/gc/commits/run_id="+run+"/commits.csv", "commit_id,expired,metarange_id\nc1,false,\n", old)
+	}
+	for _, k := range []string{"data/" + opsSlice + "/dc7eqrpksdue7ngg4ong", "data/" + opsSlice + "/dc7eqrpksdue7ngg4oo0"} {
+		r.garbage[k] = "old data of " + k
+		r.write(k, r.garbage[k], old)
+	}
+	r.write("tenant/report.csv", "another tenant's", old)
+	r.write("data/tenant.csv", "another tenant's", old)
+	r.write("data/"+opsSlice+"/dc7eqrpksdue7ngg4op0", "young", r.now)
+	r.kept = []string{"data/tenant.csv", "data/" + opsSlice + "/dc7eqrpksdue7ngg4op0", "_lakefs/dummy", "tenant/report.csv"}
+	return r
+}
+
+func (r *opsRepo) write(key, data string, at time.Time) {
+	p := filepath.Join(r.dir, filepath.FromSlash(key))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.Chtimes(p, at, at); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *opsRepo) exists(key string) bool {
+	_, err := os.Stat(filepath.Join(r.dir, filepath.FromSlash(key)))
+	return err == nil
+}
+
+// run runs lakegc against the lakeFS that names run ID runID, as of at.
+func (r *opsRepo) run(runID string, at time.Time, args ...string) (int, string, string) {
+	r.t.Helper()
+	api := opsAPI(r.t, "local://repo1", "local://"+filepath.ToSlash(r.dir), runID)
+	env := map[string]string{
+		"LAKECTL_SERVER_ENDPOINT_URL":           api.URL,
+		"LAKECTL_CREDENTIALS_ACCESS_KEY_ID":     "a",
+		"LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY": "b",
+		envBlockstorePath:                       r.root,
+		envNow:                                  at.Format(time.RFC3339),
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(r.t.Context(), append(args[:1:1], append([]string{"--repo", "r"}, args[1:]...)...), envOf(env), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// The operator's workflow end to end on a file bucket: a dry run prints its
+// run ID and what a sweep would free; candidates lists exactly the garbage,
+// paged; explain names the reasons; a run a later run superseded is refused
+// unless forced; sweep --run deletes exactly the candidates.
+func TestOperatorWorkflow(t *testing.T) {
+	r := newOpsRepo(t)
+	code, out, logs := r.run(opsRun1, r.now, "gc", "--json")
+	if code != exitOK {
+		t.Fatalf("dry run: exit %d\n%s%s", code, out, logs)
+	}
+	var dry struct {
+		lakegc.Report
+		Estimate *costEstimate `json:"estimate"`
+	}
+	if err := json.Unmarshal([]byte(out), &dry); err != nil {
+		t.Fatal(err)
+	}
+	var want int64
+	for _, v := range r.garbage {
+		want += int64(len(v))
+	}
+	e := dry.Estimate
+	if dry.RunID != opsRun1 || e == nil || e.Candidates != 2 || e.Statted != 2 || e.Bytes != want || len(e.Clouds) != 3 || e.Clouds[0].Requests != 1 || e.Clouds[1].Requests != 2 {
+		t.Fatalf("dry run %s, estimate %+v; want 2 candidates, %d bytes", dry.RunID, e, want)
+	}
+
+	// candidates, paged.
+	var got []string
+	for offset, next := 0, -1; next != 0; offset = next {
+		code, out, logs := r.run(opsRun1, r.now, "candidates", "--run", opsRun1, "--limit", "1", "--offset", itoa(offset), "--json")
+		var page candidatesPage
+		if code != exitOK || json.Unmarshal([]byte(out), &page) != nil || len(page.Candidates) != 1 {
+			t.Fatalf("candidates from %d: exit %d\n%s%s", offset, code, out, logs)
+		}
+		c := page.Candidates[0]
+		if v, ok := r.garbage[c.Address]; !ok || c.Size != int64(len(v)) || c.Slice != opsSlice || !strings.Contains(c.Reason, "in slice "+opsSlice) || c.ModTime.IsZero() {
+			t.Errorf("candidate %+v", c)
+		}
+		got = append(got, c.Address)
+		next = page.NextOffset
+		if len(got) > 2 {
+			t.Fatal("more than 2 pages")
+		}
+	}
+	if slices.Sort(got); len(got) != 2 || r.garbage[got[0]] == "" || r.garbage[got[1]] == "" || got[0] == got[1] {
+		t.Errorf("candidates %q", got)
+	}
+	if code, out, _ := r.run(opsRun1, r.now, "candidates", "--run", opsRun1); code != exitOK || !strings.Contains(out, "2 candidates from 0") {
+		t.Errorf("candidates as text: exit %d\n%s", code, out)
+	}
+
+	// explain.
+	code, out, logs = r.run(opsRun1, r.now, "explain", "--run", opsRun1, "--json", got[0], "data/tenant.csv", r.kept[1], "local://repo1/"+got[1])
+	var exp struct {
+		Explanations []lakegc.Explanation `json:"explanations"`
+	}
+	if code != exitOK || json.Unmarshal([]byte(out), &exp) != nil || len(exp.Explanations) != 4 {
+		t.Fatalf("explain: exit %d\n%s%s", code, out, logs)
+	}
+	for i, w := range []struct{ verdict, reason string }{
+		{lakegc.VerdictMarked, "in slice"}, {lakegc.VerdictKept, "unrecognized"}, {lakegc.VerdictKept, "young"}, {lakegc.VerdictMarked, "in slice"},
+	} {
+		if x := exp.Explanations[i]; x.Verdict != w.verdict || !strings.Contains(x.Reason, w.reason) {
+			t.Errorf("explain %s: %+v, want %s (%s)", x.Query, x, w.verdict, w.reason)
+		}
+	}
+
+	// A later dry run supersedes the first: its sweep is refused.
+	later := r.now.Add(time.Minute)
+	if code, out, logs := r.run(opsRun2, later, "gc", "--json"); code != exitOK {
+		t.Fatalf("second dry run: exit %d\n%s%s", code, out, logs)
+	}
+	code, out, logs = r.run(opsRun2, later, "sweep", "--run", opsRun1, "--json")
+	if code != exitRefused || !strings.Contains(logs, opsRun2) || !strings.Contains(logs, "live again") || !strings.Contains(out, `"error"`) {
+		t.Fatalf("sweep of a superseded run: exit %d, want %d\n%s%s", code, exitRefused, out, logs)
+	}
+	for k := range r.garbage {
+		if !r.exists(k) {
+			t.Fatalf("a refused sweep deleted %s", k)
+		}
+	}
+	// The latest run sweeps exactly its candidates.
+	code, out, logs = r.run(opsRun2, later, "sweep", "--run", opsRun2, "--json")
+	var swept lakegc.Report
+	if code != exitOK || json.Unmarshal([]byte(out), &swept) != nil || swept.Sweep == nil || swept.Sweep.Deleted != 2 {
+		t.Fatalf("sweep: exit %d\n%s%s", code, out, logs)
+	}
+	for k := range r.garbage {
+		if r.exists(k) {
+			t.Errorf("garbage %s not deleted", k)
+		}
+	}
+	for _, k := range r.kept {
+		if !r.exists(k) {
+			t.Errorf("%s deleted", k)
+		}
+	}
+	// Forced, the superseded run sweeps what is left of it: nothing.
+	if code, out, logs := r.run(opsRun2, later, "sweep", "--run", opsRun1, "--force"); code != exitOK || !strings.Contains(out, "0 deleted") {
+		t.Errorf("forced sweep: exit %d\n%s%s", code, out, logs)
+	}
+	// An unknown run is refused too.
+	if code, _, logs := r.run(opsRun2, later, "sweep", "--run", "g0ootg1ksdudqv37g7d0"); code != exitRefused {
+		t.Errorf("sweep of an unknown run: exit %d\n%s", code, logs)
+	}
+}
+
+// opsAPI is a lakeFS that keeps one empty commit, of repository "r" in
+// namespace ns, which lakeFS spells resolved in the addresses it returns, as
+// on its local blockstore.
+func opsAPI(t *testing.T, ns, resolved, runID string) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		p := strings.TrimPrefix(r.URL.Path, "/api/v1/repositories/r")
+		switch {
+		case r.Method == http.MethodGet && p == "":
+			_ = json.NewEncoder(w).Encode(map[string]any{"id": "r", "storage_namespace": ns, "default_branch": "main", "creation_date": 1})
+		case r.Method == http.MethodPost && p == "/gc/prepare_uncommited":
+			w.WriteHeader(http.StatusCreated)
+			_ = json.NewEncoder(w).Encode(map[string]any{"run_id": "u-" + runID, "gc_uncommitted_location": "", "continuation_token": nil})
+		case r.Method == http.MethodGet && (p == "/branches" || p == "/tags"): // no tags: the extended rules add nothing
+			_ = json.NewEncoder(w).Encode(map[string]any{"pagination": map[string]any{"has_more": false, "next_offset": ""}, "results": []any{}})
+		case r.Method == http.MethodGet && p == "/settings/gc_rules":
+			_ = json.NewEncoder(w).Encode(map[string]any{"default_retention_days": 7, "branches": nil})
+		case r.Method == http.MethodPost && p == "/gc/prepare_commits/async" && runID == "norules":
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"message":"no retention rules"}`))
+		case r.Method == http.MethodPost && p == "/gc/prepare_commits/async":
+			w.WriteHeader(http.StatusAccepted)
+			_ = json.NewEncoder(w).Encode(map[string]string{"id": "task-" + runID})
+		case r.Method == http.MethodGet && p == "/gc/prepare_commits/status":
+			_ = json.NewEncoder(w).Encode(map[string]any{"task_id": r.URL.Query().Get("id"), "completed": true, "result": map[string]string{
+				"run_id":                runID,
+				"gc_commits_location":   resolved + "/_lakefs/retention/gc/commits/run_id=" + runID + "/commits.csv",
+				"gc_addresses_location": resolved + "/_lakefs/retention/gc/addresses/",
+			}})
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"message":"no such route in the test's lakeFS"}`))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// The dry run's text summary names the run, what a sweep frees and costs,
+// and the next commands; a repository without rules is told how to set them.
+func TestDryRunSummary(t *testing.T) {
+	r := newOpsRepo(t)
+	code, out, logs := r.run(opsRun1, r.now, "gc")
+	if code != exitOK || !strings.Contains(out, "lakegc sweep --repo r --run "+opsRun1) || !strings.Contains(out, "a sweep would delete 2 objects") ||
+		!strings.Contains(out, "S3 1 DeleteObjects requests under $0.0001") {
+		t.Errorf("dry run summary: exit %d\n%s%s", code, out, logs)
+	}
+	t.Logf("summary:\n%s", out)
+	_, cands, _ := r.run(opsRun1, r.now, "candidates", "--run", opsRun1)
+	_, expl, _ := r.run(opsRun1, r.now, "explain", "--run", opsRun1, "tenant/report.csv", "data/"+opsSlice+"/dc7eqrpksdue7ngg4ong")
+	t.Logf("candidates:\n%s\nexplain:\n%s", cands, expl)
+	// Without rules, lakeFS refuses to prepare the commits (404).
+	code, out, logs = r.run("norules", r.now, "gc")
+	if code != exitLakeFS || !strings.Contains(logs, "lakectl gc set-config lakefs://r -f rules.json") {
+		t.Errorf("without rules: exit %d, want %d, and a hint to set them:\n%s%s", code, exitLakeFS, out, logs)
+	}
+}
+
+func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+func TestOpsUsage(t *testing.T) {
+	creds := map[string]string{"LAKECTL_SERVER_ENDPOINT_URL": "http://127.0.0.1:1", "LAKECTL_CREDENTIALS_ACCESS_KEY_ID": "a", "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY": "b"}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"sweep", "--help"}, exitOK, "superseded"},
+		{[]string{"sweep", "--repo", "r"}, exitUsage, "--run is required"},
+		{[]string{"sweep", "--repo", "r", "--run", "x", "--delete-rate", "-1"}, exitUsage, "--delete-rate"},
+		{[]string{"sweep", "--repo", "r", "--run", "x", "--delete-concurrency", "5000"}, exitUsage, "--delete-concurrency"},
+		{[]string{"candidates", "--repo", "r", "--run", "x", "--limit", "-1"}, exitUsage, "negative"},
+		{[]string{"explain", "--repo", "r", "--run", "x"}, exitUsage, "at least one"},
+		{[]string{"explain", "--run", "x", "a"}, exitUsage, "--repo is required"},
+		{[]string{"gc", "--repo", "r", "--log-level", "loud"}, exitUsage, "log-level"},
+		{[]string{"gc", "--repo", "r", "--api-timeout", "0s"}, exitUsage, "--api-timeout"},
+		{[]string{"sweep", "--repo", "r", "--run", "x"}, exitLakeFS, "transport"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(t.Context(), tc.args, envOf(creds), &stdout, &stderr)
+		if code != tc.code || !strings.Contains(stdout.String()+stderr.String(), tc.want) {
+			t.Errorf("%v: exit %d, want %d; output lacks %q:\n%s%s", tc.args, code, tc.code, tc.want, stdout.String(), stderr.String())
+		}
+	}
+}
+
+// The price of a sweep follows each cloud's request: 1000 keys a
+// DeleteObjects, one an objects.delete, 256 a Blob Batch.
+func TestEstimateCost(t *testing.T) {
+	for _, tc := range []struct {
+		n              int64
+		s3, gcs, azure int64
+		s3USD          float64
+	}{
+		{0, 0, 0, 0, 0}, {1, 1, 1, 1, 0.000005}, {1000, 1, 1000, 4, 0.000005}, {1001, 2, 1001, 4, 0.00001}, {2_000_000, 2000, 2_000_000, 7813, 0.01},
+	} {
+		c := estimateCost(tc.n)
+		if c[0].Requests != tc.s3 || c[1].Requests != tc.gcs || c[2].Requests != tc.azure || c[1].USD != 0 || c[2].USD != 0 ||
+			c[0].USD < tc.s3USD*0.999 || c[0].USD > tc.s3USD*1.001 {
+			t.Errorf("%d candidates: %+v", tc.n, c)
+		}
+	}
+	if got := humanBytes(3 << 30); got != "3.0 GiB" {
+		t.Errorf("humanBytes: %s", got)
+	}
+}
+
+// A run made with --include-prefix is swept, listed and explained with it;
+// a sweep without it refuses those candidates rather than delete them.
+func TestSweepRunIncludePrefix(t *testing.T) {
+	r := newOpsRepo(t)
+	r.write("data/legacy/old.bin", "legacy", r.now.Add(-10*24*time.Hour))
+	if code, out, logs := r.run(opsRun1, r.now, "gc", "--include-prefix", "data/legacy/"); code != exitOK || !strings.Contains(out, "a sweep would delete 3 objects") {
+		t.Fatalf("dry run: exit %d\n%s%s", code, out, logs)
+	}
+	code, out, _ := r.run(opsRun1, r.now, "explain", "--run", opsRun1, "--include-prefix", "data/legacy/", "data/legacy/old.bin")
+	if code != exitOK || !strings.Contains(out, "marked — under the include prefix data/legacy/") {
+		t.Errorf("explain: exit %d\n%s", code, out)
+	}
+	code, out, logs := r.run(opsRun1, r.now, "sweep", "--run", opsRun1)
+	if code != exitFailed || !strings.Contains(out, "1 refused") || !r.exists("data/legacy/old.bin") {
+		t.Fatalf("sweep without the include prefix: exit %d\n%s%s", code, out, logs)
+	}
+	code, out, logs = r.run(opsRun1, r.now, "sweep", "--run", opsRun1, "--include-prefix", "data/legacy/")
+	if code != exitOK || r.exists("data/legacy/old.bin") || !r.exists("data/tenant.csv") {
+		t.Fatalf("sweep with it: exit %d\n%s%s", code, out, logs)
+	}
+}

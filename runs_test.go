@@ -1,0 +1,229 @@
+package lakegc_test
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lakegc/lakegc"
+	"github.com/lakegc/lakegc/copytrack"
+	"github.com/lakegc/lakegc/retention"
+	"github.com/lakegc/lakegc/sweep"
+)
+
+// Review, then sweep: the dry run's candidates, statted, are the garbage;
+// SweepRun deletes exactly them.
+func TestSweepRunDeletesExactlyTheCandidates(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	rep, err := lakegc.Collect(ctx, w.host.host(), w.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for c, err := range lakegc.Candidates(ctx, w.config(), rep.RunID) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		why, ok := w.garbage[c.Address]
+		switch {
+		case !ok:
+			t.Errorf("candidate %s is not garbage (live: %q)", c.Address, w.live[c.Address])
+		case c.Gone || c.Size != int64(len(why)) || c.ModTime.IsZero() || !c.ModTime.Before(rep.Mark.Summary.CutoffTime):
+			t.Errorf("candidate %+v: want size %d, a time before the cutoff %v", c, len(why), rep.Mark.Summary.CutoffTime)
+		case !strings.Contains(c.Reason, "include prefix data/old/"):
+			t.Errorf("candidate %s: reason %q", c.Address, c.Reason)
+		}
+		listed = append(listed, c.Address)
+	}
+	slices.Sort(listed)
+	if want := slices.Sorted(maps.Keys(w.garbage)); !slices.Equal(listed, want) {
+		t.Errorf("candidates %q, want %q", listed, want)
+	}
+	swept, err := lakegc.SweepRun(ctx, w.config(), rep.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gone := w.expectLiveKept(); !slices.Equal(gone, listed) {
+		t.Errorf("swept %q, want the candidates %q", gone, listed)
+	}
+	if swept.Sweep == nil || swept.Sweep.Deleted != int64(len(listed)) {
+		t.Errorf("sweep report %+v", swept.Sweep)
+	}
+	// Swept: the candidates are now gone.
+	for c, err := range lakegc.Candidates(ctx, w.config(), rep.RunID) {
+		if err != nil || !c.Gone || c.Size != 0 {
+			t.Errorf("after the sweep: %+v, %v", c, err)
+		}
+	}
+}
+
+// A mark that a later mark superseded is not swept unless forced, through
+// SweepRun and through Collect's ResumeMark alike.
+func TestSweepRunRefusesASupersededMark(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	first, err := lakegc.Collect(ctx, w.host.host(), w.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Alone, the first mark is not superseded.
+	if later, err := lakegc.LaterRuns(ctx, w.bucket, "", first.RunID); err != nil || len(later) != 0 {
+		t.Fatalf("later runs of the only mark: %q, %v", later, err)
+	}
+	cfg := w.config()
+	cfg.Clock = func() time.Time { return gcTime.Add(time.Minute) }
+	second, err := lakegc.Collect(ctx, w.host.host(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if later, err := lakegc.LaterRuns(ctx, w.bucket, "", first.RunID); err != nil || !slices.Equal(later, []string{second.RunID}) {
+		t.Fatalf("later runs of the first mark: %q, %v; want %s", later, err, second.RunID)
+	}
+	_, err = lakegc.SweepRun(ctx, w.config(), first.RunID)
+	if !errors.Is(err, lakegc.ErrSuperseded) || !strings.Contains(err.Error(), second.RunID) || !strings.Contains(err.Error(), "live again") {
+		t.Fatalf("SweepRun of a superseded mark: %v, want ErrSuperseded naming %s", err, second.RunID)
+	}
+	resume := w.config()
+	resume.ResumeMark, resume.Sweep = first.RunID, true
+	if _, err := lakegc.Collect(ctx, lakegc.Host{}, resume); !errors.Is(err, lakegc.ErrSuperseded) {
+		t.Fatalf("Collect resuming a superseded mark: %v, want ErrSuperseded", err)
+	}
+	if gone := w.expectLiveKept(); len(gone) != 0 {
+		t.Fatalf("a refused sweep deleted %q", gone)
+	}
+	// A dry run of the superseded mark reads it still.
+	resume.Sweep = false
+	if _, err := lakegc.Collect(ctx, lakegc.Host{}, resume); err != nil {
+		t.Fatalf("reporting a superseded mark: %v", err)
+	}
+	// The latest is swept; the first only when forced.
+	if _, err := lakegc.SweepRun(ctx, w.config(), second.RunID); err != nil {
+		t.Fatal(err)
+	}
+	forced := w.config()
+	forced.SweepSuperseded = true
+	if _, err := lakegc.SweepRun(ctx, forced, first.RunID); err != nil {
+		t.Fatalf("forced sweep: %v", err)
+	}
+	if gone := w.expectLiveKept(); len(gone) != len(w.garbage) {
+		t.Errorf("swept %q, want the %d garbage objects", gone, len(w.garbage))
+	}
+}
+
+// Explain names why each object of the world was marked or kept.
+func TestExplainNamesTheReason(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	// Another repository nested in the namespace, and a file of another
+	// tenant: neither is collected.
+	w.object("data/old/nested/_lakefs/dummy", 90*24*time.Hour, true, "a nested repository's marker")
+	w.object("data/old/nested/x", 90*24*time.Hour, true, "a nested repository's object")
+	w.object("tenant/report.csv", 90*24*time.Hour, true, "another tenant's file")
+	w.object("data/tenant.csv", 90*24*time.Hour, true, "another tenant's file in the data folder")
+	rep, err := lakegc.Collect(ctx, w.host.host(), w.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.expectMarked(rep.RunID)
+	want := map[string]struct{ verdict, reason, commit string }{
+		"data/old/a1":           {lakegc.VerdictMarked, "referenced by no kept commit", ""},
+		w.ns + "/data/old/d":    {lakegc.VerdictMarked, "referenced by no kept commit", ""},
+		"data/old/a2":           {lakegc.VerdictKept, "kept commit c2", "c2"},
+		"data/old/b":            {lakegc.VerdictKept, "kept commit c2", "c2"},
+		"data/old/c":            {lakegc.VerdictKept, "young: modified", ""},
+		"data/old/s1":           {lakegc.VerdictKept, "staged on a branch", ""},
+		"data/old/young":        {lakegc.VerdictKept, "young: modified", ""},
+		"data/old/nested/x":     {lakegc.VerdictKept, "walled", ""},
+		"tenant/report.csv":     {lakegc.VerdictNotListed, "outside the data folder", ""},
+		"data/tenant.csv":       {lakegc.VerdictKept, "unrecognized", ""},
+		"_lakefs/dummy":         {lakegc.VerdictNotListed, "lakeFS's own files", ""},
+		"s3://elsewhere/data/x": {lakegc.VerdictNotListed, "outside the namespace", ""},
+	}
+	queries := slices.Sorted(maps.Keys(want))
+	got, err := lakegc.Explain(ctx, w.host.host(), w.config(), rep.RunID, queries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(queries) {
+		t.Fatalf("%d explanations for %d queries", len(got), len(queries))
+	}
+	for i, q := range queries {
+		e, x := got[i], want[q]
+		if e.Query != q || e.Verdict != x.verdict || !strings.Contains(e.Reason, x.reason) || e.Commit != x.commit {
+			t.Errorf("%s: %+v\n want verdict %q, a reason with %q, commit %q", q, e, x.verdict, x.reason, x.commit)
+		}
+	}
+	if _, err := lakegc.Explain(ctx, w.host.host(), w.config(), "g0ootg1ksdudqv37g7d0", queries); !errors.Is(err, sweep.ErrNoRun) {
+		t.Errorf("explain an unknown run: %v", err)
+	}
+}
+
+// The shards of one sharded mark do not supersede each other; a later
+// mark supersedes them all.
+func TestSweepRunShardsOfOneMark(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	none := func(yield func(string, error) bool) {}
+	var shards []string
+	for i := range 2 {
+		id := retention.NewRunID(gcTime.Add(time.Duration(i) * time.Second))
+		clock := func() time.Time { return gcTime.Add(time.Duration(i) * time.Second) }
+		if _, err := sweep.Mark(ctx, w.bucket, id, sweep.Inputs{Uncommitted: none, Committed: none, ExportStart: gcTime.Add(-time.Minute)},
+			sweep.WithShard(i, 2), sweep.WithClock(clock), sweep.WithInclude("data/old/"), sweep.WithTempDir(t.TempDir())); err != nil {
+			t.Fatal(err)
+		}
+		shards = append(shards, id)
+	}
+	for _, id := range shards {
+		if later, err := lakegc.LaterRuns(ctx, w.bucket, "", id); err != nil || len(later) != 0 {
+			t.Errorf("shard %s: later runs %q, %v; want none", id, later, err)
+		}
+	}
+	if _, err := lakegc.SweepRun(ctx, w.config(), shards[0]); err != nil {
+		t.Errorf("sweep of shard 0 beside shard 1: %v", err)
+	}
+	cfg := w.config()
+	cfg.Clock = func() time.Time { return gcTime.Add(time.Hour) }
+	if _, err := lakegc.Collect(ctx, w.host.host(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lakegc.SweepRun(ctx, w.config(), shards[1]); !errors.Is(err, lakegc.ErrSuperseded) {
+		t.Errorf("sweep of a shard after a later mark: %v, want ErrSuperseded", err)
+	}
+}
+
+// Explain names the copy record that kept an object.
+func TestExplainNamesACopyRecord(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	tracker, err := copytrack.New(copytrack.NewMemStore(), copytrack.WithClock(func() time.Time { return gcTime }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tracker.Track(ctx, copytrack.Copy{Repository: "repo1", Branch: "main", SrcPath: "a.csv", DstPath: "b.csv", PhysicalAddress: "data/old/orphan"}); err != nil {
+		t.Fatal(err)
+	}
+	delete(w.garbage, "data/old/orphan")
+	host := w.host.host()
+	host.Copies = tracker
+	rep, err := lakegc.Collect(ctx, host, w.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.expectMarked(rep.RunID)
+	got, err := lakegc.Explain(ctx, host, w.config(), rep.RunID, []string{"data/old/orphan", "data/old/s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := got[0]; e.Verdict != lakegc.VerdictKept || !strings.Contains(e.Reason, "copy record: a.csv copied to b.csv on branch main") {
+		t.Errorf("copied object: %+v", e)
+	}
+	if e := got[1]; e.Verdict != lakegc.VerdictKept || !strings.Contains(e.Reason, "staged on a branch") {
+		t.Errorf("staged object: %+v", e)
+	}
+}
