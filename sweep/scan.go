@@ -11,6 +11,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/lakegc/lakegc/internal/aimd"
 	"github.com/lakegc/lakegc/internal/extsort"
 	"github.com/lakegc/lakegc/internal/layout"
 	"gocloud.dev/blob"
@@ -142,8 +143,8 @@ type lister struct {
 	firstSlice string
 	firstTime  time.Time
 
-	win     *window   // the listing requests in flight, made by pages
-	winOnce sync.Once // makes win
+	win     *aimd.Window // the listing requests in flight, made by pages
+	winOnce sync.Once    // makes win
 
 	// skip says which slices an optimized run judges from the previous
 	// run's records instead of listing them (nil: none); listed and

@@ -11,6 +11,8 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 	"golang.org/x/time/rate"
+
+	"github.com/lakegc/lakegc/internal/aimd"
 )
 
 // BatchDeleter is how Sweep deletes. DeleteBatch deletes keys (relative to
@@ -160,7 +162,7 @@ type sweeper struct {
 	deleter BatchDeleter
 	batch   int
 	limiter *rate.Limiter
-	win     *window // the DeleteBatch calls in flight
+	win     *aimd.Window // the DeleteBatch calls in flight
 
 	mu     sync.Mutex // guards failed
 	failed *partWriter[failedRow]
@@ -210,7 +212,7 @@ func (s *sweeper) run(ctx context.Context, runID string) (*SweepResult, error) {
 	if s.cfg.logger != nil {
 		s.cfg.logger.Info("sweep: sweep done", "run_id", runID, "deleted", res.Deleted,
 			"already_gone", res.AlreadyGone, "failed", res.Failed, "refused", res.Refused,
-			"concurrency", s.win.limit(), "max_in_flight", s.win.maxInFlight())
+			"concurrency", s.win.Limit(), "max_in_flight", s.win.MaxInFlight())
 	}
 	return res, nil
 }
@@ -307,12 +309,12 @@ func (s *sweeper) deleteBatch(ctx context.Context, keys []string) error {
 				return err
 			}
 		}
-		sl, err := s.win.acquire(ctx)
+		sl, err := s.win.Acquire(ctx)
 		if err != nil {
 			return err
 		}
 		failed, err := s.deleter.DeleteBatch(ctx, keys)
-		s.win.release(sl, judgeBatch(failed, err), 0)
+		s.win.Release(sl, judgeBatch(failed, err), 0)
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
@@ -352,16 +354,16 @@ func (s *sweeper) deleteBatch(ctx context.Context, keys []string) error {
 
 // judgeBatch says what a DeleteBatch call tells the window: throttled when
 // the call or any key was throttled.
-func judgeBatch(failed map[string]error, err error) outcome {
+func judgeBatch(failed map[string]error, err error) aimd.Outcome {
 	if err != nil {
 		return judge(err)
 	}
 	for _, kerr := range failed {
-		if kerr != nil && judge(kerr) == throttled {
-			return throttled
+		if kerr != nil && judge(kerr) == aimd.Throttled {
+			return aimd.Throttled
 		}
 	}
-	return answered
+	return aimd.Answered
 }
 
 // removeObject deletes key if it exists. A delete that fails as not found

@@ -1,0 +1,96 @@
+package sweep
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestBackoffWaits checks the waits of a backoff: each within the upper half
+// of lo doubled per retry, capped at hi, also past the point where doubling
+// would overflow.
+func TestBackoffWaits(t *testing.T) {
+	var got []time.Duration
+	b := backoff{lo: time.Second, hi: 2 * time.Minute, sleep: func(_ context.Context, d time.Duration) error {
+		got = append(got, d)
+		return nil
+	}}
+	for n := 1; n <= 12; n++ {
+		require.NoError(t, b.wait(context.Background(), n))
+	}
+	require.Len(t, got, 12)
+	for i, d := range got {
+		full := min(time.Second<<i, 2*time.Minute)
+		require.GreaterOrEqual(t, d, full/2, "retry %d", i+1)
+		require.LessOrEqual(t, d, full, "retry %d", i+1)
+	}
+	huge := backoff{lo: time.Hour, hi: 1<<63 - 1, sleep: b.sleep}
+	got = nil
+	require.NoError(t, huge.wait(context.Background(), 80))
+	require.Len(t, got, 1)
+	require.Positive(t, got[0])
+	require.GreaterOrEqual(t, got[0], huge.hi/2, "the 80th wait is capped at hi")
+}
+
+// TestConcurrencyOptions: the ranges' zero values mean their defaults, a
+// fixed concurrency is a range of one value, the last option wins, and
+// invalid ranges are errors wrapping ErrInvalidInput.
+func TestConcurrencyOptions(t *testing.T) {
+	def := newConfig(nil)
+	require.Equal(t, span{1, DefaultListConcurrency, DefaultMaxListConcurrency}, def.list)
+	require.Equal(t, span{1, DefaultDeleteConcurrency, DefaultMaxDeleteConcurrency}, def.delete)
+	require.Equal(t, DefaultMinBackoff, def.backoff.lo)
+	require.Equal(t, DefaultMaxBackoff, def.backoff.hi)
+	for _, c := range []struct {
+		name       string
+		opts       []Option
+		list, del  span
+		minB, maxB time.Duration
+	}{
+		{"zeros", []Option{WithListConcurrencyRange(0, 0), WithDeleteConcurrencyRange(0, 0), WithBackoff(0, 0), WithListConcurrency(0), WithDeleteConcurrency(0)},
+			def.list, def.delete, DefaultMinBackoff, DefaultMaxBackoff},
+		{"fixed", []Option{WithListConcurrency(3), WithDeleteConcurrency(5)}, span{3, 3, 3}, span{5, 5, 5}, DefaultMinBackoff, DefaultMaxBackoff},
+		{"ranges start within", []Option{WithListConcurrencyRange(12, 20), WithDeleteConcurrencyRange(2, 4)}, span{12, 12, 20}, span{2, 4, 4}, DefaultMinBackoff, DefaultMaxBackoff},
+		{"high floor", []Option{WithListConcurrencyRange(100, 0), WithDeleteConcurrencyRange(0, 3)}, span{100, 100, 100}, span{1, 3, 3}, DefaultMinBackoff, DefaultMaxBackoff},
+		{"last wins", []Option{WithListConcurrencyRange(2, 9), WithListConcurrency(4)}, span{4, 4, 4}, def.delete, DefaultMinBackoff, DefaultMaxBackoff},
+		{"backoff", []Option{WithBackoff(time.Millisecond, time.Second)}, def.list, def.delete, time.Millisecond, time.Second},
+		{"long floor", []Option{WithBackoff(5*time.Minute, 0)}, def.list, def.delete, 5 * time.Minute, 5 * time.Minute},
+	} {
+		cfg := newConfig(c.opts)
+		require.NoError(t, cfg.err, c.name)
+		require.Equal(t, c.list, cfg.list, c.name)
+		require.Equal(t, c.del, cfg.delete, c.name)
+		require.Equal(t, c.minB, cfg.backoff.lo, c.name)
+		require.Equal(t, c.maxB, cfg.backoff.hi, c.name)
+	}
+	for _, o := range []Option{
+		WithListConcurrencyRange(-1, 4), WithListConcurrencyRange(5, 4), WithListConcurrencyRange(0, -1),
+		WithDeleteConcurrencyRange(-1, 0), WithDeleteConcurrencyRange(9, 8),
+		WithBackoff(-time.Second, 0), WithBackoff(time.Second, -1), WithBackoff(time.Minute, time.Second),
+		WithDeleteConcurrency(-2),
+	} {
+		require.ErrorIs(t, newConfig([]Option{o}).err, ErrInvalidInput)
+	}
+}
+
+// TestConcurrencyBound: Sweep starts a worker per batch it may keep in
+// flight, and Mark one per slice it may list at once, so a concurrency past
+// maxConcurrency is refused rather than made into that many goroutines; at
+// the bound it is taken.
+func TestConcurrencyBound(t *testing.T) {
+	for _, o := range []Option{
+		WithDeleteConcurrencyRange(0, 1<<40), WithDeleteConcurrencyRange(maxConcurrency+1, 0),
+		WithListConcurrencyRange(0, maxConcurrency+1), WithListConcurrencyRange(1<<40, 0),
+		WithDeleteConcurrency(1 << 40), WithListConcurrency(maxConcurrency + 1),
+	} {
+		err := newConfig([]Option{o}).err
+		require.ErrorIs(t, err, ErrInvalidInput)
+		require.ErrorContains(t, err, "1024")
+	}
+	cfg := newConfig([]Option{WithDeleteConcurrencyRange(0, maxConcurrency), WithListConcurrency(maxConcurrency)})
+	require.NoError(t, cfg.err)
+	require.Equal(t, span{1, DefaultDeleteConcurrency, maxConcurrency}, cfg.delete)
+	require.Equal(t, span{maxConcurrency, maxConcurrency, maxConcurrency}, cfg.list)
+}
