@@ -23,9 +23,9 @@ func encodeLive(t testing.TB, keys []string) []byte {
 	e, err := newLiveEncoder(&buf)
 	require.NoError(t, err)
 	for _, k := range keys {
-		require.NoError(t, e.add([]byte(k)))
+		require.NoError(t, e.Add([]byte(k)))
 	}
-	require.NoError(t, e.finish())
+	require.NoError(t, e.Finish())
 	return buf.Bytes()
 }
 
@@ -81,10 +81,10 @@ func TestLiveRecordRoundTrip(t *testing.T) {
 	var buf bytes.Buffer
 	e, err := newLiveEncoder(&buf)
 	require.NoError(t, err)
-	require.NoError(t, e.add([]byte("b")))
-	require.ErrorIs(t, e.add([]byte("a")), ErrInvalidInput)
-	require.ErrorIs(t, e.add([]byte("b")), ErrInvalidInput)
-	require.ErrorIs(t, e.add(nil), ErrInvalidInput)
+	require.NoError(t, e.Add([]byte("b")))
+	require.ErrorIs(t, e.Add([]byte("a")), ErrInvalidInput)
+	require.ErrorIs(t, e.Add([]byte("b")), ErrInvalidInput)
+	require.ErrorIs(t, e.Add(nil), ErrInvalidInput)
 }
 
 // TestLiveRecordBounds: a record that claims a huge key is refused before
@@ -257,3 +257,5 @@ func TestLiveRecordWrittenBefore(t *testing.T) {
 	require.Equal(t, liveV1Keys(), keys)
 	require.Equal(t, b, encodeLive(t, keys))
 }
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
