@@ -8,9 +8,9 @@ import (
 	"iter"
 	"slices"
 	"strings"
-	"sync"
 	"unsafe"
 
+	"github.com/lakegc/lakegc/internal/blobrange"
 	"github.com/lakegc/lakegc/internal/layout"
 	"github.com/lakegc/lakegc/internal/parquetguard"
 	"github.com/parquet-go/parquet-go"
@@ -212,12 +212,11 @@ func Candidates(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID s
 // yieldAddresses yields the address column of one Parquet object; false when
 // the consumer stopped or an error was yielded.
 func yieldAddresses(ctx context.Context, bucket *blob.Bucket, key string, yield func(string, error) bool) bool {
-	r, err := bucket.NewReader(ctx, key, nil)
+	attrs, err := bucket.Attributes(ctx, key)
 	if err != nil {
 		return yield("", fmt.Errorf("sweep: read %s: %w", key, err)) && false
 	}
-	defer r.Close()
-	pr, err := openAddresses(&readerAt{r: r}, r.Size())
+	pr, err := openAddresses(blobrange.New(ctx, bucket, key, attrs.Size, partWindow), attrs.Size)
 	if err != nil {
 		return yield("", fmt.Errorf("sweep: read %s: %w", key, err)) && false
 	}
@@ -238,25 +237,8 @@ func yieldAddresses(ctx context.Context, bucket *blob.Bucket, key string, yield 
 	}
 }
 
-// readerAt reads a blob at offsets by seeking; parquet-go reads a file's
-// footer and then its column chunks in order, so seeks are few.
-type readerAt struct {
-	mu sync.Mutex
-	r  *blob.Reader
-}
-
-func (ra *readerAt) ReadAt(p []byte, off int64) (int, error) {
-	ra.mu.Lock()
-	defer ra.mu.Unlock()
-	if _, err := ra.r.Seek(off, io.SeekStart); err != nil {
-		return 0, err
-	}
-	n, err := io.ReadFull(ra.r, p)
-	if err == io.ErrUnexpectedEOF {
-		err = io.EOF
-	}
-	return n, err
-}
+// partWindow is how much of a part Candidates fetches per range read.
+const partWindow = 1 << 20
 
 // addressReader reads the "address" column of a Parquet file, a bounded
 // batch of values at a time. The file is outside input: a panic of the

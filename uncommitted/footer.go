@@ -8,6 +8,8 @@ import (
 	"io"
 
 	"gocloud.dev/blob"
+
+	"github.com/lakegc/lakegc/internal/blobrange"
 )
 
 const (
@@ -38,7 +40,7 @@ const (
 // most maxFooterSize bytes and time linear in its size, where a decoder
 // would allocate whatever lengths it claims.
 func footerRows(ctx context.Context, bucket *blob.Bucket, key string, size int64) (int64, error) {
-	tail, err := readTail(&rangeReaderAt{ctx: ctx, bucket: bucket, key: key}, size)
+	tail, err := readTail(blobrange.New(ctx, bucket, key, size, 0), size)
 	if err != nil {
 		return 0, err
 	}
@@ -75,18 +77,6 @@ func readTail(r io.ReaderAt, size int64) ([]byte, error) {
 	return full, nil
 }
 
-// rangeReaderAt reads a blob with one range read a call.
-type rangeReaderAt struct {
-	ctx    context.Context
-	bucket *blob.Bucket
-	key    string
-}
-
-func (r *rangeReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	b, err := readRange(r.ctx, r.bucket, r.key, off, int64(len(p)))
-	return copy(p, b), err
-}
-
 // pinnedTail reads a file through r, except its last bytes, which come
 // from tail: a footer that was read once and checked.
 type pinnedTail struct {
@@ -116,19 +106,6 @@ func (t *pinnedTail) ReadAt(p []byte, off int64) (int, error) {
 	}
 	m, err := t.ReadAt(p[n:], t.off)
 	return n + m, err
-}
-
-func readRange(ctx context.Context, bucket *blob.Bucket, key string, off, n int64) ([]byte, error) {
-	r, err := bucket.NewRangeReader(ctx, key, off, n, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(r, buf); err != nil {
-		return nil, err
-	}
-	return buf, nil
 }
 
 // Thrift compact protocol types.
