@@ -84,3 +84,34 @@ func FuzzStructLen(f *testing.F) {
 		}
 	})
 }
+
+// TestFooterRowsMatchesDecoder: FooterRows reads the num_rows parquet-go
+// decodes from the footers it writes; every truncation fails, and so do
+// footers past each limit.
+func TestFooterRowsMatchesDecoder(t *testing.T) {
+	lim := FooterLimits{Depth: 64, Items: 1 << 16, Schema: 64}
+	for _, footer := range footers(t) {
+		var md format.FileMetaData
+		if err := thrift.Unmarshal(new(thrift.CompactProtocol), footer, &md); err != nil {
+			t.Fatal(err)
+		}
+		n, err := FooterRows(footer, lim)
+		if err != nil || n != md.NumRows {
+			t.Fatalf("FooterRows of a %d-byte footer: %d, %v; parquet-go reads %d", len(footer), n, err, md.NumRows)
+		}
+		for i := range min(len(footer), 2000) {
+			if _, err := FooterRows(footer[:i], lim); err == nil {
+				t.Fatalf("FooterRows of %d bytes of %d: no error", i, len(footer))
+			}
+		}
+		for _, tight := range []FooterLimits{
+			{Depth: 2, Items: lim.Items, Schema: lim.Schema},
+			{Depth: lim.Depth, Items: len(md.Schema), Schema: lim.Schema},
+			{Depth: lim.Depth, Items: lim.Items, Schema: len(md.Schema) - 1},
+		} {
+			if _, err := FooterRows(footer, tight); err == nil {
+				t.Fatalf("FooterRows within %+v of a footer of %d schema elements: no error", tight, len(md.Schema))
+			}
+		}
+	}
+}
