@@ -261,12 +261,9 @@ const batchValues = 256
 
 func openAddresses(r io.ReaderAt, size int64) (ar *addressReader, err error) {
 	defer recoverInto(&err)
-	if err := parquetguard.Check(r, size, parquetguard.Limits{}, "address"); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
-	}
-	f, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	f, err := parquetguard.Open(r, size, parquetguard.Limits{}, "address")
 	if err != nil {
-		return nil, fmt.Errorf("%w: parquet: %w", ErrInvalidInput, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
 	}
 	leaf, ok := f.Schema().Lookup("address")
 	if !ok {

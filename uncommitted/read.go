@@ -215,10 +215,7 @@ func openRows(ra io.ReaderAt, size int64) (r *parquet.GenericReader[Row], rows i
 		return nil, 0, err
 	}
 	pinned := &pinnedTail{r: ra, off: size - int64(len(tail)), tail: tail}
-	if err := parquetguard.Check(pinned, size, parquetguard.Limits{}, "physical_address", "creation_date"); err != nil {
-		return nil, 0, fmt.Errorf("%w: %w", ErrInvalidFile, err)
-	}
-	f, err := parquet.OpenFile(pinned, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	f, err := parquetguard.Open(pinned, size, parquetguard.Limits{}, "physical_address", "creation_date")
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: %w", ErrInvalidFile, err)
 	}
