@@ -9,6 +9,7 @@ import (
 
 	"gocloud.dev/blob"
 
+	"github.com/lakegc/lakegc/internal/blobio"
 	"github.com/lakegc/lakegc/internal/extsort"
 )
 
@@ -87,21 +88,18 @@ func liveReadErr(err error) error {
 // liveWriter streams a live record to an object; nothing is visible under
 // its name unless close succeeds.
 type liveWriter struct {
-	cancel context.CancelFunc
-	bw     *blob.Writer
-	w      *bufio.Writer
-	enc    *extsort.KeyEncoder
-	key    string
+	bw  *blobio.Writer
+	w   *bufio.Writer
+	enc *extsort.KeyEncoder
+	key string
 }
 
 func newLiveWriter(ctx context.Context, bucket *blob.Bucket, key string, bufSize int) (*liveWriter, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	bw, err := bucket.NewWriter(ctx, key, &blob.WriterOptions{ContentType: "application/octet-stream"})
+	bw, err := blobio.NewWriter(ctx, bucket, key, &blob.WriterOptions{ContentType: "application/octet-stream"})
 	if err != nil {
-		cancel()
 		return nil, fmt.Errorf("sweep: write %s: %w", key, err)
 	}
-	lw := &liveWriter{cancel: cancel, bw: bw, w: bufio.NewWriterSize(bw, bufSize), key: key}
+	lw := &liveWriter{bw: bw, w: bufio.NewWriterSize(bw, bufSize), key: key}
 	if lw.enc, err = newLiveEncoder(lw.w); err != nil {
 		lw.abort()
 		return nil, fmt.Errorf("sweep: write %s: %w", key, err)
@@ -117,7 +115,6 @@ func (lw *liveWriter) add(key []byte) error {
 }
 
 func (lw *liveWriter) close() error {
-	defer lw.cancel()
 	err := lw.enc.Finish()
 	if err == nil {
 		err = lw.w.Flush()
@@ -132,7 +129,4 @@ func (lw *liveWriter) close() error {
 	return nil
 }
 
-func (lw *liveWriter) abort() {
-	lw.cancel()
-	lw.bw.Close()
-}
+func (lw *liveWriter) abort() { lw.bw.Abort() }

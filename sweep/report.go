@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/lakegc/lakegc/internal/blobrange"
+	"github.com/lakegc/lakegc/internal/blobio"
 	"github.com/lakegc/lakegc/internal/layout"
 	"github.com/lakegc/lakegc/internal/parquetguard"
 	"github.com/parquet-go/parquet-go"
@@ -44,19 +44,16 @@ const rowsPerGroup = 64 << 10
 // partWriter streams rows of type T to one Parquet object; nothing is visible
 // under the object's name unless close succeeds.
 type partWriter[T any] struct {
-	cancel context.CancelFunc
-	bw     *blob.Writer
-	pw     *parquet.GenericWriter[T]
-	buf    []T
-	key    string
-	rows   int64
+	bw   *blobio.Writer
+	pw   *parquet.GenericWriter[T]
+	buf  []T
+	key  string
+	rows int64
 }
 
 func newPartWriter[T any](ctx context.Context, bucket *blob.Bucket, key string) (*partWriter[T], error) {
-	ctx, cancel := context.WithCancel(ctx)
-	bw, err := bucket.NewWriter(ctx, key, &blob.WriterOptions{ContentType: "application/vnd.apache.parquet"})
+	bw, err := blobio.NewWriter(ctx, bucket, key, &blob.WriterOptions{ContentType: "application/vnd.apache.parquet"})
 	if err != nil {
-		cancel()
 		return nil, fmt.Errorf("sweep: write %s: %w", key, err)
 	}
 	pw := parquet.NewGenericWriter[T](bw,
@@ -65,7 +62,7 @@ func newPartWriter[T any](ctx context.Context, bucket *blob.Bucket, key string) 
 		parquet.MaxRowsPerRowGroup(rowsPerGroup),
 		parquet.CreatedBy("lakegc/sweep", "", ""),
 	)
-	return &partWriter[T]{cancel: cancel, bw: bw, pw: pw, buf: make([]T, 0, 1024), key: key}, nil
+	return &partWriter[T]{bw: bw, pw: pw, buf: make([]T, 0, 1024), key: key}, nil
 }
 
 func (w *partWriter[T]) write(row T) error {
@@ -91,14 +88,12 @@ func (w *partWriter[T]) flush() error {
 }
 
 func (w *partWriter[T]) close() error {
-	defer w.cancel()
 	err := w.flush()
 	if err == nil {
 		err = w.pw.Close()
 	}
 	if err != nil {
-		w.cancel() // abort the upload
-		w.bw.Close()
+		w.abort()
 		return fmt.Errorf("sweep: write %s: %w", w.key, err)
 	}
 	if err := w.bw.Close(); err != nil {
@@ -107,10 +102,7 @@ func (w *partWriter[T]) close() error {
 	return nil
 }
 
-func (w *partWriter[T]) abort() {
-	w.cancel()
-	w.bw.Close()
-}
+func (w *partWriter[T]) abort() { w.bw.Abort() }
 
 // isPart reports whether a name found in a report folder (relative to it) is
 // a data file: Spark's markers and checksums (_SUCCESS, .part-….crc,
@@ -216,7 +208,7 @@ func yieldAddresses(ctx context.Context, bucket *blob.Bucket, key string, yield 
 	if err != nil {
 		return yield("", fmt.Errorf("sweep: read %s: %w", key, err)) && false
 	}
-	pr, err := openAddresses(blobrange.New(ctx, bucket, key, attrs.Size, partWindow), attrs.Size)
+	pr, err := openAddresses(blobio.NewReaderAt(ctx, bucket, key, attrs.Size, partWindow), attrs.Size)
 	if err != nil {
 		return yield("", fmt.Errorf("sweep: read %s: %w", key, err)) && false
 	}

@@ -8,7 +8,7 @@ import (
 
 	"gocloud.dev/blob"
 
-	"github.com/lakegc/lakegc/internal/blobrange"
+	"github.com/lakegc/lakegc/internal/blobio"
 	"github.com/lakegc/lakegc/internal/parquetguard"
 )
 
@@ -40,7 +40,7 @@ const (
 // most maxFooterSize bytes and time linear in its size, where a decoder
 // would allocate whatever lengths it claims.
 func footerRows(ctx context.Context, bucket *blob.Bucket, key string, size int64) (int64, error) {
-	tail, err := readTail(blobrange.New(ctx, bucket, key, size, 0), size)
+	tail, err := readTail(blobio.NewReaderAt(ctx, bucket, key, size, 0), size)
 	if err != nil {
 		return 0, err
 	}

@@ -7,7 +7,7 @@ import (
 	"io"
 	"iter"
 
-	"github.com/lakegc/lakegc/internal/blobrange"
+	"github.com/lakegc/lakegc/internal/blobio"
 	"github.com/lakegc/lakegc/internal/parquetguard"
 	"github.com/parquet-go/parquet-go"
 	"gocloud.dev/blob"
@@ -155,7 +155,7 @@ func readFile(ctx context.Context, bucket *blob.Bucket, key string, size, wantRo
 		yield(Row{}, fmt.Errorf("uncommitted: read %s: %w", key, err))
 		return false
 	}
-	ra := blobrange.New(ctx, bucket, key, size, readWindow)
+	ra := blobio.NewReaderAt(ctx, bucket, key, size, readWindow)
 	r, want, err := openRows(ra, size)
 	if err != nil {
 		return fail(err)

@@ -1,4 +1,4 @@
-package blobrange_test
+package blobio_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 
 	"gocloud.dev/blob/memblob"
 
-	"github.com/lakegc/lakegc/internal/blobrange"
+	"github.com/lakegc/lakegc/internal/blobio"
 )
 
 func Example() {
@@ -18,7 +18,7 @@ func Example() {
 	}
 	// A window of 1 MiB: the first read fetches the whole (small) object,
 	// the second is served from memory.
-	ra := blobrange.New(ctx, b, "file", 20, 1<<20)
+	ra := blobio.NewReaderAt(ctx, b, "file", 20, 1<<20)
 	tail := make([]byte, 4)
 	if _, err := ra.ReadAt(tail, 16); err != nil {
 		panic(err)

@@ -1,8 +1,14 @@
-// Package blobrange reads a gocloud.dev/blob object at offsets, as an
-// io.ReaderAt, for the decoders that want one (Parquet's): package
-// uncommitted's ReadRun and package sweep's Candidates read the Parquet
-// files of a bucket through it.
-package blobrange
+// Package blobio holds the module's two ways of doing I/O on a
+// gocloud.dev/blob object that the standard blob API leaves to its caller:
+//
+//   - [ReaderAt] reads an object at offsets, as an io.ReaderAt, for the
+//     decoders that want one (Parquet's): package uncommitted's ReadRun and
+//     package sweep's Candidates read the Parquet files of a bucket through
+//     it.
+//   - [Writer] writes an object that appears only when its Close succeeds:
+//     Abort, or a failed write, leaves nothing under its name. Every report,
+//     record and run file the module writes goes through one.
+package blobio
 
 import (
 	"context"
@@ -31,10 +37,10 @@ type ReaderAt struct {
 	win    []byte
 }
 
-// New returns a ReaderAt of the object key of size bytes in bucket, whose
+// NewReaderAt returns a ReaderAt of the object key of size bytes in bucket, whose
 // range reads are of at least window bytes (0: exactly what each read asks
 // for), made with ctx.
-func New(ctx context.Context, bucket *blob.Bucket, key string, size int64, window int) *ReaderAt {
+func NewReaderAt(ctx context.Context, bucket *blob.Bucket, key string, size int64, window int) *ReaderAt {
 	return &ReaderAt{ctx: ctx, bucket: bucket, key: key, size: size, window: int64(max(window, 0))}
 }
 

@@ -1,4 +1,4 @@
-package blobrange_test
+package blobio_test
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"gocloud.dev/blob/memblob"
 	"gocloud.dev/gcerrors"
 
-	"github.com/lakegc/lakegc/internal/blobrange"
+	"github.com/lakegc/lakegc/internal/blobio"
 )
 
 // TestReadAtMatchesBytesReader reads random ranges of an object, inside it,
@@ -32,7 +32,7 @@ func TestReadAtMatchesBytesReader(t *testing.T) {
 		require.NoError(t, b.WriteAll(ctx, "obj", data, nil))
 		model := bytes.NewReader(data)
 		for _, window := range []int{0, 1, 100, 1 << 20} {
-			ra := blobrange.New(ctx, b, "obj", int64(len(data)), window)
+			ra := blobio.NewReaderAt(ctx, b, "obj", int64(len(data)), window)
 			for range 200 {
 				off := int64(r.IntN(len(data)+20)) - 5
 				p := make([]byte, r.IntN(300))
@@ -55,7 +55,7 @@ func TestReadAtConcurrent(t *testing.T) {
 	defer b.Close()
 	data := bytes.Repeat([]byte("0123456789"), 1000)
 	require.NoError(t, b.WriteAll(ctx, "obj", data, nil))
-	ra := blobrange.New(ctx, b, "obj", int64(len(data)), 64)
+	ra := blobio.NewReaderAt(ctx, b, "obj", int64(len(data)), 64)
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Add(1)
@@ -77,7 +77,7 @@ func TestReadAtConcurrent(t *testing.T) {
 func TestReadAtBucketError(t *testing.T) {
 	b := memblob.OpenBucket(nil)
 	defer b.Close()
-	_, err := blobrange.New(context.Background(), b, "missing", 10, 0).ReadAt(make([]byte, 4), 0)
+	_, err := blobio.NewReaderAt(context.Background(), b, "missing", 10, 0).ReadAt(make([]byte, 4), 0)
 	require.Equal(t, gcerrors.NotFound, gcerrors.Code(err))
 	require.False(t, errors.Is(err, io.EOF))
 }
