@@ -10,6 +10,7 @@ import (
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
+	"golang.org/x/sync/errgroup"
 	"golang.org/x/time/rate"
 
 	"github.com/lakegc/lakegc/internal/aimd"
@@ -217,35 +218,34 @@ func (s *sweeper) run(ctx context.Context, runID string) (*SweepResult, error) {
 	return res, nil
 }
 
-// deleteAll reads the candidates and feeds batches to the workers.
+// deleteAll reads the candidates and feeds batches to the workers; the
+// first error of either cancels the others.
 func (s *sweeper) deleteAll(ctx context.Context, runID string) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg       sync.WaitGroup
-		errMu    sync.Mutex
-		firstErr error
-		batches  = make(chan []string)
-	)
-	fail := func(err error) {
-		errMu.Lock()
-		if firstErr == nil {
-			firstErr = err
-		}
-		errMu.Unlock()
-		cancel()
-	}
+	g, gctx := errgroup.WithContext(ctx)
+	batches := make(chan []string)
 	for range s.cfg.delete.hi {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() error {
 			for b := range batches {
-				if err := s.deleteBatch(ctx, b); err != nil {
-					fail(err)
+				if err := s.deleteBatch(gctx, b); err != nil {
+					return err
 				}
 			}
-		}()
+			return nil
+		})
 	}
+	g.Go(func() error {
+		defer close(batches)
+		return s.feed(gctx, runID, batches)
+	})
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// feed sends the candidates of runID to batches, a batch at a time, and
+// records those out of scope as refused.
+func (s *sweeper) feed(ctx context.Context, runID string, batches chan<- []string) error {
 	send := func(b []string) bool {
 		select {
 		case batches <- b:
@@ -257,8 +257,7 @@ func (s *sweeper) deleteAll(ctx context.Context, runID string) error {
 	batch := make([]string, 0, s.batch)
 	for key, err := range Candidates(ctx, s.bucket, s.cfg.storagePrefix, runID) {
 		if err != nil {
-			fail(err)
-			break
+			return err
 		}
 		why := s.scope.reason(key)
 		if why == "" {
@@ -266,8 +265,7 @@ func (s *sweeper) deleteAll(ctx context.Context, runID string) error {
 		}
 		if why != "" {
 			if err := s.record(key, "refused: "+why, func(p *Progress) { p.Refused++ }); err != nil {
-				fail(err)
-				break
+				return err
 			}
 			continue
 		}
@@ -281,12 +279,7 @@ func (s *sweeper) deleteAll(ctx context.Context, runID string) error {
 	if len(batch) > 0 && ctx.Err() == nil {
 		send(batch)
 	}
-	close(batches)
-	wg.Wait()
-	if firstErr == nil {
-		firstErr = ctx.Err()
-	}
-	return firstErr
+	return nil
 }
 
 // record lists a key in failed/ and counts it.
