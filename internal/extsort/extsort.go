@@ -450,29 +450,26 @@ func (s *Sorter) spill() error {
 		return nil
 	}
 	s.sortBlock()
-	rw, err := s.dir.Create()
-	if err != nil {
-		return err
-	}
-	// The keys stay in the block while they are written, so the previous
-	// one needs no copy, and the prefix it shares with the next one also
-	// says whether they are equal: a repeat is dropped.
-	var prev []byte
-	for i, r := range s.slots() {
-		k := s.key(r)
-		shared := 0
-		if i > 0 {
-			if shared = CommonPrefix(k, prev); shared == len(k) && shared == len(prev) {
-				continue
+	name, err := s.writeRun(func(rw *RunWriter) error {
+		// The keys stay in the block while they are written, so the
+		// previous one needs no copy, and the prefix it shares with the
+		// next one also says whether they are equal: a repeat is dropped.
+		var prev []byte
+		for i, r := range s.slots() {
+			k := s.key(r)
+			shared := 0
+			if i > 0 {
+				if shared = CommonPrefix(k, prev); shared == len(k) && shared == len(prev) {
+					continue
+				}
+			}
+			prev = k
+			if err := rw.put(k, shared); err != nil {
+				return err
 			}
 		}
-		prev = k
-		if err := rw.put(k, shared); err != nil {
-			rw.Abort()
-			return err
-		}
-	}
-	name, err := rw.Finish()
+		return nil
+	})
 	if err != nil {
 		return err
 	}
@@ -483,20 +480,26 @@ func (s *Sorter) spill() error {
 
 // spillOne writes key as a run of its own.
 func (s *Sorter) spillOne(key []byte) error {
-	rw, err := s.dir.Create()
-	if err != nil {
-		return err
-	}
-	if err := rw.Add(key); err != nil {
-		rw.Abort()
-		return err
-	}
-	name, err := rw.Finish()
+	name, err := s.writeRun(func(rw *RunWriter) error { return rw.Add(key) })
 	if err != nil {
 		return err
 	}
 	s.runs = append(s.runs, name)
 	return nil
+}
+
+// writeRun writes a new run file with fill and returns its name; on an
+// error the file is removed.
+func (s *Sorter) writeRun(fill func(*RunWriter) error) (string, error) {
+	rw, err := s.dir.Create()
+	if err != nil {
+		return "", err
+	}
+	if err := fill(rw); err != nil {
+		rw.Abort()
+		return "", err
+	}
+	return rw.Finish()
 }
 
 // Finish returns the sorted, distinct keys added so far. Runs beyond the
@@ -559,25 +562,17 @@ func (s *Sorter) mergeRuns() error {
 	}
 	m := NewMerge(iters)
 	defer m.Close()
-	rw, err := s.dir.Create()
-	if err != nil {
-		return err
-	}
-	for {
-		k, ok, err := m.Next()
-		if err != nil {
-			rw.Abort()
-			return err
+	name, err := s.writeRun(func(rw *RunWriter) error {
+		for {
+			k, ok, err := m.Next()
+			if err != nil || !ok {
+				return err
+			}
+			if err := rw.Add(k); err != nil {
+				return err
+			}
 		}
-		if !ok {
-			break
-		}
-		if err := rw.Add(k); err != nil {
-			rw.Abort()
-			return err
-		}
-	}
-	name, err := rw.Finish()
+	})
 	if err != nil {
 		return err
 	}
