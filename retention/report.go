@@ -9,6 +9,7 @@ import (
 
 	"gocloud.dev/blob"
 
+	"github.com/lakegc/lakegc/internal/blobio"
 	"github.com/lakegc/lakegc/internal/layout"
 )
 
@@ -27,30 +28,17 @@ func WriteCommitsCSV(ctx context.Context, bucket *blob.Bucket, storagePrefix, ru
 		return "", fmt.Errorf("retention: invalid run ID %q", runID)
 	}
 	key = layout.CommitsKey(storagePrefixOr(storagePrefix), runID)
-	// Canceling wctx before Close aborts the upload: see blob.Bucket.NewWriter.
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	w, err := bucket.NewWriter(wctx, key, &blob.WriterOptions{ContentType: "text/csv"})
+	w, err := blobio.NewWriter(ctx, bucket, key, &blob.WriterOptions{ContentType: "text/csv"})
 	if err != nil {
 		return "", fmt.Errorf("retention: write %s: %w", key, err)
 	}
 	if err := writeCommitsCSV(ctx, csv.NewWriter(w), active); err != nil {
-		cancel()
-		return "", errors.Join(fmt.Errorf("retention: write %s: %w", key, err), discard(w))
+		return "", errors.Join(fmt.Errorf("retention: write %s: %w", key, err), w.Abort())
 	}
 	if err := w.Close(); err != nil {
 		return "", fmt.Errorf("retention: write %s: %w", key, err)
 	}
 	return key, nil
-}
-
-// discard closes an aborted writer. Its error says the upload was
-// canceled, which is the point, so only other errors are kept.
-func discard(w *blob.Writer) error {
-	if err := w.Close(); err != nil && !errors.Is(err, context.Canceled) {
-		return err
-	}
-	return nil
 }
 
 func writeCommitsCSV(ctx context.Context, w *csv.Writer, active []ActiveCommit) error {

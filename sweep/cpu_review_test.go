@@ -117,10 +117,10 @@ func TestLiveEncoderWriteFails(t *testing.T) {
 			if failed {
 				break
 			}
-			failed = e.add(k) != nil
+			failed = e.Add(k) != nil
 		}
 		if !failed {
-			failed = e.finish() != nil
+			failed = e.Finish() != nil
 		}
 		require.True(t, failed, "writer failing after %d of %d bytes", n, total)
 	}

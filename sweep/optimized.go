@@ -414,7 +414,7 @@ func (m *marker) copyLive(ctx context.Context, key string, keep func([]byte) boo
 		return "", 0, err
 	}
 	name, err := m.copyKeys(ctx, d.next, keep)
-	return name, d.n, err
+	return name, d.Count(), err
 }
 
 // copyCandidates copies the candidates of run id that keep accepts into a

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/lakegc/lakegc/internal/aimd"
 	"github.com/lakegc/lakegc/internal/contract"
 	"github.com/lakegc/lakegc/internal/layout"
 )
@@ -321,7 +322,7 @@ func WithMemoryBudget(bytes int64) MarkOption {
 type span struct{ lo, start, hi int }
 
 // window returns a window over the span.
-func (s span) window() *window { return newWindow(s.lo, s.start, s.hi) }
+func (s span) window() *aimd.Window { return aimd.New(s.lo, s.start, s.hi) }
 
 // concurrencyRange returns an option setting the span *field to [lo, hi]
 // (0: 1 for lo, the larger of defaultHi and lo for hi), starting at

@@ -106,8 +106,8 @@ func TestLiveEncoderOrder(t *testing.T) {
 		}
 		e, err := newLiveEncoder(io.Discard)
 		require.NoError(t, err)
-		require.NoError(t, e.add([]byte(a)))
-		err = e.add([]byte(b))
+		require.NoError(t, e.Add([]byte(a)))
+		err = e.Add([]byte(b))
 		if a < b {
 			require.NoError(t, err, "%q then %q", a, b)
 		} else {

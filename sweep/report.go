@@ -8,9 +8,9 @@ import (
 	"iter"
 	"slices"
 	"strings"
-	"sync"
 	"unsafe"
 
+	"github.com/lakegc/lakegc/internal/blobio"
 	"github.com/lakegc/lakegc/internal/layout"
 	"github.com/lakegc/lakegc/internal/parquetguard"
 	"github.com/parquet-go/parquet-go"
@@ -44,19 +44,16 @@ const rowsPerGroup = 64 << 10
 // partWriter streams rows of type T to one Parquet object; nothing is visible
 // under the object's name unless close succeeds.
 type partWriter[T any] struct {
-	cancel context.CancelFunc
-	bw     *blob.Writer
-	pw     *parquet.GenericWriter[T]
-	buf    []T
-	key    string
-	rows   int64
+	bw   *blobio.Writer
+	pw   *parquet.GenericWriter[T]
+	buf  []T
+	key  string
+	rows int64
 }
 
 func newPartWriter[T any](ctx context.Context, bucket *blob.Bucket, key string) (*partWriter[T], error) {
-	ctx, cancel := context.WithCancel(ctx)
-	bw, err := bucket.NewWriter(ctx, key, &blob.WriterOptions{ContentType: "application/vnd.apache.parquet"})
+	bw, err := blobio.NewWriter(ctx, bucket, key, &blob.WriterOptions{ContentType: "application/vnd.apache.parquet"})
 	if err != nil {
-		cancel()
 		return nil, fmt.Errorf("sweep: write %s: %w", key, err)
 	}
 	pw := parquet.NewGenericWriter[T](bw,
@@ -65,7 +62,7 @@ func newPartWriter[T any](ctx context.Context, bucket *blob.Bucket, key string) 
 		parquet.MaxRowsPerRowGroup(rowsPerGroup),
 		parquet.CreatedBy("lakegc/sweep", "", ""),
 	)
-	return &partWriter[T]{cancel: cancel, bw: bw, pw: pw, buf: make([]T, 0, 1024), key: key}, nil
+	return &partWriter[T]{bw: bw, pw: pw, buf: make([]T, 0, 1024), key: key}, nil
 }
 
 func (w *partWriter[T]) write(row T) error {
@@ -91,14 +88,12 @@ func (w *partWriter[T]) flush() error {
 }
 
 func (w *partWriter[T]) close() error {
-	defer w.cancel()
 	err := w.flush()
 	if err == nil {
 		err = w.pw.Close()
 	}
 	if err != nil {
-		w.cancel() // abort the upload
-		w.bw.Close()
+		w.abort()
 		return fmt.Errorf("sweep: write %s: %w", w.key, err)
 	}
 	if err := w.bw.Close(); err != nil {
@@ -107,10 +102,7 @@ func (w *partWriter[T]) close() error {
 	return nil
 }
 
-func (w *partWriter[T]) abort() {
-	w.cancel()
-	w.bw.Close()
-}
+func (w *partWriter[T]) abort() { w.bw.Abort() }
 
 // isPart reports whether a name found in a report folder (relative to it) is
 // a data file: Spark's markers and checksums (_SUCCESS, .part-….crc,
@@ -212,12 +204,11 @@ func Candidates(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID s
 // yieldAddresses yields the address column of one Parquet object; false when
 // the consumer stopped or an error was yielded.
 func yieldAddresses(ctx context.Context, bucket *blob.Bucket, key string, yield func(string, error) bool) bool {
-	r, err := bucket.NewReader(ctx, key, nil)
+	attrs, err := bucket.Attributes(ctx, key)
 	if err != nil {
 		return yield("", fmt.Errorf("sweep: read %s: %w", key, err)) && false
 	}
-	defer r.Close()
-	pr, err := openAddresses(&readerAt{r: r}, r.Size())
+	pr, err := openAddresses(blobio.NewReaderAt(ctx, bucket, key, attrs.Size, partWindow), attrs.Size)
 	if err != nil {
 		return yield("", fmt.Errorf("sweep: read %s: %w", key, err)) && false
 	}
@@ -238,25 +229,8 @@ func yieldAddresses(ctx context.Context, bucket *blob.Bucket, key string, yield 
 	}
 }
 
-// readerAt reads a blob at offsets by seeking; parquet-go reads a file's
-// footer and then its column chunks in order, so seeks are few.
-type readerAt struct {
-	mu sync.Mutex
-	r  *blob.Reader
-}
-
-func (ra *readerAt) ReadAt(p []byte, off int64) (int, error) {
-	ra.mu.Lock()
-	defer ra.mu.Unlock()
-	if _, err := ra.r.Seek(off, io.SeekStart); err != nil {
-		return 0, err
-	}
-	n, err := io.ReadFull(ra.r, p)
-	if err == io.ErrUnexpectedEOF {
-		err = io.EOF
-	}
-	return n, err
-}
+// partWindow is how much of a part Candidates fetches per range read.
+const partWindow = 1 << 20
 
 // addressReader reads the "address" column of a Parquet file, a bounded
 // batch of values at a time. The file is outside input: a panic of the
@@ -279,12 +253,9 @@ const batchValues = 256
 
 func openAddresses(r io.ReaderAt, size int64) (ar *addressReader, err error) {
 	defer recoverInto(&err)
-	if err := parquetguard.Check(r, size, parquetguard.Limits{}, "address"); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
-	}
-	f, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	f, err := parquetguard.Open(r, size, parquetguard.Limits{}, "address")
 	if err != nil {
-		return nil, fmt.Errorf("%w: parquet: %w", ErrInvalidInput, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
 	}
 	leaf, ok := f.Schema().Lookup("address")
 	if !ok {

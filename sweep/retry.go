@@ -9,6 +9,8 @@ import (
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
+
+	"github.com/lakegc/lakegc/internal/aimd"
 )
 
 // Attempts of a request that fails with a transient error (see
@@ -62,14 +64,14 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // judge says what a request's error tells the window.
-func judge(err error, cs classifiers) outcome {
+func judge(err error, cs classifiers) aimd.Outcome {
 	switch {
 	case err == nil:
-		return answered
+		return aimd.Answered
 	case cs.errorCode(err) == gcerrors.ResourceExhausted:
-		return throttled
+		return aimd.Throttled
 	}
-	return failed
+	return aimd.Failed
 }
 
 // pager lists a prefix one page (one request) at a time, each request
@@ -78,7 +80,7 @@ func judge(err error, cs classifiers) outcome {
 type pager struct {
 	bucket  *blob.Bucket
 	opts    *blob.ListOptions
-	win     *window
+	win     *aimd.Window
 	backoff backoff
 	cls     classifiers
 
@@ -126,12 +128,12 @@ func (p *pager) fetch(ctx context.Context) error {
 		work = time.Since(p.answered)
 	}
 	for attempt := 1; ; attempt++ {
-		s, err := p.win.acquire(ctx)
+		s, err := p.win.Acquire(ctx)
 		if err != nil {
 			return err
 		}
 		page, next, err := p.bucket.ListPage(ctx, p.token, listPageSize, p.opts)
-		p.win.release(s, judge(err, p.cls), work)
+		p.win.Release(s, judge(err, p.cls), work)
 		if err == nil {
 			p.page, p.i, p.token = page, 0, next
 			p.answered = time.Now()

@@ -11,9 +11,11 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/lakegc/lakegc/internal/aimd"
 	"github.com/lakegc/lakegc/internal/extsort"
 	"github.com/lakegc/lakegc/internal/layout"
 	"gocloud.dev/blob"
+	"golang.org/x/sync/errgroup"
 )
 
 // scope says which keys Sweep deletes: the keys Mark scans (everything
@@ -142,8 +144,8 @@ type lister struct {
 	firstSlice string
 	firstTime  time.Time
 
-	win     *window   // the listing requests in flight, made by pages
-	winOnce sync.Once // makes win
+	win     *aimd.Window // the listing requests in flight, made by pages
+	winOnce sync.Once    // makes win
 
 	// skip says which slices an optimized run judges from the previous
 	// run's records instead of listing them (nil: none); listed and
@@ -310,47 +312,19 @@ func (l *lister) listFolders(ctx context.Context) error {
 			return fmt.Errorf("%w: list %q returned folder %q twice", ErrBadListing, l.cfg.dataPrefix+"/", l.folders[i].prefix)
 		}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-		next     = make(chan int)
-	)
-	fail := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
-		}
-		mu.Unlock()
-		cancel()
-	}
-	for range min(l.cfg.list.hi, len(l.folders)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if err := l.listFolder(ctx, &l.folders[i]); err != nil {
-					fail(err)
-				}
-			}
-		}()
-	}
-feed:
+	// The first error cancels the others.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(l.cfg.list.hi)
 	for i := range l.folders {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
+		if gctx.Err() != nil {
+			break
 		}
+		g.Go(func() error { return l.listFolder(gctx, &l.folders[i]) })
 	}
-	close(next)
-	wg.Wait()
-	if firstErr == nil && ctx.Err() != nil {
-		firstErr = ctx.Err()
+	if err := g.Wait(); err != nil {
+		return err
 	}
-	return firstErr
+	return ctx.Err()
 }
 
 // listFolder lists a folder into memory, within what is left of the pool, or

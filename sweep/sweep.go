@@ -9,7 +9,10 @@ import (
 	"sync"
 
 	"gocloud.dev/blob"
+	"golang.org/x/sync/errgroup"
 	"golang.org/x/time/rate"
+
+	"github.com/lakegc/lakegc/internal/aimd"
 )
 
 // BatchDeleter is how Sweep deletes. DeleteBatch deletes keys (relative to
@@ -146,7 +149,7 @@ type sweeper struct {
 	deleter BatchDeleter
 	batch   int
 	limiter *rate.Limiter
-	win     *window // the DeleteBatch calls in flight
+	win     *aimd.Window // the DeleteBatch calls in flight
 	cls     classifiers
 
 	mu     sync.Mutex // guards failed
@@ -197,40 +200,39 @@ func (s *sweeper) run(ctx context.Context, runID string) (*Result, error) {
 	if s.cfg.logger != nil {
 		s.cfg.logger.Info("sweep: sweep done", "run_id", runID, "deleted", res.Deleted,
 			"already_gone", res.AlreadyGone, "failed", res.Failed, "refused", res.Refused,
-			"concurrency", s.win.limit(), "max_in_flight", s.win.maxInFlight())
+			"concurrency", s.win.Limit(), "max_in_flight", s.win.MaxInFlight())
 	}
 	return res, nil
 }
 
-// deleteAll reads the candidates and feeds batches to the workers.
+// deleteAll reads the candidates and feeds batches to the workers; the
+// first error of either cancels the others.
 func (s *sweeper) deleteAll(ctx context.Context, runID string) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg       sync.WaitGroup
-		errMu    sync.Mutex
-		firstErr error
-		batches  = make(chan []string)
-	)
-	fail := func(err error) {
-		errMu.Lock()
-		if firstErr == nil {
-			firstErr = err
-		}
-		errMu.Unlock()
-		cancel()
-	}
+	g, gctx := errgroup.WithContext(ctx)
+	batches := make(chan []string)
 	for range s.cfg.delete.hi {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() error {
 			for b := range batches {
-				if err := s.deleteBatch(ctx, b); err != nil {
-					fail(err)
+				if err := s.deleteBatch(gctx, b); err != nil {
+					return err
 				}
 			}
-		}()
+			return nil
+		})
 	}
+	g.Go(func() error {
+		defer close(batches)
+		return s.feed(gctx, runID, batches)
+	})
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// feed sends the candidates of runID to batches, a batch at a time, and
+// records those out of scope as refused.
+func (s *sweeper) feed(ctx context.Context, runID string, batches chan<- []string) error {
 	send := func(b []string) bool {
 		select {
 		case batches <- b:
@@ -242,8 +244,7 @@ func (s *sweeper) deleteAll(ctx context.Context, runID string) error {
 	batch := make([]string, 0, s.batch)
 	for key, err := range Candidates(ctx, s.bucket, s.cfg.storagePrefix, runID) {
 		if err != nil {
-			fail(err)
-			break
+			return err
 		}
 		why := s.scope.reason(key)
 		if why == "" {
@@ -251,8 +252,7 @@ func (s *sweeper) deleteAll(ctx context.Context, runID string) error {
 		}
 		if why != "" {
 			if err := s.record(key, "refused: "+why, func(p *Progress) { p.Refused++ }); err != nil {
-				fail(err)
-				break
+				return err
 			}
 			continue
 		}
@@ -266,12 +266,7 @@ func (s *sweeper) deleteAll(ctx context.Context, runID string) error {
 	if len(batch) > 0 && ctx.Err() == nil {
 		send(batch)
 	}
-	close(batches)
-	wg.Wait()
-	if firstErr == nil {
-		firstErr = ctx.Err()
-	}
-	return firstErr
+	return nil
 }
 
 // record lists a key in failed/ and counts it.
@@ -294,12 +289,12 @@ func (s *sweeper) deleteBatch(ctx context.Context, keys []string) error {
 				return err
 			}
 		}
-		sl, err := s.win.acquire(ctx)
+		sl, err := s.win.Acquire(ctx)
 		if err != nil {
 			return err
 		}
 		failed, err := s.deleter.DeleteBatch(ctx, keys)
-		s.win.release(sl, judgeBatch(failed, err, s.cls), 0)
+		s.win.Release(sl, judgeBatch(failed, err, s.cls), 0)
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
@@ -339,16 +334,16 @@ func (s *sweeper) deleteBatch(ctx context.Context, keys []string) error {
 
 // judgeBatch says what a DeleteBatch call tells the window: throttled when
 // the call or any key was throttled.
-func judgeBatch(failed map[string]error, err error, cs classifiers) outcome {
+func judgeBatch(failed map[string]error, err error, cs classifiers) aimd.Outcome {
 	if err != nil {
 		return judge(err, cs)
 	}
 	for _, kerr := range failed {
-		if kerr != nil && judge(kerr, cs) == throttled {
-			return throttled
+		if kerr != nil && judge(kerr, cs) == aimd.Throttled {
+			return aimd.Throttled
 		}
 	}
-	return answered
+	return aimd.Answered
 }
 
 // removeObject deletes key if it exists. A delete that fails as not found

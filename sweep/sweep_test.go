@@ -247,3 +247,24 @@ func TestSweepCancelled(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(len(keys)), res.Deleted+res.AlreadyGone)
 }
+
+// TestSweepFailsOnCorruptCandidates: a Sweep whose candidates cannot be
+// read to the end fails with ErrInvalidInput, rather than report success
+// for the part it could read.
+func TestSweepFailsOnCorruptCandidates(t *testing.T) {
+	ctx := context.Background()
+	b, keys := oldNamespace(t, 40)
+	_, err := Mark(ctx, b, "run1", noInputs(), WithClock(fixedClock))
+	require.NoError(t, err)
+	part := reportDir(DefaultStoragePrefix, "run1") + "deleted/" + partName
+	data, err := b.ReadAll(ctx, part)
+	require.NoError(t, err)
+	require.NoError(t, b.WriteAll(ctx, part, data[:len(data)/2], nil))
+	_, err = Sweep(ctx, b, "run1")
+	require.ErrorIs(t, err, ErrInvalidInput)
+	for _, k := range keys {
+		ok, err := b.Exists(ctx, k)
+		require.NoError(t, err)
+		require.True(t, ok, "%s deleted from unreadable candidates", k)
+	}
+}

@@ -119,6 +119,9 @@ func FuzzFooterRows(f *testing.F) {
 	})
 }
 
+// tStruct is Thrift's compact-protocol type of a struct.
+const tStruct = 12
+
 // thriftList is the compact header of a list of n elements of type typ.
 func thriftList(n int, typ byte) []byte {
 	if n < 15 {

@@ -14,6 +14,8 @@ import (
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
+
+	"github.com/lakegc/lakegc/internal/blobio"
 )
 
 const (
@@ -125,15 +127,12 @@ func writeManifest(ctx context.Context, bucket *blob.Bucket, folder string, m *m
 		return fmt.Errorf("uncommitted: run %s: manifest of %d files is %d bytes, over MaxManifestSize", m.RunID, len(m.Files), len(data))
 	}
 	sum := md5.Sum(data)
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	w, err := bucket.NewWriter(wctx, folder+ManifestName, &blob.WriterOptions{ContentType: "application/json", ContentMD5: sum[:]})
+	w, err := blobio.NewWriter(ctx, bucket, folder+ManifestName, &blob.WriterOptions{ContentType: "application/json", ContentMD5: sum[:]})
 	if err != nil {
 		return fmt.Errorf("uncommitted: write manifest: %w", err)
 	}
 	if _, err := w.Write(data); err != nil {
-		cancel()
-		_ = w.Close() // reports the cancellation; the write is aborted
+		_ = w.Abort()
 		return fmt.Errorf("uncommitted: write manifest: %w", err)
 	}
 	if err := w.Close(); err != nil {

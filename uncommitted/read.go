@@ -7,6 +7,7 @@ import (
 	"io"
 	"iter"
 
+	"github.com/lakegc/lakegc/internal/blobio"
 	"github.com/lakegc/lakegc/internal/parquetguard"
 	"github.com/parquet-go/parquet-go"
 	"gocloud.dev/blob"
@@ -154,7 +155,7 @@ func readFile(ctx context.Context, bucket *blob.Bucket, key string, size, wantRo
 		yield(Row{}, fmt.Errorf("uncommitted: read %s: %w", key, err))
 		return false
 	}
-	ra := &blobReaderAt{ctx: ctx, bucket: bucket, key: key, size: size}
+	ra := blobio.NewReaderAt(ctx, bucket, key, size, readWindow)
 	r, want, err := openRows(ra, size)
 	if err != nil {
 		return fail(err)
@@ -214,10 +215,7 @@ func openRows(ra io.ReaderAt, size int64) (r *parquet.GenericReader[Row], rows i
 		return nil, 0, err
 	}
 	pinned := &pinnedTail{r: ra, off: size - int64(len(tail)), tail: tail}
-	if err := parquetguard.Check(pinned, size, parquetguard.Limits{}, "physical_address", "creation_date"); err != nil {
-		return nil, 0, fmt.Errorf("%w: %w", ErrInvalidFile, err)
-	}
-	f, err := parquet.OpenFile(pinned, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	f, err := parquetguard.Open(pinned, size, parquetguard.Limits{}, "physical_address", "creation_date")
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: %w", ErrInvalidFile, err)
 	}
@@ -273,55 +271,4 @@ func readRows(r *parquet.GenericReader[Row], rows []Row) (n int, err error) {
 		err = fmt.Errorf("%w: %w", ErrInvalidFile, err)
 	}
 	return n, err
-}
-
-// blobReaderAt reads a blob by ranges of at least readWindow bytes, and
-// serves reads within the last window from memory.
-type blobReaderAt struct {
-	ctx    context.Context
-	bucket *blob.Bucket
-	key    string
-	size   int64
-
-	winOff int64
-	win    []byte
-}
-
-func (r *blobReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	if off < 0 {
-		return 0, fmt.Errorf("negative offset %d", off)
-	}
-	if off >= r.size {
-		return 0, io.EOF
-	}
-	want := min(int64(len(p)), r.size-off)
-	if off < r.winOff || off+want > r.winOff+int64(len(r.win)) {
-		if err := r.fill(off, want); err != nil {
-			return 0, err
-		}
-	}
-	n := copy(p, r.win[off-r.winOff:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
-}
-
-func (r *blobReaderAt) fill(off, want int64) error {
-	length := min(max(want, readWindow), r.size-off)
-	rr, err := r.bucket.NewRangeReader(r.ctx, r.key, off, length, nil)
-	if err != nil {
-		return err
-	}
-	defer rr.Close()
-	if int64(cap(r.win)) < length {
-		r.win = make([]byte, length)
-	}
-	r.win = r.win[:length]
-	if _, err := io.ReadFull(rr, r.win); err != nil {
-		r.win = r.win[:0]
-		return err
-	}
-	r.winOff = off
-	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
 	"gocloud.dev/blob"
+
+	"github.com/lakegc/lakegc/internal/blobio"
 )
 
 // Row is one exported address, the schema of the Parquet files: lakeFS's
@@ -47,11 +49,9 @@ func pageBufferSize(maxFileSize int64) int {
 
 // fileWriter streams one Parquet file into the bucket. Until commit
 // returns, nothing is visible under the key: abort (or a cancelled ctx)
-// cancels the blob.Writer's context, which gocloud defines as aborting the
-// write.
+// aborts the write.
 type fileWriter struct {
-	cancel  context.CancelFunc
-	blob    *blob.Writer
+	blob    *blobio.Writer
 	parquet *parquet.GenericWriter[Row]
 
 	batch        []Row
@@ -62,15 +62,12 @@ type fileWriter struct {
 }
 
 func newFileWriter(ctx context.Context, bucket *blob.Bucket, key string, codec compress.Codec, maxFileSize int64) (*fileWriter, error) {
-	wctx, cancel := context.WithCancel(ctx)
-	bw, err := bucket.NewWriter(wctx, key, &blob.WriterOptions{ContentType: "application/octet-stream"})
+	bw, err := blobio.NewWriter(ctx, bucket, key, &blob.WriterOptions{ContentType: "application/octet-stream"})
 	if err != nil {
-		cancel()
 		return nil, fmt.Errorf("uncommitted: create %s: %w", key, err)
 	}
 	w := &fileWriter{
-		cancel: cancel,
-		blob:   bw,
+		blob: bw,
 		parquet: parquet.NewGenericWriter[Row](bw,
 			parquet.Compression(codec),
 			// lakeFS writes data page v1 and PLAIN values; Spark's
@@ -127,7 +124,6 @@ func (w *fileWriter) flushBatch() error {
 
 // commit writes the footer and closes the object, making it visible.
 func (w *fileWriter) commit() error {
-	defer w.cancel()
 	if err := w.flushBatch(); err != nil {
 		w.abort()
 		return err
@@ -143,7 +139,4 @@ func (w *fileWriter) commit() error {
 }
 
 // abort discards the file: no object appears under its key.
-func (w *fileWriter) abort() {
-	w.cancel()
-	_ = w.blob.Close() // reports the cancellation; the write is aborted
-}
+func (w *fileWriter) abort() { _ = w.blob.Abort() }

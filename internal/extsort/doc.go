@@ -8,10 +8,14 @@
 //   - [SpillDir] is a private temporary folder, locked while in use so that
 //     [RemoveStaleSpills] can remove those of killed processes and no live
 //     one.
-//   - [RunWriter] and [OpenRun] write and read run files: keys
+//   - [KeyEncoder] and [KeyDecoder] write and read key streams: keys
 //     prefix-compressed against the one before, with an end that counts
-//     them, so a file cut short or altered reads as an error, never as a
-//     shorter run.
+//     them, so a stream cut short or altered reads as an error, never as a
+//     shorter one. A [KeyFormat] adds a magic and a checksum, or makes the
+//     stream strict (keys ascend, the decoder accepts only what the
+//     encoder writes): package sweep's live record is one.
+//   - [RunWriter] and [OpenRun] write and read run files, key streams of
+//     any keys in any order.
 //   - [Sorter] gathers keys in one block of memory of a fixed size,
 //     spills each full block as a sorted run and merges the runs in the end,
 //     dropping repeats. The block counts against its budget only the pages
@@ -32,6 +36,7 @@
 // Memory: a Sorter holds at most the bytes given to NewSorter, a Pool at
 // most what it was given; run file buffers (SpillDir's ioBuf each, one per
 // open file) and prefetch batches (under 512 KiB a stream) are outside
-// them. Errors start with "extsort: "; a key too long for a block's 32-bit
+// them. Errors start with "extsort: " (a key stream's errors are the
+// caller's to name: they wrap KeyFormat.Corrupt); a key too long for a block's 32-bit
 // offsets wraps [ErrKeyTooLong].
 package extsort

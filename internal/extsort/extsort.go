@@ -1,12 +1,10 @@
 package extsort
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/bits"
 	"os"
@@ -168,15 +166,16 @@ func (d *SpillDir) MaxNameLen() int { return len(filepath.Join(d.dir, "run-")) +
 // through: what [OpenRun] takes for a run file of d.
 func (d *SpillDir) IOBuf() int { return d.ioBuf }
 
+// runFormat is the key stream of run files: any keys, in any order (a
+// run file of unsorted keys is how package sweep sorts a listing that may
+// already be sorted).
+var runFormat = KeyFormat{Corrupt: errors.New("corrupt run")}
+
 // RunWriter writes keys to a new run file, noting whether they came in
 // strictly ascending order. Not safe for concurrent use.
 type RunWriter struct {
-	f       *os.File
-	w       *bufio.Writer
-	n       int64
-	last    []byte
-	ordered bool
-	hdr     [2 * binary.MaxVarintLen64]byte
+	f   *os.File
+	enc *KeyEncoder
 }
 
 // Create starts a new run file in d. The caller must end it with Finish or
@@ -187,34 +186,22 @@ func (d *SpillDir) Create() (*RunWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("extsort: spill: %w", err)
 	}
-	return &RunWriter{f: f, w: bufio.NewWriterSize(f, d.ioBuf), ordered: true}, nil
+	enc, err := NewKeyEncoder(f, runFormat, d.ioBuf) // no magic: nothing written yet
+	return &RunWriter{f: f, enc: enc}, err
 }
 
 // Add appends key to the file, in any order.
 func (rw *RunWriter) Add(key []byte) error {
-	shared := 0
-	if rw.n > 0 {
-		shared = CommonPrefix(key, rw.last)
-		if shared == len(key) || shared < len(rw.last) && key[shared] < rw.last[shared] {
-			rw.ordered = false
-		}
+	if err := rw.enc.Add(key); err != nil {
+		return fmt.Errorf("extsort: spill: %w", err)
 	}
-	// The first shared bytes of last are key's already.
-	rw.last = append(rw.last[:shared], key[shared:]...)
-	return rw.put(key, shared)
+	return nil
 }
 
 // put writes key, which shares its first shared bytes with the key before
-// it. It neither checks nor records the order: a caller that uses put for
-// every key of the file knows the previous key itself (spill, whose keys
-// stay in the block).
+// it, without checking or recording the order (see KeyEncoder.put).
 func (rw *RunWriter) put(key []byte, shared int) error {
-	rw.n++
-	// One write of the entry, built where the buffer would copy it to.
-	b := binary.AppendUvarint(rw.w.AvailableBuffer(), uint64(shared)+1)
-	b = binary.AppendUvarint(b, uint64(len(key)-shared))
-	b = append(b, key[shared:]...)
-	if _, err := rw.w.Write(b); err != nil {
+	if err := rw.enc.put(key, shared); err != nil {
 		return fmt.Errorf("extsort: spill: %w", err)
 	}
 	return nil
@@ -236,21 +223,16 @@ func CommonPrefix(a, b []byte) int {
 }
 
 // Ordered reports whether the keys added so far strictly ascend.
-func (rw *RunWriter) Ordered() bool { return rw.ordered }
+func (rw *RunWriter) Ordered() bool { return rw.enc.Ordered() }
 
 // Finish writes the file's end, flushes it and returns its name, for
 // [OpenRun]; the file stays on disk. On an error the file is removed.
 func (rw *RunWriter) Finish() (string, error) {
 	name := rw.f.Name()
-	end := binary.AppendUvarint(append(rw.hdr[:0], 0), uint64(rw.n))
-	_, err := rw.w.Write(end)
-	if err == nil {
-		err = rw.w.Flush()
-	}
+	err := rw.enc.Finish()
 	if cerr := rw.f.Close(); err == nil {
 		err = cerr
 	}
-	rw.last = nil
 	if err != nil {
 		os.Remove(name)
 		return "", fmt.Errorf("extsort: spill: %w", err)
@@ -268,11 +250,8 @@ func (rw *RunWriter) Abort() {
 // written. A file cut short, altered or followed by other bytes fails Next
 // rather than read as a shorter run. Close removes the file.
 type FileRun struct {
-	f    *os.File
-	r    *bufio.Reader
-	buf  []byte
-	n    uint64 // keys read
-	done bool   // the end was read
+	f   *os.File
+	dec *KeyDecoder
 }
 
 // OpenRun opens the run file name, read through a buffer of ioBuf bytes.
@@ -281,102 +260,17 @@ func OpenRun(name string, ioBuf int) (*FileRun, error) {
 	if err != nil {
 		return nil, fmt.Errorf("extsort: spill: %w", err)
 	}
-	return &FileRun{f: f, r: bufio.NewReaderSize(f, ioBuf)}, nil
+	dec, err := NewKeyDecoder(f, runFormat, ioBuf) // no magic: nothing read yet
+	return &FileRun{f: f, dec: dec}, err
 }
 
 // Next returns the next key of the file.
 func (fr *FileRun) Next() ([]byte, bool, error) {
-	if fr.done {
-		return nil, false, nil
-	}
-	if k, ok := fr.nextBuffered(); ok {
-		return k, true, nil
-	}
-	shared, err := binary.ReadUvarint(fr.r)
+	k, ok, err := fr.dec.Next()
 	if err != nil {
-		return nil, false, fmt.Errorf("extsort: spill read: %w", noEOF(err))
+		return nil, false, fmt.Errorf("extsort: spill read: %w", err)
 	}
-	if shared == 0 {
-		return nil, false, fr.end()
-	}
-	shared--
-	rest, err := binary.ReadUvarint(fr.r)
-	if err != nil {
-		return nil, false, fmt.Errorf("extsort: spill read: %w", noEOF(err))
-	}
-	if shared > uint64(len(fr.buf)) || rest > maxKeyLen-shared {
-		return nil, false, fmt.Errorf("extsort: spill read: corrupt lengths %d, %d", shared, rest)
-	}
-	fr.resizeKey(shared, rest)
-	if _, err := io.ReadFull(fr.r, fr.buf[shared:]); err != nil {
-		return nil, false, fmt.Errorf("extsort: spill read: %w", noEOF(err))
-	}
-	fr.n++
-	return fr.buf, true, nil
-}
-
-// nextBuffered decodes the next key when the whole of it is in the read
-// buffer and its lengths are valid, as most keys are, without a call per
-// byte; it reports false, having read nothing, for anything else (the end, a
-// key across the buffer's end, any error), which next then reads the slow
-// way.
-func (fr *FileRun) nextBuffered() ([]byte, bool) {
-	b, _ := fr.r.Peek(fr.r.Buffered())
-	shared, n1 := binary.Uvarint(b)
-	if n1 <= 0 || shared == 0 {
-		return nil, false
-	}
-	shared--
-	rest, n2 := binary.Uvarint(b[n1:])
-	if n2 <= 0 || shared > uint64(len(fr.buf)) || rest > maxKeyLen-shared || rest > uint64(len(b)-n1-n2) {
-		return nil, false
-	}
-	fr.resizeKey(shared, rest)
-	copy(fr.buf[shared:], b[n1+n2:])
-	fr.r.Discard(n1 + n2 + int(rest))
-	fr.n++
-	return fr.buf, true
-}
-
-// resizeKey makes fr.buf the length of the next key, shared bytes of the
-// previous key (kept) and rest bytes the caller fills in. next and
-// nextBuffered both call it, having checked the lengths.
-func (fr *FileRun) resizeKey(shared, rest uint64) {
-	n := int(shared + rest)
-	if cap(fr.buf) < n {
-		buf := make([]byte, n, max(n, 64))
-		copy(buf, fr.buf[:shared])
-		fr.buf = buf
-	}
-	fr.buf = fr.buf[:n]
-}
-
-// end reads the file's end: the number of keys, as many as were read, and
-// nothing after it.
-func (fr *FileRun) end() error {
-	n, err := binary.ReadUvarint(fr.r)
-	if err != nil {
-		return fmt.Errorf("extsort: spill read: end: %w", noEOF(err))
-	}
-	if n != fr.n {
-		return fmt.Errorf("extsort: spill read: %d keys, the end says %d", fr.n, n)
-	}
-	switch _, err := fr.r.ReadByte(); {
-	case err == nil:
-		return errors.New("extsort: spill read: bytes after the end")
-	case err != io.EOF:
-		return fmt.Errorf("extsort: spill read: %w", err)
-	}
-	fr.done = true
-	return nil
-}
-
-// noEOF turns an end of file within a key into an unexpected one.
-func noEOF(err error) error {
-	if err == io.EOF {
-		return io.ErrUnexpectedEOF
-	}
-	return err
+	return k, ok, nil
 }
 
 // Close closes and removes the file.
@@ -556,29 +450,26 @@ func (s *Sorter) spill() error {
 		return nil
 	}
 	s.sortBlock()
-	rw, err := s.dir.Create()
-	if err != nil {
-		return err
-	}
-	// The keys stay in the block while they are written, so the previous
-	// one needs no copy, and the prefix it shares with the next one also
-	// says whether they are equal: a repeat is dropped.
-	var prev []byte
-	for i, r := range s.slots() {
-		k := s.key(r)
-		shared := 0
-		if i > 0 {
-			if shared = CommonPrefix(k, prev); shared == len(k) && shared == len(prev) {
-				continue
+	name, err := s.writeRun(func(rw *RunWriter) error {
+		// The keys stay in the block while they are written, so the
+		// previous one needs no copy, and the prefix it shares with the
+		// next one also says whether they are equal: a repeat is dropped.
+		var prev []byte
+		for i, r := range s.slots() {
+			k := s.key(r)
+			shared := 0
+			if i > 0 {
+				if shared = CommonPrefix(k, prev); shared == len(k) && shared == len(prev) {
+					continue
+				}
+			}
+			prev = k
+			if err := rw.put(k, shared); err != nil {
+				return err
 			}
 		}
-		prev = k
-		if err := rw.put(k, shared); err != nil {
-			rw.Abort()
-			return err
-		}
-	}
-	name, err := rw.Finish()
+		return nil
+	})
 	if err != nil {
 		return err
 	}
@@ -589,20 +480,26 @@ func (s *Sorter) spill() error {
 
 // spillOne writes key as a run of its own.
 func (s *Sorter) spillOne(key []byte) error {
-	rw, err := s.dir.Create()
-	if err != nil {
-		return err
-	}
-	if err := rw.Add(key); err != nil {
-		rw.Abort()
-		return err
-	}
-	name, err := rw.Finish()
+	name, err := s.writeRun(func(rw *RunWriter) error { return rw.Add(key) })
 	if err != nil {
 		return err
 	}
 	s.runs = append(s.runs, name)
 	return nil
+}
+
+// writeRun writes a new run file with fill and returns its name; on an
+// error the file is removed.
+func (s *Sorter) writeRun(fill func(*RunWriter) error) (string, error) {
+	rw, err := s.dir.Create()
+	if err != nil {
+		return "", err
+	}
+	if err := fill(rw); err != nil {
+		rw.Abort()
+		return "", err
+	}
+	return rw.Finish()
 }
 
 // Finish returns the sorted, distinct keys added so far. Runs beyond the
@@ -665,25 +562,17 @@ func (s *Sorter) mergeRuns() error {
 	}
 	m := NewMerge(iters)
 	defer m.Close()
-	rw, err := s.dir.Create()
-	if err != nil {
-		return err
-	}
-	for {
-		k, ok, err := m.Next()
-		if err != nil {
-			rw.Abort()
-			return err
+	name, err := s.writeRun(func(rw *RunWriter) error {
+		for {
+			k, ok, err := m.Next()
+			if err != nil || !ok {
+				return err
+			}
+			if err := rw.Add(k); err != nil {
+				return err
+			}
 		}
-		if !ok {
-			break
-		}
-		if err := rw.Add(k); err != nil {
-			rw.Abort()
-			return err
-		}
-	}
-	name, err := rw.Finish()
+	})
 	if err != nil {
 		return err
 	}

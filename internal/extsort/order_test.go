@@ -1,7 +1,10 @@
 package extsort
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -212,4 +215,35 @@ func TestSpillDropsRepeats(t *testing.T) {
 		require.Equal(t, want, got, "trial %d", trial)
 		require.NoError(t, dir.Remove())
 	}
+}
+
+// TestFailedMergeLeavesNoFile: a merge of runs that fails midway (a run
+// file cut short) fails Finish and leaves no run file behind, its own
+// output included.
+func TestFailedMergeLeavesNoFile(t *testing.T) {
+	parent := t.TempDir()
+	dir, err := NewSpillDir(parent, 512)
+	require.NoError(t, err)
+	defer dir.Remove()
+	s := NewSorter(dir, 1<<10, 2)
+	for i := range 3 {
+		rw, err := dir.Create()
+		require.NoError(t, err)
+		for j := range 100 {
+			require.NoError(t, rw.Add(fmt.Appendf(nil, "key-%d-%04d", i, j)))
+		}
+		name, err := rw.Finish()
+		require.NoError(t, err)
+		if i == 0 {
+			info, err := os.Stat(name)
+			require.NoError(t, err)
+			require.NoError(t, os.Truncate(name, info.Size()/2))
+		}
+		s.runs = append(s.runs, name)
+	}
+	_, err = s.Finish()
+	require.Error(t, err)
+	left, err := filepath.Glob(filepath.Join(dir.dir, "run-*"))
+	require.NoError(t, err)
+	require.Empty(t, left, "run files left after a failed merge")
 }

@@ -120,3 +120,11 @@ func TestRunFileMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// noEOF turns an end of file within a key into an unexpected one.
+func noEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}

@@ -40,7 +40,7 @@ func TestRunFileRoundTrip(t *testing.T) {
 				ordered = false
 			}
 		}
-		require.Equal(t, ordered, rw.ordered, "seed %d", seed)
+		require.Equal(t, ordered, rw.Ordered(), "seed %d", seed)
 		name, err := rw.Finish()
 		require.NoError(t, err)
 		fr, err := OpenRun(name, 512)

@@ -52,4 +52,13 @@
 // Check reads each page once more than parquet-go does, and uncompresses
 // it: a reader's I/O doubles, and its CPU grows by about the time
 // decompression takes.
+//
+// [Open] checks a file and opens it with parquet-go as Check assumes
+// (SkipPageIndex, SkipBloomFilters), a panic of parquet-go an error: both
+// readers open their files through it.
+//
+// [FooterRows] walks a footer with the same Thrift scan, counting list
+// elements rather than estimating memory, and returns its row count
+// without decoding it: package uncommitted checks the footers of a run's
+// files against its manifest with it.
 package parquetguard

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 )
@@ -236,4 +237,25 @@ func (w *schemaWalk) node(depth int, path []string, def, rep int) error {
 		}
 	}
 	return nil
+}
+
+// Open checks the Parquet file r of size bytes with [Check] (the columns
+// named, or every column) and opens it with parquet-go as Check assumes it
+// will be: with SkipPageIndex and SkipBloomFilters. A panic of parquet-go
+// while it opens the file is an error, as is what Check refuses; an error
+// of r is wrapped.
+func Open(r io.ReaderAt, size int64, lim Limits, columns ...string) (f *parquet.File, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			f, err = nil, fmt.Errorf("parquet: corrupt file: %v", v)
+		}
+	}()
+	if err := Check(r, size, lim, columns...); err != nil {
+		return nil, err
+	}
+	f, err = parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return nil, fmt.Errorf("parquet: %w", err)
+	}
+	return f, nil
 }

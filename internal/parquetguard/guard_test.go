@@ -367,3 +367,22 @@ func TestFuzzSeedsAreValid(t *testing.T) {
 		}
 	}
 }
+
+// TestOpen: Open opens what parquet-go writes, with the rows it wrote, and
+// refuses what Check refuses, before parquet-go reads it: a footer of a
+// list of 2^28 schema elements in 9 bytes.
+func TestOpen(t *testing.T) {
+	rows := randomRows(rand.New(rand.NewPCG(2, 2)), 300)
+	var buf bytes.Buffer
+	if err := parquet.Write(&buf, rows); err != nil {
+		t.Fatal(err)
+	}
+	f, err := parquetguard.Open(bytes.NewReader(buf.Bytes()), int64(buf.Len()), parquetguard.Limits{})
+	if err != nil || f.NumRows() != int64(len(rows)) {
+		t.Fatalf("Open: %v", err)
+	}
+	hostile := []byte("PAR1\x15\x02\x19\xfc\x80\x80\x80\x80\x01\x09\x00\x00\x00PAR1")
+	if _, err := parquetguard.Open(bytes.NewReader(hostile), int64(len(hostile)), parquetguard.Limits{}); err == nil {
+		t.Fatal("Open accepted a footer of 2^28 schema elements")
+	}
+}

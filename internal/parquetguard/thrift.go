@@ -51,15 +51,75 @@ type thriftScan struct {
 	maxDepth int
 	cost     int64
 	maxCost  int64
+	// What a struct in a list, another list item and a struct field
+	// cost: the estimates above, or 1, 1, 0 to count list items.
+	structItem, scalarItem, structField int64
+	// top, if set, sees each field of the outermost struct before it is
+	// skipped, and may read it instead (done).
+	top func(s *thriftScan, id int16, typ byte) (done bool, err error)
+	// topList is the length of the last list or set that was a field of
+	// the outermost struct.
+	topList uint64
 }
 
 // structLen returns the length of the struct at the start of b.
 func structLen(b []byte, maxDepth int, maxCost int64) (n int, cost int64, err error) {
-	s := thriftScan{b: b, maxDepth: maxDepth, maxCost: maxCost}
+	s := thriftScan{b: b, maxDepth: maxDepth, maxCost: maxCost,
+		structItem: structItemCost, scalarItem: scalarItemCost, structField: structFieldCost}
 	if err := s.structure(); err != nil {
 		return 0, 0, err
 	}
 	return s.pos, s.cost, nil
+}
+
+// FooterLimits bound what [FooterRows] accepts.
+type FooterLimits struct {
+	// Depth bounds the nesting of structures and lists.
+	Depth int
+	// Items bounds the elements of all lists, sets and maps together.
+	Items int
+	// Schema bounds the elements of the schema.
+	Schema int
+}
+
+// FooterRows returns the num_rows field of a Parquet footer (a FileMetaData
+// in Thrift compact encoding, the bytes before the footer's length) after
+// walking all of it without decoding: every length it declares must fit in
+// the bytes that follow, and it must stay within lim. A hostile footer
+// costs time linear in its size and no allocation, where a decoder would
+// allocate whatever lengths it claims. Bytes after the footer's end are not
+// read.
+func FooterRows(footer []byte, lim FooterLimits) (int64, error) {
+	rows, found := int64(0), false
+	s := thriftScan{b: footer, maxDepth: lim.Depth, maxCost: int64(lim.Items), structItem: 1, scalarItem: 1}
+	s.top = func(s *thriftScan, id int16, typ byte) (bool, error) {
+		switch {
+		case id == 3 && typ != tI64:
+			return false, fmt.Errorf("thrift: num_rows of type %d", typ)
+		case id == 3:
+			u, err := s.uvarint()
+			rows, found = int64(u>>1)^-int64(u&1), err == nil
+			return true, err
+		}
+		s.topList = 0
+		if err := s.value(typ, true); err != nil {
+			return false, err
+		}
+		if id == 2 && s.topList > uint64(lim.Schema) {
+			return false, fmt.Errorf("thrift: schema of %d elements, over %d", s.topList, lim.Schema)
+		}
+		return true, nil
+	}
+	if err := s.structure(); err != nil {
+		return 0, err
+	}
+	switch {
+	case !found:
+		return 0, errors.New("thrift: footer without num_rows")
+	case rows < 0:
+		return 0, fmt.Errorf("thrift: footer says %d rows", rows)
+	}
+	return rows, nil
 }
 
 func (s *thriftScan) structure() error {
@@ -67,6 +127,7 @@ func (s *thriftScan) structure() error {
 		return fmt.Errorf("thrift: nested deeper than %d", s.maxDepth)
 	}
 	defer func() { s.depth-- }()
+	var id int16
 	for {
 		h, err := s.byte()
 		if err != nil {
@@ -76,9 +137,21 @@ func (s *thriftScan) structure() error {
 		if typ == tStop {
 			return nil
 		}
-		if h>>4 == 0 { // the field ID follows as a varint
-			if err := s.varint(); err != nil {
+		if delta := int16(h >> 4); delta != 0 {
+			id += delta
+		} else { // the field ID follows, zigzag-encoded
+			u, err := s.uvarint()
+			if err != nil {
 				return err
+			}
+			id = int16(int64(u>>1) ^ -int64(u&1))
+		}
+		if s.top != nil && s.depth == 1 {
+			if done, err := s.top(s, id, typ); err != nil || done {
+				if err != nil {
+					return err
+				}
+				continue
 			}
 		}
 		if err := s.value(typ, true); err != nil {
@@ -116,7 +189,7 @@ func (s *thriftScan) value(typ byte, field bool) error {
 		return s.mapping()
 	case tStruct:
 		if field {
-			if err := s.charge(1, structFieldCost); err != nil {
+			if err := s.charge(1, s.structField); err != nil {
 				return err
 			}
 		}
@@ -135,6 +208,9 @@ func (s *thriftScan) list() error {
 		if n, err = s.uvarint(); err != nil {
 			return err
 		}
+	}
+	if s.depth == 1 {
+		s.topList = n
 	}
 	return s.items(n, h&0x0f, 0, false)
 }
@@ -161,9 +237,9 @@ func (s *thriftScan) items(n uint64, key, val byte, isMap bool) error {
 	if s.depth+1 > s.maxDepth {
 		return fmt.Errorf("thrift: nested deeper than %d", s.maxDepth)
 	}
-	cost := int64(scalarItemCost)
+	cost := s.scalarItem
 	if key == tStruct || val == tStruct {
-		cost = structItemCost
+		cost = s.structItem
 	}
 	if err := s.charge(int64(n), cost); err != nil {
 		return err

@@ -84,3 +84,56 @@ func FuzzStructLen(f *testing.F) {
 		}
 	})
 }
+
+// TestFooterRowsMatchesDecoder: FooterRows reads the num_rows parquet-go
+// decodes from the footers it writes; every truncation fails, and so do
+// footers past each limit.
+func TestFooterRowsMatchesDecoder(t *testing.T) {
+	lim := FooterLimits{Depth: 64, Items: 1 << 16, Schema: 64}
+	for _, footer := range footers(t) {
+		var md format.FileMetaData
+		if err := thrift.Unmarshal(new(thrift.CompactProtocol), footer, &md); err != nil {
+			t.Fatal(err)
+		}
+		n, err := FooterRows(footer, lim)
+		if err != nil || n != md.NumRows {
+			t.Fatalf("FooterRows of a %d-byte footer: %d, %v; parquet-go reads %d", len(footer), n, err, md.NumRows)
+		}
+		for i := range min(len(footer), 2000) {
+			if _, err := FooterRows(footer[:i], lim); err == nil {
+				t.Fatalf("FooterRows of %d bytes of %d: no error", i, len(footer))
+			}
+		}
+		for _, tight := range []FooterLimits{
+			{Depth: 2, Items: lim.Items, Schema: lim.Schema},
+			{Depth: lim.Depth, Items: len(md.Schema), Schema: lim.Schema},
+			{Depth: lim.Depth, Items: lim.Items, Schema: len(md.Schema) - 1},
+		} {
+			if _, err := FooterRows(footer, tight); err == nil {
+				t.Fatalf("FooterRows within %+v of a footer of %d schema elements: no error", tight, len(md.Schema))
+			}
+		}
+	}
+}
+
+// FuzzFooterRows feeds arbitrary bytes to FooterRows: it never panics, and
+// when it accepts a footer that parquet-go decodes too, both read the same
+// number of rows.
+func FuzzFooterRows(f *testing.F) {
+	for _, footer := range footers(f) {
+		f.Add(footer)
+	}
+	f.Add([]byte{0x15, 0x02, 0x19, 0xfc, 0x80, 0x80, 0x80, 0x80, 0x01}) // 2^28 schema elements
+	f.Add([]byte{0x36, 0x0e, 0x1b, 0x02, 0x88, 0x00, 0x00})
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, footer []byte) {
+		n, err := FooterRows(footer, FooterLimits{Depth: 64, Items: 1 << 16, Schema: 64})
+		if err != nil {
+			return
+		}
+		var md format.FileMetaData
+		if thrift.Unmarshal(new(thrift.CompactProtocol), footer, &md) == nil && md.NumRows != n {
+			t.Fatalf("FooterRows %d, parquet-go reads %d", n, md.NumRows)
+		}
+	})
+}

@@ -1,4 +1,8 @@
-package sweep
+// Package aimd bounds the requests a client keeps in flight to a store, and
+// moves the bound with the store's answers: additive increase,
+// multiplicative decrease, as TCP does with its congestion window. Package
+// sweep lists (Mark) and deletes (Sweep) through a [Window].
+package aimd
 
 import (
 	"context"
@@ -6,9 +10,8 @@ import (
 	"time"
 )
 
-// window bounds the requests a Mark's listing or a Sweep's deleting keeps in
-// flight, and moves that bound with the store's answers: additive increase,
-// multiplicative decrease, as TCP does with its congestion window.
+// Window bounds the requests a caller keeps in flight, and moves that bound
+// with the store's answers:
 //
 //   - A request answered while the caller was mostly waiting on the store
 //     (its latency at least the time the caller spent on the previous
@@ -22,7 +25,7 @@ import (
 //
 // The window never leaves [lo, hi]; with lo == hi it is fixed. Safe for
 // concurrent use.
-type window struct {
+type Window struct {
 	lo, hi float64
 
 	mu       sync.Mutex
@@ -33,10 +36,10 @@ type window struct {
 	peak     int           // the most requests ever in flight
 }
 
-// newWindow returns a window of start requests (clamped to [lo, hi]),
+// New returns a window of start requests (clamped to [lo, hi]),
 // 1 <= lo <= hi.
-func newWindow(lo, start, hi int) *window {
-	return &window{
+func New(lo, start, hi int) *Window {
+	return &Window{
 		lo:   float64(lo),
 		hi:   float64(hi),
 		size: float64(min(max(start, lo), hi)),
@@ -44,30 +47,30 @@ func newWindow(lo, start, hi int) *window {
 	}
 }
 
-// outcome is what a request's answer tells the window.
-type outcome int
+// Outcome is what a request's answer tells the window.
+type Outcome int
 
 const (
-	answered  outcome = iota // the store answered (even with a refusal)
-	throttled                // the store asked to slow down
-	failed                   // another error: the window holds
+	Answered  Outcome = iota // the store answered (even with a refusal)
+	Throttled                // the store asked to slow down
+	Failed                   // another error: the window holds
 )
 
-// ticket is a request in flight, from acquire to release.
-type ticket struct {
+// Ticket is a request in flight, from [Window.Acquire] to [Window.Release].
+type Ticket struct {
 	epoch uint64
 	sent  time.Time
 }
 
-// acquire waits until the window has room for one more request, or ctx is
+// Acquire waits until the window has room for one more request, or ctx is
 // done.
-func (w *window) acquire(ctx context.Context) (ticket, error) {
+func (w *Window) Acquire(ctx context.Context) (Ticket, error) {
 	for {
 		w.mu.Lock()
 		if w.inflight < int(w.size) {
 			w.inflight++
 			w.peak = max(w.peak, w.inflight)
-			s := ticket{epoch: w.epoch, sent: time.Now()}
+			s := Ticket{epoch: w.epoch, sent: time.Now()}
 			w.mu.Unlock()
 			return s, nil
 		}
@@ -76,14 +79,14 @@ func (w *window) acquire(ctx context.Context) (ticket, error) {
 		select {
 		case <-wake:
 		case <-ctx.Done():
-			return ticket{}, ctx.Err()
+			return Ticket{}, ctx.Err()
 		}
 	}
 }
 
-// release ends the request of s, whose answer was o, and whose caller had
+// Release ends the request of s, whose answer was o, and whose caller had
 // spent work on the previous answer before sending it.
-func (w *window) release(s ticket, o outcome, work time.Duration) {
+func (w *Window) Release(s Ticket, o Outcome, work time.Duration) {
 	latency := time.Since(s.sent)
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -94,25 +97,25 @@ func (w *window) release(s ticket, o outcome, work time.Duration) {
 }
 
 // adjust moves the window for one answer; w.mu is held.
-func (w *window) adjust(epoch uint64, o outcome, latency, work time.Duration) {
+func (w *Window) adjust(epoch uint64, o Outcome, latency, work time.Duration) {
 	switch {
-	case o == throttled && epoch == w.epoch:
+	case o == Throttled && epoch == w.epoch:
 		w.size = max(w.size/2, w.lo)
 		w.epoch++
-	case o == answered && latency >= work:
+	case o == Answered && latency >= work:
 		w.size = min(w.size+1/w.size, w.hi)
 	}
 }
 
-// limit returns the requests the window lets in flight now.
-func (w *window) limit() int {
+// Limit returns the requests the window lets in flight now.
+func (w *Window) Limit() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return int(w.size)
 }
 
-// maxInFlight returns the most requests that were ever in flight at once.
-func (w *window) maxInFlight() int {
+// MaxInFlight returns the most requests that were ever in flight at once.
+func (w *Window) MaxInFlight() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.peak
