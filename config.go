@@ -150,9 +150,10 @@ type Config struct {
 	BatchDeleter sweep.BatchDeleter
 	// ErrorClassifiers read the bucket's errors where gocloud's codes
 	// mislead (see sweep.ErrorClassifier): give azdelete.Classifier for an
-	// Azure bucket and gcsdelete.Classifier for a GCS one, or a refusal
-	// there may read as an object already gone. A BatchDeleter that
-	// implements sweep.ErrorClassifier is asked after them.
+	// Azure bucket, or Azure's refusals are retried before they fail and
+	// its ServerBusy does not slow the sweep down. GCS's answers are read
+	// without one. A BatchDeleter that implements sweep.ErrorClassifier is
+	// asked after them.
 	ErrorClassifiers []sweep.ErrorClassifier
 	// MarkOptions and SweepOptions tune the mark and the sweep: how many
 	// requests they keep in flight (sweep.WithListConcurrencyRange,

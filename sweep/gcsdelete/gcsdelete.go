@@ -148,9 +148,10 @@ func (d *Deleter) DeleteBatch(ctx context.Context, keys []string) (map[string]er
 // *googleapi.Error in the chain is classified by its status (see
 // sweep.BatchDeleter), as gcsblob's own codes mislead (GCS's 403, a
 // retention policy, a hold or a missing permission, is NotFound to it and
-// would count as an object already gone). A host that sweeps a GCS bucket
-// with the bucket's own Delete gives it to sweep.WithErrorClassifier; a
-// Deleter classifies its errors with it. The zero value is ready to use.
+// would count as an object already gone). Package sweep reads GCS's answers
+// the same way itself (googleapi comes with gocloud.dev/blob), so a host
+// need not give it to sweep.WithErrorClassifier; a Deleter classifies its
+// errors with it. The zero value is ready to use.
 type Classifier struct{}
 
 // ClassifyError returns the code of the GCS answer in err's chain; ok is
