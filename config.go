@@ -161,9 +161,9 @@ type Config struct {
 	// an option of both), a delete rate (sweep.WithDeleteRate). An option
 	// that sets what a field of this Config sets — prefixes, link TTL, min
 	// age, clock, memory budget, temp dir, logger, progress, the deleter,
-	// the recognizer, the includes, the error classifiers, the canary and the previous run, clean
-	// every and slice margin — is an error wrapping ErrInvalidInput, as is
-	// an invalid one: set the field.
+	// the recognizer, the includes, the error classifiers, the canary and
+	// the previous run, clean every and slice margin — is an error wrapping
+	// ErrInvalidInput, as is an invalid one: set the field.
 	MarkOptions  []sweep.MarkOption
 	SweepOptions []sweep.SweepOption
 
