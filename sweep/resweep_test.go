@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"gocloud.dev/gcerrors"
 	"google.golang.org/api/googleapi"
+
+	"github.com/lakegc/lakegc/internal/faultblob"
 )
 
 // deniedOdd refuses every other key of a batch, deleting nothing.
@@ -144,4 +146,28 @@ func unreadableSummaryIsNotNoRun(t *testing.T, cls []ErrorClassifier) {
 	sum, err := ReadSummary(ctx, b, DefaultStoragePrefix, "run1")
 	require.NoError(t, err)
 	require.True(t, sum.Success)
+}
+
+// A sweep whose look-up of an earlier sweep.json the store refuses (GCS's
+// 403, which gcsblob calls NotFound and bucket.Exists "absent") does not
+// start either: taken as absent, the earlier sweep.json would stay beside a
+// failed/ the sweep removes.
+func TestResweepStopsAtRefusedLookup(t *testing.T) {
+	ctx := context.Background()
+	b, keys := oldNamespace(t, 20)
+	_, err := Mark(ctx, b, "run1", noInputs(), WithClock(fixedClock))
+	require.NoError(t, err)
+	_, err = Sweep(ctx, b, "run1", WithClock(fixedClock), WithBatchDeleter(deniedOdd{}))
+	require.NoError(t, err)
+	require.Len(t, readFailed(t, b, "run1"), len(keys)/2)
+
+	held := wrapBucket(b, faultblob.WithError(faultblob.Attributes, func(key string) error {
+		if strings.HasSuffix(key, "/sweep.json") {
+			return gcsErr(http.StatusForbidden, "forbidden")
+		}
+		return nil
+	}), faultblob.WithErrorCode(gcsCodes))
+	_, err = Sweep(ctx, held, "run1", WithClock(fixedClock), WithBatchDeleter(deniedOdd{}))
+	require.ErrorContains(t, err, "forbidden")
+	require.Len(t, readFailed(t, b, "run1"), len(keys)/2, "failed/ of the earlier sweep.json")
 }

@@ -352,12 +352,16 @@ func judgeBatch(failed map[string]error, err error, cs classifiers) outcome {
 	return answered
 }
 
-// removeObject deletes key if it exists. A delete that fails as not found
-// is one the store's own answer says so of (isNotFound, as removeFolder):
-// gcsblob calls GCS's 403 NotFound, and the object is still there.
+// removeObject deletes key if it exists. A look-up or a delete that fails
+// as not found is one the store's own answer says so of (isNotFound, as
+// removeFolder): gcsblob calls GCS's 403 NotFound, and the object is still
+// there. (Not bucket.Exists, which answers false for any NotFound.)
 func removeObject(ctx context.Context, bucket *blob.Bucket, cs classifiers, key string) error {
-	ok, err := bucket.Exists(ctx, key)
-	if err == nil && ok {
+	_, err := bucket.Attributes(ctx, key)
+	if cs.isNotFound(err) {
+		return nil
+	}
+	if err == nil {
 		if err = bucket.Delete(ctx, key); cs.isNotFound(err) {
 			err = nil
 		}
