@@ -51,7 +51,9 @@ type Deleter struct {
 }
 
 // FromBucket returns a deleter for a bucket opened with gcsblob (possibly
-// wrapped by blob.PrefixedBucket).
+// wrapped by blob.PrefixedBucket). Another bucket is an error wrapping
+// ErrNotGCS; an option given an invalid value, one wrapping
+// ErrInvalidInput. Nil options are ignored.
 func FromBucket(b *blob.Bucket, opts ...Option) (sweep.BatchDeleter, error) {
 	if b == nil {
 		return nil, fmt.Errorf("%w: nil bucket", ErrNotGCS)
