@@ -396,6 +396,9 @@ func TestCollectSweepOptions(t *testing.T) {
 			if !errors.Is(err, sweep.ErrInvalidInput) || !errors.Is(err, lakegc.ErrInvalidInput) {
 				t.Fatalf("an option the Config sets: %v", err)
 			}
+			if !strings.Contains(err.Error(), "a field of Config decides this") {
+				t.Errorf("an option the Config sets, refused without saying why: %v", err)
+			}
 			if rep != nil && rep.Export != nil || len(w.marks()) > 0 {
 				t.Errorf("an option the Config sets was refused only after the export: %+v", rep)
 			}

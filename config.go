@@ -150,9 +150,10 @@ type Config struct {
 	BatchDeleter sweep.BatchDeleter
 	// ErrorClassifiers read the bucket's errors where gocloud's codes
 	// mislead (see sweep.ErrorClassifier): give azdelete.Classifier for an
-	// Azure bucket and gcsdelete.Classifier for a GCS one, or a refusal
-	// there may read as an object already gone. A BatchDeleter that
-	// implements sweep.ErrorClassifier is asked after them.
+	// Azure bucket, or Azure's refusals are retried before they fail and
+	// its ServerBusy does not slow the sweep down. GCS's answers are read
+	// without one. A BatchDeleter that implements sweep.ErrorClassifier is
+	// asked after them.
 	ErrorClassifiers []sweep.ErrorClassifier
 	// MarkOptions and SweepOptions tune the mark and the sweep: how many
 	// requests they keep in flight (sweep.WithListConcurrencyRange,
@@ -160,9 +161,9 @@ type Config struct {
 	// an option of both), a delete rate (sweep.WithDeleteRate). An option
 	// that sets what a field of this Config sets — prefixes, link TTL, min
 	// age, clock, memory budget, temp dir, logger, progress, the deleter,
-	// the recognizer, the includes, the canary and the previous run, clean
-	// every and slice margin — is an error wrapping ErrInvalidInput, as is
-	// an invalid one: set the field.
+	// the recognizer, the includes, the error classifiers, the canary and
+	// the previous run, clean every and slice margin — is an error wrapping
+	// ErrInvalidInput, as is an invalid one: set the field.
 	MarkOptions  []sweep.MarkOption
 	SweepOptions []sweep.SweepOption
 
@@ -335,8 +336,12 @@ func (c Config) validated() (settings, error) {
 	// The fields decide these, set or not.
 	fixed.Mark = append(fixed.Mark, sweep.WithRecognizer(nil))
 	fixed.Sweep = append(fixed.Sweep, sweep.WithBatchDeleter(nil))
-	if err := sweep.CheckOptions(sweep.Options{Mark: s.MarkOptions, Sweep: s.SweepOptions}, fixed); err != nil {
+	given := sweep.Options{Mark: s.MarkOptions, Sweep: s.SweepOptions}
+	if err := sweep.CheckOptions(given, sweep.Options{}); err != nil {
 		return settings{}, fmt.Errorf("%w: MarkOptions or SweepOptions: %w", ErrInvalidInput, err)
+	}
+	if err := sweep.CheckOptions(given, fixed); err != nil {
+		return settings{}, fmt.Errorf("%w: MarkOptions or SweepOptions: a field of Config decides this; set the field instead: %w", ErrInvalidInput, err)
 	}
 	if err := sweep.CheckOptions(sweep.Options{Mark: []sweep.MarkOption{sweep.WithStoragePrefix(s.StoragePrefix), sweep.WithDataPrefix(s.DataPrefix),
 		sweep.WithInclude(s.Include...), sweep.WithCanary(s.Canary)}}, sweep.Options{}); err != nil {

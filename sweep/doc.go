@@ -287,7 +287,8 @@
 //
 // Package sweep imports no cloud SDK: besides the standard library and what
 // gocloud.dev/blob imports itself, it depends on 64 packages (parquet-go and
-// its codecs, golang.org/x/time/rate; a test keeps it under 70). Azure's and
-// Google's error types, which tell a refusal from a missing object, are read
-// by azdelete.Classifier and gcsdelete.Classifier (see ErrorClassifier).
+// its codecs, golang.org/x/time/rate; a test keeps it under 70). GCS's error
+// type, which tells a refusal from a missing object, comes with
+// gocloud.dev/blob and sweep reads it itself; Azure's is read by
+// azdelete.Classifier (see ErrorClassifier).
 package sweep

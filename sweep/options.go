@@ -425,8 +425,8 @@ func WithProgress(f func(Progress)) Option {
 
 // WithErrorClassifier adds c to the classifiers of the bucket's errors
 // (see ErrorClassifier), asked in the order given, before the deleter's own:
-// give the one of the bucket's store, such as azdelete.Classifier or
-// gcsdelete.Classifier. A nil c is ignored.
+// give the one of the bucket's store, such as azdelete.Classifier for an
+// Azure bucket (GCS's answers sweep reads itself). A nil c is ignored.
 func WithErrorClassifier(c ErrorClassifier) Option {
 	return option("", func(cfg *config) {
 		if c != nil {

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"gocloud.dev/gcerrors"
 	"google.golang.org/api/googleapi"
+
+	"github.com/lakegc/lakegc/internal/faultblob"
 )
 
 // deniedOdd refuses every other key of a batch, deleting nothing.
@@ -72,7 +74,16 @@ func gcsCodes(err error) (gcerrors.ErrorCode, bool) {
 // BatchDeleter), not an object already gone. Taken as gone, the sweep would
 // remove failed/ and, stopped, leave the earlier sweep.json to count a
 // failed/ that is no longer there.
+//
+// It runs with and without the host's classifier: sweep reads GCS's answers
+// itself, so a host that forgets it still keeps the report.
 func TestResweepKeepsReportItCannotRemove(t *testing.T) {
+	for _, cls := range []Option{WithErrorClassifier(nil), WithErrorClassifier(sdkClassifier{})} {
+		t.Run("", func(t *testing.T) { resweepKeepsReportItCannotRemove(t, cls) })
+	}
+}
+
+func resweepKeepsReportItCannotRemove(t *testing.T, cls Option) {
 	ctx := context.Background()
 	b, keys := oldNamespace(t, 20)
 	_, err := Mark(ctx, b, "run1", noInputs(), WithClock(fixedClock))
@@ -90,7 +101,7 @@ func TestResweepKeepsReportItCannotRemove(t *testing.T) {
 	held := newTestBucket(b, d)
 	stopped, cancel := context.WithCancel(ctx)
 	defer cancel()
-	_, err = Sweep(stopped, held, "run1", WithClock(fixedClock), WithBatchDeleter(cancelling{cancel}), WithErrorClassifier(sdkClassifier{}))
+	_, err = Sweep(stopped, held, "run1", WithClock(fixedClock), WithBatchDeleter(cancelling{cancel}), cls)
 	require.ErrorContains(t, err, "retentionPolicyNotMet")
 	require.NotErrorIs(t, err, context.Canceled, "the sweep started")
 	require.Len(t, readFailed(t, b, "run1"), len(keys)/2, "failed/ of the earlier sweep.json")
@@ -99,8 +110,20 @@ func TestResweepKeepsReportItCannotRemove(t *testing.T) {
 // A summary the store refuses to read (GCS's 403, which gcsblob calls
 // NotFound) is not a missing run: Mark may not take its run ID for a new
 // one, nor Sweep call it absent; the store's answer is the cause.
+// It runs with and without the host's classifier, as
+// TestResweepKeepsReportItCannotRemove.
 func TestUnreadableSummaryIsNotNoRun(t *testing.T) {
+	for _, cls := range [][]ErrorClassifier{nil, {sdkClassifier{}}} {
+		t.Run("", func(t *testing.T) { unreadableSummaryIsNotNoRun(t, cls) })
+	}
+}
+
+func unreadableSummaryIsNotNoRun(t *testing.T, cls []ErrorClassifier) {
 	ctx := context.Background()
+	opt := WithErrorClassifier(nil) // none
+	if len(cls) > 0 {
+		opt = WithErrorClassifier(cls[0])
+	}
 	b, _ := oldNamespace(t, 20)
 	_, err := Mark(ctx, b, "run1", noInputs(), WithClock(fixedClock))
 	require.NoError(t, err)
@@ -111,16 +134,40 @@ func TestUnreadableSummaryIsNotNoRun(t *testing.T) {
 		return nil
 	}, errorCode: gcsCodes}
 	held := newTestBucket(b, d)
-	_, err = ReadSummary(ctx, held, DefaultStoragePrefix, "run1", sdkClassifier{})
+	_, err = ReadSummary(ctx, held, DefaultStoragePrefix, "run1", cls...)
 	require.ErrorContains(t, err, "forbidden")
 	require.NotErrorIs(t, err, ErrNoRun)
-	_, err = Mark(ctx, held, "run1", noInputs(), WithClock(fixedClock), WithErrorClassifier(sdkClassifier{}))
+	_, err = Mark(ctx, held, "run1", noInputs(), WithClock(fixedClock), opt)
 	require.ErrorContains(t, err, "forbidden")
 	require.NotErrorIs(t, err, ErrNoRun)
-	_, err = Sweep(ctx, held, "run1", WithClock(fixedClock), WithErrorClassifier(sdkClassifier{}))
+	_, err = Sweep(ctx, held, "run1", WithClock(fixedClock), opt)
 	require.NotErrorIs(t, err, ErrNoRun)
 	// The run is still whole.
 	sum, err := ReadSummary(ctx, b, DefaultStoragePrefix, "run1")
 	require.NoError(t, err)
 	require.True(t, sum.Success)
+}
+
+// A sweep whose look-up of an earlier sweep.json the store refuses (GCS's
+// 403, which gcsblob calls NotFound and bucket.Exists "absent") does not
+// start either: taken as absent, the earlier sweep.json would stay beside a
+// failed/ the sweep removes.
+func TestResweepStopsAtRefusedLookup(t *testing.T) {
+	ctx := context.Background()
+	b, keys := oldNamespace(t, 20)
+	_, err := Mark(ctx, b, "run1", noInputs(), WithClock(fixedClock))
+	require.NoError(t, err)
+	_, err = Sweep(ctx, b, "run1", WithClock(fixedClock), WithBatchDeleter(deniedOdd{}))
+	require.NoError(t, err)
+	require.Len(t, readFailed(t, b, "run1"), len(keys)/2)
+
+	held := wrapBucket(b, faultblob.WithError(faultblob.Attributes, func(key string) error {
+		if strings.HasSuffix(key, "/sweep.json") {
+			return gcsErr(http.StatusForbidden, "forbidden")
+		}
+		return nil
+	}), faultblob.WithErrorCode(gcsCodes))
+	_, err = Sweep(ctx, held, "run1", WithClock(fixedClock), WithBatchDeleter(deniedOdd{}))
+	require.ErrorContains(t, err, "forbidden")
+	require.Len(t, readFailed(t, b, "run1"), len(keys)/2, "failed/ of the earlier sweep.json")
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/lakegc/lakegc/internal/storecode"
 	"gocloud.dev/gcerrors"
+	"google.golang.org/api/googleapi"
 )
 
 // An ErrorClassifier tells the gocloud code of an error of its store when
@@ -13,11 +14,15 @@ import (
 // false for an error it does not know. A BatchDeleter that implements it
 // classifies the errors Sweep meets; WithErrorClassifier gives Mark and
 // Sweep (and ReadSummary its argument) a classifier of the bucket's own
-// errors: give the one of the bucket's store (azdelete.Classifier,
-// gcsdelete.Classifier), or a refusal that gocloud calls NotFound (GCS's
-// 403) reads as an object already gone. Packages sweep/azdelete and
-// sweep/gcsdelete classify Azure's and Google's SDK errors, so that package
-// sweep imports neither SDK. Implementations must be safe for concurrent use.
+// errors. Package sweep reads GCS's answers itself (a *googleapi.Error, whose
+// package gocloud.dev/blob imports anyway): gcsblob calls GCS's 403 (a
+// retention policy, a hold, a missing permission) NotFound, and a refusal
+// must never read as an object already gone or a run that is not there.
+// Azure's answers need azdelete.Classifier, as package sweep does not import
+// the Azure SDK: without it, a lease or an immutability policy (409, 412)
+// is retried as Unknown before it is reported failed, and ServerBusy does
+// not slow the deletes down. gcsdelete.Classifier is the same as sweep's
+// own reading. Implementations must be safe for concurrent use.
 type ErrorClassifier interface {
 	ClassifyError(err error) (code gcerrors.ErrorCode, ok bool)
 }
@@ -59,10 +64,15 @@ func (cs classifiers) transient(err error) bool {
 
 // storeCode classifies a failed request by the store's own answer, found in
 // err's chain (gocloud's errors unwrap to the driver's), as far as it can
-// be read without a cloud SDK: an AWS SDK error, which tells its HTTP
+// be read without a cloud SDK beyond gocloud.dev/blob's own: a GCS answer
+// (gcsblob calls its 403 NotFound), an AWS SDK error, which tells its HTTP
 // status, or a file system's permission error (fileblob says Unknown). ok
 // is false for any other error.
 func storeCode(err error) (code gcerrors.ErrorCode, ok bool) {
+	var gcs *googleapi.Error
+	if errors.As(err, &gcs) {
+		return storecode.GCS(gcs.Code), true
+	}
 	var aws interface{ HTTPStatusCode() int }
 	if errors.As(err, &aws) {
 		return storecode.S3(aws.HTTPStatusCode()), true

@@ -22,8 +22,8 @@ import (
 // error in the chain, which lets a deleter classify its errors; the
 // ErrorClassifiers of WithErrorClassifier, then the deleter's own if it
 // implements ErrorClassifier; the store's own answer when it can be read
-// without a cloud SDK (an AWS SDK error with its HTTP status, a file
-// system's permission error); gcerrors.Code. NotFound means the object was
+// without a cloud SDK (a GCS *googleapi.Error, an AWS SDK error with its
+// HTTP status, a file system's permission error); gcerrors.Code. NotFound means the object was
 // already gone; ResourceExhausted, Unknown (the code of any plain error),
 // Internal and DeadlineExceeded are retried; any other code fails the key
 // at once.
@@ -37,11 +37,12 @@ import (
 // ServerBusy are ResourceExhausted; other 5xx are Internal; 408 is
 // DeadlineExceeded; S3's 409 (OperationAborted, "try again") is Unknown; a
 // file system's EACCES or EPERM is PermissionDenied (fileblob says Unknown).
-// Package sweep reads S3's and the file system's answers itself; Azure's
-// and GCS's need their SDKs, which sweep does not import: their readers are
-// azdelete.Classifier and gcsdelete.Classifier, which the deleters of those
-// packages use, and which a host that sweeps such a bucket with its own
-// Delete gives WithErrorClassifier. ResourceExhausted also halves the calls
+// Package sweep reads S3's, GCS's and the file system's answers itself;
+// Azure's need its SDK, which sweep does not import: their reader is
+// azdelete.Classifier, which azdelete's Deleter uses, and which a host that
+// sweeps an Azure bucket with its own Delete gives WithErrorClassifier
+// (without it, Azure's 409 and 412 are retried before they fail the key,
+// and ServerBusy does not slow Sweep down; no refusal reads as gone). ResourceExhausted also halves the calls
 // Sweep keeps in flight (see the package documentation). Implementations
 // must be safe for concurrent use: Sweep keeps up to the top of
 // WithDeleteConcurrencyRange (or WithDeleteConcurrency) calls in flight.
@@ -346,12 +347,16 @@ func judgeBatch(failed map[string]error, err error, cs classifiers) aimd.Outcome
 	return aimd.Answered
 }
 
-// removeObject deletes key if it exists. A delete that fails as not found
-// is one the store's own answer says so of (isNotFound, as removeFolder):
-// gcsblob calls GCS's 403 NotFound, and the object is still there.
+// removeObject deletes key if it exists. A look-up or a delete that fails
+// as not found is one the store's own answer says so of (isNotFound, as
+// removeFolder): gcsblob calls GCS's 403 NotFound, and the object is still
+// there. (Not bucket.Exists, which answers false for any NotFound.)
 func removeObject(ctx context.Context, bucket *blob.Bucket, cs classifiers, key string) error {
-	ok, err := bucket.Exists(ctx, key)
-	if err == nil && ok {
+	_, err := bucket.Attributes(ctx, key)
+	if cs.isNotFound(err) {
+		return nil
+	}
+	if err == nil {
 		if err = bucket.Delete(ctx, key); cs.isNotFound(err) {
 			err = nil
 		}

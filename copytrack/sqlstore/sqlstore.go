@@ -35,6 +35,7 @@ type Store struct {
 	table    string
 	pageSize int
 	create   bool
+	optErr   error // the first invalid option, while New runs
 
 	upsert, remove                   string
 	first, firstOpen, next, nextOpen string // Scan's page queries
@@ -48,10 +49,16 @@ func WithCreateTable() Option { return func(s *Store) { s.create = true } }
 
 // WithPageSize sets how many rows one Scan query reads (default
 // DefaultPageSize). Scan holds at most one page in memory and no database
-// connection while the loop body runs. A non-positive n is ignored.
+// connection while the loop body runs. 0 is the default; a negative n is
+// invalid, and New fails with an error wrapping ErrInvalidInput.
 func WithPageSize(n int) Option {
 	return func(s *Store) {
-		if n > 0 {
+		switch {
+		case n < 0:
+			if s.optErr == nil {
+				s.optErr = fmt.Errorf("%w: page size %d", ErrInvalidInput, n)
+			}
+		case n > 0:
 			s.pageSize = n
 		}
 	}
@@ -63,6 +70,9 @@ func WithPageSize(n int) Option {
 // when missing; otherwise the table must exist, as created by
 //
 //	CREATE TABLE <table> (key bytea PRIMARY KEY, value bytea NOT NULL)
+//
+// A table name that is not an identifier, a nil db, and a nil or invalid
+// option are an error wrapping ErrInvalidInput, before db is used.
 func New(ctx context.Context, db *sql.DB, table string, opts ...Option) (*Store, error) {
 	if !tableName.MatchString(table) {
 		return nil, fmt.Errorf("%w: table name %q", ErrInvalidInput, table)
@@ -76,6 +86,9 @@ func New(ctx context.Context, db *sql.DB, table string, opts ...Option) (*Store,
 			return nil, fmt.Errorf("%w: nil option", ErrInvalidInput)
 		}
 		o(s)
+	}
+	if s.optErr != nil {
+		return nil, s.optErr
 	}
 	s.upsert = "INSERT INTO " + table + " (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
 	s.remove = "DELETE FROM " + table + " WHERE key = $1"

@@ -1,9 +1,10 @@
 // Package storecode maps the HTTP answers of object stores to gocloud's
 // error codes. Package sweep uses it for the errors whose status it can read
-// without a cloud SDK (the AWS SDK's HTTPStatusCode method); packages
-// sweep/azdelete and sweep/gcsdelete, which import their SDKs anyway, use
-// it to classify Azure's and Google's errors for sweep (see
-// sweep.ErrorClassifier). It imports no cloud SDK.
+// without a cloud SDK beyond gocloud.dev/blob's own (the AWS SDK's
+// HTTPStatusCode method, GCS's *googleapi.Error); packages sweep/azdelete
+// and sweep/gcsdelete, which import their SDKs anyway, use it to classify
+// Azure's and Google's errors for sweep (see sweep.ErrorClassifier). It
+// imports no cloud SDK.
 //
 // gocloud's portable codes are not enough to decide: gcsblob maps GCS's 403
 // (a retention policy, a hold, a missing permission) to NotFound, which would

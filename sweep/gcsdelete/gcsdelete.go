@@ -51,7 +51,9 @@ type Deleter struct {
 }
 
 // FromBucket returns a deleter for a bucket opened with gcsblob (possibly
-// wrapped by blob.PrefixedBucket).
+// wrapped by blob.PrefixedBucket). Another bucket is an error wrapping
+// ErrNotGCS; an option given an invalid value, one wrapping
+// ErrInvalidInput. Nil options are ignored.
 func FromBucket(b *blob.Bucket, opts ...Option) (sweep.BatchDeleter, error) {
 	if b == nil {
 		return nil, fmt.Errorf("%w: nil bucket", ErrNotGCS)
@@ -148,9 +150,10 @@ func (d *Deleter) DeleteBatch(ctx context.Context, keys []string) (map[string]er
 // *googleapi.Error in the chain is classified by its status (see
 // sweep.BatchDeleter), as gcsblob's own codes mislead (GCS's 403, a
 // retention policy, a hold or a missing permission, is NotFound to it and
-// would count as an object already gone). A host that sweeps a GCS bucket
-// with the bucket's own Delete gives it to sweep.WithErrorClassifier; a
-// Deleter classifies its errors with it. The zero value is ready to use.
+// would count as an object already gone). Package sweep reads GCS's answers
+// the same way itself (googleapi comes with gocloud.dev/blob), so a host
+// need not give it to sweep.WithErrorClassifier; a Deleter classifies its
+// errors with it. The zero value is ready to use.
 type Classifier struct{}
 
 // ClassifyError returns the code of the GCS answer in err's chain; ok is
