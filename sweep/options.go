@@ -95,6 +95,7 @@ type config struct {
 	recognize     func(string) bool // WithRecognizer; nil: layout's shapes
 	include       []string          // WithInclude, sorted once checked
 	canary        Canary
+	quarantine    bool // WithQuarantine
 
 	batch int // keys a DeleteBatch call gets (0: the deleter's default); set by tests
 

@@ -160,7 +160,8 @@ type sweeper struct {
 	deleter BatchDeleter
 	batch   int
 	limiter *rate.Limiter
-	win     *window // the DeleteBatch calls in flight
+	win     *window      // the DeleteBatch calls in flight
+	q       *quarantiner // WithQuarantine; nil: delete
 
 	mu     sync.Mutex // guards failed
 	failed *partWriter[failedRow]
@@ -180,6 +181,11 @@ func (s *sweeper) run(ctx context.Context, runID string) (*SweepResult, error) {
 		return nil, err
 	}
 	var err error
+	if s.cfg.quarantine {
+		if s.q, err = s.startQuarantine(ctx, runID); err != nil {
+			return nil, err
+		}
+	}
 	if s.failed, err = newPartWriter[failedRow](ctx, s.bucket, dir+"failed/"+partName); err != nil {
 		return nil, err
 	}
@@ -196,6 +202,9 @@ func (s *sweeper) run(ctx context.Context, runID string) (*SweepResult, error) {
 	}
 	p := s.cnt.snapshot()
 	res := &SweepResult{Deleted: p.Deleted, AlreadyGone: p.AlreadyGone, Failed: p.Failed, Refused: p.Refused}
+	if s.q != nil {
+		res.Quarantine = s.q.dir
+	}
 	if err := writeJSON(ctx, s.bucket, dir+"sweep.json", sweepJSON{
 		Deleted:     res.Deleted,
 		AlreadyGone: res.AlreadyGone,
@@ -203,6 +212,7 @@ func (s *sweeper) run(ctx context.Context, runID string) (*SweepResult, error) {
 		Refused:     res.Refused,
 		StartTime:   formatTime(start),
 		EndTime:     formatTime(s.cfg.clock()),
+		Quarantine:  res.Quarantine,
 	}); err != nil {
 		return nil, err
 	}
@@ -300,6 +310,12 @@ func (s *sweeper) record(key, why string, count func(*Progress)) error {
 // returned only when the sweep must stop. Each call of the deleter takes a
 // place in the window and tells it how the store answered.
 func (s *sweeper) deleteBatch(ctx context.Context, keys []string) error {
+	if s.q != nil {
+		var err error
+		if keys, err = s.q.move(ctx, keys); err != nil || len(keys) == 0 {
+			return err
+		}
+	}
 	for attempt := 1; ; attempt++ {
 		// Retries count against the rate limit too.
 		if s.limiter != nil {
