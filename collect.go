@@ -388,7 +388,11 @@ func (c *cycle) resumeMark(ctx context.Context) error {
 func (c *cycle) sweep(ctx context.Context) error {
 	done := c.phase(ctx, PhaseSweep)
 	var counters sweep.Progress
-	res, err := sweep.Sweep(ctx, c.cfg.Bucket, c.report.RunID, c.sweepOptions(&counters, PhaseSweep)...)
+	opts := c.sweepOptions(&counters, PhaseSweep)
+	if c.cfg.Quarantine {
+		opts = append(opts, sweep.WithQuarantine())
+	}
+	res, err := sweep.Sweep(ctx, c.cfg.Bucket, c.report.RunID, opts...)
 	if err != nil {
 		return fmt.Errorf("lakegc: sweep: %w", err)
 	}
@@ -398,6 +402,7 @@ func (c *cycle) sweep(ctx context.Context) error {
 		Failed:      res.Failed,
 		Refused:     res.Refused,
 		Report:      c.reportFolder(),
+		Quarantine:  res.Quarantine,
 	}
 	c.report.Sweep.Duration = done("deleted", res.Deleted, "failed", res.Failed, "refused", res.Refused)
 	return nil

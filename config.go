@@ -129,6 +129,12 @@ type Config struct {
 	// Sweep deletes the marked candidates. Without it, Collect only marks:
 	// a dry run whose report says what a sweep would delete.
 	Sweep bool
+	// Quarantine makes the sweep move each candidate into the run's
+	// quarantine, <StoragePrefix>/retention/gc/quarantine/<run>/, instead of
+	// deleting it (sweep.WithQuarantine): sweep.Restore puts objects back,
+	// sweep.Purge deletes quarantines past their days. Without Sweep it
+	// does nothing.
+	Quarantine bool
 	// BatchDeleter is how the sweep deletes (default: the bucket's Delete,
 	// key by key); see package sweep/s3delete for S3.
 	BatchDeleter sweep.BatchDeleter

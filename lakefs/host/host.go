@@ -17,9 +17,9 @@ import (
 
 	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/lakefs/api"
-	"github.com/lakegc/lakegc/namespace"
 	"github.com/lakegc/lakegc/lakefs/blockstore"
 	"github.com/lakegc/lakegc/lakefs/metarange"
+	"github.com/lakegc/lakegc/namespace"
 	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
 	"github.com/lakegc/lakegc/sweep/s3delete"
@@ -74,6 +74,9 @@ type Options struct {
 	Blockstore *blockstore.Config
 	// Sweep deletes the garbage; without it, a dry run.
 	Sweep bool
+	// Quarantine makes the sweep move the garbage into the run's quarantine
+	// instead of deleting it (lakegc.Config.Quarantine).
+	Quarantine bool
 	// Optimized starts the mark from the repository's latest run
 	// (lakegc.Config.Optimized).
 	Optimized bool
@@ -251,6 +254,7 @@ func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 		Logger:        logger,
 		Clock:         o.Clock,
 		Sweep:         o.Sweep,
+		Quarantine:    o.Quarantine,
 		Optimized:     o.Optimized,
 		Include:       o.Include,
 		// Staged re-uploads lakeFS's listings hide (package documentation).

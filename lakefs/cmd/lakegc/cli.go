@@ -43,6 +43,8 @@ const usage = `lakegc collects the garbage of a lakeFS repository, without Spark
 
 Usage:
   lakegc gc --endpoint URL --repo NAME [flags]   mark (and with --sweep, delete) the garbage
+  lakegc restore --repo NAME --run ID           put a quarantined sweep's objects back
+  lakegc purge --repo NAME --older-than 7d       delete quarantines past their days
   lakegc version                                 print the version
   lakegc help                                    print this help
 
@@ -78,6 +80,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return code
 		}
 		return gc(ctx, o, stdout, stderr)
+	case "restore":
+		return restoreCmd(ctx, args[1:], getenv, stdout, stderr)
+	case "purge":
+		return purgeCmd(ctx, args[1:], getenv, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "lakegc: unknown command %q\n\n%s", args[0], usage)
 		return exitUsage
@@ -124,6 +130,7 @@ type gcOptions struct {
 	endpoint, accessKeyID, secretAccessKey string
 	repo                                   string
 	sweep, json, optimized, initNamespace  bool
+	quarantine                             bool // --quarantine: move, not delete
 	minAge                                 time.Duration
 	memory                                 int64
 	blockstorePath                         string
@@ -143,6 +150,7 @@ func (o gcOptions) hostOptions(logger *slog.Logger, progress func(host.Progress)
 		BlockstorePath: o.blockstorePath,
 		Blockstore:     o.store,
 		Sweep:          o.sweep,
+		Quarantine:     o.quarantine,
 		Optimized:      o.optimized,
 		InitNamespace:  o.initNamespace,
 		MinAge:         o.minAge,
@@ -173,6 +181,7 @@ func parseGC(args []string, getenv func(string) string, stdout, stderr io.Writer
 	fs.StringVar(&o.secretAccessKey, "secret-access-key", "", "secret access key (env "+api.EnvSecretAccessKey+")")
 	fs.StringVar(&o.repo, "repo", "", "repository `NAME` (required)")
 	fs.BoolVar(&o.sweep, "sweep", false, "delete the garbage; without it, a dry run")
+	addQuarantineFlag(fs, &o.quarantine)
 	fs.DurationVar(&o.minAge, "min-age", 0, "keep every object younger than this before the GC started; at least lakeFS's link TTL, 24h, for which an upload may wait to be linked (default 24h)")
 	memory := fs.String("memory", "256MiB", "memory budget of the mark's key buffers, e.g. 64MiB, 1GiB")
 	fs.StringVar(&o.blockstorePath, "blockstore-path", "", "lakeFS's local blockstore folder (blockstore.local.path), for a local:// repository (env "+envBlockstorePath+")")
@@ -397,6 +406,9 @@ func summarize(w io.Writer, repo string, rep *lakegc.Report, hs *host.Stats) {
 		return
 	}
 	s := rep.Sweep
+	if s.Quarantine != "" {
+		fmt.Fprintf(w, "moved into the quarantine %s: %d (restore with \"lakegc restore --run %s\")\n", s.Quarantine, s.Deleted, rep.RunID)
+	}
 	fmt.Fprintf(w, "swept: %d deleted, %d already gone, %d failed, %d refused; report under %s\n",
 		s.Deleted, s.AlreadyGone, s.Failed, s.Refused, s.Report)
 }
