@@ -107,7 +107,7 @@ func TestQuarantinePaths(t *testing.T) {
 		{QuarantinePath("_lakefs", "r1"), "_lakefs/retention/gc/quarantine/r1/"},
 		{QuarantineKey("_lakefs", "r1", "data/g1/a"), "_lakefs/retention/gc/quarantine/r1/objects/data/g1/a"},
 		{QuarantineKey("", "r1", "x"), "retention/gc/quarantine/r1/objects/x"},
-		{LeaseKey("_lakefs"), "_lakefs/retention/gc/lease.json"},
+		{LeaseFolder("_lakefs"), "_lakefs/retention/gc/lease/"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)

@@ -18,8 +18,9 @@ import "strings"
 // quarantineFolder is the folder of every quarantine below gcFolder.
 const quarantineFolder = "quarantine/"
 
-// leaseFile is the lease of one-run-at-a-time below gcFolder.
-const leaseFile = "lease.json"
+// leaseFolder is the folder of the lease of one run at a time below
+// gcFolder.
+const leaseFolder = "lease/"
 
 // Names inside a quarantine's folder.
 const (
@@ -59,8 +60,9 @@ func QuarantineAddress(storagePrefix, runID, key string) (string, bool) {
 	return a, ok && a != ""
 }
 
-// LeaseKey returns the key of the lease one run at a time takes,
-// "<storagePrefix>/retention/gc/lease.json".
-func LeaseKey(storagePrefix string) string {
-	return under(storagePrefix, gcFolder+leaseFile)
+// LeaseFolder returns the folder of the lease one run at a time takes,
+// "<storagePrefix>/retention/gc/lease/", which holds one object per
+// generation of the lease.
+func LeaseFolder(storagePrefix string) string {
+	return under(storagePrefix, gcFolder+leaseFolder)
 }
