@@ -15,6 +15,8 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 	"gocloud.dev/blob/memblob"
+
+	"github.com/lakegc/lakegc/internal/faultblob"
 )
 
 const folder = "_ns/lease/"
@@ -106,12 +108,30 @@ func TestTakeoverOfExpired(t *testing.T) {
 func TestOneOfManyWins(t *testing.T) {
 	for round := range 20 {
 		ctx := context.Background()
-		b := memblob.OpenBucket(nil)
+		// Every run's write waits until all have listed (or a moment has
+		// passed), so that they all find the lease free and race.
+		const runs = 16
+		var arrived atomic.Int32
+		all := make(chan struct{})
+		fb, err := faultblob.New(memblob.OpenBucket(nil), faultblob.WithHook(faultblob.Write, func(ctx context.Context, c *faultblob.Call) error {
+			if arrived.Add(1) == runs {
+				close(all)
+			}
+			select {
+			case <-all:
+			case <-time.After(500 * time.Millisecond):
+			}
+			return nil
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := fb.Bucket()
 		var wg sync.WaitGroup
 		var won atomic.Int32
 		var mu sync.Mutex
 		var leases []*Lease
-		for i := range 16 {
+		for i := range runs {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
