@@ -10,6 +10,7 @@ import (
 
 	"github.com/lakegc/lakegc/internal/layout"
 	"github.com/lakegc/lakegc/internal/nsaddr"
+	"github.com/lakegc/lakegc/lease"
 	"github.com/lakegc/lakegc/linkaddr"
 	"github.com/lakegc/lakegc/pathprovider"
 	"github.com/lakegc/lakegc/sweep"
@@ -135,6 +136,13 @@ type Config struct {
 	// sweep.Purge deletes quarantines past their days. Without Sweep it
 	// does nothing.
 	Quarantine bool
+	// Lease, if set, makes Collect take the namespace's lease before it
+	// starts (package lease, in <StoragePrefix>/retention/gc/lease/) and
+	// hold it until it ends: a second Collect on the same namespace fails,
+	// or waits (Lease.Wait), with an error wrapping lease.ErrHeld that
+	// names the holder; a lost lease stops the run with lease.ErrLost.
+	// nil: no lease.
+	Lease *lease.Options
 	// BatchDeleter is how the sweep deletes (default: the bucket's Delete,
 	// key by key); see package sweep/s3delete for S3.
 	BatchDeleter sweep.BatchDeleter

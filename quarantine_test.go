@@ -2,11 +2,16 @@ package lakegc_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"gocloud.dev/blob"
+
 	"github.com/lakegc/lakegc"
+	"github.com/lakegc/lakegc/internal/layout"
+	"github.com/lakegc/lakegc/lease"
 	"github.com/lakegc/lakegc/sweep"
 )
 
@@ -50,5 +55,33 @@ func TestCollectQuarantineThenRestore(t *testing.T) {
 	}
 	if gone := w.expectLiveKept(); len(gone) != 0 {
 		t.Errorf("not restored: %q", gone)
+	}
+}
+
+// A second Collect on a namespace whose lease another run holds fails
+// before it reads or writes anything, naming the holder; once released, it
+// runs.
+func TestCollectLeaseHeld(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	held, err := lease.Acquire(ctx, w.bucket, layout.LeaseFolder(lakegc.DefaultStoragePrefix), lease.Options{Holder: "the-other-gc", Settle: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := w.config()
+	cfg.Lease = &lease.Options{Holder: "this-gc", Settle: -1}
+	rep, err := lakegc.Collect(ctx, w.host.host(), cfg)
+	if !errors.Is(err, lease.ErrHeld) || !strings.Contains(err.Error(), "the-other-gc") {
+		t.Fatalf("Collect under another's lease: %v", err)
+	}
+	exports, err := w.bucket.List(&blob.ListOptions{Prefix: layout.Runs(lakegc.DefaultStoragePrefix, layout.Uncommitted)}).Next(ctx)
+	if rep.RunID != "" || rep.ExportRunID != "" || err == nil {
+		t.Errorf("Collect under another's lease started: %+v, export %v", rep, exports)
+	}
+	if err := held.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lakegc.Collect(ctx, w.host.host(), cfg); err != nil {
+		t.Fatalf("Collect after the release: %v", err)
 	}
 }

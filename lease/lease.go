@@ -414,4 +414,3 @@ func (l *Lease) Release(ctx context.Context) error {
 	}
 	return nil
 }
-
