@@ -19,6 +19,7 @@ import (
 	"github.com/lakegc/lakegc/lakefs/api"
 	"github.com/lakegc/lakegc/lakefs/blockstore"
 	"github.com/lakegc/lakegc/lakefs/metarange"
+	"github.com/lakegc/lakegc/lease"
 	"github.com/lakegc/lakegc/namespace"
 	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
@@ -77,6 +78,10 @@ type Options struct {
 	// Quarantine makes the sweep move the garbage into the run's quarantine
 	// instead of deleting it (lakegc.Config.Quarantine).
 	Quarantine bool
+	// Lease, if set, makes the run hold the namespace's lease
+	// (lakegc.Config.Lease): a second run on the repository fails, or
+	// waits, naming the holder.
+	Lease *lease.Options
 	// Optimized starts the mark from the repository's latest run
 	// (lakegc.Config.Optimized).
 	Optimized bool
@@ -255,6 +260,7 @@ func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 		Clock:         o.Clock,
 		Sweep:         o.Sweep,
 		Quarantine:    o.Quarantine,
+		Lease:         o.Lease,
 		Optimized:     o.Optimized,
 		Include:       o.Include,
 		// Staged re-uploads lakeFS's listings hide (package documentation).

@@ -19,6 +19,7 @@ import (
 	"github.com/lakegc/lakegc/lakefs/api"
 	"github.com/lakegc/lakegc/lakefs/blockstore"
 	"github.com/lakegc/lakegc/lakefs/host"
+	"github.com/lakegc/lakegc/lease"
 	"github.com/lakegc/lakegc/namespace"
 )
 
@@ -57,7 +58,8 @@ Example:
 
 Run "lakegc gc --help" for the flags of gc.
 
-Exit codes: 0 done, 1 GC failed (or some deletes failed), 2 usage, 3 lakeFS error (auth, repository, API).
+Exit codes: 0 done, 1 GC failed (or some deletes failed), 2 usage, 3 lakeFS error (auth, repository, API),
+4 another lakegc run holds the repository's lease.
 `
 
 // run is the command: args without the program name. It returns the exit
@@ -131,6 +133,7 @@ type gcOptions struct {
 	repo                                   string
 	sweep, json, optimized, initNamespace  bool
 	quarantine                             bool // --quarantine: move, not delete
+	lease                                  leaseFlags
 	minAge                                 time.Duration
 	memory                                 int64
 	blockstorePath                         string
@@ -151,6 +154,7 @@ func (o gcOptions) hostOptions(logger *slog.Logger, progress func(host.Progress)
 		Blockstore:     o.store,
 		Sweep:          o.sweep,
 		Quarantine:     o.quarantine,
+		Lease:          o.lease.options(),
 		Optimized:      o.optimized,
 		InitNamespace:  o.initNamespace,
 		MinAge:         o.minAge,
@@ -182,6 +186,7 @@ func parseGC(args []string, getenv func(string) string, stdout, stderr io.Writer
 	fs.StringVar(&o.repo, "repo", "", "repository `NAME` (required)")
 	fs.BoolVar(&o.sweep, "sweep", false, "delete the garbage; without it, a dry run")
 	addQuarantineFlag(fs, &o.quarantine)
+	addLeaseFlags(fs, &o.lease)
 	fs.DurationVar(&o.minAge, "min-age", 0, "keep every object younger than this before the GC started; at least lakeFS's link TTL, 24h, for which an upload may wait to be linked (default 24h)")
 	memory := fs.String("memory", "256MiB", "memory budget of the mark's key buffers, e.g. 64MiB, 1GiB")
 	fs.StringVar(&o.blockstorePath, "blockstore-path", "", "lakeFS's local blockstore folder (blockstore.local.path), for a local:// repository (env "+envBlockstorePath+")")
@@ -334,6 +339,8 @@ func gc(ctx context.Context, o gcOptions, stdout, stderr io.Writer) int {
 			return exitFailed
 		case errors.Is(err, host.ErrLakeFS):
 			return exitLakeFS
+		case errors.Is(err, lease.ErrHeld):
+			return exitBusy
 		case errors.Is(err, lakegc.ErrInvalidConfig), errors.Is(err, host.ErrInvalidOptions), errors.Is(err, namespace.ErrNoLocalRoot), errors.Is(err, blockstore.ErrInvalid):
 			// An option Collect refuses, a local repository without
 			// --blockstore-path, or a namespace not on --lakefs-config's

@@ -19,7 +19,7 @@ Deletes every quarantine (of sweeps run with --quarantine) started more than
 --older-than ago: its objects, then its records. A quarantine whose start is
 unknown is kept. A purge stopped midway is finished by the next.
 
-Exit codes: 0 done, 1 the purge failed, 2 usage, 3 lakeFS error.
+Exit codes (4: another lakegc run holds the repository's lease): 0 done, 1 the purge failed, 2 usage, 3 lakeFS error.
 
 Flags:
 `
@@ -37,6 +37,8 @@ func purgeCmd(ctx context.Context, args []string, getenv func(string) string, st
 	fs := flag.NewFlagSet("lakegc purge", flag.ContinueOnError)
 	var n nsFlags
 	n.register(fs)
+	var lf leaseFlags
+	addLeaseFlags(fs, &lf)
 	olderThan := fs.String("older-than", "", "purge the quarantines started more than this `AGE` ago, such as 7d or 36h (required)")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), purgeUsage); fs.PrintDefaults() }
 	if code := parseFlags(fs, args, stdout, stderr); code >= 0 {
@@ -81,6 +83,11 @@ func purgeCmd(ctx context.Context, args []string, getenv func(string) string, st
 		return fail(code, err)
 	}
 	defer bucket.Close()
+	release, err := lf.hold(ctx, bucket)
+	if err != nil {
+		return fail(leaseCode(err), err)
+	}
+	defer release()
 	res, err := sweep.Purge(ctx, bucket, age, opts...)
 	if res != nil {
 		out.Purged = append(out.Purged, res.Purged...)

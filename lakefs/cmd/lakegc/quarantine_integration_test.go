@@ -3,8 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/lakegc/lakegc"
+	"github.com/lakegc/lakegc/internal/layout"
+	"github.com/lakegc/lakegc/lease"
 
 	"github.com/lakegc/lakegc/lakefs/api"
 	"github.com/lakegc/lakegc/lakefs/internal/lakefstest"
@@ -62,6 +67,29 @@ func TestIntegrationQuarantineRestore(t *testing.T) {
 	if code := runCmd(t, s, "restore", h.Repo, now, &none, "--run", rep.RunID, "--address", "data/nothing"); code != exitFailed || len(none.Missing) != 1 {
 		t.Errorf("restore of an address not in the quarantine: exit %d, %+v", code, none)
 	}
+
+	// Another run holds the repository's lease: gc and restore exit 4,
+	// naming it.
+	n := nsFlags{endpoint: s.Endpoint, accessKeyID: s.AccessKeyID, secretAccessKey: s.SecretAccessKey, repo: h.Repo, blockstorePath: s.BlockstorePath}
+	bucket, _, _, err := n.open(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := lease.Acquire(t.Context(), bucket, layout.LeaseFolder(lakegc.DefaultStoragePrefix), lease.Options{Holder: "the-other-gc", Settle: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := gcIn(t, s, s.BlockstorePath, h.Repo, now, "--sweep"); code != exitBusy || !strings.Contains(stderr.String(), "the-other-gc") {
+		t.Errorf("gc under another's lease: exit %d\n%s", code, stderr)
+	}
+	var busy restoreOutput
+	if code := runCmd(t, s, "restore", h.Repo, now, &busy, "--run", rep.RunID); code != exitBusy || !strings.Contains(busy.Error, "the-other-gc") {
+		t.Errorf("restore under another's lease: exit %d, %+v", code, busy)
+	}
+	if err := held.Release(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	_ = bucket.Close()
 
 	// Into the quarantine again; a purge 6 days later keeps it, 8 days
 	// later deletes it.

@@ -20,7 +20,7 @@ relative to the storage namespace, or a full address in it). An object already
 at its place is never overwritten: when it holds the same bytes the quarantine
 copy is dropped, else the object stays in the quarantine and is listed.
 
-Exit codes: 0 every object restored, 1 some left in the quarantine (another
+Exit codes (4: another lakegc run holds the repository's lease): 0 every object restored, 1 some left in the quarantine (another
 object at their place, or not in it) or the restore failed, 2 usage, 3 lakeFS
 error.
 
@@ -42,6 +42,8 @@ func restoreCmd(ctx context.Context, args []string, getenv func(string) string, 
 	fs := flag.NewFlagSet("lakegc restore", flag.ContinueOnError)
 	var n nsFlags
 	n.register(fs)
+	var lf leaseFlags
+	addLeaseFlags(fs, &lf)
 	runID := fs.String("run", "", "the GC run `ID` whose quarantine to restore (required)")
 	var addresses []string
 	fs.Func("address", "restore only this `ADDRESS` (repeatable): a key relative to the storage namespace, or a full address in it", func(a string) error {
@@ -79,6 +81,11 @@ func restoreCmd(ctx context.Context, args []string, getenv func(string) string, 
 		return fail(code, err)
 	}
 	defer bucket.Close()
+	release, err := lf.hold(ctx, bucket)
+	if err != nil {
+		return fail(leaseCode(err), err)
+	}
+	defer release()
 	keys := make([]string, len(addresses))
 	for i, a := range addresses {
 		keys[i] = relativeAddress(ns, a)
