@@ -129,6 +129,10 @@
 // Without Config.Sweep a cycle is a dry run: the report says how many objects
 // a sweep deletes and where the mark lists them. Config.ResumeMark then sweeps
 // that mark, and Config.ResumeExport continues an export that was interrupted.
+// With Config.Quarantine the sweep moves the garbage into the run's
+// quarantine instead of deleting it (sweep.Restore puts it back, sweep.Purge
+// deletes old quarantines); with Config.Lease the cycle holds the
+// namespace's lease (package lease), so that a second one fails, naming it.
 // A cycle interrupted anywhere leaves nothing a later one could misread:
 // running Collect again, afresh or resuming, is safe.
 //

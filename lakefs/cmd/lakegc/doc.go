@@ -2,7 +2,17 @@
 // without Spark: lakeFS's "Standalone GC", on one machine.
 //
 //	lakegc gc --endpoint URL --repo NAME [--sweep] [--optimized] [--min-age 24h] [--memory 256MiB] [--lakefs-concurrency 16] [--json] [--init-namespace] [--lakefs-config FILE]
+//	lakegc restore --repo NAME --run ID [--address ADDRESS]... [--json]
+//	lakegc purge --repo NAME --older-than 7d [--json]
 //	lakegc version
+//
+// gc --sweep --quarantine moves the garbage into the run's quarantine in the
+// namespace instead of deleting it; restore puts a run's quarantined objects
+// back (all, or those named by --address), never over an object at their
+// place; purge deletes the quarantines started more than --older-than ago
+// (package sweep: Quarantine, restore and purge). gc, restore and purge hold
+// the repository's lease (package lease) while they run: a second one exits
+// 4 naming the holder, or waits up to --lease-wait; --no-lease runs without.
 //
 // Install it with go install github.com/lakegc/lakegc/lakefs/cmd/lakegc@latest
 // (package lakefs: how its module is released); "lakegc version" prints the
