@@ -65,7 +65,7 @@ func Collect(ctx context.Context, host Host, cfg Config) (*Report, error) {
 		}
 	}
 	c := &cycle{cfg: s, host: host, report: &Report{DryRun: !s.Sweep}, ns: s.ns}
-	return c.report, c.withLease(ctx, c.run)
+	return c.report, c.withLease(ctx, c.runAndPrune)
 }
 
 func (h Host) validate(s settings) error {

@@ -143,6 +143,12 @@ type Config struct {
 	// names the holder; a lost lease stops the run with lease.ErrLost.
 	// nil: no lease.
 	Lease *lease.Options
+	// KeepRuns, if positive, makes a cycle that succeeded prune the files
+	// of old runs (Prune), keeping the KeepRuns newest of each kind and
+	// what the next optimized run or a pending sweep needs, into
+	// Report.Pruned (the command's default is DefaultKeepRuns). 0: nothing
+	// is pruned.
+	KeepRuns int
 	// BatchDeleter is how the sweep deletes (default: the bucket's Delete,
 	// key by key); see package sweep/s3delete for S3.
 	BatchDeleter sweep.BatchDeleter
@@ -276,6 +282,8 @@ func (c Config) validated() (settings, error) {
 		return invalid("no Bucket")
 	case nsErr != nil:
 		return invalid("Namespace %q is not a URI such as s3://bucket/repo", s.Namespace)
+	case s.KeepRuns < 0:
+		return invalid("negative KeepRuns %d", s.KeepRuns)
 	case s.LinkTTL < 0:
 		return invalid("negative LinkTTL %v", s.LinkTTL)
 	case s.MinAge < 0:

@@ -27,6 +27,8 @@ type Report struct {
 	Commits *CommitsReport `json:"commits,omitempty"`
 	Mark    *MarkReport    `json:"mark,omitempty"`
 	Sweep   *SweepReport   `json:"sweep,omitempty"`
+	// Pruned is what Config.KeepRuns pruned.
+	Pruned *PruneReport `json:"pruned,omitempty"`
 }
 
 // ExportReport is the uncommitted export.
