@@ -82,6 +82,10 @@ type Options struct {
 	// (lakegc.Config.Lease): a second run on the repository fails, or
 	// waits, naming the holder.
 	Lease *lease.Options
+	// KeepRuns, if positive, prunes the files of old runs after a run that
+	// succeeded, keeping the KeepRuns newest of each kind and what the next
+	// optimized run or a pending sweep needs (lakegc.Config.KeepRuns).
+	KeepRuns int
 	// Optimized starts the mark from the repository's latest run
 	// (lakegc.Config.Optimized).
 	Optimized bool
@@ -261,6 +265,7 @@ func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 		Sweep:         o.Sweep,
 		Quarantine:    o.Quarantine,
 		Lease:         o.Lease,
+		KeepRuns:      o.KeepRuns,
 		Optimized:     o.Optimized,
 		Include:       o.Include,
 		// Staged re-uploads lakeFS's listings hide (package documentation).

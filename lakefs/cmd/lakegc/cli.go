@@ -134,6 +134,7 @@ type gcOptions struct {
 	sweep, json, optimized, initNamespace  bool
 	quarantine                             bool // --quarantine: move, not delete
 	lease                                  leaseFlags
+	keepRuns                               int // --keep-runs
 	minAge                                 time.Duration
 	memory                                 int64
 	blockstorePath                         string
@@ -155,6 +156,7 @@ func (o gcOptions) hostOptions(logger *slog.Logger, progress func(host.Progress)
 		Sweep:          o.sweep,
 		Quarantine:     o.quarantine,
 		Lease:          o.lease.options(),
+		KeepRuns:       o.keepRuns,
 		Optimized:      o.optimized,
 		InitNamespace:  o.initNamespace,
 		MinAge:         o.minAge,
@@ -187,6 +189,7 @@ func parseGC(args []string, getenv func(string) string, stdout, stderr io.Writer
 	fs.BoolVar(&o.sweep, "sweep", false, "delete the garbage; without it, a dry run")
 	addQuarantineFlag(fs, &o.quarantine)
 	addLeaseFlags(fs, &o.lease)
+	addKeepRunsFlag(fs, &o.keepRuns)
 	fs.DurationVar(&o.minAge, "min-age", 0, "keep every object younger than this before the GC started; at least lakeFS's link TTL, 24h, for which an upload may wait to be linked (default 24h)")
 	memory := fs.String("memory", "256MiB", "memory budget of the mark's key buffers, e.g. 64MiB, 1GiB")
 	fs.StringVar(&o.blockstorePath, "blockstore-path", "", "lakeFS's local blockstore folder (blockstore.local.path), for a local:// repository (env "+envBlockstorePath+")")
@@ -248,6 +251,8 @@ Flags:
 		return usageErr("--endpoint (or %s) is required", api.EnvEndpointURL)
 	case o.accessKeyID == "" || o.secretAccessKey == "":
 		return usageErr("an access key pair is required: --access-key-id and --secret-access-key, or %s and %s", api.EnvAccessKeyID, api.EnvSecretAccessKey)
+	case o.keepRuns < 0:
+		return usageErr("--keep-runs %d is negative", o.keepRuns)
 	case o.minAge < 0:
 		return usageErr("--min-age %v is negative", o.minAge)
 	case o.concurrency < 1 || o.concurrency > host.MaxConcurrency:
@@ -408,6 +413,7 @@ func summarize(w io.Writer, repo string, rep *lakegc.Report, hs *host.Stats) {
 	r := hs.Reuploads
 	fmt.Fprintf(w, "lakeFS: %d requests, %d staged objects statted; %d candidates kept as possible hidden re-uploads (%d checked)\n",
 		hs.LakeFSRequests, hs.StagedStatted, r.Kept, r.Checked)
+	summarizePruned(w, rep.Pruned)
 	if rep.Sweep == nil {
 		fmt.Fprintf(w, "dry run: nothing deleted; the candidates are listed under %s (run with --sweep to delete them)\n", m.Report)
 		return
