@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -126,7 +125,6 @@ func TestPruneKeepsWhatIsNeeded(t *testing.T) {
 	if _, err := lakegc.Prune(ctx, b, lakegc.PruneOptions{}); !errors.Is(err, lakegc.ErrInvalidConfig) {
 		t.Errorf("Keep 0: %v", err)
 	}
-	_ = slices.Contains[[]string]
 }
 
 // Cycles with KeepRuns prune as they go; an optimized run after the prune

@@ -149,9 +149,10 @@ type RestoreResult struct {
 	// its delete, or a sweep between its copy and the original's delete):
 	// their quarantine copy is removed.
 	AlreadyThere int64
-	// Refused lists the objects left in the quarantine because another
-	// object, of other content, is at their place, or whose move failed,
-	// with the reason.
+	// Refused lists, with the reason, the objects left in the quarantine:
+	// another object, of other content, is at their place, or their copy
+	// back failed; or, back at their place, whose quarantine copy could not
+	// be removed (not counted in Restored).
 	Refused []RestoreRefusal
 	// Missing lists the addresses asked for that the quarantine does not
 	// hold.
@@ -283,7 +284,11 @@ func restoreOne(ctx context.Context, bucket *blob.Bucket, cfg *config, runID, ad
 		return "copy back: " + err.Error(), nil
 	}
 	if err := retry(func() error { return bucket.Delete(ctx, qkey) }); err != nil && !isNotFound(err) {
-		return "", fmt.Errorf("sweep: restore %s: remove its quarantine copy: %w", addr, err)
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		// The object is at its place; only its copy is left behind.
+		return "at its place, but its quarantine copy could not be removed: " + err.Error(), nil
 	}
 	if there {
 		res.AlreadyThere++
