@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lakegc/lakegc/sweep"
+	"github.com/lakegc/lakegc/sweep/s3delete"
 )
 
 const purgeUsage = `Usage: lakegc purge --repo NAME --older-than 7d [--json]
@@ -88,6 +89,10 @@ func purgeCmd(ctx context.Context, args []string, getenv func(string) string, st
 		return fail(leaseCode(err), err)
 	}
 	defer release()
+	if d, err := s3delete.FromBucket(bucket); err == nil {
+		// On S3, DeleteObjects through the bucket's own client.
+		opts = append(opts, sweep.WithBatchDeleter(d))
+	}
 	res, err := sweep.Purge(ctx, bucket, age, opts...)
 	if res != nil {
 		out.Purged = append(out.Purged, res.Purged...)
