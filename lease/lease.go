@@ -211,8 +211,12 @@ func tryAcquire(ctx context.Context, bucket *blob.Bucket, folder string, o Optio
 	key := genKey(folder, gen)
 	if err := bucket.WriteAll(ctx, key, b, &blob.WriterOptions{IfNotExist: true, ContentType: "application/json"}); err != nil {
 		if gcerrors.Code(err) == gcerrors.FailedPrecondition {
-			// Another run created it first: try again from its record.
-			return nil, fmt.Errorf("%w: another run took %s first", ErrHeld, key), nil
+			// Another run created it first: name it, from its record.
+			holder := "another run"
+			if _, rec, lerr := latest(ctx, bucket, folder, o); lerr == nil && rec != nil {
+				holder = rec.Holder
+			}
+			return nil, fmt.Errorf("%w: %s took %s first", ErrHeld, holder, key), nil
 		}
 		return nil, nil, fmt.Errorf("lease: take %s: %w", key, err)
 	}
