@@ -43,3 +43,9 @@ func TestRestorePurgeUsage(t *testing.T) {
 		}
 	}
 }
+
+func TestQuarantineOptions(t *testing.T) {
+	if len(quarantineOptions(false)) != 0 || len(quarantineOptions(true)) != 1 {
+		t.Error("quarantineOptions")
+	}
+}
