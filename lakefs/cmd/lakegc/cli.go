@@ -59,7 +59,7 @@ Example:
 Run "lakegc gc --help" for the flags of gc.
 
 Exit codes: 0 done, 1 GC failed (or some deletes failed), 2 usage, 3 lakeFS error (auth, repository, API),
-4 another lakegc run holds the repository's lease.
+5 another lakegc run holds the repository's lease.
 `
 
 // run is the command: args without the program name. It returns the exit

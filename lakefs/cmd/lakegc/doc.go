@@ -12,7 +12,7 @@
 // place; purge deletes the quarantines started more than --older-than ago
 // (package sweep: Quarantine, restore and purge). gc, restore and purge hold
 // the repository's lease (package lease) while they run: a second one exits
-// 4 naming the holder, or waits up to --lease-wait; --no-lease runs without.
+// 5 naming the holder, or waits up to --lease-wait; --no-lease runs without.
 //
 // Install it with go install github.com/lakegc/lakegc/lakefs/cmd/lakegc@latest
 // (package lakefs: how its module is released); "lakegc version" prints the

@@ -18,7 +18,7 @@ import (
 
 // exitBusy is the exit code of a command that found another run holding
 // the repository's lease.
-const exitBusy = 4
+const exitBusy = 5
 
 // leaseFlags are the flags of the lease one run at a time holds.
 type leaseFlags struct {
@@ -29,7 +29,7 @@ type leaseFlags struct {
 // addLeaseFlags adds --lease-wait and --no-lease to a command that works on
 // a repository's namespace.
 func addLeaseFlags(fs *flag.FlagSet, f *leaseFlags) {
-	fs.DurationVar(&f.wait, "lease-wait", 0, "when another lakegc run holds the repository's lease, wait up to this long for it (default: fail at once, exit code 4)")
+	fs.DurationVar(&f.wait, "lease-wait", 0, "when another lakegc run holds the repository's lease, wait up to this long for it (default: fail at once, exit code 5)")
 	fs.BoolVar(&f.off, "no-lease", false, "run without taking the repository's lease, beside any other run (not advised)")
 }
 

@@ -20,7 +20,7 @@ Deletes every quarantine (of sweeps run with --quarantine) started more than
 --older-than ago: its objects, then its records. A quarantine whose start is
 unknown is kept. A purge stopped midway is finished by the next.
 
-Exit codes (4: another lakegc run holds the repository's lease): 0 done, 1 the purge failed, 2 usage, 3 lakeFS error.
+Exit codes (5: another lakegc run holds the repository's lease): 0 done, 1 the purge failed, 2 usage, 3 lakeFS error.
 
 Flags:
 `

@@ -68,7 +68,7 @@ func TestIntegrationQuarantineRestore(t *testing.T) {
 		t.Errorf("restore of an address not in the quarantine: exit %d, %+v", code, none)
 	}
 
-	// Another run holds the repository's lease: gc and restore exit 4,
+	// Another run holds the repository's lease: gc and restore exit 5,
 	// naming it.
 	n := nsFlags{endpoint: s.Endpoint, accessKeyID: s.AccessKeyID, secretAccessKey: s.SecretAccessKey, repo: h.Repo, blockstorePath: s.BlockstorePath}
 	bucket, _, _, err := n.open(t.Context())

@@ -20,7 +20,7 @@ relative to the storage namespace, or a full address in it). An object already
 at its place is never overwritten: when it holds the same bytes the quarantine
 copy is dropped, else the object stays in the quarantine and is listed.
 
-Exit codes (4: another lakegc run holds the repository's lease): 0 every object restored, 1 some left in the quarantine (another
+Exit codes (5: another lakegc run holds the repository's lease): 0 every object restored, 1 some left in the quarantine (another
 object at their place, or not in it) or the restore failed, 2 usage, 3 lakeFS
 error.
 
