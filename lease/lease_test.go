@@ -157,6 +157,31 @@ func TestOneOfManyWins(t *testing.T) {
 	}
 }
 
+// Where the store's conditional write is not atomic (fileblob: a check,
+// then a rename), two runs can both create a generation; the later rename
+// wins. The read-back after the settle pause sees the other's record.
+func TestReadBackSeesADoubleCreate(t *testing.T) {
+	ctx := context.Background()
+	inner, err := fileblob.OpenBucket(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := fmt.Sprintf(`{"holder":"racer","token":"r","expires":%q}`, time.Now().Add(time.Hour).Format(time.RFC3339))
+	fb, err := faultblob.New(inner, faultblob.WithHook(faultblob.Commit, func(ctx context.Context, c *faultblob.Call) error {
+		// The racer's rename lands just after ours.
+		return inner.WriteAll(ctx, c.Key, []byte(other), nil)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := fast("run-a")
+	o.Settle = 10 * time.Millisecond
+	_, err = Acquire(ctx, fb.Bucket(), folder, o)
+	if !errors.Is(err, ErrHeld) || !strings.Contains(err.Error(), "same time") {
+		t.Fatalf("Acquire overwritten by a racer: %v", err)
+	}
+}
+
 func TestUnreadableLeaseHeldUntilItsTTL(t *testing.T) {
 	ctx := context.Background()
 	b := memblob.OpenBucket(nil)
