@@ -68,7 +68,7 @@ func Collect(ctx context.Context, host Host, cfg Config) (*Report, error) {
 		}
 	}
 	c := &cycle{cfg: s, host: host, report: &Report{DryRun: !s.Sweep}, ns: s.ns}
-	return c.report, c.run(ctx)
+	return c.report, c.withLease(ctx, c.runAndPrune)
 }
 
 func (h Host) validate(s settings) error {
@@ -486,7 +486,11 @@ func (c *cycle) sweep(ctx context.Context) error {
 	done := c.phase(ctx, PhaseSweep)
 	var counters sweep.Progress
 	opts := c.cfg.decided(c.progressTo(&counters, PhaseSweep), false, "")
-	res, err := sweep.Sweep(ctx, c.cfg.Bucket, c.report.RunID, append(slices.Clip(c.cfg.SweepOptions), opts.Sweep...)...)
+	sweepOpts := append(slices.Clip(c.cfg.SweepOptions), opts.Sweep...)
+	if c.cfg.Quarantine {
+		sweepOpts = append(sweepOpts, sweep.WithQuarantine())
+	}
+	res, err := sweep.Sweep(ctx, c.cfg.Bucket, c.report.RunID, sweepOpts...)
 	if err != nil {
 		return fmt.Errorf("lakegc: sweep: %w", err)
 	}
@@ -496,6 +500,7 @@ func (c *cycle) sweep(ctx context.Context) error {
 		Failed:      res.Failed,
 		Refused:     res.Refused,
 		Report:      c.reportFolder(),
+		Quarantine:  res.Quarantine,
 	}
 	c.report.Sweep.Duration = done("deleted", res.Deleted, "failed", res.Failed, "refused", res.Refused)
 	return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lakegc/lakegc/internal/layout"
 	"github.com/lakegc/lakegc/internal/nsaddr"
+	"github.com/lakegc/lakegc/lease"
 	"github.com/lakegc/lakegc/linkaddr"
 	"github.com/lakegc/lakegc/pathprovider"
 	"github.com/lakegc/lakegc/retention"
@@ -145,6 +146,25 @@ type Config struct {
 	// Sweep deletes the marked candidates. Without it, Collect only marks:
 	// a dry run whose report says what a sweep would delete.
 	Sweep bool
+	// Quarantine makes the sweep move each candidate into the run's
+	// quarantine, <StoragePrefix>/retention/gc/quarantine/<run>/, instead of
+	// deleting it (sweep.WithQuarantine): sweep.Restore puts objects back,
+	// sweep.Purge deletes quarantines past their days. Without Sweep it
+	// does nothing.
+	Quarantine bool
+	// Lease, if set, makes Collect take the namespace's lease before it
+	// starts (package lease, in <StoragePrefix>/retention/gc/lease/) and
+	// hold it until it ends: a second Collect on the same namespace fails,
+	// or waits (Lease.Wait), with an error wrapping lease.ErrHeld that
+	// names the holder; a lost lease stops the run with lease.ErrLost.
+	// nil: no lease.
+	Lease *lease.Options
+	// KeepRuns, if positive, makes a cycle that succeeded prune the files
+	// of old runs (Prune), keeping the KeepRuns newest of each kind and
+	// what the next optimized run or a pending sweep needs, into
+	// Report.Pruned (the command's default is DefaultKeepRuns). 0: nothing
+	// is pruned.
+	KeepRuns int
 	// BatchDeleter is how the sweep deletes (default: the bucket's Delete,
 	// key by key); see package sweep/s3delete for S3.
 	BatchDeleter sweep.BatchDeleter
@@ -294,6 +314,8 @@ func (c Config) validated() (settings, error) {
 		return invalid("no Bucket")
 	case nsErr != nil:
 		return invalid("Namespace %q is not a URI such as s3://bucket/repo", s.Namespace)
+	case s.KeepRuns < 0:
+		return invalid("negative KeepRuns %d", s.KeepRuns)
 	case s.LinkTTL < 0:
 		return invalid("negative LinkTTL %v", s.LinkTTL)
 	case s.MinAge < 0:

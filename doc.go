@@ -144,6 +144,10 @@
 // summary starts at or after its start, so two in the same second supersede
 // each other): an object it found garbage may have become live since. Config.SweepSuperseded
 // overrides. Config.ResumeExport continues an export that was interrupted.
+// With Config.Quarantine the sweep moves the garbage into the run's
+// quarantine instead of deleting it (sweep.Restore puts it back, sweep.Purge
+// deletes old quarantines); with Config.Lease the cycle holds the
+// namespace's lease (package lease), so that a second one fails, naming it.
 // A cycle interrupted anywhere leaves nothing a later one could misread:
 // running Collect again, afresh or resuming, is safe.
 //

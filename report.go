@@ -27,6 +27,8 @@ type Report struct {
 	Commits *CommitsReport `json:"commits,omitempty"`
 	Mark    *MarkReport    `json:"mark,omitempty"`
 	Sweep   *SweepReport   `json:"sweep,omitempty"`
+	// Pruned is what Config.KeepRuns pruned.
+	Pruned *PruneReport `json:"pruned,omitempty"`
 }
 
 // ExportReport is the uncommitted export.
@@ -147,8 +149,11 @@ type SweepReport struct {
 	Refused     int64 `json:"refused"`
 	// Report is the folder of the sweep's report (sweep.json, failed/),
 	// the mark's.
-	Report   string        `json:"report"`
-	Duration time.Duration `json:"duration_ns"`
+	Report string `json:"report"`
+	// Quarantine is, with Config.Quarantine, the folder the candidates
+	// were moved into (Deleted counts them).
+	Quarantine string        `json:"quarantine,omitempty"`
+	Duration   time.Duration `json:"duration_ns"`
 }
 
 // Phases of a cycle, as Progress names them.

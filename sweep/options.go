@@ -144,6 +144,7 @@ type config struct {
 	include       []string          // WithInclude, sorted once checked
 	canary        Canary
 	classify      classifiers // WithErrorClassifier
+	quarantine    bool        // WithQuarantine
 
 	batch int // keys a DeleteBatch call gets (0: the deleter's default); set by tests
 

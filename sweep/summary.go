@@ -228,6 +228,9 @@ type Result struct {
 	AlreadyGone int64 // the store said the object did not exist
 	Failed      int64 // not deleted after the retries; listed in failed/
 	Refused     int64 // outside what Mark scans, or unrecognized: never deleted, listed in failed/
+	// Quarantine is, with WithQuarantine, the folder the candidates were
+	// moved into (Deleted counts them); "" when they were deleted.
+	Quarantine string
 }
 
 type sweepJSON struct {
@@ -237,6 +240,7 @@ type sweepJSON struct {
 	Refused     int64  `json:"refused"`
 	StartTime   string `json:"start_time"`
 	EndTime     string `json:"end_time"`
+	Quarantine  string `json:"quarantine,omitempty"`
 }
 
 // Progress is a snapshot of the counters of Mark or Sweep, given to the

@@ -152,6 +152,7 @@ type sweeper struct {
 	limiter *rate.Limiter
 	win     *aimd.Window // the DeleteBatch calls in flight
 	cls     classifiers
+	q       *quarantiner // WithQuarantine; nil: delete
 
 	mu     sync.Mutex // guards failed
 	failed *partWriter[failedRow]
@@ -171,6 +172,11 @@ func (s *sweeper) run(ctx context.Context, runID string) (*Result, error) {
 		return nil, err
 	}
 	var err error
+	if s.cfg.quarantine {
+		if s.q, err = s.startQuarantine(ctx, runID); err != nil {
+			return nil, err
+		}
+	}
 	if s.failed, err = newPartWriter[failedRow](ctx, s.bucket, dir+"failed/"+partName); err != nil {
 		return nil, err
 	}
@@ -187,6 +193,9 @@ func (s *sweeper) run(ctx context.Context, runID string) (*Result, error) {
 	}
 	p := s.cnt.snapshot()
 	res := &Result{Deleted: p.Deleted, AlreadyGone: p.AlreadyGone, Failed: p.Failed, Refused: p.Refused}
+	if s.q != nil {
+		res.Quarantine = s.q.dir
+	}
 	if err := writeJSON(ctx, s.bucket, dir+"sweep.json", sweepJSON{
 		Deleted:     res.Deleted,
 		AlreadyGone: res.AlreadyGone,
@@ -194,6 +203,7 @@ func (s *sweeper) run(ctx context.Context, runID string) (*Result, error) {
 		Refused:     res.Refused,
 		StartTime:   formatTime(start),
 		EndTime:     formatTime(s.cfg.clock()),
+		Quarantine:  res.Quarantine,
 	}); err != nil {
 		return nil, err
 	}
@@ -283,6 +293,12 @@ func (s *sweeper) record(key, why string, count func(*Progress)) error {
 // returned only when the sweep must stop. Each call of the deleter takes a
 // place in the window and tells it how the store answered.
 func (s *sweeper) deleteBatch(ctx context.Context, keys []string) error {
+	if s.q != nil {
+		var err error
+		if keys, err = s.q.move(ctx, keys); err != nil || len(keys) == 0 {
+			return err
+		}
+	}
 	for attempt := 1; ; attempt++ {
 		// Retries count against the rate limit too.
 		if s.limiter != nil {

@@ -100,3 +100,28 @@ func TestValidPrefix(t *testing.T) {
 		}
 	}
 }
+
+func TestQuarantinePaths(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{Quarantines("_lakefs"), "_lakefs/retention/gc/quarantine/"},
+		{QuarantinePath("_lakefs", "r1"), "_lakefs/retention/gc/quarantine/r1/"},
+		{QuarantineKey("_lakefs", "r1", "data/g1/a"), "_lakefs/retention/gc/quarantine/r1/objects/data/g1/a"},
+		{QuarantineKey("", "r1", "x"), "retention/gc/quarantine/r1/objects/x"},
+		{LeaseFolder("_lakefs"), "_lakefs/retention/gc/lease/"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+	for _, a := range []string{"data/g1/a", "x", "a/b/c/"} {
+		got, ok := QuarantineAddress("p", "r", QuarantineKey("p", "r", a))
+		if !ok || got != a {
+			t.Errorf("QuarantineAddress(QuarantineKey(%q)) = %q, %v", a, got, ok)
+		}
+	}
+	for _, k := range []string{"p/retention/gc/quarantine/r/objects/", "p/retention/gc/quarantine/r2/objects/x", "p/retention/gc/quarantine/r/manifest/x"} {
+		if a, ok := QuarantineAddress("p", "r", k); ok {
+			t.Errorf("QuarantineAddress(%q) = %q, true", k, a)
+		}
+	}
+}

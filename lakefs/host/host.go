@@ -19,6 +19,7 @@ import (
 	"github.com/lakegc/lakegc/lakefs/api"
 	"github.com/lakegc/lakegc/lakefs/blockstore"
 	"github.com/lakegc/lakegc/lakefs/metarange"
+	"github.com/lakegc/lakegc/lease"
 	"github.com/lakegc/lakegc/namespace"
 	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
@@ -85,6 +86,17 @@ type Options struct {
 	Blockstore *blockstore.Config
 	// Sweep deletes the garbage; without it, a dry run.
 	Sweep bool
+	// Quarantine makes the sweep move the garbage into the run's quarantine
+	// instead of deleting it (lakegc.Config.Quarantine).
+	Quarantine bool
+	// Lease, if set, makes the run hold the namespace's lease
+	// (lakegc.Config.Lease): a second run on the repository fails, or
+	// waits, naming the holder.
+	Lease *lease.Options
+	// KeepRuns, if positive, prunes the files of old runs after a run that
+	// succeeded, keeping the KeepRuns newest of each kind and what the next
+	// optimized run or a pending sweep needs (lakegc.Config.KeepRuns).
+	KeepRuns int
 	// Optimized starts the mark from the repository's latest run
 	// (lakegc.Config.Optimized).
 	Optimized bool
@@ -290,6 +302,9 @@ func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 		Logger:        logger,
 		Clock:         o.Clock,
 		Sweep:         o.Sweep,
+		Quarantine:    o.Quarantine,
+		Lease:         o.Lease,
+		KeepRuns:      o.KeepRuns,
 		Optimized:     o.Optimized,
 		Include:       o.Include,
 		// Staged re-uploads lakeFS's listings hide (package documentation).

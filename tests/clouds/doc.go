@@ -5,8 +5,12 @@
 // see internal/azuritetest) and GCS (fake-gcs-server, see internal/gcstest),
 // each with the default deleter and with the cloud's batch deleter
 // (sweep/s3delete, sweep/azdelete, sweep/gcsdelete). The buckets are opened
-// from lakeFS namespace URIs with package namespace. It has no code of its
-// own.
+// from lakeFS namespace URIs with package namespace. The scenario then
+// sweeps new garbage into the quarantine (the store's own server-side
+// copy), restores it, sweeps and purges it, and takes the lease (package
+// lease) twice, after checking the store refuses a second conditional write
+// (IfNotExist: S3's If-None-Match, GCS's ifGenerationMatch=0, Azure's
+// If-None-Match). It has no code of its own.
 //
 // How each store refuses a delete: S3 and GCS answer 403 for chosen keys
 // (a policy; GCS's event-based hold), injected in front of the emulators,

@@ -241,6 +241,9 @@ func runScenario(t *testing.T, s store) {
 	}
 	require.Equal(t, again, *res)
 	require.Equal(t, want, listData(t, b))
+
+	runQuarantine(t, b, l, runID, exportStart, opts)
+	runLease(t, b)
 }
 
 // listData lists the bucket, but lakeFS's and the GC's own files.

@@ -202,7 +202,7 @@ func runChain(t *testing.T, step string, seed uint64, st *stats) {
 	ctx := context.Background()
 	dir := worldDir(t)
 	orphans := 0
-	if step == stepSweep || step == stepResweep || step == stepCollect {
+	if step == stepSweep || step == stepResweep || step == stepCollect || slices.Contains(quarantineSteps, step) {
 		orphans = 150 // two batches of the sweep and some
 	}
 	w, err := newWorld(ctx, dir, seed, orphans)
@@ -279,7 +279,8 @@ func runChain(t *testing.T, step string, seed uint64, st *stats) {
 // setup runs what the step continues, without kills: the export before a
 // mark, the export and the mark before a sweep.
 func setup(ctx context.Context, step, dir string, w *world, bucket *blob.Bucket) error {
-	if step == stepMark || step == stepSweep || step == stepResweep {
+	q := slices.Contains(quarantineSteps, step)
+	if step == stepMark || step == stepSweep || step == stepResweep || q {
 		st := hostState{RunID: retention.NewRunID(w.Now)}
 		if err := exportRun(ctx, w, bucket, st, func(hostState) error { return nil }); err != nil {
 			return err
@@ -287,8 +288,13 @@ func setup(ctx context.Context, step, dir string, w *world, bucket *blob.Bucket)
 		w.ExportRunID = st.RunID
 		w.MarkRunID = retention.NewRunID(w.Now)
 	}
-	if step == stepSweep || step == stepResweep {
+	if step == stepSweep || step == stepResweep || q {
 		if _, err := sweep.Mark(ctx, bucket, w.MarkRunID, markInputs(ctx, w, bucket), markOptions(dir, w)...); err != nil {
+			return err
+		}
+	}
+	if step == stepRestore || step == stepPurge {
+		if _, err := sweep.Sweep(ctx, bucket, w.MarkRunID, quarantineOptions(dir, w)...); err != nil {
 			return err
 		}
 	}
@@ -428,6 +434,7 @@ func (c *chain) checkAlways(ctx context.Context) {
 	c.checkFilesWhole()
 	c.checkExports(ctx)
 	c.checkMarks(ctx)
+	c.checkQuarantine(ctx, false)
 }
 
 // checkFilesWhole reads every file the GC wrote: each must be whole.
@@ -456,6 +463,7 @@ func (c *chain) checkFilesWhole() {
 				c.violate("%s %s is not a whole Parquet file (%d bytes): %v", k, key, len(b), err)
 			}
 		case "rules": // written by the world, in protobuf
+		case "quarantine-object": // a data object, moved
 		case "mark-live":
 			// The optimized runs' record (sweep/record.go): a magic line
 			// first, a CRC-32C of everything before it last.
@@ -608,7 +616,8 @@ func (c *chain) checkMarks(ctx context.Context) {
 				left++
 			}
 		}
-		if left > sj.Failed+sj.Refused {
+		// (A restore puts the candidates of a quarantined sweep back.)
+		if left > sj.Failed+sj.Refused && c.step != stepRestore {
 			c.violate("mark %s: sweep.json says done, %d candidates left, %d failed or refused", run, left, sj.Failed+sj.Refused)
 		}
 	}
@@ -642,6 +651,8 @@ func (c *chain) checkFinished(ctx context.Context) {
 				c.violate("the sweep finished, but candidate %s is still there", k)
 			}
 		}
+	case stepQuarantine, stepRestore, stepPurge:
+		c.checkQuarantine(ctx, true)
 	case stepCollect:
 		var cs cycleState
 		if ok, _ := readJSON(cycleStateFile(c.dir), &cs); !ok || !markDone(cs.RunID) || !c.exportDone(cs.ExportRunID) {

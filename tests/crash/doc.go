@@ -27,7 +27,10 @@
 //     the run IDs its Progress reports, and after a crash resuming as the
 //     root package documents: ResumeMark when that mark's summary says
 //     success, else ResumeExport when an export was reported, else a new
-//     cycle.
+//     cycle;
+//   - quarantine: sweep.Sweep with sweep.WithQuarantine of a finished mark,
+//     one batch at a time, rerun; restore: sweep.Restore of a finished
+//     quarantine, rerun; purge: sweep.Purge of a finished quarantine, rerun.
 //
 // The child wraps the bucket in a driver that counts operations — listing
 // pages, reads, Attributes, each Write of an object (after its bytes
@@ -67,10 +70,16 @@
 //     finds no summary, or one that parses; one that says success has
 //     readable candidates, none live, as many as it says (for the mark step,
 //     exactly the model's); a sweep.json beside it accounts for them, and
-//     its failed and refused counts are the rows of failed/.
+//     its failed and refused counts are the rows of failed/;
+//   - for the quarantine steps: every candidate of the mark at its place or
+//     in the quarantine (after a purge, none back at its place), and no
+//     object left in a quarantine without its record, which a rerun of the
+//     purge needs.
 //
 // After the child that finishes: the export is recorded done; the mark's
-// summary says success; every candidate of the sweep is gone; the cycle's
+// summary says success; every candidate of the sweep is gone; every
+// candidate is in the quarantine and none at its place, or after a restore
+// the reverse, or after a purge nothing is left of the quarantine; the cycle's
 // export and mark are done and every old garbage object is gone; and no
 // spill folder (lakegc-mark-<pid>-<random>) is left in the mark's temporary
 // folder, though the killed children left some. (A cycle whose rerun only
@@ -90,7 +99,7 @@
 //
 // # Running it
 //
-// TestCrash aims at 320 kills (80 with -short), spread over the five steps
+// TestCrash aims at 320 kills (80 with -short), spread over the eight steps
 // in chains of four; it logs how many kills landed on each kind of
 // operation of each step, and the kinds no kill reached:
 //

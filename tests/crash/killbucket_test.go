@@ -165,6 +165,14 @@ func kind(key string) string {
 			return "mark-live"
 		}
 		return "report-other"
+	case strings.Contains(key, "/retention/gc/quarantine/"):
+		switch {
+		case strings.Contains(key, "/objects/"):
+			return "quarantine-object"
+		case strings.Contains(key, "/manifest/"):
+			return "quarantine-manifest"
+		}
+		return "quarantine-record"
 	case strings.Contains(key, "/retention/gc/commits/"):
 		return "commits-report"
 	case strings.Contains(key, "/retention/gc/rules/"):

@@ -33,9 +33,21 @@ const (
 	stepSweep   = "sweep"   // sweep.Sweep of a finished mark, rerun
 	stepResweep = "resweep" // sweep.Sweep of a mark swept before with failures, rerun
 	stepCollect = "collect" // lakegc.Collect with Sweep, resumed as the root package documents
+
+	stepQuarantine = "quarantine" // sweep.Sweep with WithQuarantine of a finished mark, rerun
+	stepRestore    = "restore"    // sweep.Restore of a finished quarantine, rerun
+	stepPurge      = "purge"      // sweep.Purge of a finished quarantine, rerun
 )
 
-var steps = []string{stepExport, stepMark, stepSweep, stepResweep, stepCollect}
+var steps = []string{stepExport, stepMark, stepSweep, stepResweep, stepCollect, stepQuarantine, stepRestore, stepPurge}
+
+// quarantineSteps are the steps that start from a finished mark and work
+// with its quarantine.
+var quarantineSteps = []string{stepQuarantine, stepRestore, stepPurge}
+
+// purgeAge is how long after the world's now the purge runs, with an age
+// of 0: every quarantine is past its days.
+const purgeAge = time.Hour
 
 // exportFileSize is the size budget of an export file: a few rows, so that
 // an export is many calls and files.
@@ -62,6 +74,18 @@ func runStep(ctx context.Context, step, dir string, w *world, bucket *blob.Bucke
 		return err
 	case stepCollect:
 		return collect(ctx, dir, w, bucket)
+	case stepQuarantine:
+		_, err := sweep.Sweep(ctx, bucket, w.MarkRunID, quarantineOptions(dir, w)...)
+		return err
+	case stepRestore:
+		res, err := sweep.Restore(ctx, bucket, w.MarkRunID, nil, sweepOptions(w)...)
+		if err == nil && len(res.Refused)+len(res.Missing) > 0 {
+			err = fmt.Errorf("restore left objects in the quarantine: %+v", res)
+		}
+		return err
+	case stepPurge:
+		_, err := sweep.Purge(ctx, bucket, 0, sweep.WithClock(func() time.Time { return w.Now.Add(purgeAge) }))
+		return err
 	}
 	return fmt.Errorf("unknown step %q", step)
 }
@@ -158,6 +182,12 @@ func markOptions(dir string, w *world) []sweep.MarkOption {
 // sweepOptions are the options of markOptions that Sweep takes.
 func sweepOptions(w *world) []sweep.SweepOption {
 	return []sweep.SweepOption{sweep.WithClock(func() time.Time { return w.Now })}
+}
+
+// quarantineOptions are the options of a sweep into the quarantine, one
+// batch at a time.
+func quarantineOptions(dir string, w *world) []sweep.SweepOption {
+	return append(sweepOptions(w), sweep.WithQuarantine(), sweep.WithDeleteConcurrency(1))
 }
 
 // cycleState is the host's record of a cycle of Collect, kept from its

@@ -18,6 +18,7 @@ import (
 	"github.com/lakegc/lakegc/lakefs/api"
 	"github.com/lakegc/lakegc/lakefs/blockstore"
 	"github.com/lakegc/lakegc/lakefs/host"
+	"github.com/lakegc/lakegc/lease"
 	"github.com/lakegc/lakegc/namespace"
 )
 
@@ -49,6 +50,8 @@ Usage:
   lakegc explain --repo NAME --run ID ADDRESS... why a run marked or kept an object
   lakegc sweep --repo NAME --run ID              delete exactly what a dry run marked
   lakegc rules show|set --repo NAME [flags]      show or set lakegc's extended retention rules
+  lakegc restore --repo NAME --run ID           put a quarantined sweep's objects back
+  lakegc purge --repo NAME --older-than 7d       delete quarantines past their days
   lakegc version                                 print the version
   lakegc help                                    print this help
 
@@ -64,6 +67,7 @@ Run "lakegc COMMAND --help" for the flags of a command.
 
 Exit codes: 0 done, 1 GC failed (or some deletes failed), 2 usage, 3 lakeFS error (auth, repository, API),
 4 refused: a run superseded by a later one (sweep without --force), unknown or failed.
+5 another lakegc run holds the repository's lease.
 `
 
 // run is the command: args without the program name. It returns the exit
@@ -88,6 +92,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return code
 		}
 		return gc(ctx, o, stdout, stderr)
+	case "restore":
+		return restoreCmd(ctx, args[1:], getenv, stdout, stderr)
+	case "purge":
+		return purgeCmd(ctx, args[1:], getenv, stdout, stderr)
 	default:
 		if cmd, ok := commands[args[0]]; ok {
 			return cmd(ctx, args[1:], getenv, stdout, stderr)
@@ -137,6 +145,9 @@ type gcOptions struct {
 	endpoint, accessKeyID, secretAccessKey string
 	repo                                   string
 	sweep, json, optimized, initNamespace  bool
+	quarantine                             bool // --quarantine: move, not delete
+	lease                                  leaseFlags
+	keepRuns                               int // --keep-runs
 	minAge                                 time.Duration
 	memory                                 int64
 	blockstorePath                         string
@@ -169,6 +180,9 @@ func (o gcOptions) hostOptions(logger *slog.Logger, progress func(host.Progress)
 		Logger:            logger,
 		DeleteConcurrency: o.deletes.concurrency,
 		DeleteRate:        o.deletes.rate,
+		Quarantine:        o.quarantine,
+		Lease:             o.lease.options(),
+		KeepRuns:          o.keepRuns,
 		Progress:          progress,
 	}
 	if !o.now.IsZero() {
@@ -192,6 +206,9 @@ func parseGC(args []string, getenv func(string) string, stdout, stderr io.Writer
 	fs.StringVar(&o.secretAccessKey, "secret-access-key", "", "secret access key (env "+api.EnvSecretAccessKey+")")
 	fs.StringVar(&o.repo, "repo", "", "repository `NAME` (required)")
 	fs.BoolVar(&o.sweep, "sweep", false, "delete the garbage; without it, a dry run")
+	addQuarantineFlag(fs, &o.quarantine)
+	addLeaseFlags(fs, &o.lease)
+	addKeepRunsFlag(fs, &o.keepRuns)
 	fs.DurationVar(&o.minAge, "min-age", 0, "keep every object younger than this before the GC started; at least lakeFS's link TTL, 24h, for which an upload may wait to be linked (default 24h)")
 	memory := fs.String("memory", "256MiB", "memory budget of the mark's key buffers, e.g. 64MiB, 1GiB")
 	fs.StringVar(&o.blockstorePath, "blockstore-path", "", "lakeFS's local blockstore folder (blockstore.local.path), for a local:// repository (env "+envBlockstorePath+")")
@@ -259,6 +276,8 @@ Flags:
 		return usageErr("--endpoint (or %s) is required", api.EnvEndpointURL)
 	case o.accessKeyID == "" || o.secretAccessKey == "":
 		return usageErr("an access key pair is required: --access-key-id and --secret-access-key, or %s and %s", api.EnvAccessKeyID, api.EnvSecretAccessKey)
+	case o.keepRuns < 0:
+		return usageErr("--keep-runs %d is negative", o.keepRuns)
 	case o.minAge < 0:
 		return usageErr("--min-age %v is negative", o.minAge)
 	case o.concurrency < 1 || o.concurrency > host.MaxConcurrency:
@@ -353,6 +372,8 @@ func gc(ctx context.Context, o gcOptions, stdout, stderr io.Writer) int {
 			return exitFailed
 		case errors.Is(err, host.ErrLakeFS):
 			return exitLakeFS
+		case errors.Is(err, lease.ErrHeld):
+			return exitBusy
 		case errors.Is(err, lakegc.ErrInvalidInput), errors.Is(err, host.ErrInvalidInput), errors.Is(err, namespace.ErrNoLocalRoot), errors.Is(err, blockstore.ErrInvalidInput):
 			// An option Collect refuses, a local repository without
 			// --blockstore-path, or a namespace not on --lakefs-config's
@@ -433,12 +454,16 @@ func summarize(w io.Writer, repo string, rep *lakegc.Report, hs *host.Stats) {
 	r := hs.Reuploads
 	fmt.Fprintf(w, "lakeFS: %d requests, %d staged objects statted; %d candidates kept as possible hidden re-uploads (%d checked)\n",
 		hs.LakeFSRequests, hs.StagedStatted, r.Kept, r.Checked)
+	summarizePruned(w, rep.Pruned)
 	if rep.Sweep == nil {
 		fmt.Fprintf(w, "dry run %s: nothing deleted; review with: lakegc candidates --repo %s --run %s; delete exactly them with: lakegc sweep --repo %s --run %s\n",
 			rep.RunID, repo, rep.RunID, repo, rep.RunID)
 		return
 	}
 	s := rep.Sweep
+	if s.Quarantine != "" {
+		fmt.Fprintf(w, "moved into the quarantine %s: %d (restore with \"lakegc restore --run %s\")\n", s.Quarantine, s.Deleted, rep.RunID)
+	}
 	fmt.Fprintf(w, "swept: %d deleted, %d already gone, %d failed, %d refused; report under %s\n",
 		s.Deleted, s.AlreadyGone, s.Failed, s.Refused, s.Report)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/lakegc/lakegc/lakefs/api"
 	"github.com/lakegc/lakegc/lakefs/blockstore"
 	"github.com/lakegc/lakegc/lakefs/host"
+	"github.com/lakegc/lakegc/lease"
 	"github.com/lakegc/lakegc/namespace"
 	"github.com/lakegc/lakegc/sweep"
 )
@@ -150,6 +151,8 @@ func exitCode(ctx context.Context, err error) int {
 		return exitFailed
 	case errors.Is(err, host.ErrLakeFS):
 		return exitLakeFS
+	case errors.Is(err, lease.ErrHeld):
+		return exitBusy
 	case errors.Is(err, lakegc.ErrSuperseded), errors.Is(err, sweep.ErrNoRun), errors.Is(err, sweep.ErrRunFailed):
 		return exitRefused
 	case errors.Is(err, lakegc.ErrInvalidInput), errors.Is(err, host.ErrInvalidInput), errors.Is(err, namespace.ErrNoLocalRoot), errors.Is(err, blockstore.ErrInvalidInput):

@@ -6,7 +6,17 @@
 //	lakegc explain --repo NAME --run ID [--json] ADDRESS|lakefs://REPO/REF/PATH...
 //	lakegc sweep --repo NAME --run ID [--force] [--delete-concurrency N] [--delete-rate R] [--json]
 //	lakegc rules show|set --repo NAME [--file FILE | --keep-tags=false --keep-last BRANCH=N --keep-last-pattern RE=N --retention-days-pattern RE=D --stale-branch-days D]
+//	lakegc restore --repo NAME --run ID [--address ADDRESS]... [--json]
+//	lakegc purge --repo NAME --older-than 7d [--json]
 //	lakegc version
+//
+// gc --sweep --quarantine moves the garbage into the run's quarantine in the
+// namespace instead of deleting it; restore puts a run's quarantined objects
+// back (all, or those named by --address), never over an object at their
+// place; purge deletes the quarantines started more than --older-than ago
+// (package sweep: Quarantine, restore and purge). gc, restore and purge hold
+// the repository's lease (package lease) while they run: a second one exits
+// 5 naming the holder, or waits up to --lease-wait; --no-lease runs without.
 //
 // # Review, then sweep
 //

@@ -13,7 +13,7 @@ import (
 func init() { commands["sweep"] = sweepCommand }
 
 const sweepHead = `
-Usage: lakegc sweep --repo NAME --run ID [--force] [--delete-concurrency N] [--delete-rate R] [--json]
+Usage: lakegc sweep --repo NAME --run ID [--force] [--quarantine] [--delete-concurrency N] [--delete-rate R] [--json]
 
 Deletes exactly the candidates of run ID, a dry run of "lakegc gc": what
 "lakegc candidates --run ID" lists, and nothing else. A run that a later run
@@ -21,11 +21,14 @@ superseded is refused (exit 4): an object it found garbage may have become
 live again since (a branch reset to an old commit, a copy of an old
 address), which only the later run saw; sweep the latest run, or --force.
 Sweeping a run twice is safe. Give the --include-prefix flags the run had:
-a candidate neither of lakeFS's shapes nor under one is refused.
+a candidate neither of lakeFS's shapes nor under one is refused. With
+--quarantine each candidate is moved into the run's quarantine instead
+("lakegc restore" puts it back, "lakegc purge" deletes old quarantines).
+The sweep holds the repository's lease, as gc does (--lease-wait, --no-lease).
 
 Exit codes: 0 every candidate deleted (or gone already), 1 failed or some
 deletes failed, 2 usage, 3 lakeFS error, 4 refused: the run is superseded,
-unknown or failed.
+unknown or failed, 5 another run holds the repository's lease.
 `
 
 // sweepCommand is "lakegc sweep".
@@ -38,6 +41,10 @@ func sweepCommand(ctx context.Context, args []string, getenv func(string) string
 	force := fs.Bool("force", false, "sweep the run although a later run superseded it")
 	var d deleteFlags
 	d.register(fs)
+	var quarantine bool
+	addQuarantineFlag(fs, &quarantine)
+	var lf leaseFlags
+	addLeaseFlags(fs, &lf)
 	rest, code := c.parse(fs, &out, args, getenv, stdout, stderr)
 	if code >= 0 {
 		return code
@@ -59,6 +66,7 @@ func sweepCommand(ctx context.Context, args []string, getenv func(string) string
 	defer bar.finish()
 	o := c.hostOptions(newLogger(bar, c.logLevel, c.quiet))
 	o.DeleteConcurrency, o.DeleteRate, o.SweepSuperseded = d.concurrency, d.rate, *force
+	o.Quarantine, o.Lease = quarantine, lf.options()
 	o.Progress = bar.report
 	res, err := host.SweepRun(ctx, client, nil, o, *runID)
 	bar.finish()

@@ -1,0 +1,23 @@
+package main
+
+import (
+	"flag"
+
+	"github.com/lakegc/lakegc/sweep"
+)
+
+// addQuarantineFlag adds --quarantine to a command that sweeps (gc --sweep,
+// and sweep): its candidates are moved into the run's quarantine instead of
+// deleted, for restore to put back and purge to delete later.
+func addQuarantineFlag(fs *flag.FlagSet, quarantine *bool) {
+	fs.BoolVar(quarantine, "quarantine", false, "with a sweep, move each candidate into the run's quarantine instead of deleting it: \"lakegc restore\" puts objects back, \"lakegc purge\" deletes old quarantines")
+}
+
+// quarantineOptions are the options a command that calls sweep.Sweep
+// itself adds for --quarantine.
+func quarantineOptions(quarantine bool) []sweep.SweepOption {
+	if !quarantine {
+		return nil
+	}
+	return []sweep.SweepOption{sweep.WithQuarantine()}
+}

@@ -1,0 +1,479 @@
+package sweep
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"gocloud.dev/blob"
+
+	"github.com/lakegc/lakegc/internal/layout"
+)
+
+// WithQuarantine makes Sweep move each candidate into the run's quarantine,
+// <storage prefix>/retention/gc/quarantine/<run>/objects/<address>, instead
+// of deleting it: a server-side copy (bucket.Copy), then the delete of the
+// original through the BatchDeleter. Before it starts, Sweep writes the
+// quarantine's record (if it has none yet), and before each batch's copies
+// a part of the manifest listing the addresses it is about to move; the
+// object's key in the quarantine spells its address, so every object is at
+// its place, in the quarantine or both (a copy whose original was not
+// deleted yet), whenever the sweep stops, and a rerun finishes the move. A
+// candidate whose copy fails is kept at its place and listed in failed/.
+// Restore puts objects back; Purge deletes old quarantines.
+//
+// On S3 a copy is one CopyObject call, which takes objects of up to 5 GB:
+// a larger candidate fails its copy and is kept.
+func WithQuarantine() SweepOption {
+	return sweepOnly("Quarantine", func(c *config) { c.quarantine = true })
+}
+
+// quarantineRecord is a quarantine's QuarantineFile.
+type quarantineRecord struct {
+	RunID   string `json:"run_id"`
+	Created string `json:"created"` // RFC 3339, when the first sweep into it started
+}
+
+// manifestPart is one part of a quarantine's manifest.
+type manifestPart struct {
+	Addresses []string `json:"addresses"`
+}
+
+// parseQuarantineRecord reads a quarantine's record, which must name runID,
+// and returns when the quarantine was started.
+func parseQuarantineRecord(b []byte, runID string) (time.Time, error) {
+	var rec quarantineRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return time.Time{}, fmt.Errorf("%w: quarantine record: %v", ErrInvalidInput, err)
+	}
+	if rec.RunID != runID {
+		return time.Time{}, fmt.Errorf("%w: quarantine record of run %q in the folder of %q", ErrInvalidInput, rec.RunID, runID)
+	}
+	t, err := parseTime(rec.Created)
+	if err != nil || t.IsZero() {
+		return time.Time{}, fmt.Errorf("%w: quarantine record: created %q", ErrInvalidInput, rec.Created)
+	}
+	return t, nil
+}
+
+// maxRecordSize bounds what is read of a quarantine's record.
+const maxRecordSize = 64 << 10
+
+// quarantiner moves a sweep's batches into the quarantine.
+type quarantiner struct {
+	s      *sweeper
+	dir    string // the run's quarantine folder
+	runID  string
+	prefix string // names this sweep's manifest parts apart from an earlier one's
+	seq    atomic.Int64
+}
+
+// startQuarantine writes the run's quarantine record unless it has one.
+func (s *sweeper) startQuarantine(ctx context.Context, runID string) (*quarantiner, error) {
+	q := &quarantiner{s: s, runID: runID, dir: layout.QuarantinePath(s.cfg.storagePrefix, runID)}
+	now := s.cfg.clock().UTC()
+	q.prefix = strconv.FormatInt(now.UnixNano(), 10)
+	key := q.dir + layout.QuarantineFile
+	ok, err := s.bucket.Exists(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("sweep: quarantine %s: %w", key, err)
+	}
+	if !ok {
+		if err := writeJSON(ctx, s.bucket, key, quarantineRecord{RunID: runID, Created: formatTime(now)}); err != nil {
+			return nil, err
+		}
+	}
+	return q, nil
+}
+
+// move copies keys into the quarantine, after writing their manifest part,
+// and returns the keys whose copy is done: the ones to delete. The others
+// are counted: gone already, or failed and listed.
+func (q *quarantiner) move(ctx context.Context, keys []string) ([]string, error) {
+	part := fmt.Sprintf("%s%s%s-%06d.json", q.dir, layout.QuarantineManifest, q.prefix, q.seq.Add(1))
+	if err := writeJSON(ctx, q.s.bucket, part, manifestPart{Addresses: keys}); err != nil {
+		return nil, err
+	}
+	moved := keys[:0:0]
+	var gone int64
+	for _, k := range keys {
+		err := q.copy(ctx, k)
+		switch {
+		case err == nil:
+			moved = append(moved, k)
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case q.s.cls.isNotFound(err):
+			// Gone from its place: deleted by an earlier sweep after its
+			// copy, or by someone else. Nothing to move.
+			gone++
+		default:
+			if err := q.s.record(k, "quarantine copy: "+err.Error(), func(p *Progress) { p.Failed++ }); err != nil {
+				return nil, err
+			}
+		}
+	}
+	q.s.cnt.update(func(p *Progress) { p.AlreadyGone += gone })
+	return moved, nil
+}
+
+// copy copies key into the quarantine, retrying transient errors.
+func (q *quarantiner) copy(ctx context.Context, key string) error {
+	dst := layout.QuarantineKey(q.s.cfg.storagePrefix, q.runID, key)
+	for attempt := 1; ; attempt++ {
+		err := q.s.bucket.Copy(ctx, dst, key, nil)
+		if err == nil || !q.s.cls.transient(err) || attempt == deleteAttempts {
+			return err
+		}
+		if err := q.s.cfg.backoff.wait(ctx, attempt); err != nil {
+			return err
+		}
+	}
+}
+
+// RestoreResult is what Restore did.
+type RestoreResult struct {
+	// Restored counts the objects copied back to their place and removed
+	// from the quarantine.
+	Restored int64
+	// AlreadyThere counts the objects found at their place with the
+	// quarantine copy's content (a restore stopped between its copy and
+	// its delete, or a sweep between its copy and the original's delete):
+	// their quarantine copy is removed.
+	AlreadyThere int64
+	// Refused lists, with the reason, the objects left in the quarantine:
+	// another object, of other content, is at their place, or their copy
+	// back failed; or, back at their place, whose quarantine copy could not
+	// be removed (not counted in Restored).
+	Refused []RestoreRefusal
+	// Missing lists the addresses asked for that the quarantine does not
+	// hold.
+	Missing []string
+}
+
+// RestoreRefusal is an object Restore left in the quarantine, and why.
+type RestoreRefusal struct {
+	Address string `json:"address"`
+	Reason  string `json:"reason"`
+}
+
+// maxRefusals bounds the refusals a RestoreResult lists; the others are
+// only counted in the error.
+const maxRefusals = 1000
+
+// Restore puts the objects of run runID's quarantine (see WithQuarantine)
+// back at their addresses: all of them, or only addresses (keys relative to
+// the bucket's root) when given. Each is copied back, then its quarantine
+// copy deleted; an object already at its place is never overwritten: when
+// it has the quarantine copy's content (size and MD5, or else its bytes)
+// the quarantine copy is deleted, else the object stays in the quarantine
+// and is listed in Refused. Restore checks the place is free just before
+// its copy: a writer that puts an object there between the two is
+// overwritten. lakeFS never writes twice to one address, so only a person
+// could. Running it twice, or after it stopped, is safe.
+//
+// Options used: WithStoragePrefix, WithBackoff, WithLogger.
+func Restore(ctx context.Context, bucket *blob.Bucket, runID string, addresses []string, opts ...SweepOption) (*RestoreResult, error) {
+	if bucket == nil {
+		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
+	}
+	if err := validRunID(runID); err != nil {
+		return nil, err
+	}
+	cfg := newSweepConfig(opts)
+	if cfg.err != nil {
+		return nil, cfg.err
+	}
+	dir := layout.QuarantinePath(cfg.storagePrefix, runID)
+	if ok, err := bucket.Exists(ctx, dir+layout.QuarantineFile); err != nil {
+		return nil, fmt.Errorf("sweep: restore %s: %w", runID, err)
+	} else if !ok {
+		return nil, fmt.Errorf("%w: no quarantine %s", ErrNoRun, dir)
+	}
+	res := &RestoreResult{}
+	one := func(addr string) error {
+		why, err := restoreOne(ctx, bucket, cfg, runID, addr, res)
+		if err != nil {
+			return err
+		}
+		if why != "" {
+			if len(res.Refused) < maxRefusals {
+				res.Refused = append(res.Refused, RestoreRefusal{Address: addr, Reason: why})
+			}
+			if cfg.logger != nil {
+				cfg.logger.Warn("sweep: restore refused", "address", addr, "reason", why)
+			}
+		}
+		return nil
+	}
+	if len(addresses) > 0 {
+		for _, a := range addresses {
+			qkey := layout.QuarantineKey(cfg.storagePrefix, runID, a)
+			ok, err := bucket.Exists(ctx, qkey)
+			if err != nil {
+				return res, fmt.Errorf("sweep: restore %s: %w", a, err)
+			}
+			if !ok {
+				res.Missing = append(res.Missing, a)
+				continue
+			}
+			if err := one(a); err != nil {
+				return res, err
+			}
+		}
+		return res, nil
+	}
+	it := bucket.List(&blob.ListOptions{Prefix: dir + layout.QuarantineObjects})
+	for {
+		o, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return res, nil
+		}
+		if err != nil {
+			return res, fmt.Errorf("sweep: restore %s: list: %w", runID, err)
+		}
+		addr, ok := layout.QuarantineAddress(cfg.storagePrefix, runID, o.Key)
+		if o.IsDir || !ok {
+			continue
+		}
+		if err := one(addr); err != nil {
+			return res, err
+		}
+	}
+}
+
+// restoreOne restores one object and counts it; why says why it was left in
+// the quarantine, err stops the restore.
+func restoreOne(ctx context.Context, bucket *blob.Bucket, cfg *config, runID, addr string, res *RestoreResult) (why string, err error) {
+	qkey := layout.QuarantineKey(cfg.storagePrefix, runID, addr)
+	retry := func(op func() error) error {
+		for attempt := 1; ; attempt++ {
+			err := op()
+			if err == nil || !cfg.classify.transient(err) || attempt == deleteAttempts {
+				return err
+			}
+			if err := cfg.backoff.wait(ctx, attempt); err != nil {
+				return err
+			}
+		}
+	}
+	var there bool
+	if err := retry(func() (err error) { there, err = bucket.Exists(ctx, addr); return err }); err != nil {
+		return "", fmt.Errorf("sweep: restore %s: %w", addr, err)
+	}
+	if there {
+		same, err := sameContent(ctx, bucket, addr, qkey)
+		if err != nil {
+			return "", fmt.Errorf("sweep: restore %s: %w", addr, err)
+		}
+		if !same {
+			return "another object is at its place", nil
+		}
+	} else if err := retry(func() error { return bucket.Copy(ctx, addr, qkey, nil) }); err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "copy back: " + err.Error(), nil
+	}
+	if err := retry(func() error { return bucket.Delete(ctx, qkey) }); err != nil && !cfg.classify.isNotFound(err) {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		// The object is at its place; only its copy is left behind.
+		return "at its place, but its quarantine copy could not be removed: " + err.Error(), nil
+	}
+	if there {
+		res.AlreadyThere++
+	} else {
+		res.Restored++
+	}
+	return "", nil
+}
+
+// sameContent reports whether the objects a and b hold the same bytes: by
+// size and MD5 when the store gives both, else by reading them.
+func sameContent(ctx context.Context, bucket *blob.Bucket, a, b string) (bool, error) {
+	aa, err := bucket.Attributes(ctx, a)
+	if err != nil {
+		return false, err
+	}
+	ba, err := bucket.Attributes(ctx, b)
+	if err != nil {
+		return false, err
+	}
+	if aa.Size != ba.Size {
+		return false, nil
+	}
+	if len(aa.MD5) > 0 && len(ba.MD5) > 0 {
+		return bytes.Equal(aa.MD5, ba.MD5), nil
+	}
+	ra, err := bucket.NewReader(ctx, a, nil)
+	if err != nil {
+		return false, err
+	}
+	defer ra.Close()
+	rb, err := bucket.NewReader(ctx, b, nil)
+	if err != nil {
+		return false, err
+	}
+	defer rb.Close()
+	bufA, bufB := make([]byte, 64<<10), make([]byte, 64<<10)
+	for {
+		na, errA := io.ReadFull(ra, bufA)
+		nb, errB := io.ReadFull(rb, bufB)
+		if na != nb || !bytes.Equal(bufA[:na], bufB[:nb]) {
+			return false, nil
+		}
+		endA := errors.Is(errA, io.EOF) || errors.Is(errA, io.ErrUnexpectedEOF)
+		endB := errors.Is(errB, io.EOF) || errors.Is(errB, io.ErrUnexpectedEOF)
+		switch {
+		case errA != nil && !endA:
+			return false, errA
+		case errB != nil && !endB:
+			return false, errB
+		case endA || endB:
+			return endA && endB, nil
+		}
+	}
+}
+
+// PurgedRun is a quarantine Purge deleted.
+type PurgedRun struct {
+	RunID   string    `json:"run_id"`
+	Created time.Time `json:"created"`
+	Objects int64     `json:"objects"` // quarantined objects deleted
+	Bytes   int64     `json:"bytes"`   // their bytes
+}
+
+// PurgeResult is what Purge did.
+type PurgeResult struct {
+	Purged []PurgedRun
+	// Kept lists the quarantines kept: younger than the age, or without a
+	// readable record (whose age is unknown: kept).
+	Kept []string
+}
+
+// Purge deletes every quarantine (see WithQuarantine) started more than
+// olderThan before now (WithClock), its objects first, through the
+// BatchDeleter (WithBatchDeleter), then its manifest, then its record: a
+// purge stopped midway leaves the record, and a rerun finishes it. A
+// quarantine without a readable record is kept.
+//
+// Options used: WithStoragePrefix, WithClock, WithBatchDeleter, WithLogger.
+func Purge(ctx context.Context, bucket *blob.Bucket, olderThan time.Duration, opts ...SweepOption) (*PurgeResult, error) {
+	if bucket == nil {
+		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
+	}
+	if olderThan < 0 {
+		return nil, fmt.Errorf("%w: negative age %v", ErrInvalidInput, olderThan)
+	}
+	cfg := newSweepConfig(opts)
+	if cfg.err != nil {
+		return nil, cfg.err
+	}
+	deleter, batch := cfg.deleter, maxBatch
+	if deleter == nil {
+		deleter, batch = bucketDeleter{bucket: bucket}, defaultBatch
+	}
+	cutoff := cfg.clock().Add(-olderThan)
+	res := &PurgeResult{}
+	root := layout.Quarantines(cfg.storagePrefix)
+	var runs []string
+	it := bucket.List(&blob.ListOptions{Prefix: root, Delimiter: "/"})
+	for {
+		o, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sweep: purge: list %s: %w", root, err)
+		}
+		if o.IsDir {
+			runs = append(runs, o.Key)
+		}
+	}
+	for _, dir := range runs {
+		runID := dir[len(root) : len(dir)-1]
+		b, err := readSmall(ctx, bucket, dir+layout.QuarantineFile, maxRecordSize)
+		var created time.Time
+		if err == nil {
+			created, err = parseQuarantineRecord(b, runID)
+		}
+		if err != nil || !created.Before(cutoff) {
+			if err != nil && cfg.logger != nil {
+				cfg.logger.Warn("sweep: purge: quarantine kept, its record is unreadable", "run_id", runID, "error", err)
+			}
+			res.Kept = append(res.Kept, runID)
+			continue
+		}
+		pr := PurgedRun{RunID: runID, Created: created}
+		if err := purgeFolder(ctx, bucket, cfg.classify, deleter, batch, dir+layout.QuarantineObjects, &pr); err != nil {
+			return res, err
+		}
+		var ignored PurgedRun
+		if err := purgeFolder(ctx, bucket, cfg.classify, deleter, batch, dir+layout.QuarantineManifest, &ignored); err != nil {
+			return res, err
+		}
+		if err := removeObject(ctx, bucket, cfg.classify, dir+layout.QuarantineFile); err != nil {
+			return res, err
+		}
+		res.Purged = append(res.Purged, pr)
+		if cfg.logger != nil {
+			cfg.logger.Info("sweep: quarantine purged", "run_id", runID, "objects", pr.Objects, "bytes", pr.Bytes)
+		}
+	}
+	return res, nil
+}
+
+// purgeFolder deletes every object under dir through deleter, counting them
+// in pr.
+func purgeFolder(ctx context.Context, bucket *blob.Bucket, cs classifiers, deleter BatchDeleter, batch int, dir string, pr *PurgedRun) error {
+	keys := make([]string, 0, batch)
+	var sizes int64
+	flush := func() error {
+		if len(keys) == 0 {
+			return nil
+		}
+		failed, err := deleter.DeleteBatch(ctx, keys)
+		if err != nil {
+			return fmt.Errorf("sweep: purge %s: %w", dir, err)
+		}
+		for _, k := range slices.Sorted(maps.Keys(failed)) {
+			if kerr := failed[k]; kerr != nil && !cs.isNotFound(kerr) {
+				return fmt.Errorf("sweep: purge %s: %w", k, kerr)
+			}
+		}
+		pr.Objects += int64(len(keys))
+		pr.Bytes += sizes
+		keys, sizes = keys[:0], 0
+		return nil
+	}
+	it := bucket.List(&blob.ListOptions{Prefix: dir})
+	for {
+		o, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return flush()
+		}
+		if err != nil {
+			return fmt.Errorf("sweep: purge: list %s: %w", dir, err)
+		}
+		if o.IsDir {
+			continue
+		}
+		keys = append(keys, o.Key)
+		sizes += o.Size
+		if len(keys) == batch {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+}

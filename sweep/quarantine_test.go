@@ -1,0 +1,362 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/fileblob"
+	"gocloud.dev/blob/memblob"
+
+	"github.com/lakegc/lakegc/internal/faultblob"
+	"github.com/lakegc/lakegc/internal/layout"
+)
+
+// contents returns every object of the bucket with its bytes.
+func contents(t *testing.T, b *blob.Bucket) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]string{}
+	it := b.List(nil)
+	for {
+		o, err := it.Next(ctx)
+		if err != nil {
+			require.ErrorIs(t, err, io.EOF)
+			return out
+		}
+		data, err := b.ReadAll(ctx, o.Key)
+		require.NoError(t, err)
+		out[o.Key] = string(data)
+	}
+}
+
+// quarantineWorld is a namespace with candidates, objects a sweep must
+// refuse (one of them in an older quarantine), and objects no run names.
+type quarantineWorld struct {
+	good, refused, other []string
+}
+
+func newQuarantineWorld(t *testing.T, b *blob.Bucket, runID string) quarantineWorld {
+	t.Helper()
+	ctx := context.Background()
+	cutoff := t0.Add(-24 * time.Hour)
+	old := descendingName(cutoff.Add(-time.Hour))
+	w := quarantineWorld{
+		good: []string{"data/" + old + "/" + objID(1), "data/" + old + "/" + objID(2), "data/" + earlyName(1), flatName(1)},
+		// The quarantine is under the storage prefix, never a candidate:
+		// a report that names an object in it (or the record) is refused.
+		refused: []string{layout.QuarantineKey(DefaultStoragePrefix, "older", "data/"+old+"/"+objID(9)), layout.QuarantinePath(DefaultStoragePrefix, "older") + layout.QuarantineFile, "other/x"},
+		other:   []string{"data/" + old + "/" + objID(3), "notes.txt"},
+	}
+	for i, k := range slices.Concat(w.good, w.refused, w.other) {
+		require.NoError(t, b.WriteAll(ctx, k, []byte(fmt.Sprintf("object %d %s", i, k)), nil))
+	}
+	writeRun(t, b, runID, cutoff, slices.Concat(w.refused, w.good))
+	return w
+}
+
+func buckets(t *testing.T) map[string]*blob.Bucket {
+	fb, err := fileblob.OpenBucket(t.TempDir(), nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = fb.Close() })
+	return map[string]*blob.Bucket{"mem": memblob.OpenBucket(nil), "file": fb}
+}
+
+func TestQuarantineThenRestore(t *testing.T) {
+	for name, b := range buckets(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			w := newQuarantineWorld(t, b, "run1")
+			before := contents(t, b)
+			res, err := Sweep(ctx, b, "run1", WithQuarantine())
+			require.NoError(t, err)
+			require.Equal(t, int64(len(w.good)), res.Deleted)
+			require.Equal(t, int64(len(w.refused)), res.Refused)
+			require.Equal(t, layout.QuarantinePath(DefaultStoragePrefix, "run1"), res.Quarantine)
+			after := contents(t, b)
+			for _, k := range w.good {
+				require.NotContains(t, after, k)
+				require.Equal(t, before[k], after[layout.QuarantineKey(DefaultStoragePrefix, "run1", k)], k)
+			}
+			for _, k := range slices.Concat(w.refused, w.other) {
+				require.Equal(t, before[k], after[k], k)
+			}
+			require.Contains(t, after, layout.QuarantinePath(DefaultStoragePrefix, "run1")+layout.QuarantineFile)
+
+			rr, err := Restore(ctx, b, "run1", nil)
+			require.NoError(t, err)
+			require.Equal(t, RestoreResult{Restored: int64(len(w.good))}, *rr)
+			restored := contents(t, b)
+			for k, v := range before {
+				require.Equal(t, v, restored[k], k)
+			}
+			for k := range restored {
+				if _, ok := layout.QuarantineAddress(DefaultStoragePrefix, "run1", k); ok {
+					t.Errorf("%s is still in the quarantine", k)
+				}
+			}
+		})
+	}
+}
+
+func TestRestoreNeverOverwrites(t *testing.T) {
+	ctx := context.Background()
+	b := memblob.OpenBucket(nil)
+	w := newQuarantineWorld(t, b, "run1")
+	_, err := Sweep(ctx, b, "run1", WithQuarantine())
+	require.NoError(t, err)
+	q := func(k string) string { return layout.QuarantineKey(DefaultStoragePrefix, "run1", k) }
+	// Another object at the first's place: it stays, and so does the
+	// quarantine copy.
+	require.NoError(t, b.WriteAll(ctx, w.good[0], []byte("someone else's"), nil))
+	// The second back at its place already, as a restore stopped after
+	// its copy leaves it: the quarantine copy goes.
+	require.NoError(t, b.Copy(ctx, w.good[1], q(w.good[1]), nil))
+	// The third and fourth asked for by address, with one not in it.
+	rr, err := Restore(ctx, b, "run1", []string{w.good[0], w.good[1], w.good[2], "data/none"})
+	require.NoError(t, err)
+	require.Equal(t, int64(1), rr.Restored)
+	require.Equal(t, int64(1), rr.AlreadyThere)
+	require.Equal(t, []string{"data/none"}, rr.Missing)
+	require.Len(t, rr.Refused, 1)
+	require.Equal(t, w.good[0], rr.Refused[0].Address)
+	got := contents(t, b)
+	require.Equal(t, "someone else's", got[w.good[0]])
+	require.Contains(t, got, q(w.good[0]))
+	require.NotContains(t, got, q(w.good[1]))
+	require.NotContains(t, got, q(w.good[2]))
+	require.Contains(t, got, w.good[2])
+	require.NotContains(t, got, w.good[3], "not asked for")
+	require.Contains(t, got, q(w.good[3]))
+
+	_, err = Restore(ctx, b, "nope", nil)
+	require.ErrorIs(t, err, ErrNoRun)
+	_, err = Restore(ctx, b, "../x", nil)
+	require.ErrorIs(t, err, ErrInvalidInput)
+}
+
+func TestSameContent(t *testing.T) {
+	ctx := context.Background()
+	b := memblob.OpenBucket(nil)
+	big := strings.Repeat("ab", 70<<10)
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{{"x", "x", true}, {"x", "y", false}, {big, big, true}, {big, big[:len(big)-1] + "c", false}, {"", "", true}, {"x", "xy", false}} {
+		require.NoError(t, b.WriteAll(ctx, "a", []byte(c.a), nil))
+		require.NoError(t, b.WriteAll(ctx, "b", []byte(c.b), nil))
+		got, err := sameContent(ctx, b, "a", "b")
+		require.NoError(t, err)
+		require.Equal(t, c.same, got, "%.10q %.10q", c.a, c.b)
+	}
+}
+
+func TestPurge(t *testing.T) {
+	for name, b := range buckets(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			clockAt := func(t time.Time) Option { return WithClock(func() time.Time { return t }) }
+			wOld := newQuarantineWorld(t, b, "old")
+			_, err := Sweep(ctx, b, "old", WithQuarantine(), clockAt(t0.Add(-10*24*time.Hour)))
+			require.NoError(t, err)
+			// A second sweep into the same quarantine keeps its start.
+			_, err = Sweep(ctx, b, "old", WithQuarantine(), clockAt(t0))
+			require.NoError(t, err)
+			writeRun(t, b, "new", t0.Add(-24*time.Hour), []string{"data/" + earlyName(7)})
+			require.NoError(t, b.WriteAll(ctx, "data/"+earlyName(7), []byte("1234"), nil))
+			_, err = Sweep(ctx, b, "new", WithQuarantine(), clockAt(t0.Add(-24*time.Hour)))
+			require.NoError(t, err)
+			// Quarantines whose age is unknown are kept.
+			require.NoError(t, b.WriteAll(ctx, layout.QuarantinePath(DefaultStoragePrefix, "norecord")+layout.QuarantineObjects+"a", []byte("a"), nil))
+			require.NoError(t, b.WriteAll(ctx, layout.QuarantinePath(DefaultStoragePrefix, "bad")+layout.QuarantineFile, []byte(`{"run_id":"bad"}`), nil))
+			require.NoError(t, b.WriteAll(ctx, layout.QuarantinePath(DefaultStoragePrefix, "bad")+layout.QuarantineObjects+"a", []byte("a"), nil))
+
+			before := contents(t, b)
+			var wantBytes int64
+			for _, k := range wOld.good {
+				wantBytes += int64(len(before[layout.QuarantineKey(DefaultStoragePrefix, "old", k)]))
+			}
+			res, err := Purge(ctx, b, 7*24*time.Hour, clockAt(t0))
+			require.NoError(t, err)
+			require.Equal(t, []PurgedRun{{RunID: "old", Created: t0.Add(-10 * 24 * time.Hour), Objects: int64(len(wOld.good)), Bytes: wantBytes}}, res.Purged)
+			require.ElementsMatch(t, []string{"bad", "new", "norecord", "older"}, res.Kept)
+			after := contents(t, b)
+			for k, v := range before {
+				if strings.HasPrefix(k, layout.QuarantinePath(DefaultStoragePrefix, "old")) {
+					require.NotContains(t, after, k)
+				} else {
+					require.Equal(t, v, after[k], k)
+				}
+			}
+			_, err = Purge(ctx, b, -time.Hour)
+			require.ErrorIs(t, err, ErrInvalidInput)
+		})
+	}
+}
+
+// TestQuarantineCrashes stops a sweep into the quarantine, a restore and a
+// purge at a random bucket call (every call after it fails, as if the
+// process died) and checks that no object is lost: each candidate is at its
+// place or in the quarantine, nothing else changed; then the rerun finishes.
+func TestQuarantineCrashes(t *testing.T) {
+	for seed := range uint64(40) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			ctx := context.Background()
+			inner := memblob.OpenBucket(nil)
+			w := newQuarantineWorld(t, inner, "run1")
+			start := contents(t, inner)
+			r := rand.New(rand.NewPCG(seed, 7))
+			crashAt := func() *blob.Bucket {
+				var calls atomic.Int64
+				at := int64(1 + r.IntN(30))
+				hook := func(_ context.Context, c *faultblob.Call) error {
+					if calls.Add(1) >= at {
+						return errCrash
+					}
+					return nil
+				}
+				var opts []faultblob.Option
+				for _, op := range []faultblob.Op{faultblob.Attributes, faultblob.List, faultblob.Read, faultblob.Write, faultblob.Copy, faultblob.Delete} {
+					opts = append(opts, faultblob.WithHook(op, hook))
+				}
+				fb, err := faultblob.New(inner, opts...)
+				require.NoError(t, err)
+				return fb.Bucket()
+			}
+			q := func(k string) string { return layout.QuarantineKey(DefaultStoragePrefix, "run1", k) }
+			check := func(stage string, wantHome bool) {
+				now := contents(t, inner)
+				for k, v := range start {
+					if slices.Contains(w.good, k) {
+						if now[k] != v && now[q(k)] != v {
+							t.Fatalf("%s: %s lost: at neither its place nor in the quarantine", stage, k)
+						}
+						if wantHome && now[k] != v {
+							t.Fatalf("%s: %s not back", stage, k)
+						}
+						continue
+					}
+					require.Equal(t, v, now[k], "%s: %s changed", stage, k)
+				}
+			}
+			opts := []SweepOption{WithQuarantine(), WithBackoff(time.Microsecond, time.Microsecond)}
+			_, _ = Sweep(ctx, crashAt(), "run1", opts...)
+			check("crashed sweep", false)
+			_, err := Sweep(ctx, inner, "run1", opts...)
+			require.NoError(t, err)
+			check("swept", false)
+			for _, k := range w.good {
+				ok, err := inner.Exists(ctx, k)
+				require.NoError(t, err)
+				require.False(t, ok, "the rerun did not finish moving %s", k)
+			}
+			_, _ = Restore(ctx, crashAt(), "run1", nil, opts...)
+			check("crashed restore", false)
+			rr, err := Restore(ctx, inner, "run1", nil, opts...)
+			require.NoError(t, err)
+			require.Empty(t, rr.Refused)
+			check("restored", true)
+			// Sweep again, then purge, crashing: what is left of the
+			// quarantine goes on the rerun, nothing else changes.
+			_, err = Sweep(ctx, inner, "run1", opts...)
+			require.NoError(t, err)
+			moved := contents(t, inner)
+			_, _ = Purge(ctx, crashAt(), 0, opts...)
+			pr, err := Purge(ctx, inner, 0, opts...)
+			require.NoError(t, err)
+			purged := contents(t, inner)
+			for k, v := range moved {
+				if strings.HasPrefix(k, layout.QuarantinePath(DefaultStoragePrefix, "run1")) {
+					require.NotContains(t, purged, k)
+				} else {
+					require.Equal(t, v, purged[k], k)
+				}
+			}
+			require.NotContains(t, slices.Collect(maps.Keys(purged)), layout.QuarantinePath(DefaultStoragePrefix, "run1")+layout.QuarantineFile)
+			_ = pr
+		})
+	}
+}
+
+var errCrash = errors.New("crashed")
+
+// TestQuarantineFaults sweeps into the quarantine, restores and purges
+// through the fault bucket (seeded retryable and permanent errors, stalls,
+// short reads on every operation): whatever fails, no candidate is lost and
+// nothing else changes; reruns on a sound bucket finish.
+func TestQuarantineFaults(t *testing.T) {
+	for seed := range uint64(30) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			ctx := context.Background()
+			inner := memblob.OpenBucket(nil)
+			w := newQuarantineWorld(t, inner, "run1")
+			start := contents(t, inner)
+			fb, err := faultblob.New(inner, faultblob.WithSeed(seed), faultblob.WithRates(0.25), faultblob.WithMaxStall(time.Millisecond))
+			require.NoError(t, err)
+			q := func(k string) string { return layout.QuarantineKey(DefaultStoragePrefix, "run1", k) }
+			check := func(stage string) {
+				now := contents(t, inner)
+				for k, v := range start {
+					if slices.Contains(w.good, k) {
+						if now[k] != v && now[q(k)] != v {
+							t.Fatalf("%s: %s lost", stage, k)
+						}
+						continue
+					}
+					require.Equal(t, v, now[k], "%s: %s changed", stage, k)
+				}
+			}
+			opts := []SweepOption{WithQuarantine(), WithBackoff(time.Microsecond, time.Microsecond)}
+			for range 3 {
+				_, _ = Sweep(ctx, fb.Bucket(), "run1", opts...)
+				check("sweep")
+				_, _ = Restore(ctx, fb.Bucket(), "run1", nil, opts...)
+				check("restore")
+			}
+			_, err = Sweep(ctx, inner, "run1", opts...)
+			require.NoError(t, err)
+			rr, err := Restore(ctx, inner, "run1", nil, opts...)
+			require.NoError(t, err)
+			require.Empty(t, rr.Refused)
+			end := contents(t, inner)
+			for k, v := range start {
+				require.Equal(t, v, end[k], k)
+			}
+			for k := range end {
+				if _, ok := layout.QuarantineAddress(DefaultStoragePrefix, "run1", k); ok {
+					t.Errorf("%s left in the quarantine", k)
+				}
+			}
+		})
+	}
+}
+
+func FuzzQuarantineRecord(f *testing.F) {
+	f.Add([]byte(`{"run_id":"r","created":"2026-11-30T12:00:00Z"}`))
+	f.Add([]byte(`{"run_id":"r"}`))
+	f.Add([]byte(`{"run_id":"x","created":"2026-11-30T12:00:00Z"}`))
+	f.Add([]byte(`{"created":"0000-01-01T00:00:00Z","run_id":"r"}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := parseQuarantineRecord(b, "r")
+		if err != nil {
+			if !errors.Is(err, ErrInvalidInput) {
+				t.Fatalf("error %v does not wrap ErrInvalidInput", err)
+			}
+			return
+		}
+		if got.IsZero() {
+			t.Fatal("a record without a time accepted")
+		}
+	})
+}
