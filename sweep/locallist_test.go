@@ -94,7 +94,7 @@ func hostileTree(t testing.TB, dir string) {
 		"data/s1/\xffinv", "data/s1/\xffinv__0x41__", "data/s1/sp ace", "data/s1/ctl\x01",
 		"data/s1/a-b", "data/s1/a/x", "data/s1/a/y-z", "data/s1/a.b", "data/s1/a0",
 		"data/s1/only.attrs/f", "data/s1/onlysidecars/k.attrs", "data/s1/nested/deeper/leaf", "data/s1/nested/n",
-		"data/s1/d__0x41__/f", "data/s1/\xffdir/g__0x42__", "data/s1/__0x2f__/f",
+		"data/s1/d__0x41__/f", "data/s1/\xffdir/g__0x42__", "data/s1/\xffq.attrs/__0x41__", "data/s1/__0x2f__/f",
 		"data/s10/p", "data/s2/q", "data/s1.attrs/r", "data/s1-x/u",
 	}
 	for i, f := range files {
@@ -125,7 +125,7 @@ func TestLocalListingMatchesFileblob(t *testing.T) {
 		"data/s1/", "data/s2/", "data/s3/", "data/s10/", "data/s1", "data/s", "data/", "data/s1/nested/",
 		"data/s1/a/", "data/s1/a", "data/s1/only.attrs/", "data/s1/d__0x41__/", "data/s1/dA/", "data/missing/",
 		"data/s1/empty/", "data/s1/z/", "data/s1.attrs/", "data/s1/onlysidecars/", "data/s1/\xffdir/",
-		"data/s1/__0x2f__/", "missing/x/",
+		"data/s1/__0x2f__/", "missing/x/", "data/s1/\uFFFD",
 	}
 	for _, prefix := range local {
 		want := fileblobListing(t, dir, prefix)
