@@ -252,6 +252,23 @@
 // A delete batch's keys get five attempts (up to 15 s of waits); then they
 // land in failed/.
 //
+// # Local namespaces
+//
+// gocloud's fileblob lists a prefix by walking and sorting every file below
+// it, for each page: a folder of n objects listed 1000 keys at a time costs
+// about n²/1000 file system calls, and each page in flight holds the whole
+// folder's names. With [WithLocalListing], Mark reads each folder of a
+// local namespace itself, once, 256 entries per request of the window, and
+// lists the keys fileblob lists: its escapes decoded, its ".attrs" side
+// files left out, links listed as objects and never followed. The entries
+// come in the file system's order, which Mark sorts as it does any listing
+// out of order. A file or folder gone before it is read is not listed (it
+// is gone, and what replaced it is new); any other error of the file system
+// fails the listing, a transient one after the retries of a page, where
+// fileblob would skip an unreadable folder in silence. A listing in flight
+// holds one open folder, one chunk of entries and the paths of the
+// subfolders still to read.
+//
 // # Cost
 //
 // Mark's memory is bounded by [WithMemoryBudget], not by the number of keys,
