@@ -138,13 +138,14 @@ func TestLakeFSBench(t *testing.T) {
 				out.Commits.Active, out.Host.LakeFSRequests, out.Host.StagedStatted, out.Host.Reuploads)
 		}
 	}
-	benchListing(t, s.BlockstorePath, "local://"+repo, runs)
+	benchListing(t, s.BlockstorePath, "local://"+repo, now.Add(3*24*time.Hour), runs)
 }
 
 // benchListing times the mark's listing of the namespace alone, through
 // fileblob's pages and read locally (sweep.WithLocalListing): a Mark with
-// no inputs spends its "keep" phase listing.
-func benchListing(t *testing.T, blockstorePath, ns string, runs int) {
+// no inputs spends its "keep" phase listing. It runs as of at, when every
+// slice is older than the cutoff.
+func benchListing(t *testing.T, blockstorePath, ns string, at time.Time, runs int) {
 	n, err := namespace.Parse(ns)
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +163,7 @@ func benchListing(t *testing.T, blockstorePath, ns string, runs int) {
 	for _, local := range []bool{true, false} {
 		for i := range runs {
 			var listed time.Time
-			opts := []sweep.Option{sweep.WithTempDir(t.TempDir()), sweep.WithProgress(func(p sweep.Progress) {
+			opts := []sweep.Option{sweep.WithTempDir(t.TempDir()), sweep.WithClock(func() time.Time { return at }), sweep.WithProgress(func(p sweep.Progress) {
 				if p.Phase != "" && p.Phase != "keep" && listed.IsZero() {
 					listed = time.Now()
 				}
@@ -172,9 +173,12 @@ func benchListing(t *testing.T, blockstorePath, ns string, runs int) {
 			}
 			start := time.Now()
 			sum, err := sweep.Mark(t.Context(), bucket, fmt.Sprintf("listing-%t-%d", local, i),
-				sweep.Inputs{Uncommitted: none, Committed: none, ExportStart: start}, opts...)
+				sweep.Inputs{Uncommitted: none, Committed: none, ExportStart: at}, opts...)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if sum.SlicesListed == 0 {
+				t.Fatal("the listing's mark listed no slice")
 			}
 			t.Logf("listing alone (local %t) run %d: %v; %d slices", local, i+1, listed.Sub(start).Round(time.Millisecond), sum.SlicesListed)
 			if !local {
