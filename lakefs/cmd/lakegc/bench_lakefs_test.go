@@ -143,7 +143,7 @@ func TestLakeFSBench(t *testing.T) {
 
 // benchListing times the mark's listing of the namespace alone, through
 // fileblob's pages and read locally (sweep.WithLocalListing): a Mark with
-// no inputs spends its "keep" phase listing. It runs as of at, when every
+// no inputs lists until its "join" phase. It runs as of at, when every
 // slice is older than the cutoff.
 func benchListing(t *testing.T, blockstorePath, ns string, at time.Time, runs int) {
 	n, err := namespace.Parse(ns)
@@ -164,7 +164,7 @@ func benchListing(t *testing.T, blockstorePath, ns string, at time.Time, runs in
 		for i := range runs {
 			var listed time.Time
 			opts := []sweep.Option{sweep.WithTempDir(t.TempDir()), sweep.WithClock(func() time.Time { return at }), sweep.WithProgress(func(p sweep.Progress) {
-				if p.Phase != "" && p.Phase != "keep" && listed.IsZero() {
+				if p.Phase == "join" && listed.IsZero() {
 					listed = time.Now()
 				}
 			})}
