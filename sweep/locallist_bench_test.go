@@ -16,8 +16,10 @@ import (
 // lakeFS slice of the local blockstore, DefaultDataPartitionSize) the ways
 // Mark can: through fileblob a page of 1,000 keys at a time (the pager, as
 // Mark without WithLocalListing), through fileblob 10,000 at a time, and
-// read once by the local pager (WithLocalListing). fileblob's ways take
-// seconds an iteration: run it with -benchtime 1x.
+// read once by the local pager (WithLocalListing); and the listing of the
+// data folder with a delimiter, which fileblob answers by walking every file
+// of the folder too. fileblob's ways take seconds an iteration: run it with
+// -benchtime 1x.
 func BenchmarkListFolder(b *testing.B) {
 	const n = 50000
 	dir := b.TempDir()
@@ -79,6 +81,16 @@ func BenchmarkListFolder(b *testing.B) {
 			}
 		})
 	}
+	// What remains with WithLocalListing: the data folder's listing with a
+	// delimiter, through fileblob, still walks every file of its folders.
+	b.Run("fileblob-delimiter", func(b *testing.B) {
+		for b.Loop() {
+			page, next, err := bucket.ListPage(ctx, blob.FirstPageToken, listPageSize, &blob.ListOptions{Prefix: "data/", Delimiter: "/"})
+			if err != nil || len(next) != 0 || len(page) != 1 {
+				b.Fatal(page, next, err)
+			}
+		}
+	})
 	b.Run("local", func(b *testing.B) {
 		for b.Loop() {
 			p := newLocalPager(dir, opts.Prefix, testWindow(), backoff{sleep: sleep})
