@@ -260,7 +260,10 @@
 // folder's names. With [WithLocalListing], Mark reads each folder of a
 // local namespace itself, once, 256 entries per request of the window, and
 // lists the keys fileblob lists: its escapes decoded, its ".attrs" side
-// files left out, links listed as objects and never followed. The entries
+// files left out, links listed as objects and never followed. (fileblob's
+// pages can skip a key where its walk's order is not the keys' order, "a-b"
+// after "a/x": a page that ends in "a/" leaves "a-b" out; the local listing
+// does not.) The entries
 // come in the file system's order, which Mark sorts as it does any listing
 // out of order. A file or folder gone before it is read is not listed (it
 // is gone, and what replaced it is new); any other error of the file system
