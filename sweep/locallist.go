@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"gocloud.dev/blob"
 )
@@ -65,6 +66,9 @@ type localPager struct {
 	backoff backoff
 	cls     classifiers // WithErrorClassifier's, as the pager's
 	chunk   int         // entries read at once: localChunk, less in tests
+	// level is set for a listing with the delimiter "/": the folder's own
+	// files, and a folder entry for each subfolder that holds a file.
+	level bool
 	// fault, in tests, fails an operation before it is made: "open",
 	// "readdir" or "lstat" of the path rel.
 	fault func(op, rel string) error
@@ -108,6 +112,61 @@ func newLocalPager(root, prefix string, win *window, b backoff) *localPager {
 		p.stack = append(p.stack, rel)
 	}
 	return p
+}
+
+// newLocalLevelPager returns the pager of prefix with the delimiter "/" in
+// the bucket whose folder is root, or nil when it cannot tell that it lists
+// what fileblob does. prefix must be "" or a folder's key and '/', and the
+// folder's name, and the name of every entry in it, plain: valid UTF-8
+// without fileblob's escape, so that each key is the entry's path. fileblob
+// lists a subfolder when a file lies somewhere below it (its first file's
+// key, cut after the prefix's next '/', is the folder's key): so does this
+// pager, looking below each subfolder for its first file.
+//
+// An entry whose name is not plain is looked for before the listing (then
+// the listing is left to the bucket); one that comes after is not listed.
+func newLocalLevelPager(root, prefix string, win *window, b backoff) *localPager {
+	rel, ok := strings.CutSuffix(prefix, "/")
+	switch {
+	case prefix == "":
+	case !ok || !filepath.IsLocal(rel) || filepath.ToSlash(filepath.Clean(rel)) != rel || !plainName(rel):
+		return nil
+	}
+	dir := filepath.Join(root, filepath.FromSlash(rel))
+	fi, err := os.Lstat(dir)
+	switch {
+	case vanished(err):
+		return &localPager{done: true}
+	case err != nil || !fi.IsDir():
+		return nil
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	for {
+		ents, err := f.ReadDir(localChunk)
+		for _, e := range ents {
+			if !plainName(e.Name()) || strings.ContainsRune(e.Name(), '\\') {
+				return nil
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil
+		}
+	}
+	return &localPager{root: root, prefix: prefix, win: win, backoff: b, chunk: localChunk, level: true, stack: []string{rel}}
+}
+
+// plainName reports whether fileblob's listing keeps name as it is: valid
+// UTF-8 (fileblob rebuilds a path with an escape from its code points) and
+// no escape.
+func plainName(name string) bool {
+	return utf8.ValidString(name) && !strings.Contains(name, "__0x")
 }
 
 // Next returns the next object of the listing, or io.EOF after the last.
@@ -231,6 +290,9 @@ func (p *localPager) handle(e os.DirEntry) error {
 	if p.rel != "" {
 		rel = p.rel + "/" + rel
 	}
+	if p.level {
+		return p.handleLevel(e, rel)
+	}
 	if e.IsDir() {
 		if !p.skipFolder(rel) {
 			p.stack = append(p.stack, rel)
@@ -258,6 +320,85 @@ func (p *localPager) handle(e os.DirEntry) error {
 	}
 	p.page = append(p.page, &blob.ListObject{Key: key, ModTime: fi.ModTime(), Size: fi.Size()})
 	return nil
+}
+
+// handleLevel lists one entry of the folder of a listing with a delimiter:
+// a file is an object, a subfolder with a file below it a folder entry.
+func (p *localPager) handleLevel(e os.DirEntry, rel string) error {
+	name := e.Name()
+	if !plainName(name) || strings.ContainsRune(name, '\\') {
+		return nil // came after the check of newLocalLevelPager
+	}
+	if e.IsDir() {
+		has, err := p.holdsFile(rel)
+		if err == nil && has {
+			p.page = append(p.page, &blob.ListObject{Key: p.prefix + name + "/", IsDir: true})
+		}
+		return err
+	}
+	if strings.HasSuffix(name, attrsSuffix) {
+		return nil
+	}
+	if err := p.injected("lstat", rel); err != nil {
+		return err
+	}
+	fi, err := e.Info()
+	switch {
+	case vanished(err):
+		return nil
+	case err != nil:
+		return err
+	case fi.IsDir():
+		return nil
+	}
+	p.page = append(p.page, &blob.ListObject{Key: p.prefix + name, ModTime: fi.ModTime(), Size: fi.Size()})
+	return nil
+}
+
+// holdsFile reports whether a file fileblob lists lies anywhere below the
+// folder rel: a non-folder whose name does not end in ".attrs". It stops at
+// the first.
+func (p *localPager) holdsFile(rel string) (bool, error) {
+	stack := []string{rel}
+	for len(stack) > 0 {
+		d := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if err := p.injected("open", d); err != nil {
+			return false, err
+		}
+		f, err := os.Open(filepath.Join(p.root, filepath.FromSlash(d)))
+		if vanished(err) {
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		for {
+			if err := p.injected("readdir", d); err != nil {
+				f.Close()
+				return false, err
+			}
+			ents, err := f.ReadDir(p.chunk)
+			for _, e := range ents {
+				switch {
+				case e.IsDir():
+					stack = append(stack, d+"/"+e.Name())
+				case !strings.HasSuffix(e.Name(), attrsSuffix):
+					f.Close()
+					return true, nil
+				}
+			}
+			if errors.Is(err, io.EOF) || vanished(err) {
+				break
+			}
+			if err != nil {
+				f.Close()
+				return false, err
+			}
+		}
+		f.Close()
+	}
+	return false, nil
 }
 
 // injected is the error the test's fault gives op on rel, if any.

@@ -22,28 +22,37 @@ import (
 
 // listed is what a listing says of one object.
 type listed struct {
-	key  string
-	size int64
-	mod  time.Time
+	key   string
+	size  int64
+	mod   time.Time
+	isDir bool
 }
 
-func (o listed) String() string { return fmt.Sprintf("%q(%d,%d)", o.key, o.size, o.mod.UnixNano()) }
+func (o listed) String() string {
+	return fmt.Sprintf("%q(%d,%d,%t)", o.key, o.size, o.mod.UnixNano(), o.isDir)
+}
 
 // fileblobListing is fileblob's whole listing of prefix in the bucket at
 // dir, in one page (so that none of its pagination's losses come in; the
 // trees of the tests are smaller than a page).
 func fileblobListing(t testing.TB, dir, prefix string) []listed {
 	t.Helper()
+	return fileblobListingDelim(t, dir, prefix, "")
+}
+
+// fileblobListingDelim is fileblobListing with a delimiter.
+func fileblobListingDelim(t testing.TB, dir, prefix, delim string) []listed {
+	t.Helper()
 	b, err := fileblob.OpenBucket(dir, nil)
 	require.NoError(t, err)
 	defer b.Close()
-	page, next, err := b.ListPage(context.Background(), blob.FirstPageToken, 1<<16, &blob.ListOptions{Prefix: prefix})
+	page, next, err := b.ListPage(context.Background(), blob.FirstPageToken, 1<<16, &blob.ListOptions{Prefix: prefix, Delimiter: delim})
 	require.NoError(t, err)
 	require.Empty(t, next)
 	var out []listed
 	for _, o := range page {
-		require.False(t, o.IsDir)
-		out = append(out, listed{o.Key, o.Size, o.ModTime})
+		require.True(t, !o.IsDir || delim != "")
+		out = append(out, listed{o.Key, o.Size, o.ModTime, o.IsDir})
 	}
 	return sortListed(out)
 }
@@ -60,7 +69,16 @@ func testWindow() *window { return newWindow(1, DefaultListConcurrency, DefaultM
 // once; ok is false when the pager leaves the prefix to the bucket.
 func localListing(t testing.TB, dir, prefix string, chunk int) (out []listed, ok bool) {
 	t.Helper()
+	return localListingDelim(t, dir, prefix, "", chunk)
+}
+
+// localListingDelim is localListing with a delimiter ("" or "/").
+func localListingDelim(t testing.TB, dir, prefix, delim string, chunk int) (out []listed, ok bool) {
+	t.Helper()
 	p := newLocalPager(dir, prefix, testWindow(), backoff{sleep: sleep})
+	if delim != "" {
+		p = newLocalLevelPager(dir, prefix, testWindow(), backoff{sleep: sleep})
+	}
 	if p == nil {
 		return nil, false
 	}
@@ -72,7 +90,7 @@ func localListing(t testing.TB, dir, prefix string, chunk int) (out []listed, ok
 			return sortListed(out), true
 		}
 		require.NoError(t, err)
-		out = append(out, listed{o.Key, o.Size, o.ModTime})
+		out = append(out, listed{o.Key, o.Size, o.ModTime, o.IsDir})
 	}
 }
 
@@ -96,6 +114,7 @@ func hostileTree(t testing.TB, dir string) {
 		"data/s1/only.attrs/f", "data/s1/onlysidecars/k.attrs", "data/s1/nested/deeper/leaf", "data/s1/nested/n",
 		"data/s1/d__0x41__/f", "data/s1/\xffdir/g__0x42__", "data/s1/\xffq.attrs/__0x41__", "data/s1/__0x2f__/f",
 		"data/s10/p", "data/s2/q", "data/s1.attrs/r", "data/s1-x/u",
+		"data/s4/k.attrs", "data/s6.attrs/f", "data/loose.attrs", "data/s7/deep/er/f", "data/s7/deep/x.attrs",
 	}
 	for i, f := range files {
 		p := filepath.Join(dir, filepath.FromSlash(f))
@@ -104,11 +123,12 @@ func hostileTree(t testing.TB, dir string) {
 		mod := t0.Add(-time.Duration(i) * time.Hour)
 		require.NoError(t, os.Chtimes(p, mod, mod))
 	}
-	for _, d := range []string{"data/s1/empty", "data/s1/emptier/still", "data/s3"} {
+	for _, d := range []string{"data/s1/empty", "data/s1/emptier/still", "data/s3", "data/s5/e/f", "data/s4/g.attrs"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.FromSlash(d)), 0o755))
 	}
 	for link, target := range map[string]string{
 		"data/s1/link": "plain", "data/s1/dirlink": "nested", "data/s1/dangling": "nowhere", "data/s1/uplink": "..",
+		"data/slink": "s1",
 	} {
 		require.NoError(t, os.Symlink(target, filepath.Join(dir, filepath.FromSlash(link))))
 	}
@@ -153,6 +173,41 @@ func TestLocalListingMatchesFileblob(t *testing.T) {
 	}
 }
 
+// TestLocalLevelListingMatchesFileblob lists prefixes of the hostile tree
+// with the delimiter "/" through a localPager and through fileblob: the same
+// objects and folders (a folder only when a file lies below it). A folder
+// whose entries are not all plain is left to fileblob.
+func TestLocalLevelListingMatchesFileblob(t *testing.T) {
+	dir := t.TempDir()
+	hostileTree(t, dir)
+	for _, prefix := range []string{"", "data/", "data/s1/nested/", "data/s1/a/", "data/s3/", "data/s5/", "data/s7/",
+		"data/missing/", "data/s1/empty/"} {
+		want := fileblobListingDelim(t, dir, prefix, "/")
+		for _, chunk := range []int{1, 2, localChunk} {
+			got, ok := localListingDelim(t, dir, prefix, "/", chunk)
+			require.True(t, ok, "prefix %q left to fileblob", prefix)
+			require.Equal(t, want, got, "prefix %q, chunk %d", prefix, chunk)
+		}
+	}
+	// The tree must hold what a wrong listing would get wrong.
+	data := map[string]bool{}
+	for _, o := range fileblobListingDelim(t, dir, "data/", "/") {
+		data[o.key] = o.isDir
+	}
+	for k, isDir := range map[string]bool{"data/s1/": true, "data/s6.attrs/": true, "data/s7/": true, "data/slink": false, "data/loose": false} {
+		d, ok := data[k]
+		require.True(t, ok && d == isDir, "fileblob's listing of data/ has no %q (folder %t): %v", k, isDir, data)
+	}
+	for _, k := range []string{"data/s3/", "data/s4/", "data/s5/", "data/loose.attrs"} {
+		_, ok := data[k]
+		require.False(t, ok, "fileblob's listing of data/ has %q", k)
+	}
+	for _, prefix := range []string{"data/s1/", "data/s1", "data//", "data/s1/plain/", "data/slink/", "x"} {
+		_, ok := localListingDelim(t, dir, prefix, "/", localChunk)
+		require.False(t, ok, "prefix %q listed locally", prefix)
+	}
+}
+
 // treeRunes make random trees' names: fileblob's escape in pieces, bytes
 // around '/', invalid UTF-8, the side files' suffix.
 var treeRunes = []string{"a", "b", "_", "__0x", "41", "2f", "-", "__", ".attrs", "\xff", "é", "0", "x", "."}
@@ -161,16 +216,28 @@ var treeRunes = []string{"a", "b", "_", "__0x", "41", "2f", "-", "__", ".attrs",
 // the prefix of every folder and of some names cut short.
 func TestLocalListingMatchesFileblobRandom(t *testing.T) {
 	rounds := propertyRounds(t)
+	levels := 0
+	defer func() {
+		if !t.Failed() && levels == 0 {
+			t.Error("no listing with a delimiter was read locally")
+		}
+	}()
 	for seed := range uint64(rounds) {
 		r := rand.New(rand.NewPCG(seed, 22))
+		alphabet := treeRunes
+		if seed%2 == 1 {
+			// Plain names only, so that listings with a delimiter are
+			// read locally too.
+			alphabet = slices.DeleteFunc(slices.Clone(treeRunes), func(s string) bool { return !plainName(s) || s == "__0x" })
+		}
 		dir := t.TempDir()
-		prefixes := map[string]bool{"data/": true}
+		prefixes := map[string]bool{"data/": true, "": true}
 		for range 5 + r.IntN(60) {
 			var parts []string
 			for range 1 + r.IntN(3) {
 				var b strings.Builder
 				for range 1 + r.IntN(4) {
-					b.WriteString(treeRunes[r.IntN(len(treeRunes))])
+					b.WriteString(alphabet[r.IntN(len(alphabet))])
 				}
 				name := b.String()
 				if name == "." || name == ".." {
@@ -201,11 +268,13 @@ func TestLocalListingMatchesFileblobRandom(t *testing.T) {
 				}
 			}
 		}) {
-			got, ok := localListing(t, dir, prefix, 1+r.IntN(4))
-			if !ok {
-				continue
+			if got, ok := localListing(t, dir, prefix, 1+r.IntN(4)); ok {
+				require.Equal(t, fileblobListing(t, dir, prefix), got, "seed %d, prefix %q", seed, prefix)
 			}
-			require.Equal(t, fileblobListing(t, dir, prefix), got, "seed %d, prefix %q", seed, prefix)
+			if got, ok := localListingDelim(t, dir, prefix, "/", 1+r.IntN(4)); ok {
+				levels++
+				require.Equal(t, fileblobListingDelim(t, dir, prefix, "/"), got, "seed %d, prefix %q with a delimiter", seed, prefix)
+			}
 		}
 	}
 }
@@ -340,7 +409,7 @@ func TestLocalListingRetries(t *testing.T) {
 						} else {
 							require.NoError(t, err)
 						}
-						got = append(got, listed{o.Key, o.Size, o.ModTime})
+						got = append(got, listed{o.Key, o.Size, o.ModTime, o.IsDir})
 					}
 					require.False(t, tc.failed, "the listing did not fail")
 					require.Equal(t, tc.times, waits)

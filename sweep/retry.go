@@ -97,13 +97,19 @@ type objectPager interface {
 	close()
 }
 
-// pages returns a pager of the listing of opts: with WithLocalListing, a
-// listing without a delimiter reads the folder itself where it can list the
-// prefix exactly as fileblob does.
+// pages returns a pager of the listing of opts: with WithLocalListing, it
+// reads the folder itself where it can list the prefix as fileblob does.
 func (l *lister) pages(opts *blob.ListOptions) objectPager {
 	l.winOnce.Do(func() { l.win = l.cfg.list.window() })
-	if l.cfg.localDir != "" && opts.Delimiter == "" {
-		if p := newLocalPager(l.cfg.localDir, opts.Prefix, l.win, l.cfg.backoff); p != nil {
+	if l.cfg.localDir != "" {
+		var p *localPager
+		switch opts.Delimiter {
+		case "":
+			p = newLocalPager(l.cfg.localDir, opts.Prefix, l.win, l.cfg.backoff)
+		case "/":
+			p = newLocalLevelPager(l.cfg.localDir, opts.Prefix, l.win, l.cfg.backoff)
+		}
+		if p != nil {
 			p.cls = l.cfg.classify
 			return p
 		}
