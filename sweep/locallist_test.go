@@ -363,60 +363,74 @@ func TestLocalListingUnderChange(t *testing.T) {
 	}
 }
 
-// TestLocalListingRetries fails operations of the listing: a transient
-// error is retried (after the backoff) and the listing is whole, a
-// permanent one fails it, and so does one that persists beyond
-// listAttempts.
+// TestLocalListingRetries fails operations of the listing, with and
+// without a delimiter: a transient error is retried (after the backoff) and
+// the listing is whole, a permanent one fails it, and so does one that
+// persists beyond listAttempts.
 func TestLocalListingRetries(t *testing.T) {
 	dir := t.TempDir()
 	hostileTree(t, dir)
-	want := fileblobListing(t, dir, "data/s1/")
-	for _, op := range []string{"open", "readdir", "lstat"} {
-		t.Run(op, func(t *testing.T) {
-			for _, tc := range []struct {
-				name   string
-				err    error
-				times  int
-				failed bool
-			}{
-				{"transient", syscall.EIO, 3, false},
-				{"persistent", syscall.EIO, listAttempts, true},
-				{"permanent", &os.PathError{Op: op, Path: "x", Err: os.ErrPermission}, 1, true},
-			} {
-				t.Run(tc.name, func(t *testing.T) {
-					var waits, left = 0, tc.times
-					p := newLocalPager(dir, "data/s1/", testWindow(), backoff{lo: time.Second, hi: time.Minute,
-						sleep: func(context.Context, time.Duration) error { waits++; return nil }})
-					p.chunk = 2
-					p.fault = func(o, rel string) error {
-						if o == op && strings.Contains(rel, "nested") && left > 0 {
-							left--
-							return tc.err
+	for _, mode := range []struct {
+		prefix, delim string
+		at            func(op, rel string) bool // the operations that fail
+	}{
+		{"data/s1/", "", func(_, rel string) bool { return strings.Contains(rel, "nested") }},
+		{"data/", "/", func(op, rel string) bool {
+			return op == "lstat" && rel == "data/loose" || op != "lstat" && strings.HasPrefix(rel, "data/s7")
+		}},
+	} {
+		want := fileblobListingDelim(t, dir, mode.prefix, mode.delim)
+		for _, op := range []string{"open", "readdir", "lstat"} {
+			t.Run(fmt.Sprintf("%s%s/%s", mode.prefix, mode.delim, op), func(t *testing.T) {
+				for _, tc := range []struct {
+					name   string
+					err    error
+					times  int
+					failed bool
+				}{
+					{"transient", syscall.EIO, 3, false},
+					{"persistent", syscall.EIO, listAttempts, true},
+					{"permanent", &os.PathError{Op: op, Path: "x", Err: os.ErrPermission}, 1, true},
+				} {
+					t.Run(tc.name, func(t *testing.T) {
+						var waits, left = 0, tc.times
+						b := backoff{lo: time.Second, hi: time.Minute,
+							sleep: func(context.Context, time.Duration) error { waits++; return nil }}
+						p := newLocalPager(dir, mode.prefix, testWindow(), b)
+						if mode.delim != "" {
+							p = newLocalLevelPager(dir, mode.prefix, testWindow(), b)
 						}
-						return nil
-					}
-					var got []listed
-					for {
-						o, err := p.Next(context.Background())
-						if errors.Is(err, io.EOF) {
-							break
-						}
-						if tc.failed {
-							if err != nil {
-								require.ErrorIs(t, err, tc.err)
-								return
+						p.chunk = 2
+						p.fault = func(o, rel string) error {
+							if o == op && mode.at(o, rel) && left > 0 {
+								left--
+								return tc.err
 							}
-						} else {
-							require.NoError(t, err)
+							return nil
 						}
-						got = append(got, listed{o.Key, o.Size, o.ModTime, o.IsDir})
-					}
-					require.False(t, tc.failed, "the listing did not fail")
-					require.Equal(t, tc.times, waits)
-					require.Equal(t, want, sortListed(got))
-				})
-			}
-		})
+						var got []listed
+						for {
+							o, err := p.Next(context.Background())
+							if errors.Is(err, io.EOF) {
+								break
+							}
+							if tc.failed {
+								if err != nil {
+									require.ErrorIs(t, err, tc.err)
+									return
+								}
+							} else {
+								require.NoError(t, err)
+							}
+							got = append(got, listed{o.Key, o.Size, o.ModTime, o.IsDir})
+						}
+						require.False(t, tc.failed, "the listing did not fail")
+						require.Equal(t, tc.times, waits)
+						require.Equal(t, want, sortListed(got))
+					})
+				}
+			})
+		}
 	}
 }
 
