@@ -35,7 +35,11 @@ import (
 //     are not listed; folders so named are listed into;
 //   - a folder whose key cannot lead to a key of the prefix is not read;
 //   - symbolic links and other non-folders are objects, with their own
-//     (lstat) time and size, never followed.
+//     (lstat) time and size, never followed;
+//   - with the delimiter "/", a subfolder is a folder entry when a file
+//     lies somewhere below it, and the folder's own files are objects
+//     (fileblob walks every file below the prefix to find that out; here a
+//     subfolder is read only until its first file).
 //
 // The order differs: fileblob returns the entries of each folder sorted by
 // file name, which needs the whole folder in memory; here they come in the

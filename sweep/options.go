@@ -543,9 +543,10 @@ func WithCandidateCheck(check CandidateCheck) MarkOption {
 // ListPage: fileblob walks and sorts a whole folder for each page, so
 // listing a folder of n objects costs it about n²/1000 file system calls,
 // and reading the folder once costs n. The keys are those fileblob lists;
-// the package documentation says where the two differ. Only listings
-// without a delimiter (a folder's objects) are read this way; the top
-// level and the data folder are listed through the bucket. Mark checks that
+// the package documentation says where the two differ. A listing the
+// local read cannot match exactly (a prefix that is not a plain folder, or,
+// with a delimiter, a folder holding a name with fileblob's escape or
+// invalid UTF-8) goes through the bucket. Mark checks that
 // the bucket is a fileblob bucket rooted at dir (a bucket wrapped by a
 // driver that forwards As and ErrorAs passes, and its listing is then
 // bypassed: give the option only for the bucket fileblob opened), and fails
