@@ -18,7 +18,7 @@ import (
 // Mark without WithLocalListing), through fileblob 10,000 at a time, and
 // read once by the local pager (WithLocalListing); and the listing of the
 // data folder with a delimiter, which fileblob answers by walking every file
-// of the folder too. fileblob's ways take seconds an iteration: run it with
+// of the folder too, and the local pager by reading it to its first file. fileblob's ways take seconds an iteration: run it with
 // -benchtime 1x.
 func BenchmarkListFolder(b *testing.B) {
 	const n = 50000
@@ -81,8 +81,20 @@ func BenchmarkListFolder(b *testing.B) {
 			}
 		})
 	}
-	// What remains with WithLocalListing: the data folder's listing with a
-	// delimiter, through fileblob, still walks every file of its folders.
+	// The data folder's listing with a delimiter: fileblob walks every file
+	// of its folders, the local pager reads each folder to its first file.
+	b.Run("local-delimiter", func(b *testing.B) {
+		for b.Loop() {
+			p := newLocalLevelPager(dir, "data/", testWindow(), backoff{sleep: sleep})
+			o, err := p.Next(ctx)
+			if err != nil || !o.IsDir || o.Key != "data/slice/" {
+				b.Fatal(o, err)
+			}
+			if _, err := p.Next(ctx); !errors.Is(err, io.EOF) {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("fileblob-delimiter", func(b *testing.B) {
 		for b.Loop() {
 			page, next, err := bucket.ListPage(ctx, blob.FirstPageToken, listPageSize, &blob.ListOptions{Prefix: "data/", Delimiter: "/"})
