@@ -290,7 +290,7 @@ func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 		cfg.BatchDeleter = d
 		// fileblob walks a whole folder for each page it lists: the mark
 		// reads the namespace's folders itself.
-		cfg.SweepOptions = append(cfg.SweepOptions, sweep.WithLocalListing(d.Dir()))
+		cfg.MarkOptions = append(cfg.MarkOptions, sweep.WithLocalListing(d.Dir()))
 	} else if d, err := s3delete.FromBucket(bucket); err == nil {
 		// On S3, DeleteObjects through the bucket's own client: the
 		// endpoint and keys it was opened with.

@@ -163,7 +163,7 @@ func benchListing(t *testing.T, blockstorePath, ns string, at time.Time, runs in
 	for _, local := range []bool{true, false} {
 		for i := range runs {
 			var listed time.Time
-			opts := []sweep.Option{sweep.WithTempDir(t.TempDir()), sweep.WithClock(func() time.Time { return at }), sweep.WithProgress(func(p sweep.Progress) {
+			opts := []sweep.MarkOption{sweep.WithTempDir(t.TempDir()), sweep.WithClock(func() time.Time { return at }), sweep.WithProgress(func(p sweep.Progress) {
 				if p.Phase == "join" && listed.IsZero() {
 					listed = time.Now()
 				}
