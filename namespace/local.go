@@ -49,6 +49,10 @@ func (n Namespace) LocalDeleter(opts ...Option) (*LocalDeleter, error) {
 	return &LocalDeleter{dir: filepath.FromSlash(u.Path)}, nil
 }
 
+// Dir returns the namespace's folder, the folder of the bucket OpenBucket
+// opens for it: what sweep.WithLocalListing reads.
+func (d *LocalDeleter) Dir() string { return d.dir }
+
 // localError is an error of LocalDeleter with a gocloud code, which package
 // sweep reads.
 type localError struct {

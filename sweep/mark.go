@@ -177,6 +177,11 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	if cfg.minAge < cfg.linkTTL && !cfg.unsafeMinAge {
 		return fmt.Errorf("%w: min age %v < link TTL %v", ErrUnsafeMinAge, cfg.minAge, cfg.linkTTL)
 	}
+	if cfg.localDir != "" {
+		if err := checkLocalRoot(ctx, m.bucket, cfg.localDir); err != nil {
+			return err
+		}
+	}
 	anchor := in.ExportStart.UTC()
 	if m.sum.StartTime.Before(anchor) {
 		anchor = m.sum.StartTime

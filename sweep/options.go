@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"github.com/lakegc/lakegc/internal/aimd"
@@ -145,6 +146,7 @@ type config struct {
 	canary        Canary
 	classify      classifiers // WithErrorClassifier
 	quarantine    bool        // WithQuarantine
+	localDir      string      // WithLocalListing
 
 	batch int // keys a DeleteBatch call gets (0: the deleter's default); set by tests
 
@@ -535,4 +537,33 @@ const checkBatch = 1000
 // it again.
 func WithCandidateCheck(check CandidateCheck) MarkOption {
 	return markOnly("CandidateCheck", func(c *config) { c.check = check })
+}
+
+// WithLocalListing makes Mark list the folders of a local namespace by
+// reading dir, the folder of a gocloud fileblob bucket (the bucket given to
+// Mark, opened at dir with no prefix), rather than through the bucket's
+// ListPage: fileblob walks and sorts a whole folder for each page, so
+// listing a folder of n objects costs it about n²/1000 file system calls,
+// and reading the folder once costs n. The keys are those fileblob lists;
+// the package documentation says where the two differ. A listing the
+// local read cannot match exactly (a prefix that is not a plain folder, or,
+// with a delimiter, a folder holding a name with fileblob's escape or
+// invalid UTF-8) goes through the bucket. Mark checks that
+// the bucket is a fileblob bucket rooted at dir (a bucket wrapped by a
+// driver that forwards As and ErrorAs passes, and its listing is then
+// bypassed: give the option only for the bucket fileblob opened), and fails
+// with ErrInvalidInput if not. dir is made absolute; "" is an error.
+func WithLocalListing(dir string) MarkOption {
+	return markOnly("LocalListing", func(c *config) {
+		if dir == "" {
+			c.invalid("empty local listing folder")
+			return
+		}
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			c.invalid("local listing folder %q: %v", dir, err)
+			return
+		}
+		c.localDir = abs
+	})
 }

@@ -90,9 +90,32 @@ type pager struct {
 	answered time.Time // when the last page arrived
 }
 
-// pages returns a pager of the listing of opts.
-func (l *lister) pages(opts *blob.ListOptions) *pager {
+// objectPager is a listing, one page at a time: a pager, or a localPager
+// when Mark lists a local namespace's folders itself (WithLocalListing).
+// Next has the contract of blob.ListIterator's; close releases what the
+// listing holds when it is left before its end.
+type objectPager interface {
+	Next(ctx context.Context) (*blob.ListObject, error)
+	close()
+}
+
+// pages returns a pager of the listing of opts: with WithLocalListing, it
+// reads the folder itself where it can list the prefix as fileblob does.
+func (l *lister) pages(opts *blob.ListOptions) objectPager {
 	l.winOnce.Do(func() { l.win = l.cfg.list.window() })
+	if l.cfg.localDir != "" {
+		var p *localPager
+		switch opts.Delimiter {
+		case "":
+			p = newLocalPager(l.cfg.localDir, opts.Prefix, l.win, l.cfg.backoff)
+		case "/":
+			p = newLocalLevelPager(l.cfg.localDir, opts.Prefix, l.win, l.cfg.backoff)
+		}
+		if p != nil {
+			p.cls = l.cfg.classify
+			return p
+		}
+	}
 	return &pager{
 		bucket:  l.bucket,
 		opts:    opts,
@@ -102,6 +125,8 @@ func (l *lister) pages(opts *blob.ListOptions) *pager {
 		token:   blob.FirstPageToken,
 	}
 }
+
+func (p *pager) close() {}
 
 // Next returns the next object of the listing, or io.EOF after the last.
 func (p *pager) Next(ctx context.Context) (*blob.ListObject, error) {

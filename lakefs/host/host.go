@@ -322,6 +322,9 @@ func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 		return nil, err
 	} else if d != nil {
 		cfg.BatchDeleter = d
+		// fileblob walks a whole folder for each page it lists: the mark
+		// reads the namespace's folders itself.
+		cfg.MarkOptions = append(cfg.MarkOptions, sweep.WithLocalListing(d.Dir()))
 	} else if d, err := s3delete.FromBucket(bucket); err == nil {
 		// On S3, DeleteObjects through the bucket's own client: the
 		// endpoint and keys it was opened with.

@@ -19,6 +19,9 @@ import (
 	"github.com/lakegc/lakegc/lakefs/api"
 	"github.com/lakegc/lakegc/lakefs/host"
 	"github.com/lakegc/lakegc/lakefs/internal/lakefstest"
+	"github.com/lakegc/lakegc/namespace"
+	"github.com/lakegc/lakegc/sweep"
+	"gocloud.dev/blob/fileblob"
 )
 
 // Environment of TestLakeFSBench.
@@ -133,6 +136,54 @@ func TestLakeFSBench(t *testing.T) {
 			t.Logf("--lakefs-concurrency %s run %d: %v (%v); %d listed, %d garbage, %d kept commits; %d lakeFS requests, %d staged statted; re-uploads %+v",
 				conc, i+1, d.Round(10*time.Millisecond), phases, out.Mark.Listed, out.Mark.Summary.NumDeletedObjects,
 				out.Commits.Active, out.Host.LakeFSRequests, out.Host.StagedStatted, out.Host.Reuploads)
+		}
+	}
+	benchListing(t, s.BlockstorePath, "local://"+repo, now.Add(3*24*time.Hour), runs)
+}
+
+// benchListing times the mark's listing of the namespace alone, through
+// fileblob's pages and read locally (sweep.WithLocalListing): a Mark with
+// no inputs lists until its "join" phase. It runs as of at, when every
+// slice is older than the cutoff.
+func benchListing(t *testing.T, blockstorePath, ns string, at time.Time, runs int) {
+	n, err := namespace.Parse(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := n.LocalDeleter(namespace.WithLocalRoot(blockstorePath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bucket, err := fileblob.OpenBucket(d.Dir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bucket.Close()
+	none := func(yield func(string, error) bool) {}
+	for _, local := range []bool{true, false} {
+		for i := range runs {
+			var listed time.Time
+			opts := []sweep.MarkOption{sweep.WithTempDir(t.TempDir()), sweep.WithClock(func() time.Time { return at }), sweep.WithProgress(func(p sweep.Progress) {
+				if p.Phase == "join" && listed.IsZero() {
+					listed = time.Now()
+				}
+			})}
+			if local {
+				opts = append(opts, sweep.WithLocalListing(d.Dir()))
+			}
+			start := time.Now()
+			sum, err := sweep.Mark(t.Context(), bucket, fmt.Sprintf("listing-%t-%d", local, i),
+				sweep.Inputs{Uncommitted: none, Committed: none, ExportStart: at}, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.SlicesListed == 0 {
+				t.Fatal("the listing's mark listed no slice")
+			}
+			t.Logf("listing alone (local %t) run %d: %v; %d slices", local, i+1, listed.Sub(start).Round(time.Millisecond), sum.SlicesListed)
+			if !local {
+				return // one is enough: it takes seconds
+			}
 		}
 	}
 }
