@@ -76,7 +76,7 @@ func judge(err error, cs classifiers) outcome {
 // within the window and retried after a backoff when it fails with a
 // transient error. Its Next has the contract of blob.ListIterator's.
 type pager struct {
-	bucket  *blob.Bucket
+	bucket  PageLister
 	opts    *blob.ListOptions
 	win     *window
 	backoff backoff
@@ -91,8 +91,12 @@ type pager struct {
 // pages returns a pager of the listing of opts.
 func (l *lister) pages(opts *blob.ListOptions) *pager {
 	l.winOnce.Do(func() { l.win = l.cfg.list.window() })
+	var pl PageLister = l.bucket
+	if l.cfg.pageLister != nil {
+		pl = l.cfg.pageLister
+	}
 	return &pager{
-		bucket:  l.bucket,
+		bucket:  pl,
 		opts:    opts,
 		win:     l.win,
 		backoff: l.cfg.backoff,
