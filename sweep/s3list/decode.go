@@ -320,7 +320,7 @@ func (s *scanner) children(name []byte, f func(child []byte, empty bool) error) 
 			s.i = len(s.b)
 			return errEOF
 		}
-		if _, err := s.text(s.i+j, false); err != nil {
+		if _, err := s.text(s.i + j); err != nil {
 			return err
 		}
 		s.i += j
@@ -401,56 +401,55 @@ var errDescend = errors.New("descend")
 
 // value reads the text of element name, whose start tag was just read: one
 // run of text or one CDATA section, then the end tag, as the SDK's
-// decoder wants it.
-func (s *scanner) value(name []byte, empty bool) ([]byte, string, error) {
+// decoder wants it. The text is decoded; it may share memory with the body.
+func (s *scanner) value(name []byte, empty bool) ([]byte, error) {
 	if empty {
-		return nil, "", nil
+		return nil, nil
 	}
 	if bytes.HasPrefix(s.b[s.i:], []byte("<![CDATA[")) {
 		start := s.i + 9
 		j := bytes.Index(s.b[start:], []byte("]]>"))
 		if j < 0 {
 			s.i = len(s.b)
-			return nil, "", errEOF
+			return nil, errEOF
 		}
 		raw := s.b[start : start+j]
 		s.i = start + j + 3
 		if !bytes.HasPrefix(s.b[s.i:], []byte("</")) {
-			return nil, "", fmt.Errorf("<%s> holds more than one value", clip(name))
+			return nil, fmt.Errorf("<%s> holds more than one value", clip(name))
 		}
-		v, err := s.checkRaw(raw)
+		v, err := checkRaw(raw)
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
-		return raw, v, s.endTag(name)
+		return v, s.endTag(name)
 	}
 	j := bytes.IndexByte(s.b[s.i:], '<')
 	if j < 0 {
 		s.i = len(s.b)
-		return nil, "", errEOF
+		return nil, errEOF
 	}
 	end := s.i + j
 	if !bytes.HasPrefix(s.b[end:], []byte("</")) {
-		return nil, "", fmt.Errorf("<%s> holds more than text", clip(name))
+		return nil, fmt.Errorf("<%s> holds more than text", clip(name))
 	}
-	v, err := s.text(end, true)
+	v, err := s.text(end)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	raw := s.b[s.i:end]
 	s.i = end
-	return raw, v, s.endTag(name)
+	return v, s.endTag(name)
 }
 
 // checkRaw checks CDATA content as encoding/xml does (valid characters;
 // "\r\n" and "\r" read as "\n") and returns it as a string.
-func (s *scanner) checkRaw(raw []byte) (string, error) {
+func checkRaw(raw []byte) ([]byte, error) {
 	var out []byte
 	for k := 0; k < len(raw); {
 		c := raw[k]
 		if c < utf8.RuneSelf {
 			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
-				return "", fmt.Errorf("illegal character code %U", rune(c))
+				return nil, fmt.Errorf("illegal character code %U", rune(c))
 			}
 			if c == '\r' {
 				if out == nil {
@@ -471,10 +470,10 @@ func (s *scanner) checkRaw(raw []byte) (string, error) {
 		}
 		r, n := utf8.DecodeRune(raw[k:])
 		if r == utf8.RuneError && n == 1 {
-			return "", errors.New("invalid UTF-8")
+			return nil, errors.New("invalid UTF-8")
 		}
 		if !inRange(r) {
-			return "", fmt.Errorf("illegal character code %U", r)
+			return nil, fmt.Errorf("illegal character code %U", r)
 		}
 		if out != nil {
 			out = append(out, raw[k:k+n]...)
@@ -482,14 +481,14 @@ func (s *scanner) checkRaw(raw []byte) (string, error) {
 		k += n
 	}
 	if out == nil {
-		return string(raw), nil
+		return raw, nil
 	}
-	return string(out), nil
+	return out, nil
 }
 
-// text checks the text from s.i to end and, if want, returns it decoded:
-// entities and character references replaced, line ends normalized.
-func (s *scanner) text(end int, want bool) (string, error) {
+// text checks the text from s.i to end and returns it decoded: entities
+// and character references replaced, line ends normalized.
+func (s *scanner) text(end int) ([]byte, error) {
 	raw := s.b[s.i:end]
 	// Fast path: nothing to replace or check byte by byte.
 	plain := true
@@ -500,10 +499,7 @@ func (s *scanner) text(end int, want bool) (string, error) {
 		}
 	}
 	if plain {
-		if !want {
-			return "", nil
-		}
-		return string(raw), nil
+		return raw, nil
 	}
 	var out []byte
 	for k := 0; k < len(raw); {
@@ -512,7 +508,7 @@ func (s *scanner) text(end int, want bool) (string, error) {
 		case c == '&':
 			semi := bytes.IndexByte(raw[k:], ';')
 			if semi < 0 {
-				return "", errors.New("unterminated entity")
+				return nil, errors.New("unterminated entity")
 			}
 			ent := raw[k+1 : k+semi]
 			var r rune
@@ -530,13 +526,13 @@ func (s *scanner) text(end int, want bool) (string, error) {
 			default:
 				var err error
 				if r, err = charRef(ent); err != nil {
-					return "", err
+					return nil, err
 				}
 			}
 			out = utf8.AppendRune(out, r)
 			k += semi + 1
 		case c == ']' && bytes.HasPrefix(raw[k:], []byte("]]>")):
-			return "", errors.New("unescaped ]]> not in CDATA section")
+			return nil, errors.New("unescaped ]]> not in CDATA section")
 		case c == '\r':
 			out = append(out, '\n')
 			k++
@@ -544,23 +540,23 @@ func (s *scanner) text(end int, want bool) (string, error) {
 				k++
 			}
 		case c < 0x20 && c != '\t' && c != '\n':
-			return "", fmt.Errorf("illegal character code %U", rune(c))
+			return nil, fmt.Errorf("illegal character code %U", rune(c))
 		case c < utf8.RuneSelf:
 			out = append(out, c)
 			k++
 		default:
 			r, n := utf8.DecodeRune(raw[k:])
 			if r == utf8.RuneError && n == 1 {
-				return "", errors.New("invalid UTF-8")
+				return nil, errors.New("invalid UTF-8")
 			}
 			if !inRange(r) {
-				return "", fmt.Errorf("illegal character code %U", r)
+				return nil, fmt.Errorf("illegal character code %U", r)
 			}
 			out = append(out, raw[k:k+n]...)
 			k += n
 		}
 	}
-	return string(out), nil
+	return out, nil
 }
 
 // charRef decodes the body of a character reference: "#123" or "#x7b".
@@ -629,8 +625,8 @@ func (s *scanner) result(p *Page, root []byte) error {
 				if !is(c, "Prefix") {
 					return s.skip(c, e)
 				}
-				_, v, err := s.value(c, e)
-				prefix, found = v, true
+				v, err := s.value(c, e)
+				prefix, found = string(v), true
 				return err
 			})
 			if err != nil {
@@ -641,7 +637,7 @@ func (s *scanner) result(p *Page, root []byte) error {
 			}
 			p.CommonPrefixes = append(p.CommonPrefixes, prefix)
 		case is(name, "IsTruncated"):
-			raw, _, err := s.value(name, empty)
+			raw, err := s.value(name, empty)
 			if err != nil {
 				return err
 			}
@@ -654,11 +650,11 @@ func (s *scanner) result(p *Page, root []byte) error {
 			}
 			p.IsTruncated = b
 		case is(name, "NextContinuationToken"):
-			_, v, err := s.value(name, empty)
-			p.NextContinuationToken, p.HasNext = v, true
+			v, err := s.value(name, empty)
+			p.NextContinuationToken, p.HasNext = string(v), true
 			return err
 		case is(name, "KeyCount"):
-			raw, _, err := s.value(name, empty)
+			raw, err := s.value(name, empty)
 			if err != nil {
 				return err
 			}
@@ -671,8 +667,8 @@ func (s *scanner) result(p *Page, root []byte) error {
 			}
 			p.KeyCount = int64(int32(n)) // as the SDK keeps it
 		case is(name, "EncodingType"):
-			_, v, err := s.value(name, empty)
-			p.EncodingType = v
+			v, err := s.value(name, empty)
+			p.EncodingType = string(v)
 			return err
 		default:
 			return s.skip(name, empty)
@@ -698,11 +694,11 @@ func (s *scanner) object(name []byte, empty bool) (Object, error) {
 	err := s.elements(name, empty, func(c []byte, e bool) error {
 		switch {
 		case is(c, "Key"):
-			_, v, err := s.value(c, e)
-			o.Key, key = v, true
+			v, err := s.value(c, e)
+			o.Key, key = string(v), true
 			return err
 		case is(c, "Size"):
-			raw, _, err := s.value(c, e)
+			raw, err := s.value(c, e)
 			if err != nil {
 				return err
 			}
@@ -714,20 +710,20 @@ func (s *scanner) object(name []byte, empty bool) (Object, error) {
 			}
 			size = true
 		case is(c, "LastModified"):
-			raw, v, err := s.value(c, e)
+			raw, err := s.value(c, e)
 			if err != nil {
 				return err
 			}
 			if e {
 				return errors.New("empty <LastModified>")
 			}
-			if o.LastModified, err = parseTime(raw, v); err != nil {
+			if o.LastModified, err = parseTime(raw); err != nil {
 				return err
 			}
 			modded = true
 		case is(c, "ETag"):
-			_, v, err := s.value(c, e)
-			o.ETag = v
+			v, err := s.value(c, e)
+			o.ETag = string(v)
 			return err
 		default:
 			return s.skip(c, e)
@@ -777,11 +773,11 @@ slow:
 
 // parseTime parses a timestamp as the SDK does (smithy's ParseDateTime),
 // fast for S3's own form, 2006-01-02T15:04:05.000Z.
-func parseTime(raw []byte, v string) (time.Time, error) {
+func parseTime(raw []byte) (time.Time, error) {
 	if t, ok := fastTime(raw); ok {
 		return t, nil
 	}
-	t, err := smithytime.ParseDateTime(v)
+	t, err := smithytime.ParseDateTime(string(raw))
 	if err != nil {
 		return time.Time{}, fmt.Errorf("LastModified: %w", err)
 	}
