@@ -52,6 +52,7 @@ type Page struct {
 // the next. Its zero value is ready; it is not safe for concurrent use.
 type Decoder struct {
 	buf   []byte
+	text  []byte   // decoded text, valid until the next
 	stack [][]byte // names of open elements, while skipping one
 }
 
@@ -262,14 +263,9 @@ func (s *scanner) startTag() (name []byte, empty bool, err error) {
 // name reads an XML name (loosely: up to a byte that ends one).
 func (s *scanner) name() []byte {
 	j := s.i
-	for j < len(s.b) {
-		switch c := s.b[j]; c {
-		case ' ', '\t', '\n', '\r', '>', '/', '=', '<', '"', '\'', '&', '?', '!':
-			goto done
-		}
+	for j < len(s.b) && !nameEnd[s.b[j]] {
 		j++
 	}
-done:
 	n := s.b[s.i:j]
 	s.i = j
 	return n
@@ -283,31 +279,55 @@ func local(name []byte) string {
 	return string(name)
 }
 
-// is reports whether name's local part is want, ignoring ASCII case as the
-// SDK does.
-func is(name []byte, want string) bool {
+// Fields of a listing the decoder reads.
+const (
+	fOther = iota
+	fContents
+	fCommonPrefixes
+	fIsTruncated
+	fNextContinuationToken
+	fKeyCount
+	fEncodingType
+	fKey
+	fSize
+	fLastModified
+	fETag
+	fPrefix
+)
+
+var fieldNames = [...]string{
+	fContents: "Contents", fCommonPrefixes: "CommonPrefixes", fIsTruncated: "IsTruncated",
+	fNextContinuationToken: "NextContinuationToken", fKeyCount: "KeyCount", fEncodingType: "EncodingType",
+	fKey: "Key", fSize: "Size", fLastModified: "LastModified", fETag: "ETag", fPrefix: "Prefix",
+}
+
+// fieldOf says which field an element's name is: its local part, ASCII
+// case ignored, as the SDK matches names (strings.EqualFold, which also
+// folds some non-ASCII letters, as 'K' for "K").
+func fieldOf(name []byte) int {
+	switch string(name) {
+	case "Key":
+		return fKey
+	case "Size":
+		return fSize
+	case "LastModified":
+		return fLastModified
+	case "ETag":
+		return fETag
+	case "Contents":
+		return fContents
+	case "StorageClass", "ChecksumAlgorithm", "ChecksumType", "Owner", "Name", "MaxKeys", "ContinuationToken", "Delimiter", "StartAfter":
+		return fOther
+	}
 	if i := bytes.IndexByte(name, ':'); i >= 1 && i < len(name)-1 {
 		name = name[i+1:]
 	}
-	if len(name) != len(want) {
-		return strings.EqualFold(string(name), want) // Unicode folds ('K' as "K")
-	}
-	for k, a := range name {
-		if a >= utf8.RuneSelf {
-			return strings.EqualFold(string(name), want)
-		}
-		b := want[k]
-		if 'A' <= a && a <= 'Z' {
-			a += 'a' - 'A'
-		}
-		if 'A' <= b && b <= 'Z' {
-			b += 'a' - 'A'
-		}
-		if a != b {
-			return false
+	for f, want := range fieldNames {
+		if want != "" && strings.EqualFold(string(name), want) {
+			return f
 		}
 	}
-	return true
+	return fOther
 }
 
 // children reads the content of element name up to its end tag, calling f
@@ -352,6 +372,10 @@ func (s *scanner) children(name []byte, f func(child []byte, empty bool) error) 
 
 // endTag reads "</name>" at s.i.
 func (s *scanner) endTag(name []byte) error {
+	if e := s.i + 2 + len(name); e < len(s.b) && s.b[e] == '>' && bytes.Equal(s.b[s.i+2:e], name) {
+		s.i = e + 1
+		return nil
+	}
 	s.i += 2
 	got := s.name()
 	s.space()
@@ -369,6 +393,14 @@ func (s *scanner) endTag(name []byte) error {
 func (s *scanner) skip(name []byte, empty bool) error {
 	if empty {
 		return nil
+	}
+	// Fast path: a leaf of text.
+	if j := bytes.IndexByte(s.b[s.i:], '<'); j >= 0 && bytes.HasPrefix(s.b[s.i+j:], []byte("</")) {
+		if _, err := s.text(s.i + j); err != nil {
+			return err
+		}
+		s.i += j
+		return s.endTag(name)
 	}
 	stack := append(s.d.stack[:0], name)
 	defer func() { s.d.stack = stack[:0] }()
@@ -493,7 +525,7 @@ func (s *scanner) text(end int) ([]byte, error) {
 	// Fast path: nothing to replace or check byte by byte.
 	plain := true
 	for _, c := range raw {
-		if c < 0x20 || c >= utf8.RuneSelf || c == '&' || c == ']' {
+		if special[c] {
 			plain = false
 			break
 		}
@@ -501,8 +533,23 @@ func (s *scanner) text(end int) ([]byte, error) {
 	if plain {
 		return raw, nil
 	}
-	var out []byte
+	out, err := decodeText(s.d.text[:0], raw)
+	s.d.text = out[:0]
+	return out, err
+}
+
+// decodeText appends raw, decoded, to out.
+func decodeText(out, raw []byte) ([]byte, error) {
 	for k := 0; k < len(raw); {
+		// Copy the run of plain bytes at k at once.
+		j := k
+		for j < len(raw) && !special[raw[j]] {
+			j++
+		}
+		out = append(out, raw[k:j]...)
+		if k = j; k == len(raw) {
+			break
+		}
 		c := raw[k]
 		switch {
 		case c == '&':
@@ -559,6 +606,22 @@ func (s *scanner) text(end int) ([]byte, error) {
 	return out, nil
 }
 
+// nameEnd are the bytes that end a name.
+var nameEnd = func() (t [256]bool) {
+	for _, c := range []byte(" \t\n\r>/=<\"'&?!") {
+		t[c] = true
+	}
+	return t
+}()
+
+// special are the bytes text's fast path leaves to its slow one.
+var special = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c < 0x20 || c >= utf8.RuneSelf || c == '&' || c == ']'
+	}
+	return t
+}()
+
 // charRef decodes the body of a character reference: "#123" or "#x7b".
 func charRef(ent []byte) (rune, error) {
 	if len(ent) < 2 || ent[0] != '#' {
@@ -611,18 +674,21 @@ func clip(b []byte) string {
 // result reads the content of the root element.
 func (s *scanner) result(p *Page, root []byte) error {
 	return s.children(root, func(name []byte, empty bool) error {
-		switch {
-		case is(name, "Contents"):
+		switch fieldOf(name) {
+		case fContents:
 			o, err := s.object(name, empty)
 			if err != nil {
 				return err
 			}
+			if p.Contents == nil && p.KeyCount > 0 {
+				p.Contents = make([]Object, 0, min(p.KeyCount, 1000))
+			}
 			p.Contents = append(p.Contents, o)
-		case is(name, "CommonPrefixes"):
+		case fCommonPrefixes:
 			var prefix string
 			found := false
 			err := s.elements(name, empty, func(c []byte, e bool) error {
-				if !is(c, "Prefix") {
+				if fieldOf(c) != fPrefix {
 					return s.skip(c, e)
 				}
 				v, err := s.value(c, e)
@@ -636,7 +702,7 @@ func (s *scanner) result(p *Page, root []byte) error {
 				return errors.New("<CommonPrefixes> without <Prefix>")
 			}
 			p.CommonPrefixes = append(p.CommonPrefixes, prefix)
-		case is(name, "IsTruncated"):
+		case fIsTruncated:
 			raw, err := s.value(name, empty)
 			if err != nil {
 				return err
@@ -649,11 +715,11 @@ func (s *scanner) result(p *Page, root []byte) error {
 				return err
 			}
 			p.IsTruncated = b
-		case is(name, "NextContinuationToken"):
+		case fNextContinuationToken:
 			v, err := s.value(name, empty)
 			p.NextContinuationToken, p.HasNext = string(v), true
 			return err
-		case is(name, "KeyCount"):
+		case fKeyCount:
 			raw, err := s.value(name, empty)
 			if err != nil {
 				return err
@@ -666,7 +732,7 @@ func (s *scanner) result(p *Page, root []byte) error {
 				return fmt.Errorf("KeyCount: %w", err)
 			}
 			p.KeyCount = int64(int32(n)) // as the SDK keeps it
-		case is(name, "EncodingType"):
+		case fEncodingType:
 			v, err := s.value(name, empty)
 			p.EncodingType = string(v)
 			return err
@@ -692,12 +758,12 @@ func (s *scanner) object(name []byte, empty bool) (Object, error) {
 		key, size, modded bool
 	)
 	err := s.elements(name, empty, func(c []byte, e bool) error {
-		switch {
-		case is(c, "Key"):
+		switch fieldOf(c) {
+		case fKey:
 			v, err := s.value(c, e)
 			o.Key, key = string(v), true
 			return err
-		case is(c, "Size"):
+		case fSize:
 			raw, err := s.value(c, e)
 			if err != nil {
 				return err
@@ -709,7 +775,7 @@ func (s *scanner) object(name []byte, empty bool) (Object, error) {
 				return fmt.Errorf("Size: %w", err)
 			}
 			size = true
-		case is(c, "LastModified"):
+		case fLastModified:
 			raw, err := s.value(c, e)
 			if err != nil {
 				return err
@@ -721,7 +787,7 @@ func (s *scanner) object(name []byte, empty bool) (Object, error) {
 				return err
 			}
 			modded = true
-		case is(c, "ETag"):
+		case fETag:
 			v, err := s.value(c, e)
 			o.ETag = string(v)
 			return err

@@ -175,6 +175,7 @@ func convert(p *Page, s3Prefix, prefix string) (objs []*blob.ListObject, next []
 	}
 	objs = make([]*blob.ListObject, 0, len(p.Contents)+len(p.CommonPrefixes))
 	slab := make([]blob.ListObject, len(p.Contents)+len(p.CommonPrefixes))
+	md5s := make([]byte, 0, 16*len(p.Contents)) // the MD5s, one allocation
 	for i, c := range p.Contents {
 		k, err := cut(c.Key)
 		if err != nil {
@@ -183,7 +184,9 @@ func convert(p *Page, s3Prefix, prefix string) (objs []*blob.ListObject, next []
 			}
 			return nil, nil, false, err
 		}
-		slab[i] = blob.ListObject{Key: k, ModTime: c.LastModified, Size: c.Size, MD5: etagMD5(c.ETag)}
+		var md5 []byte
+		md5s, md5 = etagMD5(md5s, c.ETag)
+		slab[i] = blob.ListObject{Key: k, ModTime: c.LastModified, Size: c.Size, MD5: md5}
 		objs = append(objs, &slab[i])
 	}
 	for i, cp := range p.CommonPrefixes {
@@ -209,26 +212,36 @@ func convert(p *Page, s3Prefix, prefix string) (objs []*blob.ListObject, next []
 
 var errEscaped = errors.New("s3list: escaped key")
 
-// etagMD5 is the MD5 s3blob reads from an ETag: the hex between quotes, or
-// nil (a multipart upload's ETag is no hex).
-func etagMD5(etag string) []byte {
+// etagMD5 returns the MD5 s3blob reads from an ETag: the hex between
+// quotes, or nil (a multipart upload's ETag is no hex). It is appended to
+// buf, returned too, when it fits in buf's capacity.
+func etagMD5(buf []byte, etag string) ([]byte, []byte) {
 	if len(etag) < 2 || etag[0] != '"' || etag[len(etag)-1] != '"' {
-		return nil
+		return buf, nil
 	}
 	h := etag[1 : len(etag)-1]
 	if len(h)%2 != 0 {
-		return nil
+		return buf, nil
 	}
-	out := make([]byte, len(h)/2)
+	n := len(h) / 2
+	var out []byte
+	if len(buf)+n <= cap(buf) {
+		out = buf[len(buf) : len(buf)+n : len(buf)+n]
+	} else {
+		out = make([]byte, n)
+	}
 	for i := range out {
 		a, ok1 := unhex(h[2*i])
 		b, ok2 := unhex(h[2*i+1])
 		if !ok1 || !ok2 {
-			return nil
+			return buf, nil
 		}
 		out[i] = a<<4 | b
 	}
-	return out
+	if len(buf)+n <= cap(buf) {
+		buf = buf[:len(buf)+n]
+	}
+	return buf, out
 }
 
 func unhex(c byte) (byte, bool) {
