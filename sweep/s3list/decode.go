@@ -729,7 +729,7 @@ func (s *scanner) result(p *Page, root []byte) error {
 			}
 			n, err := parseInt(raw)
 			if err != nil {
-				return fmt.Errorf("KeyCount: %w", err)
+				return fmt.Errorf("<KeyCount>: %w", err)
 			}
 			p.KeyCount = int64(int32(n)) // as the SDK keeps it
 		case fEncodingType:
@@ -772,7 +772,7 @@ func (s *scanner) object(name []byte, empty bool) (Object, error) {
 				return errors.New("empty <Size>")
 			}
 			if o.Size, err = parseInt(raw); err != nil {
-				return fmt.Errorf("Size: %w", err)
+				return fmt.Errorf("<Size>: %w", err)
 			}
 			size = true
 		case fLastModified:
@@ -845,7 +845,7 @@ func parseTime(raw []byte) (time.Time, error) {
 	}
 	t, err := smithytime.ParseDateTime(string(raw))
 	if err != nil {
-		return time.Time{}, fmt.Errorf("LastModified: %w", err)
+		return time.Time{}, fmt.Errorf("<LastModified>: %w", err)
 	}
 	return t, nil
 }
