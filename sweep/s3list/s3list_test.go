@@ -276,3 +276,49 @@ func FuzzDecodeListPage(f *testing.F) {
 		}
 	})
 }
+
+// TestListerConcurrent: Mark lists several folders at once through one
+// Lister; each listing gets its own pages (run with -race).
+func TestListerConcurrent(t *testing.T) {
+	srv := &server{}
+	for i := range 300 {
+		srv.objs = append(srv.objs, Object{Key: fmt.Sprintf("d%d/k%04d", i%3, i), Size: int64(i), LastModified: time.Unix(int64(i), 0).UTC()})
+	}
+	slices.SortFunc(srv.objs, func(a, b Object) int { return strings.Compare(a.Key, b.Key) })
+	l, err := FromBucket(open(t, srv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 3)
+	for d := range 3 {
+		go func() {
+			prefix := fmt.Sprintf("d%d/", d)
+			n, tok := 0, blob.FirstPageToken
+			for len(tok) > 0 {
+				objs, next, err := l.ListPage(context.Background(), tok, 7, &blob.ListOptions{Prefix: prefix})
+				if err != nil {
+					errs <- err
+					return
+				}
+				for _, o := range objs {
+					if !strings.HasPrefix(o.Key, prefix) {
+						errs <- fmt.Errorf("%q under %q", o.Key, prefix)
+						return
+					}
+				}
+				n += len(objs)
+				tok = next
+			}
+			if n != 100 {
+				errs <- fmt.Errorf("%q: %d keys", prefix, n)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
