@@ -51,8 +51,14 @@ type Page struct {
 // Decoder decodes ListObjectsV2 bodies, reusing its buffer from one body to
 // the next. Its zero value is ready; it is not safe for concurrent use.
 type Decoder struct {
-	buf   []byte
-	text  []byte   // decoded text, valid until the next
+	buf  []byte
+	text []byte // decoded text, valid until the next
+	// day is the midnight of the last timestamp's day, dayKey that day.
+	day    time.Time
+	dayKey [3]int
+	// objs, when reuse is set, holds the Contents of the last page.
+	objs  []Object
+	reuse bool
 	stack [][]byte // names of open elements, while skipping one
 }
 
@@ -680,6 +686,9 @@ func (s *scanner) result(p *Page, root []byte) error {
 			if err != nil {
 				return err
 			}
+			if p.Contents == nil && s.d.reuse {
+				p.Contents = s.d.objs[:0]
+			}
 			if p.Contents == nil && p.KeyCount > 0 {
 				p.Contents = make([]Object, 0, min(p.KeyCount, 1000))
 			}
@@ -783,7 +792,7 @@ func (s *scanner) object(name []byte, empty bool) (Object, error) {
 			if e {
 				return errors.New("empty <LastModified>")
 			}
-			if o.LastModified, err = parseTime(raw); err != nil {
+			if o.LastModified, err = s.d.parseTime(raw); err != nil {
 				return err
 			}
 			modded = true
@@ -839,8 +848,8 @@ slow:
 
 // parseTime parses a timestamp as the SDK does (smithy's ParseDateTime),
 // fast for S3's own form, 2006-01-02T15:04:05.000Z.
-func parseTime(raw []byte) (time.Time, error) {
-	if t, ok := fastTime(raw); ok {
+func (d *Decoder) parseTime(raw []byte) (time.Time, error) {
+	if t, ok := d.fastTime(raw); ok {
 		return t, nil
 	}
 	t, err := smithytime.ParseDateTime(string(raw))
@@ -850,7 +859,7 @@ func parseTime(raw []byte) (time.Time, error) {
 	return t, nil
 }
 
-func fastTime(b []byte) (time.Time, bool) {
+func (d *Decoder) fastTime(b []byte) (time.Time, bool) {
 	if len(b) != 20 && len(b) != 24 || b[len(b)-1] != 'Z' ||
 		b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' {
 		return time.Time{}, false
@@ -878,7 +887,12 @@ func fastTime(b []byte) (time.Time, bool) {
 		hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 || ms < 0 {
 		return time.Time{}, false
 	}
-	return time.Date(year, time.Month(month), day, hour, minute, sec, ms*1e6, time.UTC), true
+	// A page's objects often share a day: reuse its midnight.
+	if d.day.IsZero() || d.dayKey != [3]int{year, month, day} {
+		d.day, d.dayKey = time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC), [3]int{year, month, day}
+	}
+	return d.day.Add(time.Duration(hour)*time.Hour + time.Duration(minute)*time.Minute +
+		time.Duration(sec)*time.Second + time.Duration(ms)*time.Millisecond), true
 }
 
 func daysIn(month, year int) int {

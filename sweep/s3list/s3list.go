@@ -99,7 +99,11 @@ func (c *capture) HandleDeserialize(ctx context.Context, in middleware.Deseriali
 // (an escaped key, URL encoding) is listed again through s3blob. The
 // objects have no As.
 func (l *Lister) ListPage(ctx context.Context, pageToken []byte, pageSize int, opts *blob.ListOptions) ([]*blob.ListObject, []byte, error) {
-	var o blob.ListOptions
+	var (
+		o    blob.ListOptions
+		page *Page
+		in   *s3.ListObjectsV2Input
+	)
 	if opts != nil {
 		o = *opts
 	}
@@ -108,13 +112,15 @@ func (l *Lister) ListPage(ctx context.Context, pageToken []byte, pageSize int, o
 	}
 	dec, _ := l.pool.Get().(*Decoder)
 	if dec == nil {
-		dec = new(Decoder)
+		dec = &Decoder{reuse: true} // the page is gone when ListPage returns
 	}
-	defer l.pool.Put(dec)
-	var (
-		page *Page
-		in   *s3.ListObjectsV2Input
-	)
+	defer func() {
+		if page != nil && cap(page.Contents) <= 1000 {
+			clear(page.Contents) // drop the strings
+			dec.objs = page.Contents[:0]
+		}
+		l.pool.Put(dec)
+	}()
 	c := &capture{dec: dec, page: &page}
 	o.BeforeList = func(as func(any) bool) error {
 		var ops *[]func(*s3.Options)
