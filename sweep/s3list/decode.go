@@ -351,25 +351,29 @@ func (s *scanner) children(name []byte, f func(child []byte, empty bool) error) 
 		}
 		s.i += j
 		rest := s.b[s.i:]
+		var next byte
+		if len(rest) > 1 {
+			next = rest[1]
+		}
 		switch {
-		case bytes.HasPrefix(rest, []byte("</")):
+		case next == '/':
 			return s.endTag(name)
-		case bytes.HasPrefix(rest, []byte("<![CDATA[")):
-			s.i += 9
-			if err := s.skipPast("]]>"); err != nil {
-				return err
-			}
-		case bytes.HasPrefix(rest, []byte("<!")), bytes.HasPrefix(rest, []byte("<?")):
-			if err := s.misc(); err != nil {
-				return err
-			}
-		default:
+		case next != '!' && next != '?':
 			s.i++
 			child, empty, err := s.startTag()
 			if err != nil {
 				return err
 			}
 			if err := f(child, empty); err != nil {
+				return err
+			}
+		case bytes.HasPrefix(rest, []byte("<![CDATA[")):
+			s.i += 9
+			if err := s.skipPast("]]>"); err != nil {
+				return err
+			}
+		default:
+			if err := s.misc(); err != nil {
 				return err
 			}
 		}

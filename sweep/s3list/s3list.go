@@ -251,13 +251,23 @@ func etagMD5(buf []byte, etag string) ([]byte, []byte) {
 }
 
 func unhex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
+	v := hexVal[c]
+	return v, v != 0xff
 }
+
+// hexVal is each byte's value as a hex digit, 0xff for none.
+var hexVal = func() (t [256]byte) {
+	for c := range 256 {
+		switch {
+		case '0' <= c && c <= '9':
+			t[c] = byte(c - '0')
+		case 'a' <= c && c <= 'f':
+			t[c] = byte(c - 'a' + 10)
+		case 'A' <= c && c <= 'F':
+			t[c] = byte(c - 'A' + 10)
+		default:
+			t[c] = 0xff
+		}
+	}
+	return t
+}()
