@@ -296,7 +296,7 @@ func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 	}
 	if l, err := s3list.FromBucket(bucket); err == nil {
 		// On S3, list through the bucket's own requests but decode the
-		// pages with s3list's reader, eight times cheaper than the SDK's.
+		// pages with s3list's reader, about ten times cheaper than the SDK's.
 		cfg.MarkOptions = append(cfg.MarkOptions, sweep.WithPageLister(l))
 	}
 	if o.InitNamespace {
