@@ -32,6 +32,7 @@ var cloudPackages = map[string]bool{
 	"github.com/lakegc/lakegc/sweep/azdelete":  true,
 	"github.com/lakegc/lakegc/sweep/gcsdelete": true,
 	"github.com/lakegc/lakegc/sweep/s3delete":  true,
+	"github.com/lakegc/lakegc/sweep/s3list":    true,
 }
 
 // goList runs go list in this module and returns its non-empty lines.

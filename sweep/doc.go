@@ -262,7 +262,9 @@
 // DefaultMaxDeleteConcurrency, 64, and never above 1024);
 // [WithListConcurrency] and [WithDeleteConcurrency] fix it instead. A slice
 // is listed by one request at a time, so the upper bound also bounds the
-// slices listed at once.
+// slices listed at once. A page is the bucket's ListPage, or a PageLister's
+// ([WithPageLister]; package s3list decodes S3's pages for a tenth of the
+// SDK's CPU): the window, retries and checks of the listing stay the same.
 //
 // A request that fails with a transient error (throttled, Unknown, Internal,
 // DeadlineExceeded) is tried again after a backoff of [WithBackoff]: about

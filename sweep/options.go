@@ -11,6 +11,7 @@ import (
 	"github.com/lakegc/lakegc/internal/aimd"
 	"github.com/lakegc/lakegc/internal/contract"
 	"github.com/lakegc/lakegc/internal/layout"
+	"gocloud.dev/blob"
 )
 
 // Defaults of the options.
@@ -132,6 +133,7 @@ type config struct {
 	delete        span // batches Sweep deletes at once
 	deleteRate    float64
 	deleter       BatchDeleter
+	pageLister    PageLister // nil: the bucket's own ListPage
 	logger        *slog.Logger
 	progress      func(Progress)
 	backoff       backoff // WithBackoff's range; tests replace its sleep
@@ -412,6 +414,21 @@ func WithDeleteRate(perSecond float64) SweepOption {
 // see package s3delete for S3's DeleteObjects.
 func WithBatchDeleter(d BatchDeleter) SweepOption {
 	return sweepOnly("BatchDeleter", func(c *config) { c.deleter = d })
+}
+
+// PageLister lists one page of a bucket, with the contract of
+// blob.Bucket.ListPage (which is one): the keys in order, relative to the
+// bucket, and the token of the next page (empty after the last). Mark
+// checks what it returns as it checks the bucket's own listing.
+type PageLister interface {
+	ListPage(ctx context.Context, pageToken []byte, pageSize int, opts *blob.ListOptions) ([]*blob.ListObject, []byte, error)
+}
+
+// WithPageLister sets how Mark lists a page (default: the bucket's
+// ListPage); see package s3list for a faster decoder of S3's listings. The
+// lister must list the bucket given to Mark.
+func WithPageLister(pl PageLister) MarkOption {
+	return markOnly("PageLister", func(c *config) { c.pageLister = pl })
 }
 
 // WithLogger sets a logger for the phases of Mark and Sweep (default none).

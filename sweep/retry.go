@@ -78,7 +78,7 @@ func judge(err error, cs classifiers) aimd.Outcome {
 // within the window and retried after a backoff when it fails with a
 // transient error. Its Next has the contract of blob.ListIterator's.
 type pager struct {
-	bucket  *blob.Bucket
+	bucket  PageLister
 	opts    *blob.ListOptions
 	win     *aimd.Window
 	backoff backoff
@@ -116,8 +116,12 @@ func (l *lister) pages(opts *blob.ListOptions) objectPager {
 			return p
 		}
 	}
+	var pl PageLister = l.bucket
+	if l.cfg.pageLister != nil {
+		pl = l.cfg.pageLister
+	}
 	return &pager{
-		bucket:  l.bucket,
+		bucket:  pl,
 		opts:    opts,
 		win:     l.win,
 		backoff: l.cfg.backoff,

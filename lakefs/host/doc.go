@@ -37,7 +37,8 @@
 // On S3, however the namespace was opened, deletes go in batches of 1000
 // keys (DeleteObjects, package sweep/s3delete) through the bucket's own
 // client; a store that refuses batches makes its deletes fail, and the
-// objects stay.
+// objects stay. Its listings go through the same client too, but their
+// pages are decoded by package sweep/s3list rather than the SDK.
 //
 // # A run
 //

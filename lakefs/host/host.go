@@ -26,6 +26,7 @@ import (
 	"github.com/lakegc/lakegc/sweep/azdelete"
 	"github.com/lakegc/lakegc/sweep/gcsdelete"
 	"github.com/lakegc/lakegc/sweep/s3delete"
+	"github.com/lakegc/lakegc/sweep/s3list"
 	"github.com/lakegc/lakegc/uncommitted"
 )
 
@@ -329,6 +330,11 @@ func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 		// On S3, DeleteObjects through the bucket's own client: the
 		// endpoint and keys it was opened with.
 		cfg.BatchDeleter = d
+	}
+	if l, err := s3list.FromBucket(bucket); err == nil {
+		// On S3, list through the bucket's own requests but decode the
+		// pages with s3list's reader, about ten times cheaper than the SDK's.
+		cfg.MarkOptions = append(cfg.MarkOptions, sweep.WithPageLister(l))
 	}
 	if o.InitNamespace {
 		// A bare repository has no marker of lakeFS's: the operator names
