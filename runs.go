@@ -47,8 +47,9 @@ func SweepRun(ctx context.Context, cfg Config, runID string) (*Report, error) {
 // LaterRuns returns the IDs of the marks of the namespace in bucket that
 // supersede runID: every other run with a summary (successful or not, by
 // Mark or by lakeFS's Spark client) whose start time is at or after
-// runID's, newest first, but for the other shards of the same sharded mark
-// (sweep.WithShard: the same shard count and cutoff). A run folder without a summary (a mark still
+// runID's, or unknown (a summary without a start time), newest first, but
+// for the other shards of the same sharded mark (sweep.WithShard: the same
+// shard count and cutoff). A run folder without a summary (a mark still
 // running, or killed) does not count. An unreadable summary is an error: it
 // may be a later run's. An empty storagePrefix is DefaultStoragePrefix.
 func LaterRuns(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string) ([]string, error) {
@@ -95,7 +96,8 @@ func laterRuns(ctx context.Context, bucket *blob.Bucket, storagePrefix string, o
 		if sameShardedMark(sum, of) {
 			continue // another shard of the same mark: sweeping each is sweeping the mark
 		}
-		if !sum.StartTime.Before(of.StartTime) {
+		// A run whose start is unknown may be later: it counts.
+		if sum.StartTime.IsZero() || !sum.StartTime.Before(of.StartTime) {
 			later = append(later, run{id, sum.StartTime})
 		}
 	}

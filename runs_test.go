@@ -227,3 +227,28 @@ func TestExplainNamesACopyRecord(t *testing.T) {
 		t.Errorf("staged object: %+v", e)
 	}
 }
+
+// A run whose summary gives no start time may be later than any: it
+// supersedes, and the mark is not swept unless forced.
+func TestSweepRunUnknownStartSupersedes(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	first, err := lakegc.Collect(ctx, w.host.host(), w.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const other = "6f1f3a52-7a4e-4d0e-9a51-3c1f2b9d8e70" // a Spark client's run ID
+	if err := w.bucket.WriteAll(ctx, "_lakefs/retention/gc/unified/"+other+"/summary.json",
+		[]byte(`{"run_id":"`+other+`","success":true,"first_slice":"","start_time":"","cutoff_time":"","num_deleted_objects":0}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if later, err := lakegc.LaterRuns(ctx, w.bucket, "", first.RunID); err != nil || !slices.Equal(later, []string{other}) {
+		t.Fatalf("later runs: %q, %v; want the run of unknown start %s", later, err, other)
+	}
+	if _, err := lakegc.SweepRun(ctx, w.config(), first.RunID); !errors.Is(err, lakegc.ErrSuperseded) {
+		t.Fatalf("SweepRun beside a run of unknown start: %v, want ErrSuperseded", err)
+	}
+	if gone := w.expectLiveKept(); len(gone) != 0 {
+		t.Fatalf("a refused sweep deleted %q", gone)
+	}
+}
