@@ -66,7 +66,9 @@ type Explanation struct {
 // (named), in a copy record of host.Copies (as the tracker holds them now),
 // or else in the run's uncommitted input (staged on a branch) or spared by
 // the host's candidate check. A marked one by its
-// shape and slice. The run of an optimized mark kept objects of skipped
+// shape and slice. Of a shard of a sharded mark, an object of another
+// shard's slices was not listed by this run (VerdictNotListed, naming the
+// shard). The run of an optimized mark kept objects of skipped
 // slices from its records; those read as the last case too.
 func Explain(ctx context.Context, host Host, cfg Config, runID string, addresses []string) ([]Explanation, error) {
 	s, err := cfg.validated()
@@ -135,6 +137,9 @@ func Explain(ctx context.Context, host Host, cfg Config, runID string, addresses
 			verdict, reason = VerdictNotListed, "under the storage prefix "+s.StoragePrefix+"/, lakeFS's own files: never listed"
 		case strings.Contains(key, "/") && !strings.HasPrefix(key, s.DataPrefix+"/"):
 			verdict, reason = VerdictNotListed, "outside the data folder "+s.DataPrefix+"/ and not at the top level: never listed, never collected"
+		case sum.ShardCount > 1 && shardOf(key, s.DataPrefix, sum.ShardCount) != sum.ShardIndex:
+			verdict, reason = VerdictNotListed, fmt.Sprintf("listed by shard %d of this sharded mark's %d, another run (this is shard %d): explain it with that shard's run",
+				shardOf(key, s.DataPrefix, sum.ShardCount), sum.ShardCount, sum.ShardIndex)
 		case !included && !rec(key):
 			verdict, reason = VerdictKept, "unrecognized: not of a shape the repository writes (another tenant's file, an import source); never collected"
 		case wallErr != nil:
@@ -225,6 +230,22 @@ func explainCommitted(ctx context.Context, host Host, s settings, runID string, 
 		}
 	}
 	return nil
+}
+
+// shardOf is the shard of a sharded mark of count shards that lists key
+// (sweep.WithShard): a slice's by sweep.SliceShard, and shard 0 for the
+// rest (top-level objects, loose objects and other folders under the data
+// folder).
+func shardOf(key, data string, count int) int {
+	rest, ok := strings.CutPrefix(key, data+"/")
+	if !ok {
+		return 0
+	}
+	name, _, folder := strings.Cut(rest, "/")
+	if _, slice := layout.SliceTime(name); !folder || !slice {
+		return 0
+	}
+	return sweep.SliceShard(name, count)
 }
 
 // walled reports whether key lies in another repository's folder: a folder

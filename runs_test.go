@@ -3,6 +3,7 @@ package lakegc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/copytrack"
+	"github.com/lakegc/lakegc/pathprovider"
 	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
 )
@@ -250,5 +252,48 @@ func TestSweepRunUnknownStartSupersedes(t *testing.T) {
 	}
 	if gone := w.expectLiveKept(); len(gone) != 0 {
 		t.Fatalf("a refused sweep deleted %q", gone)
+	}
+}
+
+// Explain of one shard of a sharded mark says an object of another
+// shard's slice was not listed by that run, rather than kept by its inputs.
+func TestExplainShardOfAShardedMark(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	var objects []string
+	inShard := map[string]int{}
+	for i := range 12 {
+		slice := pathprovider.DescendingID(gcTime.Add(-time.Duration(60*24+i) * time.Hour)).String()
+		key := w.object("data/"+slice+"/"+pathprovider.DescendingID(gcTime.Add(-time.Duration(i)*time.Minute)).String(), 60*24*time.Hour, false, "in a slice, in nothing")
+		objects = append(objects, key)
+		inShard[key] = sweep.SliceShard(slice, 2)
+	}
+	if n := slices.Collect(maps.Values(inShard)); !slices.Contains(n, 0) || !slices.Contains(n, 1) {
+		t.Fatalf("the slices fall in one shard: %v", n)
+	}
+	none := func(yield func(string, error) bool) {}
+	var shards []string
+	for i := range 2 {
+		id := retention.NewRunID(gcTime.Add(time.Duration(i) * time.Second))
+		if _, err := sweep.Mark(ctx, w.bucket, id, sweep.Inputs{Uncommitted: none, Committed: none, ExportStart: gcTime.Add(-time.Minute)},
+			sweep.WithShard(i, 2), sweep.WithClock(func() time.Time { return gcTime }), sweep.WithInclude("data/old/"), sweep.WithTempDir(t.TempDir())); err != nil {
+			t.Fatal(err)
+		}
+		shards = append(shards, id)
+	}
+	for i, id := range shards {
+		got, err := lakegc.Explain(ctx, lakegc.Host{}, w.config(), id, objects)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, e := range got {
+			if inShard[objects[j]] == i {
+				if e.Verdict != lakegc.VerdictMarked {
+					t.Errorf("shard %d, its own %s: %+v", i, objects[j], e)
+				}
+			} else if e.Verdict != lakegc.VerdictNotListed || !strings.Contains(e.Reason, fmt.Sprintf("listed by shard %d", 1-i)) {
+				t.Errorf("shard %d, shard %d's %s: %+v", i, 1-i, objects[j], e)
+			}
+		}
 	}
 }
