@@ -259,12 +259,15 @@ func shapeReason(key, data string, include []string) (slice, reason string) {
 			return "", "under the include prefix " + p
 		}
 	}
+	// The slice is the folder right under the data folder, which may
+	// itself be nested ("lake/data").
+	inData, _ := strings.CutPrefix(key, data+"/")
 	switch layout.Recognize(key, data) {
 	case layout.Slice:
-		slice = strings.SplitN(key, "/", 3)[1]
+		slice, _, _ = strings.Cut(inData, "/")
 		reason = "in slice " + slice
 	case layout.SignedSlice:
-		slice = strings.SplitN(key, "/", 3)[1]
+		slice, _, _ = strings.Cut(inData, "/")
 		reason = "linked object in slice " + slice
 	case layout.Flat:
 		reason = "flat layout (lakeFS before v0.86)"
