@@ -321,3 +321,23 @@ func TestSweepRunIncludePrefix(t *testing.T) {
 		t.Fatalf("sweep with it: exit %d\n%s%s", code, out, logs)
 	}
 }
+
+// The estimate says how its bytes were had: exact, extrapolated from a
+// sample (and says so), or unknown when the candidates could not be
+// statted (never "0 B").
+func TestPrintCostLabelsTheBytes(t *testing.T) {
+	for _, tc := range []struct {
+		e    costEstimate
+		want string
+	}{
+		{costEstimate{Candidates: 2, Bytes: 2048, Statted: 2, BytesFrom: bytesExact}, "2.0 KiB (exact)"},
+		{costEstimate{Candidates: 20000, Bytes: 20 << 20, Statted: 10000, BytesFrom: bytesExtrapolated}, "about 20.0 MiB (extrapolated from the sizes of the first 10000)"},
+		{costEstimate{Candidates: 5, BytesFrom: bytesUnknown}, "of unknown size"},
+	} {
+		var b bytes.Buffer
+		printCost(&b, &tc.e)
+		if !strings.Contains(b.String(), tc.want) {
+			t.Errorf("%+v: %q, want %q", tc.e, b.String(), tc.want)
+		}
+	}
+}
