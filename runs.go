@@ -63,10 +63,12 @@ func LaterRuns(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID st
 	if err != nil {
 		return nil, fmt.Errorf("lakegc: later runs: %w", err)
 	}
-	return laterRuns(ctx, bucket, storagePrefix, sum)
+	return laterRuns(ctx, bucket, storagePrefix, runID, sum)
 }
 
-func laterRuns(ctx context.Context, bucket *blob.Bucket, storagePrefix string, of *sweep.Summary) ([]string, error) {
+// laterRuns is LaterRuns of the run in the folder runID, whose summary is
+// of: the run is told by its folder, not by the run_id its summary says.
+func laterRuns(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string, of *sweep.Summary) ([]string, error) {
 	dir := layout.Runs(storagePrefix, layout.Report)
 	type run struct {
 		id    string
@@ -83,7 +85,7 @@ func laterRuns(ctx context.Context, bucket *blob.Bucket, storagePrefix string, o
 			return nil, fmt.Errorf("lakegc: later runs: list %s: %w", dir, err)
 		}
 		id, folder := strings.CutSuffix(strings.TrimPrefix(o.Key, dir), "/")
-		if !o.IsDir || !folder || id == of.RunID || !validRunID(id) {
+		if !o.IsDir || !folder || id == runID || !validRunID(id) {
 			continue
 		}
 		sum, err := sweep.ReadSummary(ctx, bucket, storagePrefix, id)
@@ -121,10 +123,10 @@ func sameShardedMark(a, b *sweep.Summary) bool {
 	return a.ShardCount > 1 && a.ShardCount == b.ShardCount && a.ShardIndex != b.ShardIndex && a.CutoffTime.Equal(b.CutoffTime)
 }
 
-// checkNotSuperseded refuses to sweep the mark of sum when a later mark
-// exists.
-func checkNotSuperseded(ctx context.Context, bucket *blob.Bucket, storagePrefix string, sum *sweep.Summary) error {
-	later, err := laterRuns(ctx, bucket, storagePrefix, sum)
+// checkNotSuperseded refuses to sweep the mark runID, whose summary is
+// sum, when a later mark exists.
+func checkNotSuperseded(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string, sum *sweep.Summary) error {
+	later, err := laterRuns(ctx, bucket, storagePrefix, runID, sum)
 	if err != nil {
 		return err
 	}

@@ -297,3 +297,33 @@ func TestExplainShardOfAShardedMark(t *testing.T) {
 		}
 	}
 }
+
+// A run is told by its folder, not by the run_id its summary says: a
+// summary whose run_id is not its folder's (empty, here) does not make the
+// run supersede itself.
+func TestSweepRunByItsFolder(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	rep, err := lakegc.Collect(ctx, w.host.host(), w.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := "_lakefs/retention/gc/unified/" + rep.RunID + "/summary.json"
+	b, err := w.bucket.ReadAll(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = []byte(strings.Replace(string(b), `"run_id":"`+rep.RunID+`"`, `"run_id":""`, 1))
+	if !strings.Contains(string(b), `"run_id":""`) {
+		t.Fatalf("summary %s", b)
+	}
+	if err := w.bucket.WriteAll(ctx, key, b, nil); err != nil {
+		t.Fatal(err)
+	}
+	if later, err := lakegc.LaterRuns(ctx, w.bucket, "", rep.RunID); err != nil || len(later) != 0 {
+		t.Fatalf("later runs of the only run: %q, %v", later, err)
+	}
+	if _, err := lakegc.SweepRun(ctx, w.config(), rep.RunID); err != nil {
+		t.Fatalf("SweepRun of the only run: %v", err)
+	}
+}
