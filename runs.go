@@ -36,6 +36,10 @@ var ErrSuperseded = errors.New("lakegc: the mark was superseded by a later mark"
 // address), which only the later mark saw. Config.SweepSuperseded sweeps it
 // anyway. A failed or unknown run is refused as sweep.Sweep refuses it
 // (sweep.ErrRunFailed, sweep.ErrNoRun).
+//
+// The check and the deletes are not one atomic step: a mark that finishes
+// after the check, or one still running (a run folder without a summary
+// does not count), is not seen. Run one GC of a repository at a time.
 func SweepRun(ctx context.Context, cfg Config, runID string) (*Report, error) {
 	if runID == "" {
 		return nil, fmt.Errorf("%w: no run ID to sweep", ErrInvalidInput)
@@ -137,7 +141,7 @@ func checkNotSuperseded(ctx context.Context, bucket *blob.Bucket, storagePrefix,
 	if len(later) > 1 {
 		more = fmt.Sprintf(" and %d more", len(later)-1)
 	}
-	return fmt.Errorf("%w: %s%s started after it; an object it marked may have become live again since (a branch reset, a copy of an old address): sweep the latest mark, or force this one", ErrSuperseded, later[0], more)
+	return fmt.Errorf("%w: %s%s started after it; an object it marked may have become live again since (a branch reset, a copy of an old address): sweep the latest successful mark (or make a new one), or force this one", ErrSuperseded, later[0], more)
 }
 
 // Candidate is one object a mark marked for deletion, as Candidates
