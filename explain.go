@@ -53,8 +53,9 @@ type Explanation struct {
 // full addresses), why runID, a finished mark of the namespace, marked or
 // kept it, from that run's own records and inputs: its summary (the
 // cutoff), its candidates, its commits report (the kept commits, whose
-// objects host.Committed reads again, one commit at a time until every
-// address is placed), and the objects as the bucket holds them now. It
+// objects host.Committed reads again, one commit at a time and each
+// metarange once, until every address is placed), and the objects as the
+// bucket holds them now. It
 // holds only the asked addresses in memory, never the keep set. cfg is the
 // run's Config (Bucket, Namespace, prefixes, Include, Recognize); only
 // host.Committed is used, and may be nil to leave commits out.
@@ -192,7 +193,8 @@ func Explain(ctx context.Context, host Host, cfg Config, runID string, addresses
 }
 
 // explainCommitted reads the run's kept commits one at a time, until every
-// open key is found in one; found keys leave open.
+// open key is found in one, and each metarange once (commits of the same
+// metarange hold the same objects); found keys leave open.
 func explainCommitted(ctx context.Context, host Host, s settings, runID string, open map[string][]int, out []Explanation) error {
 	key := layout.CommitsKey(s.StoragePrefix, runID)
 	r, err := s.Bucket.NewReader(ctx, key, nil)
@@ -205,7 +207,14 @@ func explainCommitted(ctx context.Context, host Host, s settings, runID string, 
 		return fmt.Errorf("lakegc: explain: commits report %s: %w", key, err)
 	}
 	c := &cycle{cfg: s, host: host, report: &Report{RunID: runID}, ns: s.ns}
+	read := map[string]bool{} // the metaranges read: a commit of one read already holds nothing new
 	for _, a := range active {
+		if a.MetaRangeID != "" {
+			if read[a.MetaRangeID] {
+				continue
+			}
+			read[a.MetaRangeID] = true
+		}
 		seq := c.relativeAddresses(ctx, "committed", host.Committed.CommittedAddresses(ctx, []retention.ActiveCommit{a}))
 		for k, err := range seq {
 			if err != nil {

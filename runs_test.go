@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -325,5 +326,71 @@ func TestSweepRunByItsFolder(t *testing.T) {
 	}
 	if _, err := lakegc.SweepRun(ctx, w.config(), rep.RunID); err != nil {
 		t.Fatalf("SweepRun of the only run: %v", err)
+	}
+}
+
+// countingCommitted counts the commits whose objects it is asked for.
+type countingCommitted struct {
+	lakegc.Committed
+	asked map[string]int // metarange → times asked
+}
+
+func (c *countingCommitted) CommittedAddresses(ctx context.Context, active []retention.ActiveCommit) iter.Seq2[string, error] {
+	for _, a := range active {
+		c.asked[a.MetaRangeID]++
+	}
+	return c.Committed.CommittedAddresses(ctx, active)
+}
+
+// Explain reads each metarange of the run's kept commits once: commits
+// that share one (a branch made from another, a revert) hold the same
+// objects.
+func TestExplainReadsEachMetarangeOnce(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	rep, err := lakegc.Collect(ctx, w.host.host(), w.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The commits report, with every kept commit twice: a second ID of the
+	// same metarange.
+	key := "_lakefs/retention/gc/commits/run_id=" + rep.RunID + "/commits.csv"
+	b, err := w.bucket.ReadAll(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var more []string
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		if len(f) != 3 {
+			t.Fatalf("commits report line %q", l)
+		}
+		more = append(more, f[0]+"x,"+f[1]+","+f[2])
+	}
+	if len(more) < 2 {
+		t.Fatalf("commits report %q: want at least 2 commits", b)
+	}
+	if err := w.bucket.WriteAll(ctx, key, []byte(strings.Join(append(lines, more...), "\n")+"\n"), nil); err != nil {
+		t.Fatal(err)
+	}
+	host := w.host.host()
+	counting := &countingCommitted{Committed: host.Committed, asked: map[string]int{}}
+	host.Committed = counting
+	// A staged object is in no commit: every commit is read.
+	got, err := lakegc.Explain(ctx, host, w.config(), rep.RunID, []string{"data/old/s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].Verdict != lakegc.VerdictKept {
+		t.Errorf("staged object: %+v", got[0])
+	}
+	if len(counting.asked) != len(more) {
+		t.Errorf("read metaranges %v, want the %d of the report", counting.asked, len(more))
+	}
+	for mr, n := range counting.asked {
+		if n != 1 {
+			t.Errorf("metarange %s read %d times", mr, n)
+		}
 	}
 }
