@@ -394,3 +394,58 @@ func TestExplainReadsEachMetarangeOnce(t *testing.T) {
 		}
 	}
 }
+
+// Paging through the candidates with any limit yields the same sequence as
+// Candidates, each once, in order, and the last page's next offset is 0;
+// an offset past the end gives an empty page.
+func TestCandidatePagesAreStable(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	for i := range 150 {
+		w.object(fmt.Sprintf("data/old/many%03d", i), 20*24*time.Hour, false, "in nothing")
+	}
+	rep, err := lakegc.Collect(ctx, w.host.host(), w.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for c, err := range lakegc.Candidates(ctx, w.config(), rep.RunID) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, c.Address)
+	}
+	if int64(len(all)) != rep.Mark.Summary.NumDeletedObjects || len(all) < 150 {
+		t.Fatalf("%d candidates, the summary says %d", len(all), rep.Mark.Summary.NumDeletedObjects)
+	}
+	for _, limit := range []int{1, 7, 64, 65, 100, len(all) - 1, len(all), len(all) + 1} {
+		var paged []string
+		offset, pages := 0, 0
+		for {
+			page, next, err := lakegc.CandidatePage(ctx, w.config(), rep.RunID, offset, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page) > limit || next != 0 && (len(page) != limit || next != offset+limit) {
+				t.Fatalf("limit %d, offset %d: %d candidates, next %d", limit, offset, len(page), next)
+			}
+			for _, c := range page {
+				paged = append(paged, c.Address)
+			}
+			pages++
+			if next == 0 {
+				break
+			}
+			offset = next
+		}
+		if !slices.Equal(paged, all) {
+			t.Errorf("limit %d: the pages hold %d candidates, not the %d of Candidates in order", limit, len(paged), len(all))
+		}
+		if want := (len(all) + limit - 1) / limit; pages != want {
+			t.Errorf("limit %d: %d pages, want %d", limit, pages, want)
+		}
+	}
+	if page, next, err := lakegc.CandidatePage(ctx, w.config(), rep.RunID, len(all)+5, 10); err != nil || len(page) != 0 || next != 0 {
+		t.Errorf("a page past the end: %d candidates, next %d, %v", len(page), next, err)
+	}
+}
