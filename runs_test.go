@@ -449,3 +449,42 @@ func TestCandidatePagesAreStable(t *testing.T) {
 		t.Errorf("a page past the end: %d candidates, next %d, %v", len(page), next, err)
 	}
 }
+
+// An optimized run's candidates, those it copied from the previous run's
+// records for the slices it skipped included, are what SweepRun deletes;
+// the previous run, superseded, is refused.
+func TestSweepRunOptimized(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	for i := range 12 {
+		slice := pathprovider.DescendingID(gcTime.Add(-time.Duration(60+i) * 24 * time.Hour)).String()
+		w.object("data/"+slice+"/"+pathprovider.DescendingID(gcTime.Add(-time.Duration(i)*time.Minute)).String(), 60*24*time.Hour, false, "in a slice, in nothing")
+	}
+	cfg := w.config()
+	cfg.Optimized = true
+	first, err := lakegc.Collect(ctx, w.host.host(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Clock = func() time.Time { return gcTime.Add(time.Hour) }
+	next, err := lakegc.Collect(ctx, w.host.host(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := next.Mark.Summary; s.RunKind != sweep.RunOptimized || s.SlicesSkipped == 0 {
+		t.Fatalf("the second run is not optimized: %+v", s)
+	}
+	if _, err := lakegc.SweepRun(ctx, w.config(), first.RunID); !errors.Is(err, lakegc.ErrSuperseded) {
+		t.Fatalf("sweep of the run the optimized one started from: %v, want ErrSuperseded", err)
+	}
+	want := w.candidates(next.RunID)
+	if len(want) != len(w.garbage) {
+		t.Fatalf("optimized run's candidates %q, want the %d garbage objects", want, len(w.garbage))
+	}
+	if _, err := lakegc.SweepRun(ctx, w.config(), next.RunID); err != nil {
+		t.Fatal(err)
+	}
+	if gone := w.expectLiveKept(); !slices.Equal(gone, want) {
+		t.Errorf("swept %q, want the optimized run's candidates %q", gone, want)
+	}
+}
