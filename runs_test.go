@@ -488,3 +488,41 @@ func TestSweepRunOptimized(t *testing.T) {
 		t.Errorf("swept %q, want the optimized run's candidates %q", gone, want)
 	}
 }
+
+// A later mark supersedes even when it failed (when in doubt, keep), and a
+// killed one, without a summary, does not; an earlier one never does.
+func TestSweepRunFailedAndKilledLaterMarks(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	first, err := lakegc.Collect(ctx, w.host.host(), w.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	summary := func(id string, at time.Time, success bool) {
+		t.Helper()
+		b := fmt.Sprintf(`{"run_id":%q,"success":%v,"first_slice":"","start_time":%q,"cutoff_time":%q,"num_deleted_objects":0}`,
+			id, success, at.Format(time.RFC3339), at.Add(-time.Hour).Format(time.RFC3339))
+		if err := w.bucket.WriteAll(ctx, "_lakefs/retention/gc/unified/"+id+"/summary.json", []byte(b), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := first.Mark.Summary.StartTime
+	summary("earlier-failed", start.Add(-time.Hour), false)
+	summary("earlier", start.Add(-time.Minute), true)
+	if err := w.bucket.WriteAll(ctx, "_lakefs/retention/gc/unified/killed/deleted/part-0.parquet", []byte("half"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if later, err := lakegc.LaterRuns(ctx, w.bucket, "", first.RunID); err != nil || len(later) != 0 {
+		t.Fatalf("later runs beside earlier and killed ones: %q, %v", later, err)
+	}
+	summary("later-failed", start.Add(time.Minute), false)
+	if later, err := lakegc.LaterRuns(ctx, w.bucket, "", first.RunID); err != nil || !slices.Equal(later, []string{"later-failed"}) {
+		t.Fatalf("later runs beside a failed later mark: %q, %v", later, err)
+	}
+	if _, err := lakegc.SweepRun(ctx, w.config(), first.RunID); !errors.Is(err, lakegc.ErrSuperseded) || !strings.Contains(err.Error(), "later-failed") {
+		t.Fatalf("SweepRun beside a failed later mark: %v, want ErrSuperseded", err)
+	}
+	if gone := w.expectLiveKept(); len(gone) != 0 {
+		t.Fatalf("a refused sweep deleted %q", gone)
+	}
+}
