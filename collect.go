@@ -468,7 +468,7 @@ func (c *cycle) resumeMark(ctx context.Context) error {
 		return fmt.Errorf("lakegc: resume mark %s: %w", c.report.RunID, sweep.ErrRunFailed)
 	}
 	if c.cfg.Sweep && !c.cfg.SweepSuperseded {
-		if err := checkNotSuperseded(ctx, c.cfg.Bucket, c.cfg.StoragePrefix, sum); err != nil {
+		if err := checkNotSuperseded(ctx, c.cfg.Bucket, c.cfg.StoragePrefix, c.report.RunID, sum); err != nil {
 			return fmt.Errorf("lakegc: resume mark %s: %w", c.report.RunID, err)
 		}
 	}

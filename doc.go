@@ -141,9 +141,12 @@
 // the keep set; [SweepRun] (or Config.ResumeMark with Sweep) deletes exactly
 // that mark's candidates, and refuses, with [ErrSuperseded], a mark that a
 // later mark of the namespace superseded ([LaterRuns]: any other run whose
-// summary starts at or after its start, so two in the same second supersede
-// each other): an object it found garbage may have become live since. Config.SweepSuperseded
-// overrides. Config.ResumeExport continues an export that was interrupted.
+// summary, successful or not, starts at or after its start or gives no
+// start, so two in the same second supersede each other; the other shards
+// of a sharded mark do not): an object it found garbage may have become
+// live since. Config.SweepSuperseded overrides. The check is not atomic
+// with the deletes: Config.Lease (below) keeps a second cycle out.
+// Config.ResumeExport continues an export that was interrupted.
 // With Config.Quarantine the sweep moves the garbage into the run's
 // quarantine instead of deleting it (sweep.Restore puts it back, sweep.Purge
 // deletes old quarantines); with Config.Lease the cycle holds the

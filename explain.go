@@ -53,8 +53,9 @@ type Explanation struct {
 // full addresses), why runID, a finished mark of the namespace, marked or
 // kept it, from that run's own records and inputs: its summary (the
 // cutoff), its candidates, its commits report (the kept commits, whose
-// objects host.Committed reads again, one commit at a time until every
-// address is placed), and the objects as the bucket holds them now. It
+// objects host.Committed reads again, one commit at a time and each
+// metarange once, until every address is placed), and the objects as the
+// bucket holds them now. It
 // holds only the asked addresses in memory, never the keep set. cfg is the
 // run's Config (Bucket, Namespace, prefixes, Include, Recognize); only
 // host.Committed is used, and may be nil to leave commits out.
@@ -66,7 +67,9 @@ type Explanation struct {
 // (named), in a copy record of host.Copies (as the tracker holds them now),
 // or else in the run's uncommitted input (staged on a branch) or spared by
 // the host's candidate check. A marked one by its
-// shape and slice. The run of an optimized mark kept objects of skipped
+// shape and slice. Of a shard of a sharded mark, an object of another
+// shard's slices was not listed by this run (VerdictNotListed, naming the
+// shard). The run of an optimized mark kept objects of skipped
 // slices from its records; those read as the last case too.
 func Explain(ctx context.Context, host Host, cfg Config, runID string, addresses []string) ([]Explanation, error) {
 	s, err := cfg.validated()
@@ -135,6 +138,9 @@ func Explain(ctx context.Context, host Host, cfg Config, runID string, addresses
 			verdict, reason = VerdictNotListed, "under the storage prefix "+s.StoragePrefix+"/, lakeFS's own files: never listed"
 		case strings.Contains(key, "/") && !strings.HasPrefix(key, s.DataPrefix+"/"):
 			verdict, reason = VerdictNotListed, "outside the data folder "+s.DataPrefix+"/ and not at the top level: never listed, never collected"
+		case sum.ShardCount > 1 && shardOf(key, s.DataPrefix, sum.ShardCount) != sum.ShardIndex:
+			verdict, reason = VerdictNotListed, fmt.Sprintf("listed by shard %d of this sharded mark's %d, another run (this is shard %d): explain it with that shard's run",
+				shardOf(key, s.DataPrefix, sum.ShardCount), sum.ShardCount, sum.ShardIndex)
 		case !included && !rec(key):
 			verdict, reason = VerdictKept, "unrecognized: not of a shape the repository writes (another tenant's file, an import source); never collected"
 		case wallErr != nil:
@@ -187,7 +193,8 @@ func Explain(ctx context.Context, host Host, cfg Config, runID string, addresses
 }
 
 // explainCommitted reads the run's kept commits one at a time, until every
-// open key is found in one; found keys leave open.
+// open key is found in one, and each metarange once (commits of the same
+// metarange hold the same objects); found keys leave open.
 func explainCommitted(ctx context.Context, host Host, s settings, runID string, open map[string][]int, out []Explanation) error {
 	key := layout.CommitsKey(s.StoragePrefix, runID)
 	r, err := s.Bucket.NewReader(ctx, key, nil)
@@ -200,7 +207,14 @@ func explainCommitted(ctx context.Context, host Host, s settings, runID string, 
 		return fmt.Errorf("lakegc: explain: commits report %s: %w", key, err)
 	}
 	c := &cycle{cfg: s, host: host, report: &Report{RunID: runID}, ns: s.ns}
+	read := map[string]bool{} // the metaranges read: a commit of one read already holds nothing new
 	for _, a := range active {
+		if a.MetaRangeID != "" {
+			if read[a.MetaRangeID] {
+				continue
+			}
+			read[a.MetaRangeID] = true
+		}
 		seq := c.relativeAddresses(ctx, "committed", host.Committed.CommittedAddresses(ctx, []retention.ActiveCommit{a}))
 		for k, err := range seq {
 			if err != nil {
@@ -225,6 +239,22 @@ func explainCommitted(ctx context.Context, host Host, s settings, runID string, 
 		}
 	}
 	return nil
+}
+
+// shardOf is the shard of a sharded mark of count shards that lists key
+// (sweep.WithShard): a slice's by sweep.SliceShard, and shard 0 for the
+// rest (top-level objects, loose objects and other folders under the data
+// folder).
+func shardOf(key, data string, count int) int {
+	rest, ok := strings.CutPrefix(key, data+"/")
+	if !ok {
+		return 0
+	}
+	name, _, folder := strings.Cut(rest, "/")
+	if _, slice := layout.SliceTime(name); !folder || !slice {
+		return 0
+	}
+	return sweep.SliceShard(name, count)
 }
 
 // walled reports whether key lies in another repository's folder: a folder

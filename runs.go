@@ -36,6 +36,10 @@ var ErrSuperseded = errors.New("lakegc: the mark was superseded by a later mark"
 // address), which only the later mark saw. Config.SweepSuperseded sweeps it
 // anyway. A failed or unknown run is refused as sweep.Sweep refuses it
 // (sweep.ErrRunFailed, sweep.ErrNoRun).
+//
+// The check and the deletes are not one atomic step: a mark that finishes
+// after the check, or one still running (a run folder without a summary
+// does not count), is not seen. Run one GC of a repository at a time.
 func SweepRun(ctx context.Context, cfg Config, runID string) (*Report, error) {
 	if runID == "" {
 		return nil, fmt.Errorf("%w: no run ID to sweep", ErrInvalidInput)
@@ -47,8 +51,9 @@ func SweepRun(ctx context.Context, cfg Config, runID string) (*Report, error) {
 // LaterRuns returns the IDs of the marks of the namespace in bucket that
 // supersede runID: every other run with a summary (successful or not, by
 // Mark or by lakeFS's Spark client) whose start time is at or after
-// runID's, newest first, but for the other shards of the same sharded mark
-// (sweep.WithShard: the same shard count and cutoff). A run folder without a summary (a mark still
+// runID's, or unknown (a summary without a start time), newest first, but
+// for the other shards of the same sharded mark (sweep.WithShard: the same
+// shard count and cutoff). A run folder without a summary (a mark still
 // running, or killed) does not count. An unreadable summary is an error: it
 // may be a later run's. An empty storagePrefix is DefaultStoragePrefix.
 func LaterRuns(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string) ([]string, error) {
@@ -62,10 +67,12 @@ func LaterRuns(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID st
 	if err != nil {
 		return nil, fmt.Errorf("lakegc: later runs: %w", err)
 	}
-	return laterRuns(ctx, bucket, storagePrefix, sum)
+	return laterRuns(ctx, bucket, storagePrefix, runID, sum)
 }
 
-func laterRuns(ctx context.Context, bucket *blob.Bucket, storagePrefix string, of *sweep.Summary) ([]string, error) {
+// laterRuns is LaterRuns of the run in the folder runID, whose summary is
+// of: the run is told by its folder, not by the run_id its summary says.
+func laterRuns(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string, of *sweep.Summary) ([]string, error) {
 	dir := layout.Runs(storagePrefix, layout.Report)
 	type run struct {
 		id    string
@@ -82,7 +89,7 @@ func laterRuns(ctx context.Context, bucket *blob.Bucket, storagePrefix string, o
 			return nil, fmt.Errorf("lakegc: later runs: list %s: %w", dir, err)
 		}
 		id, folder := strings.CutSuffix(strings.TrimPrefix(o.Key, dir), "/")
-		if !o.IsDir || !folder || id == of.RunID || !validRunID(id) {
+		if !o.IsDir || !folder || id == runID || !validRunID(id) {
 			continue
 		}
 		sum, err := sweep.ReadSummary(ctx, bucket, storagePrefix, id)
@@ -95,7 +102,8 @@ func laterRuns(ctx context.Context, bucket *blob.Bucket, storagePrefix string, o
 		if sameShardedMark(sum, of) {
 			continue // another shard of the same mark: sweeping each is sweeping the mark
 		}
-		if !sum.StartTime.Before(of.StartTime) {
+		// A run whose start is unknown may be later: it counts.
+		if sum.StartTime.IsZero() || !sum.StartTime.Before(of.StartTime) {
 			later = append(later, run{id, sum.StartTime})
 		}
 	}
@@ -119,10 +127,10 @@ func sameShardedMark(a, b *sweep.Summary) bool {
 	return a.ShardCount > 1 && a.ShardCount == b.ShardCount && a.ShardIndex != b.ShardIndex && a.CutoffTime.Equal(b.CutoffTime)
 }
 
-// checkNotSuperseded refuses to sweep the mark of sum when a later mark
-// exists.
-func checkNotSuperseded(ctx context.Context, bucket *blob.Bucket, storagePrefix string, sum *sweep.Summary) error {
-	later, err := laterRuns(ctx, bucket, storagePrefix, sum)
+// checkNotSuperseded refuses to sweep the mark runID, whose summary is
+// sum, when a later mark exists.
+func checkNotSuperseded(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string, sum *sweep.Summary) error {
+	later, err := laterRuns(ctx, bucket, storagePrefix, runID, sum)
 	if err != nil {
 		return err
 	}
@@ -133,7 +141,7 @@ func checkNotSuperseded(ctx context.Context, bucket *blob.Bucket, storagePrefix 
 	if len(later) > 1 {
 		more = fmt.Sprintf(" and %d more", len(later)-1)
 	}
-	return fmt.Errorf("%w: %s%s started after it; an object it marked may have become live again since (a branch reset, a copy of an old address): sweep the latest mark, or force this one", ErrSuperseded, later[0], more)
+	return fmt.Errorf("%w: %s%s started after it; an object it marked may have become live again since (a branch reset, a copy of an old address): sweep the latest successful mark (or make a new one), or force this one", ErrSuperseded, later[0], more)
 }
 
 // Candidate is one object a mark marked for deletion, as Candidates
@@ -257,12 +265,15 @@ func shapeReason(key, data string, include []string) (slice, reason string) {
 			return "", "under the include prefix " + p
 		}
 	}
+	// The slice is the folder right under the data folder, which may
+	// itself be nested ("lake/data").
+	inData, _ := strings.CutPrefix(key, data+"/")
 	switch layout.Recognize(key, data) {
 	case layout.Slice:
-		slice = strings.SplitN(key, "/", 3)[1]
+		slice, _, _ = strings.Cut(inData, "/")
 		reason = "in slice " + slice
 	case layout.SignedSlice:
-		slice = strings.SplitN(key, "/", 3)[1]
+		slice, _, _ = strings.Cut(inData, "/")
 		reason = "linked object in slice " + slice
 	case layout.Flat:
 		reason = "flat layout (lakeFS before v0.86)"

@@ -3,6 +3,8 @@ package lakegc_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/copytrack"
+	"github.com/lakegc/lakegc/pathprovider"
 	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
 )
@@ -225,5 +228,301 @@ func TestExplainNamesACopyRecord(t *testing.T) {
 	}
 	if e := got[1]; e.Verdict != lakegc.VerdictKept || !strings.Contains(e.Reason, "staged on a branch") {
 		t.Errorf("staged object: %+v", e)
+	}
+}
+
+// A run whose summary gives no start time may be later than any: it
+// supersedes, and the mark is not swept unless forced.
+func TestSweepRunUnknownStartSupersedes(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	first, err := lakegc.Collect(ctx, w.host.host(), w.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const other = "6f1f3a52-7a4e-4d0e-9a51-3c1f2b9d8e70" // a Spark client's run ID
+	if err := w.bucket.WriteAll(ctx, "_lakefs/retention/gc/unified/"+other+"/summary.json",
+		[]byte(`{"run_id":"`+other+`","success":true,"first_slice":"","start_time":"","cutoff_time":"","num_deleted_objects":0}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if later, err := lakegc.LaterRuns(ctx, w.bucket, "", first.RunID); err != nil || !slices.Equal(later, []string{other}) {
+		t.Fatalf("later runs: %q, %v; want the run of unknown start %s", later, err, other)
+	}
+	if _, err := lakegc.SweepRun(ctx, w.config(), first.RunID); !errors.Is(err, lakegc.ErrSuperseded) {
+		t.Fatalf("SweepRun beside a run of unknown start: %v, want ErrSuperseded", err)
+	}
+	if gone := w.expectLiveKept(); len(gone) != 0 {
+		t.Fatalf("a refused sweep deleted %q", gone)
+	}
+}
+
+// Explain of one shard of a sharded mark says an object of another
+// shard's slice was not listed by that run, rather than kept by its inputs.
+func TestExplainShardOfAShardedMark(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	var objects []string
+	inShard := map[string]int{}
+	for i := range 12 {
+		slice := pathprovider.DescendingID(gcTime.Add(-time.Duration(60*24+i) * time.Hour)).String()
+		key := w.object("data/"+slice+"/"+pathprovider.DescendingID(gcTime.Add(-time.Duration(i)*time.Minute)).String(), 60*24*time.Hour, false, "in a slice, in nothing")
+		objects = append(objects, key)
+		inShard[key] = sweep.SliceShard(slice, 2)
+	}
+	if n := slices.Collect(maps.Values(inShard)); !slices.Contains(n, 0) || !slices.Contains(n, 1) {
+		t.Fatalf("the slices fall in one shard: %v", n)
+	}
+	none := func(yield func(string, error) bool) {}
+	var shards []string
+	for i := range 2 {
+		id := retention.NewRunID(gcTime.Add(time.Duration(i) * time.Second))
+		if _, err := sweep.Mark(ctx, w.bucket, id, sweep.Inputs{Uncommitted: none, Committed: none, ExportStart: gcTime.Add(-time.Minute)},
+			sweep.WithShard(i, 2), sweep.WithClock(func() time.Time { return gcTime }), sweep.WithInclude("data/old/"), sweep.WithTempDir(t.TempDir())); err != nil {
+			t.Fatal(err)
+		}
+		shards = append(shards, id)
+	}
+	for i, id := range shards {
+		got, err := lakegc.Explain(ctx, lakegc.Host{}, w.config(), id, objects)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, e := range got {
+			if inShard[objects[j]] == i {
+				if e.Verdict != lakegc.VerdictMarked {
+					t.Errorf("shard %d, its own %s: %+v", i, objects[j], e)
+				}
+			} else if e.Verdict != lakegc.VerdictNotListed || !strings.Contains(e.Reason, fmt.Sprintf("listed by shard %d", 1-i)) {
+				t.Errorf("shard %d, shard %d's %s: %+v", i, 1-i, objects[j], e)
+			}
+		}
+	}
+}
+
+// A run is told by its folder, not by the run_id its summary says: a
+// summary whose run_id is not its folder's (empty, here) does not make the
+// run supersede itself.
+func TestSweepRunByItsFolder(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	rep, err := lakegc.Collect(ctx, w.host.host(), w.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := "_lakefs/retention/gc/unified/" + rep.RunID + "/summary.json"
+	b, err := w.bucket.ReadAll(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = []byte(strings.Replace(string(b), `"run_id":"`+rep.RunID+`"`, `"run_id":""`, 1))
+	if !strings.Contains(string(b), `"run_id":""`) {
+		t.Fatalf("summary %s", b)
+	}
+	if err := w.bucket.WriteAll(ctx, key, b, nil); err != nil {
+		t.Fatal(err)
+	}
+	if later, err := lakegc.LaterRuns(ctx, w.bucket, "", rep.RunID); err != nil || len(later) != 0 {
+		t.Fatalf("later runs of the only run: %q, %v", later, err)
+	}
+	if _, err := lakegc.SweepRun(ctx, w.config(), rep.RunID); err != nil {
+		t.Fatalf("SweepRun of the only run: %v", err)
+	}
+}
+
+// countingCommitted counts the commits whose objects it is asked for.
+type countingCommitted struct {
+	lakegc.Committed
+	asked map[string]int // metarange → times asked
+}
+
+func (c *countingCommitted) CommittedAddresses(ctx context.Context, active []retention.ActiveCommit) iter.Seq2[string, error] {
+	for _, a := range active {
+		c.asked[a.MetaRangeID]++
+	}
+	return c.Committed.CommittedAddresses(ctx, active)
+}
+
+// Explain reads each metarange of the run's kept commits once: commits
+// that share one (a branch made from another, a revert) hold the same
+// objects.
+func TestExplainReadsEachMetarangeOnce(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	rep, err := lakegc.Collect(ctx, w.host.host(), w.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The commits report, with every kept commit twice: a second ID of the
+	// same metarange.
+	key := "_lakefs/retention/gc/commits/run_id=" + rep.RunID + "/commits.csv"
+	b, err := w.bucket.ReadAll(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var more []string
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		if len(f) != 3 {
+			t.Fatalf("commits report line %q", l)
+		}
+		more = append(more, f[0]+"x,"+f[1]+","+f[2])
+	}
+	if len(more) < 2 {
+		t.Fatalf("commits report %q: want at least 2 commits", b)
+	}
+	if err := w.bucket.WriteAll(ctx, key, []byte(strings.Join(append(lines, more...), "\n")+"\n"), nil); err != nil {
+		t.Fatal(err)
+	}
+	host := w.host.host()
+	counting := &countingCommitted{Committed: host.Committed, asked: map[string]int{}}
+	host.Committed = counting
+	// A staged object is in no commit: every commit is read.
+	got, err := lakegc.Explain(ctx, host, w.config(), rep.RunID, []string{"data/old/s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].Verdict != lakegc.VerdictKept {
+		t.Errorf("staged object: %+v", got[0])
+	}
+	if len(counting.asked) != len(more) {
+		t.Errorf("read metaranges %v, want the %d of the report", counting.asked, len(more))
+	}
+	for mr, n := range counting.asked {
+		if n != 1 {
+			t.Errorf("metarange %s read %d times", mr, n)
+		}
+	}
+}
+
+// Paging through the candidates with any limit yields the same sequence as
+// Candidates, each once, in order, and the last page's next offset is 0;
+// an offset past the end gives an empty page.
+func TestCandidatePagesAreStable(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	for i := range 150 {
+		w.object(fmt.Sprintf("data/old/many%03d", i), 20*24*time.Hour, false, "in nothing")
+	}
+	rep, err := lakegc.Collect(ctx, w.host.host(), w.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for c, err := range lakegc.Candidates(ctx, w.config(), rep.RunID) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, c.Address)
+	}
+	if int64(len(all)) != rep.Mark.Summary.NumDeletedObjects || len(all) < 150 {
+		t.Fatalf("%d candidates, the summary says %d", len(all), rep.Mark.Summary.NumDeletedObjects)
+	}
+	for _, limit := range []int{1, 7, 64, 65, 100, len(all) - 1, len(all), len(all) + 1} {
+		var paged []string
+		offset, pages := 0, 0
+		for {
+			page, next, err := lakegc.CandidatePage(ctx, w.config(), rep.RunID, offset, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page) > limit || next != 0 && (len(page) != limit || next != offset+limit) {
+				t.Fatalf("limit %d, offset %d: %d candidates, next %d", limit, offset, len(page), next)
+			}
+			for _, c := range page {
+				paged = append(paged, c.Address)
+			}
+			pages++
+			if next == 0 {
+				break
+			}
+			offset = next
+		}
+		if !slices.Equal(paged, all) {
+			t.Errorf("limit %d: the pages hold %d candidates, not the %d of Candidates in order", limit, len(paged), len(all))
+		}
+		if want := (len(all) + limit - 1) / limit; pages != want {
+			t.Errorf("limit %d: %d pages, want %d", limit, pages, want)
+		}
+	}
+	if page, next, err := lakegc.CandidatePage(ctx, w.config(), rep.RunID, len(all)+5, 10); err != nil || len(page) != 0 || next != 0 {
+		t.Errorf("a page past the end: %d candidates, next %d, %v", len(page), next, err)
+	}
+}
+
+// An optimized run's candidates, those it copied from the previous run's
+// records for the slices it skipped included, are what SweepRun deletes;
+// the previous run, superseded, is refused.
+func TestSweepRunOptimized(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	for i := range 12 {
+		slice := pathprovider.DescendingID(gcTime.Add(-time.Duration(60+i) * 24 * time.Hour)).String()
+		w.object("data/"+slice+"/"+pathprovider.DescendingID(gcTime.Add(-time.Duration(i)*time.Minute)).String(), 60*24*time.Hour, false, "in a slice, in nothing")
+	}
+	cfg := w.config()
+	cfg.Optimized = true
+	first, err := lakegc.Collect(ctx, w.host.host(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Clock = func() time.Time { return gcTime.Add(time.Hour) }
+	next, err := lakegc.Collect(ctx, w.host.host(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := next.Mark.Summary; s.RunKind != sweep.RunOptimized || s.SlicesSkipped == 0 {
+		t.Fatalf("the second run is not optimized: %+v", s)
+	}
+	if _, err := lakegc.SweepRun(ctx, w.config(), first.RunID); !errors.Is(err, lakegc.ErrSuperseded) {
+		t.Fatalf("sweep of the run the optimized one started from: %v, want ErrSuperseded", err)
+	}
+	want := w.candidates(next.RunID)
+	if len(want) != len(w.garbage) {
+		t.Fatalf("optimized run's candidates %q, want the %d garbage objects", want, len(w.garbage))
+	}
+	if _, err := lakegc.SweepRun(ctx, w.config(), next.RunID); err != nil {
+		t.Fatal(err)
+	}
+	if gone := w.expectLiveKept(); !slices.Equal(gone, want) {
+		t.Errorf("swept %q, want the optimized run's candidates %q", gone, want)
+	}
+}
+
+// A later mark supersedes even when it failed (when in doubt, keep), and a
+// killed one, without a summary, does not; an earlier one never does.
+func TestSweepRunFailedAndKilledLaterMarks(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	first, err := lakegc.Collect(ctx, w.host.host(), w.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	summary := func(id string, at time.Time, success bool) {
+		t.Helper()
+		b := fmt.Sprintf(`{"run_id":%q,"success":%v,"first_slice":"","start_time":%q,"cutoff_time":%q,"num_deleted_objects":0}`,
+			id, success, at.Format(time.RFC3339), at.Add(-time.Hour).Format(time.RFC3339))
+		if err := w.bucket.WriteAll(ctx, "_lakefs/retention/gc/unified/"+id+"/summary.json", []byte(b), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := first.Mark.Summary.StartTime
+	summary("earlier-failed", start.Add(-time.Hour), false)
+	summary("earlier", start.Add(-time.Minute), true)
+	if err := w.bucket.WriteAll(ctx, "_lakefs/retention/gc/unified/killed/deleted/part-0.parquet", []byte("half"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if later, err := lakegc.LaterRuns(ctx, w.bucket, "", first.RunID); err != nil || len(later) != 0 {
+		t.Fatalf("later runs beside earlier and killed ones: %q, %v", later, err)
+	}
+	summary("later-failed", start.Add(time.Minute), false)
+	if later, err := lakegc.LaterRuns(ctx, w.bucket, "", first.RunID); err != nil || !slices.Equal(later, []string{"later-failed"}) {
+		t.Fatalf("later runs beside a failed later mark: %q, %v", later, err)
+	}
+	if _, err := lakegc.SweepRun(ctx, w.config(), first.RunID); !errors.Is(err, lakegc.ErrSuperseded) || !strings.Contains(err.Error(), "later-failed") {
+		t.Fatalf("SweepRun beside a failed later mark: %v, want ErrSuperseded", err)
+	}
+	if gone := w.expectLiveKept(); len(gone) != 0 {
+		t.Fatalf("a refused sweep deleted %q", gone)
 	}
 }

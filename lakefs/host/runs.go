@@ -137,9 +137,10 @@ func CandidatePage(ctx context.Context, client *api.Client, bucket *blob.Bucket,
 // each of queries (lakegc.Explain), reading the run's kept commits' ranges
 // again one commit at a time. A query is a key relative to the namespace, a
 // full address, or a lakeFS path "lakefs://<repository>/<ref>/<path>" of
-// this repository, which lakeFS resolves to the object's physical address
-// now (a path staged since the run names its new object). bucket is as
-// Collect's.
+// this repository (read as lakeFS reads one: %XX escapes decoded; a '?' or
+// '#' in a path must be escaped), which lakeFS resolves to the object's
+// physical address now (a path staged since the run names its new
+// object). bucket is as Collect's.
 func Explain(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Options, runID string, queries []string) ([]lakegc.Explanation, error) {
 	r, err := openRun(ctx, client, bucket, o)
 	if err != nil {
@@ -183,11 +184,18 @@ func Explain(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 // errBadPath is a lakeFS path Explain cannot read.
 var errBadPath = errors.New("not a path lakefs://<repository>/<ref>/<path> of the repository")
 
-// splitLakeFSPath splits a lakeFS path of repo into its ref and path.
+// splitLakeFSPath splits a lakeFS path of repo into its ref and path, as
+// lakeFS's own parser reads a lakefs:// URI (a URL: %XX escapes decoded). A
+// query or fragment is refused, not dropped: a '?' or '#' in an object's
+// path must be escaped (%3F, %23), or another object would be explained.
 func splitLakeFSPath(q, repo string) (ref, path string, err error) {
 	u, err := url.Parse(q)
-	if err == nil && u.Host != repo {
+	switch {
+	case err != nil:
+	case u.Host != repo || u.User != nil:
 		err = errBadPath
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		err = errors.New("a '?' or '#' in a path is written %3F or %23")
 	}
 	if err == nil {
 		var ok bool

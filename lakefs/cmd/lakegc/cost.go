@@ -29,8 +29,11 @@ import (
 //     Delete Blob is of the "Free" operation type; package azdelete sends a
 //     Blob Batch of up to 256 Delete Blob subrequests
 //     (https://learn.microsoft.com/rest/api/storageservices/blob-batch),
-//     each billed as its Delete Blob. The batch request's own class is not
-//     given on the pages read; it is counted at $0 here and said so.
+//     each billed as its Delete Blob. The batch request itself is billed
+//     as one more transaction (Azure's announcement of the Batch API,
+//     https://azure.microsoft.com/updates/batchapiforblob/, 2019-10-23), of
+//     a class neither page names; it is counted at $0 here and the note
+//     says so.
 //
 // Reading the run's report (a few GETs) and the listings of folders that
 // may be other repositories' (with an include prefix) are left out.
@@ -45,7 +48,7 @@ type requestPrice struct {
 var sweepPrices = []requestPrice{
 	{"S3", "DeleteObjects", 1000, 0.005, "priced as a POST; single DELETEs are free"},
 	{"GCS", "objects.delete", 1, 0, "free operation"},
-	{"Azure", "Blob Batch", 256, 0, "Delete Blob is free; the batch request's class is unpublished"},
+	{"Azure", "Blob Batch", 256, 0, "Delete Blob is free; each batch is one more transaction, of an unpublished class, counted at $0"},
 }
 
 // sweepCost is the estimate for one cloud.
@@ -61,11 +64,14 @@ type sweepCost struct {
 type costEstimate struct {
 	Candidates int64 `json:"candidates"`
 	// Bytes is what a sweep frees; exact when Statted is Candidates,
-	// extrapolated from the first Statted candidates otherwise.
-	Bytes   int64       `json:"bytes"`
-	Statted int64       `json:"statted"`
-	Gone    int64       `json:"gone,omitempty"`
-	Clouds  []sweepCost `json:"clouds"`
+	// extrapolated from the first Statted candidates otherwise. BytesFrom
+	// says which: "exact", "extrapolated", or "unknown" when the
+	// candidates could not be statted (Bytes is then 0).
+	Bytes     int64       `json:"bytes"`
+	BytesFrom string      `json:"bytes_from"`
+	Statted   int64       `json:"statted"`
+	Gone      int64       `json:"gone,omitempty"`
+	Clouds    []sweepCost `json:"clouds"`
 	// PricesRead is when the price table was read.
 	PricesRead string `json:"prices_read"`
 }
@@ -84,11 +90,14 @@ func estimateCost(n int64) []sweepCost {
 
 // printCost prints the estimate for people.
 func printCost(w io.Writer, e *costEstimate) {
-	how := "exact"
-	if e.Statted < e.Candidates {
-		how = fmt.Sprintf("estimated from the first %d", e.Statted)
+	switch e.BytesFrom {
+	case bytesExtrapolated:
+		fmt.Fprintf(w, "a sweep would delete %d objects, about %s (extrapolated from the sizes of the first %d)\n", e.Candidates, humanBytes(e.Bytes), e.Statted)
+	case bytesUnknown:
+		fmt.Fprintf(w, "a sweep would delete %d objects, of unknown size (the candidates could not be statted)\n", e.Candidates)
+	default:
+		fmt.Fprintf(w, "a sweep would delete %d objects, %s (exact)\n", e.Candidates, humanBytes(e.Bytes))
 	}
-	fmt.Fprintf(w, "a sweep would delete %d objects, %s (%s)\n", e.Candidates, humanBytes(e.Bytes), how)
 	var parts []string
 	for _, c := range e.Clouds {
 		price := fmt.Sprintf("$%.4f", c.USD)
@@ -122,13 +131,14 @@ const costSample = 10000
 // runID, and prices their sweep. A failed stat leaves the bytes out, with a
 // warning: the dry run itself succeeded.
 func estimate(ctx context.Context, client *api.Client, o host.Options, runID string, n int64, logger *slog.Logger) *costEstimate {
-	e := &costEstimate{Candidates: n, Clouds: estimateCost(n), PricesRead: pricesRead}
+	e := &costEstimate{Candidates: n, BytesFrom: bytesExact, Clouds: estimateCost(n), PricesRead: pricesRead}
 	if n == 0 {
 		return e
 	}
 	page, _, err := host.CandidatePage(ctx, client, nil, o, runID, 0, costSample)
 	if err != nil {
 		logger.Warn("lakegc: the candidates' sizes could not be read; the estimate has no bytes", "error", err)
+		e.BytesFrom = bytesUnknown
 		return e
 	}
 	for _, c := range page {
@@ -138,11 +148,22 @@ func estimate(ctx context.Context, client *api.Client, o host.Options, runID str
 		}
 	}
 	e.Statted = int64(len(page))
-	if e.Statted > 0 && e.Statted < n {
+	switch {
+	case e.Statted == 0:
+		e.BytesFrom = bytesUnknown
+	case e.Statted < n:
 		e.Bytes = int64(float64(e.Bytes) / float64(e.Statted) * float64(n))
+		e.BytesFrom = bytesExtrapolated
 	}
 	return e
 }
+
+// How costEstimate.Bytes was had.
+const (
+	bytesExact        = "exact"
+	bytesExtrapolated = "extrapolated"
+	bytesUnknown      = "unknown"
+)
 
 // noRulesHint says how to give a repository garbage collection rules.
 func noRulesHint(repo string) string {

@@ -101,7 +101,8 @@
 // what was done, with the error in its "error" field. The command's own
 // counts are in "host": lakeFS's HTTP requests (retries included), the
 // staged objects statted, and the re-upload check; a dry run's has
-// "estimate": its sweep's candidates, bytes and requests' price per cloud.
+// "estimate": its sweep's candidates, bytes ("bytes_from": exact, extrapolated
+// from the first 10000 candidates' sizes, or unknown) and requests' price per cloud.
 // Without --sweep nothing is deleted.
 //
 //	0  done: a dry run, or a sweep that deleted every candidate

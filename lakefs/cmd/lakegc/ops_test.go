@@ -321,3 +321,57 @@ func TestSweepRunIncludePrefix(t *testing.T) {
 		t.Fatalf("sweep with it: exit %d\n%s%s", code, out, logs)
 	}
 }
+
+// The estimate says how its bytes were had: exact, extrapolated from a
+// sample (and says so), or unknown when the candidates could not be
+// statted (never "0 B").
+func TestPrintCostLabelsTheBytes(t *testing.T) {
+	for _, tc := range []struct {
+		e    costEstimate
+		want string
+	}{
+		{costEstimate{Candidates: 2, Bytes: 2048, Statted: 2, BytesFrom: bytesExact}, "2.0 KiB (exact)"},
+		{costEstimate{Candidates: 20000, Bytes: 20 << 20, Statted: 10000, BytesFrom: bytesExtrapolated}, "about 20.0 MiB (extrapolated from the sizes of the first 10000)"},
+		{costEstimate{Candidates: 5, BytesFrom: bytesUnknown}, "of unknown size"},
+	} {
+		var b bytes.Buffer
+		printCost(&b, &tc.e)
+		if !strings.Contains(b.String(), tc.want) {
+			t.Errorf("%+v: %q, want %q", tc.e, b.String(), tc.want)
+		}
+	}
+}
+
+// --limit 0 streams every candidate, as a table or as the page's JSON, and
+// a listing that fails still prints whole JSON, with the error.
+func TestCandidatesStreamed(t *testing.T) {
+	r := newOpsRepo(t)
+	if code, out, logs := r.run(opsRun1, r.now, "gc"); code != exitOK {
+		t.Fatalf("dry run: exit %d\n%s%s", code, out, logs)
+	}
+	code, out, logs := r.run(opsRun1, r.now, "candidates", "--run", opsRun1, "--limit", "0", "--json")
+	var page candidatesPage
+	if err := json.Unmarshal([]byte(out), &page); code != exitOK || err != nil || page.RunID != opsRun1 || len(page.Candidates) != 2 || page.Error != "" || page.NextOffset != 0 {
+		t.Fatalf("candidates --limit 0 --json: exit %d, %v\n%s%s", code, err, out, logs)
+	}
+	var want int64
+	for _, c := range page.Candidates {
+		if v, ok := r.garbage[c.Address]; !ok || c.Size != int64(len(v)) {
+			t.Errorf("candidate %+v", c)
+		}
+		want += c.Size
+	}
+	if page.Bytes != want {
+		t.Errorf("bytes %d, want %d", page.Bytes, want)
+	}
+	if code, out, _ := r.run(opsRun1, r.now, "candidates", "--run", opsRun1, "--limit", "0", "--offset", "1"); code != exitOK ||
+		!strings.Contains(out, "1 candidates from 1") || !strings.Contains(out, "ADDRESS") {
+		t.Errorf("candidates --limit 0 --offset 1: exit %d\n%s", code, out)
+	}
+	const unknown = "g0ootg1ksdudqv37g7d0"
+	code, out, _ = r.run(opsRun1, r.now, "candidates", "--run", unknown, "--limit", "0", "--json")
+	page = candidatesPage{}
+	if err := json.Unmarshal([]byte(out), &page); code != exitRefused || err != nil || !strings.Contains(page.Error, "no such run") || len(page.Candidates) != 0 {
+		t.Errorf("candidates of an unknown run, streamed: exit %d, %v\n%s", code, err, out)
+	}
+}
