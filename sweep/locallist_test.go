@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/lakegc/lakegc/internal/aimd"
+	"github.com/lakegc/lakegc/internal/localfs"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -83,7 +84,7 @@ func localListingDelim(t testing.TB, dir, prefix, delim string, chunk int) (out 
 	if p == nil {
 		return nil, false
 	}
-	p.chunk = chunk
+	p.lst.Chunk = chunk
 	defer p.close()
 	for {
 		o, err := p.Next(context.Background())
@@ -150,7 +151,7 @@ func TestLocalListingMatchesFileblob(t *testing.T) {
 	}
 	for _, prefix := range local {
 		want := fileblobListing(t, dir, prefix)
-		for _, chunk := range []int{1, 2, 3, localChunk} {
+		for _, chunk := range []int{1, 2, 3, localfs.Chunk} {
 			got, ok := localListing(t, dir, prefix, chunk)
 			require.True(t, ok, "prefix %q left to fileblob", prefix)
 			require.Equal(t, want, got, "prefix %q, chunk %d", prefix, chunk)
@@ -169,7 +170,7 @@ func TestLocalListingMatchesFileblob(t *testing.T) {
 	require.Equal(t, 2, keys["data/s1/aA"])
 	require.Zero(t, keys["data/s1/x.attrs"])
 	for _, prefix := range []string{"data/s1/plain/", "data/s1/link/", "data/s1/dirlink/", "data//", "data/s1/../s2/", "/x/", "x", ""} {
-		_, ok := localListing(t, dir, prefix, localChunk)
+		_, ok := localListing(t, dir, prefix, localfs.Chunk)
 		require.False(t, ok, "prefix %q listed locally", prefix)
 	}
 }
@@ -184,7 +185,7 @@ func TestLocalLevelListingMatchesFileblob(t *testing.T) {
 	for _, prefix := range []string{"", "data/", "data/s1/nested/", "data/s1/a/", "data/s3/", "data/s5/", "data/s7/",
 		"data/missing/", "data/s1/empty/"} {
 		want := fileblobListingDelim(t, dir, prefix, "/")
-		for _, chunk := range []int{1, 2, localChunk} {
+		for _, chunk := range []int{1, 2, localfs.Chunk} {
 			got, ok := localListingDelim(t, dir, prefix, "/", chunk)
 			require.True(t, ok, "prefix %q left to fileblob", prefix)
 			require.Equal(t, want, got, "prefix %q, chunk %d", prefix, chunk)
@@ -204,7 +205,7 @@ func TestLocalLevelListingMatchesFileblob(t *testing.T) {
 		require.False(t, ok, "fileblob's listing of data/ has %q", k)
 	}
 	for _, prefix := range []string{"data/s1/", "data/s1", "data//", "data/s1/plain/", "data/slink/", "x"} {
-		_, ok := localListingDelim(t, dir, prefix, "/", localChunk)
+		_, ok := localListingDelim(t, dir, prefix, "/", localfs.Chunk)
 		require.False(t, ok, "prefix %q listed locally", prefix)
 	}
 }
@@ -229,7 +230,7 @@ func TestLocalListingMatchesFileblobRandom(t *testing.T) {
 		if seed%2 == 1 {
 			// Plain names only, so that listings with a delimiter are
 			// read locally too.
-			alphabet = slices.DeleteFunc(slices.Clone(treeRunes), func(s string) bool { return !plainName(s) || s == "__0x" })
+			alphabet = slices.DeleteFunc(slices.Clone(treeRunes), func(s string) bool { return !localfs.PlainName(s) || s == "__0x" })
 		}
 		dir := t.TempDir()
 		prefixes := map[string]bool{"data/": true, "": true}
@@ -338,7 +339,7 @@ func TestLocalListingUnderChange(t *testing.T) {
 		}
 		p := newLocalPager(dir, "data/s/", testWindow(), backoff{sleep: sleep})
 		require.NotNil(t, p)
-		p.chunk = 1 + r.IntN(3)
+		p.lst.Chunk = 1 + r.IntN(3)
 		got := map[string]int{}
 		for {
 			o, err := p.Next(context.Background())
@@ -401,8 +402,8 @@ func TestLocalListingRetries(t *testing.T) {
 						if mode.delim != "" {
 							p = newLocalLevelPager(dir, mode.prefix, testWindow(), b)
 						}
-						p.chunk = 2
-						p.fault = func(o, rel string) error {
+						p.lst.Chunk = 2
+						p.lst.Fault = func(o, rel string) error {
 							if o == op && mode.at(o, rel) && left > 0 {
 								left--
 								return tc.err
@@ -440,18 +441,18 @@ func TestLocalListingCancelled(t *testing.T) {
 	dir := t.TempDir()
 	hostileTree(t, dir)
 	p := newLocalPager(dir, "data/s1/", testWindow(), backoff{sleep: sleep})
-	p.chunk = 1
+	p.lst.Chunk = 1
 	ctx, cancel := context.WithCancel(context.Background())
 	_, err := p.Next(ctx)
 	require.NoError(t, err)
 	cancel()
-	for range localChunk {
+	for range localfs.Chunk {
 		if _, err = p.Next(ctx); err != nil {
 			break
 		}
 	}
 	require.ErrorIs(t, err, context.Canceled)
-	require.Nil(t, p.dir, "the folder stays open")
+	require.False(t, p.lst.Reading(), "the folder stays open")
 }
 
 // TestWithLocalListingChecksTheBucket refuses a folder that is not the
@@ -502,7 +503,7 @@ func TestMarkLocalListingAsFileblob(t *testing.T) {
 				return err
 			}
 			rel, _ := filepath.Rel(dir, p)
-			mod := w.objects[unescapeKey(filepath.ToSlash(rel))]
+			mod := w.objects[localfs.UnescapeKey(filepath.ToSlash(rel))]
 			if mod.IsZero() {
 				mod = t0
 			}

@@ -1,0 +1,150 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/lakegc/lakegc/internal/aimd"
+	"github.com/lakegc/lakegc/internal/localfs"
+	"gocloud.dev/blob"
+)
+
+// WithLocalListing's pager: internal/localfs reads a local namespace's
+// folders once each, listing the keys fileblob's listing would; here each
+// chunk it reads is one request of the listing window, retried as a failed
+// page is. Its order is the file system's: Mark sorts it as any listing not
+// in ascending order.
+
+// localPager is the pager of a localfs.Lister. Its Next has the contract of
+// blob.ListIterator's; close releases its open folder. Not safe for
+// concurrent use.
+type localPager struct {
+	lst      *localfs.Lister
+	win      *aimd.Window
+	backoff  backoff
+	cls      classifiers // WithErrorClassifier's, as the pager's
+	page     []*blob.ListObject
+	i        int
+	answered time.Time // when the last page was read
+}
+
+// newLocalPager returns the pager of prefix in the bucket whose folder is
+// root, or nil when localfs cannot list it exactly as fileblob does; the
+// caller then lists through the bucket.
+func newLocalPager(root, prefix string, win *aimd.Window, b backoff) *localPager {
+	return wrapLocal(localfs.New(root, prefix), win, b)
+}
+
+// newLocalLevelPager is newLocalPager with the delimiter "/".
+func newLocalLevelPager(root, prefix string, win *aimd.Window, b backoff) *localPager {
+	return wrapLocal(localfs.NewLevel(root, prefix), win, b)
+}
+
+func wrapLocal(l *localfs.Lister, win *aimd.Window, b backoff) *localPager {
+	if l == nil {
+		return nil
+	}
+	return &localPager{lst: l, win: win, backoff: b}
+}
+
+// Next returns the next object of the listing, or io.EOF after the last.
+func (p *localPager) Next(ctx context.Context) (*blob.ListObject, error) {
+	for p.i == len(p.page) {
+		if p.lst.Done() {
+			return nil, io.EOF
+		}
+		if err := p.fetch(ctx); err != nil {
+			p.close()
+			return nil, err
+		}
+	}
+	o := p.page[p.i]
+	p.page[p.i] = nil
+	p.i++
+	return o, nil
+}
+
+// close releases the folder being read; Next must not be called after.
+func (p *localPager) close() { p.lst.Close() }
+
+// fetch reads the next page within the window, retrying as pager.fetch
+// does: transient errors after a backoff, up to listAttempts in all.
+func (p *localPager) fetch(ctx context.Context) error {
+	var work time.Duration
+	if !p.answered.IsZero() {
+		work = time.Since(p.answered)
+	}
+	p.page, p.i = p.page[:0], 0
+	for attempt := 1; ; attempt++ {
+		// The window checks ctx only when it has no room.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s, err := p.win.Acquire(ctx)
+		if err != nil {
+			return err
+		}
+		p.page, err = p.lst.Read(p.page)
+		p.win.Release(s, judge(err, p.cls), work)
+		if err == nil {
+			p.answered = time.Now()
+			return nil
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if !p.cls.transient(err) {
+			return err
+		}
+		if attempt >= listAttempts {
+			return fmt.Errorf("gave up after %d attempts: %w", attempt, err)
+		}
+		if err := p.backoff.wait(ctx, attempt); err != nil {
+			return err
+		}
+		work = 0
+	}
+}
+
+// checkLocalRoot checks WithLocalListing's folder against the bucket: the
+// bucket must be fileblob's (its As gives an os.FileInfo) at the folder dir
+// (the same file), and a key's file must be the key's path under dir (a
+// missing key's error, an *os.PathError through ErrorAs, names it): a
+// bucket opened at another folder or with a prefix would make the listing's
+// keys another bucket's.
+func checkLocalRoot(ctx context.Context, bucket *blob.Bucket, dir string) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: WithLocalListing(%q): %s", ErrInvalidInput, dir, fmt.Sprintf(format, args...))
+	}
+	want, err := os.Stat(dir)
+	if err != nil {
+		return bad("%v", err)
+	}
+	var fi os.FileInfo
+	if !bucket.As(&fi) {
+		return bad("the bucket is not a fileblob bucket")
+	}
+	if !os.SameFile(fi, want) {
+		return bad("the bucket's folder is another one")
+	}
+	probe := fmt.Sprintf("lakegc-local-listing-probe-%d-%d", os.Getpid(), time.Now().UnixNano())
+	_, err = bucket.Attributes(ctx, probe)
+	var pe *os.PathError
+	if err == nil || !bucket.ErrorAs(err, &pe) {
+		return bad("cannot tell where the bucket keeps key %q: %v", probe, err)
+	}
+	folder, ok := strings.CutSuffix(pe.Path, string(filepath.Separator)+probe)
+	if ok {
+		got, serr := os.Stat(folder)
+		ok = serr == nil && os.SameFile(got, want)
+	}
+	if !ok {
+		return bad("the bucket keeps key %q at %s, not in the folder", probe, pe.Path)
+	}
+	return nil
+}
