@@ -1,26 +1,24 @@
-package sweep
+package localfs
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"github.com/lakegc/lakegc/internal/aimd"
-	"github.com/lakegc/lakegc/internal/localfs"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
-	"gocloud.dev/blob/memblob"
 )
+
+// t0 is the tests' clock.
+var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
 // listed is what a listing says of one object.
 type listed struct {
@@ -64,11 +62,8 @@ func sortListed(s []listed) []listed {
 	return s
 }
 
-// testWindow is a window as Mark's default, for pagers made by hand.
-func testWindow() *aimd.Window { return aimd.New(1, DefaultListConcurrency, DefaultMaxListConcurrency) }
-
-// localListing lists prefix through a localPager reading chunk entries at
-// once; ok is false when the pager leaves the prefix to the bucket.
+// localListing lists prefix through a Lister reading chunk entries at
+// once; ok is false when it leaves the prefix to the bucket.
 func localListing(t testing.TB, dir, prefix string, chunk int) (out []listed, ok bool) {
 	t.Helper()
 	return localListingDelim(t, dir, prefix, "", chunk)
@@ -77,23 +72,25 @@ func localListing(t testing.TB, dir, prefix string, chunk int) (out []listed, ok
 // localListingDelim is localListing with a delimiter ("" or "/").
 func localListingDelim(t testing.TB, dir, prefix, delim string, chunk int) (out []listed, ok bool) {
 	t.Helper()
-	p := newLocalPager(dir, prefix, testWindow(), backoff{sleep: sleep})
+	l := New(dir, prefix)
 	if delim != "" {
-		p = newLocalLevelPager(dir, prefix, testWindow(), backoff{sleep: sleep})
+		l = NewLevel(dir, prefix)
 	}
-	if p == nil {
+	if l == nil {
 		return nil, false
 	}
-	p.lst.Chunk = chunk
-	defer p.close()
-	for {
-		o, err := p.Next(context.Background())
-		if errors.Is(err, io.EOF) {
-			return sortListed(out), true
-		}
+	l.Chunk = chunk
+	defer l.Close()
+	var page []*blob.ListObject
+	for !l.Done() {
+		var err error
+		page, err = l.Read(page[:0])
 		require.NoError(t, err)
-		out = append(out, listed{o.Key, o.Size, o.ModTime, o.IsDir})
+		for _, o := range page {
+			out = append(out, listed{o.Key, o.Size, o.ModTime, o.IsDir})
+		}
 	}
+	return sortListed(out), true
 }
 
 // hostileTree writes files (and folders, symbolic links) whose names
@@ -137,7 +134,7 @@ func hostileTree(t testing.TB, dir string) {
 }
 
 // TestLocalListingMatchesFileblob lists prefixes of a hostile tree through
-// a localPager and through fileblob: the same keys, sizes and times, for
+// a Lister and through fileblob: the same keys, sizes and times, for
 // every chunk size. Prefixes whose folder is not a plain folder (a file, a
 // link, a path with "//") are left to fileblob.
 func TestLocalListingMatchesFileblob(t *testing.T) {
@@ -151,7 +148,7 @@ func TestLocalListingMatchesFileblob(t *testing.T) {
 	}
 	for _, prefix := range local {
 		want := fileblobListing(t, dir, prefix)
-		for _, chunk := range []int{1, 2, 3, localfs.Chunk} {
+		for _, chunk := range []int{1, 2, 3, Chunk} {
 			got, ok := localListing(t, dir, prefix, chunk)
 			require.True(t, ok, "prefix %q left to fileblob", prefix)
 			require.Equal(t, want, got, "prefix %q, chunk %d", prefix, chunk)
@@ -170,13 +167,13 @@ func TestLocalListingMatchesFileblob(t *testing.T) {
 	require.Equal(t, 2, keys["data/s1/aA"])
 	require.Zero(t, keys["data/s1/x.attrs"])
 	for _, prefix := range []string{"data/s1/plain/", "data/s1/link/", "data/s1/dirlink/", "data//", "data/s1/../s2/", "/x/", "x", ""} {
-		_, ok := localListing(t, dir, prefix, localfs.Chunk)
+		_, ok := localListing(t, dir, prefix, Chunk)
 		require.False(t, ok, "prefix %q listed locally", prefix)
 	}
 }
 
 // TestLocalLevelListingMatchesFileblob lists prefixes of the hostile tree
-// with the delimiter "/" through a localPager and through fileblob: the same
+// with the delimiter "/" through a Lister and through fileblob: the same
 // objects and folders (a folder only when a file lies below it). A folder
 // whose entries are not all plain is left to fileblob.
 func TestLocalLevelListingMatchesFileblob(t *testing.T) {
@@ -185,7 +182,7 @@ func TestLocalLevelListingMatchesFileblob(t *testing.T) {
 	for _, prefix := range []string{"", "data/", "data/s1/nested/", "data/s1/a/", "data/s3/", "data/s5/", "data/s7/",
 		"data/missing/", "data/s1/empty/"} {
 		want := fileblobListingDelim(t, dir, prefix, "/")
-		for _, chunk := range []int{1, 2, localfs.Chunk} {
+		for _, chunk := range []int{1, 2, Chunk} {
 			got, ok := localListingDelim(t, dir, prefix, "/", chunk)
 			require.True(t, ok, "prefix %q left to fileblob", prefix)
 			require.Equal(t, want, got, "prefix %q, chunk %d", prefix, chunk)
@@ -205,7 +202,7 @@ func TestLocalLevelListingMatchesFileblob(t *testing.T) {
 		require.False(t, ok, "fileblob's listing of data/ has %q", k)
 	}
 	for _, prefix := range []string{"data/s1/", "data/s1", "data//", "data/s1/plain/", "data/slink/", "x"} {
-		_, ok := localListingDelim(t, dir, prefix, "/", localfs.Chunk)
+		_, ok := localListingDelim(t, dir, prefix, "/", Chunk)
 		require.False(t, ok, "prefix %q listed locally", prefix)
 	}
 }
@@ -230,7 +227,7 @@ func TestLocalListingMatchesFileblobRandom(t *testing.T) {
 		if seed%2 == 1 {
 			// Plain names only, so that listings with a delimiter are
 			// read locally too.
-			alphabet = slices.DeleteFunc(slices.Clone(treeRunes), func(s string) bool { return !localfs.PlainName(s) || s == "__0x" })
+			alphabet = slices.DeleteFunc(slices.Clone(treeRunes), func(s string) bool { return !PlainName(s) || s == "__0x" })
 		}
 		dir := t.TempDir()
 		prefixes := map[string]bool{"data/": true, "": true}
@@ -337,18 +334,19 @@ func TestLocalListingUnderChange(t *testing.T) {
 			},
 			func() { write(fmt.Sprintf("new%d/h", r.IntN(100))) }, // a folder added
 		}
-		p := newLocalPager(dir, "data/s/", testWindow(), backoff{sleep: sleep})
-		require.NotNil(t, p)
-		p.lst.Chunk = 1 + r.IntN(3)
+		l := New(dir, "data/s/")
+		require.NotNil(t, l)
+		l.Chunk = 1 + r.IntN(3)
 		got := map[string]int{}
-		for {
-			o, err := p.Next(context.Background())
-			if errors.Is(err, io.EOF) {
-				break
-			}
+		var page []*blob.ListObject
+		for !l.Done() {
+			var err error
+			page, err = l.Read(page[:0])
 			require.NoError(t, err)
-			got[o.Key]++
-			changes[r.IntN(len(changes))]()
+			for _, o := range page {
+				got[o.Key]++
+				changes[r.IntN(len(changes))]()
+			}
 		}
 		throughout := 0
 		for k := range initial {
@@ -365,171 +363,19 @@ func TestLocalListingUnderChange(t *testing.T) {
 	}
 }
 
-// TestLocalListingRetries fails operations of the listing, with and
-// without a delimiter: a transient error is retried (after the backoff) and
-// the listing is whole, a permanent one fails it, and so does one that
-// persists beyond listAttempts.
-func TestLocalListingRetries(t *testing.T) {
-	dir := t.TempDir()
-	hostileTree(t, dir)
-	for _, mode := range []struct {
-		prefix, delim string
-		at            func(op, rel string) bool // the operations that fail
-	}{
-		{"data/s1/", "", func(_, rel string) bool { return strings.Contains(rel, "nested") }},
-		{"data/", "/", func(op, rel string) bool {
-			return op == "lstat" && rel == "data/loose" || op != "lstat" && strings.HasPrefix(rel, "data/s7")
-		}},
-	} {
-		want := fileblobListingDelim(t, dir, mode.prefix, mode.delim)
-		for _, op := range []string{"open", "readdir", "lstat"} {
-			t.Run(fmt.Sprintf("%s%s/%s", mode.prefix, mode.delim, op), func(t *testing.T) {
-				for _, tc := range []struct {
-					name   string
-					err    error
-					times  int
-					failed bool
-				}{
-					{"transient", syscall.EIO, 3, false},
-					{"persistent", syscall.EIO, listAttempts, true},
-					{"permanent", &os.PathError{Op: op, Path: "x", Err: os.ErrPermission}, 1, true},
-				} {
-					t.Run(tc.name, func(t *testing.T) {
-						var waits, left = 0, tc.times
-						b := backoff{lo: time.Second, hi: time.Minute,
-							sleep: func(context.Context, time.Duration) error { waits++; return nil }}
-						p := newLocalPager(dir, mode.prefix, testWindow(), b)
-						if mode.delim != "" {
-							p = newLocalLevelPager(dir, mode.prefix, testWindow(), b)
-						}
-						p.lst.Chunk = 2
-						p.lst.Fault = func(o, rel string) error {
-							if o == op && mode.at(o, rel) && left > 0 {
-								left--
-								return tc.err
-							}
-							return nil
-						}
-						var got []listed
-						for {
-							o, err := p.Next(context.Background())
-							if errors.Is(err, io.EOF) {
-								break
-							}
-							if tc.failed {
-								if err != nil {
-									require.ErrorIs(t, err, tc.err)
-									return
-								}
-							} else {
-								require.NoError(t, err)
-							}
-							got = append(got, listed{o.Key, o.Size, o.ModTime, o.IsDir})
-						}
-						require.False(t, tc.failed, "the listing did not fail")
-						require.Equal(t, tc.times, waits)
-						require.Equal(t, want, sortListed(got))
-					})
-				}
-			})
-		}
-	}
-}
-
-// TestLocalListingCancelled stops a listing by its context.
-func TestLocalListingCancelled(t *testing.T) {
-	dir := t.TempDir()
-	hostileTree(t, dir)
-	p := newLocalPager(dir, "data/s1/", testWindow(), backoff{sleep: sleep})
-	p.lst.Chunk = 1
-	ctx, cancel := context.WithCancel(context.Background())
-	_, err := p.Next(ctx)
-	require.NoError(t, err)
-	cancel()
-	for range localfs.Chunk {
-		if _, err = p.Next(ctx); err != nil {
-			break
-		}
-	}
-	require.ErrorIs(t, err, context.Canceled)
-	require.False(t, p.lst.Reading(), "the folder stays open")
-}
-
-// TestWithLocalListingChecksTheBucket refuses a folder that is not the
-// bucket's: a memory bucket, a fileblob bucket at another folder or with a
-// prefix.
-func TestWithLocalListingChecksTheBucket(t *testing.T) {
-	dir, other := t.TempDir(), t.TempDir()
-	fb, err := fileblob.OpenBucket(dir, nil)
-	require.NoError(t, err)
-	fbOther, err := fileblob.OpenBucket(other, nil)
-	require.NoError(t, err)
-	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
-	for name, b := range map[string]*blob.Bucket{
-		"memblob":       memblob.OpenBucket(nil),
-		"another":       fbOther,
-		"prefixed":      blob.PrefixedBucket(openFileblob(t, dir), "sub/"),
-		"prefixed flat": blob.PrefixedBucket(openFileblob(t, dir), "x"),
-	} {
-		t.Run(name, func(t *testing.T) {
-			_, err := Mark(context.Background(), b, "run1", noInputs(), WithClock(fixedClock), WithTempDir(t.TempDir()), WithLocalListing(dir))
-			require.ErrorIs(t, err, ErrInvalidInput)
-			require.ErrorContains(t, err, "WithLocalListing")
-		})
-	}
-	_, err = Mark(context.Background(), fb, "run1", noInputs(), WithClock(fixedClock), WithTempDir(t.TempDir()), WithLocalListing(dir))
-	require.NoError(t, err)
-	require.ErrorIs(t, CheckOptions(Options{Mark: []MarkOption{WithLocalListing("")}}, Options{}), ErrInvalidInput)
-}
-
-// TestMarkLocalListingAsFileblob marks random worlds in a fileblob bucket
-// twice, listed through fileblob and read locally: the same candidates and
-// counts.
-func TestMarkLocalListingAsFileblob(t *testing.T) {
-	ctx := context.Background()
-	var candidates int
-	for seed := range uint64(propertyRounds(t) / 4) {
-		r := rand.New(rand.NewPCG(seed, 7))
-		w := newWorld(r)
-		dir := t.TempDir()
-		b, err := fileblob.OpenBucket(dir, nil)
-		require.NoError(t, err)
-		for k := range w.objects {
-			require.NoError(t, b.WriteAll(ctx, k, []byte(k), nil))
-		}
-		// Each file gets its object's time (t0 for an unknown one).
-		require.NoError(t, filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
-			if err != nil || e.IsDir() {
-				return err
-			}
-			rel, _ := filepath.Rel(dir, p)
-			mod := w.objects[localfs.UnescapeKey(filepath.ToSlash(rel))]
-			if mod.IsZero() {
-				mod = t0
-			}
-			return os.Chtimes(p, mod, mod)
-		}))
-		mark := func(runID string, opts ...MarkOption) (*Summary, []string) {
-			opts = append(opts, WithClock(fixedClock), WithMemoryBudget(w.budget), WithListConcurrency(w.conc), WithTempDir(t.TempDir()), anyKey)
-			sum, err := Mark(ctx, b, runID, w.inputs(), opts...)
-			require.NoError(t, err)
-			return sum, collect(t, Candidates(ctx, b, DefaultStoragePrefix, runID))
-		}
-		s1, c1 := mark("viafileblob")
-		s2, c2 := mark("local", WithLocalListing(dir))
-		require.Equal(t, c1, c2, "seed %d", seed)
-		require.Equal(t, s1.NumDeletedObjects, s2.NumDeletedObjects)
-		require.Equal(t, s1.NumYoungObjects, s2.NumYoungObjects)
-		require.Equal(t, s1.NumKeptObjects, s2.NumKeptObjects)
-		require.Equal(t, s1.NumUnrecognizedObjects, s2.NumUnrecognizedObjects)
-		candidates += len(c1)
-	}
-	require.NotZero(t, candidates, "the worlds marked nothing")
-}
-
-func openFileblob(t testing.TB, dir string) *blob.Bucket {
+// propertyRounds is the number of random worlds a property test runs: 40,
+// 10 with -short, or n when LAKEGC_PROPERTY_ROUNDS=n (the knob sweep's
+// property tests read).
+func propertyRounds(t *testing.T) int {
 	t.Helper()
-	b, err := fileblob.OpenBucket(dir, nil)
-	require.NoError(t, err)
-	return b
+	s := os.Getenv("LAKEGC_PROPERTY_ROUNDS")
+	if s == "" {
+		if testing.Short() {
+			return 10
+		}
+		return 40
+	}
+	n, err := strconv.Atoi(s)
+	require.NoError(t, err, "LAKEGC_PROPERTY_ROUNDS")
+	return n
 }
