@@ -1,332 +1,75 @@
-package sweep
+package layout
 
 import (
 	"bytes"
-	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 	"unsafe"
-
-	"github.com/lakegc/lakegc/internal/layout"
-	"gocloud.dev/blob"
 )
 
-// Positive identification: Mark marks only what it recognizes as the
-// repository's own (see the package documentation, "What is collected").
+// Positive identification: which listed keys a collector may judge at all,
+// and which folders are another repository's.
 
-// DefaultRecognizer returns the recognizer Mark and Sweep use unless
-// WithRecognizer replaces it: true for the keys of the shapes lakeFS and
-// this module's pathprovider write in a namespace whose data folder is
-// dataPrefix ("" for DefaultDataPrefix) — "<data>/<slice>/<xid>", a linked
-// object's "<data>/<slice>/<xid>,<signature>", a top-level 32-digit
-// lowercase hex name (the flat layout before lakeFS v0.86), and the early
-// linked uploads "<data>/<staging token>/<nanoid>".
-// A host whose writer uses other shapes can call it from its own
-// recognizer. The function allocates nothing and is safe for concurrent
-// use.
-func DefaultRecognizer(dataPrefix string) func(key string) bool {
-	if dataPrefix == "" {
-		dataPrefix = DefaultDataPrefix
-	}
-	return func(key string) bool { return layout.Recognize(key, dataPrefix) != layout.Unrecognized }
-}
-
-// WithRecognizer replaces the recognizer of the keys Mark may mark and Sweep
-// may delete (nil: DefaultRecognizer of the data prefix): a listed object
-// whose key it does not accept is unrecognized, counted and reported but
-// never a candidate, and Sweep refuses such a candidate. It is called from
-// several goroutines at once, with keys relative to the namespace, and must
-// not keep the string it is given (its bytes may be reused after it
-// returns). A host whose pathprovider writes other shapes declares them
-// here; WithInclude adds prefixes on top of either recognizer.
-func WithRecognizer(f func(key string) bool) Option {
-	return option("Recognizer", func(c *config) { c.recognize = f })
-}
-
-// WithInclude makes every key under one of prefixes recognized, whatever
-// its shape: the operator's explicit word that objects there are the
-// repository's own, such as the files a host wrote under the data folder in
-// another layout. Mark lists only the top level and the data folder, so a
-// prefix elsewhere changes nothing there. A prefix must be non-empty, must
-// not start with '/' or be a full URI, and must neither lie under the
-// storage prefix nor hold it (ErrInvalidInput). Calls add up; duplicates
-// are dropped.
-func WithInclude(prefixes ...string) Option {
-	return option("Include", func(c *config) { c.include = append(c.include, prefixes...) })
-}
-
-// checkInclude validates the include prefixes against the storage prefix,
-// and sorts and deduplicates them.
-func (c *config) checkInclude() error {
-	for _, p := range c.include {
-		st := c.storagePrefix + "/"
-		switch {
-		case p == "", p[0] == '/', fullURI(p):
-			return fmt.Errorf("%w: include prefix %q must be a non-empty key prefix relative to the namespace", ErrInvalidInput, p)
-		case strings.HasPrefix(p, st), strings.HasPrefix(st, p):
-			return fmt.Errorf("%w: include prefix %q overlaps the storage prefix %q", ErrInvalidInput, p, c.storagePrefix)
-		}
-	}
-	slices.Sort(c.include)
-	c.include = slices.Compact(c.include)
-	return nil
-}
-
-// recognizer tells the keys Mark may judge from the rest. Safe for
+// Recognizer tells the keys a collector may judge from the rest: a key
+// under one of Include is recognized whatever its shape; else Custom, when
+// set, decides; else the shapes of Recognize under the data prefix Data
+// (without its '/'). Its methods allocate nothing and are safe for
 // concurrent use.
-type recognizer struct {
-	data    string // the data prefix, without '/'
-	custom  func(string) bool
-	include []string
+type Recognizer struct {
+	Data    string
+	Custom  func(string) bool
+	Include []string
 }
 
-func (c *config) recognizer() recognizer {
-	return recognizer{data: c.dataPrefix, custom: c.recognize, include: c.include}
-}
-
-// ok reports whether key is recognized.
-func (r recognizer) ok(key string) bool {
+// OK reports whether key is recognized.
+func (r Recognizer) OK(key string) bool {
 	if known, decided := r.byOption(key); decided {
 		return known
 	}
-	return layout.Recognize(key, r.data) != layout.Unrecognized
+	return Recognize(key, r.Data) != Unrecognized
 }
 
-// okInSlice is ok for a key in a slice's folder, whose last element starts
+// OKInSlice is OK for a key in a slice's folder, whose last element starts
 // at at: the slice's name is not decoded again.
-func (r recognizer) okInSlice(key string, at int) bool {
+func (r Recognizer) OKInSlice(key string, at int) bool {
 	if known, decided := r.byOption(key); decided {
 		return known
 	}
-	return layout.InSlice(key[at:]) != layout.Unrecognized
+	return InSlice(key[at:]) != Unrecognized
 }
 
-// byOption is what the options say of key: recognized under an include
-// prefix, else the host's recognizer's answer; decided is false when
-// neither applies and layout's shapes decide.
-func (r recognizer) byOption(key string) (known, decided bool) {
-	for _, p := range r.include {
+// OKBytes is OK for a key in a buffer; Custom must not keep the string it
+// is given (its bytes may be reused after it returns).
+func (r Recognizer) OKBytes(key []byte) bool {
+	return r.OK(unsafe.String(unsafe.SliceData(key), len(key)))
+}
+
+// byOption is what Include and Custom say of key; decided is false when
+// neither applies and the shapes decide.
+func (r Recognizer) byOption(key string) (known, decided bool) {
+	for _, p := range r.Include {
 		if strings.HasPrefix(key, p) {
 			return true, true
 		}
 	}
-	if r.custom != nil {
-		return r.custom(key), true
+	if r.Custom != nil {
+		return r.Custom(key), true
 	}
 	return false, false
 }
 
-// okBytes is ok for a key in a buffer that outlives the call.
-func (r recognizer) okBytes(key []byte) bool {
-	return r.ok(unsafe.String(unsafe.SliceData(key), len(key)))
-}
-
-// Canary is the plausibility check Mark makes before it writes its
-// candidates (WithCanary). Mark fails with ErrImplausibleMark, leaving no
-// candidates, when either
-//
-//   - rule A: of the distinct keep keys that this run could have listed
-//     (recognized keys at the top level or under the data folder, outside
-//     the slices started at or after the cutoff, and in this shard's
-//     slices) and that are not young listed objects, at least MinKeep, the
-//     listing found fewer than MinFound (a fraction) older than the cutoff:
-//     the keep set and the namespace do not match (a bucket rooted at
-//     another folder, inputs of another repository or spelled another
-//     way); or
-//   - rule B: the candidates (those a CandidateCheck spared included: the
-//     keep set did not hold them) are at least MaxMarked (a fraction) of the
-//     objects judged against the keep set (the recognized objects listed
-//     older than the cutoff, outside walls), while the keep set holds at
-//     least MinKeep keys, other than young listed ones, that this run could
-//     have found or that no run lists (outside the top level and the data
-//     folder: a keep set spelled with another prefix). The unrecognized
-//     keys of the top level and the data folder (import sources there) and
-//     the keys of other shards' slices and of slices newer than the cutoff
-//     do not count.
-//
-// Young listed objects count in neither rule: they join the keep set
-// whatever the inputs say, so an active namespace that is not the inputs'
-// would otherwise look found (rule A) or not nearly all marked (rule B).
-//
-// Keys the keep set holds for addresses outside the namespace (the tails a
-// host keeps in case they name this namespace's objects in another
-// spelling) do count: the canary cannot tell them from the rest. A
-// repository nearly all of whose inputs are imports from another lakeFS
-// repository's namespace, or from objects named by hex UUIDs, trips rule A:
-// its operator lowers MinFound for it.
-//
-// A zero field takes its default: MinKeep DefaultCanaryMinKeep, MinFound
-// DefaultCanaryMinFound, MaxMarked DefaultCanaryMaxMarked. MaxMarked 1 (or
-// more) turns rule B off; a tiny MinFound leaves rule A only for a listing
-// that found none of the keep set; Off turns the canary off. A repository
-// that really lost 99 % of its old objects to garbage at once (a dropped
-// table, a first run after heavy compaction) can trip rule B: its operator
-// raises MaxMarked, or turns the canary off, for that run.
-type Canary struct {
-	MinKeep   int64   // the least keep set either rule judges
-	MinFound  float64 // rule A: the least fraction of the keep set in scope the listing must find
-	MaxMarked float64 // rule B: the fraction of the recognized listed objects the candidates must stay below
-	Off       bool    // no canary at all
-}
-
-// Defaults of the Canary.
-const (
-	DefaultCanaryMinKeep   = 1000
-	DefaultCanaryMinFound  = 0.01
-	DefaultCanaryMaxMarked = 0.99
-)
-
-// WithCanary sets the plausibility check Mark makes before it writes its
-// candidates (the zero Canary: the defaults); see Canary. A negative
-// MinKeep, a MinFound above 1, or a fraction that is negative or NaN, is an
-// error wrapping
-// ErrInvalidInput.
-func WithCanary(k Canary) MarkOption {
-	return markOnly("Canary", func(c *config) {
-		if k.MinKeep < 0 || !(k.MinFound >= 0 && k.MinFound <= 1) || !(k.MaxMarked >= 0) {
-			c.invalid("canary %+v", k)
-			return
-		}
-		if k.MinKeep == 0 {
-			k.MinKeep = DefaultCanaryMinKeep
-		}
-		if k.MinFound == 0 {
-			k.MinFound = DefaultCanaryMinFound
-		}
-		if k.MaxMarked == 0 {
-			k.MaxMarked = DefaultCanaryMaxMarked
-		}
-		c.canary = k
-	})
-}
-
-func defaultCanary() Canary {
-	return Canary{MinKeep: DefaultCanaryMinKeep, MinFound: DefaultCanaryMinFound, MaxMarked: DefaultCanaryMaxMarked}
-}
-
-// canaryCount counts, in the join, what the canary judges. Not safe for
-// concurrent use: the join is one goroutine.
-type canaryCount struct {
-	rec          recognizer
-	data         string // with '/'
-	cutoff       time.Time
-	cfg          *config
-	keep         int64 // distinct keep keys
-	inScope      int64 // of which recognized where this run lists
-	outside      int64 // of which outside what any run lists
-	matched      int64 // of which listed and older than the cutoff
-	folder       []byte
-	folderIn     bool
-	folderOthers bool
-	folderSlice  bool
-	folderSeen   bool
-}
-
-func newCanaryCount(cfg *config, cutoff time.Time) *canaryCount {
-	return &canaryCount{rec: cfg.recognizer(), data: cfg.dataPrefix + "/", cutoff: cutoff, cfg: cfg}
-}
-
-// keepKey counts one keep key; the keep stream holds each once. The folder
-// of the last key is cached: the keep keys come folder after folder, and
-// its slice name is decoded once.
-func (c *canaryCount) keepKey(k []byte) {
-	c.keep++
-	// listed: this run lists where k lies; others: another shard's slice,
-	// or a slice newer than the cutoff.
-	var listed, others bool
-	switch {
-	case c.folderSeen && bytes.HasPrefix(k, c.folder) && len(k) > len(c.folder):
-		listed, others = c.folderIn, c.folderOthers
-	case bytes.HasPrefix(k, []byte(c.data)):
-		rest := k[len(c.data):]
-		i := bytes.IndexByte(rest, '/')
-		if i < 0 {
-			listed, others = c.cfg.ownsRest(), !c.cfg.ownsRest()
-			break
-		}
-		name := rest[:i]
-		listed = c.cfg.ownsRest()
-		t, slice := layout.SliceTime(string(name))
-		if slice {
-			listed = t.Before(c.cutoff) && c.cfg.ownsSlice(string(name))
-		}
-		others = !listed
-		c.folder = append(c.folder[:0], k[:len(c.data)+i+1]...)
-		c.folderIn, c.folderOthers, c.folderSlice, c.folderSeen = listed, others, slice, true
-	case bytes.IndexByte(k, '/') < 0:
-		listed, others = c.cfg.ownsRest(), !c.cfg.ownsRest()
-	}
-	var rec bool
-	if listed {
-		if c.folderSeen && c.folderSlice && len(k) > len(c.folder) && bytes.HasPrefix(k, c.folder) {
-			rec = c.rec.okInSlice(unsafe.String(unsafe.SliceData(k), len(k)), len(c.folder))
-		} else {
-			rec = c.rec.okBytes(k)
-		}
-	}
-	switch {
-	case rec:
-		c.inScope++
-	case !listed && !others:
-		c.outside++
-	}
-}
-
-// check returns ErrImplausibleMark when the mark is implausible; young is
-// the number of young listed objects, kept, walled and marked the judged
-// ones. Every young listed key joins the keep stream and is counted in
-// inScope, and none is matched: they are taken out of both rules.
-func (c *canaryCount) check(k Canary, young, kept, walled, marked int64) error {
-	if k.Off {
-		return nil
-	}
-	// The keep keys in scope that are not young listed objects; the listing
-	// found matched of them, older than the cutoff. (A store that lists a
-	// key twice counts it twice in young: judged errs low, and no key is
-	// found that was not.)
-	judged := max(c.inScope-young, 0)
-	if judged >= k.MinKeep && float64(c.matched) < k.MinFound*float64(judged) {
-		return fmt.Errorf("%w: the keep set names %d keys this run could list other than young objects, and the listing found %d of them (%.2f %%, below %.2f %%): is the bucket rooted at the namespace, and are the inputs this namespace's? (imports from another lakeFS namespace count as not found: see Canary)",
-			ErrImplausibleMark, judged, c.matched, pct(c.matched, judged), 100*k.MinFound)
-	}
-	// Young and walled objects are neither kept by the inputs nor marked:
-	// the ratio is over the objects the keep set judged.
-	listed := kept + marked
-	if inputs := c.inScope + c.outside - young; inputs >= k.MinKeep && k.MaxMarked < 1 && marked > 0 && float64(marked) >= k.MaxMarked*float64(listed) {
-		return fmt.Errorf("%w: %d candidates of %d recognized objects listed older than the cutoff (%.2f %%, at least %.2f %%; %d young, %d in other repositories' folders) while the keep set holds about %d keys of this run or outside what it lists",
-			ErrImplausibleMark, marked, listed, pct(marked, listed), 100*k.MaxMarked, young, walled, inputs)
-	}
-	return nil
-}
-
-func pct(a, b int64) float64 {
-	if b == 0 {
-		return 0
-	}
-	return 100 * float64(a) / float64(b)
-}
-
 // Walls: the folders of other repositories.
 
-// maxWalls bounds the walls Mark remembers one by one; past it, a wall is
-// the whole folder under the data folder it was found in, a set bounded by
-// the list of folders.
-const maxWalls = 10_000
+// MaxWalls bounds the walls a Walls remembers one by one; past it, a wall
+// is the whole folder under the data folder it was found in, a set bounded
+// by the list of folders.
+const MaxWalls = 10_000
 
-// Bounds of what the summary lists: the sample of unrecognized keys, and
-// the walls, each within maxListedBytes of keys.
-const (
-	maxSample      = 20
-	maxListedBytes = 16 << 10
-	maxListedKey   = 1 << 10 // a longer key is left out of the lists
-)
-
-// wallSet collects the folders that hold another repository's storage
-// folder. Safe for concurrent use.
-type wallSet struct {
+// Walls collects the folders under the data folder that hold another
+// repository's storage folder (StoragePrefix, or the repository's own
+// storage prefix when it is another): its walls. Safe for concurrent use.
+type Walls struct {
 	markers []string // "/_lakefs/" and "/<storage prefix>/"
 	dataLen int      // len(data prefix): markers are looked for after it
 
@@ -335,18 +78,24 @@ type wallSet struct {
 	coarse bool
 }
 
-func newWallSet(cfg *config) *wallSet {
-	w := &wallSet{markers: []string{"/" + layout.StoragePrefix + "/"}, dataLen: len(cfg.dataPrefix), set: map[string]struct{}{}}
-	if cfg.storagePrefix != layout.StoragePrefix {
-		w.markers = append(w.markers, "/"+cfg.storagePrefix+"/")
+// NewWalls returns an empty set of walls for a namespace whose data prefix
+// (without its '/') and storage prefix are given.
+func NewWalls(dataPrefix, storagePrefix string) *Walls {
+	w := &Walls{markers: []string{"/" + StoragePrefix + "/"}, dataLen: len(dataPrefix), set: map[string]struct{}{}}
+	if storagePrefix != StoragePrefix {
+		w.markers = append(w.markers, "/"+storagePrefix+"/")
 	}
 	return w
 }
 
-// of returns the wall key marks, a folder prefix ending in '/' under which
+// Markers returns the folder names, each between '/'s, whose presence
+// below a folder makes it a wall. The caller must not change the slice.
+func (w *Walls) Markers() []string { return w.markers }
+
+// Of returns the wall key marks, a folder prefix ending in '/' under which
 // another repository keeps its storage folder, when key (under the data
-// folder) has one.
-func (w *wallSet) of(key string) (string, bool) {
+// folder) has one. It allocates nothing.
+func (w *Walls) Of(key string) (string, bool) {
 	if len(key) <= w.dataLen {
 		return "", false
 	}
@@ -363,11 +112,11 @@ func (w *wallSet) of(key string) (string, bool) {
 	return key[:w.dataLen+at+1], true
 }
 
-// add records wall, found while listing folder.
-func (w *wallSet) add(wall, folder string) {
+// Add records wall, found while listing folder.
+func (w *Walls) Add(wall, folder string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.set) >= maxWalls {
+	if len(w.set) >= MaxWalls {
 		w.coarse = true
 		if len(folder) < len(wall) {
 			wall = folder
@@ -376,10 +125,10 @@ func (w *wallSet) add(wall, folder string) {
 	w.set[wall] = struct{}{}
 }
 
-// sorted returns the walls, sorted and prefix-free: a wall under another is
+// Sorted returns the walls, sorted and prefix-free: a wall under another is
 // dropped, so that the greatest wall not above a key is the only one that
 // can hold it.
-func (w *wallSet) sorted() []string {
+func (w *Walls) Sorted() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	all := make([]string, 0, len(w.set))
@@ -397,13 +146,19 @@ func (w *wallSet) sorted() []string {
 	return out
 }
 
-// wallCursor tells, for ascending keys, whether a key is under a wall.
-type wallCursor struct {
+// WallCursor tells, for ascending keys, whether a key is under one of
+// sorted, prefix-free walls (Walls.Sorted). Not safe for concurrent use.
+type WallCursor struct {
 	walls []string
 	i     int // walls[i] is the greatest wall not above the last key; -1: none
 }
 
-func (c *wallCursor) walled(key []byte) bool {
+// NewWallCursor returns a cursor over walls, before the first key.
+func NewWallCursor(walls []string) *WallCursor { return &WallCursor{walls: walls, i: -1} }
+
+// Walled reports whether key, not below the last key asked about, is under
+// a wall. It allocates nothing.
+func (c *WallCursor) Walled(key []byte) bool {
 	if len(c.walls) == 0 {
 		return false
 	}
@@ -411,163 +166,4 @@ func (c *wallCursor) walled(key []byte) bool {
 		c.i++
 	}
 	return c.i >= 0 && bytes.HasPrefix(key, []byte(c.walls[c.i]))
-}
-
-// The unrecognized report: <report>/unrecognized/.
-
-// unrecognizedRow is a row of unrecognized/.
-type unrecognizedRow struct {
-	Address      string `parquet:"address,plain"`
-	Size         int64  `parquet:"size"`
-	LastModified *int64 `parquet:"last_modified,optional,timestamp(millisecond)"`
-}
-
-// unrecognized writes the unrecognized objects to their report file, keeps
-// their count, bytes and a small sample (the smallest keys). Safe for
-// concurrent use: the listing workers share it.
-type unrecognized struct {
-	mu          sync.Mutex
-	w           *partWriter[unrecognizedRow]
-	n, bytes    int64
-	sample      []string
-	sampleBytes int
-}
-
-func newUnrecognized(ctx context.Context, bucket *blob.Bucket, dir string) (*unrecognized, error) {
-	w, err := newPartWriter[unrecognizedRow](ctx, bucket, dir+"unrecognized/"+partName)
-	if err != nil {
-		return nil, err
-	}
-	return &unrecognized{w: w}, nil
-}
-
-func (u *unrecognized) add(o *blob.ListObject) error {
-	row := unrecognizedRow{Address: o.Key, Size: o.Size}
-	if !o.ModTime.IsZero() {
-		ms := o.ModTime.UnixMilli()
-		row.LastModified = &ms
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.n++
-	u.bytes += o.Size
-	u.addSample(o.Key)
-	return u.w.write(row)
-}
-
-// addSample keeps the smallest keys, at most maxSample of them within
-// maxListedBytes.
-func (u *unrecognized) addSample(key string) {
-	if len(key) > maxListedKey {
-		return
-	}
-	if len(u.sample) == maxSample && key >= u.sample[len(u.sample)-1] {
-		return
-	}
-	i, found := slices.BinarySearch(u.sample, key)
-	if found {
-		return
-	}
-	u.sample = slices.Insert(u.sample, i, key)
-	u.sampleBytes += len(key)
-	for len(u.sample) > maxSample || len(u.sample) > 1 && u.sampleBytes > maxListedBytes {
-		u.sampleBytes -= len(u.sample[len(u.sample)-1])
-		u.sample = u.sample[:len(u.sample)-1]
-	}
-}
-
-// capList returns the first keys of list, at most maxSample of them within
-// maxListedBytes.
-func capList(list []string) []string {
-	var out []string
-	size := 0
-	for _, k := range list {
-		if len(out) == maxSample || size+len(k) > maxListedBytes {
-			break
-		}
-		if len(k) <= maxListedKey {
-			out = append(out, k)
-			size += len(k)
-		}
-	}
-	return out
-}
-
-// Sweep and walls: a report Mark did not make may name keys in another
-// repository's folder.
-
-// maxProbed bounds the folders whose answer a wallProbe remembers.
-const maxProbed = 1 << 16
-
-// wallProbe tells Sweep whether a candidate lies in another repository's
-// folder, as Mark's walls would have said: its key holds a storage folder
-// below the data folder, or — when the recognizer is not the default one,
-// so that another repository's keys can be recognized (an include prefix, a
-// host's recognizer) — one of the folders from the data folder down to the
-// key's holds one. With the default recognizer no key of a repository nested
-// anywhere in the data folder has a recognized shape, and the folders are
-// not looked at: one request per slice. Not safe for concurrent use.
-type wallProbe struct {
-	bucket *blob.Bucket
-	walls  *wallSet
-	data   string // the data prefix, with '/'
-	look   bool   // look for markers in the candidates' folders
-	known  map[string]bool
-}
-
-func newWallProbe(bucket *blob.Bucket, cfg *config) *wallProbe {
-	return &wallProbe{bucket: bucket, walls: newWallSet(cfg), data: cfg.dataPrefix + "/",
-		look: cfg.recognize != nil || len(cfg.include) > 0, known: map[string]bool{}}
-}
-
-// reason returns why key is refused as another repository's, or "".
-func (w *wallProbe) reason(ctx context.Context, key string) string {
-	const walled = "in another repository's folder"
-	if _, ok := w.walls.of(key); ok {
-		return walled
-	}
-	if !w.look || !strings.HasPrefix(key, w.data) {
-		return ""
-	}
-	// Every folder from the data folder to the key's own, each ending in
-	// its '/'.
-	for end := len(w.data); end > 0; {
-		hit, err := w.folderWalled(ctx, key[:end])
-		if err != nil {
-			return "could not look for another repository's folder: " + err.Error()
-		}
-		if hit {
-			return walled
-		}
-		i := strings.IndexByte(key[end:], '/')
-		if i < 0 {
-			break
-		}
-		end += i + 1
-	}
-	return ""
-}
-
-// folderWalled reports whether folder (ending in '/') holds another
-// repository's storage folder.
-func (w *wallProbe) folderWalled(ctx context.Context, folder string) (bool, error) {
-	if hit, ok := w.known[folder]; ok {
-		return hit, nil
-	}
-	hit := false
-	for _, m := range w.walls.markers {
-		objs, _, err := w.bucket.ListPage(ctx, blob.FirstPageToken, 1, &blob.ListOptions{Prefix: folder + m[1:]})
-		if err != nil {
-			return false, err
-		}
-		if len(objs) > 0 {
-			hit = true
-			break
-		}
-	}
-	if len(w.known) >= maxProbed {
-		clear(w.known)
-	}
-	w.known[folder] = hit
-	return hit, nil
 }
