@@ -34,15 +34,9 @@ func (o listed) String() string {
 	return fmt.Sprintf("%q(%d,%d,%t)", o.key, o.size, o.mod.UnixNano(), o.isDir)
 }
 
-// fileblobListing is fileblob's whole listing of prefix in the bucket at
-// dir, in one page (so that none of its pagination's losses come in; the
-// trees of the tests are smaller than a page).
-func fileblobListing(t testing.TB, dir, prefix string) []listed {
-	t.Helper()
-	return fileblobListingDelim(t, dir, prefix, "")
-}
-
-// fileblobListingDelim is fileblobListing with a delimiter.
+// fileblobListingDelim is fileblob's whole listing of prefix in the bucket
+// at dir with a delimiter, in one page (so that none of its pagination's
+// losses come in; the trees of the tests are smaller than a page).
 func fileblobListingDelim(t testing.TB, dir, prefix, delim string) []listed {
 	t.Helper()
 	b, err := fileblob.OpenBucket(dir, nil)
