@@ -244,9 +244,7 @@
 // objects back and then drops their quarantine copy, never over an object
 // already at their place (one with the same bytes is taken as restored);
 // [Purge] deletes the quarantines older than an age, its objects first and
-// its record last, so a purge stopped midway is finished by the next. The
-// crash tests (tests/crash) kill all three at every kind of bucket
-// operation.
+// its record last, so a purge stopped midway is finished by the next.
 //
 // # Concurrency and retries
 //
@@ -277,29 +275,17 @@
 //
 // # Local namespaces
 //
-// gocloud's fileblob lists a prefix by walking and sorting every file below
-// it, for each page: a folder of n objects listed 1000 keys at a time costs
-// about n²/1000 file system calls, each page in flight holds the whole
-// folder's names, and a listing with a delimiter (the top level, the data
-// folder) still stats every file below. With [WithLocalListing], Mark reads
-// the folders of a local namespace itself, each once, 256 entries per
-// request of the window, and lists the keys fileblob lists: its escapes
-// decoded, its ".attrs" side files left out, links listed as objects and
-// never followed, and with the delimiter a folder entry for each subfolder
-// that holds a file somewhere below (found by looking for its first). A
-// listing it cannot match exactly (a prefix that is not a plain folder; with
-// the delimiter, a folder holding a name with fileblob's escape or invalid
-// UTF-8) goes through the bucket. (fileblob's pages can skip a key where its
-// walk's order is not the keys' order: a page that ends in "a/x" leaves out
-// "a-b"; the local listing does not.) The entries come in the file system's
-// order, which Mark sorts as it does any listing out of order. A file or
-// folder gone before it is read is not listed (it is gone, and what
-// replaced it is new); any other error of the file system fails the
-// listing, a transient one after the retries of a page, where fileblob
-// would skip an unreadable folder in silence. A listing in flight holds an
-// open folder (two with the delimiter: the one listed, the subfolder looked
-// into), a chunk of entries each, and the paths of the subfolders still to
-// read.
+// With [WithLocalListing], Mark reads the folders of a local (fileblob)
+// namespace itself, each once, 256 entries per request of the window,
+// instead of through fileblob's listing, and lists the keys fileblob lists:
+// its escapes decoded, its ".attrs" side files left out, links listed as
+// objects and never followed, and with the delimiter a folder entry for
+// each subfolder that holds a file somewhere below. A listing it cannot
+// match exactly (a prefix that is not a plain folder; with the delimiter, a
+// folder holding a name with fileblob's escape or invalid UTF-8) goes
+// through the bucket. A file or folder gone before it is read is not
+// listed; any other error of the file system fails the listing, a transient
+// one after the retries of a page.
 //
 // # Cost
 //

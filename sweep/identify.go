@@ -75,53 +75,9 @@ func (c *config) checkInclude() error {
 	return nil
 }
 
-// recognizer tells the keys Mark may judge from the rest. Safe for
-// concurrent use.
-type recognizer struct {
-	data    string // the data prefix, without '/'
-	custom  func(string) bool
-	include []string
-}
-
-func (c *config) recognizer() recognizer {
-	return recognizer{data: c.dataPrefix, custom: c.recognize, include: c.include}
-}
-
-// ok reports whether key is recognized.
-func (r recognizer) ok(key string) bool {
-	if known, decided := r.byOption(key); decided {
-		return known
-	}
-	return layout.Recognize(key, r.data) != layout.Unrecognized
-}
-
-// okInSlice is ok for a key in a slice's folder, whose last element starts
-// at at: the slice's name is not decoded again.
-func (r recognizer) okInSlice(key string, at int) bool {
-	if known, decided := r.byOption(key); decided {
-		return known
-	}
-	return layout.InSlice(key[at:]) != layout.Unrecognized
-}
-
-// byOption is what the options say of key: recognized under an include
-// prefix, else the host's recognizer's answer; decided is false when
-// neither applies and layout's shapes decide.
-func (r recognizer) byOption(key string) (known, decided bool) {
-	for _, p := range r.include {
-		if strings.HasPrefix(key, p) {
-			return true, true
-		}
-	}
-	if r.custom != nil {
-		return r.custom(key), true
-	}
-	return false, false
-}
-
-// okBytes is ok for a key in a buffer that outlives the call.
-func (r recognizer) okBytes(key []byte) bool {
-	return r.ok(unsafe.String(unsafe.SliceData(key), len(key)))
+// recognizer is the layout's Recognizer of Mark's and Sweep's options.
+func (c *config) recognizer() layout.Recognizer {
+	return layout.Recognizer{Data: c.dataPrefix, Custom: c.recognize, Include: c.include}
 }
 
 // Canary is the plausibility check Mark makes before it writes its
@@ -210,7 +166,7 @@ func defaultCanary() Canary {
 // canaryCount counts, in the join, what the canary judges. Not safe for
 // concurrent use: the join is one goroutine.
 type canaryCount struct {
-	rec          recognizer
+	rec          layout.Recognizer
 	data         string // with '/'
 	cutoff       time.Time
 	cfg          *config
@@ -262,9 +218,9 @@ func (c *canaryCount) keepKey(k []byte) {
 	var rec bool
 	if listed {
 		if c.folderSeen && c.folderSlice && len(k) > len(c.folder) && bytes.HasPrefix(k, c.folder) {
-			rec = c.rec.okInSlice(unsafe.String(unsafe.SliceData(k), len(k)), len(c.folder))
+			rec = c.rec.OKInSlice(unsafe.String(unsafe.SliceData(k), len(k)), len(c.folder))
 		} else {
-			rec = c.rec.okBytes(k)
+			rec = c.rec.OKBytes(k)
 		}
 	}
 	switch {
@@ -309,13 +265,6 @@ func pct(a, b int64) float64 {
 	return 100 * float64(a) / float64(b)
 }
 
-// Walls: the folders of other repositories.
-
-// maxWalls bounds the walls Mark remembers one by one; past it, a wall is
-// the whole folder under the data folder it was found in, a set bounded by
-// the list of folders.
-const maxWalls = 10_000
-
 // Bounds of what the summary lists: the sample of unrecognized keys, and
 // the walls, each within maxListedBytes of keys.
 const (
@@ -324,93 +273,9 @@ const (
 	maxListedKey   = 1 << 10 // a longer key is left out of the lists
 )
 
-// wallSet collects the folders that hold another repository's storage
-// folder. Safe for concurrent use.
-type wallSet struct {
-	markers []string // "/_lakefs/" and "/<storage prefix>/"
-	dataLen int      // len(data prefix): markers are looked for after it
-
-	mu     sync.Mutex
-	set    map[string]struct{}
-	coarse bool
-}
-
-func newWallSet(cfg *config) *wallSet {
-	w := &wallSet{markers: []string{"/" + layout.StoragePrefix + "/"}, dataLen: len(cfg.dataPrefix), set: map[string]struct{}{}}
-	if cfg.storagePrefix != layout.StoragePrefix {
-		w.markers = append(w.markers, "/"+cfg.storagePrefix+"/")
-	}
-	return w
-}
-
-// of returns the wall key marks, a folder prefix ending in '/' under which
-// another repository keeps its storage folder, when key (under the data
-// folder) has one.
-func (w *wallSet) of(key string) (string, bool) {
-	if len(key) <= w.dataLen {
-		return "", false
-	}
-	rest := key[w.dataLen:]
-	at := -1
-	for _, m := range w.markers {
-		if i := strings.Index(rest, m); i >= 0 && (at < 0 || i < at) {
-			at = i
-		}
-	}
-	if at < 0 {
-		return "", false
-	}
-	return key[:w.dataLen+at+1], true
-}
-
-// add records wall, found while listing folder.
-func (w *wallSet) add(wall, folder string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if len(w.set) >= maxWalls {
-		w.coarse = true
-		if len(folder) < len(wall) {
-			wall = folder
-		}
-	}
-	w.set[wall] = struct{}{}
-}
-
-// sorted returns the walls, sorted and prefix-free: a wall under another is
-// dropped, so that the greatest wall not above a key is the only one that
-// can hold it.
-func (w *wallSet) sorted() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	all := make([]string, 0, len(w.set))
-	for k := range w.set {
-		all = append(all, k)
-	}
-	slices.Sort(all)
-	out := all[:0]
-	for _, k := range all {
-		if len(out) > 0 && strings.HasPrefix(k, out[len(out)-1]) {
-			continue
-		}
-		out = append(out, k)
-	}
-	return out
-}
-
-// wallCursor tells, for ascending keys, whether a key is under a wall.
-type wallCursor struct {
-	walls []string
-	i     int // walls[i] is the greatest wall not above the last key; -1: none
-}
-
-func (c *wallCursor) walled(key []byte) bool {
-	if len(c.walls) == 0 {
-		return false
-	}
-	for c.i+1 < len(c.walls) && c.walls[c.i+1] <= string(key) {
-		c.i++
-	}
-	return c.i >= 0 && bytes.HasPrefix(key, []byte(c.walls[c.i]))
+// newWallSet returns the walls of Mark's listing (layout.Walls).
+func newWallSet(cfg *config) *layout.Walls {
+	return layout.NewWalls(cfg.dataPrefix, cfg.storagePrefix)
 }
 
 // The unrecognized report: <report>/unrecognized/.
@@ -509,7 +374,7 @@ const maxProbed = 1 << 16
 // not looked at: one request per slice. Not safe for concurrent use.
 type wallProbe struct {
 	bucket *blob.Bucket
-	walls  *wallSet
+	walls  *layout.Walls
 	data   string // the data prefix, with '/'
 	look   bool   // look for markers in the candidates' folders
 	known  map[string]bool
@@ -523,7 +388,7 @@ func newWallProbe(bucket *blob.Bucket, cfg *config) *wallProbe {
 // reason returns why key is refused as another repository's, or "".
 func (w *wallProbe) reason(ctx context.Context, key string) string {
 	const walled = "in another repository's folder"
-	if _, ok := w.walls.of(key); ok {
+	if _, ok := w.walls.Of(key); ok {
 		return walled
 	}
 	if !w.look || !strings.HasPrefix(key, w.data) {
@@ -555,7 +420,7 @@ func (w *wallProbe) folderWalled(ctx context.Context, folder string) (bool, erro
 		return hit, nil
 	}
 	hit := false
-	for _, m := range w.walls.markers {
+	for _, m := range w.walls.Markers() {
 		objs, _, err := w.bucket.ListPage(ctx, blob.FirstPageToken, 1, &blob.ListOptions{Prefix: folder + m[1:]})
 		if err != nil {
 			return false, err

@@ -3,6 +3,8 @@ package sweep
 import (
 	"testing"
 	"time"
+
+	"github.com/lakegc/lakegc/internal/layout"
 )
 
 // TestIdentifyAllocatesNothing: what the listing and the join do per key —
@@ -20,9 +22,9 @@ func TestIdentifyAllocatesNothing(t *testing.T) {
 		"data/" + earlyName(1), "data/imports/x", "README.txt", "data/a/b/c/d"}
 	if n := testing.AllocsPerRun(100, func() {
 		for i, k := range keys {
-			rec.ok(k)
+			rec.OK(k)
 			if i < 2 {
-				rec.okInSlice(k, len("data/")+len(slice)+1)
+				rec.OKInSlice(k, len("data/")+len(slice)+1)
 			}
 		}
 	}); n != 0 {
@@ -31,17 +33,17 @@ func TestIdentifyAllocatesNothing(t *testing.T) {
 	walls := newWallSet(cfg)
 	if n := testing.AllocsPerRun(100, func() {
 		for _, k := range keys {
-			walls.of(k)
+			walls.Of(k)
 		}
 	}); n != 0 {
 		t.Errorf("walls: %v allocations", n)
 	}
-	c := wallCursor{walls: []string{"data/a/", "data/inner/"}, i: -1}
+	c0 := *layout.NewWallCursor([]string{"data/a/", "data/inner/"})
 	bkeys := [][]byte{[]byte("data/" + slice + "/" + objID(1)), []byte("data/a/b"), []byte("data/b"), []byte("data/inner/x")}
 	if n := testing.AllocsPerRun(1, func() {
-		c.i = -1
+		c := c0
 		for _, k := range bkeys {
-			c.walled(k)
+			c.Walled(k)
 		}
 	}); n != 0 {
 		t.Errorf("wall cursor: %v allocations", n)

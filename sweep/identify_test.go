@@ -666,34 +666,6 @@ func TestSummaryListsAreBounded(t *testing.T) {
 	require.Len(t, capList(want), maxSample)
 }
 
-// TestWallCursor checks the merge of sorted keys with sorted, prefix-free
-// walls against a plain scan.
-func TestWallCursor(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	for range 200 {
-		ws := &wallSet{set: map[string]struct{}{}}
-		for range r.IntN(6) {
-			ws.add("d/"+randFrom(r, "ab_/", 1+r.IntN(4))+"/", "")
-		}
-		walls := ws.sorted()
-		var all []string
-		for k := range ws.set {
-			all = append(all, k)
-		}
-		var keys []string
-		for range 50 {
-			keys = append(keys, "d/"+randFrom(r, "ab_/0", 1+r.IntN(7)))
-		}
-		slices.Sort(keys)
-		keys = slices.Compact(keys)
-		c := wallCursor{walls: walls, i: -1}
-		for _, k := range keys {
-			want := slices.ContainsFunc(all, func(p string) bool { return strings.HasPrefix(k, p) })
-			require.Equal(t, want, c.walled([]byte(k)), "%q under %q", k, all)
-		}
-	}
-}
-
 // TestCanaryQuietOnHealthyRuns: a fresh repository whose objects are all
 // young, and an optimized run that judges most of the keep set from the
 // previous run's records, both with keep sets large enough to judge: the

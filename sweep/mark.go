@@ -239,7 +239,7 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	if l.unrec.n > 0 {
 		m.log("sweep: unrecognized objects kept", "objects", l.unrec.n, "bytes", l.unrec.bytes, "sample", m.sum.UnrecognizedSample)
 	}
-	m.walls = l.walls.sorted()
+	m.walls = l.walls.Sorted()
 	m.sum.Walls = capList(m.walls)
 	if len(m.walls) > 0 {
 		m.log("sweep: other repositories' folders kept", "walls", len(m.walls), "first", m.sum.Walls)
@@ -424,7 +424,7 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt extsort.Ite
 		return 0, err
 	}
 	can := newCanaryCount(m.cfg, m.sum.CutoffTime)
-	walls := wallCursor{walls: m.walls, i: -1}
+	walls := layout.NewWallCursor(m.walls)
 	kk, kok, err := keepIt.Next()
 	if kok {
 		can.keepKey(kk)
@@ -504,7 +504,7 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt extsort.Ite
 			can.matched++
 		}
 		switch {
-		case walls.walled(lk):
+		case walls.Walled(lk):
 			// Another repository's: never a candidate, and not in the
 			// records, so no later run judges it from them.
 			walled++

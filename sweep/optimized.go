@@ -340,7 +340,7 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 	// function, which the state cannot compare.
 	keep := func(key []byte) bool {
 		name, t, ok := sliceOf(key, data)
-		return ok && p.skip(name, t) && rec.okBytes(key)
+		return ok && p.skip(name, t) && rec.OKBytes(key)
 	}
 	live, n, err := m.copyLive(ctx, dir+liveName, keep)
 	if err != nil {

@@ -25,7 +25,7 @@ import (
 type scope struct {
 	dataPrefix string // with a trailing '/'
 	cutoff     time.Time
-	rec        recognizer
+	rec        layout.Recognizer
 }
 
 // reason returns why key is outside the scope, or "" when Mark scans it.
@@ -45,7 +45,7 @@ func (s scope) reason(key string) string {
 	case strings.Contains(key, "/"):
 		return "outside the data folder"
 	}
-	if !s.rec.ok(key) {
+	if !s.rec.OK(key) {
 		return "unrecognized key"
 	}
 	return ""
@@ -154,9 +154,9 @@ type lister struct {
 	listed, skipped int64
 	young           *youngSlices // the slices where young objects (or walls) were listed
 
-	rec   recognizer    // the keys that may be judged; the others are unrecognized
-	walls *wallSet      // the folders of other repositories
-	unrec *unrecognized // the unrecognized objects' report
+	rec   layout.Recognizer // the keys that may be judged; the others are unrecognized
+	walls *layout.Walls     // the folders of other repositories
+	unrec *unrecognized     // the unrecognized objects' report
 }
 
 // listTop lists the top level and the data folder with a delimiter: loose
@@ -186,8 +186,8 @@ func (l *lister) listTop(ctx context.Context) error {
 		// Another repository's storage folder right under the data folder
 		// walls all of it: every shard says so, not only the one that
 		// lists the folder.
-		if wall, ok := l.walls.of(o.Key); ok {
-			l.walls.add(wall, o.Key)
+		if wall, ok := l.walls.Of(o.Key); ok {
+			l.walls.Add(wall, o.Key)
 		}
 		// The name may be empty ("data//", from a stray "data//x"): a
 		// folder that is not a slice, listed in full as any other.
@@ -292,7 +292,7 @@ func (l *lister) listLevel(ctx context.Context, prefix string, f func(*blob.List
 
 func (l *lister) addLoose(o *blob.ListObject) error {
 	l.cnt.update(func(p *Progress) { p.Listed++ })
-	if !l.rec.ok(o.Key) {
+	if !l.rec.OK(o.Key) {
 		l.cnt.update(func(p *Progress) { p.Unrecognized++ })
 		return l.unrec.add(o)
 	}
@@ -388,7 +388,7 @@ func (l *lister) listAll(ctx context.Context, prefix string, slice bool, add fun
 	anyYoung := false
 	// A folder whose own name makes a wall ("<data>/_lakefs/") walls its
 	// parent; else a wall needs a '/' below the folder.
-	folderWall, walled := l.walls.of(prefix)
+	folderWall, walled := l.walls.Of(prefix)
 	var buf []byte // each key is copied here rather than to a new slice
 	it := l.pages(&blob.ListOptions{Prefix: prefix})
 	defer it.close()
@@ -412,20 +412,20 @@ func (l *lister) listAll(ctx context.Context, prefix string, slice bool, add fun
 		listed++
 		if walled {
 			if folderWall != "" {
-				l.walls.add(folderWall, prefix)
+				l.walls.Add(folderWall, prefix)
 				folderWall, anyYoung = "", true
 			}
 		} else if strings.IndexByte(o.Key[len(prefix):], '/') >= 0 {
-			if wall, ok := l.walls.of(o.Key); ok {
-				l.walls.add(wall, prefix)
+			if wall, ok := l.walls.Of(o.Key); ok {
+				l.walls.Add(wall, prefix)
 				anyYoung = true
 			}
 		}
 		var known bool
 		if slice {
-			known = l.rec.okInSlice(o.Key, len(prefix))
+			known = l.rec.OKInSlice(o.Key, len(prefix))
 		} else {
-			known = l.rec.ok(o.Key)
+			known = l.rec.OK(o.Key)
 		}
 		if !known {
 			unrec++

@@ -5,8 +5,10 @@
 // the storage prefix (RunPath, CommitsKey, UncommittedFiles, RulesKey …),
 // and which keys of a storage namespace have a shape that lakeFS (or a
 // host's pathprovider) writes — the keys a garbage collector may ever
-// delete. Package nsaddr holds the one rule for full addresses; package
-// namespace exports to hosts what they need of both. A test of this
+// delete (Recognize; Recognizer adds a host's rule and include prefixes) —
+// and which folders are another repository's (Walls, WallCursor). Package
+// nsaddr holds the one rule for full addresses; package namespace exports
+// to hosts what they need of both. A test of this
 // package fails when a literal of the layout ("_lakefs", "retention/gc",
 // the year 4000, "data" as the value of a constant named as a prefix) or a
 // hand-made parse at "://" appears in the code of any other package of the

@@ -1,0 +1,381 @@
+package localfs
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/fileblob"
+)
+
+// t0 is the tests' clock.
+var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+// listed is what a listing says of one object.
+type listed struct {
+	key   string
+	size  int64
+	mod   time.Time
+	isDir bool
+}
+
+func (o listed) String() string {
+	return fmt.Sprintf("%q(%d,%d,%t)", o.key, o.size, o.mod.UnixNano(), o.isDir)
+}
+
+// fileblobListing is fileblob's whole listing of prefix in the bucket at
+// dir, in one page (so that none of its pagination's losses come in; the
+// trees of the tests are smaller than a page).
+func fileblobListing(t testing.TB, dir, prefix string) []listed {
+	t.Helper()
+	return fileblobListingDelim(t, dir, prefix, "")
+}
+
+// fileblobListingDelim is fileblobListing with a delimiter.
+func fileblobListingDelim(t testing.TB, dir, prefix, delim string) []listed {
+	t.Helper()
+	b, err := fileblob.OpenBucket(dir, nil)
+	require.NoError(t, err)
+	defer b.Close()
+	page, next, err := b.ListPage(context.Background(), blob.FirstPageToken, 1<<16, &blob.ListOptions{Prefix: prefix, Delimiter: delim})
+	require.NoError(t, err)
+	require.Empty(t, next)
+	var out []listed
+	for _, o := range page {
+		require.True(t, !o.IsDir || delim != "")
+		out = append(out, listed{o.Key, o.Size, o.ModTime, o.IsDir})
+	}
+	return sortListed(out)
+}
+
+func sortListed(s []listed) []listed {
+	slices.SortFunc(s, func(a, b listed) int { return strings.Compare(a.String(), b.String()) })
+	return s
+}
+
+// localListing lists prefix through a Lister reading chunk entries at
+// once; ok is false when it leaves the prefix to the bucket.
+func localListing(t testing.TB, dir, prefix string, chunk int) (out []listed, ok bool) {
+	t.Helper()
+	return localListingDelim(t, dir, prefix, "", chunk)
+}
+
+// localListingDelim is localListing with a delimiter ("" or "/").
+func localListingDelim(t testing.TB, dir, prefix, delim string, chunk int) (out []listed, ok bool) {
+	t.Helper()
+	l := New(dir, prefix)
+	if delim != "" {
+		l = NewLevel(dir, prefix)
+	}
+	if l == nil {
+		return nil, false
+	}
+	l.Chunk = chunk
+	defer l.Close()
+	var page []*blob.ListObject
+	for !l.Done() {
+		var err error
+		page, err = l.Read(page[:0])
+		require.NoError(t, err)
+		for _, o := range page {
+			out = append(out, listed{o.Key, o.Size, o.ModTime, o.IsDir})
+		}
+	}
+	return sortListed(out), true
+}
+
+// hostileTree writes files (and folders, symbolic links) whose names
+// fileblob treats specially, under dir: its escapes (valid, out of range,
+// negative, malformed; some decode to '/' or '.attrs'), its ".attrs" side
+// files and folders so named, invalid UTF-8 (with and without an escape in
+// the same path), names that sort around '/', empty folders, folders of
+// side files only, nesting, links to files, to folders and to nothing, and
+// two files of one key.
+func hostileTree(t testing.TB, dir string) {
+	t.Helper()
+	files := []string{
+		"top", "data/loose",
+		"data/s1/plain", "data/s1/a__0x41__", "data/s1/aA", "data/s1/x.attrs", "data/s1/plain.attrs",
+		"data/s1/y__0x2e__attrs", "data/s1/z__0x2f__w", "data/s1/__0x2f__lead", "data/s1/tr__0x2f__",
+		"data/s1/neg__0x-41__", "data/s1/big__0x110000__", "data/s1/huge__0x1ffffffff__", "data/s1/sur__0xd800__",
+		"data/s1/bad__0xzz__", "data/s1/open__0x41_", "data/s1/empty__0x__", "data/s1/twice__0x41____0x42__",
+		"data/s1/\xffinv", "data/s1/\xffinv__0x41__", "data/s1/sp ace", "data/s1/ctl\x01",
+		"data/s1/a-b", "data/s1/a/x", "data/s1/a/y-z", "data/s1/a.b", "data/s1/a0",
+		"data/s1/only.attrs/f", "data/s1/onlysidecars/k.attrs", "data/s1/nested/deeper/leaf", "data/s1/nested/n",
+		"data/s1/d__0x41__/f", "data/s1/\xffdir/g__0x42__", "data/s1/\xffq.attrs/__0x41__", "data/s1/__0x2f__/f",
+		"data/s10/p", "data/s2/q", "data/s1.attrs/r", "data/s1-x/u",
+		"data/s4/k.attrs", "data/s6.attrs/f", "data/loose.attrs", "data/s7/deep/er/f", "data/s7/deep/x.attrs",
+	}
+	for i, f := range files {
+		p := filepath.Join(dir, filepath.FromSlash(f))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(strings.Repeat("x", i)), 0o644))
+		mod := t0.Add(-time.Duration(i) * time.Hour)
+		require.NoError(t, os.Chtimes(p, mod, mod))
+	}
+	for _, d := range []string{"data/s1/empty", "data/s1/emptier/still", "data/s3", "data/s5/e/f", "data/s4/g.attrs"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.FromSlash(d)), 0o755))
+	}
+	for link, target := range map[string]string{
+		"data/s1/link": "plain", "data/s1/dirlink": "nested", "data/s1/dangling": "nowhere", "data/s1/uplink": "..",
+		"data/slink": "s1",
+	} {
+		require.NoError(t, os.Symlink(target, filepath.Join(dir, filepath.FromSlash(link))))
+	}
+}
+
+// TestLocalListingMatchesFileblob lists prefixes of a hostile tree through
+// a Lister and through fileblob: the same keys, sizes and times, for
+// every chunk size. Prefixes whose folder is not a plain folder (a file, a
+// link, a path with "//") are left to fileblob.
+func TestLocalListingMatchesFileblob(t *testing.T) {
+	dir := t.TempDir()
+	hostileTree(t, dir)
+	local := []string{
+		"data/s1/", "data/s2/", "data/s3/", "data/s10/", "data/s1", "data/s", "data/", "data/s1/nested/",
+		"data/s1/a/", "data/s1/a", "data/s1/only.attrs/", "data/s1/d__0x41__/", "data/s1/dA/", "data/missing/",
+		"data/s1/empty/", "data/s1/z/", "data/s1.attrs/", "data/s1/onlysidecars/", "data/s1/\xffdir/",
+		"data/s1/__0x2f__/", "missing/x/", "data/s1/\uFFFD",
+	}
+	for _, prefix := range local {
+		want := fileblobListing(t, dir, prefix)
+		for _, chunk := range []int{1, 2, 3, Chunk} {
+			got, ok := localListing(t, dir, prefix, chunk)
+			require.True(t, ok, "prefix %q left to fileblob", prefix)
+			require.Equal(t, want, got, "prefix %q, chunk %d", prefix, chunk)
+		}
+	}
+	// The tree must hold what makes the two differ if one is wrong.
+	all := fileblobListing(t, dir, "data/s1/")
+	keys := map[string]int{}
+	for _, o := range all {
+		keys[o.key]++
+	}
+	for _, k := range []string{"data/s1/aA", "data/s1/y.attrs", "data/s1/z/w", "data/s1//lead", "data/s1/link",
+		"data/s1/only.attrs/f", "data/s1/\uFFFDinvA", "data/s1/\xffinv", "data/s1/\uFFFDdir/gB"} {
+		require.NotZero(t, keys[k], "fileblob does not list %q: %v", k, all)
+	}
+	require.Equal(t, 2, keys["data/s1/aA"])
+	require.Zero(t, keys["data/s1/x.attrs"])
+	for _, prefix := range []string{"data/s1/plain/", "data/s1/link/", "data/s1/dirlink/", "data//", "data/s1/../s2/", "/x/", "x", ""} {
+		_, ok := localListing(t, dir, prefix, Chunk)
+		require.False(t, ok, "prefix %q listed locally", prefix)
+	}
+}
+
+// TestLocalLevelListingMatchesFileblob lists prefixes of the hostile tree
+// with the delimiter "/" through a Lister and through fileblob: the same
+// objects and folders (a folder only when a file lies below it). A folder
+// whose entries are not all plain is left to fileblob.
+func TestLocalLevelListingMatchesFileblob(t *testing.T) {
+	dir := t.TempDir()
+	hostileTree(t, dir)
+	for _, prefix := range []string{"", "data/", "data/s1/nested/", "data/s1/a/", "data/s3/", "data/s5/", "data/s7/",
+		"data/missing/", "data/s1/empty/"} {
+		want := fileblobListingDelim(t, dir, prefix, "/")
+		for _, chunk := range []int{1, 2, Chunk} {
+			got, ok := localListingDelim(t, dir, prefix, "/", chunk)
+			require.True(t, ok, "prefix %q left to fileblob", prefix)
+			require.Equal(t, want, got, "prefix %q, chunk %d", prefix, chunk)
+		}
+	}
+	// The tree must hold what a wrong listing would get wrong.
+	data := map[string]bool{}
+	for _, o := range fileblobListingDelim(t, dir, "data/", "/") {
+		data[o.key] = o.isDir
+	}
+	for k, isDir := range map[string]bool{"data/s1/": true, "data/s6.attrs/": true, "data/s7/": true, "data/slink": false, "data/loose": false} {
+		d, ok := data[k]
+		require.True(t, ok && d == isDir, "fileblob's listing of data/ has no %q (folder %t): %v", k, isDir, data)
+	}
+	for _, k := range []string{"data/s3/", "data/s4/", "data/s5/", "data/loose.attrs"} {
+		_, ok := data[k]
+		require.False(t, ok, "fileblob's listing of data/ has %q", k)
+	}
+	for _, prefix := range []string{"data/s1/", "data/s1", "data//", "data/s1/plain/", "data/slink/", "x"} {
+		_, ok := localListingDelim(t, dir, prefix, "/", Chunk)
+		require.False(t, ok, "prefix %q listed locally", prefix)
+	}
+}
+
+// treeRunes make random trees' names: fileblob's escape in pieces, bytes
+// around '/', invalid UTF-8, the side files' suffix.
+var treeRunes = []string{"a", "b", "_", "__0x", "41", "2f", "-", "__", ".attrs", "\xff", "é", "0", "x", "."}
+
+// TestLocalListingMatchesFileblobRandom does the same on random trees, for
+// the prefix of every folder and of some names cut short.
+func TestLocalListingMatchesFileblobRandom(t *testing.T) {
+	rounds := propertyRounds(t)
+	levels := 0
+	defer func() {
+		if !t.Failed() && levels == 0 {
+			t.Error("no listing with a delimiter was read locally")
+		}
+	}()
+	for seed := range uint64(rounds) {
+		r := rand.New(rand.NewPCG(seed, 22))
+		alphabet := treeRunes
+		if seed%2 == 1 {
+			// Plain names only, so that listings with a delimiter are
+			// read locally too.
+			alphabet = slices.DeleteFunc(slices.Clone(treeRunes), func(s string) bool { return !PlainName(s) || s == "__0x" })
+		}
+		dir := t.TempDir()
+		prefixes := map[string]bool{"data/": true, "": true}
+		for range 5 + r.IntN(60) {
+			var parts []string
+			for range 1 + r.IntN(3) {
+				var b strings.Builder
+				for range 1 + r.IntN(4) {
+					b.WriteString(alphabet[r.IntN(len(alphabet))])
+				}
+				name := b.String()
+				if name == "." || name == ".." {
+					name += "a"
+				}
+				parts = append(parts, name)
+			}
+			rel := "data/" + strings.Join(parts, "/")
+			p := filepath.Join(dir, filepath.FromSlash(rel))
+			if os.MkdirAll(filepath.Dir(p), 0o755) != nil {
+				continue // a file where a folder would go
+			}
+			if r.IntN(8) == 0 {
+				_ = os.MkdirAll(p, 0o755)
+			} else {
+				_ = os.WriteFile(p, []byte(rel), 0o644)
+			}
+			for i := range parts {
+				prefixes["data/"+strings.Join(parts[:i], "/")+"/"] = true
+			}
+			cut := "data/" + strings.Join(parts, "/")
+			prefixes[cut[:5+r.IntN(len(cut)-4)]] = true
+		}
+		for _, prefix := range slices.Sorted(func(yield func(string) bool) {
+			for p := range prefixes {
+				if !yield(p) {
+					return
+				}
+			}
+		}) {
+			if got, ok := localListing(t, dir, prefix, 1+r.IntN(4)); ok {
+				require.Equal(t, fileblobListing(t, dir, prefix), got, "seed %d, prefix %q", seed, prefix)
+			}
+			if got, ok := localListingDelim(t, dir, prefix, "/", 1+r.IntN(4)); ok {
+				levels++
+				require.Equal(t, fileblobListingDelim(t, dir, prefix, "/"), got, "seed %d, prefix %q with a delimiter", seed, prefix)
+			}
+		}
+	}
+}
+
+// TestLocalListingUnderChange changes the tree while it is listed, one
+// change after each object handed out: every key present throughout is
+// listed, once; every key listed was present at some time; nothing fails.
+func TestLocalListingUnderChange(t *testing.T) {
+	for seed := range uint64(20) {
+		r := rand.New(rand.NewPCG(seed, 5))
+		dir := t.TempDir()
+		root := filepath.Join(dir, "data", "s")
+		ever, now, initial := map[string]bool{}, map[string]bool{}, map[string]bool{}
+		write := func(rel string) {
+			p := filepath.Join(root, filepath.FromSlash(rel))
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			require.NoError(t, os.WriteFile(p, nil, 0o644))
+			ever["data/s/"+rel], now["data/s/"+rel] = true, true
+		}
+		for i := range 30 {
+			write(fmt.Sprintf("f%02d", i))
+			write(fmt.Sprintf("d%d/g%02d", i%4, i))
+		}
+		for k := range now {
+			initial[k] = true
+		}
+		touched := map[string]bool{}
+		changes := []func(){
+			func() { // a file removed
+				k := fmt.Sprintf("f%02d", r.IntN(30))
+				os.Remove(filepath.Join(root, k))
+				touched["data/s/"+k], now["data/s/"+k] = true, false
+			},
+			func() { // a file replaced by a folder holding a file
+				k := fmt.Sprintf("f%02d", r.IntN(30))
+				os.Remove(filepath.Join(root, k))
+				touched["data/s/"+k], now["data/s/"+k] = true, false
+				write(k + "/inner")
+			},
+			func() { // a folder removed
+				d := fmt.Sprintf("d%d", r.IntN(4))
+				os.RemoveAll(filepath.Join(root, d))
+				for k := range now {
+					if strings.HasPrefix(k, "data/s/"+d+"/") {
+						touched[k], now[k] = true, false
+					}
+				}
+			},
+			func() { // a folder replaced by a file
+				d := fmt.Sprintf("d%d", r.IntN(4))
+				os.RemoveAll(filepath.Join(root, d))
+				for k := range now {
+					if strings.HasPrefix(k, "data/s/"+d+"/") {
+						touched[k], now[k] = true, false
+					}
+				}
+				write(d)
+			},
+			func() { write(fmt.Sprintf("new%d/h", r.IntN(100))) }, // a folder added
+		}
+		l := New(dir, "data/s/")
+		require.NotNil(t, l)
+		l.Chunk = 1 + r.IntN(3)
+		got := map[string]int{}
+		var page []*blob.ListObject
+		for !l.Done() {
+			var err error
+			page, err = l.Read(page[:0])
+			require.NoError(t, err)
+			for _, o := range page {
+				got[o.Key]++
+				changes[r.IntN(len(changes))]()
+			}
+		}
+		throughout := 0
+		for k := range initial {
+			if !touched[k] {
+				throughout++
+				require.Equal(t, 1, got[k], "seed %d: %q present throughout", seed, k)
+			}
+		}
+		require.NotZero(t, throughout)
+		for k, n := range got {
+			require.True(t, ever[k], "seed %d: %q listed, never written", seed, k)
+			require.Equal(t, 1, n, "seed %d: %q listed %d times", seed, k, n)
+		}
+	}
+}
+
+// propertyRounds is the number of random worlds a property test runs: 40,
+// 10 with -short, or n when LAKEGC_PROPERTY_ROUNDS=n (the knob sweep's
+// property tests read).
+func propertyRounds(t *testing.T) int {
+	t.Helper()
+	s := os.Getenv("LAKEGC_PROPERTY_ROUNDS")
+	if s == "" {
+		if testing.Short() {
+			return 10
+		}
+		return 40
+	}
+	n, err := strconv.Atoi(s)
+	require.NoError(t, err, "LAKEGC_PROPERTY_ROUNDS")
+	return n
+}
