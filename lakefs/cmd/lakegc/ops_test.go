@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/lakegc/lakegc/internal/layout"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -373,5 +374,57 @@ func TestCandidatesStreamed(t *testing.T) {
 	page = candidatesPage{}
 	if err := json.Unmarshal([]byte(out), &page); code != exitRefused || err != nil || !strings.Contains(page.Error, "no such run") || len(page.Candidates) != 0 {
 		t.Errorf("candidates of an unknown run, streamed: exit %d, %v\n%s", code, err, out)
+	}
+}
+
+// The operator's safety net end to end: a dry run, its exact candidates
+// swept into the quarantine (sweep --run --quarantine), one restored to its
+// place, and the quarantine purged once old enough; the kept objects never
+// move.
+func TestOperatorQuarantineWorkflow(t *testing.T) {
+	r := newOpsRepo(t)
+	if code, out, logs := r.run(opsRun1, r.now, "gc", "--json"); code != exitOK {
+		t.Fatalf("dry run: exit %d\n%s%s", code, out, logs)
+	}
+	code, out, logs := r.run(opsRun1, r.now, "sweep", "--run", opsRun1, "--quarantine", "--json")
+	var swept lakegc.Report
+	if code != exitOK || json.Unmarshal([]byte(out), &swept) != nil || swept.Sweep == nil || swept.Sweep.Deleted != int64(len(r.garbage)) || swept.Sweep.Quarantine == "" {
+		t.Fatalf("sweep into the quarantine: exit %d\n%s%s", code, out, logs)
+	}
+	var garbage []string
+	for k := range r.garbage {
+		garbage = append(garbage, k)
+		if r.exists(k) {
+			t.Errorf("%s still at its place", k)
+		}
+		if !r.exists(layout.QuarantineKey(lakegc.DefaultStoragePrefix, opsRun1, k)) {
+			t.Errorf("%s not in the quarantine", k)
+		}
+	}
+	slices.Sort(garbage)
+	for _, k := range r.kept {
+		if !r.exists(k) {
+			t.Errorf("kept %s moved", k)
+		}
+	}
+	// One object back; the other stays in the quarantine.
+	code, out, logs = r.run(opsRun1, r.now, "restore", "--run", opsRun1, "--address", garbage[0], "--json")
+	if code != exitOK || !strings.Contains(out, `"restored": 1`) {
+		t.Fatalf("restore: exit %d\n%s%s", code, out, logs)
+	}
+	if !r.exists(garbage[0]) || r.exists(garbage[1]) {
+		t.Errorf("after restoring %s: at their places %v, %v", garbage[0], r.exists(garbage[0]), r.exists(garbage[1]))
+	}
+	// A purge of quarantines older than a week leaves a fresh one; a week
+	// later it deletes it.
+	if code, out, logs := r.run(opsRun1, r.now, "purge", "--older-than", "168h", "--json"); code != exitOK || !r.exists(layout.QuarantineKey(lakegc.DefaultStoragePrefix, opsRun1, garbage[1])) {
+		t.Fatalf("early purge: exit %d\n%s%s", code, out, logs)
+	}
+	weekLater := r.now.Add(8 * 24 * time.Hour)
+	if code, out, logs := r.run(opsRun1, weekLater, "purge", "--older-than", "168h", "--json"); code != exitOK || r.exists(layout.QuarantineKey(lakegc.DefaultStoragePrefix, opsRun1, garbage[1])) {
+		t.Fatalf("purge: exit %d\n%s%s", code, out, logs)
+	}
+	if !r.exists(garbage[0]) {
+		t.Errorf("the purge removed the restored %s", garbage[0])
 	}
 }
