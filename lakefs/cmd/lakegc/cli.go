@@ -162,6 +162,7 @@ type gcOptions struct {
 	// store is lakeFS's blockstore settings (--lakefs-config and its
 	// LAKEFS_BLOCKSTORE_* variables); nil: each cloud SDK's defaults.
 	store *blockstore.Config
+	shard shardSpec // --shard, or the Indexed Job's environment (shard.go)
 }
 
 // hostOptions are the options of host.Collect the flags say.
@@ -177,6 +178,8 @@ func (o gcOptions) hostOptions(logger *slog.Logger, progress func(host.Progress)
 		MemoryBudget:      o.memory,
 		Include:           o.include,
 		Concurrency:       o.concurrency,
+		Shard:             o.shard.index,
+		Shards:            o.shard.count,
 		Logger:            logger,
 		DeleteConcurrency: o.deletes.concurrency,
 		DeleteRate:        o.deletes.rate,
@@ -223,6 +226,7 @@ func parseGC(args []string, getenv func(string) string, stdout, stderr io.Writer
 	fs.IntVar(&o.concurrency, "lakefs-concurrency", host.DefaultConcurrency, "per-object calls of lakeFS (stats of staged objects), and checks of candidates against the store, in flight at once")
 	registerManners(fs, &o.quiet, &o.logLevel, &o.apiTimeout)
 	o.deletes.register(fs)
+	shard := fs.String("shard", "", "mark (and sweep) only shard `INDEX/COUNT` of the namespace's slices, e.g. 0/4, as its own run; default from "+envCompletionIndex+" and "+envCompletions+" when set (a Kubernetes Indexed Job)")
 	fs.BoolVar(&o.optimized, "optimized", false, "start the mark from the repository's latest run: list only the slices written since it (less a margin), and judge older ones from its records; a clean run when unsure, and every 7th run")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: lakegc gc --endpoint URL --repo NAME [--sweep] [--optimized] [--min-age 24h] [--memory 256MiB] [--json]
@@ -293,6 +297,12 @@ Flags:
 		return usageErr("%v", err)
 	}
 	var err error
+	if o.shard, err = resolveShard(*shard, getenv); err != nil {
+		return usageErr("%v", err)
+	}
+	if o.shard.count > 1 && o.optimized {
+		return usageErr("--optimized with shard %d/%d: a sharded run is always clean", o.shard.index, o.shard.count)
+	}
 	if o.memory, err = parseSize(*memory); err != nil {
 		return usageErr("--memory: %v", err)
 	}
