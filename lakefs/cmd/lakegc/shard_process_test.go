@@ -23,6 +23,7 @@ import (
 
 	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/lakefs/api"
+	"github.com/lakegc/lakegc/lakefs/host"
 	"github.com/lakegc/lakegc/lakefs/internal/lakefstest"
 	"github.com/lakegc/lakegc/pathprovider"
 	"github.com/lakegc/lakegc/sweep"
@@ -180,6 +181,7 @@ func TestShardsAsProcesses(t *testing.T) {
 		}
 		union := map[string]bool{}
 		runs := map[string]bool{}
+		var ids []string
 		var deleted int64
 		for i, wait := range waits {
 			p := wait()
@@ -192,6 +194,7 @@ func TestShardsAsProcesses(t *testing.T) {
 				t.Fatalf("shard %d of %d: run ID %s used twice", i, n, p.out.RunID)
 			}
 			runs[p.out.RunID] = true
+			ids = append(ids, p.out.RunID)
 			got := candidates(p.out.RunID)
 			if int64(len(got)) != sum.NumDeletedObjects {
 				t.Errorf("shard %d of %d: %d candidates, summary says %d", i, n, len(got), sum.NumDeletedObjects)
@@ -216,6 +219,13 @@ func TestShardsAsProcesses(t *testing.T) {
 		}
 		if deleted != full.out.Mark.Summary.NumDeletedObjects {
 			t.Errorf("%d shards: %d candidates in their summaries, single run %d", n, deleted, full.out.Mark.Summary.NumDeletedObjects)
+		}
+		// The combined summary, the final step of a sharded run.
+		slices.Reverse(ids)
+		comb, err := host.CombineShards(t.Context(), bucket, ids...)
+		if fs := full.out.Mark.Summary; err != nil || comb.NumDeletedObjects != fs.NumDeletedObjects || comb.NumKeptObjects != fs.NumKeptObjects ||
+			comb.NumYoungObjects != fs.NumYoungObjects || comb.SlicesListed != fs.SlicesListed {
+			t.Errorf("%d shards: combined %+v (%v), single run %+v", n, comb, err, fs)
 		}
 	}
 
