@@ -52,6 +52,7 @@ Usage:
   lakegc rules show|set --repo NAME [flags]      show or set lakegc's extended retention rules
   lakegc restore --repo NAME --run ID           put a quarantined sweep's objects back
   lakegc purge --repo NAME --older-than 7d       delete quarantines past their days
+  lakegc shards --repo NAME RUN_ID...            the combined summary of a sharded mark's runs
   lakegc version                                 print the version
   lakegc help                                    print this help
 
@@ -86,6 +87,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitOK
 	case "rules":
 		return runRules(ctx, args[1:], getenv, stdout, stderr)
+	case "shards":
+		return runShards(ctx, args[1:], getenv, stdout, stderr)
 	case "gc":
 		o, code := parseGC(args[1:], getenv, stdout, stderr)
 		if code >= 0 {

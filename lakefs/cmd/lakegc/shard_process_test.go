@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -227,6 +228,19 @@ func TestShardsAsProcesses(t *testing.T) {
 			comb.NumYoungObjects != fs.NumYoungObjects || comb.SlicesListed != fs.SlicesListed {
 			t.Errorf("%d shards: combined %+v (%v), single run %+v", n, comb, err, fs)
 		}
+		// And through the command, which refuses a shard short.
+		var stdout, stderr bytes.Buffer
+		if code := run(t.Context(), append([]string{"shards", "--repo", h.Repo, "--json"}, ids...), envOf(env), &stdout, &stderr); code != exitOK {
+			t.Fatalf("lakegc shards: exit %d\n%s", code, stderr.String())
+		}
+		var cmdSum host.ShardsSummary
+		if err := json.Unmarshal(stdout.Bytes(), &cmdSum); err != nil || comb == nil || !slices.Equal(cmdSum.RunIDs, comb.RunIDs) || cmdSum.NumDeletedObjects != comb.NumDeletedObjects {
+			t.Errorf("lakegc shards: %s (%v), CombineShards %+v", stdout.String(), err, comb)
+		}
+		stderr.Reset()
+		if code := run(t.Context(), append([]string{"shards", "--repo", h.Repo}, ids[1:]...), envOf(env), &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "missing") {
+			t.Errorf("lakegc shards without one shard: exit %d, %s", code, stderr.String())
+		}
 	}
 
 	// The sweep: each process sweeps its own shard, all at once.
@@ -275,4 +289,3 @@ func onlyIn(a, b map[string]bool) []string {
 	slices.Sort(out)
 	return out[:min(len(out), 10)]
 }
-
