@@ -117,8 +117,8 @@
 // no records for an optimized run; its summary.json says shard_index and
 // shard_count. Sweeping each shard's run, with Options.Sweep in each or
 // later run by run in any order, is sweeping the whole mark. The shards'
-// reports add up as package sweep says: their candidates, kept, young and
-// unrecognized counts and slices listed are the sums.
+// reports add up as package sweep says, which [CombineShards] does after
+// checking the runs are the n shards of one mark, each once.
 //
 // # Namespace identity
 //
