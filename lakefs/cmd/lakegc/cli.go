@@ -458,6 +458,9 @@ func summarize(w io.Writer, repo string, rep *lakegc.Report, hs *host.Stats) {
 		fmt.Fprintf(w, "not of lakeFS's shapes, never collected: %d objects, %d bytes (e.g. %s); all under %sunrecognized/ (--include-prefix to collect some)\n",
 			sum.NumUnrecognizedObjects, sum.UnrecognizedBytes, strings.Join(sum.UnrecognizedSample[:min(3, len(sum.UnrecognizedSample))], ", "), m.Report)
 	}
+	if sum := m.Summary; sum.ShardCount > 1 {
+		fmt.Fprintf(w, "shard %d of %d, run %s: only its slices were listed; combine the shards' runs with lakegc shards --repo %s RUN_ID...\n", sum.ShardIndex, sum.ShardCount, rep.RunID, repo)
+	}
 	if sum := m.Summary; len(sum.Walls) > 0 {
 		fmt.Fprintf(w, "other repositories' folders, never collected: %d objects under %s\n", sum.NumWalledObjects, strings.Join(sum.Walls, ", "))
 	}

@@ -10,7 +10,10 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/lakefs/api"
+	"github.com/lakegc/lakegc/lakefs/host"
+	"github.com/lakegc/lakegc/sweep"
 )
 
 // TestResolveShard: --shard and the Indexed Job's environment each give the
@@ -214,5 +217,54 @@ func checkIndexedJob(t *testing.T, job *indexedJob) {
 		if h := o.hostOptions(nil, nil); h.Shard != i || h.Shards != *s.Completions || h.Optimized {
 			t.Errorf("pod %d: runs shard %d of %d (optimized %v)", i, h.Shard, h.Shards, h.Optimized)
 		}
+	}
+}
+
+// FuzzResolveShard: any flag value and environment gives an error or a
+// shard 0 <= index < count <= maxShards (or none), never a panic; a shard
+// it accepts reads back the same from its own spelling, flag or env.
+func FuzzResolveShard(f *testing.F) {
+	for _, s := range [][3]string{{"0/4", "", ""}, {"", "1", "3"}, {"3/2", "", ""}, {"0/0", "", ""}, {"-1/2", "", ""}, {"", "1", ""}, {"1/4", "2", "4"}, {"1/2/3", "0", "x"}, {"00/01", "", ""}} {
+		f.Add(s[0], s[1], s[2])
+	}
+	f.Fuzz(func(t *testing.T, flag, index, count string) {
+		got, err := resolveShard(flag, envOf(map[string]string{envCompletionIndex: index, envCompletions: count}))
+		if err != nil {
+			if got != (shardSpec{}) {
+				t.Fatalf("error %v with shard %+v", err, got)
+			}
+			return
+		}
+		if got == (shardSpec{}) {
+			if flag != "" || index != "" || count != "" {
+				t.Fatalf("%q %q %q: no shard and no error", flag, index, count)
+			}
+			return
+		}
+		if got.index < 0 || got.index >= got.count || got.count > maxShards {
+			t.Fatalf("%q %q %q: shard %+v", flag, index, count, got)
+		}
+		again, err := resolveShard(strconv.Itoa(got.index)+"/"+strconv.Itoa(got.count), envOf(map[string]string{envCompletionIndex: strconv.Itoa(got.index), envCompletions: strconv.Itoa(got.count)}))
+		if err != nil || again != got {
+			t.Fatalf("%+v reads back as %+v, %v", got, again, err)
+		}
+	})
+}
+
+// TestSummarizeShard: a shard's human summary says which shard it was and
+// how to combine the shards.
+func TestSummarizeShard(t *testing.T) {
+	var out bytes.Buffer
+	rep := &lakegc.Report{RunID: "run7", Commits: &lakegc.CommitsReport{}, Mark: &lakegc.MarkReport{Report: "_lakefs/retention/gc/unified/run7/",
+		Summary: &sweep.Summary{ShardIndex: 2, ShardCount: 3}}}
+	summarize(&out, "r", rep, &host.Stats{})
+	if want := "shard 2 of 3, run run7: only its slices were listed; combine the shards' runs with lakegc shards --repo r RUN_ID..."; !strings.Contains(out.String(), want) {
+		t.Errorf("summary %q lacks %q", out.String(), want)
+	}
+	out.Reset()
+	rep.Mark.Summary = &sweep.Summary{}
+	summarize(&out, "r", rep, &host.Stats{})
+	if strings.Contains(out.String(), "shard") {
+		t.Errorf("an unsharded run's summary speaks of shards: %q", out.String())
 	}
 }
