@@ -116,7 +116,8 @@
 // A sharded run is clean (Options.Optimized is refused with it) and leaves
 // no records for an optimized run; its summary.json says shard_index and
 // shard_count. Sweeping each shard's run, with Options.Sweep in each or
-// later run by run in any order, is sweeping the whole mark. The shards'
+// later run by run in any order ([SweepRun]: another shard's run does not
+// supersede it), is sweeping the whole mark. The shards'
 // reports add up as package sweep says, which [CombineShards] does after
 // checking the runs are the n shards of one mark, each once.
 //

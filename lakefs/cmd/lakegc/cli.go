@@ -87,8 +87,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitOK
 	case "rules":
 		return runRules(ctx, args[1:], getenv, stdout, stderr)
-	case "shards":
-		return runShards(ctx, args[1:], getenv, stdout, stderr)
 	case "gc":
 		o, code := parseGC(args[1:], getenv, stdout, stderr)
 		if code >= 0 {

@@ -93,8 +93,10 @@
 // count, JOB_COMPLETIONS without an index (a Job not Indexed), a --shard
 // that disagrees with the environment, and --optimized (a sharded run is
 // clean). With --sweep each shard deletes its own candidates; a shard's
-// dry run can also be swept later, each run on its own (sweep.Sweep), in
-// any order. "lakegc
+// dry run can also be swept later with "lakegc sweep --run ID" for each
+// shard's run, in any order: the runs of other shards of the same count do
+// not supersede it, whatever their cutoffs (lakegc.LaterRuns); the same
+// shard of a later split does. "lakegc
 // shards --repo NAME RUN_ID..." prints the combined summary of the n runs
 // (host.CombineShards) and refuses a set that is not shards 0 to n-1 of one
 // n, each once.

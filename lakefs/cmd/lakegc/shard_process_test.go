@@ -173,13 +173,21 @@ func TestShardsAsProcesses(t *testing.T) {
 	}
 	t.Logf("single run %s: %d candidates, %d listed, peak RSS %d MiB", full.out.RunID, len(want), full.out.Mark.Listed, full.maxRSS>>20)
 
-	for _, n := range []int{2, 3, 5} {
+	shardRuns := map[int][]string{} // shard count → the runs, by index
+	for k, n := range []int{2, 3, 5} {
+		// Each split a minute after the one before, as runs follow one
+		// another: the pinned clock would otherwise start them all in the
+		// same second, and a later split's runs supersede an earlier's.
+		env := with(env, envNow, h.Built.Add(3*layoutDay+time.Duration(k+1)*time.Minute).Format(time.RFC3339))
 		// Shards given by flag, and as an Indexed Job's pods (n = 3).
 		waits := make([]func() process, n)
 		for i := range n {
 			if n == 3 {
 				waits[i] = startCommand(t, with(env, envCompletionIndex, strconv.Itoa(i), envCompletions, "3"), args...)
 			} else {
+				// Pods start when they will: each shard's clock a few
+				// seconds after the one before, so each has its own cutoff.
+				env := with(env, envNow, h.Built.Add(3*layoutDay+time.Duration(k+1)*time.Minute+time.Duration(2*i)*time.Second).Format(time.RFC3339))
 				waits[i] = startCommand(t, env, append(args, "--shard", fmt.Sprintf("%d/%d", i, n))...)
 			}
 		}
@@ -224,6 +232,7 @@ func TestShardsAsProcesses(t *testing.T) {
 		if deleted != full.out.Mark.Summary.NumDeletedObjects {
 			t.Errorf("%d shards: %d candidates in their summaries, single run %d", n, deleted, full.out.Mark.Summary.NumDeletedObjects)
 		}
+		shardRuns[n] = slices.Clone(ids)
 		// The combined summary, the final step of a sharded run.
 		slices.Reverse(ids)
 		comb, err := host.CombineShards(t.Context(), bucket, ids...)
@@ -246,9 +255,40 @@ func TestShardsAsProcesses(t *testing.T) {
 		}
 	}
 
-	// The sweep: each process sweeps its own shard, all at once.
+	// Dry runs swept later, run by run (lakegc sweep --run): the 5 shards'
+	// runs but shard 2's; the shards of one split do not supersede each
+	// other although each had its own export and cutoff. A run of the
+	// 2-shard split is superseded by the later splits' runs (exit 4).
 	h.VerifyBeforeGC(t, s)
+	sweepRun := func(id string) (int, *gcOutput, string) {
+		var stdout, stderr bytes.Buffer
+		code := run(t.Context(), []string{"sweep", "--repo", h.Repo, "--json", "--run", id}, envOf(env), &stdout, &stderr)
+		var rep gcOutput
+		if code == exitOK {
+			if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+				t.Fatalf("lakegc sweep --run %s: %v\n%s", id, err, stdout.String())
+			}
+		}
+		return code, &rep, stderr.String()
+	}
+	var sweptRuns int64
+	for i, id := range shardRuns[5] {
+		if i == 2 {
+			continue
+		}
+		code, rep, logs := sweepRun(id)
+		if code != exitOK || rep.Sweep == nil || rep.Sweep.Failed+rep.Sweep.Refused != 0 {
+			t.Fatalf("lakegc sweep --run %s (shard %d of 5): exit %d, %+v\n%s", id, i, code, rep.Sweep, logs)
+		}
+		sweptRuns += rep.Sweep.Deleted
+	}
+	if code, _, logs := sweepRun(shardRuns[2][0]); code != exitRefused || !strings.Contains(logs, "supersede") {
+		t.Errorf("lakegc sweep --run of shard 0 of 2 after later splits: exit %d\n%s", code, logs)
+	}
+
+	// The rest: each process sweeps its own shard, all at once.
 	const n = 4
+	env = with(env, envNow, h.Built.Add(3*layoutDay+10*time.Minute).Format(time.RFC3339))
 	waits := make([]func() process, n)
 	for i := range n {
 		waits[i] = startCommand(t, env, append(args, "--sweep", "--shard", fmt.Sprintf("%d/%d", i, n))...)
@@ -261,8 +301,8 @@ func TestShardsAsProcesses(t *testing.T) {
 		}
 		swept += p.out.Sweep.Deleted
 	}
-	if swept != int64(len(want)) {
-		t.Errorf("the shards deleted %d objects, the single run marked %d", swept, len(want))
+	if sweptRuns == 0 || swept == 0 || sweptRuns+swept != int64(len(want)) {
+		t.Errorf("lakegc sweep --run deleted %d objects and the sweeping shards %d; the single run marked %d", sweptRuns, swept, len(want))
 	}
 	h.VerifyAfterGC(t, s)
 	for _, k := range planted {
