@@ -118,7 +118,9 @@ type Options struct {
 	// Shard and Shards make the run shard Shard of Shards (sweep.WithShard;
 	// the package documentation, "Shards"): it marks, and sweeps, only the
 	// slices SliceShard assigns it, shard 0 the rest too. Both 0, or Shards
-	// 1, is no sharding. A sharded run is a clean run: not with Optimized.
+	// 1, is no sharding. A sharded run is a clean run: not with Optimized;
+	// and it takes no Lease, which would keep its shards from running at
+	// once.
 	Shard, Shards int
 	// Concurrency bounds the per-object calls of lakeFS (stats of staged
 	// objects), and the checks of candidates against the store, in flight
@@ -249,6 +251,9 @@ func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 		return nil, fmt.Errorf("%w: shard %d of %d: want 0 <= Shard < Shards", ErrInvalidInput, o.Shard, o.Shards)
 	case o.Shards > 1 && o.Optimized:
 		return nil, fmt.Errorf("%w: a sharded run is clean, not Optimized", ErrInvalidInput)
+	case o.Shards > 1 && o.Lease != nil:
+		// The lease admits one run at a time; the shards run at once.
+		return nil, fmt.Errorf("%w: a sharded run takes no Lease: its shards run at once", ErrInvalidInput)
 	}
 	if o.Concurrency == 0 {
 		o.Concurrency = DefaultConcurrency

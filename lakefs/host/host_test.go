@@ -21,6 +21,7 @@ import (
 	"github.com/lakegc/lakegc/lakefs/blockstore"
 	"github.com/lakegc/lakegc/lakefs/host"
 	"github.com/lakegc/lakegc/lakefs/internal/lakefstest"
+	"github.com/lakegc/lakegc/lease"
 	"github.com/lakegc/lakegc/namespace"
 )
 
@@ -91,6 +92,7 @@ func TestCollectInvalidOptions(t *testing.T) {
 		"negative shard":       {Repository: "r", Shard: -1, Shards: 2},
 		"negative shards":      {Repository: "r", Shards: -2},
 		"sharded optimized":    {Repository: "r", Shard: 0, Shards: 2, Optimized: true},
+		"sharded with a lease": {Repository: "r", Shard: 1, Shards: 2, Lease: &lease.Options{}},
 	} {
 		res, err := host.Collect(t.Context(), client, nil, o)
 		if !errors.Is(err, host.ErrInvalidInput) || !strings.HasPrefix(err.Error(), "host: ") || res == nil || res.Report != nil || res.Stats.LakeFSRequests != 0 {

@@ -189,6 +189,9 @@ func (o gcOptions) hostOptions(logger *slog.Logger, progress func(host.Progress)
 		KeepRuns:          o.keepRuns,
 		Progress:          progress,
 	}
+	if o.shard.count > 1 {
+		h.Lease = nil // the shards run at once: none takes the repository's lease
+	}
 	if !o.now.IsZero() {
 		offset := time.Until(o.now)
 		h.Clock = func() time.Time { return time.Now().Add(offset) }
@@ -303,6 +306,9 @@ Flags:
 	}
 	if o.shard.count > 1 && o.optimized {
 		return usageErr("--optimized with shard %d/%d: a sharded run is always clean", o.shard.index, o.shard.count)
+	}
+	if o.shard.count > 1 && o.lease.wait > 0 {
+		return usageErr("--lease-wait with shard %d/%d: a sharded run takes no lease, so that its shards run at once", o.shard.index, o.shard.count)
 	}
 	if o.memory, err = parseSize(*memory); err != nil {
 		return usageErr("--memory: %v", err)

@@ -89,8 +89,12 @@ func TestParseGCShard(t *testing.T) {
 	}
 	var stdout, stderr bytes.Buffer
 	o, code := parseGC([]string{"--repo", "r", "--shard", "2/5"}, envOf(creds), &stdout, &stderr)
-	if h := o.hostOptions(nil, nil); code != -1 || h.Shard != 2 || h.Shards != 5 {
-		t.Fatalf("--shard 2/5: code %d, host options shard %d of %d\n%s", code, h.Shard, h.Shards, stderr.String())
+	if h := o.hostOptions(nil, nil); code != -1 || h.Shard != 2 || h.Shards != 5 || h.Lease != nil {
+		t.Fatalf("--shard 2/5: code %d, host options shard %d of %d, lease %+v\n%s", code, h.Shard, h.Shards, h.Lease, stderr.String())
+	}
+	// Unsharded, the run takes the repository's lease; sharded, none (above).
+	if o, code := parseGC([]string{"--repo", "r"}, envOf(creds), &stdout, &stderr); code != -1 || o.hostOptions(nil, nil).Lease == nil {
+		t.Fatalf("unsharded: code %d, no lease", code)
 	}
 	o, code = parseGC([]string{"--repo", "r"}, envOf(with(envCompletionIndex, "1", envCompletions, "3")), &stdout, &stderr)
 	if h := o.hostOptions(nil, nil); code != -1 || h.Shard != 1 || h.Shards != 3 {
@@ -106,6 +110,7 @@ func TestParseGCShard(t *testing.T) {
 		{nil, with(envCompletionIndex, "0"), "JOB_COMPLETIONS is not set"},
 		{[]string{"--shard", "0/2"}, with(envCompletionIndex, "1", envCompletions, "2"), "conflicts"},
 		{[]string{"--shard", "0/2", "--optimized"}, creds, "a sharded run is always clean"},
+		{[]string{"--shard", "0/2", "--lease-wait", "1m"}, creds, "a sharded run takes no lease"},
 	} {
 		stderr.Reset()
 		if _, code := parseGC(append([]string{"--repo", "r"}, tc.args...), envOf(tc.env), &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
@@ -214,8 +219,8 @@ func checkIndexedJob(t *testing.T, job *indexedJob) {
 		if code != -1 {
 			t.Fatalf("pod %d: lakegc %q exits %d: %s", i, args, code, stderr.String())
 		}
-		if h := o.hostOptions(nil, nil); h.Shard != i || h.Shards != *s.Completions || h.Optimized {
-			t.Errorf("pod %d: runs shard %d of %d (optimized %v)", i, h.Shard, h.Shards, h.Optimized)
+		if h := o.hostOptions(nil, nil); h.Shard != i || h.Shards != *s.Completions || h.Optimized || h.Lease != nil {
+			t.Errorf("pod %d: runs shard %d of %d (optimized %v, lease %+v)", i, h.Shard, h.Shards, h.Optimized, h.Lease)
 		}
 	}
 }
