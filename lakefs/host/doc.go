@@ -116,8 +116,9 @@
 // A sharded run is clean (Options.Optimized is refused with it) and takes
 // no lease (Options.Lease is refused with it: the lease admits one run at a
 // time, and the shards run at once; two runs at once are safe, each
-// deleting only its own mark's candidates, only wasteful). It leaves no
-// records for an optimized run; its summary.json says shard_index and
+// deleting only its own mark's candidates, only wasteful), and so prunes
+// nothing (Options.KeepRuns is refused with it). It leaves no records for
+// an optimized run; its summary.json says shard_index and
 // shard_count. Sweeping each shard's run, with Options.Sweep in each or
 // later run by run in any order ([SweepRun]: another shard's run does not
 // supersede it), is sweeping the whole mark. The shards'

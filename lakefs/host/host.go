@@ -120,7 +120,7 @@ type Options struct {
 	// slices SliceShard assigns it, shard 0 the rest too. Both 0, or Shards
 	// 1, is no sharding. A sharded run is a clean run: not with Optimized;
 	// and it takes no Lease, which would keep its shards from running at
-	// once.
+	// once, so it prunes nothing (KeepRuns 0).
 	Shard, Shards int
 	// Concurrency bounds the per-object calls of lakeFS (stats of staged
 	// objects), and the checks of candidates against the store, in flight
@@ -254,6 +254,9 @@ func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 	case o.Shards > 1 && o.Lease != nil:
 		// The lease admits one run at a time; the shards run at once.
 		return nil, fmt.Errorf("%w: a sharded run takes no Lease: its shards run at once", ErrInvalidInput)
+	case o.Shards > 1 && o.KeepRuns > 0:
+		// Pruning is for a run under the lease; the shards hold none.
+		return nil, fmt.Errorf("%w: a sharded run prunes nothing (KeepRuns): it holds no lease", ErrInvalidInput)
 	}
 	if o.Concurrency == 0 {
 		o.Concurrency = DefaultConcurrency

@@ -93,6 +93,7 @@ func TestCollectInvalidOptions(t *testing.T) {
 		"negative shards":      {Repository: "r", Shards: -2},
 		"sharded optimized":    {Repository: "r", Shard: 0, Shards: 2, Optimized: true},
 		"sharded with a lease": {Repository: "r", Shard: 1, Shards: 2, Lease: &lease.Options{}},
+		"sharded pruning":      {Repository: "r", Shard: 1, Shards: 2, KeepRuns: 3},
 	} {
 		res, err := host.Collect(t.Context(), client, nil, o)
 		if !errors.Is(err, host.ErrInvalidInput) || !strings.HasPrefix(err.Error(), "host: ") || res == nil || res.Report != nil || res.Stats.LakeFSRequests != 0 {

@@ -190,7 +190,9 @@ func (o gcOptions) hostOptions(logger *slog.Logger, progress func(host.Progress)
 		Progress:          progress,
 	}
 	if o.shard.count > 1 {
-		h.Lease = nil // the shards run at once: none takes the repository's lease
+		// The shards run at once: none takes the repository's lease, and
+		// so none prunes.
+		h.Lease, h.KeepRuns = nil, 0
 	}
 	if !o.now.IsZero() {
 		offset := time.Until(o.now)
@@ -309,6 +311,9 @@ Flags:
 	}
 	if o.shard.count > 1 && o.lease.wait > 0 {
 		return usageErr("--lease-wait with shard %d/%d: a sharded run takes no lease, so that its shards run at once", o.shard.index, o.shard.count)
+	}
+	if o.shard.count > 1 && o.keepRuns > 0 && setFlag(fs, "keep-runs") {
+		return usageErr("--keep-runs with shard %d/%d: a sharded run holds no lease, so it prunes nothing", o.shard.index, o.shard.count)
 	}
 	if o.memory, err = parseSize(*memory); err != nil {
 		return usageErr("--memory: %v", err)

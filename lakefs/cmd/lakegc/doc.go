@@ -92,10 +92,11 @@
 // i/n with 0 <= i < n (0/0, 3/2, -1/2, a/2), JOB_COMPLETION_INDEX without a
 // count, JOB_COMPLETIONS without an index (a Job not Indexed), a --shard
 // that disagrees with the environment, --optimized (a sharded run is
-// clean) and --lease-wait. A shard takes no lease: the repository's lease
-// admits one run at a time, and the shards run at once; so nothing keeps a
-// sharded run from running beside another, which is safe (each run deletes
-// only its own mark's candidates) but wasteful. With --sweep each shard deletes its own candidates; a shard's
+// clean), --lease-wait and --keep-runs. A shard takes no lease: the
+// repository's lease admits one run at a time, and the shards run at once;
+// so nothing keeps a sharded run from running beside another, which is safe
+// (each run deletes only its own mark's candidates) but wasteful, and a
+// shard prunes no old runs (pruning is for a run under the lease). With --sweep each shard deletes its own candidates; a shard's
 // dry run can also be swept later with "lakegc sweep --run ID" for each
 // shard's run, in any order: the runs of other shards of the same count do
 // not supersede it, whatever their cutoffs (lakegc.LaterRuns); the same

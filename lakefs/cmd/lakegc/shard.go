@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -98,4 +99,11 @@ func number(s string) (int, error) {
 		return 0, fmt.Errorf("%q is not a number from 0 to 999999999", s)
 	}
 	return strconv.Atoi(s)
+}
+
+// setFlag reports whether the flag name was given on the command line.
+func setFlag(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

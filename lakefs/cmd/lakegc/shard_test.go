@@ -89,12 +89,15 @@ func TestParseGCShard(t *testing.T) {
 	}
 	var stdout, stderr bytes.Buffer
 	o, code := parseGC([]string{"--repo", "r", "--shard", "2/5"}, envOf(creds), &stdout, &stderr)
-	if h := o.hostOptions(nil, nil); code != -1 || h.Shard != 2 || h.Shards != 5 || h.Lease != nil {
+	if h := o.hostOptions(nil, nil); code != -1 || h.Shard != 2 || h.Shards != 5 || h.Lease != nil || h.KeepRuns != 0 {
 		t.Fatalf("--shard 2/5: code %d, host options shard %d of %d, lease %+v\n%s", code, h.Shard, h.Shards, h.Lease, stderr.String())
 	}
 	// Unsharded, the run takes the repository's lease; sharded, none (above).
-	if o, code := parseGC([]string{"--repo", "r"}, envOf(creds), &stdout, &stderr); code != -1 || o.hostOptions(nil, nil).Lease == nil {
-		t.Fatalf("unsharded: code %d, no lease", code)
+	if o, code := parseGC([]string{"--repo", "r"}, envOf(creds), &stdout, &stderr); code != -1 || o.hostOptions(nil, nil).Lease == nil || o.hostOptions(nil, nil).KeepRuns == 0 {
+		t.Fatalf("unsharded: code %d, no lease or no pruning", code)
+	}
+	if o, code := parseGC([]string{"--repo", "r", "--shard", "0/2", "--keep-runs", "0"}, envOf(creds), &stdout, &stderr); code != -1 || o.hostOptions(nil, nil).KeepRuns != 0 {
+		t.Fatalf("--shard 0/2 --keep-runs 0: code %d\n%s", code, stderr.String())
 	}
 	o, code = parseGC([]string{"--repo", "r"}, envOf(with(envCompletionIndex, "1", envCompletions, "3")), &stdout, &stderr)
 	if h := o.hostOptions(nil, nil); code != -1 || h.Shard != 1 || h.Shards != 3 {
@@ -111,6 +114,7 @@ func TestParseGCShard(t *testing.T) {
 		{[]string{"--shard", "0/2"}, with(envCompletionIndex, "1", envCompletions, "2"), "conflicts"},
 		{[]string{"--shard", "0/2", "--optimized"}, creds, "a sharded run is always clean"},
 		{[]string{"--shard", "0/2", "--lease-wait", "1m"}, creds, "a sharded run takes no lease"},
+		{[]string{"--shard", "0/2", "--keep-runs", "3"}, creds, "prunes nothing"},
 	} {
 		stderr.Reset()
 		if _, code := parseGC(append([]string{"--repo", "r"}, tc.args...), envOf(tc.env), &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
