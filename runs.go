@@ -52,8 +52,13 @@ func SweepRun(ctx context.Context, cfg Config, runID string) (*Report, error) {
 // supersede runID: every other run with a summary (successful or not, by
 // Mark or by lakeFS's Spark client) whose start time is at or after
 // runID's, or unknown (a summary without a start time), newest first, but
-// for the other shards of the same sharded mark (sweep.WithShard: the same
-// shard count and cutoff). A run folder without a summary (a mark still
+// for the runs of the other shards of a mark split the same way
+// (sweep.WithShard: the same shard count, another index), whose slices are
+// disjoint from runID's: their marks judged none of its objects, whether
+// they were one mark's shards or another's, and each shard is its own run
+// with its own cutoff (package lakefs/host, "Shards"). The shard of runID's
+// index in a later mark split the same way does supersede it. A run folder
+// without a summary (a mark still
 // running, or killed) does not count. An unreadable summary is an error: it
 // may be a later run's. An empty storagePrefix is DefaultStoragePrefix.
 func LaterRuns(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string) ([]string, error) {
@@ -99,8 +104,8 @@ func laterRuns(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID st
 		if err != nil {
 			return nil, fmt.Errorf("lakegc: later runs: %w", err)
 		}
-		if sameShardedMark(sum, of) {
-			continue // another shard of the same mark: sweeping each is sweeping the mark
+		if otherShard(sum, of) {
+			continue // another shard's slices: its mark judged none of of's objects
 		}
 		// A run whose start is unknown may be later: it counts.
 		if sum.StartTime.IsZero() || !sum.StartTime.Before(of.StartTime) {
@@ -120,11 +125,11 @@ func laterRuns(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID st
 	return ids, nil
 }
 
-// sameShardedMark reports whether a and b are two shards of one sharded
-// mark (sweep.WithShard): the same shard count, other indexes, and the
-// same cutoff, which the shards of one mark share (the same export start).
-func sameShardedMark(a, b *sweep.Summary) bool {
-	return a.ShardCount > 1 && a.ShardCount == b.ShardCount && a.ShardIndex != b.ShardIndex && a.CutoffTime.Equal(b.CutoffTime)
+// otherShard reports whether a and b are shards of marks split the same
+// way (sweep.WithShard: the same shard count) with other indexes: their
+// slices are disjoint (sweep.SliceShard), and so are their candidates.
+func otherShard(a, b *sweep.Summary) bool {
+	return a.ShardCount > 1 && a.ShardCount == b.ShardCount && a.ShardIndex != b.ShardIndex
 }
 
 // checkNotSuperseded refuses to sweep the mark runID, whose summary is

@@ -190,6 +190,20 @@ func TestSweepRunShardsOfOneMark(t *testing.T) {
 	if _, err := lakegc.SweepRun(ctx, w.config(), shards[0]); err != nil {
 		t.Errorf("sweep of shard 0 beside shard 1: %v", err)
 	}
+	// Each shard its own run, with its own export and cutoff (lakegc gc
+	// --shard i/n): shard 0 of a later split does supersede shard 0, and
+	// its shard 1 does not supersede shard 1.
+	later0 := retention.NewRunID(gcTime.Add(10 * time.Second))
+	if _, err := sweep.Mark(ctx, w.bucket, later0, sweep.Inputs{Uncommitted: none, Committed: none, ExportStart: gcTime.Add(5 * time.Second)},
+		sweep.WithShard(0, 2), sweep.WithClock(func() time.Time { return gcTime.Add(10 * time.Second) }), sweep.WithInclude("data/old/"), sweep.WithTempDir(t.TempDir())); err != nil {
+		t.Fatal(err)
+	}
+	if later, err := lakegc.LaterRuns(ctx, w.bucket, "", shards[0]); err != nil || !slices.Equal(later, []string{later0}) {
+		t.Errorf("shard 0 after a later shard 0: later runs %q, %v; want %s", later, err, later0)
+	}
+	if later, err := lakegc.LaterRuns(ctx, w.bucket, "", shards[1]); err != nil || len(later) != 0 {
+		t.Errorf("shard 1 beside a later mark's shard 0 of another cutoff: later runs %q, %v; want none", later, err)
+	}
 	cfg := w.config()
 	cfg.Clock = func() time.Time { return gcTime.Add(time.Hour) }
 	if _, err := lakegc.Collect(ctx, w.host.host(), cfg); err != nil {

@@ -81,6 +81,50 @@
 // the run left beside its report. It runs clean when unsure, and every
 // seventh run (package sweep, "Clean and optimized runs").
 //
+// # Shards
+//
+// Options.Shard and Options.Shards split a mark across machines
+// (sweep.WithShard; package sweep, "Sharding a mark across machines"): run
+// i of n marks, and with Options.Sweep deletes, only the slices
+// sweep.SliceShard assigns to shard i, and shard 0 the objects outside
+// slices too. The n runs need no coordinator: a Kubernetes Indexed Job of n
+// pods, each running "lakegc gc --shard i/n", is enough (the command's
+// documentation; a manifest in the repository's examples/k8s).
+//
+// Each shard is a whole run of its own, steps 1 to 5 above with its own
+// export, its own prepare_commits, its own run ID, report and cutoff; only
+// its listing is narrowed. That is what makes a shard safe alone: its keep
+// set is complete because it took it itself, and its cutoff is anchored at
+// the start of its own export, which began before anything its mark can
+// delete was unreachable. A shard that starts late, or a pod the Job
+// retries, is simply a later run for its slices. The shards' candidates are
+// disjoint; when the repository does not change between the shards'
+// exports their union is one clean run's candidates, and when it does each
+// shard marks what a clean run at its own time would mark in its slices.
+// The cost is n exports and n prepare_commits on lakeFS, and n reads of the
+// kept commits' metadata, which every shard needs whole anyway.
+//
+// The alternative weighed, one prepare step whose export and commits report
+// the n shards mark against, saves lakeFS that work but needs a hand-off:
+// the staged objects listed through the API and the commits lakegc's rules
+// add live only in a run's temporary folder, the step's completeness would
+// have to be recorded and checked, a shard started long after it would
+// still be safe but keep more, and the n runs would share one report
+// folder. A Job also has no first step of its own. Not worth it while
+// lakeFS's export is small beside the listing the shards divide.
+//
+// A sharded run is clean (Options.Optimized is refused with it) and takes
+// no lease (Options.Lease is refused with it: the lease admits one run at a
+// time, and the shards run at once; two runs at once are safe, each
+// deleting only its own mark's candidates, only wasteful), and so prunes
+// nothing (Options.KeepRuns is refused with it). It leaves no records for
+// an optimized run; its summary.json says shard_index and
+// shard_count. Sweeping each shard's run, with Options.Sweep in each or
+// later run by run in any order ([SweepRun]: another shard's run does not
+// supersede it), is sweeping the whole mark. The shards'
+// reports add up as package sweep says, which [CombineShards] does after
+// checking the runs are the n shards of one mark, each once.
+//
 // # Namespace identity
 //
 // Before anything is marked, the namespace's folder must hold lakeFS's

@@ -115,6 +115,13 @@ type Options struct {
 	// Include collects objects under these key prefixes of the namespace
 	// whatever their names (lakegc.Config.Include).
 	Include []string
+	// Shard and Shards make the run shard Shard of Shards (sweep.WithShard;
+	// the package documentation, "Shards"): it marks, and sweeps, only the
+	// slices SliceShard assigns it, shard 0 the rest too. Both 0, or Shards
+	// 1, is no sharding. A sharded run is a clean run: not with Optimized;
+	// and it takes no Lease, which would keep its shards from running at
+	// once, so it prunes nothing (KeepRuns 0).
+	Shard, Shards int
 	// Concurrency bounds the per-object calls of lakeFS (stats of staged
 	// objects), and the checks of candidates against the store, in flight
 	// at once (default DefaultConcurrency, at most MaxConcurrency).
@@ -240,6 +247,16 @@ func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 		return nil, fmt.Errorf("%w: Concurrency %d is not between 1 and %d", ErrInvalidInput, o.Concurrency, MaxConcurrency)
 	case o.MemoryBudget < 0:
 		return nil, fmt.Errorf("%w: negative MemoryBudget %d", ErrInvalidInput, o.MemoryBudget)
+	case o.Shards < 0 || o.Shard < 0 || o.Shard > 0 && o.Shard >= o.Shards:
+		return nil, fmt.Errorf("%w: shard %d of %d: want 0 <= Shard < Shards", ErrInvalidInput, o.Shard, o.Shards)
+	case o.Shards > 1 && o.Optimized:
+		return nil, fmt.Errorf("%w: a sharded run is clean, not Optimized", ErrInvalidInput)
+	case o.Shards > 1 && o.Lease != nil:
+		// The lease admits one run at a time; the shards run at once.
+		return nil, fmt.Errorf("%w: a sharded run takes no Lease: its shards run at once", ErrInvalidInput)
+	case o.Shards > 1 && o.KeepRuns > 0:
+		// Pruning is for a run under the lease; the shards hold none.
+		return nil, fmt.Errorf("%w: a sharded run prunes nothing (KeepRuns): it holds no lease", ErrInvalidInput)
 	}
 	if o.Concurrency == 0 {
 		o.Concurrency = DefaultConcurrency
@@ -309,7 +326,7 @@ func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 		Optimized:     o.Optimized,
 		Include:       o.Include,
 		// Staged re-uploads lakeFS's listings hide (package documentation).
-		MarkOptions: []sweep.MarkOption{sweep.WithCandidateCheck(h.reuploads.check)},
+		MarkOptions: []sweep.MarkOption{sweep.WithCandidateCheck(h.reuploads.check), sweep.WithShard(o.Shard, o.Shards)},
 		// Azure's and GCS's refusals, which gocloud's codes blur.
 		ErrorClassifiers: []sweep.ErrorClassifier{azdelete.Classifier{}, gcsdelete.Classifier{}},
 		SweepOptions:     o.deleteOptions(),
@@ -343,7 +360,7 @@ func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 			return nil, err
 		}
 	}
-	logger.Info("lakegc: repository", "repo", o.Repository, "namespace", repo.StorageNamespace, "resolved", resolved, "sweep", o.Sweep)
+	logger.Info("lakegc: repository", "repo", o.Repository, "namespace", repo.StorageNamespace, "resolved", resolved, "sweep", o.Sweep, "shard", o.Shard, "shards", o.Shards)
 	rep, err := lakegc.Collect(ctx, lakegc.Host{Export: h, Active: h, Committed: h}, cfg)
 	hs.StagedStatted = h.staged
 	hs.Rules = h.rules

@@ -21,6 +21,7 @@ import (
 	"github.com/lakegc/lakegc/lakefs/blockstore"
 	"github.com/lakegc/lakegc/lakefs/host"
 	"github.com/lakegc/lakegc/lakefs/internal/lakefstest"
+	"github.com/lakegc/lakegc/lease"
 	"github.com/lakegc/lakegc/namespace"
 )
 
@@ -86,6 +87,13 @@ func TestCollectInvalidOptions(t *testing.T) {
 		"negative concurrency": {Repository: "r", Concurrency: -1},
 		"too much concurrency": {Repository: "r", Concurrency: host.MaxConcurrency + 1},
 		"negative memory":      {Repository: "r", MemoryBudget: -1},
+		"shard of 0":           {Repository: "r", Shard: 1},
+		"shard past the count": {Repository: "r", Shard: 3, Shards: 2},
+		"negative shard":       {Repository: "r", Shard: -1, Shards: 2},
+		"negative shards":      {Repository: "r", Shards: -2},
+		"sharded optimized":    {Repository: "r", Shard: 0, Shards: 2, Optimized: true},
+		"sharded with a lease": {Repository: "r", Shard: 1, Shards: 2, Lease: &lease.Options{}},
+		"sharded pruning":      {Repository: "r", Shard: 1, Shards: 2, KeepRuns: 3},
 	} {
 		res, err := host.Collect(t.Context(), client, nil, o)
 		if !errors.Is(err, host.ErrInvalidInput) || !strings.HasPrefix(err.Error(), "host: ") || res == nil || res.Report != nil || res.Stats.LakeFSRequests != 0 {

@@ -52,6 +52,7 @@ Usage:
   lakegc rules show|set --repo NAME [flags]      show or set lakegc's extended retention rules
   lakegc restore --repo NAME --run ID           put a quarantined sweep's objects back
   lakegc purge --repo NAME --older-than 7d       delete quarantines past their days
+  lakegc shards --repo NAME RUN_ID...            the combined summary of a sharded mark's runs
   lakegc version                                 print the version
   lakegc help                                    print this help
 
@@ -162,6 +163,7 @@ type gcOptions struct {
 	// store is lakeFS's blockstore settings (--lakefs-config and its
 	// LAKEFS_BLOCKSTORE_* variables); nil: each cloud SDK's defaults.
 	store *blockstore.Config
+	shard shardSpec // --shard, or the Indexed Job's environment (shard.go)
 }
 
 // hostOptions are the options of host.Collect the flags say.
@@ -177,6 +179,8 @@ func (o gcOptions) hostOptions(logger *slog.Logger, progress func(host.Progress)
 		MemoryBudget:      o.memory,
 		Include:           o.include,
 		Concurrency:       o.concurrency,
+		Shard:             o.shard.index,
+		Shards:            o.shard.count,
 		Logger:            logger,
 		DeleteConcurrency: o.deletes.concurrency,
 		DeleteRate:        o.deletes.rate,
@@ -184,6 +188,11 @@ func (o gcOptions) hostOptions(logger *slog.Logger, progress func(host.Progress)
 		Lease:             o.lease.options(),
 		KeepRuns:          o.keepRuns,
 		Progress:          progress,
+	}
+	if o.shard.count > 1 {
+		// The shards run at once: none takes the repository's lease, and
+		// so none prunes.
+		h.Lease, h.KeepRuns = nil, 0
 	}
 	if !o.now.IsZero() {
 		offset := time.Until(o.now)
@@ -223,6 +232,7 @@ func parseGC(args []string, getenv func(string) string, stdout, stderr io.Writer
 	fs.IntVar(&o.concurrency, "lakefs-concurrency", host.DefaultConcurrency, "per-object calls of lakeFS (stats of staged objects), and checks of candidates against the store, in flight at once")
 	registerManners(fs, &o.quiet, &o.logLevel, &o.apiTimeout)
 	o.deletes.register(fs)
+	shard := fs.String("shard", "", "mark (and sweep) only shard `INDEX/COUNT` of the namespace's slices, e.g. 0/4, as its own run; default from "+envCompletionIndex+" and "+envCompletions+" when set (a Kubernetes Indexed Job)")
 	fs.BoolVar(&o.optimized, "optimized", false, "start the mark from the repository's latest run: list only the slices written since it (less a margin), and judge older ones from its records; a clean run when unsure, and every 7th run")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: lakegc gc --endpoint URL --repo NAME [--sweep] [--optimized] [--min-age 24h] [--memory 256MiB] [--json]
@@ -293,6 +303,18 @@ Flags:
 		return usageErr("%v", err)
 	}
 	var err error
+	if o.shard, err = resolveShard(*shard, getenv); err != nil {
+		return usageErr("%v", err)
+	}
+	if o.shard.count > 1 && o.optimized {
+		return usageErr("--optimized with shard %d/%d: a sharded run is always clean", o.shard.index, o.shard.count)
+	}
+	if o.shard.count > 1 && o.lease.wait > 0 {
+		return usageErr("--lease-wait with shard %d/%d: a sharded run takes no lease, so that its shards run at once", o.shard.index, o.shard.count)
+	}
+	if o.shard.count > 1 && o.keepRuns > 0 && setFlag(fs, "keep-runs") {
+		return usageErr("--keep-runs with shard %d/%d: a sharded run holds no lease, so it prunes nothing", o.shard.index, o.shard.count)
+	}
 	if o.memory, err = parseSize(*memory); err != nil {
 		return usageErr("--memory: %v", err)
 	}
@@ -444,6 +466,9 @@ func summarize(w io.Writer, repo string, rep *lakegc.Report, hs *host.Stats) {
 	if sum := m.Summary; sum.NumUnrecognizedObjects > 0 {
 		fmt.Fprintf(w, "not of lakeFS's shapes, never collected: %d objects, %d bytes (e.g. %s); all under %sunrecognized/ (--include-prefix to collect some)\n",
 			sum.NumUnrecognizedObjects, sum.UnrecognizedBytes, strings.Join(sum.UnrecognizedSample[:min(3, len(sum.UnrecognizedSample))], ", "), m.Report)
+	}
+	if sum := m.Summary; sum.ShardCount > 1 {
+		fmt.Fprintf(w, "shard %d of %d, run %s: only its slices were listed; combine the shards' runs with lakegc shards --repo %s RUN_ID...\n", sum.ShardIndex, sum.ShardCount, rep.RunID, repo)
 	}
 	if sum := m.Summary; len(sum.Walls) > 0 {
 		fmt.Fprintf(w, "other repositories' folders, never collected: %d objects under %s\n", sum.NumWalledObjects, strings.Join(sum.Walls, ", "))

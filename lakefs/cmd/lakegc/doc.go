@@ -1,13 +1,14 @@
 // Command lakegc collects the garbage of a running lakeFS repository
 // without Spark: lakeFS's "Standalone GC", on one machine.
 //
-//	lakegc gc --endpoint URL --repo NAME [--sweep] [--optimized] [--min-age 24h] [--memory 256MiB] [--lakefs-concurrency 16] [--json] [--init-namespace] [--lakefs-config FILE]
+//	lakegc gc --endpoint URL --repo NAME [--sweep] [--optimized] [--min-age 24h] [--memory 256MiB] [--lakefs-concurrency 16] [--json] [--init-namespace] [--lakefs-config FILE] [--shard I/N]
 //	lakegc candidates --repo NAME --run ID [--offset N] [--limit 1000] [--json]
 //	lakegc explain --repo NAME --run ID [--json] ADDRESS|lakefs://REPO/REF/PATH...
 //	lakegc sweep --repo NAME --run ID [--force] [--delete-concurrency N] [--delete-rate R] [--json]
 //	lakegc rules show|set --repo NAME [--file FILE | --keep-tags=false --keep-last BRANCH=N --keep-last-pattern RE=N --retention-days-pattern RE=D --stale-branch-days D]
 //	lakegc restore --repo NAME --run ID [--address ADDRESS]... [--json]
 //	lakegc purge --repo NAME --older-than 7d [--json]
+//	lakegc shards --repo NAME [--json] RUN_ID...
 //	lakegc version
 //
 // gc --sweep --quarantine moves the garbage into the run's quarantine in the
@@ -76,6 +77,33 @@
 // blockstore. The flags are its Options: --lakefs-concurrency is
 // Concurrency, --memory MemoryBudget, --blockstore-path BlockstorePath,
 // --lakefs-config Blockstore.
+//
+// # Shards
+//
+// "lakegc gc --shard i/n" runs shard i of n of a mark (host.Options.Shard
+// and Shards; package lakefs/host, "Shards", says why each shard is a whole
+// run of its own, with its own export, commits report, run ID and cutoff,
+// narrowed to its slices). Without --shard, a pod of a Kubernetes Indexed
+// Job runs its shard from the environment: JOB_COMPLETION_INDEX, which
+// Kubernetes sets to the pod's index, and JOB_COMPLETIONS, which Kubernetes
+// does not set: the Job's manifest sets it to its spec.completions. n pods
+// then mark the namespace with no coordinator (examples/k8s in the
+// repository has a manifest). Refused, with exit 2: a spec that is not
+// i/n with 0 <= i < n (0/0, 3/2, -1/2, a/2), JOB_COMPLETION_INDEX without a
+// count, JOB_COMPLETIONS without an index (a Job not Indexed), a --shard
+// that disagrees with the environment, --optimized (a sharded run is
+// clean), --lease-wait and --keep-runs. A shard takes no lease: the
+// repository's lease admits one run at a time, and the shards run at once;
+// so nothing keeps a sharded run from running beside another, which is safe
+// (each run deletes only its own mark's candidates) but wasteful, and a
+// shard prunes no old runs (pruning is for a run under the lease). With --sweep each shard deletes its own candidates; a shard's
+// dry run can also be swept later with "lakegc sweep --run ID" for each
+// shard's run, in any order: the runs of other shards of the same count do
+// not supersede it, whatever their cutoffs (lakegc.LaterRuns); the same
+// shard of a later split does. "lakegc
+// shards --repo NAME RUN_ID..." prints the combined summary of the n runs
+// (host.CombineShards) and refuses a set that is not shards 0 to n-1 of one
+// n, each once.
 //
 // # Extended rules
 //
