@@ -16,7 +16,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -43,16 +42,32 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(exitUsage)
 		}
-		os.Exit(run(context.Background(), args, os.Getenv, os.Stdout, os.Stderr))
+		code := run(context.Background(), args, os.Getenv, os.Stdout, os.Stderr)
+		// The child's own peak resident set: ru_maxrss of a child started
+		// by os/exec also counts the parent's resident set at the fork
+		// (the child shares its memory until exec), so a test process
+		// grown by earlier tests would be charged to every child.
+		if status, err := os.ReadFile("/proc/self/status"); err == nil {
+			for line := range strings.Lines(string(status)) {
+				if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+					fmt.Fprintf(os.Stderr, "%s%s\n", hwmPrefix, strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+				}
+			}
+		}
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }
+
+// hwmPrefix starts the line of a child's stderr that gives its peak
+// resident set in KiB (VmHWM).
+const hwmPrefix = "lakegc-test-vmhwm: "
 
 // process is one run of the command in a process of its own.
 type process struct {
 	code   int
 	out    gcOutput
-	maxRSS int64 // bytes, the kernel's peak resident set (ru_maxrss)
+	maxRSS int64 // bytes, the process's own peak resident set (VmHWM)
 }
 
 // startCommand starts the command as a process with env added to the
@@ -81,8 +96,18 @@ func startCommand(t *testing.T, env map[string]string, args ...string) (wait fun
 			t.Fatalf("lakegc %q: %v", args, err)
 		}
 		p.code = cmd.ProcessState.ExitCode()
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			p.maxRSS = ru.Maxrss << 10 // KiB on Linux
+		p.maxRSS = -1
+		for line := range strings.Lines(stderr.String()) {
+			if v, ok := strings.CutPrefix(line, hwmPrefix); ok {
+				kib, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				if err != nil {
+					t.Fatalf("lakegc %q: %q: %v", args, line, err)
+				}
+				p.maxRSS = kib << 10
+			}
+		}
+		if p.maxRSS < 0 {
+			t.Fatalf("lakegc %q: no peak resident set reported\n%s", args, stderr.String())
 		}
 		if p.code != exitOK {
 			t.Fatalf("lakegc %q %v: exit %d\n%s\n%s", args, env, p.code, stdout.String(), stderr.String())
