@@ -231,8 +231,9 @@
 //
 // With [WithQuarantine] Sweep moves each candidate instead of deleting it:
 // a server-side copy (bucket.Copy) to
-// <storage prefix>/retention/gc/quarantine/<run>/objects/<address>, then the
-// delete of the original through the BatchDeleter. The quarantine's record
+// <storage prefix>/retention/gc/quarantine/<run>/objects/<address>, a check
+// that the copy has the original's size (and MD5, when the store gives it),
+// then the delete of the original through the BatchDeleter. The quarantine's record
 // (quarantine.json, when it started) is written first, and a part of its
 // manifest (manifest/, the addresses about to move) before each batch's
 // copies; an object's key in the quarantine spells where it came from, so

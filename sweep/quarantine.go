@@ -26,12 +26,17 @@ import (
 // a part of the manifest listing the addresses it is about to move; the
 // object's key in the quarantine spells its address, so every object is at
 // its place, in the quarantine or both (a copy whose original was not
-// deleted yet), whenever the sweep stops, and a rerun finishes the move. A
-// candidate whose copy fails is kept at its place and listed in failed/.
+// deleted yet), whenever the sweep stops, and a rerun finishes the move.
+// After each copy, and before the original's delete, the copy's size (and
+// MD5, when the store gives both objects') is compared with the
+// original's: two Attributes calls an object. A candidate whose copy fails
+// or differs is kept at its place and listed in failed/.
 // Restore puts objects back; Purge deletes old quarantines.
 //
-// On S3 a copy is one CopyObject call, which takes objects of up to 5 GB:
-// a larger candidate fails its copy and is kept.
+// On S3 a copy is one CopyObject call, which takes objects of up to 5 GB,
+// and a key is at most 1024 bytes: a larger candidate, or one whose
+// quarantine key (its address after the quarantine folder's ~60 bytes and
+// the storage prefix) is too long, fails its copy and is kept.
 func WithQuarantine() SweepOption {
 	return sweepOnly("Quarantine", func(c *config) { c.quarantine = true })
 }
@@ -106,6 +111,9 @@ func (q *quarantiner) move(ctx context.Context, keys []string) ([]string, error)
 	var gone int64
 	for _, k := range keys {
 		err := q.copy(ctx, k)
+		if err == nil {
+			err = q.verify(ctx, k)
+		}
 		switch {
 		case err == nil:
 			moved = append(moved, k)
@@ -137,6 +145,45 @@ func (q *quarantiner) copy(ctx context.Context, key string) error {
 			return err
 		}
 	}
+}
+
+// errCopyDiffers is a quarantine copy whose size or MD5 is not the
+// original's.
+var errCopyDiffers = errors.New("the copy differs from the original")
+
+// verify checks that key's quarantine copy has the original's size, and its
+// MD5 when the store gives both, before the original is deleted: a store
+// that reported a copy done but kept other bytes (or a writer that changed
+// either object meanwhile) leaves the original at its place. An error here
+// keeps the original; a not-found one means the original is gone.
+func (q *quarantiner) verify(ctx context.Context, key string) error {
+	dst := layout.QuarantineKey(q.s.cfg.storagePrefix, q.runID, key)
+	var sa, da *blob.Attributes
+	for attempt := 1; ; attempt++ {
+		var err error
+		if sa, err = q.s.bucket.Attributes(ctx, key); err == nil {
+			if da, err = q.s.bucket.Attributes(ctx, dst); err == nil {
+				break
+			}
+			if q.s.cls.isNotFound(err) {
+				// The copy vanished: keep the original.
+				return fmt.Errorf("%w: the copy %s is gone", errCopyDiffers, dst)
+			}
+		}
+		if !q.s.cls.transient(err) || attempt == deleteAttempts {
+			return err
+		}
+		if err := q.s.cfg.backoff.wait(ctx, attempt); err != nil {
+			return err
+		}
+	}
+	if sa.Size != da.Size {
+		return fmt.Errorf("%w: %d bytes, the copy %d", errCopyDiffers, sa.Size, da.Size)
+	}
+	if len(sa.MD5) > 0 && len(da.MD5) > 0 && !bytes.Equal(sa.MD5, da.MD5) {
+		return fmt.Errorf("%w: MD5 %x, the copy's %x", errCopyDiffers, sa.MD5, da.MD5)
+	}
+	return nil
 }
 
 // RestoreResult is what Restore did.

@@ -360,3 +360,34 @@ func FuzzQuarantineRecord(f *testing.F) {
 		}
 	})
 }
+
+// TestQuarantineCopyVerified: a copy that the store reports done but that
+// holds other bytes (here rewritten right after the copy) never lets the
+// original be deleted.
+func TestQuarantineCopyVerified(t *testing.T) {
+	for name, inner := range buckets(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			w := newQuarantineWorld(t, inner, "run1")
+			before := contents(t, inner)
+			bad := w.good[0]
+			fb, err := faultblob.New(inner, faultblob.WithHook(faultblob.Copy, func(_ context.Context, c *faultblob.Call) error {
+				if c.SrcKey == bad {
+					c.After = func() { _ = inner.WriteAll(context.Background(), c.Key, []byte("other bytes of another size"), nil) }
+				}
+				return nil
+			}))
+			require.NoError(t, err)
+			res, err := Sweep(ctx, fb.Bucket(), "run1", WithQuarantine())
+			require.NoError(t, err)
+			require.Equal(t, int64(len(w.good)-1), res.Deleted)
+			require.Equal(t, int64(1), res.Failed)
+			after := contents(t, inner)
+			require.Equal(t, before[bad], after[bad], "the original of a differing copy is kept")
+			for _, k := range w.good[1:] {
+				require.NotContains(t, after, k)
+				require.Equal(t, before[k], after[layout.QuarantineKey(DefaultStoragePrefix, "run1", k)], k)
+			}
+		})
+	}
+}
