@@ -18,7 +18,9 @@
 // which the store again grants to one run only. The holder renews by
 // rewriting its own generation (no other run writes it) with a later
 // expiry, every third of the TTL, and checks each time that no later
-// generation exists; release marks its generation released. A taker keeps
+// generation exists; a holder whose renewal fails when the next would come
+// after the expiry loses the lease then (Done), before another run may take
+// it over; release marks its generation released. A taker keeps
 // the last two generations and removes older ones.
 //
 // # Guarantees, honestly
@@ -319,8 +321,8 @@ func (l *Lease) prune(ctx context.Context) {
 }
 
 // renew rewrites the generation every third of the TTL until stopped; the
-// lease is lost when a later generation exists or when it cannot be renewed
-// before it expires.
+// lease is lost when a later generation exists or when a renewal fails and
+// the next one would come after the lease expires.
 func (l *Lease) renew() {
 	defer close(l.stopped)
 	tick := time.NewTicker(l.o.TTL / 3)
@@ -331,10 +333,13 @@ func (l *Lease) renew() {
 			return
 		case <-tick.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), l.o.TTL/3)
+		// A renewal may not outlast the lease, and a failed one gives the
+		// lease up when the next try would come after its expiry: the run
+		// is told before another can take the lease over, not a tick later.
+		ctx, cancel := context.WithTimeout(context.Background(), min(l.o.TTL/3, l.rec.Expires.Sub(l.o.Clock())))
 		err := l.renewOnce(ctx)
 		cancel()
-		if errors.Is(err, ErrLost) || err != nil && !l.o.Clock().Before(l.rec.Expires) {
+		if errors.Is(err, ErrLost) || err != nil && !l.o.Clock().Add(l.o.TTL/3).Before(l.rec.Expires) {
 			l.lose(err)
 			return
 		}

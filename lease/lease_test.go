@@ -302,3 +302,40 @@ func FuzzParseRecord(f *testing.F) {
 		}
 	})
 }
+
+// TestFailedRenewalsLoseItBeforeExpiry: when renewals fail, the holder is
+// told it lost the lease before the lease expires (when another run could
+// take it over), not a tick after.
+func TestFailedRenewalsLoseItBeforeExpiry(t *testing.T) {
+	var failing atomic.Bool
+	fb, err := faultblob.New(memblob.OpenBucket(nil), faultblob.WithError(faultblob.Write, func(string) error {
+		if failing.Load() {
+			return errors.New("store down")
+		}
+		return nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Acquire(context.Background(), fb.Bucket(), folder, fast("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Release(context.Background()) }()
+	failing.Store(true)
+	select {
+	case <-l.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("never lost")
+	}
+	at := time.Now()
+	l.mu.Lock()
+	expires := l.rec.Expires
+	l.mu.Unlock()
+	if !at.Before(expires) {
+		t.Errorf("lost at %v, %v after it expired", at, at.Sub(expires))
+	}
+	if !errors.Is(l.Err(), ErrLost) {
+		t.Errorf("Err() = %v, want ErrLost", l.Err())
+	}
+}
