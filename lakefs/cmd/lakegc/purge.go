@@ -84,7 +84,7 @@ func purgeCmd(ctx context.Context, args []string, getenv func(string) string, st
 		return fail(code, err)
 	}
 	defer bucket.Close()
-	release, err := lf.hold(ctx, bucket)
+	ctx, release, err := lf.hold(ctx, bucket)
 	if err != nil {
 		return fail(leaseCode(err), err)
 	}
@@ -94,6 +94,7 @@ func purgeCmd(ctx context.Context, args []string, getenv func(string) string, st
 		opts = append(opts, sweep.WithBatchDeleter(d))
 	}
 	res, err := sweep.Purge(ctx, bucket, age, opts...)
+	err = lostLease(ctx, err)
 	if res != nil {
 		out.Purged = append(out.Purged, res.Purged...)
 		out.Kept = append(out.Kept, res.Kept...)
