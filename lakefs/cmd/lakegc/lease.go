@@ -30,7 +30,7 @@ type leaseFlags struct {
 // a repository's namespace.
 func addLeaseFlags(fs *flag.FlagSet, f *leaseFlags) {
 	fs.DurationVar(&f.wait, "lease-wait", 0, "when another lakegc run holds the repository's lease, wait up to this long for it (default: fail at once, exit code 5)")
-	fs.BoolVar(&f.off, "no-lease", false, "run without taking the repository's lease, beside any other run (not advised)")
+	fs.BoolVar(&f.off, "no-lease", false, "run without taking the repository's lease, beside any other run (not advised; on a local blockstore the lease is best effort, see package lease)")
 }
 
 // options are the lease's options, nil with --no-lease.
