@@ -242,7 +242,8 @@
 // rerun finishes. The quarantine is under the storage prefix, which Mark
 // never lists and include prefixes may not reach: its objects are never
 // candidates, and Sweep refuses any a report names. [Restore] copies
-// objects back and then drops their quarantine copy, never over an object
+// objects back (a conditional write, IfNotExist, through the client) and
+// then drops their quarantine copy, never over an object
 // already at their place (one with the same bytes is taken as restored);
 // [Purge] deletes the quarantines older than an age, its objects first and
 // its record last, so a purge stopped midway is finished by the next. The

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
 
 	"github.com/lakegc/lakegc/internal/layout"
 )
@@ -222,10 +223,13 @@ const maxRefusals = 1000
 // copy deleted; an object already at its place is never overwritten: when
 // it has the quarantine copy's content (size and MD5, or else its bytes)
 // the quarantine copy is deleted, else the object stays in the quarantine
-// and is listed in Refused. Restore checks the place is free just before
-// its copy: a writer that puts an object there between the two is
-// overwritten. lakeFS never writes twice to one address, so only a person
-// could. Running it twice, or after it stopped, is safe.
+// and is listed in Refused. The copy back is a conditional write
+// (IfNotExist) through the client, not a server-side copy: a writer that
+// puts an object at the place after Restore looked is not overwritten on a
+// store that honours the condition (S3, GCS, Azure; on a local folder the
+// check comes just before the rename, and a writer in between is
+// overwritten; lakeFS never writes twice to one address, so only a person
+// could). Running it twice, or after it stopped, is safe.
 //
 // Options used: WithStoragePrefix, WithBackoff, WithLogger.
 func Restore(ctx context.Context, bucket *blob.Bucket, runID string, addresses []string, opts ...SweepOption) (*RestoreResult, error) {
@@ -324,9 +328,12 @@ func restoreOne(ctx context.Context, bucket *blob.Bucket, cfg *config, runID, ad
 		if !same {
 			return "another object is at its place", nil
 		}
-	} else if err := retry(func() error { return bucket.Copy(ctx, addr, qkey, nil) }); err != nil {
+	} else if err := retry(func() error { return copyBack(ctx, bucket, addr, qkey) }); err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
+		}
+		if gcerrors.Code(err) == gcerrors.FailedPrecondition {
+			return "another object was put at its place during the restore", nil
 		}
 		return "copy back: " + err.Error(), nil
 	}
@@ -343,6 +350,50 @@ func restoreOne(ctx context.Context, bucket *blob.Bucket, cfg *config, runID, ad
 		res.Restored++
 	}
 	return "", nil
+}
+
+// copyBack copies the quarantine copy qkey to addr, a conditional write
+// (IfNotExist) that the store refuses, with gcerrors.FailedPrecondition, when
+// an object is at addr: a writer that puts one there after Restore looked
+// is not overwritten on stores that honour the condition (S3, GCS, Azure,
+// memblob; on a local folder it is a check just before the rename). The
+// bytes go through the client, with the copy's attributes and its MD5 for
+// the store to check.
+func copyBack(ctx context.Context, bucket *blob.Bucket, addr, qkey string) error {
+	a, err := bucket.Attributes(ctx, qkey)
+	if err != nil {
+		return err
+	}
+	r, err := bucket.NewReader(ctx, qkey, nil)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel() // an unfinished write is aborted, never committed
+	w, err := bucket.NewWriter(wctx, addr, &blob.WriterOptions{
+		IfNotExist:         true,
+		ContentType:        a.ContentType,
+		CacheControl:       a.CacheControl,
+		ContentDisposition: a.ContentDisposition,
+		ContentEncoding:    a.ContentEncoding,
+		ContentLanguage:    a.ContentLanguage,
+		ContentMD5:         a.MD5,
+		Metadata:           a.Metadata,
+	})
+	if err != nil {
+		return err
+	}
+	n, err := io.Copy(w, r)
+	if err == nil && n != a.Size {
+		err = fmt.Errorf("sweep: restore %s: read %d bytes of %d", qkey, n, a.Size)
+	}
+	if err != nil {
+		cancel()
+		_ = w.Close()
+		return err
+	}
+	return w.Close()
 }
 
 // sameContent reports whether the objects a and b hold the same bytes: by

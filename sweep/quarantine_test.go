@@ -391,3 +391,37 @@ func TestQuarantineCopyVerified(t *testing.T) {
 		})
 	}
 }
+
+// TestRestoreNeverOverwritesALateWriter: an object put at its place after
+// Restore found the place free (here, just before the copy back) is not
+// overwritten: the copy back is a conditional write.
+func TestRestoreNeverOverwritesALateWriter(t *testing.T) {
+	for name, inner := range buckets(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			w := newQuarantineWorld(t, inner, "run1")
+			_, err := Sweep(ctx, inner, "run1", WithQuarantine())
+			require.NoError(t, err)
+			late := w.good[0]
+			qkey := layout.QuarantineKey(DefaultStoragePrefix, "run1", late)
+			var once atomic.Bool
+			fb, err := faultblob.New(inner, faultblob.WithHook(faultblob.Attributes, func(_ context.Context, c *faultblob.Call) error {
+				if c.Key == qkey && once.CompareAndSwap(false, true) {
+					c.After = func() { require.NoError(t, inner.WriteAll(context.Background(), late, []byte("a late writer's"), nil)) }
+				}
+				return nil
+			}))
+			require.NoError(t, err)
+			quarantined := contents(t, inner)[qkey]
+			rr, err := Restore(ctx, fb.Bucket(), "run1", nil)
+			require.NoError(t, err)
+			require.True(t, once.Load())
+			require.Equal(t, int64(len(w.good)-1), rr.Restored)
+			require.Len(t, rr.Refused, 1)
+			require.Equal(t, late, rr.Refused[0].Address)
+			after := contents(t, inner)
+			require.Equal(t, "a late writer's", after[late])
+			require.Equal(t, quarantined, after[qkey], "the refused object stays in the quarantine")
+		})
+	}
+}
