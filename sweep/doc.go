@@ -235,8 +235,8 @@
 // that the copy has the original's size (and MD5, when the store gives it),
 // then the delete of the original through the BatchDeleter. The quarantine's record
 // (quarantine.json, when it started) is written first, and a part of its
-// manifest (manifest/, the addresses about to move) before each batch's
-// copies; an object's key in the quarantine spells where it came from, so
+// manifest (manifest/, the addresses moved) after each batch's copies and
+// before the originals' deletes; an object's key in the quarantine spells where it came from, so
 // the move and its record are one write, and a sweep stopped anywhere
 // leaves each candidate at its place, in the quarantine or both, which the
 // rerun finishes. The quarantine is under the storage prefix, which Mark

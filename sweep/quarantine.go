@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -23,9 +24,10 @@ import (
 // <storage prefix>/retention/gc/quarantine/<run>/objects/<address>, instead
 // of deleting it: a server-side copy (bucket.Copy), then the delete of the
 // original through the BatchDeleter. Before it starts, Sweep writes the
-// quarantine's record (if it has none yet), and before each batch's copies
-// a part of the manifest listing the addresses it is about to move; the
-// object's key in the quarantine spells its address, so every object is at
+// quarantine's record (if it has none yet), and after each batch's copies,
+// before the originals' deletes, a part of the manifest listing the
+// addresses it moved (named by the sweep's start time); the object's key
+// in the quarantine spells its address, so every object is at
 // its place, in the quarantine or both (a copy whose original was not
 // deleted yet), whenever the sweep stops, and a rerun finishes the move.
 // After each copy, and before the original's delete, the copy's size (and
@@ -100,14 +102,10 @@ func (s *sweeper) startQuarantine(ctx context.Context, runID string) (*quarantin
 	return q, nil
 }
 
-// move copies keys into the quarantine, after writing their manifest part,
-// and returns the keys whose copy is done: the ones to delete. The others
+// move copies keys into the quarantine and returns the keys whose copy is
+// done: the ones to delete, after it wrote their manifest part. The others
 // are counted: gone already, or failed and listed.
 func (q *quarantiner) move(ctx context.Context, keys []string) ([]string, error) {
-	part := fmt.Sprintf("%s%s%s-%06d.json", q.dir, layout.QuarantineManifest, q.prefix, q.seq.Add(1))
-	if err := writeJSON(ctx, q.s.bucket, part, manifestPart{Addresses: keys}); err != nil {
-		return nil, err
-	}
 	moved := keys[:0:0]
 	var gone int64
 	for _, k := range keys {
@@ -131,6 +129,14 @@ func (q *quarantiner) move(ctx context.Context, keys []string) ([]string, error)
 		}
 	}
 	q.s.cnt.update(func(p *Progress) { p.AlreadyGone += gone })
+	if len(moved) > 0 {
+		// Named by the sweep's start: Purge counts a quarantine's age
+		// from its last sweep that moved something.
+		part := fmt.Sprintf("%s%s%s-%06d.json", q.dir, layout.QuarantineManifest, q.prefix, q.seq.Add(1))
+		if err := writeJSON(ctx, q.s.bucket, part, manifestPart{Addresses: moved}); err != nil {
+			return nil, err
+		}
+	}
 	return moved, nil
 }
 
@@ -459,8 +465,9 @@ type PurgeResult struct {
 	Kept []string
 }
 
-// Purge deletes every quarantine (see WithQuarantine) started more than
-// olderThan before now (WithClock), its objects first, through the
+// Purge deletes every quarantine (see WithQuarantine) started, and last
+// swept into (a rerun that moved objects), more than olderThan before now
+// (WithClock), its objects first, through the
 // BatchDeleter (WithBatchDeleter), then its manifest, then its record: a
 // purge stopped midway leaves the record, and a rerun finishes it. A
 // quarantine without a readable record is kept.
@@ -505,10 +512,27 @@ func Purge(ctx context.Context, bucket *blob.Bucket, olderThan time.Duration, op
 		if err == nil {
 			created, err = parseQuarantineRecord(b, runID)
 		}
-		if err != nil || !created.Before(cutoff) {
-			if err != nil && cfg.logger != nil {
+		if err != nil {
+			if cfg.logger != nil {
 				cfg.logger.Warn("sweep: purge: quarantine kept, its record is unreadable", "run_id", runID, "error", err)
 			}
+			res.Kept = append(res.Kept, runID)
+			continue
+		}
+		last := created
+		if created.Before(cutoff) {
+			if last, err = lastMove(ctx, bucket, dir+layout.QuarantineManifest, created); err != nil {
+				if ctx.Err() != nil {
+					return res, ctx.Err()
+				}
+				if cfg.logger != nil {
+					cfg.logger.Warn("sweep: purge: quarantine kept, its manifest is unreadable", "run_id", runID, "error", err)
+				}
+				res.Kept = append(res.Kept, runID)
+				continue
+			}
+		}
+		if !last.Before(cutoff) {
 			res.Kept = append(res.Kept, runID)
 			continue
 		}
@@ -529,6 +553,34 @@ func Purge(ctx context.Context, bucket *blob.Bucket, olderThan time.Duration, op
 		}
 	}
 	return res, nil
+}
+
+// lastMove returns when the last sweep that moved objects into a quarantine
+// started (from its manifest parts' names; since, at least): a rerun that
+// moved objects long after the quarantine was started gives them their own
+// days. A part whose name is not a sweep's is an error (the quarantine is
+// kept).
+func lastMove(ctx context.Context, bucket *blob.Bucket, dir string, since time.Time) (time.Time, error) {
+	last := since
+	it := bucket.List(&blob.ListOptions{Prefix: dir})
+	for {
+		o, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return last, nil
+		}
+		if err != nil {
+			return time.Time{}, fmt.Errorf("sweep: purge: list %s: %w", dir, err)
+		}
+		name := o.Key[len(dir):]
+		start, _, ok := strings.Cut(name, "-")
+		ns, err := strconv.ParseInt(start, 10, 64)
+		if !ok || err != nil || o.IsDir {
+			return time.Time{}, fmt.Errorf("%w: manifest part %s", ErrInvalidInput, o.Key)
+		}
+		if t := time.Unix(0, ns); t.After(last) {
+			last = t
+		}
+	}
 }
 
 // purgeFolder deletes every object under dir through deleter, counting them

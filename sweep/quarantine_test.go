@@ -425,3 +425,47 @@ func TestRestoreNeverOverwritesALateWriter(t *testing.T) {
 		})
 	}
 }
+
+// TestPurgeCountsFromTheLastMove: objects a rerun moved into an old
+// quarantine get their own days before Purge deletes them.
+func TestPurgeCountsFromTheLastMove(t *testing.T) {
+	for name, b := range buckets(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			clockAt := func(t time.Time) Option { return WithClock(func() time.Time { return t }) }
+			keys := []string{"data/" + earlyName(1), "data/" + earlyName(2)}
+			for _, k := range keys {
+				require.NoError(t, b.WriteAll(ctx, k, []byte(k), nil))
+			}
+			writeRun(t, b, "late", t0.Add(-11*24*time.Hour), keys)
+			// Ten days ago the copy of keys[1] failed: it stayed at its place.
+			fb, err := faultblob.New(b, faultblob.WithError(faultblob.Copy, func(key string) error {
+				if strings.HasSuffix(key, keys[1]) {
+					return errors.New("copy refused")
+				}
+				return nil
+			}))
+			require.NoError(t, err)
+			res, err := Sweep(ctx, fb.Bucket(), "late", WithQuarantine(), clockAt(t0.Add(-10*24*time.Hour)), WithBackoff(time.Microsecond, time.Microsecond))
+			require.NoError(t, err)
+			require.Equal(t, int64(1), res.Failed)
+			// An hour ago a rerun moved it.
+			res, err = Sweep(ctx, b, "late", WithQuarantine(), clockAt(t0.Add(-time.Hour)))
+			require.NoError(t, err)
+			require.Equal(t, int64(1), res.Deleted)
+			pr, err := Purge(ctx, b, 7*24*time.Hour, clockAt(t0))
+			require.NoError(t, err)
+			require.Empty(t, pr.Purged)
+			require.Equal(t, []string{"late"}, pr.Kept)
+			after := contents(t, b)
+			for _, k := range keys {
+				require.Contains(t, after, layout.QuarantineKey(DefaultStoragePrefix, "late", k))
+			}
+			// Seven days after the rerun, it goes.
+			pr, err = Purge(ctx, b, 7*24*time.Hour, clockAt(t0.Add(7*24*time.Hour)))
+			require.NoError(t, err)
+			require.Len(t, pr.Purged, 1)
+			require.Equal(t, int64(2), pr.Purged[0].Objects)
+		})
+	}
+}
