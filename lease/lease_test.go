@@ -2,6 +2,7 @@ package lease
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"gocloud.dev/blob"
+	"gocloud.dev/blob/driver"
 	"gocloud.dev/blob/fileblob"
 	"gocloud.dev/blob/memblob"
 
@@ -337,5 +339,42 @@ func TestFailedRenewalsLoseItBeforeExpiry(t *testing.T) {
 	}
 	if !errors.Is(l.Err(), ErrLost) {
 		t.Errorf("Err() = %v, want ErrLost", l.Err())
+	}
+}
+
+// TestStaleListingTakesNothing: a taker whose listing missed the latest
+// generation (a stale view, or a pause across two takeovers) and so
+// created an older, pruned one does not hold the lease.
+func TestStaleListingTakesNothing(t *testing.T) {
+	ctx := context.Background()
+	inner := memblob.OpenBucket(nil)
+	now := time.Now().UTC()
+	write := func(gen uint64, r record) {
+		b, _ := json.Marshal(r)
+		if err := inner.WriteAll(ctx, genKey(folder, gen), b, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(5, record{Holder: "old", Token: "t5", Acquired: now.Add(-time.Hour), Expires: now.Add(-time.Hour), Released: true})
+	write(7, record{Holder: "b", Token: "t7", Acquired: now, Expires: now.Add(time.Hour)})
+	var listings atomic.Int64
+	fb, err := faultblob.New(inner, faultblob.WithHook(faultblob.List, func(_ context.Context, c *faultblob.Call) error {
+		listings.Add(1)
+		return nil
+	}), faultblob.WithListEdit(func(_ string, o *driver.ListObject) {
+		if listings.Load() == 1 && o.Key == genKey(folder, 7) {
+			o.Key += "-hidden" // the first listing misses generation 7
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Acquire(ctx, fb.Bucket(), folder, fast("a"))
+	if err == nil {
+		_ = l.Release(ctx)
+		t.Fatal("took a lease below a held generation")
+	}
+	if !errors.Is(err, ErrHeld) {
+		t.Errorf("Acquire: %v, want ErrHeld", err)
 	}
 }
