@@ -67,7 +67,10 @@ type PrunedRun struct {
 //   - the latest GC run (sweep.LatestRun), whose records the next optimized
 //     run starts from;
 //   - the latest successful GC run not swept yet (no sweep.json), which a
-//     sweep of that run needs.
+//     sweep of that run needs;
+//   - the commits report of every GC report it keeps, which Explain of
+//     that run reads. (An export's run ID is not in the report: exports
+//     are ranked on their own; Explain does not read them.)
 //
 // Quarantines are not runs: sweep.Purge removes them. In a removed folder
 // the JSON files go first (a report's summary.json, an export's manifest
@@ -94,7 +97,10 @@ func Prune(ctx context.Context, bucket *blob.Bucket, o PruneOptions) (*PruneRepo
 		return nil, err
 	}
 	rep := &PruneReport{Runs: []PrunedRun{}}
-	for _, kind := range []layout.RunKind{layout.Uncommitted, layout.Commits, layout.Report} {
+	// Reports first: the commits report of each report kept is kept too
+	// (Explain reads it).
+	reports := layout.Runs(o.StoragePrefix, layout.Report)
+	for _, kind := range []layout.RunKind{layout.Report, layout.Commits, layout.Uncommitted} {
 		runs, err := runFolders(ctx, bucket, layout.Runs(o.StoragePrefix, kind))
 		if err != nil {
 			return rep, err
@@ -105,6 +111,10 @@ func Prune(ctx context.Context, bucket *blob.Bucket, o PruneOptions) (*PruneRepo
 		for i, r := range runs {
 			if i < o.Keep || protect[r.Folder] || !r.Written.Before(o.Clock().Add(-PruneGrace)) {
 				rep.Kept++
+				if kind == layout.Report {
+					id := strings.TrimSuffix(strings.TrimPrefix(r.Folder, reports), "/")
+					protect[layout.RunPath(o.StoragePrefix, layout.Commits, id)] = true
+				}
 				continue
 			}
 			if err := removeRun(ctx, bucket, r.Folder); err != nil {

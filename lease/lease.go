@@ -12,14 +12,17 @@
 // (blob.WriterOptions.IfNotExist: S3's If-None-Match, GCS's
 // ifGenerationMatch=0, Azure's If-None-Match), possible only when the
 // highest is released or expired: of two runs that try at once, the store
-// lets one create the key and refuses the other. No generation is ever
-// deleted and written again by a taker, so there is no delete-then-create
-// race: an expired lease is taken over by creating the next generation,
-// which the store again grants to one run only. The holder renews by
-// rewriting its own generation (no other run writes it) with a later
-// expiry, every third of the TTL, and checks each time that no later
-// generation exists; release marks its generation released. A taker keeps
-// the last two generations and removes older ones.
+// lets one create the key and refuses the other. An expired lease is taken
+// over by creating the next generation, which the store again grants to
+// one run only. A taker keeps the last two generations and removes older
+// ones; one whose listing was stale (or that paused across two takeovers)
+// may create a generation removed since, so each taker checks at once,
+// before it returns, that its generation is the latest. The holder renews
+// by rewriting its own generation (no other run writes it) with a later
+// expiry, at once and then every third of the TTL, and checks each time
+// that no later generation exists; a holder whose renewal fails when the
+// next would come after the expiry loses the lease then (Done), before
+// another run may take it over; release marks its generation released.
 //
 // # Guarantees, honestly
 //
@@ -236,11 +239,14 @@ func tryAcquire(ctx context.Context, bucket *blob.Bucket, folder string, o Optio
 	}
 	l = &Lease{bucket: bucket, folder: folder, gen: gen, rec: r, o: o,
 		stop: make(chan struct{}), stopped: make(chan struct{}), done: make(chan struct{})}
-	if o.Settle > 0 {
-		// The pause ate into the TTL: renew at once.
-		if err := l.renewOnce(ctx); err != nil {
-			return nil, nil, err
+	// Renew at once: the pause ate into the TTL, and the renewal checks
+	// that no later generation exists (a taker that listed a stale folder
+	// may have recreated a generation pruned since).
+	if err := l.renewOnce(ctx); err != nil {
+		if errors.Is(err, ErrLost) {
+			return nil, fmt.Errorf("%w: %s is not the latest generation (%v)", ErrHeld, key, err), nil
 		}
+		return nil, nil, err
 	}
 	l.prune(ctx)
 	go l.renew()
@@ -319,8 +325,8 @@ func (l *Lease) prune(ctx context.Context) {
 }
 
 // renew rewrites the generation every third of the TTL until stopped; the
-// lease is lost when a later generation exists or when it cannot be renewed
-// before it expires.
+// lease is lost when a later generation exists or when a renewal fails and
+// the next one would come after the lease expires.
 func (l *Lease) renew() {
 	defer close(l.stopped)
 	tick := time.NewTicker(l.o.TTL / 3)
@@ -331,10 +337,13 @@ func (l *Lease) renew() {
 			return
 		case <-tick.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), l.o.TTL/3)
+		// A renewal may not outlast the lease, and a failed one gives the
+		// lease up when the next try would come after its expiry: the run
+		// is told before another can take the lease over, not a tick later.
+		ctx, cancel := context.WithTimeout(context.Background(), min(l.o.TTL/3, l.rec.Expires.Sub(l.o.Clock())))
 		err := l.renewOnce(ctx)
 		cancel()
-		if errors.Is(err, ErrLost) || err != nil && !l.o.Clock().Before(l.rec.Expires) {
+		if errors.Is(err, ErrLost) || err != nil && !l.o.Clock().Add(l.o.TTL/3).Before(l.rec.Expires) {
 			l.lose(err)
 			return
 		}

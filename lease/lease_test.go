@@ -2,6 +2,7 @@ package lease
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"gocloud.dev/blob"
+	"gocloud.dev/blob/driver"
 	"gocloud.dev/blob/fileblob"
 	"gocloud.dev/blob/memblob"
 
@@ -301,4 +303,78 @@ func FuzzParseRecord(f *testing.F) {
 			t.Fatalf("accepted %+v", r)
 		}
 	})
+}
+
+// TestFailedRenewalsLoseItBeforeExpiry: when renewals fail, the holder is
+// told it lost the lease before the lease expires (when another run could
+// take it over), not a tick after.
+func TestFailedRenewalsLoseItBeforeExpiry(t *testing.T) {
+	var failing atomic.Bool
+	fb, err := faultblob.New(memblob.OpenBucket(nil), faultblob.WithError(faultblob.Write, func(string) error {
+		if failing.Load() {
+			return errors.New("store down")
+		}
+		return nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Acquire(context.Background(), fb.Bucket(), folder, fast("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Release(context.Background()) }()
+	failing.Store(true)
+	select {
+	case <-l.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("never lost")
+	}
+	at := time.Now()
+	l.mu.Lock()
+	expires := l.rec.Expires
+	l.mu.Unlock()
+	if !at.Before(expires) {
+		t.Errorf("lost at %v, %v after it expired", at, at.Sub(expires))
+	}
+	if !errors.Is(l.Err(), ErrLost) {
+		t.Errorf("Err() = %v, want ErrLost", l.Err())
+	}
+}
+
+// TestStaleListingTakesNothing: a taker whose listing missed the latest
+// generation (a stale view, or a pause across two takeovers) and so
+// created an older, pruned one does not hold the lease.
+func TestStaleListingTakesNothing(t *testing.T) {
+	ctx := context.Background()
+	inner := memblob.OpenBucket(nil)
+	now := time.Now().UTC()
+	write := func(gen uint64, r record) {
+		b, _ := json.Marshal(r)
+		if err := inner.WriteAll(ctx, genKey(folder, gen), b, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(5, record{Holder: "old", Token: "t5", Acquired: now.Add(-time.Hour), Expires: now.Add(-time.Hour), Released: true})
+	write(7, record{Holder: "b", Token: "t7", Acquired: now, Expires: now.Add(time.Hour)})
+	var listings atomic.Int64
+	fb, err := faultblob.New(inner, faultblob.WithHook(faultblob.List, func(_ context.Context, c *faultblob.Call) error {
+		listings.Add(1)
+		return nil
+	}), faultblob.WithListEdit(func(_ string, o *driver.ListObject) {
+		if listings.Load() == 1 && o.Key == genKey(folder, 7) {
+			o.Key += "-hidden" // the first listing misses generation 7
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Acquire(ctx, fb.Bucket(), folder, fast("a"))
+	if err == nil {
+		_ = l.Release(ctx)
+		t.Fatal("took a lease below a held generation")
+	}
+	if !errors.Is(err, ErrHeld) {
+		t.Errorf("Acquire: %v, want ErrHeld", err)
+	}
 }

@@ -231,17 +231,19 @@
 //
 // With [WithQuarantine] Sweep moves each candidate instead of deleting it:
 // a server-side copy (bucket.Copy) to
-// <storage prefix>/retention/gc/quarantine/<run>/objects/<address>, then the
-// delete of the original through the BatchDeleter. The quarantine's record
+// <storage prefix>/retention/gc/quarantine/<run>/objects/<address>, a check
+// that the copy has the original's size (and MD5, when the store gives it),
+// then the delete of the original through the BatchDeleter. The quarantine's record
 // (quarantine.json, when it started) is written first, and a part of its
-// manifest (manifest/, the addresses about to move) before each batch's
-// copies; an object's key in the quarantine spells where it came from, so
+// manifest (manifest/, the addresses moved) after each batch's copies and
+// before the originals' deletes; an object's key in the quarantine spells where it came from, so
 // the move and its record are one write, and a sweep stopped anywhere
 // leaves each candidate at its place, in the quarantine or both, which the
 // rerun finishes. The quarantine is under the storage prefix, which Mark
 // never lists and include prefixes may not reach: its objects are never
 // candidates, and Sweep refuses any a report names. [Restore] copies
-// objects back and then drops their quarantine copy, never over an object
+// objects back (a conditional write, IfNotExist, through the client) and
+// then drops their quarantine copy, never over an object
 // already at their place (one with the same bytes is taken as restored);
 // [Purge] deletes the quarantines older than an age, its objects first and
 // its record last, so a purge stopped midway is finished by the next.

@@ -10,10 +10,12 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
 
 	"github.com/lakegc/lakegc/internal/layout"
 )
@@ -22,16 +24,22 @@ import (
 // <storage prefix>/retention/gc/quarantine/<run>/objects/<address>, instead
 // of deleting it: a server-side copy (bucket.Copy), then the delete of the
 // original through the BatchDeleter. Before it starts, Sweep writes the
-// quarantine's record (if it has none yet), and before each batch's copies
-// a part of the manifest listing the addresses it is about to move; the
-// object's key in the quarantine spells its address, so every object is at
+// quarantine's record (if it has none yet), and after each batch's copies,
+// before the originals' deletes, a part of the manifest listing the
+// addresses it moved (named by the sweep's start time); the object's key
+// in the quarantine spells its address, so every object is at
 // its place, in the quarantine or both (a copy whose original was not
-// deleted yet), whenever the sweep stops, and a rerun finishes the move. A
-// candidate whose copy fails is kept at its place and listed in failed/.
+// deleted yet), whenever the sweep stops, and a rerun finishes the move.
+// After each copy, and before the original's delete, the copy's size (and
+// MD5, when the store gives both objects') is compared with the
+// original's: two Attributes calls an object. A candidate whose copy fails
+// or differs is kept at its place and listed in failed/.
 // Restore puts objects back; Purge deletes old quarantines.
 //
-// On S3 a copy is one CopyObject call, which takes objects of up to 5 GB:
-// a larger candidate fails its copy and is kept.
+// On S3 a copy is one CopyObject call, which takes objects of up to 5 GB,
+// and a key is at most 1024 bytes: a larger candidate, or one whose
+// quarantine key (its address after the quarantine folder's ~60 bytes and
+// the storage prefix) is too long, fails its copy and is kept.
 func WithQuarantine() SweepOption {
 	return sweepOnly("Quarantine", func(c *config) { c.quarantine = true })
 }
@@ -94,18 +102,17 @@ func (s *sweeper) startQuarantine(ctx context.Context, runID string) (*quarantin
 	return q, nil
 }
 
-// move copies keys into the quarantine, after writing their manifest part,
-// and returns the keys whose copy is done: the ones to delete. The others
+// move copies keys into the quarantine and returns the keys whose copy is
+// done: the ones to delete, after it wrote their manifest part. The others
 // are counted: gone already, or failed and listed.
 func (q *quarantiner) move(ctx context.Context, keys []string) ([]string, error) {
-	part := fmt.Sprintf("%s%s%s-%06d.json", q.dir, layout.QuarantineManifest, q.prefix, q.seq.Add(1))
-	if err := writeJSON(ctx, q.s.bucket, part, manifestPart{Addresses: keys}); err != nil {
-		return nil, err
-	}
 	moved := keys[:0:0]
 	var gone int64
 	for _, k := range keys {
 		err := q.copy(ctx, k)
+		if err == nil {
+			err = q.verify(ctx, k)
+		}
 		switch {
 		case err == nil:
 			moved = append(moved, k)
@@ -122,6 +129,14 @@ func (q *quarantiner) move(ctx context.Context, keys []string) ([]string, error)
 		}
 	}
 	q.s.cnt.update(func(p *Progress) { p.AlreadyGone += gone })
+	if len(moved) > 0 {
+		// Named by the sweep's start: Purge counts a quarantine's age
+		// from its last sweep that moved something.
+		part := fmt.Sprintf("%s%s%s-%06d.json", q.dir, layout.QuarantineManifest, q.prefix, q.seq.Add(1))
+		if err := writeJSON(ctx, q.s.bucket, part, manifestPart{Addresses: moved}); err != nil {
+			return nil, err
+		}
+	}
 	return moved, nil
 }
 
@@ -137,6 +152,45 @@ func (q *quarantiner) copy(ctx context.Context, key string) error {
 			return err
 		}
 	}
+}
+
+// errCopyDiffers is a quarantine copy whose size or MD5 is not the
+// original's.
+var errCopyDiffers = errors.New("the copy differs from the original")
+
+// verify checks that key's quarantine copy has the original's size, and its
+// MD5 when the store gives both, before the original is deleted: a store
+// that reported a copy done but kept other bytes (or a writer that changed
+// either object meanwhile) leaves the original at its place. An error here
+// keeps the original; a not-found one means the original is gone.
+func (q *quarantiner) verify(ctx context.Context, key string) error {
+	dst := layout.QuarantineKey(q.s.cfg.storagePrefix, q.runID, key)
+	var sa, da *blob.Attributes
+	for attempt := 1; ; attempt++ {
+		var err error
+		if sa, err = q.s.bucket.Attributes(ctx, key); err == nil {
+			if da, err = q.s.bucket.Attributes(ctx, dst); err == nil {
+				break
+			}
+			if q.s.cls.isNotFound(err) {
+				// The copy vanished: keep the original.
+				return fmt.Errorf("%w: the copy %s is gone", errCopyDiffers, dst)
+			}
+		}
+		if !q.s.cls.transient(err) || attempt == deleteAttempts {
+			return err
+		}
+		if err := q.s.cfg.backoff.wait(ctx, attempt); err != nil {
+			return err
+		}
+	}
+	if sa.Size != da.Size {
+		return fmt.Errorf("%w: %d bytes, the copy %d", errCopyDiffers, sa.Size, da.Size)
+	}
+	if len(sa.MD5) > 0 && len(da.MD5) > 0 && !bytes.Equal(sa.MD5, da.MD5) {
+		return fmt.Errorf("%w: MD5 %x, the copy's %x", errCopyDiffers, sa.MD5, da.MD5)
+	}
+	return nil
 }
 
 // RestoreResult is what Restore did.
@@ -175,10 +229,13 @@ const maxRefusals = 1000
 // copy deleted; an object already at its place is never overwritten: when
 // it has the quarantine copy's content (size and MD5, or else its bytes)
 // the quarantine copy is deleted, else the object stays in the quarantine
-// and is listed in Refused. Restore checks the place is free just before
-// its copy: a writer that puts an object there between the two is
-// overwritten. lakeFS never writes twice to one address, so only a person
-// could. Running it twice, or after it stopped, is safe.
+// and is listed in Refused. The copy back is a conditional write
+// (IfNotExist) through the client, not a server-side copy: a writer that
+// puts an object at the place after Restore looked is not overwritten on a
+// store that honours the condition (S3, GCS, Azure; on a local folder the
+// check comes just before the rename, and a writer in between is
+// overwritten; lakeFS never writes twice to one address, so only a person
+// could). Running it twice, or after it stopped, is safe.
 //
 // Options used: WithStoragePrefix, WithBackoff, WithLogger.
 func Restore(ctx context.Context, bucket *blob.Bucket, runID string, addresses []string, opts ...SweepOption) (*RestoreResult, error) {
@@ -277,9 +334,12 @@ func restoreOne(ctx context.Context, bucket *blob.Bucket, cfg *config, runID, ad
 		if !same {
 			return "another object is at its place", nil
 		}
-	} else if err := retry(func() error { return bucket.Copy(ctx, addr, qkey, nil) }); err != nil {
+	} else if err := retry(func() error { return copyBack(ctx, bucket, addr, qkey) }); err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
+		}
+		if gcerrors.Code(err) == gcerrors.FailedPrecondition {
+			return "another object was put at its place during the restore", nil
 		}
 		return "copy back: " + err.Error(), nil
 	}
@@ -296,6 +356,50 @@ func restoreOne(ctx context.Context, bucket *blob.Bucket, cfg *config, runID, ad
 		res.Restored++
 	}
 	return "", nil
+}
+
+// copyBack copies the quarantine copy qkey to addr, a conditional write
+// (IfNotExist) that the store refuses, with gcerrors.FailedPrecondition, when
+// an object is at addr: a writer that puts one there after Restore looked
+// is not overwritten on stores that honour the condition (S3, GCS, Azure,
+// memblob; on a local folder it is a check just before the rename). The
+// bytes go through the client, with the copy's attributes and its MD5 for
+// the store to check.
+func copyBack(ctx context.Context, bucket *blob.Bucket, addr, qkey string) error {
+	a, err := bucket.Attributes(ctx, qkey)
+	if err != nil {
+		return err
+	}
+	r, err := bucket.NewReader(ctx, qkey, nil)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel() // an unfinished write is aborted, never committed
+	w, err := bucket.NewWriter(wctx, addr, &blob.WriterOptions{
+		IfNotExist:         true,
+		ContentType:        a.ContentType,
+		CacheControl:       a.CacheControl,
+		ContentDisposition: a.ContentDisposition,
+		ContentEncoding:    a.ContentEncoding,
+		ContentLanguage:    a.ContentLanguage,
+		ContentMD5:         a.MD5,
+		Metadata:           a.Metadata,
+	})
+	if err != nil {
+		return err
+	}
+	n, err := io.Copy(w, r)
+	if err == nil && n != a.Size {
+		err = fmt.Errorf("sweep: restore %s: read %d bytes of %d", qkey, n, a.Size)
+	}
+	if err != nil {
+		cancel()
+		_ = w.Close()
+		return err
+	}
+	return w.Close()
 }
 
 // sameContent reports whether the objects a and b hold the same bytes: by
@@ -361,8 +465,9 @@ type PurgeResult struct {
 	Kept []string
 }
 
-// Purge deletes every quarantine (see WithQuarantine) started more than
-// olderThan before now (WithClock), its objects first, through the
+// Purge deletes every quarantine (see WithQuarantine) started, and last
+// swept into (a rerun that moved objects), more than olderThan before now
+// (WithClock), its objects first, through the
 // BatchDeleter (WithBatchDeleter), then its manifest, then its record: a
 // purge stopped midway leaves the record, and a rerun finishes it. A
 // quarantine without a readable record is kept.
@@ -407,10 +512,27 @@ func Purge(ctx context.Context, bucket *blob.Bucket, olderThan time.Duration, op
 		if err == nil {
 			created, err = parseQuarantineRecord(b, runID)
 		}
-		if err != nil || !created.Before(cutoff) {
-			if err != nil && cfg.logger != nil {
+		if err != nil {
+			if cfg.logger != nil {
 				cfg.logger.Warn("sweep: purge: quarantine kept, its record is unreadable", "run_id", runID, "error", err)
 			}
+			res.Kept = append(res.Kept, runID)
+			continue
+		}
+		last := created
+		if created.Before(cutoff) {
+			if last, err = lastMove(ctx, bucket, dir+layout.QuarantineManifest, created); err != nil {
+				if ctx.Err() != nil {
+					return res, ctx.Err()
+				}
+				if cfg.logger != nil {
+					cfg.logger.Warn("sweep: purge: quarantine kept, its manifest is unreadable", "run_id", runID, "error", err)
+				}
+				res.Kept = append(res.Kept, runID)
+				continue
+			}
+		}
+		if !last.Before(cutoff) {
 			res.Kept = append(res.Kept, runID)
 			continue
 		}
@@ -431,6 +553,34 @@ func Purge(ctx context.Context, bucket *blob.Bucket, olderThan time.Duration, op
 		}
 	}
 	return res, nil
+}
+
+// lastMove returns when the last sweep that moved objects into a quarantine
+// started (from its manifest parts' names; since, at least): a rerun that
+// moved objects long after the quarantine was started gives them their own
+// days. A part whose name is not a sweep's is an error (the quarantine is
+// kept).
+func lastMove(ctx context.Context, bucket *blob.Bucket, dir string, since time.Time) (time.Time, error) {
+	last := since
+	it := bucket.List(&blob.ListOptions{Prefix: dir})
+	for {
+		o, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return last, nil
+		}
+		if err != nil {
+			return time.Time{}, fmt.Errorf("sweep: purge: list %s: %w", dir, err)
+		}
+		name := o.Key[len(dir):]
+		start, _, ok := strings.Cut(name, "-")
+		ns, err := strconv.ParseInt(start, 10, 64)
+		if !ok || err != nil || o.IsDir {
+			return time.Time{}, fmt.Errorf("%w: manifest part %s", ErrInvalidInput, o.Key)
+		}
+		if t := time.Unix(0, ns); t.After(last) {
+			last = t
+		}
+	}
 }
 
 // purgeFolder deletes every object under dir through deleter, counting them

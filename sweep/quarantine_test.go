@@ -360,3 +360,112 @@ func FuzzQuarantineRecord(f *testing.F) {
 		}
 	})
 }
+
+// TestQuarantineCopyVerified: a copy that the store reports done but that
+// holds other bytes (here rewritten right after the copy) never lets the
+// original be deleted.
+func TestQuarantineCopyVerified(t *testing.T) {
+	for name, inner := range buckets(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			w := newQuarantineWorld(t, inner, "run1")
+			before := contents(t, inner)
+			bad := w.good[0]
+			fb, err := faultblob.New(inner, faultblob.WithHook(faultblob.Copy, func(_ context.Context, c *faultblob.Call) error {
+				if c.SrcKey == bad {
+					c.After = func() { _ = inner.WriteAll(context.Background(), c.Key, []byte("other bytes of another size"), nil) }
+				}
+				return nil
+			}))
+			require.NoError(t, err)
+			res, err := Sweep(ctx, fb.Bucket(), "run1", WithQuarantine())
+			require.NoError(t, err)
+			require.Equal(t, int64(len(w.good)-1), res.Deleted)
+			require.Equal(t, int64(1), res.Failed)
+			after := contents(t, inner)
+			require.Equal(t, before[bad], after[bad], "the original of a differing copy is kept")
+			for _, k := range w.good[1:] {
+				require.NotContains(t, after, k)
+				require.Equal(t, before[k], after[layout.QuarantineKey(DefaultStoragePrefix, "run1", k)], k)
+			}
+		})
+	}
+}
+
+// TestRestoreNeverOverwritesALateWriter: an object put at its place after
+// Restore found the place free (here, just before the copy back) is not
+// overwritten: the copy back is a conditional write.
+func TestRestoreNeverOverwritesALateWriter(t *testing.T) {
+	for name, inner := range buckets(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			w := newQuarantineWorld(t, inner, "run1")
+			_, err := Sweep(ctx, inner, "run1", WithQuarantine())
+			require.NoError(t, err)
+			late := w.good[0]
+			qkey := layout.QuarantineKey(DefaultStoragePrefix, "run1", late)
+			var once atomic.Bool
+			fb, err := faultblob.New(inner, faultblob.WithHook(faultblob.Attributes, func(_ context.Context, c *faultblob.Call) error {
+				if c.Key == qkey && once.CompareAndSwap(false, true) {
+					c.After = func() { require.NoError(t, inner.WriteAll(context.Background(), late, []byte("a late writer's"), nil)) }
+				}
+				return nil
+			}))
+			require.NoError(t, err)
+			quarantined := contents(t, inner)[qkey]
+			rr, err := Restore(ctx, fb.Bucket(), "run1", nil)
+			require.NoError(t, err)
+			require.True(t, once.Load())
+			require.Equal(t, int64(len(w.good)-1), rr.Restored)
+			require.Len(t, rr.Refused, 1)
+			require.Equal(t, late, rr.Refused[0].Address)
+			after := contents(t, inner)
+			require.Equal(t, "a late writer's", after[late])
+			require.Equal(t, quarantined, after[qkey], "the refused object stays in the quarantine")
+		})
+	}
+}
+
+// TestPurgeCountsFromTheLastMove: objects a rerun moved into an old
+// quarantine get their own days before Purge deletes them.
+func TestPurgeCountsFromTheLastMove(t *testing.T) {
+	for name, b := range buckets(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			clockAt := func(t time.Time) Option { return WithClock(func() time.Time { return t }) }
+			keys := []string{"data/" + earlyName(1), "data/" + earlyName(2)}
+			for _, k := range keys {
+				require.NoError(t, b.WriteAll(ctx, k, []byte(k), nil))
+			}
+			writeRun(t, b, "late", t0.Add(-11*24*time.Hour), keys)
+			// Ten days ago the copy of keys[1] failed: it stayed at its place.
+			fb, err := faultblob.New(b, faultblob.WithError(faultblob.Copy, func(key string) error {
+				if strings.HasSuffix(key, keys[1]) {
+					return errors.New("copy refused")
+				}
+				return nil
+			}))
+			require.NoError(t, err)
+			res, err := Sweep(ctx, fb.Bucket(), "late", WithQuarantine(), clockAt(t0.Add(-10*24*time.Hour)), WithBackoff(time.Microsecond, time.Microsecond))
+			require.NoError(t, err)
+			require.Equal(t, int64(1), res.Failed)
+			// An hour ago a rerun moved it.
+			res, err = Sweep(ctx, b, "late", WithQuarantine(), clockAt(t0.Add(-time.Hour)))
+			require.NoError(t, err)
+			require.Equal(t, int64(1), res.Deleted)
+			pr, err := Purge(ctx, b, 7*24*time.Hour, clockAt(t0))
+			require.NoError(t, err)
+			require.Empty(t, pr.Purged)
+			require.Equal(t, []string{"late"}, pr.Kept)
+			after := contents(t, b)
+			for _, k := range keys {
+				require.Contains(t, after, layout.QuarantineKey(DefaultStoragePrefix, "late", k))
+			}
+			// Seven days after the rerun, it goes.
+			pr, err = Purge(ctx, b, 7*24*time.Hour, clockAt(t0.Add(7*24*time.Hour)))
+			require.NoError(t, err)
+			require.Len(t, pr.Purged, 1)
+			require.Equal(t, int64(2), pr.Purged[0].Objects)
+		})
+	}
+}

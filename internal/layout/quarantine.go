@@ -8,7 +8,7 @@ import "strings"
 // PrefixesOverlap). A run's quarantine folder holds
 //
 //	quarantine.json         QuarantineFile: when the quarantine was started
-//	manifest/<part>.json    QuarantineManifest: the addresses a sweep was about to move, written before each move
+//	manifest/<part>.json    QuarantineManifest: the addresses a sweep moved, written before their originals' delete
 //	objects/<address>       QuarantineObjects: each moved object, at its address below the folder
 //
 // An object's place in the quarantine spells the address it came from, so

@@ -14,10 +14,14 @@
 // gc --sweep --quarantine moves the garbage into the run's quarantine in the
 // namespace instead of deleting it; restore puts a run's quarantined objects
 // back (all, or those named by --address), never over an object at their
-// place; purge deletes the quarantines started more than --older-than ago
-// (package sweep: Quarantine, restore and purge). gc, restore and purge hold
-// the repository's lease (package lease) while they run: a second one exits
-// 5 naming the holder, or waits up to --lease-wait; --no-lease runs without.
+// place; purge deletes the quarantines started (and last swept into) more
+// than --older-than ago
+// (package sweep: Quarantine, restore and purge). gc, sweep, restore and
+// purge hold the repository's lease (package lease) while they run: a second
+// one exits 5 naming the holder, or waits up to --lease-wait; --no-lease runs
+// without; a run that loses its lease stops. On lakeFS's local blockstore
+// the lease is best effort (a local folder has no atomic conditional
+// create: two runs started within the same instant could both take it).
 //
 // # Review, then sweep
 //

@@ -16,9 +16,9 @@ import (
 
 const purgeUsage = `Usage: lakegc purge --repo NAME --older-than 7d [--json]
 
-Deletes every quarantine (of sweeps run with --quarantine) started more than
---older-than ago: its objects, then its records. A quarantine whose start is
-unknown is kept. A purge stopped midway is finished by the next.
+Deletes every quarantine (of sweeps run with --quarantine) started, and last
+swept into, more than --older-than ago: its objects, then its records. A
+quarantine whose start is unknown is kept. A purge stopped midway is finished by the next.
 
 Exit codes (5: another lakegc run holds the repository's lease): 0 done, 1 the purge failed, 2 usage, 3 lakeFS error.
 
@@ -40,7 +40,7 @@ func purgeCmd(ctx context.Context, args []string, getenv func(string) string, st
 	n.register(fs)
 	var lf leaseFlags
 	addLeaseFlags(fs, &lf)
-	olderThan := fs.String("older-than", "", "purge the quarantines started more than this `AGE` ago, such as 7d or 36h (required)")
+	olderThan := fs.String("older-than", "", "purge the quarantines started and last swept into more than this `AGE` ago, such as 7d or 36h (required)")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), purgeUsage); fs.PrintDefaults() }
 	if code := parseFlags(fs, args, stdout, stderr); code >= 0 {
 		return code
@@ -84,7 +84,7 @@ func purgeCmd(ctx context.Context, args []string, getenv func(string) string, st
 		return fail(code, err)
 	}
 	defer bucket.Close()
-	release, err := lf.hold(ctx, bucket)
+	ctx, release, err := lf.hold(ctx, bucket)
 	if err != nil {
 		return fail(leaseCode(err), err)
 	}
@@ -94,6 +94,7 @@ func purgeCmd(ctx context.Context, args []string, getenv func(string) string, st
 		opts = append(opts, sweep.WithBatchDeleter(d))
 	}
 	res, err := sweep.Purge(ctx, bucket, age, opts...)
+	err = lostLease(ctx, err)
 	if res != nil {
 		out.Purged = append(out.Purged, res.Purged...)
 		out.Kept = append(out.Kept, res.Kept...)

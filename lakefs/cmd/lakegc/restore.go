@@ -81,7 +81,7 @@ func restoreCmd(ctx context.Context, args []string, getenv func(string) string, 
 		return fail(code, err)
 	}
 	defer bucket.Close()
-	release, err := lf.hold(ctx, bucket)
+	ctx, release, err := lf.hold(ctx, bucket)
 	if err != nil {
 		return fail(leaseCode(err), err)
 	}
@@ -91,6 +91,7 @@ func restoreCmd(ctx context.Context, args []string, getenv func(string) string, 
 		keys[i] = relativeAddress(ns, a)
 	}
 	res, err := sweep.Restore(ctx, bucket, *runID, keys)
+	err = lostLease(ctx, err)
 	if res != nil {
 		out.Restored, out.AlreadyThere, out.Refused, out.Missing = res.Restored, res.AlreadyThere, res.Refused, res.Missing
 	}
