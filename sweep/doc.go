@@ -286,8 +286,9 @@
 // match exactly (a prefix that is not a plain folder; with the delimiter, a
 // folder holding a name with fileblob's escape or invalid UTF-8) goes
 // through the bucket. A file or folder gone before it is read is not
-// listed; any other error of the file system fails the listing, a transient
-// one after the retries of a page.
+// listed, nor is a folder replaced by a symbolic link (the link's target is
+// never listed under the folder's keys); any other error of the file system
+// fails the listing, a transient one after the retries of a page.
 //
 // # Cost
 //

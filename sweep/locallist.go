@@ -30,6 +30,7 @@ type localPager struct {
 	cls      classifiers // WithErrorClassifier's, as the pager's
 	page     []*blob.ListObject
 	i        int
+	err      error     // the error that ended the listing, returned again
 	answered time.Time // when the last page was read
 }
 
@@ -53,13 +54,19 @@ func wrapLocal(l *localfs.Lister, win *aimd.Window, b backoff) *localPager {
 }
 
 // Next returns the next object of the listing, or io.EOF after the last.
+// Once it has failed it returns the same error again, never io.EOF: a
+// caller that asks again must not take a broken listing for a whole one.
 func (p *localPager) Next(ctx context.Context) (*blob.ListObject, error) {
+	if p.err != nil {
+		return nil, p.err
+	}
 	for p.i == len(p.page) {
 		if p.lst.Done() {
 			return nil, io.EOF
 		}
 		if err := p.fetch(ctx); err != nil {
 			p.close()
+			p.err = err
 			return nil, err
 		}
 	}

@@ -269,3 +269,38 @@ func openFileblob(t testing.TB, dir string) *blob.Bucket {
 	require.NoError(t, err)
 	return b
 }
+
+// TestLocalListingFailureSticks asks a failed listing again, with and
+// without a delimiter: it gives its error again, never io.EOF (which would
+// pass a listing cut short for a whole one).
+func TestLocalListingFailureSticks(t *testing.T) {
+	dir := t.TempDir()
+	hostileTree(t, dir)
+	for _, delim := range []string{"", "/"} {
+		p := newLocalPager(dir, "data/s1/", testWindow(), backoff{sleep: sleep})
+		if delim != "" {
+			p = newLocalLevelPager(dir, "data/", testWindow(), backoff{sleep: sleep})
+		}
+		require.NotNil(t, p)
+		p.lst.Chunk = 1
+		denied := &os.PathError{Op: "readdir", Path: "x", Err: os.ErrPermission}
+		n := 0
+		p.lst.Fault = func(op, _ string) error {
+			if op == "readdir" {
+				if n++; n == 3 {
+					return denied
+				}
+			}
+			return nil
+		}
+		var err error
+		for err == nil {
+			_, err = p.Next(context.Background())
+		}
+		require.ErrorIs(t, err, denied, "delimiter %q", delim)
+		for range 3 {
+			_, again := p.Next(context.Background())
+			require.ErrorIs(t, again, denied, "delimiter %q: asked again", delim)
+		}
+	}
+}

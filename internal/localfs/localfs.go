@@ -32,14 +32,16 @@
 // What a listing meets while the namespace changes under it: a file gone
 // before it is read (removed, or replaced by a folder) is not listed, nor
 // is a folder gone before it is opened (removed, or replaced by a file);
-// it is gone, and what replaced it is new. Other errors of the file system
-// (a folder that may not be read, an I/O error) fail the listing, where
-// fileblob would skip the folder in silence; the caller may retry them: a
-// Lister resumes where it failed.
+// it is gone, and what replaced it is new. A folder replaced by a symbolic
+// link is gone too: the link's target is never listed (openFolder). Other
+// errors of the file system (a folder that may not be read, an I/O error)
+// fail the listing, where fileblob would skip the folder in silence; the
+// caller may retry them: a Lister resumes where it failed.
 package localfs
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -227,7 +229,7 @@ func (l *Lister) read() error {
 		if err := l.injected("open", rel); err != nil {
 			return err
 		}
-		f, err := os.Open(filepath.Join(l.root, filepath.FromSlash(rel)))
+		f, err := l.openFolder(rel)
 		if err != nil && !vanished(err) {
 			return err
 		}
@@ -321,7 +323,7 @@ func (l *Lister) holdsFile(rel string) (bool, error) {
 		if err := l.injected("open", d); err != nil {
 			return false, err
 		}
-		f, err := os.Open(filepath.Join(l.root, filepath.FromSlash(d)))
+		f, err := l.openFolder(d)
 		if vanished(err) {
 			continue
 		}
@@ -354,6 +356,33 @@ func (l *Lister) holdsFile(rel string) (bool, error) {
 		f.Close()
 	}
 	return false, nil
+}
+
+// openFolder opens the folder at rel without going through a symbolic
+// link there: os.Open follows one, so a folder replaced by a link since its
+// parent was read would list the link's target under the folder's keys (and
+// a delete of such a key goes through the link). After opening, the path's
+// own entry (lstat) must be a folder and the very one opened; if not, the
+// folder is gone (vanished), as a removed one is, and what replaced it is
+// new. A link made after this check is not seen: deletes by path share that.
+func (l *Lister) openFolder(rel string) (*os.File, error) {
+	path := filepath.Join(l.root, filepath.FromSlash(rel))
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	opened, err := f.Stat()
+	if err == nil {
+		var here os.FileInfo
+		if here, err = os.Lstat(path); err == nil && (!here.IsDir() || !os.SameFile(opened, here)) {
+			err = fmt.Errorf("localfs: %s was replaced since its folder was read: %w", path, fs.ErrNotExist)
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // injected is the error Fault gives op on rel, if any.

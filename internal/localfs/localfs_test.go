@@ -379,3 +379,54 @@ func propertyRounds(t *testing.T) int {
 	require.NoError(t, err, "LAKEGC_PROPERTY_ROUNDS")
 	return n
 }
+
+// TestLocalListingFolderReplacedByLink replaces a folder by a symbolic link
+// to a folder outside the namespace after its parent was read and before
+// it is opened: the link's target is never listed (its files under the
+// folder's keys would be deleted through the link), with and without a
+// delimiter, and the rest of the listing is whole.
+func TestLocalListingFolderReplacedByLink(t *testing.T) {
+	for _, delim := range []string{"", "/"} {
+		dir := t.TempDir()
+		outside := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(outside, "secret"), []byte("x"), 0o644))
+		for _, f := range []string{"data/s/keep", "data/s/d/old", "data/s/e/f"} {
+			p := filepath.Join(dir, filepath.FromSlash(f))
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			require.NoError(t, os.WriteFile(p, nil, 0o644))
+		}
+		l := New(dir, "data/s/")
+		if delim != "" {
+			l = NewLevel(dir, "data/s/")
+		}
+		require.NotNil(t, l)
+		swapped := false
+		l.Fault = func(op, rel string) error {
+			if op == "open" && rel == "data/s/d" && !swapped {
+				swapped = true
+				d := filepath.Join(dir, "data", "s", "d")
+				require.NoError(t, os.RemoveAll(d))
+				require.NoError(t, os.Symlink(outside, d))
+			}
+			return nil
+		}
+		var got []string
+		var page []*blob.ListObject
+		for !l.Done() {
+			var err error
+			page, err = l.Read(page[:0])
+			require.NoError(t, err)
+			for _, o := range page {
+				got = append(got, o.Key)
+			}
+		}
+		l.Close()
+		require.True(t, swapped, "delimiter %q: the folder was opened", delim)
+		slices.Sort(got)
+		want := []string{"data/s/e/f", "data/s/keep"}
+		if delim != "" {
+			want = []string{"data/s/e/", "data/s/keep"}
+		}
+		require.Equal(t, want, got, "delimiter %q", delim)
+	}
+}
