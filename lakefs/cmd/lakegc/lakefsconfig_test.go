@@ -214,45 +214,6 @@ func TestParseGCLakeFSConfigLocalPath(t *testing.T) {
 	}
 }
 
-// fakeGCAPI answers the calls of one "lakegc gc" run for a repository "r"
-// on ns with an empty staging area: the repository, an uncommitted export of
-// no files, no branches, no tags, rules of 7 days, and a prepare_commits
-// task of run runID, whose report the test writes. Any other call is a 404.
-func fakeGCAPI(t *testing.T, ns, runID string) *httptest.Server {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		p := strings.TrimPrefix(r.URL.Path, "/api/v1/repositories/r")
-		switch {
-		case r.Method == http.MethodGet && p == "":
-			_ = json.NewEncoder(w).Encode(map[string]any{"id": "r", "storage_namespace": ns, "default_branch": "main", "creation_date": 1})
-		case r.Method == http.MethodPost && p == "/gc/prepare_uncommited":
-			w.WriteHeader(http.StatusCreated)
-			_ = json.NewEncoder(w).Encode(map[string]any{"run_id": "u-" + runID, "gc_uncommitted_location": "", "continuation_token": nil})
-		case r.Method == http.MethodGet && p == "/branches":
-			_ = json.NewEncoder(w).Encode(map[string]any{"pagination": map[string]any{"has_more": false, "next_offset": ""}, "results": []any{}})
-		case r.Method == http.MethodGet && p == "/tags":
-			_ = json.NewEncoder(w).Encode(map[string]any{"pagination": map[string]any{"has_more": false, "next_offset": ""}, "results": []any{}})
-		case r.Method == http.MethodGet && p == "/settings/gc_rules":
-			_ = json.NewEncoder(w).Encode(map[string]any{"default_retention_days": 7, "branches": nil})
-		case r.Method == http.MethodPost && p == "/gc/prepare_commits/async":
-			w.WriteHeader(http.StatusAccepted)
-			_ = json.NewEncoder(w).Encode(map[string]string{"id": "task-" + runID})
-		case r.Method == http.MethodGet && p == "/gc/prepare_commits/status":
-			_ = json.NewEncoder(w).Encode(map[string]any{"task_id": r.URL.Query().Get("id"), "completed": true, "result": map[string]string{
-				"run_id":                runID,
-				"gc_commits_location":   ns + "/_lakefs/retention/gc/commits/run_id=" + runID + "/commits.csv",
-				"gc_addresses_location": ns + "/_lakefs/retention/gc/addresses/",
-			}})
-		default:
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = w.Write([]byte(`{"message":"no such route in the test's lakeFS"}`))
-		}
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
 // TestGCLakeFSConfigOpensS3 runs "lakegc gc --lakefs-config" with a lakeFS
 // YAML file whose blockstore is an S3-protocol server on loopback (a custom
 // endpoint at a host name, path style, static keys), the file's keys
@@ -283,7 +244,7 @@ func TestGCLakeFSConfigOpensS3(t *testing.T) {
 	store.Put(t, "lakes", kept[2], "commit_id,expired,metarange_id\nc1,false,\nc0,true,mr0\n")
 	store.Put(t, "lakes", kept[3], "this is dummy data - created by lakeFS to check accessibility")
 	store.Reset()
-	api := fakeGCAPI(t, "s3://lakes/repo1", runID)
+	api := opsAPI(t, "s3://lakes/repo1", "s3://lakes/repo1", runID)
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(cfg, []byte(`
 listen_address: 0.0.0.0:8000

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/lakegc/lakegc/internal/layout"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,29 +12,72 @@ import (
 	"testing"
 	"time"
 
+	"gocloud.dev/blob"
+
 	"github.com/lakegc/lakegc"
+	"github.com/lakegc/lakegc/internal/layout"
+	"github.com/lakegc/lakegc/lakefs/internal/s3loop"
+	"github.com/lakegc/lakegc/lease"
 )
 
-// opsRepo is a repository "r" on lakeFS's local blockstore, in a folder of
-// the test's, whose lakeFS (fakeGCAPI) keeps one empty commit: its old
-// lakeFS-shaped objects are garbage, and nothing else is.
+// opsRepo is a repository "r" whose lakeFS (opsAPI) keeps one empty commit:
+// its old lakeFS-shaped objects are garbage, and nothing else is. Its
+// namespace is a folder of lakeFS's local blockstore, or, with store, a
+// prefix of a bucket on an S3-protocol server, opened through lakeFS's
+// blockstore settings (--lakefs-config, keys from LAKEFS_BLOCKSTORE_*).
 type opsRepo struct {
 	t         *testing.T
 	root, dir string            // the blockstore's folder, the namespace's
 	garbage   map[string]string // key → content
 	kept      []string
 	now       time.Time
+	ns        string         // the namespace, as lakeFS names it
+	store     *s3loop.Server // the S3-protocol server, or nil for the local blockstore
+	config    string         // lakeFS's configuration file, with store
 }
 
 const (
 	opsSlice = "ft01b59ksdue7ngg4om0"
 	opsRun1  = "ft0gcrunksdue7ngg4o00"
 	opsRun2  = "ft0gcrunksdue7ngg4p00"
+	// opsBucket and opsPrefix place an S3 opsRepo's namespace; opsOutside
+	// are objects of the bucket outside it (a sibling namespace whose
+	// name starts with the repository's, and a stray object), which no
+	// command may touch.
+	opsBucket = "lakes"
+	opsPrefix = "repo1/"
 )
 
-func newOpsRepo(t *testing.T) *opsRepo {
+var opsOutside = []string{"repo10/data/" + opsSlice + "/dc7eqrpksdue7ngg4ong", "outside"}
+
+// opsKinds are the kinds of namespace the operator's workflows run on.
+var opsKinds = []string{"local", "s3"}
+
+// newOpsRepo plants the repository on lakeFS's local blockstore.
+func newOpsRepo(t *testing.T) *opsRepo { return newOpsRepoOn(t, "local") }
+
+// newOpsRepoOn plants the repository on a namespace of the kind ("local"
+// or "s3").
+func newOpsRepoOn(t *testing.T, kind string) *opsRepo {
 	r := &opsRepo{t: t, root: t.TempDir(), garbage: map[string]string{}, now: time.Now().Add(72 * time.Hour).UTC().Truncate(time.Second)}
 	r.dir = filepath.Join(r.root, "repo1")
+	r.ns = "local://repo1"
+	if kind == "s3" {
+		r.store = s3loop.Start(t, opsBucket)
+		r.ns = "s3://" + opsBucket + "/" + strings.TrimSuffix(opsPrefix, "/")
+		r.config = filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(r.config, []byte(`
+blockstore:
+  type: s3
+  s3:
+    endpoint: "`+r.store.URL+`"
+    force_path_style: true
+    discover_bucket_region: false
+    region: eu-west-1
+`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	old := r.now.Add(-10 * 24 * time.Hour)
 	r.write("_lakefs/dummy", "this is dummy data - created by lakeFS to check accessibility", old)
 	for _, run := range []string{opsRun1, opsRun2} {
@@ -49,10 +91,20 @@ func newOpsRepo(t *testing.T) *opsRepo {
 	r.write("data/tenant.csv", "another tenant's", old)
 	r.write("data/"+opsSlice+"/dc7eqrpksdue7ngg4op0", "young", r.now)
 	r.kept = []string{"data/tenant.csv", "data/" + opsSlice + "/dc7eqrpksdue7ngg4op0", "_lakefs/dummy", "tenant/report.csv"}
+	if r.store != nil {
+		for _, k := range opsOutside {
+			r.store.PutAt(t, opsBucket, k, "not the repository's garbage", old)
+		}
+		r.store.Reset()
+	}
 	return r
 }
 
 func (r *opsRepo) write(key, data string, at time.Time) {
+	if r.store != nil {
+		r.store.PutAt(r.t, opsBucket, opsPrefix+key, data, at)
+		return
+	}
 	p := filepath.Join(r.dir, filepath.FromSlash(key))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		r.t.Fatal(err)
@@ -66,32 +118,79 @@ func (r *opsRepo) write(key, data string, at time.Time) {
 }
 
 func (r *opsRepo) exists(key string) bool {
+	if r.store != nil {
+		return r.store.Exists(r.t, opsBucket, opsPrefix+key)
+	}
 	_, err := os.Stat(filepath.Join(r.dir, filepath.FromSlash(key)))
 	return err == nil
 }
 
-// run runs lakegc against the lakeFS that names run ID runID, as of at.
-func (r *opsRepo) run(runID string, at time.Time, args ...string) (int, string, string) {
-	r.t.Helper()
-	api := opsAPI(r.t, "local://repo1", "local://"+filepath.ToSlash(r.dir), runID)
+// env is the environment of a run against the lakeFS at url, as of at.
+func (r *opsRepo) env(url string, at time.Time) map[string]string {
 	env := map[string]string{
-		"LAKECTL_SERVER_ENDPOINT_URL":           api.URL,
+		"LAKECTL_SERVER_ENDPOINT_URL":           url,
 		"LAKECTL_CREDENTIALS_ACCESS_KEY_ID":     "a",
 		"LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY": "b",
 		envBlockstorePath:                       r.root,
 		envNow:                                  at.Format(time.RFC3339),
 	}
+	if r.store != nil {
+		env["LAKEFS_BLOCKSTORE_S3_CREDENTIALS_ACCESS_KEY_ID"] = envKeyID
+		env["LAKEFS_BLOCKSTORE_S3_CREDENTIALS_SECRET_ACCESS_KEY"] = envSecret
+	}
+	return env
+}
+
+// api is the repository's lakeFS, naming run ID runID.
+func (r *opsRepo) api(runID string) *httptest.Server {
+	if r.store != nil {
+		return opsAPI(r.t, r.ns, r.ns, runID)
+	}
+	return opsAPI(r.t, r.ns, "local://"+filepath.ToSlash(r.dir), runID)
+}
+
+// run runs lakegc against the lakeFS that names run ID runID, as of at.
+func (r *opsRepo) run(runID string, at time.Time, args ...string) (int, string, string) {
+	r.t.Helper()
+	flags := []string{"--repo", "r"}
+	if r.config != "" {
+		flags = append(flags, "--lakefs-config", r.config)
+	}
 	var stdout, stderr bytes.Buffer
-	code := run(r.t.Context(), append(args[:1:1], append([]string{"--repo", "r"}, args[1:]...)...), envOf(env), &stdout, &stderr)
+	code := run(r.t.Context(), append(args[:1:1], append(flags, args[1:]...)...), envOf(r.env(r.api(runID).URL, at)), &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
 }
 
-// The operator's workflow end to end on a file bucket: a dry run prints its
-// run ID and what a sweep would free; candidates lists exactly the garbage,
-// paged; explain names the reasons; a run a later run superseded is refused
-// unless forced; sweep --run deletes exactly the candidates.
+// bucket opens the repository's namespace as the commands do.
+func (r *opsRepo) bucket() *blob.Bucket {
+	r.t.Helper()
+	n := nsFlags{repo: "r"}
+	if r.config != "" {
+		n.lakeFSConfig = r.config
+	}
+	if err := n.finish(envOf(r.env(r.api(opsRun1).URL, r.now))); err != nil {
+		r.t.Fatal(err)
+	}
+	b, _, _, err := n.open(r.t.Context())
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() { _ = b.Close() })
+	return b
+}
+
+// The operator's workflow end to end on lakeFS's local blockstore and on an
+// S3-protocol bucket: a dry run prints its run ID and what a sweep would
+// free; candidates lists exactly the garbage, paged; explain names the
+// reasons; a run a later run superseded is refused unless forced; sweep
+// --run deletes exactly the candidates.
 func TestOperatorWorkflow(t *testing.T) {
-	r := newOpsRepo(t)
+	for _, kind := range opsKinds {
+		t.Run(kind, func(t *testing.T) { testOperatorWorkflow(t, newOpsRepoOn(t, kind)) })
+	}
+}
+
+func testOperatorWorkflow(t *testing.T, r *opsRepo) {
 	code, out, logs := r.run(opsRun1, r.now, "gc", "--json")
 	if code != exitOK {
 		t.Fatalf("dry run: exit %d\n%s%s", code, out, logs)
@@ -138,7 +237,7 @@ func TestOperatorWorkflow(t *testing.T) {
 	}
 
 	// explain.
-	code, out, logs = r.run(opsRun1, r.now, "explain", "--run", opsRun1, "--json", got[0], "data/tenant.csv", r.kept[1], "local://repo1/"+got[1])
+	code, out, logs = r.run(opsRun1, r.now, "explain", "--run", opsRun1, "--json", got[0], "data/tenant.csv", r.kept[1], r.ns+"/"+got[1])
 	var exp struct {
 		Explanations []lakegc.Explanation `json:"explanations"`
 	}
@@ -183,10 +282,19 @@ func TestOperatorWorkflow(t *testing.T) {
 			t.Errorf("%s deleted", k)
 		}
 	}
-	// Forced, the superseded run sweeps what is left of it: nothing.
-	if code, out, logs := r.run(opsRun2, later, "sweep", "--run", opsRun1, "--force"); code != exitOK || !strings.Contains(out, "0 deleted") {
+	r.checkOutside()
+	// Forced, the superseded run sweeps what is left of it: nothing (S3's
+	// DeleteObjects answers a key already gone as deleted).
+	if code, out, logs := r.run(opsRun2, later, "sweep", "--run", opsRun1, "--force"); code != exitOK || !strings.Contains(out, "0 failed, 0 refused") ||
+		(r.store == nil && !strings.Contains(out, "0 deleted")) {
 		t.Errorf("forced sweep: exit %d\n%s%s", code, out, logs)
 	}
+	for _, k := range r.kept {
+		if !r.exists(k) {
+			t.Errorf("%s deleted by the forced sweep", k)
+		}
+	}
+	r.checkOutside()
 	// An unknown run is refused too.
 	if code, _, logs := r.run(opsRun2, later, "sweep", "--run", "g0ootg1ksdudqv37g7d0"); code != exitRefused {
 		t.Errorf("sweep of an unknown run: exit %d\n%s", code, logs)
@@ -377,14 +485,44 @@ func TestCandidatesStreamed(t *testing.T) {
 	}
 }
 
-// The operator's safety net end to end: a dry run, its exact candidates
-// swept into the quarantine (sweep --run --quarantine), one restored to its
-// place, and the quarantine purged once old enough; the kept objects never
-// move.
+// The operator's safety net end to end, on lakeFS's local blockstore and on
+// an S3-protocol bucket: a dry run, its exact candidates swept into the
+// quarantine (sweep --run --quarantine; on S3 the originals deleted in
+// DeleteObjects batches), one restored to its place, and the quarantine
+// purged once old enough; the kept objects never move. While another run
+// holds the repository's lease, gc and sweep exit 5 and touch nothing.
 func TestOperatorQuarantineWorkflow(t *testing.T) {
-	r := newOpsRepo(t)
+	for _, kind := range opsKinds {
+		t.Run(kind, func(t *testing.T) { testOperatorQuarantineWorkflow(t, newOpsRepoOn(t, kind)) })
+	}
+}
+
+func testOperatorQuarantineWorkflow(t *testing.T, r *opsRepo) {
 	if code, out, logs := r.run(opsRun1, r.now, "gc", "--json"); code != exitOK {
 		t.Fatalf("dry run: exit %d\n%s%s", code, out, logs)
+	}
+	// Another run holds the lease: the dry run and the sweep are refused.
+	held, err := lease.Acquire(t.Context(), r.bucket(), layout.LeaseFolder(lakegc.DefaultStoragePrefix), lease.Options{Holder: "the-other-gc", Settle: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, out, logs := r.run(opsRun2, r.now, "gc", "--json"); code != exitBusy || !strings.Contains(logs, "the-other-gc") {
+		t.Errorf("gc under another's lease: exit %d, want %d\n%s%s", code, exitBusy, out, logs)
+	}
+	if code, out, logs := r.run(opsRun1, r.now, "sweep", "--run", opsRun1, "--quarantine", "--json"); code != exitBusy {
+		t.Errorf("sweep under another's lease: exit %d, want %d\n%s%s", code, exitBusy, out, logs)
+	}
+	for k := range r.garbage {
+		if !r.exists(k) || r.exists(layout.QuarantineKey(lakegc.DefaultStoragePrefix, opsRun1, k)) {
+			t.Fatalf("%s moved under another's lease", k)
+		}
+	}
+	if err := held.Release(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+
+	if r.store != nil {
+		r.store.Reset()
 	}
 	code, out, logs := r.run(opsRun1, r.now, "sweep", "--run", opsRun1, "--quarantine", "--json")
 	var swept lakegc.Report
@@ -407,6 +545,10 @@ func TestOperatorQuarantineWorkflow(t *testing.T) {
 			t.Errorf("kept %s moved", k)
 		}
 	}
+	r.checkOutside()
+	if r.store != nil {
+		r.checkBatchDeletes(garbage)
+	}
 	// One object back; the other stays in the quarantine.
 	code, out, logs = r.run(opsRun1, r.now, "restore", "--run", opsRun1, "--address", garbage[0], "--json")
 	if code != exitOK || !strings.Contains(out, `"restored": 1`) {
@@ -426,5 +568,45 @@ func TestOperatorQuarantineWorkflow(t *testing.T) {
 	}
 	if !r.exists(garbage[0]) {
 		t.Errorf("the purge removed the restored %s", garbage[0])
+	}
+	for _, k := range r.kept {
+		if !r.exists(k) {
+			t.Errorf("kept %s gone after the purge", k)
+		}
+	}
+	r.checkOutside()
+}
+
+// checkOutside checks that the bucket's objects outside an S3 namespace
+// are still there.
+func (r *opsRepo) checkOutside() {
+	r.t.Helper()
+	for _, k := range opsOutside {
+		if r.store != nil && !r.store.Exists(r.t, opsBucket, k) {
+			r.t.Errorf("%s, outside the namespace, deleted", k)
+		}
+	}
+}
+
+// checkBatchDeletes checks, from the S3 server's requests since its last
+// Reset, that the sweep deleted the originals of the swept keys in
+// DeleteObjects batches (POST /bucket?delete), not one DELETE each.
+func (r *opsRepo) checkBatchDeletes(swept []string) {
+	r.t.Helper()
+	var batches int
+	for _, q := range r.store.Requests() {
+		switch {
+		case q.Method == http.MethodPost && q.Path == "/"+opsBucket:
+			batches++
+		case q.Method == http.MethodDelete:
+			for _, k := range swept {
+				if q.Path == "/"+opsBucket+"/"+opsPrefix+k {
+					r.t.Errorf("%s deleted by a single DELETE, not a batch", k)
+				}
+			}
+		}
+	}
+	if batches == 0 {
+		r.t.Errorf("no DeleteObjects batch among the sweep's requests: %+v", r.store.Requests())
 	}
 }

@@ -8,8 +8,9 @@
 // request is recorded ([Server.Requests]) with its method, path, the access
 // key ID its signature names and whether it carried a session token, so a
 // test can check which settings a client was built from. The server checks
-// the signatures' shape, not the secrets. Everything is stopped by the
-// test's cleanup.
+// the signatures' shape, not the secrets, nor the requests' clock skew.
+// Objects are stamped with the current time, or the time [Server.PutAt] is
+// given. Everything is stopped by the test's cleanup.
 package s3loop
 
 import (
@@ -20,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -39,8 +41,32 @@ type Server struct {
 	// the test's hands, for writing and checking objects.
 	Client *s3.Client
 
-	mu   sync.Mutex
-	seen []Request
+	mu    sync.Mutex
+	seen  []Request
+	clock clock
+}
+
+// clock is the time the server stamps objects with: now, unless set.
+type clock struct {
+	mu sync.Mutex
+	at time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at.IsZero() {
+		return time.Now()
+	}
+	return c.at
+}
+
+func (c *clock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+func (c *clock) set(at time.Time) {
+	c.mu.Lock()
+	c.at = at
+	c.mu.Unlock()
 }
 
 // Request is one request the server answered.
@@ -57,7 +83,11 @@ type Request struct {
 func Start(t testing.TB, buckets ...string) *Server {
 	t.Helper()
 	s := &Server{}
-	fake := gofakes3.New(s3mem.New(), gofakes3.WithoutVersioning()).Server()
+	fake := gofakes3.New(s3mem.New(s3mem.WithTimeSource(&s.clock)), gofakes3.WithoutVersioning(),
+		// The clock stamps both the listings' and the HEADs' times; the
+		// check of the requests' clock skew against it is off, as PutAt's
+		// times are far from its request's.
+		gofakes3.WithTimeSource(&s.clock), gofakes3.WithTimeSkewLimit(0)).Server()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Authorization: AWS4-HMAC-SHA256 Credential=<key id>/<date>/<region>/s3/aws4_request, …
 		// or, pre-signed, X-Amz-Credential=<key id>/… in the query.
@@ -108,6 +138,16 @@ func (s *Server) Put(t testing.TB, bucket, key, body string) {
 	if _, err := s.Client.PutObject(t.Context(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: strings.NewReader(body)}); err != nil {
 		t.Fatalf("s3loop: put %s/%s: %v", bucket, key, err)
 	}
+}
+
+// PutAt writes an object with the server's own client, stamped as last
+// modified at at (second precision, as S3's). Not safe to call beside other
+// writes to the server.
+func (s *Server) PutAt(t testing.TB, bucket, key, body string, at time.Time) {
+	t.Helper()
+	s.clock.set(at)
+	defer s.clock.set(time.Time{})
+	s.Put(t, bucket, key, body)
 }
 
 // Exists reports whether an object exists, asked with the server's own
