@@ -152,7 +152,7 @@ func (c *nsCommand) fail(stdout, stderr io.Writer, out errorOutput, code int, er
 	fmt.Fprintf(stderr, "%s: %v\n", c.name, err)
 	if c.n.json {
 		out.setError(err.Error())
-		printOut(stdout, stderr, out)
+		writeJSON(stdout, stderr, out)
 	}
 	return code
 }

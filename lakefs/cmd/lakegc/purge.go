@@ -79,7 +79,7 @@ func purgeCmd(ctx context.Context, args []string, getenv func(string) string, st
 		return c.fail(stdout, stderr, out, sweepCode(err), err)
 	}
 	if c.n.json {
-		if !printOut(stdout, stderr, out) {
+		if !writeJSON(stdout, stderr, out) {
 			return exitFailed
 		}
 		return exitOK

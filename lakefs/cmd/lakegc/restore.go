@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -72,7 +71,7 @@ func restoreCmd(ctx context.Context, args []string, getenv func(string) string, 
 		return c.fail(stdout, stderr, out, sweepCode(err), err)
 	}
 	if c.n.json {
-		if !printOut(stdout, stderr, out) {
+		if !writeJSON(stdout, stderr, out) {
 			return exitFailed
 		}
 	} else {
@@ -101,15 +100,4 @@ func relativeAddress(ns []string, address string) string {
 		}
 	}
 	return address
-}
-
-// printOut prints v as indented JSON on stdout; it reports whether it could.
-func printOut(stdout, stderr io.Writer, v any) bool {
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		fmt.Fprintf(stderr, "lakegc: %v\n", err)
-		return false
-	}
-	return true
 }
