@@ -18,8 +18,6 @@ import (
 	"github.com/lakegc/lakegc/lakefs/api"
 	"github.com/lakegc/lakegc/lakefs/blockstore"
 	"github.com/lakegc/lakegc/lakefs/host"
-	"github.com/lakegc/lakegc/lease"
-	"github.com/lakegc/lakegc/namespace"
 )
 
 // Exit codes.
@@ -363,22 +361,7 @@ func gc(ctx context.Context, o gcOptions, stdout, stderr io.Writer) int {
 			// what was done until then.
 			printJSON(stdout, stderr, err, rep, hs, nil)
 		}
-		switch {
-		case ctx.Err() != nil:
-			// Interrupted: whichever call was cut short, lakeFS neither
-			// refused nor was unreachable.
-			return exitFailed
-		case errors.Is(err, host.ErrLakeFS):
-			return exitLakeFS
-		case errors.Is(err, lease.ErrHeld):
-			return exitBusy
-		case errors.Is(err, lakegc.ErrInvalidInput), errors.Is(err, host.ErrInvalidInput), errors.Is(err, namespace.ErrNoLocalRoot), errors.Is(err, blockstore.ErrInvalidInput):
-			// An option Collect refuses, a local repository without
-			// --blockstore-path, or a namespace not on --lakefs-config's
-			// blockstore.
-			return exitUsage
-		}
-		return exitFailed
+		return errorCode(ctx, err, false)
 	}
 	var est *costEstimate
 	if rep.Sweep == nil && rep.Mark != nil && rep.Mark.Summary != nil {

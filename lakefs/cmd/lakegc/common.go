@@ -195,19 +195,29 @@ func (c *common) hostOptions(logger *slog.Logger) host.Options {
 }
 
 // exitCode is the exit code of a command's error.
-func exitCode(ctx context.Context, err error) int {
+func exitCode(ctx context.Context, err error) int { return errorCode(ctx, err, true) }
+
+// errorCode is the exit code of err; a refused run (superseded, unknown or
+// failed) is exitRefused when refusals is set, else a failure like any
+// other (gc, which is given no run).
+func errorCode(ctx context.Context, err error, refusals bool) int {
 	switch {
 	case err == nil:
 		return exitOK
 	case ctx.Err() != nil:
+		// Interrupted: whichever call was cut short, lakeFS neither
+		// refused nor was unreachable.
 		return exitFailed
 	case errors.Is(err, host.ErrLakeFS):
 		return exitLakeFS
 	case errors.Is(err, lease.ErrHeld):
 		return exitBusy
-	case errors.Is(err, lakegc.ErrSuperseded), errors.Is(err, sweep.ErrNoRun), errors.Is(err, sweep.ErrRunFailed):
+	case refusals && (errors.Is(err, lakegc.ErrSuperseded) || errors.Is(err, sweep.ErrNoRun) || errors.Is(err, sweep.ErrRunFailed)):
 		return exitRefused
 	case errors.Is(err, lakegc.ErrInvalidInput), errors.Is(err, host.ErrInvalidInput), errors.Is(err, namespace.ErrNoLocalRoot), errors.Is(err, blockstore.ErrInvalidInput):
+		// An option the host refuses, a local repository without
+		// --blockstore-path, or a namespace not on --lakefs-config's
+		// blockstore.
 		return exitUsage
 	}
 	return exitFailed
