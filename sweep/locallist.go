@@ -82,40 +82,12 @@ func (p *localPager) close() { p.lst.Close() }
 // fetch reads the next page within the window, retrying as pager.fetch
 // does: transient errors after a backoff, up to listAttempts in all.
 func (p *localPager) fetch(ctx context.Context) error {
-	var work time.Duration
-	if !p.answered.IsZero() {
-		work = time.Since(p.answered)
-	}
 	p.page, p.i = p.page[:0], 0
-	for attempt := 1; ; attempt++ {
-		// The window checks ctx only when it has no room.
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		s, err := p.win.Acquire(ctx)
-		if err != nil {
-			return err
-		}
+	return fetchPage(ctx, p.win, p.cls, p.backoff, &p.answered, func() error {
+		var err error
 		p.page, err = p.lst.Read(p.page)
-		p.win.Release(s, judge(err, p.cls), work)
-		if err == nil {
-			p.answered = time.Now()
-			return nil
-		}
-		if cerr := ctx.Err(); cerr != nil {
-			return cerr
-		}
-		if !p.cls.transient(err) {
-			return err
-		}
-		if attempt >= listAttempts {
-			return fmt.Errorf("gave up after %d attempts: %w", attempt, err)
-		}
-		if err := p.backoff.wait(ctx, attempt); err != nil {
-			return err
-		}
-		work = 0
-	}
+		return err
+	})
 }
 
 // checkLocalRoot checks WithLocalListing's folder against the bucket: the

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"github.com/lakegc/lakegc/internal/aimd"
 	"github.com/lakegc/lakegc/internal/localfs"
+	"github.com/lakegc/lakegc/internal/localfs/localfstest"
 	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,83 +23,10 @@ import (
 )
 
 // listed is what a listing says of one object.
-type listed struct {
-	key   string
-	size  int64
-	mod   time.Time
-	isDir bool
-}
-
-func (o listed) String() string {
-	return fmt.Sprintf("%q(%d,%d,%t)", o.key, o.size, o.mod.UnixNano(), o.isDir)
-}
-
-// fileblobListingDelim is fileblob's whole listing of prefix in the bucket
-// at dir with a delimiter, in one page (so that none of its pagination's
-// losses come in; the trees of the tests are smaller than a page).
-func fileblobListingDelim(t testing.TB, dir, prefix, delim string) []listed {
-	t.Helper()
-	b, err := fileblob.OpenBucket(dir, nil)
-	require.NoError(t, err)
-	defer b.Close()
-	page, next, err := b.ListPage(context.Background(), blob.FirstPageToken, 1<<16, &blob.ListOptions{Prefix: prefix, Delimiter: delim})
-	require.NoError(t, err)
-	require.Empty(t, next)
-	var out []listed
-	for _, o := range page {
-		require.True(t, !o.IsDir || delim != "")
-		out = append(out, listed{o.Key, o.Size, o.ModTime, o.IsDir})
-	}
-	return sortListed(out)
-}
-
-func sortListed(s []listed) []listed {
-	slices.SortFunc(s, func(a, b listed) int { return strings.Compare(a.String(), b.String()) })
-	return s
-}
+type listed = localfstest.Listed
 
 // testWindow is a window as Mark's default, for pagers made by hand.
 func testWindow() *aimd.Window { return aimd.New(1, DefaultListConcurrency, DefaultMaxListConcurrency) }
-
-// hostileTree writes files (and folders, symbolic links) whose names
-// fileblob treats specially, under dir: its escapes (valid, out of range,
-// negative, malformed; some decode to '/' or '.attrs'), its ".attrs" side
-// files and folders so named, invalid UTF-8 (with and without an escape in
-// the same path), names that sort around '/', empty folders, folders of
-// side files only, nesting, links to files, to folders and to nothing, and
-// two files of one key.
-func hostileTree(t testing.TB, dir string) {
-	t.Helper()
-	files := []string{
-		"top", "data/loose",
-		"data/s1/plain", "data/s1/a__0x41__", "data/s1/aA", "data/s1/x.attrs", "data/s1/plain.attrs",
-		"data/s1/y__0x2e__attrs", "data/s1/z__0x2f__w", "data/s1/__0x2f__lead", "data/s1/tr__0x2f__",
-		"data/s1/neg__0x-41__", "data/s1/big__0x110000__", "data/s1/huge__0x1ffffffff__", "data/s1/sur__0xd800__",
-		"data/s1/bad__0xzz__", "data/s1/open__0x41_", "data/s1/empty__0x__", "data/s1/twice__0x41____0x42__",
-		"data/s1/\xffinv", "data/s1/\xffinv__0x41__", "data/s1/sp ace", "data/s1/ctl\x01",
-		"data/s1/a-b", "data/s1/a/x", "data/s1/a/y-z", "data/s1/a.b", "data/s1/a0",
-		"data/s1/only.attrs/f", "data/s1/onlysidecars/k.attrs", "data/s1/nested/deeper/leaf", "data/s1/nested/n",
-		"data/s1/d__0x41__/f", "data/s1/\xffdir/g__0x42__", "data/s1/\xffq.attrs/__0x41__", "data/s1/__0x2f__/f",
-		"data/s10/p", "data/s2/q", "data/s1.attrs/r", "data/s1-x/u",
-		"data/s4/k.attrs", "data/s6.attrs/f", "data/loose.attrs", "data/s7/deep/er/f", "data/s7/deep/x.attrs",
-	}
-	for i, f := range files {
-		p := filepath.Join(dir, filepath.FromSlash(f))
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(strings.Repeat("x", i)), 0o644))
-		mod := t0.Add(-time.Duration(i) * time.Hour)
-		require.NoError(t, os.Chtimes(p, mod, mod))
-	}
-	for _, d := range []string{"data/s1/empty", "data/s1/emptier/still", "data/s3", "data/s5/e/f", "data/s4/g.attrs"} {
-		require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.FromSlash(d)), 0o755))
-	}
-	for link, target := range map[string]string{
-		"data/s1/link": "plain", "data/s1/dirlink": "nested", "data/s1/dangling": "nowhere", "data/s1/uplink": "..",
-		"data/slink": "s1",
-	} {
-		require.NoError(t, os.Symlink(target, filepath.Join(dir, filepath.FromSlash(link))))
-	}
-}
 
 // TestLocalListingRetries fails operations of the listing, with and
 // without a delimiter: a transient error is retried (after the backoff) and
@@ -107,7 +34,7 @@ func hostileTree(t testing.TB, dir string) {
 // persists beyond listAttempts.
 func TestLocalListingRetries(t *testing.T) {
 	dir := t.TempDir()
-	hostileTree(t, dir)
+	localfstest.HostileTree(t, dir, t0)
 	for _, mode := range []struct {
 		prefix, delim string
 		at            func(op, rel string) bool // the operations that fail
@@ -117,7 +44,7 @@ func TestLocalListingRetries(t *testing.T) {
 			return op == "lstat" && rel == "data/loose" || op != "lstat" && strings.HasPrefix(rel, "data/s7")
 		}},
 	} {
-		want := fileblobListingDelim(t, dir, mode.prefix, mode.delim)
+		want := localfstest.FileblobListing(t, dir, mode.prefix, mode.delim)
 		for _, op := range []string{"open", "readdir", "lstat"} {
 			t.Run(fmt.Sprintf("%s%s/%s", mode.prefix, mode.delim, op), func(t *testing.T) {
 				for _, tc := range []struct {
@@ -160,11 +87,11 @@ func TestLocalListingRetries(t *testing.T) {
 							} else {
 								require.NoError(t, err)
 							}
-							got = append(got, listed{o.Key, o.Size, o.ModTime, o.IsDir})
+							got = append(got, localfstest.Of(o))
 						}
 						require.False(t, tc.failed, "the listing did not fail")
 						require.Equal(t, tc.times, waits)
-						require.Equal(t, want, sortListed(got))
+						require.Equal(t, want, localfstest.Sort(got))
 					})
 				}
 			})
@@ -175,7 +102,7 @@ func TestLocalListingRetries(t *testing.T) {
 // TestLocalListingCancelled stops a listing by its context.
 func TestLocalListingCancelled(t *testing.T) {
 	dir := t.TempDir()
-	hostileTree(t, dir)
+	localfstest.HostileTree(t, dir, t0)
 	p := newLocalPager(dir, "data/s1/", testWindow(), backoff{sleep: sleep})
 	p.lst.Chunk = 1
 	ctx, cancel := context.WithCancel(context.Background())
@@ -275,7 +202,7 @@ func openFileblob(t testing.TB, dir string) *blob.Bucket {
 // pass a listing cut short for a whole one).
 func TestLocalListingFailureSticks(t *testing.T) {
 	dir := t.TempDir()
-	hostileTree(t, dir)
+	localfstest.HostileTree(t, dir, t0)
 	for _, delim := range []string{"", "/"} {
 		p := newLocalPager(dir, "data/s1/", testWindow(), backoff{sleep: sleep})
 		if delim != "" {

@@ -152,32 +152,51 @@ func (p *pager) Next(ctx context.Context) (*blob.ListObject, error) {
 // (from its arrival to this call) tells the window whether more requests at
 // once would help.
 func (p *pager) fetch(ctx context.Context) error {
+	return fetchPage(ctx, p.win, p.cls, p.backoff, &p.answered, func() error {
+		page, next, err := p.bucket.ListPage(ctx, p.token, listPageSize, p.opts)
+		if err == nil {
+			p.page, p.i, p.token = page, 0, next
+		}
+		return err
+	})
+}
+
+// fetchPage makes read, the request of one listing page, within win,
+// retrying it after a backoff b when it fails with an error cls calls
+// transient, up to listAttempts in all. *answered is when the previous page
+// arrived (zero before the first): the caller's work since tells the window
+// whether more requests at once would help; it is set when this page
+// arrives.
+func fetchPage(ctx context.Context, win *aimd.Window, cls classifiers, b backoff, answered *time.Time, read func() error) error {
 	var work time.Duration
-	if !p.answered.IsZero() {
-		work = time.Since(p.answered)
+	if !answered.IsZero() {
+		work = time.Since(*answered)
 	}
 	for attempt := 1; ; attempt++ {
-		s, err := p.win.Acquire(ctx)
+		// The window checks ctx only when it has no room.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s, err := win.Acquire(ctx)
 		if err != nil {
 			return err
 		}
-		page, next, err := p.bucket.ListPage(ctx, p.token, listPageSize, p.opts)
-		p.win.Release(s, judge(err, p.cls), work)
+		err = read()
+		win.Release(s, judge(err, cls), work)
 		if err == nil {
-			p.page, p.i, p.token = page, 0, next
-			p.answered = time.Now()
+			*answered = time.Now()
 			return nil
 		}
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
-		if !p.cls.transient(err) {
+		if !cls.transient(err) {
 			return err
 		}
 		if attempt >= listAttempts {
 			return fmt.Errorf("gave up after %d attempts: %w", attempt, err)
 		}
-		if err := p.backoff.wait(ctx, attempt); err != nil {
+		if err := b.wait(ctx, attempt); err != nil {
 			return err
 		}
 		work = 0

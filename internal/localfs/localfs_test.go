@@ -1,7 +1,6 @@
 package localfs
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -12,54 +11,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lakegc/lakegc/internal/localfs/localfstest"
 	"github.com/stretchr/testify/require"
 	"gocloud.dev/blob"
-	"gocloud.dev/blob/fileblob"
 )
 
 // t0 is the tests' clock.
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
 // listed is what a listing says of one object.
-type listed struct {
-	key   string
-	size  int64
-	mod   time.Time
-	isDir bool
-}
-
-func (o listed) String() string {
-	return fmt.Sprintf("%q(%d,%d,%t)", o.key, o.size, o.mod.UnixNano(), o.isDir)
-}
+type listed = localfstest.Listed
 
 // fileblobListing is fileblob's whole listing of prefix in the bucket at
-// dir, in one page (so that none of its pagination's losses come in; the
-// trees of the tests are smaller than a page).
+// dir, in one page.
 func fileblobListing(t testing.TB, dir, prefix string) []listed {
 	t.Helper()
-	return fileblobListingDelim(t, dir, prefix, "")
-}
-
-// fileblobListingDelim is fileblobListing with a delimiter.
-func fileblobListingDelim(t testing.TB, dir, prefix, delim string) []listed {
-	t.Helper()
-	b, err := fileblob.OpenBucket(dir, nil)
-	require.NoError(t, err)
-	defer b.Close()
-	page, next, err := b.ListPage(context.Background(), blob.FirstPageToken, 1<<16, &blob.ListOptions{Prefix: prefix, Delimiter: delim})
-	require.NoError(t, err)
-	require.Empty(t, next)
-	var out []listed
-	for _, o := range page {
-		require.True(t, !o.IsDir || delim != "")
-		out = append(out, listed{o.Key, o.Size, o.ModTime, o.IsDir})
-	}
-	return sortListed(out)
-}
-
-func sortListed(s []listed) []listed {
-	slices.SortFunc(s, func(a, b listed) int { return strings.Compare(a.String(), b.String()) })
-	return s
+	return localfstest.FileblobListing(t, dir, prefix, "")
 }
 
 // localListing lists prefix through a Lister reading chunk entries at
@@ -87,50 +54,10 @@ func localListingDelim(t testing.TB, dir, prefix, delim string, chunk int) (out 
 		page, err = l.Read(page[:0])
 		require.NoError(t, err)
 		for _, o := range page {
-			out = append(out, listed{o.Key, o.Size, o.ModTime, o.IsDir})
+			out = append(out, localfstest.Of(o))
 		}
 	}
-	return sortListed(out), true
-}
-
-// hostileTree writes files (and folders, symbolic links) whose names
-// fileblob treats specially, under dir: its escapes (valid, out of range,
-// negative, malformed; some decode to '/' or '.attrs'), its ".attrs" side
-// files and folders so named, invalid UTF-8 (with and without an escape in
-// the same path), names that sort around '/', empty folders, folders of
-// side files only, nesting, links to files, to folders and to nothing, and
-// two files of one key.
-func hostileTree(t testing.TB, dir string) {
-	t.Helper()
-	files := []string{
-		"top", "data/loose",
-		"data/s1/plain", "data/s1/a__0x41__", "data/s1/aA", "data/s1/x.attrs", "data/s1/plain.attrs",
-		"data/s1/y__0x2e__attrs", "data/s1/z__0x2f__w", "data/s1/__0x2f__lead", "data/s1/tr__0x2f__",
-		"data/s1/neg__0x-41__", "data/s1/big__0x110000__", "data/s1/huge__0x1ffffffff__", "data/s1/sur__0xd800__",
-		"data/s1/bad__0xzz__", "data/s1/open__0x41_", "data/s1/empty__0x__", "data/s1/twice__0x41____0x42__",
-		"data/s1/\xffinv", "data/s1/\xffinv__0x41__", "data/s1/sp ace", "data/s1/ctl\x01",
-		"data/s1/a-b", "data/s1/a/x", "data/s1/a/y-z", "data/s1/a.b", "data/s1/a0",
-		"data/s1/only.attrs/f", "data/s1/onlysidecars/k.attrs", "data/s1/nested/deeper/leaf", "data/s1/nested/n",
-		"data/s1/d__0x41__/f", "data/s1/\xffdir/g__0x42__", "data/s1/\xffq.attrs/__0x41__", "data/s1/__0x2f__/f",
-		"data/s10/p", "data/s2/q", "data/s1.attrs/r", "data/s1-x/u",
-		"data/s4/k.attrs", "data/s6.attrs/f", "data/loose.attrs", "data/s7/deep/er/f", "data/s7/deep/x.attrs",
-	}
-	for i, f := range files {
-		p := filepath.Join(dir, filepath.FromSlash(f))
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(strings.Repeat("x", i)), 0o644))
-		mod := t0.Add(-time.Duration(i) * time.Hour)
-		require.NoError(t, os.Chtimes(p, mod, mod))
-	}
-	for _, d := range []string{"data/s1/empty", "data/s1/emptier/still", "data/s3", "data/s5/e/f", "data/s4/g.attrs"} {
-		require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.FromSlash(d)), 0o755))
-	}
-	for link, target := range map[string]string{
-		"data/s1/link": "plain", "data/s1/dirlink": "nested", "data/s1/dangling": "nowhere", "data/s1/uplink": "..",
-		"data/slink": "s1",
-	} {
-		require.NoError(t, os.Symlink(target, filepath.Join(dir, filepath.FromSlash(link))))
-	}
+	return localfstest.Sort(out), true
 }
 
 // TestLocalListingMatchesFileblob lists prefixes of a hostile tree through
@@ -139,7 +66,7 @@ func hostileTree(t testing.TB, dir string) {
 // link, a path with "//") are left to fileblob.
 func TestLocalListingMatchesFileblob(t *testing.T) {
 	dir := t.TempDir()
-	hostileTree(t, dir)
+	localfstest.HostileTree(t, dir, t0)
 	local := []string{
 		"data/s1/", "data/s2/", "data/s3/", "data/s10/", "data/s1", "data/s", "data/", "data/s1/nested/",
 		"data/s1/a/", "data/s1/a", "data/s1/only.attrs/", "data/s1/d__0x41__/", "data/s1/dA/", "data/missing/",
@@ -158,7 +85,7 @@ func TestLocalListingMatchesFileblob(t *testing.T) {
 	all := fileblobListing(t, dir, "data/s1/")
 	keys := map[string]int{}
 	for _, o := range all {
-		keys[o.key]++
+		keys[o.Key]++
 	}
 	for _, k := range []string{"data/s1/aA", "data/s1/y.attrs", "data/s1/z/w", "data/s1//lead", "data/s1/link",
 		"data/s1/only.attrs/f", "data/s1/\uFFFDinvA", "data/s1/\xffinv", "data/s1/\uFFFDdir/gB"} {
@@ -178,10 +105,10 @@ func TestLocalListingMatchesFileblob(t *testing.T) {
 // whose entries are not all plain is left to fileblob.
 func TestLocalLevelListingMatchesFileblob(t *testing.T) {
 	dir := t.TempDir()
-	hostileTree(t, dir)
+	localfstest.HostileTree(t, dir, t0)
 	for _, prefix := range []string{"", "data/", "data/s1/nested/", "data/s1/a/", "data/s3/", "data/s5/", "data/s7/",
 		"data/missing/", "data/s1/empty/"} {
-		want := fileblobListingDelim(t, dir, prefix, "/")
+		want := localfstest.FileblobListing(t, dir, prefix, "/")
 		for _, chunk := range []int{1, 2, Chunk} {
 			got, ok := localListingDelim(t, dir, prefix, "/", chunk)
 			require.True(t, ok, "prefix %q left to fileblob", prefix)
@@ -190,8 +117,8 @@ func TestLocalLevelListingMatchesFileblob(t *testing.T) {
 	}
 	// The tree must hold what a wrong listing would get wrong.
 	data := map[string]bool{}
-	for _, o := range fileblobListingDelim(t, dir, "data/", "/") {
-		data[o.key] = o.isDir
+	for _, o := range localfstest.FileblobListing(t, dir, "data/", "/") {
+		data[o.Key] = o.IsDir
 	}
 	for k, isDir := range map[string]bool{"data/s1/": true, "data/s6.attrs/": true, "data/s7/": true, "data/slink": false, "data/loose": false} {
 		d, ok := data[k]
@@ -272,7 +199,7 @@ func TestLocalListingMatchesFileblobRandom(t *testing.T) {
 			}
 			if got, ok := localListingDelim(t, dir, prefix, "/", 1+r.IntN(4)); ok {
 				levels++
-				require.Equal(t, fileblobListingDelim(t, dir, prefix, "/"), got, "seed %d, prefix %q with a delimiter", seed, prefix)
+				require.Equal(t, localfstest.FileblobListing(t, dir, prefix, "/"), got, "seed %d, prefix %q with a delimiter", seed, prefix)
 			}
 		}
 	}

@@ -40,13 +40,7 @@ func (c *Client) listRefs(ctx context.Context, op, repo, path string, q url.Valu
 			yield(Ref{}, invalidInput(op, "empty repository name"))
 			return
 		}
-		for r, err := range c.paginate(ctx, op, repoPath(repo)+path, q) {
-			var ref Ref
-			if err == nil {
-				if ref, err = decodeRef(r); err != nil {
-					err = malformed(op, err)
-				}
-			}
+		for ref, err := range listDecoded(c, ctx, op, repoPath(repo)+path, q, decodeRef) {
 			if !yield(ref, err) || err != nil {
 				return
 			}

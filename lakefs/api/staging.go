@@ -32,13 +32,7 @@ func (c *Client) ListBranches(ctx context.Context, repo string, showHidden bool)
 			yield("", invalidInput(op, "empty repository name"))
 			return
 		}
-		for r, err := range c.paginate(ctx, op, repoPath(repo)+"/branches", q) {
-			var id string
-			if err == nil {
-				if id, err = decodeBranch(r); err != nil {
-					err = malformed(op, err)
-				}
-			}
+		for id, err := range listDecoded(c, ctx, op, repoPath(repo)+"/branches", q, decodeBranch) {
 			if !yield(id, err) || err != nil {
 				return
 			}
@@ -70,13 +64,7 @@ func (c *Client) BranchChanges(ctx context.Context, repo, branch string) iter.Se
 			return
 		}
 		path := repoPath(repo) + "/branches/" + url.PathEscape(branch) + "/diff"
-		for r, err := range c.paginate(ctx, op, path, nil) {
-			var ch Change
-			if err == nil {
-				if ch, err = decodeChange(r); err != nil {
-					err = malformed(op, err)
-				}
-			}
+		for ch, err := range listDecoded(c, ctx, op, path, nil, decodeChange) {
 			if !yield(ch, err) || err != nil {
 				return
 			}
@@ -112,6 +100,25 @@ func (c *Client) StatObject(ctx context.Context, repo, ref, path string) (*Objec
 		return nil, malformed(op, err)
 	}
 	return st, nil
+}
+
+// listDecoded yields the results of the paginated listing at path, each
+// decoded by decode: a result it cannot decode ends the listing with a
+// malformed-answer error of op.
+func listDecoded[T any](c *Client, ctx context.Context, op, path string, q url.Values, decode func([]byte) (T, error)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		for r, err := range c.paginate(ctx, op, path, q) {
+			var v T
+			if err == nil {
+				if v, err = decode(r); err != nil {
+					err = malformed(op, err)
+				}
+			}
+			if !yield(v, err) || err != nil {
+				return
+			}
+		}
+	}
 }
 
 // paginate yields the raw results of a paginated listing at path.

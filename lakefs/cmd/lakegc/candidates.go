@@ -54,16 +54,10 @@ func candidatesCommand(ctx context.Context, args []string, getenv func(string) s
 	runID := fs.String("run", "", "the run `ID`, as lakegc gc printed it (required)")
 	offset := fs.Int("offset", 0, "skip this many candidates first")
 	limit := fs.Int("limit", 1000, "list at most this many; 0: all, printed as they are statted")
-	rest, code := c.parse(fs, &out, args, getenv, stdout, stderr)
-	if code >= 0 {
+	if code := c.parseRun(fs, &out, runID, args, getenv, stdout, stderr); code >= 0 {
 		return code
 	}
-	switch {
-	case len(rest) > 0:
-		return c.usage(stderr, "unexpected argument %q", rest[0])
-	case *runID == "":
-		return c.usage(stderr, "--run is required: the run ID a dry run of lakegc gc printed")
-	case *offset < 0 || *limit < 0:
+	if *offset < 0 || *limit < 0 {
 		return c.usage(stderr, "--offset and --limit must not be negative")
 	}
 	client, err := c.client()

@@ -18,8 +18,6 @@ import (
 	"github.com/lakegc/lakegc/lakefs/api"
 	"github.com/lakegc/lakegc/lakefs/blockstore"
 	"github.com/lakegc/lakegc/lakefs/host"
-	"github.com/lakegc/lakegc/lease"
-	"github.com/lakegc/lakegc/namespace"
 )
 
 // Exit codes.
@@ -204,16 +202,8 @@ func (o gcOptions) hostOptions(logger *slog.Logger, progress func(host.Progress)
 // parseGC parses gc's flags; code is -1 when gc should run.
 func parseGC(args []string, getenv func(string) string, stdout, stderr io.Writer) (o gcOptions, code int) {
 	fs := flag.NewFlagSet("lakegc gc", flag.ContinueOnError)
-	// The usage goes to stdout when asked for (-h), to stderr after a
-	// wrong flag: it is written here first.
-	var out bytes.Buffer
-	fs.SetOutput(&out)
-	// The environment's values are read after parsing, not given as the
-	// flags' defaults, which the usage would print: the secret key too.
-	fs.StringVar(&o.endpoint, "endpoint", "", "lakeFS `URL` (env "+api.EnvEndpointURL+")")
-	fs.StringVar(&o.accessKeyID, "access-key-id", "", "access key ID (env "+api.EnvAccessKeyID+")")
-	fs.StringVar(&o.secretAccessKey, "secret-access-key", "", "secret access key (env "+api.EnvSecretAccessKey+")")
-	fs.StringVar(&o.repo, "repo", "", "repository `NAME` (required)")
+	access := accessFlags{&o.endpoint, &o.accessKeyID, &o.secretAccessKey, &o.repo, &o.blockstorePath}
+	access.register(fs)
 	fs.BoolVar(&o.sweep, "sweep", false, "delete the garbage; without it, a dry run")
 	addQuarantineFlag(fs, &o.quarantine)
 	addLeaseFlags(fs, &o.lease)
@@ -256,22 +246,13 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			_, _ = out.WriteTo(stdout)
-			return o, exitOK
-		}
-		_, _ = out.WriteTo(stderr)
-		return o, exitUsage
+	// The usage goes to stdout when asked for (-h), to stderr after a
+	// wrong flag.
+	var out bytes.Buffer
+	if code := parseFlags(fs, &out, args, stdout, stderr); code >= 0 {
+		return o, code
 	}
-	for _, v := range []struct {
-		p   *string
-		env string
-	}{{&o.endpoint, api.EnvEndpointURL}, {&o.accessKeyID, api.EnvAccessKeyID}, {&o.secretAccessKey, api.EnvSecretAccessKey}, {&o.blockstorePath, envBlockstorePath}} {
-		if *v.p == "" {
-			*v.p = getenv(v.env)
-		}
-	}
+	accessErr := access.resolve(getenv)
 	usageErr := func(format string, a ...any) (gcOptions, int) {
 		fmt.Fprintf(stderr, "lakegc gc: "+format+"\n", a...)
 		return o, exitUsage
@@ -280,12 +261,8 @@ Flags:
 		return usageErr("unexpected argument %q", fs.Arg(0))
 	}
 	switch {
-	case o.repo == "":
-		return usageErr("--repo is required")
-	case o.endpoint == "":
-		return usageErr("--endpoint (or %s) is required", api.EnvEndpointURL)
-	case o.accessKeyID == "" || o.secretAccessKey == "":
-		return usageErr("an access key pair is required: --access-key-id and --secret-access-key, or %s and %s", api.EnvAccessKeyID, api.EnvSecretAccessKey)
+	case accessErr != nil:
+		return usageErr("%v", accessErr)
 	case o.keepRuns < 0:
 		return usageErr("--keep-runs %d is negative", o.keepRuns)
 	case o.minAge < 0:
@@ -322,11 +299,8 @@ Flags:
 		return usageErr("--memory %s is below the mark's minimum, 4KiB", *memory)
 	}
 	if *lakeFSConfig != "" {
-		if o.store, err = blockstore.Load(*lakeFSConfig, getenv); err != nil {
-			return usageErr("--lakefs-config: %v", err)
-		}
-		if o.store.Type == blockstore.TypeLocal && o.blockstorePath == "" {
-			o.blockstorePath = o.store.Local.Path
+		if o.store, err = access.loadStore(*lakeFSConfig, getenv); err != nil {
+			return usageErr("%v", err)
 		}
 	}
 	if v := getenv(envNow); v != "" {
@@ -387,22 +361,7 @@ func gc(ctx context.Context, o gcOptions, stdout, stderr io.Writer) int {
 			// what was done until then.
 			printJSON(stdout, stderr, err, rep, hs, nil)
 		}
-		switch {
-		case ctx.Err() != nil:
-			// Interrupted: whichever call was cut short, lakeFS neither
-			// refused nor was unreachable.
-			return exitFailed
-		case errors.Is(err, host.ErrLakeFS):
-			return exitLakeFS
-		case errors.Is(err, lease.ErrHeld):
-			return exitBusy
-		case errors.Is(err, lakegc.ErrInvalidInput), errors.Is(err, host.ErrInvalidInput), errors.Is(err, namespace.ErrNoLocalRoot), errors.Is(err, blockstore.ErrInvalidInput):
-			// An option Collect refuses, a local repository without
-			// --blockstore-path, or a namespace not on --lakefs-config's
-			// blockstore.
-			return exitUsage
-		}
-		return exitFailed
+		return errorCode(ctx, err, false)
 	}
 	var est *costEstimate
 	if rep.Sweep == nil && rep.Mark != nil && rep.Mark.Summary != nil {

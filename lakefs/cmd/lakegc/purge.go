@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -35,60 +33,35 @@ type purgeOutput struct {
 
 // purgeCmd is "lakegc purge".
 func purgeCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("lakegc purge", flag.ContinueOnError)
-	var n nsFlags
-	n.register(fs)
-	var lf leaseFlags
-	addLeaseFlags(fs, &lf)
-	olderThan := fs.String("older-than", "", "purge the quarantines started and last swept into more than this `AGE` ago, such as 7d or 36h (required)")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), purgeUsage); fs.PrintDefaults() }
-	if code := parseFlags(fs, args, stdout, stderr); code >= 0 {
+	c := newNSCommand("lakegc purge", purgeUsage)
+	olderThan := c.fs.String("older-than", "", "purge the quarantines started and last swept into more than this `AGE` ago, such as 7d or 36h (required)")
+	if code := c.parse(args, stdout, stderr); code >= 0 {
 		return code
 	}
-	usageErr := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "lakegc purge: "+format+"\n", a...)
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		return usageErr("unexpected argument %q", fs.Arg(0))
-	}
 	if *olderThan == "" {
-		return usageErr("--older-than is required")
+		return c.usage(stderr, "--older-than is required")
 	}
 	age, err := parseAge(*olderThan)
 	if err != nil {
-		return usageErr("--older-than: %v", err)
+		return c.usage(stderr, "--older-than: %v", err)
 	}
-	if err := n.finish(getenv); err != nil {
-		return usageErr("%v", err)
+	if err := c.n.finish(getenv); err != nil {
+		return c.usage(stderr, "%v", err)
 	}
 	var opts []sweep.SweepOption
 	if v := getenv(envNow); v != "" {
 		now, err := time.Parse(time.RFC3339, v)
 		if err != nil {
-			return usageErr("%s: %v", envNow, err)
+			return c.usage(stderr, "%s: %v", envNow, err)
 		}
 		opts = append(opts, sweep.WithClock(func() time.Time { return now }))
 	}
-	out := purgeOutput{Purged: []sweep.PurgedRun{}, Kept: []string{}}
-	fail := func(code int, err error) int {
-		fmt.Fprintf(stderr, "lakegc purge: %v\n", err)
-		if n.json {
-			out.Error = err.Error()
-			printOut(stdout, stderr, out)
-		}
-		return code
-	}
-	bucket, _, code, err := n.open(ctx)
+	out := &purgeOutput{Purged: []sweep.PurgedRun{}, Kept: []string{}}
+	ctx, bucket, _, done, code, err := c.openHeld(ctx)
 	if err != nil {
-		return fail(code, err)
+		return c.fail(stdout, stderr, out, code, err)
 	}
-	defer bucket.Close()
-	ctx, release, err := lf.hold(ctx, bucket)
-	if err != nil {
-		return fail(leaseCode(err), err)
-	}
-	defer release()
+	defer done()
 	if d, err := s3delete.FromBucket(bucket); err == nil {
 		// On S3, DeleteObjects through the bucket's own client.
 		opts = append(opts, sweep.WithBatchDeleter(d))
@@ -103,14 +76,10 @@ func purgeCmd(ctx context.Context, args []string, getenv func(string) string, st
 		}
 	}
 	if err != nil {
-		code := exitFailed
-		if errors.Is(err, sweep.ErrInvalidInput) {
-			code = exitUsage
-		}
-		return fail(code, err)
+		return c.fail(stdout, stderr, out, sweepCode(err), err)
 	}
-	if n.json {
-		if !printOut(stdout, stderr, out) {
+	if c.n.json {
+		if !writeJSON(stdout, stderr, out) {
 			return exitFailed
 		}
 		return exitOK
@@ -121,6 +90,8 @@ func purgeCmd(ctx context.Context, args []string, getenv func(string) string, st
 	fmt.Fprintf(stdout, "%d quarantines purged (%d bytes), %d kept\n", len(out.Purged), out.Bytes, len(out.Kept))
 	return exitOK
 }
+
+func (o *purgeOutput) setError(s string) { o.Error = s }
 
 // parseAge parses a non-negative age: a Go duration (36h, 90m) or a number
 // of days (7d).

@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -39,53 +36,28 @@ type restoreOutput struct {
 
 // restoreCmd is "lakegc restore".
 func restoreCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("lakegc restore", flag.ContinueOnError)
-	var n nsFlags
-	n.register(fs)
-	var lf leaseFlags
-	addLeaseFlags(fs, &lf)
-	runID := fs.String("run", "", "the GC run `ID` whose quarantine to restore (required)")
+	c := newNSCommand("lakegc restore", restoreUsage)
+	runID := c.fs.String("run", "", "the GC run `ID` whose quarantine to restore (required)")
 	var addresses []string
-	fs.Func("address", "restore only this `ADDRESS` (repeatable): a key relative to the storage namespace, or a full address in it", func(a string) error {
+	c.fs.Func("address", "restore only this `ADDRESS` (repeatable): a key relative to the storage namespace, or a full address in it", func(a string) error {
 		addresses = append(addresses, a)
 		return nil
 	})
-	fs.Usage = func() { fmt.Fprint(fs.Output(), restoreUsage); fs.PrintDefaults() }
-	if code := parseFlags(fs, args, stdout, stderr); code >= 0 {
+	if code := c.parse(args, stdout, stderr); code >= 0 {
 		return code
-	}
-	usageErr := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "lakegc restore: "+format+"\n", a...)
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		return usageErr("unexpected argument %q", fs.Arg(0))
 	}
 	if *runID == "" {
-		return usageErr("--run is required")
+		return c.usage(stderr, "--run is required")
 	}
-	if err := n.finish(getenv); err != nil {
-		return usageErr("%v", err)
+	if err := c.n.finish(getenv); err != nil {
+		return c.usage(stderr, "%v", err)
 	}
-	out := restoreOutput{RunID: *runID}
-	fail := func(code int, err error) int {
-		fmt.Fprintf(stderr, "lakegc restore: %v\n", err)
-		if n.json {
-			out.Error = err.Error()
-			printOut(stdout, stderr, out)
-		}
-		return code
-	}
-	bucket, ns, code, err := n.open(ctx)
+	out := &restoreOutput{RunID: *runID}
+	ctx, bucket, ns, done, code, err := c.openHeld(ctx)
 	if err != nil {
-		return fail(code, err)
+		return c.fail(stdout, stderr, out, code, err)
 	}
-	defer bucket.Close()
-	ctx, release, err := lf.hold(ctx, bucket)
-	if err != nil {
-		return fail(leaseCode(err), err)
-	}
-	defer release()
+	defer done()
 	keys := make([]string, len(addresses))
 	for i, a := range addresses {
 		keys[i] = relativeAddress(ns, a)
@@ -96,14 +68,10 @@ func restoreCmd(ctx context.Context, args []string, getenv func(string) string, 
 		out.Restored, out.AlreadyThere, out.Refused, out.Missing = res.Restored, res.AlreadyThere, res.Refused, res.Missing
 	}
 	if err != nil {
-		code := exitFailed
-		if errors.Is(err, sweep.ErrInvalidInput) {
-			code = exitUsage
-		}
-		return fail(code, err)
+		return c.fail(stdout, stderr, out, sweepCode(err), err)
 	}
-	if n.json {
-		if !printOut(stdout, stderr, out) {
+	if c.n.json {
+		if !writeJSON(stdout, stderr, out) {
 			return exitFailed
 		}
 	} else {
@@ -121,6 +89,8 @@ func restoreCmd(ctx context.Context, args []string, getenv func(string) string, 
 	return exitOK
 }
 
+func (o *restoreOutput) setError(s string) { o.Error = s }
+
 // relativeAddress returns address relative to the namespace when it is a
 // full address in it (one of the spellings ns), else as given.
 func relativeAddress(ns []string, address string) string {
@@ -130,15 +100,4 @@ func relativeAddress(ns []string, address string) string {
 		}
 	}
 	return address
-}
-
-// printOut prints v as indented JSON on stdout; it reports whether it could.
-func printOut(stdout, stderr io.Writer, v any) bool {
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		fmt.Fprintf(stderr, "lakegc: %v\n", err)
-		return false
-	}
-	return true
 }

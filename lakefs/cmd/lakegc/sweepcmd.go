@@ -45,15 +45,8 @@ func sweepCommand(ctx context.Context, args []string, getenv func(string) string
 	addQuarantineFlag(fs, &quarantine)
 	var lf leaseFlags
 	addLeaseFlags(fs, &lf)
-	rest, code := c.parse(fs, &out, args, getenv, stdout, stderr)
-	if code >= 0 {
+	if code := c.parseRun(fs, &out, runID, args, getenv, stdout, stderr); code >= 0 {
 		return code
-	}
-	switch {
-	case len(rest) > 0:
-		return c.usage(stderr, "unexpected argument %q", rest[0])
-	case *runID == "":
-		return c.usage(stderr, "--run is required: the run ID a dry run of lakegc gc printed")
 	}
 	if err := d.check(); err != nil {
 		return c.usage(stderr, "%v", err)
