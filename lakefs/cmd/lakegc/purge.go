@@ -62,7 +62,7 @@ func purgeCmd(ctx context.Context, args []string, getenv func(string) string, st
 	if err := n.finish(getenv); err != nil {
 		return usageErr("%v", err)
 	}
-	var opts []sweep.SweepOption
+	opts := classifierOptions()
 	if v := getenv(envNow); v != "" {
 		now, err := time.Parse(time.RFC3339, v)
 		if err != nil {
