@@ -50,7 +50,7 @@ Usage:
   lakegc explain --repo NAME --run ID ADDRESS... why a run marked or kept an object
   lakegc sweep --repo NAME --run ID              delete exactly what a dry run marked
   lakegc rules show|set --repo NAME [flags]      show or set lakegc's extended retention rules
-  lakegc restore --repo NAME --run ID           put a quarantined sweep's objects back
+  lakegc restore --repo NAME --run ID            put a quarantined sweep's objects back
   lakegc purge --repo NAME --older-than 7d       delete quarantines past their days
   lakegc shards --repo NAME RUN_ID...            the combined summary of a sharded mark's runs
   lakegc version                                 print the version
