@@ -306,11 +306,11 @@ func TestActiveCommitsExtendedErrors(t *testing.T) {
 	branches := branchSeq(Branch{ID: "main", CommitID: "a"})
 	rules := &Rules{DefaultRetentionDays: 30}
 	stale := &Extended{StaleBranchDays: 5}
-	if _, err := ActiveCommitsExtended(t.Context(), branches, newFakeSource(commits), rules, stale, testNow); err == nil || !strings.Contains(err.Error(), "default branch") {
+	if _, err := ActiveCommitsExtended(t.Context(), branches, newFakeSource(commits), rules, stale, testNow); err == nil || !strings.Contains(err.Error(), "default branch") || !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("stale rule without a default branch: %v", err)
 	}
-	if _, err := ActiveCommitsExtended(t.Context(), branches, &defaultOnly{fakeSource: newFakeSource(commits)}, rules, stale, testNow); err == nil {
-		t.Error("stale rule with an empty default branch: no error")
+	if _, err := ActiveCommitsExtended(t.Context(), branches, &defaultOnly{fakeSource: newFakeSource(commits)}, rules, stale, testNow); err == nil || !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("stale rule with an empty default branch: %v, want ErrInvalidInput", err)
 	}
 	// A default branch that is not among the branches (renamed, or
 	// changed between the reads): the default branch could be stale.

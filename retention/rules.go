@@ -15,7 +15,9 @@ import (
 var ErrInvalidRules = errors.New("retention: invalid rules")
 
 // ErrInvalidInput is wrapped by the error of a call given an argument it
-// cannot take (ActiveCommits without branches or a commit source). Rules
+// cannot take (ActiveCommits without branches or a commit source, the
+// extended rules' stale-branch rule with a commit source that names no
+// default branch). Rules
 // that do not decode are ErrInvalidRules: they are data read from the
 // store, not an argument.
 var ErrInvalidInput = errors.New("retention: invalid input")

@@ -247,6 +247,8 @@
 // already at their place (one with the same bytes is taken as restored);
 // [Purge] deletes the quarantines older than an age, its objects first and
 // its record last, so a purge stopped midway is finished by the next.
+// Both take SweepOptions, and read the store's errors as Sweep does
+// (WithErrorClassifier, and Purge its BatchDeleter's own).
 //
 // # Concurrency and retries
 //
@@ -285,7 +287,7 @@
 // each subfolder that holds a file somewhere below. A listing it cannot
 // match exactly (a prefix that is not a plain folder; with the delimiter, a
 // folder holding a name with fileblob's escape or invalid UTF-8) goes
-// through the bucket. A file or folder gone before it is read is not
+// through the bucket, or the PageLister of [WithPageLister]. A file or folder gone before it is read is not
 // listed, nor is a folder replaced by a symbolic link (the link's target is
 // never listed under the folder's keys); any other error of the file system
 // fails the listing, a transient one after the retries of a page.
@@ -312,7 +314,8 @@
 // DefaultStoragePrefix ("_lakefs") unless configured. The packages of this
 // module take it one way: a function that names or reads one run's files
 // takes it as an argument next to the run ID (ReadSummary, Candidates); a
-// call configured by options takes WithStoragePrefix (Mark, Sweep). ""
+// call configured by options takes WithStoragePrefix (Mark, Sweep, Restore,
+// Purge). ""
 // means DefaultStoragePrefix, except for Candidates, which refuses it.
 //
 // Mark takes MarkOptions and Sweep SweepOptions; an Option is both, and an

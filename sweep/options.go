@@ -426,7 +426,8 @@ type PageLister interface {
 
 // WithPageLister sets how Mark lists a page (default: the bucket's
 // ListPage); see package s3list for a faster decoder of S3's listings. The
-// lister must list the bucket given to Mark.
+// lister must list the bucket given to Mark. With WithLocalListing too, the
+// local read lists what it can and the lister the rest.
 func WithPageLister(pl PageLister) MarkOption {
 	return markOnly("PageLister", func(c *config) { c.pageLister = pl })
 }
@@ -565,7 +566,8 @@ func WithCandidateCheck(check CandidateCheck) MarkOption {
 // the package documentation says where the two differ. A listing the
 // local read cannot match exactly (a prefix that is not a plain folder, or,
 // with a delimiter, a folder holding a name with fileblob's escape or
-// invalid UTF-8) goes through the bucket. Mark checks that
+// invalid UTF-8) goes through the bucket (or WithPageLister's lister).
+// Mark checks that
 // the bucket is a fileblob bucket rooted at dir (a bucket wrapped by a
 // driver that forwards As and ErrorAs passes, and its listing is then
 // bypassed: give the option only for the bucket fileblob opened), and fails

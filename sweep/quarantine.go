@@ -237,7 +237,8 @@ const maxRefusals = 1000
 // overwritten; lakeFS never writes twice to one address, so only a person
 // could). Running it twice, or after it stopped, is safe.
 //
-// Options used: WithStoragePrefix, WithBackoff, WithLogger.
+// Options used: WithStoragePrefix, WithBackoff, WithErrorClassifier,
+// WithLogger.
 func Restore(ctx context.Context, bucket *blob.Bucket, runID string, addresses []string, opts ...SweepOption) (*RestoreResult, error) {
 	if bucket == nil {
 		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
@@ -472,7 +473,8 @@ type PurgeResult struct {
 // purge stopped midway leaves the record, and a rerun finishes it. A
 // quarantine without a readable record is kept.
 //
-// Options used: WithStoragePrefix, WithClock, WithBatchDeleter, WithLogger.
+// Options used: WithStoragePrefix, WithClock, WithBatchDeleter,
+// WithErrorClassifier (then the deleter's own, as Sweep's), WithLogger.
 func Purge(ctx context.Context, bucket *blob.Bucket, olderThan time.Duration, opts ...SweepOption) (*PurgeResult, error) {
 	if bucket == nil {
 		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
@@ -487,6 +489,11 @@ func Purge(ctx context.Context, bucket *blob.Bucket, olderThan time.Duration, op
 	deleter, batch := cfg.deleter, maxBatch
 	if deleter == nil {
 		deleter, batch = bucketDeleter{bucket: bucket}, defaultBatch
+	}
+	cls := cfg.classify
+	if c, ok := deleter.(ErrorClassifier); ok {
+		// As Sweep: the deleter reads its own refusals.
+		cls = append(slices.Clip(cls), c)
 	}
 	cutoff := cfg.clock().Add(-olderThan)
 	res := &PurgeResult{}
@@ -537,14 +544,14 @@ func Purge(ctx context.Context, bucket *blob.Bucket, olderThan time.Duration, op
 			continue
 		}
 		pr := PurgedRun{RunID: runID, Created: created}
-		if err := purgeFolder(ctx, bucket, cfg.classify, deleter, batch, dir+layout.QuarantineObjects, &pr); err != nil {
+		if err := purgeFolder(ctx, bucket, cls, deleter, batch, dir+layout.QuarantineObjects, &pr); err != nil {
 			return res, err
 		}
 		var ignored PurgedRun
-		if err := purgeFolder(ctx, bucket, cfg.classify, deleter, batch, dir+layout.QuarantineManifest, &ignored); err != nil {
+		if err := purgeFolder(ctx, bucket, cls, deleter, batch, dir+layout.QuarantineManifest, &ignored); err != nil {
 			return res, err
 		}
-		if err := removeObject(ctx, bucket, cfg.classify, dir+layout.QuarantineFile); err != nil {
+		if err := removeObject(ctx, bucket, cls, dir+layout.QuarantineFile); err != nil {
 			return res, err
 		}
 		res.Purged = append(res.Purged, pr)

@@ -17,6 +17,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 	"gocloud.dev/blob/memblob"
+	"gocloud.dev/gcerrors"
 
 	"github.com/lakegc/lakegc/internal/faultblob"
 	"github.com/lakegc/lakegc/internal/layout"
@@ -468,4 +469,48 @@ func TestPurgeCountsFromTheLastMove(t *testing.T) {
 			require.Equal(t, int64(2), pr.Purged[0].Objects)
 		})
 	}
+}
+
+// goneDeleter deletes each key and reports it failed with errGoneOwn, an
+// error only its own ClassifyError reads (as NotFound), as azdelete's and
+// gcsdelete's deleters read their stores' answers.
+type goneDeleter struct{ b *blob.Bucket }
+
+var errGoneOwn = errors.New("goneDeleter: the object is gone")
+
+func (d goneDeleter) DeleteBatch(ctx context.Context, keys []string) (map[string]error, error) {
+	failed := map[string]error{}
+	for _, k := range keys {
+		if err := d.b.Delete(ctx, k); err != nil {
+			return nil, err
+		}
+		failed[k] = errGoneOwn
+	}
+	return failed, nil
+}
+
+func (goneDeleter) ClassifyError(err error) (gcerrors.ErrorCode, bool) {
+	if errors.Is(err, errGoneOwn) {
+		return gcerrors.NotFound, true
+	}
+	return gcerrors.Unknown, false
+}
+
+// TestPurgeAsksTheDeletersClassifier: Purge reads a deleter's refusals with
+// the deleter's own classifier, as Sweep does; without it, an object the
+// deleter says is gone would stop the purge.
+func TestPurgeAsksTheDeletersClassifier(t *testing.T) {
+	ctx := context.Background()
+	b := memblob.OpenBucket(nil)
+	w := newQuarantineWorld(t, b, "old")
+	at := func(t time.Time) Option { return WithClock(func() time.Time { return t }) }
+	_, err := Sweep(ctx, b, "old", WithQuarantine(), at(t0.Add(-10*24*time.Hour)))
+	require.NoError(t, err)
+	res, err := Purge(ctx, b, 7*24*time.Hour, at(t0), WithBatchDeleter(goneDeleter{b}))
+	require.NoError(t, err)
+	require.Len(t, res.Purged, 1)
+	require.Equal(t, int64(len(w.good)), res.Purged[0].Objects)
+	ok, err := b.Exists(ctx, layout.QuarantinePath(DefaultStoragePrefix, "old")+layout.QuarantineFile)
+	require.NoError(t, err)
+	require.False(t, ok)
 }

@@ -72,7 +72,11 @@
 // commits' ranges again one commit at a time; [SweepRun] deletes exactly its
 // candidates, and refuses a mark a later mark of the repository superseded
 // (lakegc.ErrSuperseded) unless Options.SweepSuperseded. Options.DeleteConcurrency
-// and Options.DeleteRate tune the sweep of Collect and SweepRun alike.
+// and Options.DeleteRate tune the sweep of Collect and SweepRun alike;
+// Options.Quarantine makes either move the candidates into the run's
+// quarantine instead of deleting them (sweep.Restore puts them back,
+// sweep.Purge deletes old quarantines), and Options.Lease makes either hold
+// the namespace's lease (package lease) while it runs.
 //
 // With Options.Optimized the mark starts from the repository's latest run (one of
 // lakegc's; a run of lakeFS's Spark client has no records to start from, and

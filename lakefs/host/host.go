@@ -649,7 +649,7 @@ func (h *lakeFSHost) ActiveCommits(ctx context.Context, now time.Time) (*lakegc.
 		return nil, fmt.Errorf("host: commits report %s: %w", key, err)
 	}
 	h.logger.Info("lakegc: lakeFS kept commits", "run_id", res.RunID, "active", len(active))
-	// lakegc's extended rules add to lakeFS's set (rules_host.go).
+	// lakegc's extended rules add to lakeFS's set (rules.go).
 	if active, err = h.extendActive(ctx, now, active); err != nil {
 		return nil, err
 	}

@@ -16,13 +16,13 @@ import (
 // difference from lakeFS towards keeping.
 func DefaultExtended() *retention.Extended { return &retention.Extended{KeepTags: true} }
 
-// RulesStats say which rules a run of the command applied (the report's
-// "host"."rules").
+// RulesStats say which rules a run of Collect applied (Stats.Rules, the
+// command's report's "host"."rules").
 type RulesStats struct {
 	// LakeFS are lakeFS's own rules, which its prepare_commits applied.
 	LakeFS string `json:"lakefs"`
 	// Extended are lakegc's extended rules; ExtendedKey is their file, and
-	// ExtendedFound says it exists (else the command's default: tags kept).
+	// ExtendedFound says it exists (else DefaultExtended: tags kept).
 	Extended      *retention.Extended `json:"extended,omitempty"`
 	ExtendedKey   string              `json:"extended_key"`
 	ExtendedFound bool                `json:"extended_found"`
@@ -30,9 +30,9 @@ type RulesStats struct {
 	Added int `json:"added"`
 	// CommitsRead counts the commits read through the API for them.
 	CommitsRead int64 `json:"commits_read"`
-	// NotApplied lists what of the extended rules the command cannot
-	// apply: lakeFS's prepare_commits decides its own set, which the
-	// command only adds to.
+	// NotApplied lists what of the extended rules Collect cannot
+	// apply: lakeFS's prepare_commits decides its own set, which Collect
+	// only adds to.
 	NotApplied []string `json:"not_applied,omitempty"`
 }
 

@@ -35,7 +35,8 @@ func (o Options) deleteOptions() []sweep.SweepOption {
 // deleter Collect's sweep uses (S3's DeleteObjects, the local blockstore's
 // files). It asks lakeFS for the repository's namespace only; o's
 // Repository, BlockstorePath, Blockstore, DeleteConcurrency, DeleteRate,
-// Include, MinAge, Clock, TempDir, Logger and Progress apply. A mark that a
+// Quarantine, Lease, KeepRuns, Include, MinAge, Clock, TempDir, Logger and
+// Progress apply. A mark that a
 // later mark of the repository superseded is refused, with an error
 // wrapping lakegc.ErrSuperseded that names the later run, unless
 // o.SweepSuperseded: an object it found garbage may have become live since.

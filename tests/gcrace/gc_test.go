@@ -258,6 +258,8 @@ func (w *world) activeCommits(ctx context.Context, wire wiring) (iter.Seq2[strin
 // cycleReport is what one GC cycle did, for the checks.
 type cycleReport struct {
 	exportStart, markStart time.Time
+	givenStart             time.Time     // the ExportStart the mark was given
+	givenMinAge            time.Duration // and its MinAge
 	summary                *sweep.Summary
 	swept                  *sweep.Result
 	prepareCalls           int
@@ -353,6 +355,7 @@ func (w *world) gcCycle(ctx context.Context, wire wiring, tempDir string) (*cycl
 	if wire.cutoffAtMark {
 		in.ExportStart = rep.markStart
 	}
+	rep.givenStart = in.ExportStart
 	w.mu.Lock()
 	memBudget := int64(16<<10) << w.rng.IntN(6)
 	w.mu.Unlock()
@@ -365,8 +368,10 @@ func (w *world) gcCycle(ctx context.Context, wire wiring, tempDir string) (*cycl
 		sweep.WithMemoryBudget(memBudget),
 	}
 	swopts := []sweep.SweepOption{sweep.WithClock(w.clock.Now), sweep.WithDeleteConcurrency(1)}
+	rep.givenMinAge = minAge
 	if wire.unsafeMinAge {
 		sopts = append(sopts, sweep.WithMinAge(time.Hour), sweep.WithUnsafeMinAge())
+		rep.givenMinAge = time.Hour
 	}
 	// With runConfig.optimized, two cycles in three start from the latest
 	// run (an optimized run, unless that run cannot be used); the others
@@ -449,6 +454,12 @@ func (w *world) checkCycle(rep *cycleReport) {
 	cutoff := rep.summary.CutoffTime
 	if cutoff.Before(expected.Add(-2 * time.Second)) {
 		w.violate("cutoff %s is earlier than export start - MinAge - skew = %s", cutoff, expected)
+	}
+	// The mark anchors its cutoff at the start it was given, never later:
+	// in the right wiring that is the export's, so there the cutoff is at
+	// most expected and the liveness margin below is the cutoff's own.
+	if given := rep.givenStart.Add(-rep.givenMinAge - clockSkew - sweep.StagingMargin); cutoff.After(given) {
+		w.violate("cutoff %s is later than the given export start - the given MinAge - skew = %s", cutoff, given)
 	}
 	// Garbage must be gone if it died before the cutoff, and before the
 	// export's start less MinAge and the margins too: the export may have

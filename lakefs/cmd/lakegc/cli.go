@@ -48,7 +48,7 @@ Usage:
   lakegc explain --repo NAME --run ID ADDRESS... why a run marked or kept an object
   lakegc sweep --repo NAME --run ID              delete exactly what a dry run marked
   lakegc rules show|set --repo NAME [flags]      show or set lakegc's extended retention rules
-  lakegc restore --repo NAME --run ID           put a quarantined sweep's objects back
+  lakegc restore --repo NAME --run ID            put a quarantined sweep's objects back
   lakegc purge --repo NAME --older-than 7d       delete quarantines past their days
   lakegc shards --repo NAME RUN_ID...            the combined summary of a sharded mark's runs
   lakegc version                                 print the version
@@ -225,7 +225,7 @@ func parseGC(args []string, getenv func(string) string, stdout, stderr io.Writer
 	shard := fs.String("shard", "", "mark (and sweep) only shard `INDEX/COUNT` of the namespace's slices, e.g. 0/4, as its own run; default from "+envCompletionIndex+" and "+envCompletions+" when set (a Kubernetes Indexed Job)")
 	fs.BoolVar(&o.optimized, "optimized", false, "start the mark from the repository's latest run: list only the slices written since it (less a margin), and judge older ones from its records; a clean run when unsure, and every 7th run")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: lakegc gc --endpoint URL --repo NAME [--sweep] [--optimized] [--min-age 24h] [--memory 256MiB] [--json]
+		fmt.Fprint(fs.Output(), `Usage: lakegc gc --endpoint URL --repo NAME [--sweep [--quarantine]] [--optimized] [--min-age 24h] [--memory 256MiB] [--json]
 
 Asks lakeFS for its uncommitted export and its kept commits, reads the kept
 commits' objects from the repository's storage namespace, and marks every other
@@ -240,7 +240,12 @@ A dry run prints its run ID, what a sweep would delete (objects, bytes) and
 the price of its requests on S3, GCS and Azure; then "lakegc candidates --run
 ID" lists the candidates and "lakegc sweep --run ID" deletes exactly them.
 
-Exit codes: 0 done, 1 GC failed (or some deletes failed), 2 usage, 3 lakeFS error (auth, repository, API).
+With --sweep --quarantine the garbage is moved into the run's quarantine
+instead ("lakegc restore" puts it back, "lakegc purge" deletes old
+quarantines). The run holds the repository's lease (--lease-wait, --no-lease).
+
+Exit codes: 0 done, 1 GC failed (or some deletes failed), 2 usage, 3 lakeFS error (auth, repository, API),
+5 another lakegc run holds the repository's lease.
 
 Flags:
 `)

@@ -1,10 +1,10 @@
 // Command lakegc collects the garbage of a running lakeFS repository
 // without Spark: lakeFS's "Standalone GC", on one machine.
 //
-//	lakegc gc --endpoint URL --repo NAME [--sweep] [--optimized] [--min-age 24h] [--memory 256MiB] [--lakefs-concurrency 16] [--json] [--init-namespace] [--lakefs-config FILE] [--shard I/N]
+//	lakegc gc --endpoint URL --repo NAME [--sweep [--quarantine]] [--optimized] [--min-age 24h] [--memory 256MiB] [--lakefs-concurrency 16] [--json] [--init-namespace] [--lakefs-config FILE] [--shard I/N]
 //	lakegc candidates --repo NAME --run ID [--offset N] [--limit 1000] [--json]
 //	lakegc explain --repo NAME --run ID [--json] ADDRESS|lakefs://REPO/REF/PATH...
-//	lakegc sweep --repo NAME --run ID [--force] [--delete-concurrency N] [--delete-rate R] [--json]
+//	lakegc sweep --repo NAME --run ID [--force] [--quarantine] [--delete-concurrency N] [--delete-rate R] [--json]
 //	lakegc rules show|set --repo NAME [--file FILE | --keep-tags=false --keep-last BRANCH=N --keep-last-pattern RE=N --retention-days-pattern RE=D --stale-branch-days D]
 //	lakegc restore --repo NAME --run ID [--address ADDRESS]... [--json]
 //	lakegc purge --repo NAME --older-than 7d [--json]
@@ -145,6 +145,7 @@
 //	3  lakeFS refused or could not be reached (credentials, repository, API)
 //	4  a run given with --run refused: superseded by a later run (sweep
 //	   without --force), unknown, or failed
+//	5  another run holds the repository's lease (gc, sweep, restore, purge)
 //
 // Tests move the GC's clock through LAKEGC_NOW (RFC 3339), read only when
 // they call the command in-process; the program ignores it, since a clock

@@ -48,7 +48,7 @@ func purgeCmd(ctx context.Context, args []string, getenv func(string) string, st
 	if err := c.n.finish(getenv); err != nil {
 		return c.usage(stderr, "%v", err)
 	}
-	var opts []sweep.SweepOption
+	opts := classifierOptions()
 	if v := getenv(envNow); v != "" {
 		now, err := time.Parse(time.RFC3339, v)
 		if err != nil {

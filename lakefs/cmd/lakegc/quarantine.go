@@ -4,6 +4,8 @@ import (
 	"flag"
 
 	"github.com/lakegc/lakegc/sweep"
+	"github.com/lakegc/lakegc/sweep/azdelete"
+	"github.com/lakegc/lakegc/sweep/gcsdelete"
 )
 
 // addQuarantineFlag adds --quarantine to a command that sweeps (gc --sweep,
@@ -20,4 +22,13 @@ func quarantineOptions(quarantine bool) []sweep.SweepOption {
 		return nil
 	}
 	return []sweep.SweepOption{sweep.WithQuarantine()}
+}
+
+// classifierOptions read Azure's and GCS's refusals, which gocloud's codes
+// blur, for restore and purge as package host does for gc and sweep.
+func classifierOptions() []sweep.SweepOption {
+	return []sweep.SweepOption{
+		sweep.WithErrorClassifier(azdelete.Classifier{}),
+		sweep.WithErrorClassifier(gcsdelete.Classifier{}),
+	}
 }

@@ -62,7 +62,7 @@ func restoreCmd(ctx context.Context, args []string, getenv func(string) string, 
 	for i, a := range addresses {
 		keys[i] = relativeAddress(ns, a)
 	}
-	res, err := sweep.Restore(ctx, bucket, *runID, keys)
+	res, err := sweep.Restore(ctx, bucket, *runID, keys, classifierOptions()...)
 	err = lostLease(ctx, err)
 	if res != nil {
 		out.Restored, out.AlreadyThere, out.Refused, out.Missing = res.Restored, res.AlreadyThere, res.Refused, res.Missing
