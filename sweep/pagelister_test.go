@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,13 +14,13 @@ import (
 // test edit them.
 type countingLister struct {
 	b     *blob.Bucket
-	pages int
+	pages atomic.Int64 // ListPage is called from the listing's goroutines
 	edit  func(prefix string, objs []*blob.ListObject)
 }
 
 func (c *countingLister) ListPage(ctx context.Context, tok []byte, n int, opts *blob.ListOptions) ([]*blob.ListObject, []byte, error) {
 	objs, next, err := c.b.ListPage(ctx, tok, n, opts)
-	c.pages++
+	c.pages.Add(1)
 	if err == nil && c.edit != nil {
 		c.edit(opts.Prefix, objs)
 	}
@@ -39,7 +40,7 @@ func TestMarkListsThroughPageLister(t *testing.T) {
 	l := &countingLister{b: b}
 	got, err := Mark(context.Background(), b, "run2", noInputs(), WithClock(fixedClock), WithTempDir(t.TempDir()), WithPageLister(l))
 	require.NoError(t, err)
-	require.Positive(t, l.pages)
+	require.Positive(t, l.pages.Load())
 	require.Equal(t, want.NumDeletedObjects, got.NumDeletedObjects)
 	require.Equal(t, want.FirstSlice, got.FirstSlice)
 	require.Equal(t, collect(t, Candidates(context.Background(), plain, DefaultStoragePrefix, "run1")),
