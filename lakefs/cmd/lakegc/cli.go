@@ -270,6 +270,9 @@ Flags:
 		return usageErr("%v", accessErr)
 	case o.keepRuns < 0:
 		return usageErr("--keep-runs %d is negative", o.keepRuns)
+	case o.quarantine && !o.sweep:
+		// A dry run moves nothing: the flag would say otherwise.
+		return usageErr("--quarantine without --sweep: a dry run moves nothing (sweep it later with lakegc sweep --run ID --quarantine)")
 	case o.minAge < 0:
 		return usageErr("--min-age %v is negative", o.minAge)
 	case o.concurrency < 1 || o.concurrency > host.MaxConcurrency:

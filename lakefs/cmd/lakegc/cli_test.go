@@ -48,6 +48,7 @@ func TestRunExitCodes(t *testing.T) {
 		{"extra argument", []string{"gc", "--repo", "r", "now"}, creds, exitUsage, `unexpected argument "now"`},
 		{"bad clock", []string{"gc", "--repo", "r"}, merge(creds, map[string]string{envNow: "tomorrow"}), exitUsage, envNow},
 		{"bad endpoint", []string{"gc", "--repo", "r", "--endpoint", "ftp://x"}, creds, exitUsage, "not an http(s) URL"},
+		{"quarantine without sweep", []string{"gc", "--repo", "r", "--quarantine"}, creds, exitUsage, "--quarantine without --sweep"},
 		{"lakeFS unreachable", []string{"gc", "--repo", "r"}, creds, exitLakeFS, "transport"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
