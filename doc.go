@@ -148,7 +148,7 @@
 // with the deletes: Config.Lease (below) keeps a second cycle out.
 // Config.ResumeExport continues an export that was interrupted.
 // With Config.Quarantine the sweep moves the garbage into the run's
-// quarantine instead of deleting it (sweep.Restore puts it back, sweep.Purge
+// quarantine instead of deleting it (quarantine.Restore puts it back, quarantine.Purge
 // deletes old quarantines); with Config.Lease the cycle holds the
 // namespace's lease (package lease), so that a second one fails, naming it.
 // A cycle interrupted anywhere leaves nothing a later one could misread:

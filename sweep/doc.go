@@ -227,28 +227,13 @@
 // A mark and a sweep as a host runs them, with their output, are in the
 // repository's examples/gccycle (go run ./examples/gccycle -sweep).
 //
-// # Quarantine, restore and purge
+// # Moving instead of deleting
 //
-// With [WithQuarantine] Sweep moves each candidate instead of deleting it:
-// a server-side copy (bucket.Copy) to
-// <storage prefix>/retention/gc/quarantine/<run>/objects/<address>, a check
-// that the copy has the original's size (and MD5, when the store gives it),
-// then the delete of the original through the BatchDeleter. The quarantine's record
-// (quarantine.json, when it started) is written first, and a part of its
-// manifest (manifest/, the addresses moved) after each batch's copies and
-// before the originals' deletes; an object's key in the quarantine spells where it came from, so
-// the move and its record are one write, and a sweep stopped anywhere
-// leaves each candidate at its place, in the quarantine or both, which the
-// rerun finishes. The quarantine is under the storage prefix, which Mark
-// never lists and include prefixes may not reach: its objects are never
-// candidates, and Sweep refuses any a report names. [Restore] copies
-// objects back (a conditional write, IfNotExist, through the client) and
-// then drops their quarantine copy, never over an object
-// already at their place (one with the same bytes is taken as restored);
-// [Purge] deletes the quarantines older than an age, its objects first and
-// its record last, so a purge stopped midway is finished by the next.
-// Both take SweepOptions, and read the store's errors as Sweep does
-// (WithErrorClassifier, and Purge its BatchDeleter's own).
+// With [WithMover], Sweep hands each batch to a Mover before the deletes,
+// and deletes only the originals it moved; package sweep/quarantine's
+// Mover moves them into the run's quarantine, which its Restore puts back
+// and its Purge deletes. Such packages work through a [Store], which reads
+// and retries the store's answers as Sweep does.
 //
 // # Concurrency and retries
 //
@@ -314,8 +299,8 @@
 // DefaultStoragePrefix ("_lakefs") unless configured. The packages of this
 // module take it one way: a function that names or reads one run's files
 // takes it as an argument next to the run ID (ReadSummary, Candidates); a
-// call configured by options takes WithStoragePrefix (Mark, Sweep, Restore,
-// Purge). ""
+// call configured by options takes WithStoragePrefix (Mark, Sweep,
+// NewStore). ""
 // means DefaultStoragePrefix, except for Candidates, which refuses it.
 //
 // Mark takes MarkOptions and Sweep SweepOptions; an Option is both, and an

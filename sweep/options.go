@@ -147,7 +147,7 @@ type config struct {
 	include       []string          // WithInclude, sorted once checked
 	canary        Canary
 	classify      classifiers // WithErrorClassifier
-	quarantine    bool        // WithQuarantine
+	mover         Mover       // WithMover
 	localDir      string      // WithLocalListing
 
 	batch int // keys a DeleteBatch call gets (0: the deleter's default); set by tests

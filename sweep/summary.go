@@ -228,8 +228,8 @@ type Result struct {
 	AlreadyGone int64 // the store said the object did not exist
 	Failed      int64 // not deleted after the retries; listed in failed/
 	Refused     int64 // outside what Mark scans, or unrecognized: never deleted, listed in failed/
-	// Quarantine is, with WithQuarantine, the folder the candidates were
-	// moved into (Deleted counts them); "" when they were deleted.
+	// Quarantine is, with WithMover, the folder the candidates were moved
+	// into (Deleted counts them); "" when they were deleted.
 	Quarantine string
 }
 
