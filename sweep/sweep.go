@@ -169,10 +169,10 @@ func (s *sweeper) run(ctx context.Context, runID string) (*Result, error) {
 	}
 	s.cnt.phase("delete")
 	if err := s.deleteAll(ctx, runID); err != nil {
-		s.failed.abort()
+		s.failed.Abort()
 		return nil, err
 	}
-	if err := s.failed.close(); err != nil {
+	if err := s.failed.Close(); err != nil {
 		return nil, err
 	}
 	p := s.cnt.snapshot()
@@ -264,7 +264,7 @@ func (s *sweeper) feed(ctx context.Context, runID string, batches chan<- []strin
 // record lists a key in failed/ and counts it.
 func (s *sweeper) record(key, why string, count func(*Progress)) error {
 	s.mu.Lock()
-	err := s.failed.write(failedRow{Address: key, Error: why})
+	err := s.failed.Write(failedRow{Address: key, Error: why})
 	s.mu.Unlock()
 	s.cnt.update(count)
 	return err
