@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/lakegc/lakegc/internal/aimd"
@@ -90,40 +87,12 @@ func (p *localPager) fetch(ctx context.Context) error {
 	})
 }
 
-// checkLocalRoot checks WithLocalListing's folder against the bucket: the
-// bucket must be fileblob's (its As gives an os.FileInfo) at the folder dir
-// (the same file), and a key's file must be the key's path under dir (a
-// missing key's error, an *os.PathError through ErrorAs, names it): a
-// bucket opened at another folder or with a prefix would make the listing's
-// keys another bucket's.
+// checkLocalRoot checks WithLocalListing's folder against the bucket (see
+// localfs.CheckRoot): a bucket opened at another folder or with a prefix
+// would make the listing's keys another bucket's.
 func checkLocalRoot(ctx context.Context, bucket *blob.Bucket, dir string) error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: WithLocalListing(%q): %s", ErrInvalidInput, dir, fmt.Sprintf(format, args...))
-	}
-	want, err := os.Stat(dir)
-	if err != nil {
-		return bad("%v", err)
-	}
-	var fi os.FileInfo
-	if !bucket.As(&fi) {
-		return bad("the bucket is not a fileblob bucket")
-	}
-	if !os.SameFile(fi, want) {
-		return bad("the bucket's folder is another one")
-	}
-	probe := fmt.Sprintf("lakegc-local-listing-probe-%d-%d", os.Getpid(), time.Now().UnixNano())
-	_, err = bucket.Attributes(ctx, probe)
-	var pe *os.PathError
-	if err == nil || !bucket.ErrorAs(err, &pe) {
-		return bad("cannot tell where the bucket keeps key %q: %v", probe, err)
-	}
-	folder, ok := strings.CutSuffix(pe.Path, string(filepath.Separator)+probe)
-	if ok {
-		got, serr := os.Stat(folder)
-		ok = serr == nil && os.SameFile(got, want)
-	}
-	if !ok {
-		return bad("the bucket keeps key %q at %s, not in the folder", probe, pe.Path)
+	if err := localfs.CheckRoot(ctx, bucket, dir); err != nil {
+		return fmt.Errorf("%w: WithLocalListing(%q): %w", ErrInvalidInput, dir, err)
 	}
 	return nil
 }
