@@ -96,103 +96,52 @@ type Summary struct {
 	Walls                  []string `json:"walls,omitempty"`
 }
 
+// summaryJSON is a Summary as summary.json spells it: its fields by their
+// tags, but the times as strings (UTC, whole seconds; any RFC 3339 time
+// read). The fields it names itself shadow the Summary's of the same name
+// and keep their place, first, in the output.
 type summaryJSON struct {
-	RunID             string `json:"run_id"`
-	Success           bool   `json:"success"`
-	FirstSlice        string `json:"first_slice"`
-	StartTime         string `json:"start_time"`
-	CutoffTime        string `json:"cutoff_time"`
-	NumDeletedObjects int64  `json:"num_deleted_objects"`
-	NumYoungObjects   int64  `json:"num_young_objects,omitempty"`
-	NumKeptObjects    int64  `json:"num_kept_objects,omitempty"`
-	RunKind           string `json:"run_kind,omitempty"`
-	PreviousRunID     string `json:"previous_run_id,omitempty"`
-	CleanReason       string `json:"clean_reason,omitempty"`
-	SlicesListed      int64  `json:"slices_listed,omitempty"`
-	SlicesSkipped     int64  `json:"slices_skipped,omitempty"`
-	ShardIndex        int    `json:"shard_index,omitempty"`
-	ShardCount        int    `json:"shard_count,omitempty"`
-
-	NumUnrecognizedObjects int64    `json:"num_unrecognized_objects,omitempty"`
-	UnrecognizedBytes      int64    `json:"unrecognized_bytes,omitempty"`
-	UnrecognizedSample     []string `json:"unrecognized_sample,omitempty"`
-	NumWalledObjects       int64    `json:"num_walled_objects,omitempty"`
-	Walls                  []string `json:"walls,omitempty"`
+	RunID      string `json:"run_id"`
+	Success    bool   `json:"success"`
+	FirstSlice string `json:"first_slice"`
+	StartTime  string `json:"start_time"`
+	CutoffTime string `json:"cutoff_time"`
+	*summaryFields
 }
+
+// summaryFields is Summary without its methods.
+type summaryFields Summary
 
 // MarshalJSON writes the summary with lakeFS's field names and times in
 // UTC whole seconds.
 func (s Summary) MarshalJSON() ([]byte, error) {
-	return json.Marshal(summaryJSON{
-		RunID:             s.RunID,
-		Success:           s.Success,
-		FirstSlice:        s.FirstSlice,
-		StartTime:         formatTime(s.StartTime),
-		CutoffTime:        formatTime(s.CutoffTime),
-		NumDeletedObjects: s.NumDeletedObjects,
-		NumYoungObjects:   s.NumYoungObjects,
-		NumKeptObjects:    s.NumKeptObjects,
-		RunKind:           s.RunKind,
-		PreviousRunID:     s.PreviousRunID,
-		CleanReason:       s.CleanReason,
-		SlicesListed:      s.SlicesListed,
-		SlicesSkipped:     s.SlicesSkipped,
-		ShardIndex:        s.ShardIndex,
-		ShardCount:        s.ShardCount,
-
-		NumUnrecognizedObjects: s.NumUnrecognizedObjects,
-		UnrecognizedBytes:      s.UnrecognizedBytes,
-		UnrecognizedSample:     s.UnrecognizedSample,
-		NumWalledObjects:       s.NumWalledObjects,
-		Walls:                  s.Walls,
-	})
+	return json.Marshal(summaryJSON{s.RunID, s.Success, s.FirstSlice, formatTime(s.StartTime), formatTime(s.CutoffTime), (*summaryFields)(&s)})
 }
 
 // UnmarshalJSON reads a summary written by Mark or by lakeFS's Spark client;
 // times may be RFC 3339 with any offset and fraction, or empty.
 func (s *Summary) UnmarshalJSON(b []byte) error {
-	var j summaryJSON
+	var v Summary
+	j := summaryJSON{summaryFields: (*summaryFields)(&v)}
 	if err := json.Unmarshal(b, &j); err != nil {
 		return fmt.Errorf("%w: summary: %v", ErrInvalidInput, err)
 	}
-	start, err := parseTime(j.StartTime)
-	if err != nil {
+	var err error
+	if v.StartTime, err = parseTime(j.StartTime); err != nil {
 		return err
 	}
-	cutoff, err := parseTime(j.CutoffTime)
-	if err != nil {
+	if v.CutoffTime, err = parseTime(j.CutoffTime); err != nil {
 		return err
 	}
-	if j.NumDeletedObjects < 0 || j.NumYoungObjects < 0 || j.NumKeptObjects < 0 || j.SlicesListed < 0 || j.SlicesSkipped < 0 ||
-		j.NumUnrecognizedObjects < 0 || j.UnrecognizedBytes < 0 || j.NumWalledObjects < 0 {
+	if v.NumDeletedObjects < 0 || v.NumYoungObjects < 0 || v.NumKeptObjects < 0 || v.SlicesListed < 0 || v.SlicesSkipped < 0 ||
+		v.NumUnrecognizedObjects < 0 || v.UnrecognizedBytes < 0 || v.NumWalledObjects < 0 {
 		return fmt.Errorf("%w: summary: negative object count", ErrInvalidInput)
 	}
-	if j.ShardCount < 0 || j.ShardIndex < 0 || j.ShardIndex > 0 && j.ShardIndex >= j.ShardCount {
-		return fmt.Errorf("%w: summary: shard %d of %d", ErrInvalidInput, j.ShardIndex, j.ShardCount)
+	if v.ShardCount < 0 || v.ShardIndex < 0 || v.ShardIndex > 0 && v.ShardIndex >= v.ShardCount {
+		return fmt.Errorf("%w: summary: shard %d of %d", ErrInvalidInput, v.ShardIndex, v.ShardCount)
 	}
-	*s = Summary{
-		RunID:             j.RunID,
-		Success:           j.Success,
-		FirstSlice:        j.FirstSlice,
-		StartTime:         start,
-		CutoffTime:        cutoff,
-		NumDeletedObjects: j.NumDeletedObjects,
-		NumYoungObjects:   j.NumYoungObjects,
-		NumKeptObjects:    j.NumKeptObjects,
-		RunKind:           j.RunKind,
-		PreviousRunID:     j.PreviousRunID,
-		CleanReason:       j.CleanReason,
-		SlicesListed:      j.SlicesListed,
-		SlicesSkipped:     j.SlicesSkipped,
-		ShardIndex:        j.ShardIndex,
-		ShardCount:        j.ShardCount,
-
-		NumUnrecognizedObjects: j.NumUnrecognizedObjects,
-		UnrecognizedBytes:      j.UnrecognizedBytes,
-		UnrecognizedSample:     j.UnrecognizedSample,
-		NumWalledObjects:       j.NumWalledObjects,
-		Walls:                  j.Walls,
-	}
+	v.RunID, v.Success, v.FirstSlice = j.RunID, j.Success, j.FirstSlice
+	*s = v
 	return nil
 }
 
