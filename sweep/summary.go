@@ -7,11 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"gocloud.dev/blob"
 
+	"github.com/lakegc/lakegc/internal/blobio"
 	"github.com/lakegc/lakegc/internal/layout"
 )
 
@@ -271,29 +271,19 @@ func ReadSummary(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID 
 
 // readSmall reads a small object whole, refusing one over limit bytes.
 func readSmall(ctx context.Context, bucket *blob.Bucket, key string, limit int64) ([]byte, error) {
-	r, err := bucket.NewReader(ctx, key, nil)
-	if err != nil {
-		return nil, fmt.Errorf("sweep: read %s: %w", key, err)
-	}
-	defer r.Close()
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("sweep: read %s: %w", key, err)
-	}
-	if int64(len(b)) > limit {
+	b, err := blobio.ReadAll(ctx, bucket, key, limit)
+	switch {
+	case errors.Is(err, blobio.ErrTooLarge):
 		return nil, fmt.Errorf("%w: %s larger than %d bytes", ErrInvalidInput, key, limit)
+	case err != nil:
+		return nil, fmt.Errorf("sweep: read %s: %w", key, err)
 	}
 	return b, nil
 }
 
 // writeJSON writes v as one line of JSON at key.
 func writeJSON(ctx context.Context, bucket *blob.Bucket, key string, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	if err := bucket.WriteAll(ctx, key, b, &blob.WriterOptions{ContentType: "application/json"}); err != nil {
+	if err := blobio.WriteJSON(ctx, bucket, key, v); err != nil {
 		return fmt.Errorf("sweep: write %s: %w", key, err)
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/lakegc/lakegc/internal/aimd"
+	"github.com/lakegc/lakegc/internal/blobio"
 )
 
 // BatchDeleter is how Sweep deletes. DeleteBatch deletes keys (relative to
@@ -349,16 +350,7 @@ func judgeBatch(failed map[string]error, err error, cs classifiers) aimd.Outcome
 // removeFolder): gcsblob calls GCS's 403 NotFound, and the object is still
 // there. (Not bucket.Exists, which answers false for any NotFound.)
 func removeObject(ctx context.Context, bucket *blob.Bucket, cs classifiers, key string) error {
-	_, err := bucket.Attributes(ctx, key)
-	if cs.isNotFound(err) {
-		return nil
-	}
-	if err == nil {
-		if err = bucket.Delete(ctx, key); cs.isNotFound(err) {
-			err = nil
-		}
-	}
-	if err != nil {
+	if err := blobio.Remove(ctx, bucket, key, cs.isNotFound); err != nil {
 		return fmt.Errorf("sweep: remove %s: %w", key, err)
 	}
 	return nil

@@ -17,6 +17,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
+	"github.com/lakegc/lakegc/internal/blobio"
 	"github.com/lakegc/lakegc/internal/layout"
 	"github.com/lakegc/lakegc/sweep"
 )
@@ -607,16 +608,7 @@ func purgeFolder(ctx context.Context, st *sweep.Store, dir string, pr *PurgedRun
 // removeObject deletes key if it exists; a look-up or a delete that fails
 // as not found (as st reads it: GCS's 403 is a refusal) is done.
 func removeObject(ctx context.Context, st *sweep.Store, key string) error {
-	_, err := st.Bucket().Attributes(ctx, key)
-	if st.IsNotFound(err) {
-		return nil
-	}
-	if err == nil {
-		if err = st.Bucket().Delete(ctx, key); st.IsNotFound(err) {
-			err = nil
-		}
-	}
-	if err != nil {
+	if err := blobio.Remove(ctx, st.Bucket(), key, st.IsNotFound); err != nil {
 		return fmt.Errorf("quarantine: remove %s: %w", key, err)
 	}
 	return nil
@@ -624,28 +616,19 @@ func removeObject(ctx context.Context, st *sweep.Store, key string) error {
 
 // readSmall reads a small object whole, refusing one over limit bytes.
 func readSmall(ctx context.Context, bucket *blob.Bucket, key string, limit int64) ([]byte, error) {
-	r, err := bucket.NewReader(ctx, key, nil)
-	if err != nil {
-		return nil, fmt.Errorf("quarantine: read %s: %w", key, err)
-	}
-	defer r.Close()
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("quarantine: read %s: %w", key, err)
-	}
-	if int64(len(b)) > limit {
+	b, err := blobio.ReadAll(ctx, bucket, key, limit)
+	switch {
+	case errors.Is(err, blobio.ErrTooLarge):
 		return nil, fmt.Errorf("%w: %s larger than %d bytes", ErrInvalidInput, key, limit)
+	case err != nil:
+		return nil, fmt.Errorf("quarantine: read %s: %w", key, err)
 	}
 	return b, nil
 }
 
 // writeJSON writes v as one line of JSON at key.
 func writeJSON(ctx context.Context, bucket *blob.Bucket, key string, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	if err := bucket.WriteAll(ctx, key, append(b, '\n'), &blob.WriterOptions{ContentType: "application/json"}); err != nil {
+	if err := blobio.WriteJSON(ctx, bucket, key, v); err != nil {
 		return fmt.Errorf("quarantine: write %s: %w", key, err)
 	}
 	return nil
