@@ -244,8 +244,9 @@
 //
 // The package and its core packages (sweep, uncommitted, retention,
 // copytrack, pathprovider, linkaddr, namespace) import no cloud SDK: this
-// package depends on 70 packages besides the standard library and what
-// gocloud.dev/blob imports itself (a test keeps it under 80); the SDKs come
+// package depends on 60 packages outside the module besides the standard
+// library and what gocloud.dev/blob imports itself (a test keeps it at most
+// 65); the SDKs come
 // with the deleters (sweep/s3delete, sweep/azdelete, sweep/gcsdelete) and
 // the gocloud drivers a host links in.
 package lakegc

@@ -312,8 +312,9 @@
 // # Dependencies
 //
 // Package sweep imports no cloud SDK: besides the standard library and what
-// gocloud.dev/blob imports itself, it depends on 64 packages (parquet-go and
-// its codecs, golang.org/x/time/rate; a test keeps it under 70). GCS's error
+// gocloud.dev/blob imports itself, it depends on 60 packages outside the
+// module (parquet-go and its codecs, golang.org/x/time/rate; a test keeps it
+// at most 64). GCS's error
 // type, which tells a refusal from a missing object, comes with
 // gocloud.dev/blob and sweep reads it itself; Azure's is read by
 // azdelete.Classifier (see ErrorClassifier).
