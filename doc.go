@@ -246,7 +246,6 @@
 // copytrack, pathprovider, linkaddr, namespace) import no cloud SDK: this
 // package depends on 60 packages outside the module besides the standard
 // library and what gocloud.dev/blob imports itself (a test keeps it at most
-// 65); the SDKs come
-// with the deleters (sweep/s3delete, sweep/azdelete, sweep/gcsdelete) and
-// the gocloud drivers a host links in.
+// 65); the SDKs come with the deleters (sweep/s3delete, sweep/azdelete,
+// sweep/gcsdelete) and the gocloud drivers a host links in.
 package lakegc

@@ -220,9 +220,7 @@
 // a key already gone is not a failure. It refuses, and reports, any
 // candidate outside what Mark scans, that the recognizer does not accept
 // (give Sweep the WithRecognizer and WithInclude options Mark had), or that
-// lies in another repository's folder (see Sweep), so a corrupt or foreign
-// report, or one of lakeFS's Spark client, cannot reach lakeFS's own files,
-// what lakeFS did not write, or a nested repository. Sweeping twice is safe.
+// lies in another repository's folder (see Sweep). Sweeping twice is safe.
 //
 // A mark and a sweep as a host runs them, with their output, are in the
 // repository's examples/gccycle (go run ./examples/gccycle -sweep).
@@ -265,17 +263,13 @@
 // # Local namespaces
 //
 // With [WithLocalListing], Mark reads the folders of a local (fileblob)
-// namespace itself, each once, 256 entries per request of the window,
-// instead of through fileblob's listing, and lists the keys fileblob lists:
-// its escapes decoded, its ".attrs" side files left out, links listed as
-// objects and never followed, and with the delimiter a folder entry for
-// each subfolder that holds a file somewhere below. A listing it cannot
-// match exactly (a prefix that is not a plain folder; with the delimiter, a
-// folder holding a name with fileblob's escape or invalid UTF-8) goes
-// through the bucket, or the PageLister of [WithPageLister]. A file or folder gone before it is read is not
-// listed, nor is a folder replaced by a symbolic link (the link's target is
-// never listed under the folder's keys); any other error of the file system
-// fails the listing, a transient one after the retries of a page.
+// namespace itself, each once, 256 entries per request of the window, and
+// lists the keys fileblob lists, symbolic links as objects, never
+// followed; what it cannot match exactly goes through the bucket (or the
+// PageLister of [WithPageLister]). Unlike fileblob, it fails the listing on an error of the file
+// system (a transient one after the retries of a page) rather than skip a
+// folder; a file or folder gone before it is read is not listed, nor is a
+// folder replaced by a symbolic link.
 //
 // # Cost
 //
@@ -287,11 +281,8 @@
 // folder the budget cannot hold an entry for is listed alone, at once,
 // slower, so memory stays bounded however many folders there are. The
 // default budget (256 MiB) has room for about 200,000 entries or more, and
-// holds the design case of 20 million keys, 15 million of them kept, on one
-// machine. BenchmarkStandalone anchors the package to lakeFS's figure for its
-// own standalone GC: a 100,000-object repository with 250 commits and 100
-// branches, marked and swept. Figures and the commands that reproduce them
-// are in the module's BENCHMARKS.md.
+// holds 20 million keys, 15 million of them kept. Figures and the commands
+// that reproduce them are in the module's BENCHMARKS.md.
 //
 // # Storage prefix and options
 //
