@@ -240,25 +240,23 @@
 // that follows the store: it widens while the caller mostly waits for
 // answers, halves (once per round) on a throttled answer (ResourceExhausted:
 // S3's SlowDown and 503, 429, Azure's ServerBusy; see BatchDeleter), and
-// other errors leave it. The window starts at DefaultListConcurrency (8)
-// listing requests and DefaultDeleteConcurrency (16) delete calls, and stays
-// within [WithListConcurrencyRange] and [WithDeleteConcurrencyRange] (by
-// default 1 to DefaultMaxListConcurrency, 32, and 1 to
-// DefaultMaxDeleteConcurrency, 64, and never above 1024);
-// [WithListConcurrency] and [WithDeleteConcurrency] fix it instead. A slice
-// is listed by one request at a time, so the upper bound also bounds the
-// slices listed at once. A page is the bucket's ListPage, or a PageLister's
-// ([WithPageLister]; package s3list decodes S3's pages for a tenth of the
-// SDK's CPU): the window, retries and checks of the listing stay the same.
+// other errors leave it. It starts at DefaultListConcurrency (8) listing
+// requests and DefaultDeleteConcurrency (16) delete calls, within
+// [WithListConcurrencyRange] and [WithDeleteConcurrencyRange] (by default
+// up to 32 and 64; never above 1024); [WithListConcurrency] and
+// [WithDeleteConcurrency] fix it instead. A slice is listed by one request
+// at a time, so the upper bound also bounds the slices listed at once. A
+// page is the bucket's ListPage, or a PageLister's ([WithPageLister];
+// package s3list decodes S3's pages for a tenth of the SDK's CPU): the
+// window, retries and checks of the listing stay the same.
 //
 // A request that fails with a transient error (throttled, Unknown, Internal,
-// DeadlineExceeded) is tried again after a backoff of [WithBackoff]: about
-// DefaultMinBackoff (1 s) before the first retry, doubling up to
-// DefaultMaxBackoff (2 min), each wait drawn from the upper half of that. A
-// listing page gets ten attempts (about three to six minutes of waits),
-// while a permanent error (a refusal, a missing bucket) fails Mark at once.
-// A delete batch's keys get five attempts (up to 15 s of waits); then they
-// land in failed/.
+// DeadlineExceeded) is tried again after a backoff of [WithBackoff], from
+// DefaultMinBackoff (1 s) doubling up to DefaultMaxBackoff (2 min), each
+// wait drawn from the upper half. A listing page gets ten attempts (about
+// three to six minutes of waits), while a permanent error (a refusal, a
+// missing bucket) fails Mark at once. A delete batch's keys get five
+// attempts (up to 15 s of waits); then they land in failed/.
 //
 // # Local namespaces
 //

@@ -16,9 +16,6 @@ import (
 	"gocloud.dev/blob"
 )
 
-// The report's Parquet parts are written and read by internal/parquetio,
-// as every reader of lakeFS's report reads them.
-
 // addressRow is a row of deleted/.
 type addressRow struct {
 	Address string `parquet:"address,plain"`
@@ -34,8 +31,9 @@ type failedRow struct {
 // and failed/.
 const partName = "part-00000.snappy.parquet"
 
-// partWriter streams rows of type T to one Parquet object of the report;
-// nothing is visible under the object's name unless Close succeeds.
+// partWriter streams rows of type T to one Parquet object of the report, as
+// every reader of lakeFS's report reads it; nothing is visible under the
+// object's name unless Close succeeds.
 type partWriter[T any] = parquetio.Writer[T]
 
 func newPartWriter[T any](ctx context.Context, bucket *blob.Bucket, key string) (*partWriter[T], error) {
@@ -76,22 +74,10 @@ func listParts(ctx context.Context, bucket *blob.Bucket, dir string) ([]string, 
 
 // removeFolder deletes every object under dir.
 func removeFolder(ctx context.Context, bucket *blob.Bucket, cs classifiers, dir string) error {
-	it := bucket.List(&blob.ListOptions{Prefix: dir})
-	for {
-		o, err := it.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err == nil && !o.IsDir {
-			err = bucket.Delete(ctx, o.Key)
-			if cs.isNotFound(err) {
-				err = nil
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("sweep: remove %s: %w", dir, err)
-		}
+	if err := blobio.RemoveAll(ctx, bucket, dir, cs.isNotFound); err != nil {
+		return fmt.Errorf("sweep: remove %s: %w", dir, err)
 	}
+	return nil
 }
 
 // Candidates yields the addresses of a run's deleted/ folder, written by Mark
@@ -110,8 +96,8 @@ func removeFolder(ctx context.Context, bucket *blob.Bucket, cs classifiers, dir 
 // values, addresses of 64 KiB or a footer of 16 MiB, is refused with
 // ErrInvalidInput having cost a few MiB; reading the costliest part within
 // those limits peaked at about 170 MiB of heap (tests hold it under 320
-// MiB). Each part is read twice. Candidates does not look at the summary: see ReadSummary, or
-// Sweep, which checks it.
+// MiB). Each part is read twice. Candidates does not look at the summary:
+// see ReadSummary, or Sweep, which checks it.
 func Candidates(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
 		if bucket == nil {

@@ -50,8 +50,7 @@ func NewStore(bucket *blob.Bucket, opts ...SweepOption) (*Store, error) {
 // Bucket is the store's bucket.
 func (s *Store) Bucket() *blob.Bucket { return s.bucket }
 
-// StoragePrefix is WithStoragePrefix's folder (DefaultStoragePrefix by
-// default).
+// StoragePrefix is WithStoragePrefix's folder, DefaultStoragePrefix by default.
 func (s *Store) StoragePrefix() string { return s.cfg.storagePrefix }
 
 // Now is the time of WithClock's clock.
@@ -123,26 +122,23 @@ func WithMover(m Mover) SweepOption {
 // or failed and listed.
 func (s *sweeper) moveBatch(ctx context.Context, keys []string) ([]string, error) {
 	failed, err := s.move(ctx, keys)
-	if err != nil {
-		return nil, err
+	if err != nil || len(failed) == 0 {
+		return keys, err
 	}
 	moved := keys[:0:0]
-	var gone int64
 	for _, k := range keys {
-		kerr, bad := failed[k]
-		switch {
-		case !bad || kerr == nil:
+		switch kerr := failed[k]; {
+		case kerr == nil:
 			moved = append(moved, k)
 		case s.cls.isNotFound(kerr):
-			// Gone from its place: deleted by an earlier sweep after
-			// its move, or by someone else. Nothing to move.
-			gone++
+			// Gone from its place (deleted by an earlier sweep after its
+			// move, or by someone else): nothing to move.
+			s.cnt.update(func(p *Progress) { p.AlreadyGone++ })
 		default:
 			if err := s.record(k, kerr.Error(), func(p *Progress) { p.Failed++ }); err != nil {
 				return nil, err
 			}
 		}
 	}
-	s.cnt.update(func(p *Progress) { p.AlreadyGone += gone })
 	return moved, nil
 }

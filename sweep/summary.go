@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"gocloud.dev/blob"
@@ -37,6 +38,28 @@ var (
 	// wrote no candidates. The message has the figures.
 	ErrImplausibleMark = errors.New("sweep: implausible mark")
 )
+
+// opError is an error of op that wraps an error which may already say
+// "sweep: ": its text names the package once, as "sweep: op: detail".
+// errors.Is and errors.As see the wrapped error.
+type opError struct {
+	op  string
+	err error
+}
+
+// wrapOp returns err as an error of op, or nil for a nil err.
+func wrapOp(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &opError{op: op, err: err}
+}
+
+func (e *opError) Error() string {
+	return "sweep: " + e.op + ": " + strings.TrimPrefix(e.err.Error(), "sweep: ")
+}
+
+func (e *opError) Unwrap() error { return e.err }
 
 // timeLayout is the report's time format: ISO-8601, UTC, whole seconds.
 const timeLayout = "2006-01-02T15:04:05Z"

@@ -87,10 +87,10 @@ const (
 // deleted, counted and listed in failed/ with the reason. The
 // scope uses the summary's cutoff_time; a summary without one makes every
 // candidate inside a slice refused.
-// The others are deleted in batches through the BatchDeleter, as many at
-// once as the store takes (see the package documentation), with transient
-// errors retried with exponential backoff (WithBackoff); the ones that still
-// fail are listed in failed/. Sweep then writes failed/ and sweep.json beside
+// The others are deleted in batches through the BatchDeleter (with
+// WithMover, those the Mover moved), as many at once as the store takes,
+// transient errors retried (see the package documentation); the ones that
+// still fail are listed in failed/. Sweep then writes failed/ and sweep.json beside
 // the summary, replacing those of an earlier sweep, which it removes before
 // it starts (sweep.json first): running it twice is safe, and a sweep
 // stopped before its end leaves no sweep.json.

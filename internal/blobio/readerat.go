@@ -9,9 +9,10 @@
 //     Abort, or a failed write, leaves nothing under its name. Every report,
 //     record and run file the module writes goes through one.
 //
-// and the small objects' helpers: [ReadAll] reads an object whole within a
-// limit, [WriteJSON] writes a line of JSON, [Remove] deletes an object
-// that may be gone already, as its caller reads the store's answers.
+// Besides, small helpers: [ReadAll] reads an object whole within a limit,
+// [WriteJSON] writes a line of JSON, [Remove] and [RemoveAll] delete an
+// object, or those under a prefix, that may be gone already, as their
+// caller reads the store's answers.
 package blobio
 
 import (

@@ -55,3 +55,22 @@ func Remove(ctx context.Context, bucket *blob.Bucket, key string, notFound func(
 	}
 	return err
 }
+
+// RemoveAll deletes every object under prefix, as Remove does one.
+func RemoveAll(ctx context.Context, bucket *blob.Bucket, prefix string, notFound func(error) bool) error {
+	it := bucket.List(&blob.ListOptions{Prefix: prefix})
+	for {
+		o, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err == nil && !o.IsDir {
+			if err = bucket.Delete(ctx, o.Key); notFound(err) {
+				err = nil
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+}

@@ -12,7 +12,8 @@ import (
 
 // TestSmallObjects: ReadAll refuses one byte over its limit, WriteJSON
 // writes a line, Remove deletes what is there and takes a missing object
-// (as its caller reads the store's answer) for removed.
+// (as its caller reads the store's answer) for removed, RemoveAll deletes
+// what is under its prefix only.
 func TestSmallObjects(t *testing.T) {
 	ctx := context.Background()
 	b := memblob.OpenBucket(nil)
@@ -37,6 +38,19 @@ func TestSmallObjects(t *testing.T) {
 		}
 		if ok, _ := b.Exists(ctx, "k"); ok {
 			t.Fatal("Remove left the object")
+		}
+	}
+	for _, k := range []string{"d/a", "d/b/c", "e"} {
+		if err := WriteJSON(ctx, b, k, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := RemoveAll(ctx, b, "d/", notFound); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]bool{"d/a": false, "d/b/c": false, "e": true} {
+		if ok, _ := b.Exists(ctx, k); ok != want {
+			t.Errorf("after RemoveAll(d/), %s there: %v", k, ok)
 		}
 	}
 	// An answer the caller does not read as not found is an error.
