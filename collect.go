@@ -17,6 +17,7 @@ import (
 	"github.com/lakegc/lakegc/internal/nsaddr"
 	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
+	"github.com/lakegc/lakegc/sweep/quarantine"
 )
 
 // Collect runs one GC cycle of a repository, in the order its safety needs:
@@ -488,7 +489,7 @@ func (c *cycle) sweep(ctx context.Context) error {
 	opts := c.cfg.decided(c.progressTo(&counters, PhaseSweep), false, "")
 	sweepOpts := append(slices.Clip(c.cfg.SweepOptions), opts.Sweep...)
 	if c.cfg.Quarantine {
-		sweepOpts = append(sweepOpts, sweep.WithQuarantine())
+		sweepOpts = append(sweepOpts, sweep.WithMover(quarantine.Mover{}))
 	}
 	res, err := sweep.Sweep(ctx, c.cfg.Bucket, c.report.RunID, sweepOpts...)
 	if err != nil {

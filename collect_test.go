@@ -15,6 +15,7 @@ import (
 	"github.com/lakegc/lakegc/copytrack"
 	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
+	"github.com/lakegc/lakegc/sweep/quarantine"
 	"github.com/lakegc/lakegc/uncommitted"
 )
 
@@ -388,6 +389,8 @@ func TestCollectSweepOptions(t *testing.T) {
 			{Mark: []sweep.MarkOption{sweep.WithCleanEvery(2)}},
 			{Sweep: []sweep.SweepOption{sweep.WithBatchDeleter(nil)}},
 			{Sweep: []sweep.SweepOption{sweep.WithRecognizer(nil)}},
+			// Quarantine decides whether the sweep moves, set or not.
+			{Sweep: []sweep.SweepOption{sweep.WithMover(quarantine.Mover{})}},
 		} {
 			w := newWorld(t)
 			cfg := w.config()

@@ -148,9 +148,9 @@ type Config struct {
 	Sweep bool
 	// Quarantine makes the sweep move each candidate into the run's
 	// quarantine, <StoragePrefix>/retention/gc/quarantine/<run>/, instead of
-	// deleting it (sweep.WithQuarantine): sweep.Restore puts objects back,
-	// sweep.Purge deletes quarantines past their days. Without Sweep it
-	// does nothing.
+	// deleting it (package sweep/quarantine's Mover): quarantine.Restore
+	// puts objects back, quarantine.Purge deletes quarantines past their
+	// days. Without Sweep it does nothing.
 	Quarantine bool
 	// Lease, if set, makes Collect take the namespace's lease before it
 	// starts (package lease, in <StoragePrefix>/retention/gc/lease/) and
@@ -181,9 +181,10 @@ type Config struct {
 	// an option of both), a delete rate (sweep.WithDeleteRate). An option
 	// that sets what a field of this Config sets — prefixes, link TTL, min
 	// age, clock, memory budget, temp dir, logger, progress, the deleter,
-	// the recognizer, the includes, the error classifiers, the canary and
-	// the previous run, clean every and slice margin — is an error wrapping
-	// ErrInvalidInput, as is an invalid one: set the field.
+	// the quarantine (sweep.WithMover), the recognizer, the includes, the
+	// error classifiers, the canary and the previous run, clean every and
+	// slice margin — is an error wrapping ErrInvalidInput, as is an invalid
+	// one: set the field.
 	MarkOptions  []sweep.MarkOption
 	SweepOptions []sweep.SweepOption
 
@@ -357,7 +358,7 @@ func (c Config) validated() (settings, error) {
 	fixed := s.decided(nil, true, "")
 	// The fields decide these, set or not.
 	fixed.Mark = append(fixed.Mark, sweep.WithRecognizer(nil))
-	fixed.Sweep = append(fixed.Sweep, sweep.WithBatchDeleter(nil))
+	fixed.Sweep = append(fixed.Sweep, sweep.WithBatchDeleter(nil), sweep.WithMover(nil))
 	given := sweep.Options{Mark: s.MarkOptions, Sweep: s.SweepOptions}
 	if err := sweep.CheckOptions(given, sweep.Options{}); err != nil {
 		return settings{}, fmt.Errorf("%w: MarkOptions or SweepOptions: %w", ErrInvalidInput, err)

@@ -148,7 +148,7 @@
 // with the deletes: Config.Lease (below) keeps a second cycle out.
 // Config.ResumeExport continues an export that was interrupted.
 // With Config.Quarantine the sweep moves the garbage into the run's
-// quarantine instead of deleting it (sweep.Restore puts it back, sweep.Purge
+// quarantine instead of deleting it (quarantine.Restore puts it back, quarantine.Purge
 // deletes old quarantines); with Config.Lease the cycle holds the
 // namespace's lease (package lease), so that a second one fails, naming it.
 // A cycle interrupted anywhere leaves nothing a later one could misread:
@@ -244,8 +244,8 @@
 //
 // The package and its core packages (sweep, uncommitted, retention,
 // copytrack, pathprovider, linkaddr, namespace) import no cloud SDK: this
-// package depends on 70 packages besides the standard library and what
-// gocloud.dev/blob imports itself (a test keeps it under 80); the SDKs come
-// with the deleters (sweep/s3delete, sweep/azdelete, sweep/gcsdelete) and
-// the gocloud drivers a host links in.
+// package depends on 60 packages outside the module besides the standard
+// library and what gocloud.dev/blob imports itself (a test keeps it at most
+// 65); the SDKs come with the deleters (sweep/s3delete, sweep/azdelete,
+// sweep/gcsdelete) and the gocloud drivers a host links in.
 package lakegc

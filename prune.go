@@ -72,7 +72,7 @@ type PrunedRun struct {
 //     that run reads. (An export's run ID is not in the report: exports
 //     are ranked on their own; Explain does not read them.)
 //
-// Quarantines are not runs: sweep.Purge removes them. In a removed folder
+// Quarantines are not runs: quarantine.Purge (package sweep/quarantine) removes them. In a removed folder
 // the JSON files go first (a report's summary.json, an export's manifest
 // and state), so a prune stopped midway leaves a run that reads as
 // unfinished, never as a smaller finished one; the next prune finishes it.

@@ -12,7 +12,7 @@ import (
 	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/internal/layout"
 	"github.com/lakegc/lakegc/lease"
-	"github.com/lakegc/lakegc/sweep"
+	"github.com/lakegc/lakegc/sweep/quarantine"
 )
 
 // A sweep into the quarantine moves exactly the garbage; the next mark,
@@ -46,7 +46,7 @@ func TestCollectQuarantineThenRestore(t *testing.T) {
 			t.Errorf("the next mark marked %s", c)
 		}
 	}
-	rr, err := sweep.Restore(ctx, w.bucket, rep.RunID, nil)
+	rr, err := quarantine.Restore(ctx, w.bucket, rep.RunID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -220,35 +220,18 @@
 // a key already gone is not a failure. It refuses, and reports, any
 // candidate outside what Mark scans, that the recognizer does not accept
 // (give Sweep the WithRecognizer and WithInclude options Mark had), or that
-// lies in another repository's folder (see Sweep), so a corrupt or foreign
-// report, or one of lakeFS's Spark client, cannot reach lakeFS's own files,
-// what lakeFS did not write, or a nested repository. Sweeping twice is safe.
+// lies in another repository's folder (see Sweep). Sweeping twice is safe.
 //
 // A mark and a sweep as a host runs them, with their output, are in the
 // repository's examples/gccycle (go run ./examples/gccycle -sweep).
 //
-// # Quarantine, restore and purge
+// # Moving instead of deleting
 //
-// With [WithQuarantine] Sweep moves each candidate instead of deleting it:
-// a server-side copy (bucket.Copy) to
-// <storage prefix>/retention/gc/quarantine/<run>/objects/<address>, a check
-// that the copy has the original's size (and MD5, when the store gives it),
-// then the delete of the original through the BatchDeleter. The quarantine's record
-// (quarantine.json, when it started) is written first, and a part of its
-// manifest (manifest/, the addresses moved) after each batch's copies and
-// before the originals' deletes; an object's key in the quarantine spells where it came from, so
-// the move and its record are one write, and a sweep stopped anywhere
-// leaves each candidate at its place, in the quarantine or both, which the
-// rerun finishes. The quarantine is under the storage prefix, which Mark
-// never lists and include prefixes may not reach: its objects are never
-// candidates, and Sweep refuses any a report names. [Restore] copies
-// objects back (a conditional write, IfNotExist, through the client) and
-// then drops their quarantine copy, never over an object
-// already at their place (one with the same bytes is taken as restored);
-// [Purge] deletes the quarantines older than an age, its objects first and
-// its record last, so a purge stopped midway is finished by the next.
-// Both take SweepOptions, and read the store's errors as Sweep does
-// (WithErrorClassifier, and Purge its BatchDeleter's own).
+// With [WithMover], Sweep hands each batch to a Mover before the deletes,
+// and deletes only the originals it moved; package sweep/quarantine's
+// Mover moves them into the run's quarantine, which its Restore puts back
+// and its Purge deletes. Such packages work through a [Store], which reads
+// and retries the store's answers as Sweep does.
 //
 // # Concurrency and retries
 //
@@ -257,40 +240,34 @@
 // that follows the store: it widens while the caller mostly waits for
 // answers, halves (once per round) on a throttled answer (ResourceExhausted:
 // S3's SlowDown and 503, 429, Azure's ServerBusy; see BatchDeleter), and
-// other errors leave it. The window starts at DefaultListConcurrency (8)
-// listing requests and DefaultDeleteConcurrency (16) delete calls, and stays
-// within [WithListConcurrencyRange] and [WithDeleteConcurrencyRange] (by
-// default 1 to DefaultMaxListConcurrency, 32, and 1 to
-// DefaultMaxDeleteConcurrency, 64, and never above 1024);
-// [WithListConcurrency] and [WithDeleteConcurrency] fix it instead. A slice
-// is listed by one request at a time, so the upper bound also bounds the
-// slices listed at once. A page is the bucket's ListPage, or a PageLister's
-// ([WithPageLister]; package s3list decodes S3's pages for a tenth of the
-// SDK's CPU): the window, retries and checks of the listing stay the same.
+// other errors leave it. It starts at DefaultListConcurrency (8) listing
+// requests and DefaultDeleteConcurrency (16) delete calls, within
+// [WithListConcurrencyRange] and [WithDeleteConcurrencyRange] (by default
+// up to 32 and 64; never above 1024); [WithListConcurrency] and
+// [WithDeleteConcurrency] fix it instead. A slice is listed by one request
+// at a time, so the upper bound also bounds the slices listed at once. A
+// page is the bucket's ListPage, or a PageLister's ([WithPageLister];
+// package s3list decodes S3's pages for a tenth of the SDK's CPU): the
+// window, retries and checks of the listing stay the same.
 //
 // A request that fails with a transient error (throttled, Unknown, Internal,
-// DeadlineExceeded) is tried again after a backoff of [WithBackoff]: about
-// DefaultMinBackoff (1 s) before the first retry, doubling up to
-// DefaultMaxBackoff (2 min), each wait drawn from the upper half of that. A
-// listing page gets ten attempts (about three to six minutes of waits),
-// while a permanent error (a refusal, a missing bucket) fails Mark at once.
-// A delete batch's keys get five attempts (up to 15 s of waits); then they
-// land in failed/.
+// DeadlineExceeded) is tried again after a backoff of [WithBackoff], from
+// DefaultMinBackoff (1 s) doubling up to DefaultMaxBackoff (2 min), each
+// wait drawn from the upper half. A listing page gets ten attempts (about
+// three to six minutes of waits), while a permanent error (a refusal, a
+// missing bucket) fails Mark at once. A delete batch's keys get five
+// attempts (up to 15 s of waits); then they land in failed/.
 //
 // # Local namespaces
 //
 // With [WithLocalListing], Mark reads the folders of a local (fileblob)
-// namespace itself, each once, 256 entries per request of the window,
-// instead of through fileblob's listing, and lists the keys fileblob lists:
-// its escapes decoded, its ".attrs" side files left out, links listed as
-// objects and never followed, and with the delimiter a folder entry for
-// each subfolder that holds a file somewhere below. A listing it cannot
-// match exactly (a prefix that is not a plain folder; with the delimiter, a
-// folder holding a name with fileblob's escape or invalid UTF-8) goes
-// through the bucket, or the PageLister of [WithPageLister]. A file or folder gone before it is read is not
-// listed, nor is a folder replaced by a symbolic link (the link's target is
-// never listed under the folder's keys); any other error of the file system
-// fails the listing, a transient one after the retries of a page.
+// namespace itself, each once, 256 entries per request of the window, and
+// lists the keys fileblob lists, symbolic links as objects, never
+// followed; what it cannot match exactly goes through the bucket (or the
+// PageLister of [WithPageLister]). Unlike fileblob, it fails the listing on an error of the file
+// system (a transient one after the retries of a page) rather than skip a
+// folder; a file or folder gone before it is read is not listed, nor is a
+// folder replaced by a symbolic link.
 //
 // # Cost
 //
@@ -302,11 +279,8 @@
 // folder the budget cannot hold an entry for is listed alone, at once,
 // slower, so memory stays bounded however many folders there are. The
 // default budget (256 MiB) has room for about 200,000 entries or more, and
-// holds the design case of 20 million keys, 15 million of them kept, on one
-// machine. BenchmarkStandalone anchors the package to lakeFS's figure for its
-// own standalone GC: a 100,000-object repository with 250 commits and 100
-// branches, marked and swept. Figures and the commands that reproduce them
-// are in the module's BENCHMARKS.md.
+// holds 20 million keys, 15 million of them kept. Figures and the commands
+// that reproduce them are in the module's BENCHMARKS.md.
 //
 // # Storage prefix and options
 //
@@ -314,8 +288,8 @@
 // DefaultStoragePrefix ("_lakefs") unless configured. The packages of this
 // module take it one way: a function that names or reads one run's files
 // takes it as an argument next to the run ID (ReadSummary, Candidates); a
-// call configured by options takes WithStoragePrefix (Mark, Sweep, Restore,
-// Purge). ""
+// call configured by options takes WithStoragePrefix (Mark, Sweep,
+// NewStore). ""
 // means DefaultStoragePrefix, except for Candidates, which refuses it.
 //
 // Mark takes MarkOptions and Sweep SweepOptions; an Option is both, and an
@@ -327,8 +301,9 @@
 // # Dependencies
 //
 // Package sweep imports no cloud SDK: besides the standard library and what
-// gocloud.dev/blob imports itself, it depends on 64 packages (parquet-go and
-// its codecs, golang.org/x/time/rate; a test keeps it under 70). GCS's error
+// gocloud.dev/blob imports itself, it depends on 60 packages outside the
+// module (parquet-go and its codecs, golang.org/x/time/rate; a test keeps it
+// at most 64). GCS's error
 // type, which tells a refusal from a missing object, comes with
 // gocloud.dev/blob and sweep reads it itself; Azure's is read by
 // azdelete.Classifier (see ErrorClassifier).

@@ -125,8 +125,8 @@ func TestMarkKeepsUnreadableSummary(t *testing.T) {
 	require.NoError(t, b.WriteAll(ctx, dir+"summary.json", summary, nil))
 	w, err := newPartWriter[addressRow](ctx, b, dir+"deleted/"+partName)
 	require.NoError(t, err)
-	require.NoError(t, w.write(addressRow{Address: keys[0]}))
-	require.NoError(t, w.close())
+	require.NoError(t, w.Write(addressRow{Address: keys[0]}))
+	require.NoError(t, w.Close())
 
 	_, err = Mark(ctx, b, "run1", Inputs{Uncommitted: seqOf(nil), Committed: seqOf(nil), ExportStart: t0}, WithClock(fixedClock))
 	require.ErrorIs(t, err, ErrInvalidInput)

@@ -317,7 +317,7 @@ func (u *unrecognized) add(o *blob.ListObject) error {
 	u.n++
 	u.bytes += o.Size
 	u.addSample(o.Key)
-	return u.w.write(row)
+	return u.w.Write(row)
 }
 
 // addSample keeps the smallest keys, at most maxSample of them within

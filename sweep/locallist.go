@@ -3,11 +3,6 @@ package sweep
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/lakegc/lakegc/internal/aimd"
 	"github.com/lakegc/lakegc/internal/localfs"
@@ -20,110 +15,35 @@ import (
 // page is. Its order is the file system's: Mark sorts it as any listing not
 // in ascending order.
 
-// localPager is the pager of a localfs.Lister. Its Next has the contract of
-// blob.ListIterator's; close releases its open folder. Not safe for
-// concurrent use.
-type localPager struct {
-	lst      *localfs.Lister
-	win      *aimd.Window
-	backoff  backoff
-	cls      classifiers // WithErrorClassifier's, as the pager's
-	page     []*blob.ListObject
-	i        int
-	err      error     // the error that ended the listing, returned again
-	answered time.Time // when the last page was read
-}
-
 // newLocalPager returns the pager of prefix in the bucket whose folder is
-// root, or nil when localfs cannot list it exactly as fileblob does; the
-// caller then lists through the bucket.
-func newLocalPager(root, prefix string, win *aimd.Window, b backoff) *localPager {
-	return wrapLocal(localfs.New(root, prefix), win, b)
+// root, and its Lister, or nil when localfs cannot list it exactly as
+// fileblob does; the caller then lists through the bucket.
+func newLocalPager(root, prefix string, win *aimd.Window, b backoff) (*pager, *localfs.Lister) {
+	return localPager(localfs.New(root, prefix), win, b)
 }
 
 // newLocalLevelPager is newLocalPager with the delimiter "/".
-func newLocalLevelPager(root, prefix string, win *aimd.Window, b backoff) *localPager {
-	return wrapLocal(localfs.NewLevel(root, prefix), win, b)
+func newLocalLevelPager(root, prefix string, win *aimd.Window, b backoff) (*pager, *localfs.Lister) {
+	return localPager(localfs.NewLevel(root, prefix), win, b)
 }
 
-func wrapLocal(l *localfs.Lister, win *aimd.Window, b backoff) *localPager {
+func localPager(l *localfs.Lister, win *aimd.Window, b backoff) (*pager, *localfs.Lister) {
 	if l == nil {
-		return nil
+		return nil, nil
 	}
-	return &localPager{lst: l, win: win, backoff: b}
+	read := func(_ context.Context, page []*blob.ListObject) ([]*blob.ListObject, bool, error) {
+		page, err := l.Read(page)
+		return page, !l.Done(), err
+	}
+	return &pager{read: read, release: l.Close, win: win, backoff: b, more: !l.Done()}, l
 }
 
-// Next returns the next object of the listing, or io.EOF after the last.
-// Once it has failed it returns the same error again, never io.EOF: a
-// caller that asks again must not take a broken listing for a whole one.
-func (p *localPager) Next(ctx context.Context) (*blob.ListObject, error) {
-	if p.err != nil {
-		return nil, p.err
-	}
-	for p.i == len(p.page) {
-		if p.lst.Done() {
-			return nil, io.EOF
-		}
-		if err := p.fetch(ctx); err != nil {
-			p.close()
-			p.err = err
-			return nil, err
-		}
-	}
-	o := p.page[p.i]
-	p.page[p.i] = nil
-	p.i++
-	return o, nil
-}
-
-// close releases the folder being read; Next must not be called after.
-func (p *localPager) close() { p.lst.Close() }
-
-// fetch reads the next page within the window, retrying as pager.fetch
-// does: transient errors after a backoff, up to listAttempts in all.
-func (p *localPager) fetch(ctx context.Context) error {
-	p.page, p.i = p.page[:0], 0
-	return fetchPage(ctx, p.win, p.cls, p.backoff, &p.answered, func() error {
-		var err error
-		p.page, err = p.lst.Read(p.page)
-		return err
-	})
-}
-
-// checkLocalRoot checks WithLocalListing's folder against the bucket: the
-// bucket must be fileblob's (its As gives an os.FileInfo) at the folder dir
-// (the same file), and a key's file must be the key's path under dir (a
-// missing key's error, an *os.PathError through ErrorAs, names it): a
-// bucket opened at another folder or with a prefix would make the listing's
-// keys another bucket's.
+// checkLocalRoot checks WithLocalListing's folder against the bucket (see
+// localfs.CheckRoot): a bucket opened at another folder or with a prefix
+// would make the listing's keys another bucket's.
 func checkLocalRoot(ctx context.Context, bucket *blob.Bucket, dir string) error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: WithLocalListing(%q): %s", ErrInvalidInput, dir, fmt.Sprintf(format, args...))
-	}
-	want, err := os.Stat(dir)
-	if err != nil {
-		return bad("%v", err)
-	}
-	var fi os.FileInfo
-	if !bucket.As(&fi) {
-		return bad("the bucket is not a fileblob bucket")
-	}
-	if !os.SameFile(fi, want) {
-		return bad("the bucket's folder is another one")
-	}
-	probe := fmt.Sprintf("lakegc-local-listing-probe-%d-%d", os.Getpid(), time.Now().UnixNano())
-	_, err = bucket.Attributes(ctx, probe)
-	var pe *os.PathError
-	if err == nil || !bucket.ErrorAs(err, &pe) {
-		return bad("cannot tell where the bucket keeps key %q: %v", probe, err)
-	}
-	folder, ok := strings.CutSuffix(pe.Path, string(filepath.Separator)+probe)
-	if ok {
-		got, serr := os.Stat(folder)
-		ok = serr == nil && os.SameFile(got, want)
-	}
-	if !ok {
-		return bad("the bucket keeps key %q at %s, not in the folder", probe, pe.Path)
+	if err := localfs.CheckRoot(ctx, bucket, dir); err != nil {
+		return fmt.Errorf("%w: WithLocalListing(%q): %w", ErrInvalidInput, dir, err)
 	}
 	return nil
 }

@@ -55,7 +55,7 @@ func BenchmarkListFolder(b *testing.B) {
 	for _, size := range []int{listPageSize, 10 * listPageSize} {
 		b.Run(fmt.Sprintf("fileblob-%d", size), func(b *testing.B) {
 			for b.Loop() {
-				p := &pager{bucket: bucket, opts: opts, win: testWindow(), backoff: backoff{sleep: sleep}, token: blob.FirstPageToken}
+				p := newBucketPager(bucket, opts, testWindow(), backoff{sleep: sleep})
 				if size != listPageSize {
 					// The pager asks listPageSize keys; this size needs a
 					// ListPage loop of its own.
@@ -85,7 +85,7 @@ func BenchmarkListFolder(b *testing.B) {
 	// of its folders, the local pager reads each folder to its first file.
 	b.Run("local-delimiter", func(b *testing.B) {
 		for b.Loop() {
-			p := newLocalLevelPager(dir, "data/", testWindow(), backoff{sleep: sleep})
+			p, _ := newLocalLevelPager(dir, "data/", testWindow(), backoff{sleep: sleep})
 			o, err := p.Next(ctx)
 			if err != nil || !o.IsDir || o.Key != "data/slice/" {
 				b.Fatal(o, err)
@@ -105,7 +105,7 @@ func BenchmarkListFolder(b *testing.B) {
 	})
 	b.Run("local", func(b *testing.B) {
 		for b.Loop() {
-			p := newLocalPager(dir, opts.Prefix, testWindow(), backoff{sleep: sleep})
+			p, _ := newLocalPager(dir, opts.Prefix, testWindow(), backoff{sleep: sleep})
 			drain(b, p.Next)
 		}
 	})

@@ -61,12 +61,12 @@ func TestLocalListingRetries(t *testing.T) {
 						var waits, left = 0, tc.times
 						b := backoff{lo: time.Second, hi: time.Minute,
 							sleep: func(context.Context, time.Duration) error { waits++; return nil }}
-						p := newLocalPager(dir, mode.prefix, testWindow(), b)
+						p, lst := newLocalPager(dir, mode.prefix, testWindow(), b)
 						if mode.delim != "" {
-							p = newLocalLevelPager(dir, mode.prefix, testWindow(), b)
+							p, lst = newLocalLevelPager(dir, mode.prefix, testWindow(), b)
 						}
-						p.lst.Chunk = 2
-						p.lst.Fault = func(o, rel string) error {
+						lst.Chunk = 2
+						lst.Fault = func(o, rel string) error {
 							if o == op && mode.at(o, rel) && left > 0 {
 								left--
 								return tc.err
@@ -103,8 +103,8 @@ func TestLocalListingRetries(t *testing.T) {
 func TestLocalListingCancelled(t *testing.T) {
 	dir := t.TempDir()
 	localfstest.HostileTree(t, dir, t0)
-	p := newLocalPager(dir, "data/s1/", testWindow(), backoff{sleep: sleep})
-	p.lst.Chunk = 1
+	p, lst := newLocalPager(dir, "data/s1/", testWindow(), backoff{sleep: sleep})
+	lst.Chunk = 1
 	ctx, cancel := context.WithCancel(context.Background())
 	_, err := p.Next(ctx)
 	require.NoError(t, err)
@@ -115,7 +115,7 @@ func TestLocalListingCancelled(t *testing.T) {
 		}
 	}
 	require.ErrorIs(t, err, context.Canceled)
-	require.False(t, p.lst.Reading(), "the folder stays open")
+	require.False(t, lst.Reading(), "the folder stays open")
 }
 
 // TestWithLocalListingChecksTheBucket refuses a folder that is not the
@@ -204,15 +204,15 @@ func TestLocalListingFailureSticks(t *testing.T) {
 	dir := t.TempDir()
 	localfstest.HostileTree(t, dir, t0)
 	for _, delim := range []string{"", "/"} {
-		p := newLocalPager(dir, "data/s1/", testWindow(), backoff{sleep: sleep})
+		p, lst := newLocalPager(dir, "data/s1/", testWindow(), backoff{sleep: sleep})
 		if delim != "" {
-			p = newLocalLevelPager(dir, "data/", testWindow(), backoff{sleep: sleep})
+			p, lst = newLocalLevelPager(dir, "data/", testWindow(), backoff{sleep: sleep})
 		}
 		require.NotNil(t, p)
-		p.lst.Chunk = 1
+		lst.Chunk = 1
 		denied := &os.PathError{Op: "readdir", Path: "x", Err: os.ErrPermission}
 		n := 0
-		p.lst.Fault = func(op, _ string) error {
+		lst.Fault = func(op, _ string) error {
 			if op == "readdir" {
 				if n++; n == 3 {
 					return denied

@@ -224,12 +224,12 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 		return err
 	}
 	if err := m.readAndList(ctx, in, keep, l); err != nil {
-		l.unrec.w.abort()
+		l.unrec.w.Abort()
 		return err
 	}
 	// The unrecognized objects' report is written even if the mark fails
 	// later, its canary included: it says what the listing found.
-	if err := l.unrec.w.close(); err != nil {
+	if err := l.unrec.w.Close(); err != nil {
 		return err
 	}
 	m.sum.FirstSlice = l.firstSlice
@@ -458,7 +458,7 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt extsort.Ite
 		for i, key := range pending {
 			if !spare[i] {
 				marked++
-				if err := w.write(addressRow{Address: key}); err != nil {
+				if err := w.Write(addressRow{Address: key}); err != nil {
 					return err
 				}
 				continue
@@ -519,7 +519,7 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt extsort.Ite
 			}
 		default:
 			marked++
-			err = w.write(addressRow{Address: arena.string(lk)})
+			err = w.Write(addressRow{Address: arena.string(lk)})
 		}
 		if kept+marked+walled >= 4096 {
 			report()
@@ -550,14 +550,14 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt extsort.Ite
 		err = can.check(m.cfg.canary, m.cnt.snapshot().Young, total.Kept-spared, total.Walled, total.Marked+spared)
 	}
 	if err != nil {
-		w.abort()
+		w.Abort()
 		return 0, err
 	}
 	m.cnt.phase("write")
-	if err := w.close(); err != nil {
+	if err := w.Close(); err != nil {
 		return 0, err
 	}
-	return w.rows, nil
+	return w.Rows(), nil
 }
 
 // removeStale removes what a failed run with the same ID left: its

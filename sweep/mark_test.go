@@ -184,8 +184,8 @@ func TestMarkOverwritesFailedRun(t *testing.T) {
 	stale := reportDir(DefaultStoragePrefix, "run1") + "deleted/part-stale.parquet"
 	w, err := newPartWriter[addressRow](ctx, b, stale)
 	require.NoError(t, err)
-	require.NoError(t, w.write(addressRow{Address: keys[0]}))
-	require.NoError(t, w.close())
+	require.NoError(t, w.Write(addressRow{Address: keys[0]}))
+	require.NoError(t, w.Close())
 
 	sum, err := Mark(ctx, b, "run1", Inputs{Uncommitted: seqOf(keys[:1]), Committed: seqOf(nil), ExportStart: t0}, WithClock(fixedClock))
 	require.NoError(t, err)

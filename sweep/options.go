@@ -42,11 +42,7 @@ const StagingMargin = contract.StagingMargin
 // DefaultMaxDeleteConcurrency batches in flight, starting from
 // DefaultDeleteConcurrency; both go down to one when the store throttles.
 // A failed request is retried after DefaultMinBackoff, doubling up to
-// DefaultMaxBackoff, the range of lakeFS's Spark client: the store's SDK
-// has already retried within a few seconds before Sweep sees an error, so a
-// shorter first wait would only add to a storm, and a store that throttles
-// for minutes (S3 spreads a prefix over more partitions in minutes) gets
-// waits of the same order.
+// DefaultMaxBackoff, the range of lakeFS's Spark client.
 const (
 	DefaultListConcurrency      = 8
 	DefaultMaxListConcurrency   = 32
@@ -147,7 +143,7 @@ type config struct {
 	include       []string          // WithInclude, sorted once checked
 	canary        Canary
 	classify      classifiers // WithErrorClassifier
-	quarantine    bool        // WithQuarantine
+	mover         Mover       // WithMover
 	localDir      string      // WithLocalListing
 
 	batch int // keys a DeleteBatch call gets (0: the deleter's default); set by tests
@@ -304,12 +300,10 @@ func WithTempDir(dir string) MarkOption {
 // WithMemoryBudget bounds the bytes Mark holds in key buffers and in its
 // list of folders (0: the default DefaultMemoryBudget; else at least 4
 // KiB); beyond it keys are spilled to temporary files, and folders are
-// listed one at a time without an entry. Keys are stored in slabs taken
-// once and reused, mapped outside the Go heap on Linux, macOS and the BSDs,
-// so the garbage collector's headroom (about as much again as the live heap
-// with the default GOGC) applies only to the short-lived listing pages, not
-// to the budget: on Linux, from 64 MiB up, the process's peak resident
-// memory grows by at most the budget plus 64 MiB while Mark runs.
+// listed one at a time without an entry. On Linux, from 64 MiB up, the
+// process's peak resident memory grows by at most the budget plus 64 MiB
+// while Mark runs (keys are held outside the Go heap, where the garbage
+// collector's headroom does not double them).
 func WithMemoryBudget(bytes int64) MarkOption {
 	return markOnly("MemoryBudget", func(c *config) {
 		if bytes == 0 {
@@ -560,18 +554,17 @@ func WithCandidateCheck(check CandidateCheck) MarkOption {
 // WithLocalListing makes Mark list the folders of a local namespace by
 // reading dir, the folder of a gocloud fileblob bucket (the bucket given to
 // Mark, opened at dir with no prefix), rather than through the bucket's
-// ListPage: fileblob walks and sorts a whole folder for each page, so
-// listing a folder of n objects costs it about n²/1000 file system calls,
-// and reading the folder once costs n. The keys are those fileblob lists;
-// the package documentation says where the two differ. A listing the
-// local read cannot match exactly (a prefix that is not a plain folder, or,
-// with a delimiter, a folder holding a name with fileblob's escape or
-// invalid UTF-8) goes through the bucket (or WithPageLister's lister).
-// Mark checks that
-// the bucket is a fileblob bucket rooted at dir (a bucket wrapped by a
-// driver that forwards As and ErrorAs passes, and its listing is then
-// bypassed: give the option only for the bucket fileblob opened), and fails
-// with ErrInvalidInput if not. dir is made absolute; "" is an error.
+// ListPage, whose every page walks and sorts the whole folder (about
+// n²/1000 file system calls for n objects, against n). The keys are those
+// fileblob lists; the package documentation says where the two differ. A
+// listing the local read cannot match exactly (a prefix that is not a plain
+// folder, or, with a delimiter, a folder holding a name with fileblob's
+// escape or invalid UTF-8) goes through the bucket (or WithPageLister's
+// lister). Mark checks that the bucket is a fileblob bucket rooted at dir
+// (a bucket wrapped by a driver that forwards As and ErrorAs passes, and its
+// listing is then bypassed: give the option only for the bucket fileblob
+// opened), and fails with ErrInvalidInput if not. dir is made absolute; ""
+// is an error.
 func WithLocalListing(dir string) MarkOption {
 	return markOnly("LocalListing", func(c *config) {
 		if dir == "" {

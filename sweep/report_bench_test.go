@@ -37,11 +37,11 @@ func BenchmarkCandidates(b *testing.B) {
 					b.Fatal(err)
 				}
 				for _, a := range addrs {
-					if err := w.write(addressRow{Address: a}); err != nil {
+					if err := w.Write(addressRow{Address: a}); err != nil {
 						b.Fatal(err)
 					}
 				}
-				if err := w.close(); err != nil {
+				if err := w.Close(); err != nil {
 					b.Fatal(err)
 				}
 				attrs, err := bucket.Attributes(ctx, dir+partName)

@@ -76,69 +76,86 @@ func judge(err error, cs classifiers) aimd.Outcome {
 
 // pager lists a prefix one page (one request) at a time, each request
 // within the window and retried after a backoff when it fails with a
-// transient error. Its Next has the contract of blob.ListIterator's.
+// transient error: a page of the bucket's ListPage (or WithPageLister's
+// lister), or, with WithLocalListing, a chunk of a local folder read by
+// internal/localfs. Its Next has the contract of blob.ListIterator's, but
+// once it has failed it returns the same error again, never io.EOF: a
+// caller that asks again must not take a broken listing for a whole one.
+// close releases what a listing left before its end holds. Not safe for
+// concurrent use.
 type pager struct {
-	bucket  PageLister
-	opts    *blob.ListOptions
+	// read makes the request of the next page, appending its objects to
+	// page, and says whether more follow. On an error, page keeps what
+	// was appended, and the next call resumes.
+	read    func(ctx context.Context, page []*blob.ListObject) ([]*blob.ListObject, bool, error)
+	release func() // nil: nothing to release
 	win     *aimd.Window
 	backoff backoff
 	cls     classifiers
 
-	token    []byte
+	more     bool
 	page     []*blob.ListObject
 	i        int
+	err      error     // the error that ended the listing, returned again
 	answered time.Time // when the last page arrived
 }
 
-// objectPager is a listing, one page at a time: a pager, or a localPager
-// when Mark lists a local namespace's folders itself (WithLocalListing).
-// Next has the contract of blob.ListIterator's; close releases what the
-// listing holds when it is left before its end.
-type objectPager interface {
-	Next(ctx context.Context) (*blob.ListObject, error)
-	close()
+// newBucketPager returns the pager of pl's listing of opts.
+func newBucketPager(pl PageLister, opts *blob.ListOptions, win *aimd.Window, b backoff) *pager {
+	token := blob.FirstPageToken
+	read := func(ctx context.Context, _ []*blob.ListObject) ([]*blob.ListObject, bool, error) {
+		page, next, err := pl.ListPage(ctx, token, listPageSize, opts)
+		if err != nil {
+			return nil, true, err
+		}
+		token = next
+		return page, len(next) > 0, nil
+	}
+	return &pager{read: read, win: win, backoff: b, more: true}
 }
 
 // pages returns a pager of the listing of opts: with WithLocalListing, it
 // reads the folder itself where it can list the prefix as fileblob does.
-func (l *lister) pages(opts *blob.ListOptions) objectPager {
+func (l *lister) pages(opts *blob.ListOptions) *pager {
 	l.winOnce.Do(func() { l.win = l.cfg.list.window() })
+	var p *pager
 	if l.cfg.localDir != "" {
-		var p *localPager
 		switch opts.Delimiter {
 		case "":
-			p = newLocalPager(l.cfg.localDir, opts.Prefix, l.win, l.cfg.backoff)
+			p, _ = newLocalPager(l.cfg.localDir, opts.Prefix, l.win, l.cfg.backoff)
 		case "/":
-			p = newLocalLevelPager(l.cfg.localDir, opts.Prefix, l.win, l.cfg.backoff)
-		}
-		if p != nil {
-			p.cls = l.cfg.classify
-			return p
+			p, _ = newLocalLevelPager(l.cfg.localDir, opts.Prefix, l.win, l.cfg.backoff)
 		}
 	}
-	var pl PageLister = l.bucket
-	if l.cfg.pageLister != nil {
-		pl = l.cfg.pageLister
+	if p == nil {
+		var pl PageLister = l.bucket
+		if l.cfg.pageLister != nil {
+			pl = l.cfg.pageLister
+		}
+		p = newBucketPager(pl, opts, l.win, l.cfg.backoff)
 	}
-	return &pager{
-		bucket:  pl,
-		opts:    opts,
-		win:     l.win,
-		backoff: l.cfg.backoff,
-		cls:     l.cfg.classify,
-		token:   blob.FirstPageToken,
+	p.cls = l.cfg.classify
+	return p
+}
+
+func (p *pager) close() {
+	if p.release != nil {
+		p.release()
 	}
 }
 
-func (p *pager) close() {}
-
 // Next returns the next object of the listing, or io.EOF after the last.
 func (p *pager) Next(ctx context.Context) (*blob.ListObject, error) {
+	if p.err != nil {
+		return nil, p.err
+	}
 	for p.i == len(p.page) {
-		if len(p.token) == 0 {
+		if !p.more {
 			return nil, io.EOF
 		}
 		if err := p.fetch(ctx); err != nil {
+			p.close()
+			p.err = err
 			return nil, err
 		}
 	}
@@ -148,15 +165,13 @@ func (p *pager) Next(ctx context.Context) (*blob.ListObject, error) {
 	return o, nil
 }
 
-// fetch reads the page of p.token. The caller's work on the previous page
-// (from its arrival to this call) tells the window whether more requests at
-// once would help.
+// fetch reads the next page. The caller's work on the previous page (from
+// its arrival to this call) tells the window whether more requests at once
+// would help.
 func (p *pager) fetch(ctx context.Context) error {
-	return fetchPage(ctx, p.win, p.cls, p.backoff, &p.answered, func() error {
-		page, next, err := p.bucket.ListPage(ctx, p.token, listPageSize, p.opts)
-		if err == nil {
-			p.page, p.i, p.token = page, 0, next
-		}
+	p.page, p.i = p.page[:0], 0
+	return fetchPage(ctx, p.win, p.cls, p.backoff, &p.answered, func() (err error) {
+		p.page, p.more, err = p.read(ctx, p.page)
 		return err
 	})
 }

@@ -7,11 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"strings"
 	"time"
 
 	"gocloud.dev/blob"
 
+	"github.com/lakegc/lakegc/internal/blobio"
 	"github.com/lakegc/lakegc/internal/layout"
 )
 
@@ -37,6 +38,28 @@ var (
 	// wrote no candidates. The message has the figures.
 	ErrImplausibleMark = errors.New("sweep: implausible mark")
 )
+
+// opError is an error of op that wraps an error which may already say
+// "sweep: ": its text names the package once, as "sweep: op: detail".
+// errors.Is and errors.As see the wrapped error.
+type opError struct {
+	op  string
+	err error
+}
+
+// wrapOp returns err as an error of op, or nil for a nil err.
+func wrapOp(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &opError{op: op, err: err}
+}
+
+func (e *opError) Error() string {
+	return "sweep: " + e.op + ": " + strings.TrimPrefix(e.err.Error(), "sweep: ")
+}
+
+func (e *opError) Unwrap() error { return e.err }
 
 // timeLayout is the report's time format: ISO-8601, UTC, whole seconds.
 const timeLayout = "2006-01-02T15:04:05Z"
@@ -96,103 +119,52 @@ type Summary struct {
 	Walls                  []string `json:"walls,omitempty"`
 }
 
+// summaryJSON is a Summary as summary.json spells it: its fields by their
+// tags, but the times as strings (UTC, whole seconds; any RFC 3339 time
+// read). The fields it names itself shadow the Summary's of the same name
+// and keep their place, first, in the output.
 type summaryJSON struct {
-	RunID             string `json:"run_id"`
-	Success           bool   `json:"success"`
-	FirstSlice        string `json:"first_slice"`
-	StartTime         string `json:"start_time"`
-	CutoffTime        string `json:"cutoff_time"`
-	NumDeletedObjects int64  `json:"num_deleted_objects"`
-	NumYoungObjects   int64  `json:"num_young_objects,omitempty"`
-	NumKeptObjects    int64  `json:"num_kept_objects,omitempty"`
-	RunKind           string `json:"run_kind,omitempty"`
-	PreviousRunID     string `json:"previous_run_id,omitempty"`
-	CleanReason       string `json:"clean_reason,omitempty"`
-	SlicesListed      int64  `json:"slices_listed,omitempty"`
-	SlicesSkipped     int64  `json:"slices_skipped,omitempty"`
-	ShardIndex        int    `json:"shard_index,omitempty"`
-	ShardCount        int    `json:"shard_count,omitempty"`
-
-	NumUnrecognizedObjects int64    `json:"num_unrecognized_objects,omitempty"`
-	UnrecognizedBytes      int64    `json:"unrecognized_bytes,omitempty"`
-	UnrecognizedSample     []string `json:"unrecognized_sample,omitempty"`
-	NumWalledObjects       int64    `json:"num_walled_objects,omitempty"`
-	Walls                  []string `json:"walls,omitempty"`
+	RunID      string `json:"run_id"`
+	Success    bool   `json:"success"`
+	FirstSlice string `json:"first_slice"`
+	StartTime  string `json:"start_time"`
+	CutoffTime string `json:"cutoff_time"`
+	*summaryFields
 }
+
+// summaryFields is Summary without its methods.
+type summaryFields Summary
 
 // MarshalJSON writes the summary with lakeFS's field names and times in
 // UTC whole seconds.
 func (s Summary) MarshalJSON() ([]byte, error) {
-	return json.Marshal(summaryJSON{
-		RunID:             s.RunID,
-		Success:           s.Success,
-		FirstSlice:        s.FirstSlice,
-		StartTime:         formatTime(s.StartTime),
-		CutoffTime:        formatTime(s.CutoffTime),
-		NumDeletedObjects: s.NumDeletedObjects,
-		NumYoungObjects:   s.NumYoungObjects,
-		NumKeptObjects:    s.NumKeptObjects,
-		RunKind:           s.RunKind,
-		PreviousRunID:     s.PreviousRunID,
-		CleanReason:       s.CleanReason,
-		SlicesListed:      s.SlicesListed,
-		SlicesSkipped:     s.SlicesSkipped,
-		ShardIndex:        s.ShardIndex,
-		ShardCount:        s.ShardCount,
-
-		NumUnrecognizedObjects: s.NumUnrecognizedObjects,
-		UnrecognizedBytes:      s.UnrecognizedBytes,
-		UnrecognizedSample:     s.UnrecognizedSample,
-		NumWalledObjects:       s.NumWalledObjects,
-		Walls:                  s.Walls,
-	})
+	return json.Marshal(summaryJSON{s.RunID, s.Success, s.FirstSlice, formatTime(s.StartTime), formatTime(s.CutoffTime), (*summaryFields)(&s)})
 }
 
 // UnmarshalJSON reads a summary written by Mark or by lakeFS's Spark client;
 // times may be RFC 3339 with any offset and fraction, or empty.
 func (s *Summary) UnmarshalJSON(b []byte) error {
-	var j summaryJSON
+	var v Summary
+	j := summaryJSON{summaryFields: (*summaryFields)(&v)}
 	if err := json.Unmarshal(b, &j); err != nil {
 		return fmt.Errorf("%w: summary: %v", ErrInvalidInput, err)
 	}
-	start, err := parseTime(j.StartTime)
-	if err != nil {
+	var err error
+	if v.StartTime, err = parseTime(j.StartTime); err != nil {
 		return err
 	}
-	cutoff, err := parseTime(j.CutoffTime)
-	if err != nil {
+	if v.CutoffTime, err = parseTime(j.CutoffTime); err != nil {
 		return err
 	}
-	if j.NumDeletedObjects < 0 || j.NumYoungObjects < 0 || j.NumKeptObjects < 0 || j.SlicesListed < 0 || j.SlicesSkipped < 0 ||
-		j.NumUnrecognizedObjects < 0 || j.UnrecognizedBytes < 0 || j.NumWalledObjects < 0 {
+	if v.NumDeletedObjects < 0 || v.NumYoungObjects < 0 || v.NumKeptObjects < 0 || v.SlicesListed < 0 || v.SlicesSkipped < 0 ||
+		v.NumUnrecognizedObjects < 0 || v.UnrecognizedBytes < 0 || v.NumWalledObjects < 0 {
 		return fmt.Errorf("%w: summary: negative object count", ErrInvalidInput)
 	}
-	if j.ShardCount < 0 || j.ShardIndex < 0 || j.ShardIndex > 0 && j.ShardIndex >= j.ShardCount {
-		return fmt.Errorf("%w: summary: shard %d of %d", ErrInvalidInput, j.ShardIndex, j.ShardCount)
+	if v.ShardCount < 0 || v.ShardIndex < 0 || v.ShardIndex > 0 && v.ShardIndex >= v.ShardCount {
+		return fmt.Errorf("%w: summary: shard %d of %d", ErrInvalidInput, v.ShardIndex, v.ShardCount)
 	}
-	*s = Summary{
-		RunID:             j.RunID,
-		Success:           j.Success,
-		FirstSlice:        j.FirstSlice,
-		StartTime:         start,
-		CutoffTime:        cutoff,
-		NumDeletedObjects: j.NumDeletedObjects,
-		NumYoungObjects:   j.NumYoungObjects,
-		NumKeptObjects:    j.NumKeptObjects,
-		RunKind:           j.RunKind,
-		PreviousRunID:     j.PreviousRunID,
-		CleanReason:       j.CleanReason,
-		SlicesListed:      j.SlicesListed,
-		SlicesSkipped:     j.SlicesSkipped,
-		ShardIndex:        j.ShardIndex,
-		ShardCount:        j.ShardCount,
-
-		NumUnrecognizedObjects: j.NumUnrecognizedObjects,
-		UnrecognizedBytes:      j.UnrecognizedBytes,
-		UnrecognizedSample:     j.UnrecognizedSample,
-		NumWalledObjects:       j.NumWalledObjects,
-		Walls:                  j.Walls,
-	}
+	v.RunID, v.Success, v.FirstSlice = j.RunID, j.Success, j.FirstSlice
+	*s = v
 	return nil
 }
 
@@ -228,8 +200,8 @@ type Result struct {
 	AlreadyGone int64 // the store said the object did not exist
 	Failed      int64 // not deleted after the retries; listed in failed/
 	Refused     int64 // outside what Mark scans, or unrecognized: never deleted, listed in failed/
-	// Quarantine is, with WithQuarantine, the folder the candidates were
-	// moved into (Deleted counts them); "" when they were deleted.
+	// Quarantine is, with WithMover, the folder the candidates were moved
+	// into (Deleted counts them); "" when they were deleted.
 	Quarantine string
 }
 
@@ -322,29 +294,19 @@ func ReadSummary(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID 
 
 // readSmall reads a small object whole, refusing one over limit bytes.
 func readSmall(ctx context.Context, bucket *blob.Bucket, key string, limit int64) ([]byte, error) {
-	r, err := bucket.NewReader(ctx, key, nil)
-	if err != nil {
-		return nil, fmt.Errorf("sweep: read %s: %w", key, err)
-	}
-	defer r.Close()
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("sweep: read %s: %w", key, err)
-	}
-	if int64(len(b)) > limit {
+	b, err := blobio.ReadAll(ctx, bucket, key, limit)
+	switch {
+	case errors.Is(err, blobio.ErrTooLarge):
 		return nil, fmt.Errorf("%w: %s larger than %d bytes", ErrInvalidInput, key, limit)
+	case err != nil:
+		return nil, fmt.Errorf("sweep: read %s: %w", key, err)
 	}
 	return b, nil
 }
 
 // writeJSON writes v as one line of JSON at key.
 func writeJSON(ctx context.Context, bucket *blob.Bucket, key string, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	if err := bucket.WriteAll(ctx, key, b, &blob.WriterOptions{ContentType: "application/json"}); err != nil {
+	if err := blobio.WriteJSON(ctx, bucket, key, v); err != nil {
 		return fmt.Errorf("sweep: write %s: %w", key, err)
 	}
 	return nil

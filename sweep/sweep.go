@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"sync"
 
 	"gocloud.dev/blob"
@@ -13,6 +12,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/lakegc/lakegc/internal/aimd"
+	"github.com/lakegc/lakegc/internal/blobio"
 )
 
 // BatchDeleter is how Sweep deletes. DeleteBatch deletes keys (relative to
@@ -87,10 +87,10 @@ const (
 // deleted, counted and listed in failed/ with the reason. The
 // scope uses the summary's cutoff_time; a summary without one makes every
 // candidate inside a slice refused.
-// The others are deleted in batches through the BatchDeleter, as many at
-// once as the store takes (see the package documentation), with transient
-// errors retried with exponential backoff (WithBackoff); the ones that still
-// fail are listed in failed/. Sweep then writes failed/ and sweep.json beside
+// The others are deleted in batches through the BatchDeleter (with
+// WithMover, those the Mover moved), as many at once as the store takes,
+// transient errors retried (see the package documentation); the ones that
+// still fail are listed in failed/. Sweep then writes failed/ and sweep.json beside
 // the summary, replacing those of an earlier sweep, which it removes before
 // it starts (sweep.json first): running it twice is safe, and a sweep
 // stopped before its end leaves no sweep.json.
@@ -101,13 +101,11 @@ const (
 // commit, a copy of an old address), which only a new mark sees. Sweep
 // cannot tell; the host's schedule must.
 func Sweep(ctx context.Context, bucket *blob.Bucket, runID string, opts ...SweepOption) (*Result, error) {
-	if bucket == nil {
-		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
+	st, err := NewStore(bucket, opts...)
+	if err != nil {
+		return nil, err
 	}
-	cfg := newSweepConfig(opts)
-	if cfg.err != nil {
-		return nil, cfg.err
-	}
+	cfg := st.cfg
 	sum, err := ReadSummary(ctx, bucket, cfg.storagePrefix, runID, cfg.classify...)
 	if err != nil {
 		return nil, err
@@ -116,24 +114,13 @@ func Sweep(ctx context.Context, bucket *blob.Bucket, runID string, opts ...Sweep
 		return nil, fmt.Errorf("%w: %s", ErrRunFailed, runID)
 	}
 	s := &sweeper{
-		bucket:  bucket,
-		cfg:     cfg,
-		scope:   scope{dataPrefix: cfg.dataPrefix + "/", cutoff: sum.CutoffTime, rec: cfg.recognizer()},
-		walls:   newWallProbe(bucket, cfg),
-		cnt:     &counters{progress: cfg.progress},
-		deleter: cfg.deleter,
-		batch:   maxBatch,
-		win:     cfg.delete.window(),
+		Store: st,
+		scope: scope{dataPrefix: cfg.dataPrefix + "/", cutoff: sum.CutoffTime, rec: cfg.recognizer()},
+		walls: newWallProbe(bucket, cfg),
+		cnt:   &counters{progress: cfg.progress},
+		batch: cmp.Or(cfg.batch, st.batch),
+		win:   cfg.delete.window(),
 	}
-	if s.deleter == nil {
-		s.deleter = bucketDeleter{bucket: bucket}
-		s.batch = defaultBatch
-	}
-	s.cls = cfg.classify
-	if c, ok := s.deleter.(ErrorClassifier); ok {
-		s.cls = append(slices.Clip(s.cls), c)
-	}
-	s.batch = cmp.Or(cfg.batch, s.batch)
 	if cfg.deleteRate > 0 && !math.IsInf(cfg.deleteRate, 1) {
 		s.batch = min(s.batch, max(1, int(cfg.deleteRate)))
 		s.limiter = rate.NewLimiter(rate.Limit(cfg.deleteRate), s.batch)
@@ -142,17 +129,15 @@ func Sweep(ctx context.Context, bucket *blob.Bucket, runID string, opts ...Sweep
 }
 
 type sweeper struct {
-	bucket  *blob.Bucket
-	cfg     *config
+	*Store
 	scope   scope
 	walls   *wallProbe
 	cnt     *counters
-	deleter BatchDeleter
-	batch   int
+	batch   int // keys a DeleteBatch call gets
 	limiter *rate.Limiter
 	win     *aimd.Window // the DeleteBatch calls in flight
-	cls     classifiers
-	q       *quarantiner // WithQuarantine; nil: delete
+	move    MoveFunc     // WithMover's; nil: delete
+	folder  string       // where move moves the candidates
 
 	mu     sync.Mutex // guards failed
 	failed *partWriter[failedRow]
@@ -172,8 +157,8 @@ func (s *sweeper) run(ctx context.Context, runID string) (*Result, error) {
 		return nil, err
 	}
 	var err error
-	if s.cfg.quarantine {
-		if s.q, err = s.startQuarantine(ctx, runID); err != nil {
+	if s.cfg.mover != nil {
+		if s.folder, s.move, err = s.cfg.mover.StartMove(ctx, s.Store, runID); err != nil {
 			return nil, err
 		}
 	}
@@ -185,17 +170,14 @@ func (s *sweeper) run(ctx context.Context, runID string) (*Result, error) {
 	}
 	s.cnt.phase("delete")
 	if err := s.deleteAll(ctx, runID); err != nil {
-		s.failed.abort()
+		s.failed.Abort()
 		return nil, err
 	}
-	if err := s.failed.close(); err != nil {
+	if err := s.failed.Close(); err != nil {
 		return nil, err
 	}
 	p := s.cnt.snapshot()
-	res := &Result{Deleted: p.Deleted, AlreadyGone: p.AlreadyGone, Failed: p.Failed, Refused: p.Refused}
-	if s.q != nil {
-		res.Quarantine = s.q.dir
-	}
+	res := &Result{Deleted: p.Deleted, AlreadyGone: p.AlreadyGone, Failed: p.Failed, Refused: p.Refused, Quarantine: s.folder}
 	if err := writeJSON(ctx, s.bucket, dir+"sweep.json", sweepJSON{
 		Deleted:     res.Deleted,
 		AlreadyGone: res.AlreadyGone,
@@ -283,7 +265,7 @@ func (s *sweeper) feed(ctx context.Context, runID string, batches chan<- []strin
 // record lists a key in failed/ and counts it.
 func (s *sweeper) record(key, why string, count func(*Progress)) error {
 	s.mu.Lock()
-	err := s.failed.write(failedRow{Address: key, Error: why})
+	err := s.failed.Write(failedRow{Address: key, Error: why})
 	s.mu.Unlock()
 	s.cnt.update(count)
 	return err
@@ -293,9 +275,9 @@ func (s *sweeper) record(key, why string, count func(*Progress)) error {
 // returned only when the sweep must stop. Each call of the deleter takes a
 // place in the window and tells it how the store answered.
 func (s *sweeper) deleteBatch(ctx context.Context, keys []string) error {
-	if s.q != nil {
+	if s.move != nil {
 		var err error
-		if keys, err = s.q.move(ctx, keys); err != nil || len(keys) == 0 {
+		if keys, err = s.moveBatch(ctx, keys); err != nil || len(keys) == 0 {
 			return err
 		}
 	}
@@ -368,16 +350,7 @@ func judgeBatch(failed map[string]error, err error, cs classifiers) aimd.Outcome
 // removeFolder): gcsblob calls GCS's 403 NotFound, and the object is still
 // there. (Not bucket.Exists, which answers false for any NotFound.)
 func removeObject(ctx context.Context, bucket *blob.Bucket, cs classifiers, key string) error {
-	_, err := bucket.Attributes(ctx, key)
-	if cs.isNotFound(err) {
-		return nil
-	}
-	if err == nil {
-		if err = bucket.Delete(ctx, key); cs.isNotFound(err) {
-			err = nil
-		}
-	}
-	if err != nil {
+	if err := blobio.Remove(ctx, bucket, key, cs.isNotFound); err != nil {
 		return fmt.Errorf("sweep: remove %s: %w", key, err)
 	}
 	return nil

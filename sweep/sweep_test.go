@@ -25,9 +25,9 @@ func writeRun(t *testing.T, b *blob.Bucket, runID string, cutoff time.Time, cand
 	w, err := newPartWriter[addressRow](ctx, b, dir+"deleted/"+partName)
 	require.NoError(t, err)
 	for _, c := range candidates {
-		require.NoError(t, w.write(addressRow{Address: c}))
+		require.NoError(t, w.Write(addressRow{Address: c}))
 	}
-	require.NoError(t, w.close())
+	require.NoError(t, w.Close())
 	require.NoError(t, writeJSON(ctx, b, dir+"summary.json", Summary{RunID: runID, Success: true, StartTime: t0, CutoffTime: cutoff, NumDeletedObjects: int64(len(candidates))}))
 }
 

@@ -1,4 +1,4 @@
-// Package blobio holds the module's two ways of doing I/O on a
+// Package blobio holds the module's ways of doing I/O on a
 // gocloud.dev/blob object that the standard blob API leaves to its caller:
 //
 //   - [ReaderAt] reads an object at offsets, as an io.ReaderAt, for the
@@ -8,6 +8,11 @@
 //   - [Writer] writes an object that appears only when its Close succeeds:
 //     Abort, or a failed write, leaves nothing under its name. Every report,
 //     record and run file the module writes goes through one.
+//
+// Besides, small helpers: [ReadAll] reads an object whole within a limit,
+// [WriteJSON] writes a line of JSON, [Remove] and [RemoveAll] delete an
+// object, or those under a prefix, that may be gone already, as their
+// caller reads the store's answers.
 package blobio
 
 import (

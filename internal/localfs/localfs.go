@@ -37,9 +37,13 @@
 // errors of the file system (a folder that may not be read, an I/O error)
 // fail the listing, where fileblob would skip the folder in silence; the
 // caller may retry them: a Lister resumes where it failed.
+//
+// [CheckRoot] tells whether a bucket is the fileblob bucket of a folder, so
+// that a listing read from the folder is the bucket's.
 package localfs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -49,6 +53,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 	"unicode/utf8"
 
 	"gocloud.dev/blob"
@@ -464,4 +469,38 @@ func unescapeAt(r []rune, i int) (c rune, end int, ok bool) {
 		return 0, 0, false
 	}
 	return rune(n), j + 1, true
+}
+
+// CheckRoot checks that bucket is a fileblob bucket opened at the folder dir
+// with no prefix: its As gives an os.FileInfo of dir (the same file), and a
+// key's file is the key's path under dir (a missing key's error, an
+// *os.PathError through ErrorAs, names it). A bucket wrapped by a driver
+// that forwards As and ErrorAs passes. An error says why not.
+func CheckRoot(ctx context.Context, bucket *blob.Bucket, dir string) error {
+	want, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	var fi os.FileInfo
+	if !bucket.As(&fi) {
+		return errors.New("the bucket is not a fileblob bucket")
+	}
+	if !os.SameFile(fi, want) {
+		return errors.New("the bucket's folder is another one")
+	}
+	probe := fmt.Sprintf("lakegc-local-listing-probe-%d-%d", os.Getpid(), time.Now().UnixNano())
+	_, err = bucket.Attributes(ctx, probe)
+	var pe *os.PathError
+	if err == nil || !bucket.ErrorAs(err, &pe) {
+		return fmt.Errorf("cannot tell where the bucket keeps key %q: %v", probe, err)
+	}
+	folder, ok := strings.CutSuffix(pe.Path, string(filepath.Separator)+probe)
+	if ok {
+		got, serr := os.Stat(folder)
+		ok = serr == nil && os.SameFile(got, want)
+	}
+	if !ok {
+		return fmt.Errorf("the bucket keeps key %q at %s, not in the folder", probe, pe.Path)
+	}
+	return nil
 }

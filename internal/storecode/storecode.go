@@ -1,10 +1,11 @@
 // Package storecode maps the HTTP answers of object stores to gocloud's
-// error codes. Package sweep uses it for the errors whose status it can read
-// without a cloud SDK beyond gocloud.dev/blob's own (the AWS SDK's
-// HTTPStatusCode method, GCS's *googleapi.Error); packages sweep/azdelete
-// and sweep/gcsdelete, which import their SDKs anyway, use it to classify
-// Azure's and Google's errors for sweep (see sweep.ErrorClassifier). It
-// imports no cloud SDK.
+// error codes, and reads an error's code as package sweep does (Code): it
+// reads itself the answers it can without a cloud SDK beyond
+// gocloud.dev/blob's own (the AWS SDK's HTTPStatusCode method, GCS's
+// *googleapi.Error, which gocloud.dev/blob imports anyway); packages
+// sweep/azdelete and sweep/gcsdelete, which import their SDKs anyway, use it
+// to classify Azure's and Google's errors for sweep (see
+// sweep.ErrorClassifier). It imports no cloud SDK.
 //
 // gocloud's portable codes are not enough to decide: gcsblob maps GCS's 403
 // (a retention policy, a hold, a missing permission) to NotFound, which would
@@ -14,10 +15,56 @@
 package storecode
 
 import (
+	"errors"
+	"io/fs"
 	"net/http"
 
 	"gocloud.dev/gcerrors"
+	"google.golang.org/api/googleapi"
 )
+
+// Code is the gocloud code of err, the first found of: the code an error in
+// its chain tells itself (an ErrorCode() gcerrors.ErrorCode method, as a
+// deleter's errors may have); classify's (nil: none), for the stores read
+// with their SDK; the store's answer read without one (FromError);
+// gocloud's portable code.
+func Code(err error, classify func(error) (gcerrors.ErrorCode, bool)) gcerrors.ErrorCode {
+	var c interface{ ErrorCode() gcerrors.ErrorCode }
+	if errors.As(err, &c) {
+		return c.ErrorCode()
+	}
+	if classify != nil {
+		if code, ok := classify(err); ok {
+			return code
+		}
+	}
+	if code, ok := FromError(err); ok {
+		return code
+	}
+	return gcerrors.Code(err)
+}
+
+// FromError classifies a failed request by the store's own answer, found in
+// err's chain (gocloud's errors unwrap to the driver's), as far as it can
+// be read without a cloud SDK beyond gocloud.dev/blob's own: a GCS answer
+// (gcsblob calls its 403 NotFound), an AWS SDK error, which tells its HTTP
+// status, or a file system's permission error (fileblob says Unknown). ok
+// is false for any other error.
+func FromError(err error) (code gcerrors.ErrorCode, ok bool) {
+	var gcs *googleapi.Error
+	if errors.As(err, &gcs) {
+		return GCS(gcs.Code), true
+	}
+	var aws interface{ HTTPStatusCode() int }
+	if errors.As(err, &aws) {
+		return S3(aws.HTTPStatusCode()), true
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		// A file system's EACCES or EPERM (fileblob says Unknown).
+		return gcerrors.PermissionDenied, true
+	}
+	return gcerrors.Unknown, false
+}
 
 // Azure maps an Azure Storage answer: its status and its x-ms-error-code.
 // Azure answers ServerBusy with 503 (or 500) when an account or a partition

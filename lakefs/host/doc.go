@@ -74,8 +74,8 @@
 // (lakegc.ErrSuperseded) unless Options.SweepSuperseded. Options.DeleteConcurrency
 // and Options.DeleteRate tune the sweep of Collect and SweepRun alike;
 // Options.Quarantine makes either move the candidates into the run's
-// quarantine instead of deleting them (sweep.Restore puts them back,
-// sweep.Purge deletes old quarantines), and Options.Lease makes either hold
+// quarantine instead of deleting them (quarantine.Restore puts them back,
+// quarantine.Purge deletes old quarantines), and Options.Lease makes either hold
 // the namespace's lease (package lease) while it runs.
 //
 // With Options.Optimized the mark starts from the repository's latest run (one of

@@ -15,6 +15,7 @@ import (
 	"github.com/lakegc/lakegc/internal/layout"
 	"github.com/lakegc/lakegc/lease"
 	"github.com/lakegc/lakegc/sweep"
+	"github.com/lakegc/lakegc/sweep/quarantine"
 	"github.com/lakegc/lakegc/uncommitted"
 )
 
@@ -44,7 +45,7 @@ func runQuarantine(t *testing.T, b *blob.Bucket, l lake, exportRun string, expor
 		before[k] = string(data)
 	}
 
-	qopts := append(slices.Clone(opts), sweep.WithQuarantine())
+	qopts := append(slices.Clone(opts), sweep.WithMover(quarantine.Mover{}))
 	res, err := sweep.Sweep(ctx, b, "gc-q", qopts...)
 	require.NoError(t, err)
 	require.Equal(t, int64(len(fresh)), res.Deleted)
@@ -58,7 +59,7 @@ func runQuarantine(t *testing.T, b *blob.Bucket, l lake, exportRun string, expor
 		require.Equal(t, before[k], string(data))
 	}
 
-	rr, err := sweep.Restore(ctx, b, "gc-q", nil)
+	rr, err := quarantine.Restore(ctx, b, "gc-q", nil)
 	require.NoError(t, err)
 	require.Equal(t, int64(len(fresh)), rr.Restored)
 	// The refused object stayed at its place: its quarantine copy goes,
@@ -77,7 +78,7 @@ func runQuarantine(t *testing.T, b *blob.Bucket, l lake, exportRun string, expor
 
 	_, err = sweep.Sweep(ctx, b, "gc-q", qopts...)
 	require.NoError(t, err)
-	pr, err := sweep.Purge(ctx, b, 0, opts...)
+	pr, err := quarantine.Purge(ctx, b, 0, opts...)
 	if rr.AlreadyThere != 1 {
 		// The store refuses to delete the copy: the purge stops and keeps
 		// the record, for a rerun once the store allows it.

@@ -28,9 +28,9 @@
 //     root package documents: ResumeMark when that mark's summary says
 //     success, else ResumeExport when an export was reported, else a new
 //     cycle;
-//   - quarantine: sweep.Sweep with sweep.WithQuarantine of a finished mark,
-//     one batch at a time, rerun; restore: sweep.Restore of a finished
-//     quarantine, rerun; purge: sweep.Purge of a finished quarantine, rerun.
+//   - quarantine: sweep.Sweep with the quarantine's Mover of a finished mark,
+//     one batch at a time, rerun; restore: quarantine.Restore of a finished
+//     quarantine, rerun; purge: quarantine.Purge of a finished quarantine, rerun.
 //
 // The child wraps the bucket in a driver that counts operations — listing
 // pages, reads, Attributes, each Write of an object (after its bytes

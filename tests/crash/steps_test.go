@@ -21,6 +21,7 @@ import (
 	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
+	"github.com/lakegc/lakegc/sweep/quarantine"
 	"github.com/lakegc/lakegc/uncommitted"
 )
 
@@ -34,9 +35,9 @@ const (
 	stepResweep = "resweep" // sweep.Sweep of a mark swept before with failures, rerun
 	stepCollect = "collect" // lakegc.Collect with Sweep, resumed as the root package documents
 
-	stepQuarantine = "quarantine" // sweep.Sweep with WithQuarantine of a finished mark, rerun
-	stepRestore    = "restore"    // sweep.Restore of a finished quarantine, rerun
-	stepPurge      = "purge"      // sweep.Purge of a finished quarantine, rerun
+	stepQuarantine = "quarantine" // sweep.Sweep with quarantine.Mover of a finished mark, rerun
+	stepRestore    = "restore"    // quarantine.Restore of a finished quarantine, rerun
+	stepPurge      = "purge"      // quarantine.Purge of a finished quarantine, rerun
 )
 
 var steps = []string{stepExport, stepMark, stepSweep, stepResweep, stepCollect, stepQuarantine, stepRestore, stepPurge}
@@ -78,13 +79,13 @@ func runStep(ctx context.Context, step, dir string, w *world, bucket *blob.Bucke
 		_, err := sweep.Sweep(ctx, bucket, w.MarkRunID, quarantineOptions(dir, w)...)
 		return err
 	case stepRestore:
-		res, err := sweep.Restore(ctx, bucket, w.MarkRunID, nil, sweepOptions(w)...)
+		res, err := quarantine.Restore(ctx, bucket, w.MarkRunID, nil, sweepOptions(w)...)
 		if err == nil && len(res.Refused)+len(res.Missing) > 0 {
 			err = fmt.Errorf("restore left objects in the quarantine: %+v", res)
 		}
 		return err
 	case stepPurge:
-		_, err := sweep.Purge(ctx, bucket, 0, sweep.WithClock(func() time.Time { return w.Now.Add(purgeAge) }))
+		_, err := quarantine.Purge(ctx, bucket, 0, sweep.WithClock(func() time.Time { return w.Now.Add(purgeAge) }))
 		return err
 	}
 	return fmt.Errorf("unknown step %q", step)
@@ -187,7 +188,7 @@ func sweepOptions(w *world) []sweep.SweepOption {
 // quarantineOptions are the options of a sweep into the quarantine, one
 // batch at a time.
 func quarantineOptions(dir string, w *world) []sweep.SweepOption {
-	return append(sweepOptions(w), sweep.WithQuarantine(), sweep.WithDeleteConcurrency(1))
+	return append(sweepOptions(w), sweep.WithMover(quarantine.Mover{}), sweep.WithDeleteConcurrency(1))
 }
 
 // cycleState is the host's record of a cycle of Collect, kept from its

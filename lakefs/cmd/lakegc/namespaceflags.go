@@ -18,6 +18,7 @@ import (
 	"github.com/lakegc/lakegc/lakefs/host"
 	"github.com/lakegc/lakegc/namespace"
 	"github.com/lakegc/lakegc/sweep"
+	"github.com/lakegc/lakegc/sweep/quarantine"
 )
 
 // nsFlags are the flags of a command that works on a repository's storage
@@ -174,9 +175,9 @@ func (c *nsCommand) openHeld(ctx context.Context) (_ context.Context, bucket *bl
 }
 
 // sweepCode is the exit code of a failure of purge or restore: usage for
-// sweep's invalid input, else failed.
+// invalid input (the quarantine's, or sweep's options'), else failed.
 func sweepCode(err error) int {
-	if errors.Is(err, sweep.ErrInvalidInput) {
+	if errors.Is(err, quarantine.ErrInvalidInput) || errors.Is(err, sweep.ErrInvalidInput) {
 		return exitUsage
 	}
 	return exitFailed

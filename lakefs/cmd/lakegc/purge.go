@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lakegc/lakegc/sweep"
+	"github.com/lakegc/lakegc/sweep/quarantine"
 	"github.com/lakegc/lakegc/sweep/s3delete"
 )
 
@@ -25,10 +26,10 @@ Flags:
 
 // purgeOutput is purge's --json output.
 type purgeOutput struct {
-	Error  string            `json:"error,omitempty"`
-	Purged []sweep.PurgedRun `json:"purged"`
-	Kept   []string          `json:"kept"`
-	Bytes  int64             `json:"bytes"`
+	Error  string                 `json:"error,omitempty"`
+	Purged []quarantine.PurgedRun `json:"purged"`
+	Kept   []string               `json:"kept"`
+	Bytes  int64                  `json:"bytes"`
 }
 
 // purgeCmd is "lakegc purge".
@@ -56,7 +57,7 @@ func purgeCmd(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		opts = append(opts, sweep.WithClock(func() time.Time { return now }))
 	}
-	out := &purgeOutput{Purged: []sweep.PurgedRun{}, Kept: []string{}}
+	out := &purgeOutput{Purged: []quarantine.PurgedRun{}, Kept: []string{}}
 	ctx, bucket, _, done, code, err := c.openHeld(ctx)
 	if err != nil {
 		return c.fail(stdout, stderr, out, code, err)
@@ -66,7 +67,7 @@ func purgeCmd(ctx context.Context, args []string, getenv func(string) string, st
 		// On S3, DeleteObjects through the bucket's own client.
 		opts = append(opts, sweep.WithBatchDeleter(d))
 	}
-	res, err := sweep.Purge(ctx, bucket, age, opts...)
+	res, err := quarantine.Purge(ctx, bucket, age, opts...)
 	err = lostLease(ctx, err)
 	if res != nil {
 		out.Purged = append(out.Purged, res.Purged...)

@@ -6,6 +6,7 @@ import (
 	"github.com/lakegc/lakegc/sweep"
 	"github.com/lakegc/lakegc/sweep/azdelete"
 	"github.com/lakegc/lakegc/sweep/gcsdelete"
+	"github.com/lakegc/lakegc/sweep/quarantine"
 )
 
 // addQuarantineFlag adds --quarantine to a command that sweeps (gc --sweep,
@@ -17,11 +18,11 @@ func addQuarantineFlag(fs *flag.FlagSet, quarantine *bool) {
 
 // quarantineOptions are the options a command that calls sweep.Sweep
 // itself adds for --quarantine.
-func quarantineOptions(quarantine bool) []sweep.SweepOption {
-	if !quarantine {
+func quarantineOptions(on bool) []sweep.SweepOption {
+	if !on {
 		return nil
 	}
-	return []sweep.SweepOption{sweep.WithQuarantine()}
+	return []sweep.SweepOption{sweep.WithMover(quarantine.Mover{})}
 }
 
 // classifierOptions read Azure's and GCS's refusals, which gocloud's codes

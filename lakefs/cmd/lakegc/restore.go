@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/lakegc/lakegc/sweep"
+	"github.com/lakegc/lakegc/sweep/quarantine"
 )
 
 const restoreUsage = `Usage: lakegc restore --repo NAME --run ID [--address ADDRESS]... [--json]
@@ -26,12 +26,12 @@ Flags:
 
 // restoreOutput is restore's --json output.
 type restoreOutput struct {
-	Error        string                 `json:"error,omitempty"`
-	RunID        string                 `json:"run_id"`
-	Restored     int64                  `json:"restored"`
-	AlreadyThere int64                  `json:"already_there"`
-	Refused      []sweep.RestoreRefusal `json:"refused,omitempty"`
-	Missing      []string               `json:"missing,omitempty"`
+	Error        string                      `json:"error,omitempty"`
+	RunID        string                      `json:"run_id"`
+	Restored     int64                       `json:"restored"`
+	AlreadyThere int64                       `json:"already_there"`
+	Refused      []quarantine.RestoreRefusal `json:"refused,omitempty"`
+	Missing      []string                    `json:"missing,omitempty"`
 }
 
 // restoreCmd is "lakegc restore".
@@ -62,7 +62,7 @@ func restoreCmd(ctx context.Context, args []string, getenv func(string) string, 
 	for i, a := range addresses {
 		keys[i] = relativeAddress(ns, a)
 	}
-	res, err := sweep.Restore(ctx, bucket, *runID, keys, classifierOptions()...)
+	res, err := quarantine.Restore(ctx, bucket, *runID, keys, classifierOptions()...)
 	err = lostLease(ctx, err)
 	if res != nil {
 		out.Restored, out.AlreadyThere, out.Refused, out.Missing = res.Restored, res.AlreadyThere, res.Refused, res.Missing

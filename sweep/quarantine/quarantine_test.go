@@ -1,4 +1,4 @@
-package sweep
+package quarantine
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 
 	"github.com/lakegc/lakegc/internal/faultblob"
 	"github.com/lakegc/lakegc/internal/layout"
+	"github.com/lakegc/lakegc/sweep"
 )
 
 // contents returns every object of the bucket with its bytes.
@@ -56,7 +57,7 @@ func newQuarantineWorld(t *testing.T, b *blob.Bucket, runID string) quarantineWo
 		good: []string{"data/" + old + "/" + objID(1), "data/" + old + "/" + objID(2), "data/" + earlyName(1), flatName(1)},
 		// The quarantine is under the storage prefix, never a candidate:
 		// a report that names an object in it (or the record) is refused.
-		refused: []string{layout.QuarantineKey(DefaultStoragePrefix, "older", "data/"+old+"/"+objID(9)), layout.QuarantinePath(DefaultStoragePrefix, "older") + layout.QuarantineFile, "other/x"},
+		refused: []string{layout.QuarantineKey(sweep.DefaultStoragePrefix, "older", "data/"+old+"/"+objID(9)), layout.QuarantinePath(sweep.DefaultStoragePrefix, "older") + layout.QuarantineFile, "other/x"},
 		other:   []string{"data/" + old + "/" + objID(3), "notes.txt"},
 	}
 	for i, k := range slices.Concat(w.good, w.refused, w.other) {
@@ -79,20 +80,20 @@ func TestQuarantineThenRestore(t *testing.T) {
 			ctx := context.Background()
 			w := newQuarantineWorld(t, b, "run1")
 			before := contents(t, b)
-			res, err := Sweep(ctx, b, "run1", WithQuarantine())
+			res, err := sweep.Sweep(ctx, b, "run1", withQuarantine)
 			require.NoError(t, err)
 			require.Equal(t, int64(len(w.good)), res.Deleted)
 			require.Equal(t, int64(len(w.refused)), res.Refused)
-			require.Equal(t, layout.QuarantinePath(DefaultStoragePrefix, "run1"), res.Quarantine)
+			require.Equal(t, layout.QuarantinePath(sweep.DefaultStoragePrefix, "run1"), res.Quarantine)
 			after := contents(t, b)
 			for _, k := range w.good {
 				require.NotContains(t, after, k)
-				require.Equal(t, before[k], after[layout.QuarantineKey(DefaultStoragePrefix, "run1", k)], k)
+				require.Equal(t, before[k], after[layout.QuarantineKey(sweep.DefaultStoragePrefix, "run1", k)], k)
 			}
 			for _, k := range slices.Concat(w.refused, w.other) {
 				require.Equal(t, before[k], after[k], k)
 			}
-			require.Contains(t, after, layout.QuarantinePath(DefaultStoragePrefix, "run1")+layout.QuarantineFile)
+			require.Contains(t, after, layout.QuarantinePath(sweep.DefaultStoragePrefix, "run1")+layout.QuarantineFile)
 
 			rr, err := Restore(ctx, b, "run1", nil)
 			require.NoError(t, err)
@@ -102,7 +103,7 @@ func TestQuarantineThenRestore(t *testing.T) {
 				require.Equal(t, v, restored[k], k)
 			}
 			for k := range restored {
-				if _, ok := layout.QuarantineAddress(DefaultStoragePrefix, "run1", k); ok {
+				if _, ok := layout.QuarantineAddress(sweep.DefaultStoragePrefix, "run1", k); ok {
 					t.Errorf("%s is still in the quarantine", k)
 				}
 			}
@@ -114,9 +115,9 @@ func TestRestoreNeverOverwrites(t *testing.T) {
 	ctx := context.Background()
 	b := memblob.OpenBucket(nil)
 	w := newQuarantineWorld(t, b, "run1")
-	_, err := Sweep(ctx, b, "run1", WithQuarantine())
+	_, err := sweep.Sweep(ctx, b, "run1", withQuarantine)
 	require.NoError(t, err)
-	q := func(k string) string { return layout.QuarantineKey(DefaultStoragePrefix, "run1", k) }
+	q := func(k string) string { return layout.QuarantineKey(sweep.DefaultStoragePrefix, "run1", k) }
 	// Another object at the first's place: it stays, and so does the
 	// quarantine copy.
 	require.NoError(t, b.WriteAll(ctx, w.good[0], []byte("someone else's"), nil))
@@ -141,7 +142,7 @@ func TestRestoreNeverOverwrites(t *testing.T) {
 	require.Contains(t, got, q(w.good[3]))
 
 	_, err = Restore(ctx, b, "nope", nil)
-	require.ErrorIs(t, err, ErrNoRun)
+	require.ErrorIs(t, err, ErrNoQuarantine)
 	_, err = Restore(ctx, b, "../x", nil)
 	require.ErrorIs(t, err, ErrInvalidInput)
 }
@@ -166,26 +167,26 @@ func TestPurge(t *testing.T) {
 	for name, b := range buckets(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			clockAt := func(t time.Time) Option { return WithClock(func() time.Time { return t }) }
+			clockAt := func(t time.Time) sweep.Option { return sweep.WithClock(func() time.Time { return t }) }
 			wOld := newQuarantineWorld(t, b, "old")
-			_, err := Sweep(ctx, b, "old", WithQuarantine(), clockAt(t0.Add(-10*24*time.Hour)))
+			_, err := sweep.Sweep(ctx, b, "old", withQuarantine, clockAt(t0.Add(-10*24*time.Hour)))
 			require.NoError(t, err)
 			// A second sweep into the same quarantine keeps its start.
-			_, err = Sweep(ctx, b, "old", WithQuarantine(), clockAt(t0))
+			_, err = sweep.Sweep(ctx, b, "old", withQuarantine, clockAt(t0))
 			require.NoError(t, err)
 			writeRun(t, b, "new", t0.Add(-24*time.Hour), []string{"data/" + earlyName(7)})
 			require.NoError(t, b.WriteAll(ctx, "data/"+earlyName(7), []byte("1234"), nil))
-			_, err = Sweep(ctx, b, "new", WithQuarantine(), clockAt(t0.Add(-24*time.Hour)))
+			_, err = sweep.Sweep(ctx, b, "new", withQuarantine, clockAt(t0.Add(-24*time.Hour)))
 			require.NoError(t, err)
 			// Quarantines whose age is unknown are kept.
-			require.NoError(t, b.WriteAll(ctx, layout.QuarantinePath(DefaultStoragePrefix, "norecord")+layout.QuarantineObjects+"a", []byte("a"), nil))
-			require.NoError(t, b.WriteAll(ctx, layout.QuarantinePath(DefaultStoragePrefix, "bad")+layout.QuarantineFile, []byte(`{"run_id":"bad"}`), nil))
-			require.NoError(t, b.WriteAll(ctx, layout.QuarantinePath(DefaultStoragePrefix, "bad")+layout.QuarantineObjects+"a", []byte("a"), nil))
+			require.NoError(t, b.WriteAll(ctx, layout.QuarantinePath(sweep.DefaultStoragePrefix, "norecord")+layout.QuarantineObjects+"a", []byte("a"), nil))
+			require.NoError(t, b.WriteAll(ctx, layout.QuarantinePath(sweep.DefaultStoragePrefix, "bad")+layout.QuarantineFile, []byte(`{"run_id":"bad"}`), nil))
+			require.NoError(t, b.WriteAll(ctx, layout.QuarantinePath(sweep.DefaultStoragePrefix, "bad")+layout.QuarantineObjects+"a", []byte("a"), nil))
 
 			before := contents(t, b)
 			var wantBytes int64
 			for _, k := range wOld.good {
-				wantBytes += int64(len(before[layout.QuarantineKey(DefaultStoragePrefix, "old", k)]))
+				wantBytes += int64(len(before[layout.QuarantineKey(sweep.DefaultStoragePrefix, "old", k)]))
 			}
 			res, err := Purge(ctx, b, 7*24*time.Hour, clockAt(t0))
 			require.NoError(t, err)
@@ -193,7 +194,7 @@ func TestPurge(t *testing.T) {
 			require.ElementsMatch(t, []string{"bad", "new", "norecord", "older"}, res.Kept)
 			after := contents(t, b)
 			for k, v := range before {
-				if strings.HasPrefix(k, layout.QuarantinePath(DefaultStoragePrefix, "old")) {
+				if strings.HasPrefix(k, layout.QuarantinePath(sweep.DefaultStoragePrefix, "old")) {
 					require.NotContains(t, after, k)
 				} else {
 					require.Equal(t, v, after[k], k)
@@ -234,7 +235,7 @@ func TestQuarantineCrashes(t *testing.T) {
 				require.NoError(t, err)
 				return fb.Bucket()
 			}
-			q := func(k string) string { return layout.QuarantineKey(DefaultStoragePrefix, "run1", k) }
+			q := func(k string) string { return layout.QuarantineKey(sweep.DefaultStoragePrefix, "run1", k) }
 			check := func(stage string, wantHome bool) {
 				now := contents(t, inner)
 				for k, v := range start {
@@ -250,10 +251,10 @@ func TestQuarantineCrashes(t *testing.T) {
 					require.Equal(t, v, now[k], "%s: %s changed", stage, k)
 				}
 			}
-			opts := []SweepOption{WithQuarantine(), WithBackoff(time.Microsecond, time.Microsecond)}
-			_, _ = Sweep(ctx, crashAt(), "run1", opts...)
+			opts := []sweep.SweepOption{withQuarantine, sweep.WithBackoff(time.Microsecond, time.Microsecond)}
+			_, _ = sweep.Sweep(ctx, crashAt(), "run1", opts...)
 			check("crashed sweep", false)
-			_, err := Sweep(ctx, inner, "run1", opts...)
+			_, err := sweep.Sweep(ctx, inner, "run1", opts...)
 			require.NoError(t, err)
 			check("swept", false)
 			for _, k := range w.good {
@@ -269,7 +270,7 @@ func TestQuarantineCrashes(t *testing.T) {
 			check("restored", true)
 			// Sweep again, then purge, crashing: what is left of the
 			// quarantine goes on the rerun, nothing else changes.
-			_, err = Sweep(ctx, inner, "run1", opts...)
+			_, err = sweep.Sweep(ctx, inner, "run1", opts...)
 			require.NoError(t, err)
 			moved := contents(t, inner)
 			_, _ = Purge(ctx, crashAt(), 0, opts...)
@@ -277,13 +278,13 @@ func TestQuarantineCrashes(t *testing.T) {
 			require.NoError(t, err)
 			purged := contents(t, inner)
 			for k, v := range moved {
-				if strings.HasPrefix(k, layout.QuarantinePath(DefaultStoragePrefix, "run1")) {
+				if strings.HasPrefix(k, layout.QuarantinePath(sweep.DefaultStoragePrefix, "run1")) {
 					require.NotContains(t, purged, k)
 				} else {
 					require.Equal(t, v, purged[k], k)
 				}
 			}
-			require.NotContains(t, slices.Collect(maps.Keys(purged)), layout.QuarantinePath(DefaultStoragePrefix, "run1")+layout.QuarantineFile)
+			require.NotContains(t, slices.Collect(maps.Keys(purged)), layout.QuarantinePath(sweep.DefaultStoragePrefix, "run1")+layout.QuarantineFile)
 			_ = pr
 		})
 	}
@@ -304,7 +305,7 @@ func TestQuarantineFaults(t *testing.T) {
 			start := contents(t, inner)
 			fb, err := faultblob.New(inner, faultblob.WithSeed(seed), faultblob.WithRates(0.25), faultblob.WithMaxStall(time.Millisecond))
 			require.NoError(t, err)
-			q := func(k string) string { return layout.QuarantineKey(DefaultStoragePrefix, "run1", k) }
+			q := func(k string) string { return layout.QuarantineKey(sweep.DefaultStoragePrefix, "run1", k) }
 			check := func(stage string) {
 				now := contents(t, inner)
 				for k, v := range start {
@@ -317,14 +318,14 @@ func TestQuarantineFaults(t *testing.T) {
 					require.Equal(t, v, now[k], "%s: %s changed", stage, k)
 				}
 			}
-			opts := []SweepOption{WithQuarantine(), WithBackoff(time.Microsecond, time.Microsecond)}
+			opts := []sweep.SweepOption{withQuarantine, sweep.WithBackoff(time.Microsecond, time.Microsecond)}
 			for range 3 {
-				_, _ = Sweep(ctx, fb.Bucket(), "run1", opts...)
+				_, _ = sweep.Sweep(ctx, fb.Bucket(), "run1", opts...)
 				check("sweep")
 				_, _ = Restore(ctx, fb.Bucket(), "run1", nil, opts...)
 				check("restore")
 			}
-			_, err = Sweep(ctx, inner, "run1", opts...)
+			_, err = sweep.Sweep(ctx, inner, "run1", opts...)
 			require.NoError(t, err)
 			rr, err := Restore(ctx, inner, "run1", nil, opts...)
 			require.NoError(t, err)
@@ -334,7 +335,7 @@ func TestQuarantineFaults(t *testing.T) {
 				require.Equal(t, v, end[k], k)
 			}
 			for k := range end {
-				if _, ok := layout.QuarantineAddress(DefaultStoragePrefix, "run1", k); ok {
+				if _, ok := layout.QuarantineAddress(sweep.DefaultStoragePrefix, "run1", k); ok {
 					t.Errorf("%s left in the quarantine", k)
 				}
 			}
@@ -379,7 +380,7 @@ func TestQuarantineCopyVerified(t *testing.T) {
 				return nil
 			}))
 			require.NoError(t, err)
-			res, err := Sweep(ctx, fb.Bucket(), "run1", WithQuarantine())
+			res, err := sweep.Sweep(ctx, fb.Bucket(), "run1", withQuarantine)
 			require.NoError(t, err)
 			require.Equal(t, int64(len(w.good)-1), res.Deleted)
 			require.Equal(t, int64(1), res.Failed)
@@ -387,7 +388,7 @@ func TestQuarantineCopyVerified(t *testing.T) {
 			require.Equal(t, before[bad], after[bad], "the original of a differing copy is kept")
 			for _, k := range w.good[1:] {
 				require.NotContains(t, after, k)
-				require.Equal(t, before[k], after[layout.QuarantineKey(DefaultStoragePrefix, "run1", k)], k)
+				require.Equal(t, before[k], after[layout.QuarantineKey(sweep.DefaultStoragePrefix, "run1", k)], k)
 			}
 		})
 	}
@@ -401,10 +402,10 @@ func TestRestoreNeverOverwritesALateWriter(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			w := newQuarantineWorld(t, inner, "run1")
-			_, err := Sweep(ctx, inner, "run1", WithQuarantine())
+			_, err := sweep.Sweep(ctx, inner, "run1", withQuarantine)
 			require.NoError(t, err)
 			late := w.good[0]
-			qkey := layout.QuarantineKey(DefaultStoragePrefix, "run1", late)
+			qkey := layout.QuarantineKey(sweep.DefaultStoragePrefix, "run1", late)
 			var once atomic.Bool
 			fb, err := faultblob.New(inner, faultblob.WithHook(faultblob.Attributes, func(_ context.Context, c *faultblob.Call) error {
 				if c.Key == qkey && once.CompareAndSwap(false, true) {
@@ -433,7 +434,7 @@ func TestPurgeCountsFromTheLastMove(t *testing.T) {
 	for name, b := range buckets(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			clockAt := func(t time.Time) Option { return WithClock(func() time.Time { return t }) }
+			clockAt := func(t time.Time) sweep.Option { return sweep.WithClock(func() time.Time { return t }) }
 			keys := []string{"data/" + earlyName(1), "data/" + earlyName(2)}
 			for _, k := range keys {
 				require.NoError(t, b.WriteAll(ctx, k, []byte(k), nil))
@@ -447,11 +448,11 @@ func TestPurgeCountsFromTheLastMove(t *testing.T) {
 				return nil
 			}))
 			require.NoError(t, err)
-			res, err := Sweep(ctx, fb.Bucket(), "late", WithQuarantine(), clockAt(t0.Add(-10*24*time.Hour)), WithBackoff(time.Microsecond, time.Microsecond))
+			res, err := sweep.Sweep(ctx, fb.Bucket(), "late", withQuarantine, clockAt(t0.Add(-10*24*time.Hour)), sweep.WithBackoff(time.Microsecond, time.Microsecond))
 			require.NoError(t, err)
 			require.Equal(t, int64(1), res.Failed)
 			// An hour ago a rerun moved it.
-			res, err = Sweep(ctx, b, "late", WithQuarantine(), clockAt(t0.Add(-time.Hour)))
+			res, err = sweep.Sweep(ctx, b, "late", withQuarantine, clockAt(t0.Add(-time.Hour)))
 			require.NoError(t, err)
 			require.Equal(t, int64(1), res.Deleted)
 			pr, err := Purge(ctx, b, 7*24*time.Hour, clockAt(t0))
@@ -460,7 +461,7 @@ func TestPurgeCountsFromTheLastMove(t *testing.T) {
 			require.Equal(t, []string{"late"}, pr.Kept)
 			after := contents(t, b)
 			for _, k := range keys {
-				require.Contains(t, after, layout.QuarantineKey(DefaultStoragePrefix, "late", k))
+				require.Contains(t, after, layout.QuarantineKey(sweep.DefaultStoragePrefix, "late", k))
 			}
 			// Seven days after the rerun, it goes.
 			pr, err = Purge(ctx, b, 7*24*time.Hour, clockAt(t0.Add(7*24*time.Hour)))
@@ -503,14 +504,14 @@ func TestPurgeAsksTheDeletersClassifier(t *testing.T) {
 	ctx := context.Background()
 	b := memblob.OpenBucket(nil)
 	w := newQuarantineWorld(t, b, "old")
-	at := func(t time.Time) Option { return WithClock(func() time.Time { return t }) }
-	_, err := Sweep(ctx, b, "old", WithQuarantine(), at(t0.Add(-10*24*time.Hour)))
+	at := func(t time.Time) sweep.Option { return sweep.WithClock(func() time.Time { return t }) }
+	_, err := sweep.Sweep(ctx, b, "old", withQuarantine, at(t0.Add(-10*24*time.Hour)))
 	require.NoError(t, err)
-	res, err := Purge(ctx, b, 7*24*time.Hour, at(t0), WithBatchDeleter(goneDeleter{b}))
+	res, err := Purge(ctx, b, 7*24*time.Hour, at(t0), sweep.WithBatchDeleter(goneDeleter{b}))
 	require.NoError(t, err)
 	require.Len(t, res.Purged, 1)
 	require.Equal(t, int64(len(w.good)), res.Purged[0].Objects)
-	ok, err := b.Exists(ctx, layout.QuarantinePath(DefaultStoragePrefix, "old")+layout.QuarantineFile)
+	ok, err := b.Exists(ctx, layout.QuarantinePath(sweep.DefaultStoragePrefix, "old")+layout.QuarantineFile)
 	require.NoError(t, err)
 	require.False(t, ok)
 }

@@ -1,4 +1,4 @@
-package sweep
+package quarantine
 
 import (
 	"bytes"
@@ -17,32 +17,24 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
+	"github.com/lakegc/lakegc/internal/blobio"
 	"github.com/lakegc/lakegc/internal/layout"
+	"github.com/lakegc/lakegc/sweep"
 )
 
-// WithQuarantine makes Sweep move each candidate into the run's quarantine,
-// <storage prefix>/retention/gc/quarantine/<run>/objects/<address>, instead
-// of deleting it: a server-side copy (bucket.Copy), then the delete of the
-// original through the BatchDeleter. Before it starts, Sweep writes the
-// quarantine's record (if it has none yet), and after each batch's copies,
-// before the originals' deletes, a part of the manifest listing the
-// addresses it moved (named by the sweep's start time); the object's key
-// in the quarantine spells its address, so every object is at
-// its place, in the quarantine or both (a copy whose original was not
-// deleted yet), whenever the sweep stops, and a rerun finishes the move.
-// After each copy, and before the original's delete, the copy's size (and
-// MD5, when the store gives both objects') is compared with the
-// original's: two Attributes calls an object. A candidate whose copy fails
-// or differs is kept at its place and listed in failed/.
-// Restore puts objects back; Purge deletes old quarantines.
-//
-// On S3 a copy is one CopyObject call, which takes objects of up to 5 GB,
-// and a key is at most 1024 bytes: a larger candidate, or one whose
-// quarantine key (its address after the quarantine folder's ~60 bytes and
-// the storage prefix) is too long, fails its copy and is kept.
-func WithQuarantine() SweepOption {
-	return sweepOnly("Quarantine", func(c *config) { c.quarantine = true })
-}
+// Errors of the package; every error wraps at most one of them (an invalid
+// option is sweep's: it wraps sweep.ErrInvalidInput).
+var (
+	// ErrInvalidInput: a bad argument, run ID, record or manifest.
+	ErrInvalidInput = errors.New("quarantine: invalid input")
+	// ErrNoQuarantine: the run has no quarantine to restore.
+	ErrNoQuarantine = errors.New("quarantine: no such quarantine")
+)
+
+// Mover is the sweep.Mover that moves each candidate into the run's
+// quarantine (see the package documentation): give Sweep
+// sweep.WithMover(quarantine.Mover{}).
+type Mover struct{}
 
 // quarantineRecord is a quarantine's QuarantineFile.
 type quarantineRecord struct {
@@ -65,49 +57,57 @@ func parseQuarantineRecord(b []byte, runID string) (time.Time, error) {
 	if rec.RunID != runID {
 		return time.Time{}, fmt.Errorf("%w: quarantine record of run %q in the folder of %q", ErrInvalidInput, rec.RunID, runID)
 	}
-	t, err := parseTime(rec.Created)
-	if err != nil || t.IsZero() {
+	t, err := time.Parse(time.RFC3339Nano, rec.Created)
+	if err != nil {
+		// Without an offset, as the report's times may be: UTC.
+		t, err = time.Parse("2006-01-02T15:04:05.999999999", rec.Created)
+	}
+	if y := t.UTC().Year(); err != nil || y < 1 || y > 9999 || t.IsZero() {
 		return time.Time{}, fmt.Errorf("%w: quarantine record: created %q", ErrInvalidInput, rec.Created)
 	}
-	return t, nil
+	return t.UTC(), nil
 }
+
+// formatTime is a record's time: RFC 3339, UTC, whole seconds.
+func formatTime(t time.Time) string { return t.UTC().Truncate(time.Second).Format(time.RFC3339) }
 
 // maxRecordSize bounds what is read of a quarantine's record.
 const maxRecordSize = 64 << 10
 
 // quarantiner moves a sweep's batches into the quarantine.
 type quarantiner struct {
-	s      *sweeper
+	st     *sweep.Store
 	dir    string // the run's quarantine folder
 	runID  string
 	prefix string // names this sweep's manifest parts apart from an earlier one's
 	seq    atomic.Int64
 }
 
-// startQuarantine writes the run's quarantine record unless it has one.
-func (s *sweeper) startQuarantine(ctx context.Context, runID string) (*quarantiner, error) {
-	q := &quarantiner{s: s, runID: runID, dir: layout.QuarantinePath(s.cfg.storagePrefix, runID)}
-	now := s.cfg.clock().UTC()
+// StartMove writes the run's quarantine record unless it has one, and
+// returns the quarantine's folder and the move of a batch into it.
+func (Mover) StartMove(ctx context.Context, st *sweep.Store, runID string) (string, sweep.MoveFunc, error) {
+	q := &quarantiner{st: st, runID: runID, dir: layout.QuarantinePath(st.StoragePrefix(), runID)}
+	now := st.Now().UTC()
 	q.prefix = strconv.FormatInt(now.UnixNano(), 10)
 	key := q.dir + layout.QuarantineFile
-	ok, err := s.bucket.Exists(ctx, key)
+	ok, err := st.Bucket().Exists(ctx, key)
 	if err != nil {
-		return nil, fmt.Errorf("sweep: quarantine %s: %w", key, err)
+		return "", nil, fmt.Errorf("quarantine: %s: %w", key, err)
 	}
 	if !ok {
-		if err := writeJSON(ctx, s.bucket, key, quarantineRecord{RunID: runID, Created: formatTime(now)}); err != nil {
-			return nil, err
+		if err := writeJSON(ctx, st.Bucket(), key, quarantineRecord{RunID: runID, Created: formatTime(now)}); err != nil {
+			return "", nil, err
 		}
 	}
-	return q, nil
+	return q.dir, q.move, nil
 }
 
-// move copies keys into the quarantine and returns the keys whose copy is
-// done: the ones to delete, after it wrote their manifest part. The others
-// are counted: gone already, or failed and listed.
-func (q *quarantiner) move(ctx context.Context, keys []string) ([]string, error) {
-	moved := keys[:0:0]
-	var gone int64
+// move copies keys into the quarantine, writes the manifest part of the
+// ones it copied, and returns the others with their errors: gone already
+// (NotFound), or failed.
+func (q *quarantiner) move(ctx context.Context, keys []string) (map[string]error, error) {
+	var moved []string
+	var failed map[string]error
 	for _, k := range keys {
 		err := q.copy(ctx, k)
 		if err == nil {
@@ -118,45 +118,37 @@ func (q *quarantiner) move(ctx context.Context, keys []string) ([]string, error)
 			moved = append(moved, k)
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
-		case q.s.cls.isNotFound(err):
-			// Gone from its place: deleted by an earlier sweep after its
-			// copy, or by someone else. Nothing to move.
-			gone++
 		default:
-			if err := q.s.record(k, "quarantine copy: "+err.Error(), func(p *Progress) { p.Failed++ }); err != nil {
-				return nil, err
+			if failed == nil {
+				failed = make(map[string]error)
 			}
+			failed[k] = fmt.Errorf("quarantine copy: %w", err)
 		}
 	}
-	q.s.cnt.update(func(p *Progress) { p.AlreadyGone += gone })
 	if len(moved) > 0 {
 		// Named by the sweep's start: Purge counts a quarantine's age
 		// from its last sweep that moved something.
 		part := fmt.Sprintf("%s%s%s-%06d.json", q.dir, layout.QuarantineManifest, q.prefix, q.seq.Add(1))
-		if err := writeJSON(ctx, q.s.bucket, part, manifestPart{Addresses: moved}); err != nil {
+		if err := writeJSON(ctx, q.st.Bucket(), part, manifestPart{Addresses: moved}); err != nil {
 			return nil, err
 		}
 	}
-	return moved, nil
+	return failed, nil
 }
 
 // copy copies key into the quarantine, retrying transient errors.
 func (q *quarantiner) copy(ctx context.Context, key string) error {
-	dst := layout.QuarantineKey(q.s.cfg.storagePrefix, q.runID, key)
-	for attempt := 1; ; attempt++ {
-		err := q.s.bucket.Copy(ctx, dst, key, nil)
-		if err == nil || !q.s.cls.transient(err) || attempt == deleteAttempts {
-			return err
-		}
-		if err := q.s.cfg.backoff.wait(ctx, attempt); err != nil {
-			return err
-		}
-	}
+	dst := layout.QuarantineKey(q.st.StoragePrefix(), q.runID, key)
+	return q.st.Retry(ctx, func() error { return q.st.Bucket().Copy(ctx, dst, key, nil) })
 }
 
-// errCopyDiffers is a quarantine copy whose size or MD5 is not the
-// original's.
-var errCopyDiffers = errors.New("the copy differs from the original")
+// copyDiffers is a quarantine copy whose size or MD5 is not the
+// original's, or that is gone: a refusal (FailedPrecondition), never
+// retried, never read as the original gone.
+type copyDiffers struct{ detail string }
+
+func (e *copyDiffers) Error() string                 { return "the copy differs from the original: " + e.detail }
+func (e *copyDiffers) ErrorCode() gcerrors.ErrorCode { return gcerrors.FailedPrecondition }
 
 // verify checks that key's quarantine copy has the original's size, and its
 // MD5 when the store gives both, before the original is deleted: a store
@@ -164,31 +156,25 @@ var errCopyDiffers = errors.New("the copy differs from the original")
 // either object meanwhile) leaves the original at its place. An error here
 // keeps the original; a not-found one means the original is gone.
 func (q *quarantiner) verify(ctx context.Context, key string) error {
-	dst := layout.QuarantineKey(q.s.cfg.storagePrefix, q.runID, key)
+	dst := layout.QuarantineKey(q.st.StoragePrefix(), q.runID, key)
 	var sa, da *blob.Attributes
-	for attempt := 1; ; attempt++ {
-		var err error
-		if sa, err = q.s.bucket.Attributes(ctx, key); err == nil {
-			if da, err = q.s.bucket.Attributes(ctx, dst); err == nil {
-				break
-			}
-			if q.s.cls.isNotFound(err) {
-				// The copy vanished: keep the original.
-				return fmt.Errorf("%w: the copy %s is gone", errCopyDiffers, dst)
-			}
-		}
-		if !q.s.cls.transient(err) || attempt == deleteAttempts {
+	err := q.st.Retry(ctx, func() (err error) {
+		if sa, err = q.st.Bucket().Attributes(ctx, key); err != nil {
 			return err
 		}
-		if err := q.s.cfg.backoff.wait(ctx, attempt); err != nil {
-			return err
+		if da, err = q.st.Bucket().Attributes(ctx, dst); q.st.IsNotFound(err) {
+			// The copy vanished: keep the original.
+			return &copyDiffers{fmt.Sprintf("the copy %s is gone", dst)}
 		}
-	}
-	if sa.Size != da.Size {
-		return fmt.Errorf("%w: %d bytes, the copy %d", errCopyDiffers, sa.Size, da.Size)
-	}
-	if len(sa.MD5) > 0 && len(da.MD5) > 0 && !bytes.Equal(sa.MD5, da.MD5) {
-		return fmt.Errorf("%w: MD5 %x, the copy's %x", errCopyDiffers, sa.MD5, da.MD5)
+		return err
+	})
+	switch {
+	case err != nil:
+		return err
+	case sa.Size != da.Size:
+		return &copyDiffers{fmt.Sprintf("%d bytes, the copy %d", sa.Size, da.Size)}
+	case len(sa.MD5) > 0 && len(da.MD5) > 0 && !bytes.Equal(sa.MD5, da.MD5):
+		return &copyDiffers{fmt.Sprintf("MD5 %x, the copy's %x", sa.MD5, da.MD5)}
 	}
 	return nil
 }
@@ -223,7 +209,7 @@ type RestoreRefusal struct {
 // only counted in the error.
 const maxRefusals = 1000
 
-// Restore puts the objects of run runID's quarantine (see WithQuarantine)
+// Restore puts the objects of run runID's quarantine (see Mover)
 // back at their addresses: all of them, or only addresses (keys relative to
 // the bucket's root) when given. Each is copied back, then its quarantine
 // copy deleted; an object already at its place is never overwritten: when
@@ -237,28 +223,28 @@ const maxRefusals = 1000
 // overwritten; lakeFS never writes twice to one address, so only a person
 // could). Running it twice, or after it stopped, is safe.
 //
-// Options used: WithStoragePrefix, WithBackoff, WithErrorClassifier,
-// WithLogger.
-func Restore(ctx context.Context, bucket *blob.Bucket, runID string, addresses []string, opts ...SweepOption) (*RestoreResult, error) {
+// Options (sweep's) used: WithStoragePrefix, WithBackoff,
+// WithErrorClassifier, WithLogger.
+func Restore(ctx context.Context, bucket *blob.Bucket, runID string, addresses []string, opts ...sweep.SweepOption) (*RestoreResult, error) {
 	if bucket == nil {
 		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
 	}
-	if err := validRunID(runID); err != nil {
+	if !layout.ValidRunID(runID) {
+		return nil, fmt.Errorf("%w: run ID %q", ErrInvalidInput, runID)
+	}
+	st, err := sweep.NewStore(bucket, opts...)
+	if err != nil {
 		return nil, err
 	}
-	cfg := newSweepConfig(opts)
-	if cfg.err != nil {
-		return nil, cfg.err
-	}
-	dir := layout.QuarantinePath(cfg.storagePrefix, runID)
+	dir := layout.QuarantinePath(st.StoragePrefix(), runID)
 	if ok, err := bucket.Exists(ctx, dir+layout.QuarantineFile); err != nil {
-		return nil, fmt.Errorf("sweep: restore %s: %w", runID, err)
+		return nil, fmt.Errorf("quarantine: restore %s: %w", runID, err)
 	} else if !ok {
-		return nil, fmt.Errorf("%w: no quarantine %s", ErrNoRun, dir)
+		return nil, fmt.Errorf("%w: %s", ErrNoQuarantine, dir)
 	}
 	res := &RestoreResult{}
 	one := func(addr string) error {
-		why, err := restoreOne(ctx, bucket, cfg, runID, addr, res)
+		why, err := restoreOne(ctx, st, runID, addr, res)
 		if err != nil {
 			return err
 		}
@@ -266,18 +252,18 @@ func Restore(ctx context.Context, bucket *blob.Bucket, runID string, addresses [
 			if len(res.Refused) < maxRefusals {
 				res.Refused = append(res.Refused, RestoreRefusal{Address: addr, Reason: why})
 			}
-			if cfg.logger != nil {
-				cfg.logger.Warn("sweep: restore refused", "address", addr, "reason", why)
+			if l := st.Logger(); l != nil {
+				l.Warn("quarantine: restore refused", "address", addr, "reason", why)
 			}
 		}
 		return nil
 	}
 	if len(addresses) > 0 {
 		for _, a := range addresses {
-			qkey := layout.QuarantineKey(cfg.storagePrefix, runID, a)
+			qkey := layout.QuarantineKey(st.StoragePrefix(), runID, a)
 			ok, err := bucket.Exists(ctx, qkey)
 			if err != nil {
-				return res, fmt.Errorf("sweep: restore %s: %w", a, err)
+				return res, fmt.Errorf("quarantine: restore %s: %w", a, err)
 			}
 			if !ok {
 				res.Missing = append(res.Missing, a)
@@ -296,9 +282,9 @@ func Restore(ctx context.Context, bucket *blob.Bucket, runID string, addresses [
 			return res, nil
 		}
 		if err != nil {
-			return res, fmt.Errorf("sweep: restore %s: list: %w", runID, err)
+			return res, fmt.Errorf("quarantine: restore %s: list: %w", runID, err)
 		}
-		addr, ok := layout.QuarantineAddress(cfg.storagePrefix, runID, o.Key)
+		addr, ok := layout.QuarantineAddress(st.StoragePrefix(), runID, o.Key)
 		if o.IsDir || !ok {
 			continue
 		}
@@ -310,27 +296,18 @@ func Restore(ctx context.Context, bucket *blob.Bucket, runID string, addresses [
 
 // restoreOne restores one object and counts it; why says why it was left in
 // the quarantine, err stops the restore.
-func restoreOne(ctx context.Context, bucket *blob.Bucket, cfg *config, runID, addr string, res *RestoreResult) (why string, err error) {
-	qkey := layout.QuarantineKey(cfg.storagePrefix, runID, addr)
-	retry := func(op func() error) error {
-		for attempt := 1; ; attempt++ {
-			err := op()
-			if err == nil || !cfg.classify.transient(err) || attempt == deleteAttempts {
-				return err
-			}
-			if err := cfg.backoff.wait(ctx, attempt); err != nil {
-				return err
-			}
-		}
-	}
+func restoreOne(ctx context.Context, st *sweep.Store, runID, addr string, res *RestoreResult) (why string, err error) {
+	bucket := st.Bucket()
+	qkey := layout.QuarantineKey(st.StoragePrefix(), runID, addr)
+	retry := func(op func() error) error { return st.Retry(ctx, op) }
 	var there bool
 	if err := retry(func() (err error) { there, err = bucket.Exists(ctx, addr); return err }); err != nil {
-		return "", fmt.Errorf("sweep: restore %s: %w", addr, err)
+		return "", fmt.Errorf("quarantine: restore %s: %w", addr, err)
 	}
 	if there {
 		same, err := sameContent(ctx, bucket, addr, qkey)
 		if err != nil {
-			return "", fmt.Errorf("sweep: restore %s: %w", addr, err)
+			return "", fmt.Errorf("quarantine: restore %s: %w", addr, err)
 		}
 		if !same {
 			return "another object is at its place", nil
@@ -344,7 +321,7 @@ func restoreOne(ctx context.Context, bucket *blob.Bucket, cfg *config, runID, ad
 		}
 		return "copy back: " + err.Error(), nil
 	}
-	if err := retry(func() error { return bucket.Delete(ctx, qkey) }); err != nil && !cfg.classify.isNotFound(err) {
+	if err := retry(func() error { return bucket.Delete(ctx, qkey) }); err != nil && !st.IsNotFound(err) {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
@@ -393,7 +370,7 @@ func copyBack(ctx context.Context, bucket *blob.Bucket, addr, qkey string) error
 	}
 	n, err := io.Copy(w, r)
 	if err == nil && n != a.Size {
-		err = fmt.Errorf("sweep: restore %s: read %d bytes of %d", qkey, n, a.Size)
+		err = fmt.Errorf("quarantine: restore %s: read %d bytes of %d", qkey, n, a.Size)
 	}
 	if err != nil {
 		cancel()
@@ -466,38 +443,30 @@ type PurgeResult struct {
 	Kept []string
 }
 
-// Purge deletes every quarantine (see WithQuarantine) started, and last
+// Purge deletes every quarantine (see Mover) started, and last
 // swept into (a rerun that moved objects), more than olderThan before now
 // (WithClock), its objects first, through the
 // BatchDeleter (WithBatchDeleter), then its manifest, then its record: a
 // purge stopped midway leaves the record, and a rerun finishes it. A
 // quarantine without a readable record is kept.
 //
-// Options used: WithStoragePrefix, WithClock, WithBatchDeleter,
+// Options (sweep's) used: WithStoragePrefix, WithClock, WithBatchDeleter,
 // WithErrorClassifier (then the deleter's own, as Sweep's), WithLogger.
-func Purge(ctx context.Context, bucket *blob.Bucket, olderThan time.Duration, opts ...SweepOption) (*PurgeResult, error) {
+func Purge(ctx context.Context, bucket *blob.Bucket, olderThan time.Duration, opts ...sweep.SweepOption) (*PurgeResult, error) {
 	if bucket == nil {
 		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
 	}
 	if olderThan < 0 {
 		return nil, fmt.Errorf("%w: negative age %v", ErrInvalidInput, olderThan)
 	}
-	cfg := newSweepConfig(opts)
-	if cfg.err != nil {
-		return nil, cfg.err
+	st, err := sweep.NewStore(bucket, opts...)
+	if err != nil {
+		return nil, err
 	}
-	deleter, batch := cfg.deleter, maxBatch
-	if deleter == nil {
-		deleter, batch = bucketDeleter{bucket: bucket}, defaultBatch
-	}
-	cls := cfg.classify
-	if c, ok := deleter.(ErrorClassifier); ok {
-		// As Sweep: the deleter reads its own refusals.
-		cls = append(slices.Clip(cls), c)
-	}
-	cutoff := cfg.clock().Add(-olderThan)
+	logger := st.Logger()
+	cutoff := st.Now().Add(-olderThan)
 	res := &PurgeResult{}
-	root := layout.Quarantines(cfg.storagePrefix)
+	root := layout.Quarantines(st.StoragePrefix())
 	var runs []string
 	it := bucket.List(&blob.ListOptions{Prefix: root, Delimiter: "/"})
 	for {
@@ -506,7 +475,7 @@ func Purge(ctx context.Context, bucket *blob.Bucket, olderThan time.Duration, op
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("sweep: purge: list %s: %w", root, err)
+			return nil, fmt.Errorf("quarantine: purge: list %s: %w", root, err)
 		}
 		if o.IsDir {
 			runs = append(runs, o.Key)
@@ -520,8 +489,8 @@ func Purge(ctx context.Context, bucket *blob.Bucket, olderThan time.Duration, op
 			created, err = parseQuarantineRecord(b, runID)
 		}
 		if err != nil {
-			if cfg.logger != nil {
-				cfg.logger.Warn("sweep: purge: quarantine kept, its record is unreadable", "run_id", runID, "error", err)
+			if logger != nil {
+				logger.Warn("quarantine: purge: kept, its record is unreadable", "run_id", runID, "error", err)
 			}
 			res.Kept = append(res.Kept, runID)
 			continue
@@ -532,8 +501,8 @@ func Purge(ctx context.Context, bucket *blob.Bucket, olderThan time.Duration, op
 				if ctx.Err() != nil {
 					return res, ctx.Err()
 				}
-				if cfg.logger != nil {
-					cfg.logger.Warn("sweep: purge: quarantine kept, its manifest is unreadable", "run_id", runID, "error", err)
+				if logger != nil {
+					logger.Warn("quarantine: purge: kept, its manifest is unreadable", "run_id", runID, "error", err)
 				}
 				res.Kept = append(res.Kept, runID)
 				continue
@@ -544,19 +513,19 @@ func Purge(ctx context.Context, bucket *blob.Bucket, olderThan time.Duration, op
 			continue
 		}
 		pr := PurgedRun{RunID: runID, Created: created}
-		if err := purgeFolder(ctx, bucket, cls, deleter, batch, dir+layout.QuarantineObjects, &pr); err != nil {
+		if err := purgeFolder(ctx, st, dir+layout.QuarantineObjects, &pr); err != nil {
 			return res, err
 		}
 		var ignored PurgedRun
-		if err := purgeFolder(ctx, bucket, cls, deleter, batch, dir+layout.QuarantineManifest, &ignored); err != nil {
+		if err := purgeFolder(ctx, st, dir+layout.QuarantineManifest, &ignored); err != nil {
 			return res, err
 		}
-		if err := removeObject(ctx, bucket, cls, dir+layout.QuarantineFile); err != nil {
+		if err := removeObject(ctx, st, dir+layout.QuarantineFile); err != nil {
 			return res, err
 		}
 		res.Purged = append(res.Purged, pr)
-		if cfg.logger != nil {
-			cfg.logger.Info("sweep: quarantine purged", "run_id", runID, "objects", pr.Objects, "bytes", pr.Bytes)
+		if logger != nil {
+			logger.Info("quarantine: purged", "run_id", runID, "objects", pr.Objects, "bytes", pr.Bytes)
 		}
 	}
 	return res, nil
@@ -576,7 +545,7 @@ func lastMove(ctx context.Context, bucket *blob.Bucket, dir string, since time.T
 			return last, nil
 		}
 		if err != nil {
-			return time.Time{}, fmt.Errorf("sweep: purge: list %s: %w", dir, err)
+			return time.Time{}, fmt.Errorf("quarantine: purge: list %s: %w", dir, err)
 		}
 		name := o.Key[len(dir):]
 		start, _, ok := strings.Cut(name, "-")
@@ -592,20 +561,21 @@ func lastMove(ctx context.Context, bucket *blob.Bucket, dir string, since time.T
 
 // purgeFolder deletes every object under dir through deleter, counting them
 // in pr.
-func purgeFolder(ctx context.Context, bucket *blob.Bucket, cs classifiers, deleter BatchDeleter, batch int, dir string, pr *PurgedRun) error {
+func purgeFolder(ctx context.Context, st *sweep.Store, dir string, pr *PurgedRun) error {
+	batch := st.BatchSize()
 	keys := make([]string, 0, batch)
 	var sizes int64
 	flush := func() error {
 		if len(keys) == 0 {
 			return nil
 		}
-		failed, err := deleter.DeleteBatch(ctx, keys)
+		failed, err := st.DeleteBatch(ctx, keys)
 		if err != nil {
-			return fmt.Errorf("sweep: purge %s: %w", dir, err)
+			return fmt.Errorf("quarantine: purge %s: %w", dir, err)
 		}
 		for _, k := range slices.Sorted(maps.Keys(failed)) {
-			if kerr := failed[k]; kerr != nil && !cs.isNotFound(kerr) {
-				return fmt.Errorf("sweep: purge %s: %w", k, kerr)
+			if kerr := failed[k]; kerr != nil && !st.IsNotFound(kerr) {
+				return fmt.Errorf("quarantine: purge %s: %w", k, kerr)
 			}
 		}
 		pr.Objects += int64(len(keys))
@@ -613,14 +583,14 @@ func purgeFolder(ctx context.Context, bucket *blob.Bucket, cs classifiers, delet
 		keys, sizes = keys[:0], 0
 		return nil
 	}
-	it := bucket.List(&blob.ListOptions{Prefix: dir})
+	it := st.Bucket().List(&blob.ListOptions{Prefix: dir})
 	for {
 		o, err := it.Next(ctx)
 		if errors.Is(err, io.EOF) {
 			return flush()
 		}
 		if err != nil {
-			return fmt.Errorf("sweep: purge: list %s: %w", dir, err)
+			return fmt.Errorf("quarantine: purge: list %s: %w", dir, err)
 		}
 		if o.IsDir {
 			continue
@@ -633,4 +603,33 @@ func purgeFolder(ctx context.Context, bucket *blob.Bucket, cs classifiers, delet
 			}
 		}
 	}
+}
+
+// removeObject deletes key if it exists; a look-up or a delete that fails
+// as not found (as st reads it: GCS's 403 is a refusal) is done.
+func removeObject(ctx context.Context, st *sweep.Store, key string) error {
+	if err := blobio.Remove(ctx, st.Bucket(), key, st.IsNotFound); err != nil {
+		return fmt.Errorf("quarantine: remove %s: %w", key, err)
+	}
+	return nil
+}
+
+// readSmall reads a small object whole, refusing one over limit bytes.
+func readSmall(ctx context.Context, bucket *blob.Bucket, key string, limit int64) ([]byte, error) {
+	b, err := blobio.ReadAll(ctx, bucket, key, limit)
+	switch {
+	case errors.Is(err, blobio.ErrTooLarge):
+		return nil, fmt.Errorf("%w: %s larger than %d bytes", ErrInvalidInput, key, limit)
+	case err != nil:
+		return nil, fmt.Errorf("quarantine: read %s: %w", key, err)
+	}
+	return b, nil
+}
+
+// writeJSON writes v as one line of JSON at key.
+func writeJSON(ctx context.Context, bucket *blob.Bucket, key string, v any) error {
+	if err := blobio.WriteJSON(ctx, bucket, key, v); err != nil {
+		return fmt.Errorf("quarantine: write %s: %w", key, err)
+	}
+	return nil
 }
