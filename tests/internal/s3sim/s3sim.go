@@ -249,6 +249,7 @@ type slice struct {
 
 type object struct {
 	data  []byte
+	gen   *invFile // an inventory report's data file, generated when read
 	attrs driver.Attributes
 }
 
@@ -735,7 +736,14 @@ func (b *bucket) NewRangeReader(ctx context.Context, key string, offset, length 
 		n = min(n, length)
 	}
 	var r io.Reader = io.LimitReader(zeros{}, n)
-	if o.data != nil {
+	switch {
+	case o.gen != nil:
+		rc, err := o.gen.open(ctx, offset, n)
+		if err != nil {
+			return nil, err
+		}
+		return &reader{r: rc, close: rc.Close, attrs: driver.ReaderAttributes{ContentType: o.attrs.ContentType, ModTime: o.attrs.ModTime, Size: size}}, nil
+	case o.data != nil:
 		r = bytes.NewReader(o.data[offset : offset+n])
 	}
 	return &reader{r: r, attrs: driver.ReaderAttributes{ContentType: o.attrs.ContentType, ModTime: o.attrs.ModTime, Size: size}}, nil
@@ -743,11 +751,19 @@ func (b *bucket) NewRangeReader(ctx context.Context, key string, offset, length 
 
 type reader struct {
 	r     io.Reader
+	close func() error // nil: nothing to close
 	attrs driver.ReaderAttributes
 }
 
-func (r *reader) Read(p []byte) (int, error)           { return r.r.Read(p) }
-func (r *reader) Close() error                         { return nil }
+func (r *reader) Read(p []byte) (int, error) { return r.r.Read(p) }
+
+func (r *reader) Close() error {
+	if r.close == nil {
+		return nil
+	}
+	return r.close()
+}
+
 func (r *reader) Attributes() *driver.ReaderAttributes { return &r.attrs }
 func (r *reader) As(any) bool                          { return false }
 
@@ -827,7 +843,14 @@ func (b *bucket) Copy(ctx context.Context, dstKey, srcKey string, opts *driver.C
 		return fmt.Errorf("%w: %q", ErrNotFound, srcKey)
 	}
 	c := *src
-	if c.data == nil {
+	switch {
+	case c.gen != nil:
+		var buf bytes.Buffer
+		if _, err := c.gen.generate(&buf); err != nil {
+			return err
+		}
+		c.data, c.gen = buf.Bytes(), nil
+	case c.data == nil:
 		c.data = make([]byte, c.attrs.Size)
 	}
 	c.attrs.Metadata = maps.Clone(c.attrs.Metadata)

@@ -1,0 +1,692 @@
+package s3sim
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+	"math/bits"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/snappy"
+	"golang.org/x/sync/errgroup"
+	"gocloud.dev/blob/driver"
+)
+
+// InventoryFormat is the format of an inventory report's data files.
+type InventoryFormat int
+
+// The formats of S3 Inventory that the store writes.
+const (
+	// InventoryCSV: gzip-compressed CSV files (.csv.gz) of quoted fields,
+	// no header, the key URL-encoded.
+	InventoryCSV InventoryFormat = iota
+	// InventoryParquet: Parquet files (.parquet), S3's column names.
+	InventoryParquet
+)
+
+// DefaultObjectsPerFile is how many objects' keys an inventory data file
+// covers by default: each file holds the live objects of a range of that
+// many positions of the slices (or as many written objects).
+const DefaultObjectsPerFile = 1 << 20
+
+// The fields every report lists, in the manifest's words.
+const (
+	inventoryCSVSchema     = "Bucket, Key, Size, LastModifiedDate, ETag"
+	inventoryParquetSchema = "message s3.inventory {  required binary bucket (STRING);  required binary key (STRING);  optional int64 size;  optional int64 last_modified_date (TIMESTAMP(MILLIS,true));  optional binary e_tag (STRING);}"
+	inventoryVersion       = "2016-11-30"
+)
+
+// InventoryConfig declares an S3 Inventory report of the store, as S3
+// publishes one into a destination bucket (here the store itself).
+type InventoryConfig struct {
+	// SourceBucket is the name of the bucket the report lists (the
+	// store), as the manifest and the rows name it. Required.
+	SourceBucket string
+	// DestinationBucket is the name of the bucket the report is published
+	// to, for the manifest's ARN ("": SourceBucket). The files are written
+	// to the store whatever it says.
+	DestinationBucket string
+	// DestinationPrefix is the prefix of the report's keys, without a
+	// trailing '/' ("": none).
+	DestinationPrefix string
+	// ConfigID names the inventory configuration. Required.
+	ConfigID string
+	// Prefix limits the report to the keys that start with it, as an
+	// inventory configuration's filter ("": every key).
+	Prefix string
+	// Time is when the report's scan began: the objects it lists are
+	// those the store holds at the call whose modification time is at or
+	// before Time (zero: the store's clock now).
+	Time time.Time
+	// Format of the data files.
+	Format InventoryFormat
+	// ObjectsPerFile bounds the positions a data file covers (0:
+	// DefaultObjectsPerFile).
+	ObjectsPerFile int
+}
+
+// Inventory is a report the store publishes: its manifest and data files.
+type Inventory struct {
+	// ManifestKey is the key of manifest.json, ChecksumKey that of
+	// manifest.checksum (the manifest's MD5 in hex).
+	ManifestKey, ChecksumKey string
+	// Time is the report's time, as the manifest's creationTimestamp
+	// says it (to the millisecond).
+	Time time.Time
+	// Files are the data files, in the manifest's order.
+	Files []InventoryFile
+	// Rows is how many objects the report lists.
+	Rows int64
+}
+
+// InventoryFile is one data file of a report.
+type InventoryFile struct {
+	Key  string
+	Size int64
+	MD5  [md5.Size]byte
+	Rows int64
+}
+
+// AddInventory publishes an inventory report of the store as of cfg.Time,
+// without a request: its manifest.json and manifest.checksum under
+// <DestinationPrefix>/<SourceBucket>/<ConfigID>/<YYYY-MM-DDTHH-MMZ>/, and
+// its data files under <DestinationPrefix>/<SourceBucket>/<ConfigID>/data/,
+// as S3 Inventory lays them out. The data files are synthesised when read,
+// like the slices' objects: the report holds only a copy of the slices'
+// deletion bitmaps (a bit an object, for the slices with deletions) and
+// the written objects' keys and attributes. AddInventory generates each
+// data file once to learn its size and MD5 for the manifest (on all
+// processors); a read generates it again.
+//
+// The report lists the objects the store holds at the call whose
+// modification time is at or before cfg.Time: synthesised ones and written
+// ones (earlier reports' files among them), one row each, with the source
+// bucket's name, the key, the size, the modification time (to the
+// millisecond) and the ETag (the MD5 in hex). A data file holds either
+// written objects or the live objects of a range of the slices' positions.
+//
+// CSV files are gzip streams of stored (uncompressed) deflate blocks, a
+// valid gzip any reader inflates, chosen because a billion objects' rows
+// compressed at gzip's fastest level cost minutes of CPU to make and to
+// read; each row is "bucket","key","size","last-modified","etag" with the
+// key URL-encoded as a query component (url.QueryEscape: '/' as %2F, ' ' as
+// '+') and the time as 2006-01-02T15:04:05.000Z. Parquet files have the
+// columns bucket, key, size, last_modified_date (int64 milliseconds,
+// TIMESTAMP(MILLIS, UTC)) and e_tag, Snappy-compressed, and are cached
+// whole once generated (the two most recently read), as a Parquet reader
+// reads a file in several ranges.
+//
+// Reading a byte range of a data file generates it from its start: a
+// reader that reads a CSV file in k ranges costs k generations.
+func (s *Store) AddInventory(cfg InventoryConfig) (*Inventory, error) {
+	switch {
+	case cfg.SourceBucket == "" || cfg.ConfigID == "":
+		return nil, fmt.Errorf("%w: an inventory needs a source bucket and a configuration ID", ErrInvalid)
+	case cfg.Format != InventoryCSV && cfg.Format != InventoryParquet:
+		return nil, fmt.Errorf("%w: inventory format %d", ErrInvalid, cfg.Format)
+	case cfg.ObjectsPerFile < 0:
+		return nil, fmt.Errorf("%w: %d objects a file", ErrInvalid, cfg.ObjectsPerFile)
+	}
+	if cfg.ObjectsPerFile == 0 {
+		cfg.ObjectsPerFile = DefaultObjectsPerFile
+	}
+	if cfg.DestinationBucket == "" {
+		cfg.DestinationBucket = cfg.SourceBucket
+	}
+	if cfg.Time.IsZero() {
+		cfg.Time = s.cfg.now()
+	}
+	at := cfg.Time.UTC().Truncate(time.Millisecond)
+	rep := &report{bucket: cfg.SourceBucket, format: cfg.Format}
+	files := s.snapshot(rep, cfg, at)
+
+	base := cfg.SourceBucket + "/" + cfg.ConfigID + "/"
+	if cfg.DestinationPrefix != "" {
+		base = cfg.DestinationPrefix + "/" + base
+	}
+	ext := ".csv.gz"
+	if cfg.Format == InventoryParquet {
+		ext = ".parquet"
+	}
+	for i, f := range files {
+		f.key = base + "data/" + fileUUID(base, at, i) + ext
+	}
+	// Generate every file once for its size and MD5.
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for _, f := range files {
+		g.Go(func() error {
+			cw := &countingHash{h: md5.New()}
+			rows, err := f.generate(cw)
+			if err != nil {
+				return fmt.Errorf("s3sim: inventory file %s: %w", f.key, err)
+			}
+			f.size, f.rows = cw.n, rows
+			copy(f.md5[:], cw.h.Sum(nil))
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+
+	inv := &Inventory{Time: at}
+	m := manifest{
+		SourceBucket: cfg.SourceBucket, DestinationBucket: "arn:aws:s3:::" + cfg.DestinationBucket,
+		Version: inventoryVersion, CreationTimestamp: strconv.FormatInt(at.UnixMilli(), 10),
+		FileFormat: "CSV", FileSchema: inventoryCSVSchema, Files: []manifestFile{},
+	}
+	if cfg.Format == InventoryParquet {
+		m.FileFormat, m.FileSchema = "Parquet", inventoryParquetSchema
+	}
+	for _, f := range files {
+		m.Files = append(m.Files, manifestFile{Key: f.key, Size: f.size, MD5: hex.EncodeToString(f.md5[:])})
+		inv.Files = append(inv.Files, InventoryFile{Key: f.key, Size: f.size, MD5: f.md5, Rows: f.rows})
+		inv.Rows += f.rows
+	}
+	body, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("s3sim: inventory manifest: %w", err)
+	}
+	sum := md5.Sum(body)
+	dir := base + at.Format("2006-01-02T15-04Z") + "/"
+	inv.ManifestKey, inv.ChecksumKey = dir+"manifest.json", dir+"manifest.checksum"
+
+	now := s.cfg.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range files {
+		s.put(f.key, &object{gen: f, attrs: generatedAttrs(f, now)})
+	}
+	s.put(inv.ManifestKey, dataObject(body, "application/json", now))
+	s.put(inv.ChecksumKey, dataObject([]byte(hex.EncodeToString(sum[:])+"\n"), "text/plain", now))
+	return inv, nil
+}
+
+// manifest is manifest.json.
+type manifest struct {
+	SourceBucket      string         `json:"sourceBucket"`
+	DestinationBucket string         `json:"destinationBucket"`
+	Version           string         `json:"version"`
+	CreationTimestamp string         `json:"creationTimestamp"`
+	FileFormat        string         `json:"fileFormat"`
+	FileSchema        string         `json:"fileSchema"`
+	Files             []manifestFile `json:"files"`
+}
+
+type manifestFile struct {
+	Key  string `json:"key"`
+	Size int64  `json:"size"`
+	MD5  string `json:"MD5checksum"`
+}
+
+// fileUUID names data file i of a report: a version-4-shaped UUID from a
+// hash of the report's place, time and i, so that the names are the same
+// each run.
+func fileUUID(base string, at time.Time, i int) string {
+	h := md5.New()
+	fmt.Fprintf(h, "%s\x00%d\x00%d", base, at.UnixMilli(), i)
+	var u [16]byte
+	copy(u[:], h.Sum(nil))
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	x := hex.EncodeToString(u[:])
+	return x[0:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:32]
+}
+
+func dataObject(data []byte, contentType string, now time.Time) *object {
+	sum := md5.Sum(data)
+	return &object{data: data, attrs: driver.Attributes{
+		ContentType: contentType, Size: int64(len(data)), CreateTime: now, ModTime: now,
+		MD5: sum[:], ETag: fmt.Sprintf("\"%x\"", sum), Metadata: map[string]string{},
+	}}
+}
+
+func generatedAttrs(f *invFile, now time.Time) driver.Attributes {
+	ct := "application/x-gzip"
+	if f.rep.format == InventoryParquet {
+		ct = "application/octet-stream"
+	}
+	return driver.Attributes{ContentType: ct, Size: f.size, CreateTime: now, ModTime: now,
+		MD5: bytes.Clone(f.md5[:]), ETag: fmt.Sprintf("\"%x\"", f.md5), Metadata: map[string]string{}}
+}
+
+// report is what a report's files share.
+type report struct {
+	bucket string
+	format InventoryFormat
+}
+
+// invFile is a data file: written objects' rows, or ranges of slices.
+type invFile struct {
+	rep  *report
+	key  string
+	over []invRow  // written objects, in key order
+	segs []segment // else ranges of slices
+	size int64
+	md5  [md5.Size]byte
+	rows int64
+}
+
+// segment is the objects [a, b) of a slice, less those gone in its copy of
+// the slice's bitmap.
+type segment struct {
+	sl   *slice
+	gone []uint64
+	a, b int
+	etag string
+}
+
+func (g *segment) isGone(i int) bool { return g.gone != nil && g.gone[i>>6]&(1<<(i&63)) != 0 }
+
+// invRow is a row of a report.
+type invRow struct {
+	key  string
+	size int64
+	mod  time.Time
+	etag string
+}
+
+// snapshot divides what the store holds now, as of at, into data files.
+func (s *Store) snapshot(rep *report, cfg InventoryConfig, at time.Time) []*invFile {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	per := cfg.ObjectsPerFile
+	var files []*invFile
+	var cur *invFile
+	for _, k := range s.okeys {
+		if !strings.HasPrefix(k, cfg.Prefix) {
+			continue
+		}
+		o := s.overlay[k]
+		if o.attrs.ModTime.After(at) {
+			continue
+		}
+		if cur == nil || len(cur.over) == per {
+			cur = &invFile{rep: rep}
+			files = append(files, cur)
+		}
+		cur.over = append(cur.over, invRow{key: k, size: o.attrs.Size, mod: o.attrs.ModTime, etag: hex.EncodeToString(o.attrs.MD5)})
+	}
+	cur = nil
+	room := 0
+	for _, sl := range s.slices {
+		if sl.ModTime.After(at) {
+			continue
+		}
+		a, b := 0, sl.Count
+		if cfg.Prefix != "" && !strings.HasPrefix(sl.Prefix, cfg.Prefix) {
+			a = sl.search(cfg.Prefix, false)
+			if next, ok := successor(cfg.Prefix); ok {
+				b = sl.search(next, false)
+			}
+		}
+		if a >= b {
+			continue
+		}
+		var gone []uint64
+		if sl.gone != nil {
+			gone = append([]uint64(nil), sl.gone...)
+		}
+		etag := hex.EncodeToString(sl.md5)
+		for a < b {
+			if cur == nil || room == 0 {
+				cur, room = &invFile{rep: rep}, per
+				files = append(files, cur)
+			}
+			n := min(b-a, room)
+			cur.segs = append(cur.segs, segment{sl: sl, gone: gone, a: a, b: a + n, etag: etag})
+			a += n
+			room -= n
+		}
+	}
+	// Leave out files whose objects are all gone: S3 writes no empty file.
+	kept := files[:0]
+	for _, f := range files {
+		if len(f.over) > 0 || f.liveRows() > 0 {
+			kept = append(kept, f)
+		}
+	}
+	return kept
+}
+
+// liveRows counts the rows of the file's segments.
+func (f *invFile) liveRows() int64 {
+	var n int64
+	for _, g := range f.segs {
+		n += int64(g.b - g.a)
+		if g.gone == nil {
+			continue
+		}
+		for i := g.a; i < g.b; {
+			if i&63 == 0 && i+64 <= g.b {
+				n -= int64(bits.OnesCount64(g.gone[i>>6]))
+				i += 64
+				continue
+			}
+			if g.isGone(i) {
+				n--
+			}
+			i++
+		}
+	}
+	return n
+}
+
+// errStop ends a generation early, once a reader has what it asked for.
+var errStop = errors.New("s3sim: generation stopped")
+
+// generate writes the file to w and returns its rows.
+func (f *invFile) generate(w io.Writer) (int64, error) {
+	if f.rep.format == InventoryParquet {
+		return f.generateParquet(w)
+	}
+	return f.generateCSV(w)
+}
+
+// generateCSV writes the rows as CSV in a gzip stream of stored blocks.
+func (f *invFile) generateCSV(w io.Writer) (int64, error) {
+	gz := newStoredGzip(w)
+	var rows int64
+	line := make([]byte, 0, 256)
+	head := []byte(`"` + f.rep.bucket + `","`)
+	for _, r := range f.over {
+		line = append(line[:0], head...)
+		line = appendQueryEscape(line, r.key)
+		line = appendCSVTail(line, r.size, r.mod, r.etag)
+		if err := gz.write(line); err != nil {
+			return rows, err
+		}
+		rows++
+	}
+	for _, g := range f.segs {
+		tail := appendCSVTail(nil, g.sl.Size, g.sl.ModTime, g.etag)
+		for i := g.a; i < g.b; i++ {
+			if g.isGone(i) {
+				continue
+			}
+			line = append(line[:0], head...)
+			line = appendQueryEscape(line, g.sl.Prefix)
+			line = appendQueryEscape(line, g.sl.Name(i))
+			line = append(line, tail...)
+			if err := gz.write(line); err != nil {
+				return rows, err
+			}
+			rows++
+		}
+	}
+	return rows, gz.close()
+}
+
+// appendCSVTail appends a row's fields after its key, from the key's
+// closing quote to the newline.
+func appendCSVTail(b []byte, size int64, mod time.Time, etag string) []byte {
+	b = append(b, `","`...)
+	b = strconv.AppendInt(b, size, 10)
+	b = append(b, `","`...)
+	b = mod.UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z")
+	b = append(b, `","`...)
+	b = append(b, etag...)
+	return append(b, "\"\n"...)
+}
+
+// appendQueryEscape appends s escaped as url.QueryEscape escapes it.
+func appendQueryEscape(b []byte, s string) []byte {
+	const hexDigits = "0123456789ABCDEF"
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_', c == '.', c == '~':
+			b = append(b, c)
+		case c == ' ':
+			b = append(b, '+')
+		default:
+			b = append(b, '%', hexDigits[c>>4], hexDigits[c&15])
+		}
+	}
+	return b
+}
+
+// storedGzip writes a gzip member of stored deflate blocks (RFC 1951
+// BTYPE 00, RFC 1952's header and trailer).
+type storedGzip struct {
+	w    io.Writer
+	buf  []byte // the pending block: its 5-byte header, then data
+	crc  uint32
+	size uint32
+	err  error
+}
+
+const maxStored = 65535
+
+func newStoredGzip(w io.Writer) *storedGzip {
+	z := &storedGzip{w: w, buf: make([]byte, 5, 5+maxStored)}
+	// ID1 ID2 CM=deflate FLG=0 MTIME=0 XFL=0 OS=unknown.
+	_, z.err = w.Write([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255})
+	return z
+}
+
+func (z *storedGzip) write(p []byte) error {
+	z.crc = crc32.Update(z.crc, crc32.IEEETable, p)
+	z.size += uint32(len(p))
+	for len(p) > 0 && z.err == nil {
+		n := copy(z.buf[len(z.buf):cap(z.buf)], p)
+		z.buf = z.buf[:len(z.buf)+n]
+		p = p[n:]
+		if len(z.buf) == cap(z.buf) {
+			z.flush(false)
+		}
+	}
+	return z.err
+}
+
+// flush writes the pending block (the last one if final).
+func (z *storedGzip) flush(final bool) {
+	if z.err != nil {
+		return
+	}
+	n := len(z.buf) - 5
+	z.buf[0] = 0
+	if final {
+		z.buf[0] = 1
+	}
+	binary.LittleEndian.PutUint16(z.buf[1:], uint16(n))
+	binary.LittleEndian.PutUint16(z.buf[3:], ^uint16(n))
+	_, z.err = z.w.Write(z.buf)
+	z.buf = z.buf[:5]
+}
+
+func (z *storedGzip) close() error {
+	z.flush(true)
+	if z.err != nil {
+		return z.err
+	}
+	var t [8]byte
+	binary.LittleEndian.PutUint32(t[0:], z.crc)
+	binary.LittleEndian.PutUint32(t[4:], z.size)
+	_, err := z.w.Write(t[:])
+	return err
+}
+
+// parquetRow is a row of a Parquet report: S3's column names, in S3's
+// order; the optional columns are pointers (a row always sets them).
+type parquetRow struct {
+	Bucket           string  `parquet:"bucket"`
+	Key              string  `parquet:"key"`
+	Size             *int64  `parquet:"size,optional"`
+	LastModifiedDate *int64  `parquet:"last_modified_date,optional,timestamp(millisecond:utc)"`
+	ETag             *string `parquet:"e_tag,optional"`
+}
+
+// parquetRowGroup is the rows of a Parquet row group.
+const parquetRowGroup = 128 << 10
+
+var parquetSchema = parquet.NewSchema("s3.inventory", parquet.SchemaOf(parquetRow{}))
+
+func (f *invFile) generateParquet(w io.Writer) (int64, error) {
+	pw := parquet.NewGenericWriter[parquetRow](w, parquetSchema,
+		parquet.Compression(&snappy.Codec{}), parquet.MaxRowsPerRowGroup(parquetRowGroup),
+		parquet.CreatedBy("s3sim", "", ""))
+	batch := make([]parquetRow, 0, 1024)
+	var rows int64
+	put := func(r parquetRow) error {
+		batch = append(batch, r)
+		if len(batch) < cap(batch) {
+			return nil
+		}
+		_, err := pw.Write(batch)
+		rows += int64(len(batch))
+		batch = batch[:0]
+		return err
+	}
+	for i := range f.over {
+		r := &f.over[i]
+		ms := r.mod.UnixMilli()
+		if err := put(parquetRow{Bucket: f.rep.bucket, Key: r.key, Size: &r.size, LastModifiedDate: &ms, ETag: &r.etag}); err != nil {
+			return rows, err
+		}
+	}
+	for _, g := range f.segs {
+		size, ms, etag := g.sl.Size, g.sl.ModTime.UnixMilli(), g.etag
+		for i := g.a; i < g.b; i++ {
+			if g.isGone(i) {
+				continue
+			}
+			if err := put(parquetRow{Bucket: f.rep.bucket, Key: g.sl.key(i), Size: &size, LastModifiedDate: &ms, ETag: &etag}); err != nil {
+				return rows, err
+			}
+		}
+	}
+	if len(batch) > 0 {
+		if _, err := pw.Write(batch); err != nil {
+			return rows, err
+		}
+		rows += int64(len(batch))
+	}
+	return rows, pw.Close()
+}
+
+// countingHash hashes and counts what is written to it.
+type countingHash struct {
+	h hash.Hash
+	n int64
+}
+
+func (c *countingHash) Write(p []byte) (int, error) {
+	c.n += int64(len(p))
+	return c.h.Write(p)
+}
+
+// parquetCache holds the most recently read Parquet files whole.
+var parquetCache struct {
+	mu    sync.Mutex
+	files []*invFile
+	data  [][]byte
+}
+
+const parquetCached = 2
+
+// parquetBytes returns the file's bytes, generated or cached.
+func (f *invFile) parquetBytes() ([]byte, error) {
+	c := &parquetCache
+	c.mu.Lock()
+	for i, g := range c.files {
+		if g == f {
+			d := c.data[i]
+			c.mu.Unlock()
+			return d, nil
+		}
+	}
+	c.mu.Unlock()
+	var buf bytes.Buffer
+	buf.Grow(int(f.size))
+	if _, err := f.generateParquet(&buf); err != nil {
+		return nil, err
+	}
+	d := buf.Bytes()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.files = append([]*invFile{f}, c.files...)
+	c.data = append([][]byte{d}, c.data...)
+	if len(c.files) > parquetCached {
+		c.files, c.data = c.files[:parquetCached], c.data[:parquetCached]
+	}
+	return d, nil
+}
+
+// open returns a reader of n bytes of the file from offset.
+func (f *invFile) open(ctx context.Context, offset, n int64) (io.ReadCloser, error) {
+	if f.rep.format == InventoryParquet {
+		d, err := f.parquetBytes()
+		if err != nil {
+			return nil, err
+		}
+		return io.NopCloser(bytes.NewReader(d[offset : offset+n])), nil
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		w := &window{w: pw, skip: offset, left: n}
+		_, err := f.generate(w)
+		if errors.Is(err, errStop) {
+			err = nil
+		}
+		pw.CloseWithError(err)
+	}()
+	stop := context.AfterFunc(ctx, func() { pr.CloseWithError(ctx.Err()) })
+	return &genReader{pr, stop}, nil
+}
+
+// genReader reads a generation; closing it stops the generation.
+type genReader struct {
+	*io.PipeReader
+	stop func() bool
+}
+
+func (r *genReader) Close() error {
+	r.stop()
+	return r.PipeReader.Close()
+}
+
+// window passes on the bytes of a range of what is written to it, and
+// stops the writer with errStop after them.
+type window struct {
+	w          io.Writer
+	skip, left int64
+}
+
+func (v *window) Write(p []byte) (int, error) {
+	n := len(p)
+	if v.skip > 0 {
+		d := min(v.skip, int64(len(p)))
+		v.skip -= d
+		p = p[d:]
+	}
+	if len(p) == 0 {
+		return n, nil
+	}
+	if v.left <= 0 {
+		return 0, errStop
+	}
+	p = p[:min(int64(len(p)), v.left)]
+	v.left -= int64(len(p))
+	if _, err := v.w.Write(p); err != nil {
+		return 0, err
+	}
+	if v.left == 0 {
+		return 0, errStop
+	}
+	return n, nil
+}
