@@ -21,8 +21,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/snappy"
-	"golang.org/x/sync/errgroup"
 	"gocloud.dev/blob/driver"
+	"golang.org/x/sync/errgroup"
 )
 
 // InventoryFormat is the format of an inventory report's data files.
