@@ -2,15 +2,14 @@ package s3sim
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/md5"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
-	"hash/crc32"
 	"io"
 	"math/bits"
 	"runtime"
@@ -118,10 +117,9 @@ type InventoryFile struct {
 // millisecond) and the ETag (the MD5 in hex). A data file holds either
 // written objects or the live objects of a range of the slices' positions.
 //
-// CSV files are gzip streams of stored (uncompressed) deflate blocks, a
-// valid gzip any reader inflates, chosen because a billion objects' rows
-// compressed at gzip's fastest level cost minutes of CPU to make and to
-// read; each row is "bucket","key","size","last-modified","etag" with the
+// CSV files are gzip streams at gzip's fastest level (BestSpeed): on the
+// slices' regular keys that makes and reads faster than stored blocks,
+// whose MD5 and transfer cost 45 times the bytes (BENCHMARKS.md); each row is "bucket","key","size","last-modified","etag" with the
 // key URL-encoded as a query component (url.QueryEscape: '/' as %2F, ' ' as
 // '+') and the time as 2006-01-02T15:04:05.000Z. Parquet files have the
 // columns bucket, key, size, last_modified_date (int64 milliseconds,
@@ -397,9 +395,26 @@ func (f *invFile) generate(w io.Writer) (int64, error) {
 	return f.generateCSV(w)
 }
 
-// generateCSV writes the rows as CSV in a gzip stream of stored blocks.
+// generateCSV writes the rows as CSV in a gzip stream at gzip's fastest
+// level.
 func (f *invFile) generateCSV(w io.Writer) (int64, error) {
-	gz := newStoredGzip(w)
+	gz, err := gzip.NewWriterLevel(w, gzip.BestSpeed)
+	if err != nil {
+		return 0, err
+	}
+	rows, err := f.csvRows(func(p []byte) error {
+		_, err := gz.Write(p)
+		return err
+	})
+	if err != nil {
+		return rows, err
+	}
+	return rows, gz.Close()
+}
+
+// csvRows calls emit with each row of the file as a CSV line (the line is
+// reused after emit returns).
+func (f *invFile) csvRows(emit func(line []byte) error) (int64, error) {
 	var rows int64
 	line := make([]byte, 0, 256)
 	head := []byte(`"` + f.rep.bucket + `","`)
@@ -407,28 +422,28 @@ func (f *invFile) generateCSV(w io.Writer) (int64, error) {
 		line = append(line[:0], head...)
 		line = appendQueryEscape(line, r.key)
 		line = appendCSVTail(line, r.size, r.mod, r.etag)
-		if err := gz.write(line); err != nil {
+		if err := emit(line); err != nil {
 			return rows, err
 		}
 		rows++
 	}
 	for _, g := range f.segs {
 		tail := appendCSVTail(nil, g.sl.Size, g.sl.ModTime, g.etag)
+		head := appendQueryEscape(head[:len(head):len(head)], g.sl.Prefix)
 		for i := g.a; i < g.b; i++ {
 			if g.isGone(i) {
 				continue
 			}
 			line = append(line[:0], head...)
-			line = appendQueryEscape(line, g.sl.Prefix)
 			line = appendQueryEscape(line, g.sl.Name(i))
 			line = append(line, tail...)
-			if err := gz.write(line); err != nil {
+			if err := emit(line); err != nil {
 				return rows, err
 			}
 			rows++
 		}
 	}
-	return rows, gz.close()
+	return rows, nil
 }
 
 // appendCSVTail appends a row's fields after its key, from the key's
@@ -458,67 +473,6 @@ func appendQueryEscape(b []byte, s string) []byte {
 		}
 	}
 	return b
-}
-
-// storedGzip writes a gzip member of stored deflate blocks (RFC 1951
-// BTYPE 00, RFC 1952's header and trailer).
-type storedGzip struct {
-	w    io.Writer
-	buf  []byte // the pending block: its 5-byte header, then data
-	crc  uint32
-	size uint32
-	err  error
-}
-
-const maxStored = 65535
-
-func newStoredGzip(w io.Writer) *storedGzip {
-	z := &storedGzip{w: w, buf: make([]byte, 5, 5+maxStored)}
-	// ID1 ID2 CM=deflate FLG=0 MTIME=0 XFL=0 OS=unknown.
-	_, z.err = w.Write([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255})
-	return z
-}
-
-func (z *storedGzip) write(p []byte) error {
-	z.crc = crc32.Update(z.crc, crc32.IEEETable, p)
-	z.size += uint32(len(p))
-	for len(p) > 0 && z.err == nil {
-		n := copy(z.buf[len(z.buf):cap(z.buf)], p)
-		z.buf = z.buf[:len(z.buf)+n]
-		p = p[n:]
-		if len(z.buf) == cap(z.buf) {
-			z.flush(false)
-		}
-	}
-	return z.err
-}
-
-// flush writes the pending block (the last one if final).
-func (z *storedGzip) flush(final bool) {
-	if z.err != nil {
-		return
-	}
-	n := len(z.buf) - 5
-	z.buf[0] = 0
-	if final {
-		z.buf[0] = 1
-	}
-	binary.LittleEndian.PutUint16(z.buf[1:], uint16(n))
-	binary.LittleEndian.PutUint16(z.buf[3:], ^uint16(n))
-	_, z.err = z.w.Write(z.buf)
-	z.buf = z.buf[:5]
-}
-
-func (z *storedGzip) close() error {
-	z.flush(true)
-	if z.err != nil {
-		return z.err
-	}
-	var t [8]byte
-	binary.LittleEndian.PutUint32(t[0:], z.crc)
-	binary.LittleEndian.PutUint32(t[4:], z.size)
-	_, err := z.w.Write(t[:])
-	return err
 }
 
 // parquetRow is a row of a Parquet report: S3's column names, in S3's
