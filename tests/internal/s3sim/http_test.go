@@ -356,4 +356,3 @@ func TestHTTPInventory(t *testing.T) {
 		}
 	}
 }
-
