@@ -330,23 +330,29 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request, q url.Values) {
 		esc(startAfter)
 		b.WriteString("</StartAfter>")
 	}
-	var tb []byte
+	// A slice's objects share their time, MD5 and size: their text is
+	// made once for a run of them.
+	var (
+		tail []byte
+		prev *driver.ListObject
+	)
 	for _, o := range page.Objects {
 		if o.IsDir {
 			continue
 		}
 		b.WriteString("<Contents><Key>")
 		esc(o.Key)
-		b.WriteString("</Key><LastModified>")
-		tb = o.ModTime.UTC().AppendFormat(tb[:0], timeFormat)
-		b.Write(tb)
-		b.WriteString("</LastModified><ETag>&quot;")
-		tb = hex.AppendEncode(tb[:0], o.MD5)
-		b.Write(tb)
-		b.WriteString("&quot;</ETag><Size>")
-		tb = strconv.AppendInt(tb[:0], o.Size, 10)
-		b.Write(tb)
-		b.WriteString("</Size><StorageClass>STANDARD</StorageClass></Contents>")
+		if prev == nil || !o.ModTime.Equal(prev.ModTime) || !bytes.Equal(o.MD5, prev.MD5) || o.Size != prev.Size {
+			tail = append(tail[:0], "</Key><LastModified>"...)
+			tail = o.ModTime.UTC().AppendFormat(tail, timeFormat)
+			tail = append(tail, "</LastModified><ETag>&quot;"...)
+			tail = hex.AppendEncode(tail, o.MD5)
+			tail = append(tail, "&quot;</ETag><Size>"...)
+			tail = strconv.AppendInt(tail, o.Size, 10)
+			tail = append(tail, "</Size><StorageClass>STANDARD</StorageClass></Contents>"...)
+			prev = o
+		}
+		b.Write(tail)
 	}
 	for _, o := range page.Objects {
 		if o.IsDir {
