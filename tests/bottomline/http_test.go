@@ -46,4 +46,3 @@ func TestHTTPMode(t *testing.T) {
 		}
 	}
 }
-
