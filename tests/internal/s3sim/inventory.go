@@ -3,19 +3,19 @@ package s3sim
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash"
 	"io"
 	"math/bits"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
@@ -123,12 +123,11 @@ type InventoryFile struct {
 // key URL-encoded as a query component (url.QueryEscape: '/' as %2F, ' ' as
 // '+') and the time as 2006-01-02T15:04:05.000Z. Parquet files have the
 // columns bucket, key, size, last_modified_date (int64 milliseconds,
-// TIMESTAMP(MILLIS, UTC)) and e_tag, Snappy-compressed, and are cached
-// whole once generated (the two most recently read), as a Parquet reader
-// reads a file in several ranges.
+// TIMESTAMP(MILLIS, UTC)) and e_tag, Snappy-compressed.
 //
-// Reading a byte range of a data file generates it from its start: a
-// reader that reads a CSV file in k ranges costs k generations.
+// A read of a data file generates it whole and keeps it, within the budget
+// of WithInventoryCache, so that the ranges of one file (a Parquet
+// reader's footer and column chunks) cost one generation.
 func (s *Store) AddInventory(cfg InventoryConfig) (*Inventory, error) {
 	switch {
 	case cfg.SourceBucket == "" || cfg.ConfigID == "":
@@ -384,9 +383,6 @@ func (f *invFile) liveRows() int64 {
 	return n
 }
 
-// errStop ends a generation early, once a reader has what it asked for.
-var errStop = errors.New("s3sim: generation stopped")
-
 // generate writes the file to w and returns its rows.
 func (f *invFile) generate(w io.Writer) (int64, error) {
 	if f.rep.format == InventoryParquet {
@@ -544,103 +540,129 @@ func (c *countingHash) Write(p []byte) (int, error) {
 	return c.h.Write(p)
 }
 
-// parquetCache holds the most recently read Parquet files whole.
-var parquetCache struct {
+// genCache holds the most recently read data files whole, up to a budget
+// of bytes, so that a reader that reads a file in ranges (a Parquet
+// reader: the footer, then the column chunks) generates it once; readers
+// of a file not yet cached wait for one generation.
+type genCache struct {
+	budget int64
+	gens   atomic.Int64 // generations, for the tests
+
 	mu    sync.Mutex
-	files []*invFile
-	data  [][]byte
+	bytes int64
+	order []*invFile // most recently used first
+	data  map[*invFile]*genEntry
 }
 
-const parquetCached = 2
+type genEntry struct {
+	ready chan struct{}
+	data  []byte
+	err   error
+}
 
-// parquetBytes returns the file's bytes, generated or cached.
-func (f *invFile) parquetBytes() ([]byte, error) {
-	c := &parquetCache
-	c.mu.Lock()
-	for i, g := range c.files {
-		if g == f {
-			d := c.data[i]
-			c.mu.Unlock()
-			return d, nil
+// DefaultInventoryCache is the default budget of WithInventoryCache.
+const DefaultInventoryCache = 64 << 20
+
+// WithInventoryCache sets how many bytes of inventory data files the store
+// keeps once generated (0: DefaultInventoryCache; negative: none).
+func WithInventoryCache(bytes int64) Option {
+	return func(c *config) {
+		if bytes != 0 {
+			c.invCache = bytes
 		}
 	}
-	c.mu.Unlock()
-	var buf bytes.Buffer
-	buf.Grow(int(f.size))
-	if _, err := f.generateParquet(&buf); err != nil {
-		return nil, err
-	}
-	d := buf.Bytes()
+}
+
+// InventoryCacheBytes is the size of the inventory data files the store
+// holds generated (at most WithInventoryCache's budget, plus those being
+// read).
+func (s *Store) InventoryCacheBytes() int64 {
+	c := s.cache
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.files = append([]*invFile{f}, c.files...)
-	c.data = append([][]byte{d}, c.data...)
-	if len(c.files) > parquetCached {
-		c.files, c.data = c.files[:parquetCached], c.data[:parquetCached]
+	return c.bytes
+}
+
+// get returns f's bytes, generated or cached.
+func (c *genCache) get(f *invFile) ([]byte, error) {
+	c.mu.Lock()
+	if e := c.data[f]; e != nil {
+		c.touch(f)
+		c.mu.Unlock()
+		<-e.ready
+		return e.data, e.err
 	}
-	return d, nil
+	e := &genEntry{ready: make(chan struct{})}
+	c.data[f] = e
+	c.order = append([]*invFile{f}, c.order...)
+	c.mu.Unlock()
+
+	c.gens.Add(1)
+	var buf bytes.Buffer
+	buf.Grow(int(f.size))
+	if _, err := f.generate(&buf); err != nil {
+		e.err = err
+	} else if int64(buf.Len()) != f.size {
+		e.err = fmt.Errorf("s3sim: inventory file %s generated %d bytes, not %d", f.key, buf.Len(), f.size)
+	}
+	e.data = buf.Bytes()
+	close(e.ready)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.bytes += int64(len(e.data))
+	// Keep the most recent files within the budget (this one at least
+	// while it is read: its reader holds it anyway).
+	for c.bytes > c.budget && len(c.order) > 1 {
+		last := c.order[len(c.order)-1]
+		if le := c.data[last]; le != nil {
+			select {
+			case <-le.ready:
+				c.bytes -= int64(len(le.data))
+			default: // being generated: it is counted when done
+				return e.data, e.err
+			}
+		}
+		delete(c.data, last)
+		c.order = c.order[:len(c.order)-1]
+	}
+	if e.err != nil || c.budget < 0 {
+		c.forget(f)
+	}
+	return e.data, e.err
+}
+
+// touch moves f to the front; c.mu is held.
+func (c *genCache) touch(f *invFile) {
+	for i, g := range c.order {
+		if g == f {
+			copy(c.order[1:i+1], c.order[:i])
+			c.order[0] = f
+			return
+		}
+	}
+}
+
+// forget drops f; c.mu is held.
+func (c *genCache) forget(f *invFile) {
+	e := c.data[f]
+	if e == nil {
+		return
+	}
+	c.bytes -= int64(len(e.data))
+	delete(c.data, f)
+	c.order = slices.DeleteFunc(c.order, func(g *invFile) bool { return g == f })
 }
 
 // open returns a reader of n bytes of the file from offset.
-func (f *invFile) open(ctx context.Context, offset, n int64) (io.ReadCloser, error) {
-	if f.rep.format == InventoryParquet {
-		d, err := f.parquetBytes()
-		if err != nil {
-			return nil, err
-		}
-		return io.NopCloser(bytes.NewReader(d[offset : offset+n])), nil
+func (f *invFile) open(c *genCache, offset, n int64) (io.Reader, error) {
+	d, err := c.get(f)
+	if err != nil {
+		return nil, err
 	}
-	pr, pw := io.Pipe()
-	go func() {
-		w := &window{w: pw, skip: offset, left: n}
-		_, err := f.generate(w)
-		if errors.Is(err, errStop) {
-			err = nil
-		}
-		pw.CloseWithError(err)
-	}()
-	stop := context.AfterFunc(ctx, func() { pr.CloseWithError(ctx.Err()) })
-	return &genReader{pr, stop}, nil
+	return bytes.NewReader(d[offset : offset+n]), nil
 }
 
-// genReader reads a generation; closing it stops the generation.
-type genReader struct {
-	*io.PipeReader
-	stop func() bool
-}
-
-func (r *genReader) Close() error {
-	r.stop()
-	return r.PipeReader.Close()
-}
-
-// window passes on the bytes of a range of what is written to it, and
-// stops the writer with errStop after them.
-type window struct {
-	w          io.Writer
-	skip, left int64
-}
-
-func (v *window) Write(p []byte) (int, error) {
-	n := len(p)
-	if v.skip > 0 {
-		d := min(v.skip, int64(len(p)))
-		v.skip -= d
-		p = p[d:]
-	}
-	if len(p) == 0 {
-		return n, nil
-	}
-	if v.left <= 0 {
-		return 0, errStop
-	}
-	p = p[:min(int64(len(p)), v.left)]
-	v.left -= int64(len(p))
-	if _, err := v.w.Write(p); err != nil {
-		return 0, err
-	}
-	if v.left == 0 {
-		return 0, errStop
-	}
-	return n, nil
+func newGenCache(budget int64) *genCache {
+	return &genCache{budget: budget, data: map[*invFile]*genEntry{}}
 }

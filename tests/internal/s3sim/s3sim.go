@@ -125,6 +125,7 @@ type config struct {
 	prefixDepth int
 	now         func() time.Time
 	observe     func(Request)
+	invCache    int64
 	err         error
 }
 
@@ -227,6 +228,7 @@ type Store struct {
 	cfg    config
 	slices []*slice
 	thr    *throttle
+	cache  *genCache // inventory data files generated
 
 	mu      sync.RWMutex
 	overlay map[string]*object
@@ -258,7 +260,7 @@ type object struct {
 // is left out.
 func New(slices []Slice, opts ...Option) (*Store, error) {
 	cfg := config{latency: DefaultLatency, readRate: DefaultReadRate, writeRate: DefaultWriteRate,
-		prefixDepth: DefaultPrefixDepth, now: time.Now}
+		prefixDepth: DefaultPrefixDepth, now: time.Now, invCache: DefaultInventoryCache}
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
@@ -267,7 +269,7 @@ func New(slices []Slice, opts ...Option) (*Store, error) {
 	if cfg.err != nil {
 		return nil, cfg.err
 	}
-	s := &Store{cfg: cfg, overlay: map[string]*object{}}
+	s := &Store{cfg: cfg, overlay: map[string]*object{}, cache: newGenCache(cfg.invCache)}
 	s.thr = newThrottle(cfg.now, cfg.readRate, cfg.writeRate)
 	for i, d := range slices {
 		sl, err := newSlice(d, i)
@@ -496,7 +498,7 @@ func (s *Store) Add(add ...Slice) error {
 func (s *Store) Clone() *Store {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	c := &Store{cfg: s.cfg, thr: newThrottle(s.cfg.now, s.cfg.readRate, s.cfg.writeRate),
+	c := &Store{cfg: s.cfg, thr: newThrottle(s.cfg.now, s.cfg.readRate, s.cfg.writeRate), cache: newGenCache(s.cfg.invCache),
 		overlay: make(map[string]*object, len(s.overlay)), okeys: slices.Clone(s.okeys),
 		oBytes: s.oBytes, gone: s.gone, numSlices: s.numSlices}
 	for k, o := range s.overlay {
@@ -738,11 +740,10 @@ func (b *bucket) NewRangeReader(ctx context.Context, key string, offset, length 
 	var r io.Reader = io.LimitReader(zeros{}, n)
 	switch {
 	case o.gen != nil:
-		rc, err := o.gen.open(ctx, offset, n)
-		if err != nil {
+		var err error
+		if r, err = o.gen.open(b.s.cache, offset, n); err != nil {
 			return nil, err
 		}
-		return &reader{r: rc, close: rc.Close, attrs: driver.ReaderAttributes{ContentType: o.attrs.ContentType, ModTime: o.attrs.ModTime, Size: size}}, nil
 	case o.data != nil:
 		r = bytes.NewReader(o.data[offset : offset+n])
 	}
@@ -751,19 +752,11 @@ func (b *bucket) NewRangeReader(ctx context.Context, key string, offset, length 
 
 type reader struct {
 	r     io.Reader
-	close func() error // nil: nothing to close
 	attrs driver.ReaderAttributes
 }
 
-func (r *reader) Read(p []byte) (int, error) { return r.r.Read(p) }
-
-func (r *reader) Close() error {
-	if r.close == nil {
-		return nil
-	}
-	return r.close()
-}
-
+func (r *reader) Read(p []byte) (int, error)           { return r.r.Read(p) }
+func (r *reader) Close() error                         { return nil }
 func (r *reader) Attributes() *driver.ReaderAttributes { return &r.attrs }
 func (r *reader) As(any) bool                          { return false }
 
