@@ -2,11 +2,11 @@ package s3sim
 
 import (
 	"bytes"
-	"compress/gzip"
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	gzip "github.com/klauspost/compress/gzip"
 	"hash"
 	"io"
 	"math/bits"
@@ -117,9 +117,10 @@ type InventoryFile struct {
 // millisecond) and the ETag (the MD5 in hex). A data file holds either
 // written objects or the live objects of a range of the slices' positions.
 //
-// CSV files are gzip streams at gzip's fastest level (BestSpeed): on the
-// slices' regular keys that makes and reads faster than stored blocks,
-// whose MD5 and transfer cost 45 times the bytes (BENCHMARKS.md); each row is "bucket","key","size","last-modified","etag" with the
+// CSV files are gzip streams at gzip's fastest level (BestSpeed, of
+// klauspost/compress): on the slices' regular keys that makes and reads
+// faster than stored blocks, whose MD5 and transfer cost 45 times the
+// bytes (BENCHMARKS.md); each row is "bucket","key","size","last-modified","etag" with the
 // key URL-encoded as a query component (url.QueryEscape: '/' as %2F, ' ' as
 // '+') and the time as 2006-01-02T15:04:05.000Z. Parquet files have the
 // columns bucket, key, size, last_modified_date (int64 milliseconds,
@@ -431,7 +432,11 @@ func (f *invFile) csvRows(emit func(line []byte) error) (int64, error) {
 				continue
 			}
 			line = append(line[:0], head...)
-			line = appendQueryEscape(line, g.sl.Name(i))
+			if g.sl.appendName != nil {
+				line = g.sl.appendName(line, i)
+			} else {
+				line = appendQueryEscape(line, g.sl.Name(i))
+			}
 			line = append(line, tail...)
 			if err := emit(line); err != nil {
 				return rows, err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/md5"
+	"fmt"
 	"io"
 	"testing"
 	"time"
@@ -83,6 +84,37 @@ func BenchmarkInventoryInflate(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/row")
+		})
+	}
+}
+
+// BenchmarkAddInventory publishes a report of 2 M objects in 200 slices
+// (files of 1 M positions) on all processors: the once-a-report cost of
+// learning the files' sizes and MD5s.
+func BenchmarkAddInventory(b *testing.B) {
+	var desc []Slice
+	old := time.Unix(1.7e9, 0)
+	for i := range 200 {
+		desc = append(desc, Slice{Prefix: fmt.Sprintf("repo/data/s%03d/", i), Count: 10_000, ModTime: old, Size: 1 << 10})
+	}
+	for _, format := range []InventoryFormat{InventoryCSV, InventoryParquet} {
+		b.Run([]string{"csv", "parquet"}[format], func(b *testing.B) {
+			store, err := New(desc, WithLatency(NoLatency))
+			if err != nil {
+				b.Fatal(err)
+			}
+			var inv *Inventory
+			for b.Loop() {
+				if inv, err = store.AddInventory(InventoryConfig{SourceBucket: "b", ConfigID: "c", Format: format}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(inv.Rows), "ns/row")
+			var size int64
+			for _, f := range inv.Files {
+				size += f.Size
+			}
+			b.ReportMetric(float64(size)/float64(inv.Rows), "bytes/row")
 		})
 	}
 }

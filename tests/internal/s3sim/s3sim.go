@@ -74,21 +74,32 @@ type Slice struct {
 // time is t, whose machine bytes are a hash of prefix and whose last five
 // bytes are i.
 func XIDNames(prefix string, t time.Time) func(i int) string {
+	base := xidBase(prefix, t)
+	return func(i int) string { return xidOf(base, i).String() }
+}
+
+// xidLen is the length of an xid's text.
+const xidLen = 20
+
+// xidBase is the xid of XIDNames(prefix, t)'s names without their index.
+func xidBase(prefix string, t time.Time) xid.ID {
 	h := fnv.New32a()
 	h.Write([]byte(prefix))
 	sum := h.Sum32()
 	var base xid.ID
 	binary.BigEndian.PutUint32(base[0:4], uint32(t.Unix()))
 	base[4], base[5], base[6] = byte(sum>>16), byte(sum>>8), byte(sum)
-	return func(i int) string {
-		id := base
-		v := uint64(i)
-		for j := 11; j >= 7; j-- {
-			id[j] = byte(v)
-			v >>= 8
-		}
-		return id.String()
+	return base
+}
+
+// xidOf is the xid of name i of base.
+func xidOf(base xid.ID, i int) xid.ID {
+	v := uint64(i)
+	for j := 11; j >= 7; j-- {
+		base[j] = byte(v)
+		v >>= 8
 	}
+	return base
 }
 
 // Stats counts the requests a Store answered, by kind. A throttled request
@@ -247,6 +258,9 @@ type slice struct {
 	first, last string   // its first and last keys
 	md5         []byte   // of Size zero bytes
 	gone        []uint64 // bit i: object i deleted (or shadowed by the overlay)
+	// appendName appends Name(i) to a buffer, when the names are XIDNames'
+	// (Name nil): they need no escaping and no string.
+	appendName func(b []byte, i int) []byte
 }
 
 type object struct {
@@ -297,10 +311,18 @@ func newSlice(d Slice, index int) (*slice, error) {
 	if d.Count == 0 {
 		return nil, nil
 	}
+	var appendName func([]byte, int) []byte
 	if d.Name == nil {
 		d.Name = XIDNames(d.Prefix, d.ModTime)
+		base := xidBase(d.Prefix, d.ModTime)
+		appendName = func(b []byte, i int) []byte {
+			n := len(b)
+			b = slices.Grow(b, xidLen)[:n+xidLen]
+			xidOf(base, i).Encode(b[n:])
+			return b
+		}
 	}
-	sl := &slice{Slice: d, index: index, first: d.Prefix + d.Name(0), last: d.Prefix + d.Name(d.Count-1), md5: zeroMD5(d.Size)}
+	sl := &slice{Slice: d, index: index, first: d.Prefix + d.Name(0), last: d.Prefix + d.Name(d.Count-1), md5: zeroMD5(d.Size), appendName: appendName}
 	if err := sl.check(); err != nil {
 		return nil, err
 	}
