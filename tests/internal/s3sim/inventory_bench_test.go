@@ -26,7 +26,7 @@ func cpuTime() time.Duration {
 func perRow(b *testing.B, cpu0 time.Duration, rows int64) {
 	n := float64(b.N) * float64(rows)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/row")
-	b.ReportMetric(float64((cpuTime() - cpu0).Nanoseconds())/n, "cpu-ns/row")
+	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/n, "cpu-ns/row")
 }
 
 // benchFile is a data file of n objects of one slice of lakeFS-like keys
