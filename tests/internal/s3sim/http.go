@@ -251,6 +251,10 @@ func isPlain(s string) bool {
 
 const timeFormat = "2006-01-02T15:04:05.000Z"
 
+// pagePool holds the buffers listing pages are written into (about 250 KB
+// a page of 1000 keys).
+var pagePool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
 // list answers ListObjectsV2.
 func (h *handler) list(w http.ResponseWriter, r *http.Request, q url.Values) {
 	prefix, delim := q.Get("prefix"), q.Get("delimiter")
@@ -292,17 +296,18 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request, q url.Values) {
 		h.fail(w, r, err, "")
 		return
 	}
-	var b bytes.Buffer
-	b.Grow(256 + 256*len(page.Objects))
+	b := pagePool.Get().(*bytes.Buffer)
+	defer pagePool.Put(b)
+	b.Reset()
 	esc := func(s string) {
 		if encode {
 			s = url.QueryEscape(s)
 		}
-		appendXML(&b, s)
+		appendXML(b, s)
 	}
 	b.WriteString(xml.Header)
 	b.WriteString(`<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>`)
-	appendXML(&b, h.name)
+	appendXML(b, h.name)
 	b.WriteString("</Name><Prefix>")
 	esc(prefix)
 	b.WriteString("</Prefix>")
@@ -311,13 +316,13 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request, q url.Values) {
 		esc(delim)
 		b.WriteString("</Delimiter>")
 	}
-	fmt.Fprintf(&b, "<MaxKeys>%d</MaxKeys><KeyCount>%d</KeyCount><IsTruncated>%t</IsTruncated>", maxKeys, len(page.Objects), len(page.NextPageToken) > 0)
+	fmt.Fprintf(b, "<MaxKeys>%d</MaxKeys><KeyCount>%d</KeyCount><IsTruncated>%t</IsTruncated>", maxKeys, len(page.Objects), len(page.NextPageToken) > 0)
 	if encode {
 		b.WriteString("<EncodingType>url</EncodingType>")
 	}
 	if token != "" {
 		b.WriteString("<ContinuationToken>")
-		appendXML(&b, token)
+		appendXML(b, token)
 		b.WriteString("</ContinuationToken>")
 	}
 	if len(page.NextPageToken) > 0 {
