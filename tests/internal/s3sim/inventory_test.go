@@ -317,7 +317,7 @@ func decodeParquet(t *testing.T, bucket string, data []byte) []row {
 	defer tr.Release()
 	var rows []row
 	for tr.Next() {
-		rec := tr.Record()
+		rec := tr.RecordBatch()
 		buckets := rec.Column(0).(*array.String)
 		keys := rec.Column(1).(*array.String)
 		sizes := rec.Column(2).(*array.Int64)
