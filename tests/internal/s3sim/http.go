@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -753,19 +754,10 @@ func (h *handler) deleteObjects(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err, "")
 		return
 	}
-	var req struct {
-		Quiet   bool
-		Objects []struct {
-			Key string
-		} `xml:"Object"`
-	}
-	if err := xml.Unmarshal(raw, &req); err != nil || len(req.Objects) == 0 {
+	keys, quiet, err := parseDelete(raw)
+	if err != nil || len(keys) == 0 {
 		writeError(w, r, http.StatusBadRequest, "MalformedXML", "The XML you provided was not well-formed or did not validate against our published schema", "")
 		return
-	}
-	keys := make([]string, len(req.Objects))
-	for i, o := range req.Objects {
-		keys[i] = o.Key
 	}
 	failed, err := h.s.DeleteBatch(r.Context(), keys)
 	if err != nil {
@@ -782,7 +774,7 @@ func (h *handler) deleteObjects(w http.ResponseWriter, r *http.Request) {
 			b.WriteString("</Key><Code>InternalError</Code><Message>")
 			appendXML(&b, e.Error())
 			b.WriteString("</Message></Error>")
-		} else if !req.Quiet {
+		} else if !quiet {
 			b.WriteString("<Deleted><Key>")
 			appendXML(&b, k)
 			b.WriteString("</Key></Deleted>")
@@ -792,4 +784,137 @@ func (h *handler) deleteObjects(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/xml")
 	w.Header().Set("Content-Length", strconv.Itoa(b.Len()))
 	_, _ = w.Write(b.Bytes())
+}
+
+// parseDelete reads a DeleteObjects document: its keys and Quiet. The
+// documents the SDK writes (plain <Object><Key>…</Key></Object> elements,
+// the five named entities and character references) are scanned; any
+// other is left to encoding/xml.
+func parseDelete(raw []byte) (keys []string, quiet bool, err error) {
+	if keys, quiet, ok := scanDelete(raw); ok {
+		return keys, quiet, nil
+	}
+	var req struct {
+		Quiet   bool
+		Objects []struct {
+			Key string
+		} `xml:"Object"`
+	}
+	if err := xml.Unmarshal(raw, &req); err != nil {
+		return nil, false, err
+	}
+	for _, o := range req.Objects {
+		keys = append(keys, o.Key)
+	}
+	return keys, req.Quiet, nil
+}
+
+// scanDelete scans a DeleteObjects document of the SDK's shape; false if
+// it is not one.
+func scanDelete(raw []byte) (keys []string, quiet bool, ok bool) {
+	s := string(raw)
+	if strings.Contains(s, "<![CDATA[") || strings.Contains(s, "<!--") || strings.Contains(s, "<!DOCTYPE") {
+		return nil, false, false
+	}
+	// The root: <Delete> or <Delete xmlns="…">, after an optional
+	// declaration.
+	if strings.HasPrefix(s, "<?xml") {
+		end := strings.Index(s, "?>")
+		if end < 0 {
+			return nil, false, false
+		}
+		s = s[end+2:]
+	}
+	s = strings.TrimLeft(s, " \t\r\n")
+	if !strings.HasPrefix(s, "<Delete>") && !strings.HasPrefix(s, `<Delete xmlns="http://s3.amazonaws.com/doc/2006-03-01/">`) {
+		return nil, false, false
+	}
+	s = s[strings.IndexByte(s, '>')+1:]
+	for {
+		switch {
+		case strings.HasPrefix(s, "<Object><Key>"):
+			s = s[len("<Object><Key>"):]
+			end := strings.IndexByte(s, '<')
+			if end < 0 || !strings.HasPrefix(s[end:], "</Key></Object>") {
+				return nil, false, false
+			}
+			k, ok := unescapeXML(s[:end])
+			if !ok {
+				return nil, false, false
+			}
+			keys = append(keys, k)
+			s = s[end+len("</Key></Object>"):]
+		case strings.HasPrefix(s, "<Quiet>true</Quiet>"):
+			quiet, s = true, s[len("<Quiet>true</Quiet>"):]
+		case strings.HasPrefix(s, "<Quiet>false</Quiet>"):
+			s = s[len("<Quiet>false</Quiet>"):]
+		case strings.TrimRight(s, " \t\r\n") == "</Delete>":
+			return keys, quiet, true
+		default:
+			return nil, false, false
+		}
+	}
+}
+
+// unescapeXML decodes the references of XML character data: the five
+// named entities and character references; false for anything else, a
+// character XML forbids, or a '\r' (which XML parsers normalise).
+func unescapeXML(s string) (string, bool) {
+	for _, r := range s {
+		if r == utf8.RuneError || r == '\r' || r == '<' || !isXMLChar(r) {
+			return "", false
+		}
+	}
+	if strings.IndexByte(s, '&') < 0 {
+		return s, true
+	}
+	var b strings.Builder
+	for len(s) > 0 {
+		i := strings.IndexByte(s, '&')
+		if i < 0 {
+			b.WriteString(s)
+			break
+		}
+		b.WriteString(s[:i])
+		s = s[i:]
+		end := strings.IndexByte(s, ';')
+		if end < 0 {
+			return "", false
+		}
+		ref := s[1:end]
+		s = s[end+1:]
+		switch ref {
+		case "amp":
+			b.WriteByte('&')
+		case "lt":
+			b.WriteByte('<')
+		case "gt":
+			b.WriteByte('>')
+		case "quot":
+			b.WriteByte('"')
+		case "apos":
+			b.WriteByte('\'')
+		default:
+			num, ok := strings.CutPrefix(ref, "#")
+			if !ok || num == "" {
+				return "", false
+			}
+			base := 10
+			if x, ok := strings.CutPrefix(num, "x"); ok {
+				num, base = x, 16
+			}
+			n, err := strconv.ParseUint(num, base, 32)
+			if err != nil || num == "" || num[0] == '+' || num[0] == '-' || !isXMLChar(rune(n)) {
+				return "", false
+			}
+			b.WriteRune(rune(n))
+		}
+	}
+	return b.String(), true
+}
+
+// isXMLChar reports whether XML 1.0 allows r.
+func isXMLChar(r rune) bool {
+	return r == 0x09 || r == 0x0A || r == 0x0D || r >= 0x20 && r <= 0xD7FF ||
+		r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF
 }

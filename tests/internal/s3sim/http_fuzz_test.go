@@ -2,9 +2,11 @@ package s3sim
 
 import (
 	"bytes"
+	"encoding/xml"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +21,7 @@ func FuzzHTTPRequest(f *testing.F) {
 		f.Add(s, []byte("5\r\nhello\r\n0\r\n\r\n"), "<Delete><Object><Key>a/0</Key></Object><Quiet>true</Quiet></Delete>", "prefix=a/&max-keys=2")
 	}
 	f.Add("", []byte("zz\r\n"), "<Delete>", "continuation-token=%%%")
+	f.Add("", []byte{}, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+`<Delete xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Object><Key>a&amp;b&#x1F600;&lt;&#65;</Key></Object><Quiet>false</Quiet></Delete>`, "")
 	f.Add("", []byte("3;chunk-signature=x\r\nabc\r\n0\r\nx-amz-checksum-crc32:AAAAAA==\r\n\r\n"), "", "start-after=a/1&delimiter=/")
 	store, err := New([]Slice{{Prefix: "a/", Count: 20, Name: func(i int) string { return fmt.Sprintf("%d", 10+i) }, ModTime: time.Unix(1e9, 0), Size: 10}},
 		WithLatency(NoLatency), WithRates(1e12, 1e12))
@@ -34,6 +37,24 @@ func FuzzHTTPRequest(f *testing.F) {
 			t.Fatalf("decodeChunked(chunkBody(%q)) = %q, %v", chunked, got, err)
 		}
 		_, _ = decodeChunked(chunked)
+		// The scan of a DeleteObjects document reads what encoding/xml
+		// reads, where it reads one.
+		if keys, quiet, ok := scanDelete([]byte(del)); ok {
+			var req struct {
+				Quiet   bool
+				Objects []struct{ Key string } `xml:"Object"`
+			}
+			if err := xml.Unmarshal([]byte(del), &req); err != nil {
+				t.Fatalf("scanDelete read %q, encoding/xml refused it: %v", del, err)
+			}
+			var want []string
+			for _, o := range req.Objects {
+				want = append(want, o.Key)
+			}
+			if !slices.Equal(keys, want) || quiet != req.Quiet {
+				t.Fatalf("scanDelete(%q) = %q %v, encoding/xml %q %v", del, keys, quiet, want, req.Quiet)
+			}
+		}
 		list := httptest.NewRequest(http.MethodGet, "/b", nil)
 		list.URL.RawQuery = "list-type=2&" + query
 		for _, r := range []*http.Request{
