@@ -32,7 +32,8 @@
 //
 // Store.AddInventory publishes an S3 Inventory report of the store as of a
 // time, laid out as S3 lays one out (manifest.json and manifest.checksum in
-// a folder named after the time, data files under data/), in CSV (gzip) or
+// a folder named after the time, data files under data/, the Hive
+// symlink.txt under hive/), in CSV (gzip) or
 // Parquet, with the rows Bucket, Key, Size, LastModifiedDate and ETag. Its
 // data files are synthesised when read, like the objects: the report
 // keeps a copy of the slices' deletion bitmaps and the written objects'

@@ -80,8 +80,9 @@ type InventoryConfig struct {
 // Inventory is a report the store publishes: its manifest and data files.
 type Inventory struct {
 	// ManifestKey is the key of manifest.json, ChecksumKey that of
-	// manifest.checksum (the manifest's MD5 in hex).
-	ManifestKey, ChecksumKey string
+	// manifest.checksum (the manifest's MD5 in hex), SymlinkKey that of
+	// the Hive symlink.txt (the data files' s3:// URIs, a line each).
+	ManifestKey, ChecksumKey, SymlinkKey string
 	// Time is the report's time, as the manifest's creationTimestamp
 	// says it (to the millisecond).
 	Time time.Time
@@ -101,8 +102,9 @@ type InventoryFile struct {
 
 // AddInventory publishes an inventory report of the store as of cfg.Time,
 // without a request: its manifest.json and manifest.checksum under
-// <DestinationPrefix>/<SourceBucket>/<ConfigID>/<YYYY-MM-DDTHH-MMZ>/, and
-// its data files under <DestinationPrefix>/<SourceBucket>/<ConfigID>/data/,
+// <DestinationPrefix>/<SourceBucket>/<ConfigID>/<YYYY-MM-DDTHH-MMZ>/, its
+// data files under <DestinationPrefix>/<SourceBucket>/<ConfigID>/data/,
+// and the Hive symlink.txt under .../<ConfigID>/hive/dt=<YYYY-MM-DD-HH-MM>/,
 // as S3 Inventory lays them out. The data files are synthesised when read,
 // like the slices' objects: the report holds only a copy of the slices'
 // deletion bitmaps (a bit an object, for the slices with deletions) and
@@ -202,6 +204,11 @@ func (s *Store) AddInventory(cfg InventoryConfig) (*Inventory, error) {
 	sum := md5.Sum(body)
 	dir := base + at.Format("2006-01-02T15-04Z") + "/"
 	inv.ManifestKey, inv.ChecksumKey = dir+"manifest.json", dir+"manifest.checksum"
+	inv.SymlinkKey = base + "hive/dt=" + at.Format("2006-01-02-15-04") + "/symlink.txt"
+	var symlink bytes.Buffer
+	for _, f := range files {
+		symlink.WriteString("s3://" + cfg.DestinationBucket + "/" + f.key + "\n")
+	}
 
 	now := s.cfg.now()
 	s.mu.Lock()
@@ -211,6 +218,7 @@ func (s *Store) AddInventory(cfg InventoryConfig) (*Inventory, error) {
 	}
 	s.put(inv.ManifestKey, dataObject(body, "application/json", now))
 	s.put(inv.ChecksumKey, dataObject([]byte(hex.EncodeToString(sum[:])+"\n"), "text/plain", now))
+	s.put(inv.SymlinkKey, dataObject(symlink.Bytes(), "text/plain", now))
 	return inv, nil
 }
 

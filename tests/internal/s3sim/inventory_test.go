@@ -146,9 +146,17 @@ func TestInventoryModel(t *testing.T) {
 			for _, r := range listRows(t, b, "inv/src/gc/") {
 				listed = append(listed, r.Key)
 			}
-			wantKeys := []string{inv.ManifestKey, inv.ChecksumKey}
+			wantKeys := []string{inv.ManifestKey, inv.ChecksumKey, inv.SymlinkKey}
+			var symlink string
 			for _, f := range m.Files {
 				wantKeys = append(wantKeys, f.Key)
+				symlink += "s3://dst/" + f.Key + "\n"
+			}
+			if want := "inv/src/gc/hive/dt=" + at.Format("2006-01-02-15-04") + "/symlink.txt"; inv.SymlinkKey != want {
+				t.Errorf("symlink.txt at %q, want %q", inv.SymlinkKey, want)
+			}
+			if got, err := b.ReadAll(ctx, inv.SymlinkKey); err != nil || string(got) != symlink {
+				t.Errorf("symlink.txt = %q (%v), want %q", got, err, symlink)
 			}
 			slices.Sort(wantKeys)
 			if !slices.Equal(listed, wantKeys) {
