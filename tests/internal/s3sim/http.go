@@ -50,8 +50,10 @@ const MaxUploadBytes = 1 << 30
 // counters), through the store's driver, so that a run over HTTP makes the
 // same requests as one through Store.Bucket: a throttled request answers
 // 503 SlowDown, a missing key 404 NoSuchKey (HEAD: no body), a write
-// refused by If-None-Match 412 PreconditionFailed. As S3 does, and unlike
-// the driver, DeleteObject and DeleteObjects report a missing key deleted.
+// refused by If-None-Match 412 PreconditionFailed, a range that starts
+// past the end of a non-empty object 416 InvalidRange. As S3 does, and
+// unlike the driver, DeleteObject and DeleteObjects report a missing key
+// deleted.
 // A continuation token is the driver's page token in base64.
 func (s *Store) Handler(name string) http.Handler {
 	return &handler{s: s, b: &bucket{s}, name: name, uploads: map[string]*upload{}}
