@@ -94,10 +94,10 @@ type Inventory struct {
 
 // InventoryFile is one data file of a report.
 type InventoryFile struct {
-	Key  string
-	Size int64
-	MD5  [md5.Size]byte
-	Rows int64
+	Key  string         // in the store
+	Size int64          // in bytes, as the manifest says
+	MD5  [md5.Size]byte // of its bytes, as the manifest says
+	Rows int64          // objects it lists
 }
 
 // AddInventory publishes an inventory report of the store as of cfg.Time,
@@ -122,9 +122,10 @@ type InventoryFile struct {
 // CSV files are gzip streams at gzip's fastest level (BestSpeed, of
 // klauspost/compress): on the slices' regular keys that makes and reads
 // faster than stored blocks, whose MD5 and transfer cost 45 times the
-// bytes (BENCHMARKS.md); each row is "bucket","key","size","last-modified","etag" with the
-// key URL-encoded as a query component (url.QueryEscape: '/' as %2F, ' ' as
-// '+') and the time as 2006-01-02T15:04:05.000Z. Parquet files have the
+// bytes (BENCHMARKS.md). Each row is
+// "bucket","key","size","last-modified","etag", every field quoted, no
+// header, the key URL-encoded as a query component (url.QueryEscape: '/'
+// as %2F, ' ' as '+') and the time as 2006-01-02T15:04:05.000Z. Parquet files have the
 // columns bucket, key, size, last_modified_date (int64 milliseconds,
 // TIMESTAMP(MILLIS, UTC)) and e_tag, Snappy-compressed.
 //
