@@ -8,6 +8,7 @@ require (
 	github.com/Azure/azure-sdk-for-go/sdk/storage/azblob v1.6.3
 	github.com/apache/arrow-go/v18 v18.8.0
 	github.com/aws/aws-sdk-go-v2 v1.41.5
+	github.com/aws/aws-sdk-go-v2/credentials v1.19.2
 	github.com/aws/aws-sdk-go-v2/service/s3 v1.97.3
 	github.com/fsouza/fake-gcs-server v1.54.0
 	github.com/lakegc/lakegc v0.0.0
@@ -19,10 +20,7 @@ require (
 	google.golang.org/api v0.266.0
 )
 
-require (
-	github.com/aws/aws-sdk-go-v2/credentials v1.19.2 // indirect
-	github.com/johannesboyne/gofakes3 v1.2.0 // indirect
-)
+require github.com/johannesboyne/gofakes3 v1.2.0 // indirect
 
 require (
 	cel.dev/expr v0.25.2 // indirect
@@ -79,7 +77,7 @@ require (
 	github.com/googleapis/gax-go/v2 v2.17.0 // indirect
 	github.com/gorilla/handlers v1.5.2 // indirect
 	github.com/gorilla/mux v1.8.1 // indirect
-	github.com/klauspost/compress v1.19.2 // indirect
+	github.com/klauspost/compress v1.19.2
 	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/lakegc/lakegc/internal/s3test v0.0.0
@@ -109,7 +107,7 @@ require (
 	golang.org/x/exp v0.0.0-20260112195511-716be5621a96 // indirect
 	golang.org/x/net v0.58.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
-	golang.org/x/sync v0.22.0 // indirect
+	golang.org/x/sync v0.22.0
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
 	golang.org/x/time v0.14.0 // indirect

@@ -51,10 +51,22 @@
 // (25 h 5 min by default) of the previous run's newest one, here 26 slices
 // an hour apart, and the new ones: 46 of 2020 slices at full size.
 //
+// With -http the cycles run through gocloud's s3blob and the AWS SDK v2
+// against the same store served over loopback HTTP (s3sim's Serve), as the
+// lakeFS host runs on S3: the listing decoded by sweep/s3list, deletes by
+// sweep/s3delete's DeleteObjects, every other call through s3blob; with
+// -sdk-list too, the listing decoded by the SDK (s3blob's own). The
+// driver's figures are the request floor, the HTTP ones what a user on
+// S3 pays besides the network (the process's CPU includes the server's):
+//
+//	go run ./tests/bottomline -objects 2000000 -branches 100 -commits 3000 -latency 50ms -http
+//
 // TestBottomLine runs it at 200 K objects and 1 ms a request, and checks
 // the request counts, that exactly the garbage is deleted, and the memory
 // bound; not the time. TestSecondCycle runs the second cycles at 100 K
 // objects in 1000 slices and checks that both delete exactly the garbage
 // and that the optimized one lists exactly the slices it should, at most
-// 5 % of the clean one's LIST requests.
+// 5 % of the clean one's LIST requests. TestHTTPMode runs 20 K objects
+// through the driver and over HTTP with both decoders, and checks that
+// each deletes exactly the garbage with as many pages and batches.
 package main

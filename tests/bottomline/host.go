@@ -102,6 +102,11 @@ func newHost(sc Scale, now time.Time) (*host, error) {
 // description returns the namespace's slices, in key order.
 func (h *host) description() []s3sim.Slice {
 	d := append([]s3sim.Slice(nil), h.slices...)
+	for i := range d {
+		// The store's default names are these (XIDNames of the prefix and
+		// the time), which it writes into an inventory without a string.
+		d[i].Name = nil
+	}
 	sort.Slice(d, func(i, j int) bool { return d[i].Prefix < d[j].Prefix })
 	return d
 }

@@ -30,6 +30,8 @@ func main() {
 	flag.IntVar(&o.PrefixDepth, "prefix-depth", 0, "leading path segments of a key that name its partition, the unit of the rates (0: 2, data/<slice>/)")
 	flag.Float64Var(&o.WriteRate, "write-rate", 0, "writes (each key of a batch) a second per prefix past which the store answers SlowDown (0: S3's 3500)")
 	flag.Float64Var(&churn, "churn", 0, "after the first cycle, churn this fraction of the namespace (new objects in new slices, as many old ones made garbage) and run a clean second cycle (0: one cycle)")
+	flag.BoolVar(&o.HTTP, "http", false, "run the cycles through gocloud's s3blob and the AWS SDK v2 against the store served over loopback HTTP (listing decoded by sweep/s3list, deletes by sweep/s3delete, as the lakeFS host on S3), instead of the store's driver")
+	flag.BoolVar(&o.SDKList, "sdk-list", false, "with -http, decode the listing with the SDK (s3blob's own listing) instead of sweep/s3list")
 	flag.BoolVar(&optimized, "optimized", false, "with -churn, also run an optimized second cycle, from the first cycle's records")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./tests/bottomline [flags]\n\n"+
@@ -38,6 +40,10 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
+	if o.SDKList && !o.HTTP {
+		fmt.Fprintln(os.Stderr, "bottomline: -sdk-list needs -http")
+		os.Exit(2)
+	}
 	if sc.Slices == 0 {
 		sc.Slices = max(1, sc.Objects/10_000)
 	}

@@ -19,6 +19,8 @@ import (
 	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
+	"github.com/lakegc/lakegc/sweep/s3delete"
+	"github.com/lakegc/lakegc/sweep/s3list"
 	"github.com/lakegc/lakegc/tests/internal/s3sim"
 )
 
@@ -34,6 +36,13 @@ type Options struct {
 	// batches (0: the most sweep's windows reach by default, which Collect
 	// does not change: they start lower and widen while the store is slow).
 	ListConcurrency, DeleteConcurrency int
+	// HTTP runs each cycle through gocloud's s3blob and the AWS SDK v2
+	// against the store served over loopback HTTP (s3sim's Serve), as the
+	// lakeFS host runs on S3: deletes through sweep/s3delete, listings
+	// through sweep/s3list's decoder, or through s3blob's own (the SDK's
+	// XML decoder) with SDKList. Without it the cycle calls the store's
+	// driver, the request floor.
+	HTTP, SDKList bool
 }
 
 // Phase is one step of the cycle, as Config.Progress reports the phases
@@ -123,6 +132,30 @@ func run(ctx context.Context, sc Scale, o Options) (*Result, error) {
 // a clone of it): an optimized one if asked.
 func (bn *bench) cycle(ctx context.Context, store *s3sim.Store, optimized bool) (*Result, error) {
 	bucket := store.Bucket()
+	var (
+		deleter     sweep.BatchDeleter = store
+		markOptions []sweep.MarkOption
+	)
+	if bn.o.HTTP {
+		srv, err := store.Serve("bottomline")
+		if err != nil {
+			return nil, err
+		}
+		defer srv.Close()
+		if bucket, err = srv.OpenBucket(ctx); err != nil {
+			return nil, err
+		}
+		if deleter, err = s3delete.FromBucket(bucket); err != nil {
+			return nil, err
+		}
+		if !bn.o.SDKList {
+			l, err := s3list.FromBucket(bucket)
+			if err != nil {
+				return nil, err
+			}
+			markOptions = append(markOptions, sweep.WithPageLister(l))
+		}
+	}
 	defer bucket.Close()
 	// Return the earlier cycles' freed memory to the system, so that this
 	// one's resident set starts from what is live (the store's above all).
@@ -144,7 +177,8 @@ func (bn *bench) cycle(ctx context.Context, store *s3sim.Store, optimized bool) 
 		MemoryBudget: bn.o.MemoryBudget,
 		TempDir:      bn.o.TempDir,
 		Sweep:        true,
-		BatchDeleter: store,
+		BatchDeleter: deleter,
+		MarkOptions:  markOptions,
 		Progress:     rec.progress,
 		Optimized:    optimized,
 	})
@@ -361,9 +395,16 @@ func printed(res *Result) string {
 func (res *Result) print(w io.Writer) {
 	mib := func(b int64) string { return fmt.Sprintf("%.0f", float64(b)/(1<<20)) }
 	lat := max(res.Opts.Latency, 0) // s3sim.NoLatency is -1ns
-	fmt.Fprintf(w, "objects %d, slices %d, branches %d, commits %d, staged %d, garbage %d; latency %v, memory budget %s MiB\n",
+	mode := "the store's driver"
+	switch {
+	case res.Opts.HTTP && res.Opts.SDKList:
+		mode = "HTTP: s3blob and the SDK, listing decoded by the SDK, deletes by s3delete"
+	case res.Opts.HTTP:
+		mode = "HTTP: s3blob and the SDK, listing decoded by s3list, deletes by s3delete"
+	}
+	fmt.Fprintf(w, "objects %d, slices %d, branches %d, commits %d, staged %d, garbage %d; latency %v, memory budget %s MiB; through %s\n",
 		res.Scale.Objects, res.Scale.Slices, res.Scale.Branches, res.Scale.Commits, res.Scale.staged(), res.Scale.garbage(),
-		lat, mib(res.Opts.MemoryBudget))
+		lat, mib(res.Opts.MemoryBudget), mode)
 	fmt.Fprintf(w, "%-14s %10s %10s %6s %10s %10s %8s %6s %6s %6s %7s %7s %9s %9s\n",
 		"phase", "wall", "floor", "x", "cpu", "cpu wait", "lists", "heads", "gets", "puts", "dels", "batches", "rss MiB", "heap MiB")
 	for _, p := range append(res.Phases, res.Total) {

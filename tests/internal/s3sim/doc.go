@@ -30,10 +30,32 @@
 // Deleting or overwriting a synthesised object sets its bit in its slice's
 // bitmap; Store.Gone and Store.NumGone read them back for a test's checks.
 //
+// Store.AddInventory publishes an S3 Inventory report of the store as of a
+// time, laid out as S3 lays one out (manifest.json and manifest.checksum in
+// a folder named after the time, data files under data/, the Hive
+// symlink.txt under hive/), in CSV (gzip) or
+// Parquet, with the rows Bucket, Key, Size, LastModifiedDate and ETag. Its
+// data files are synthesised when read, like the objects: the report
+// keeps a copy of the slices' deletion bitmaps and the written objects'
+// attributes, nothing per synthesised object.
+//
+// Store.Serve serves the store over HTTP on 127.0.0.1 with S3's REST
+// shapes (Store.Handler: ListObjectsV2, HeadObject, GetObject with ranges,
+// PutObject, the multipart upload calls, CopyObject, DeleteObject,
+// DeleteObjects; S3's XML errors; any signature accepted), and
+// Server.OpenBucket opens it through gocloud's s3blob and the AWS SDK v2,
+// so that a test or benchmark pays what a client of S3 pays: HTTP, the
+// SDK's signing and XML. Each HTTP call is one request of the store.
+//
 // Where it differs from S3 on purpose: a delete of a missing key, alone or
-// in a batch, is ErrNotFound (S3 answers success; the gocloud drivers and
-// package sweep treat both alike); a throttled delete batch fails as a
-// whole; objects are written in one PUT, whatever their size; a single
-// Delete is one request (gocloud's S3 driver sends a HEAD before it); a
-// page token names the page's last entry, as ListObjects' marker does.
+// in a batch, is ErrNotFound through the driver (S3 answers success, as
+// the HTTP server does; the gocloud drivers and package sweep treat both
+// alike); a throttled delete batch fails as a whole; objects are written
+// in one PUT through the driver, whatever their size (over HTTP the SDK's
+// multipart uploads are honoured, each call a request); a single Delete
+// through the driver is one request (gocloud's S3 driver sends a HEAD
+// before it, as it does over HTTP); a page token names the page's last
+// entry, as ListObjects' marker does (over HTTP, in base64); an inventory
+// report lists the objects at the call, not at its time: an object
+// deleted between the two is not in it.
 package s3sim

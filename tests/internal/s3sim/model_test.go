@@ -15,10 +15,21 @@ import (
 // TestListModel lists a store and memblob holding the same objects, with
 // written keys that sort between synthesised ones, prefixes that cut
 // through names, several delimiters, and writes and deletes between the
-// pages of a listing: both must list the same entries, page by page.
+// pages of a listing: both must list the same entries, page by page,
+// through the driver and through s3blob over HTTP.
 func TestListModel(t *testing.T) {
+	for _, overHTTP := range []bool{false, true} {
+		t.Run(fmt.Sprintf("http=%v", overHTTP), func(t *testing.T) { testListModel(t, overHTTP) })
+	}
+}
+
+func testListModel(t *testing.T, overHTTP bool) {
 	ctx := context.Background()
-	for seed := range uint64(8) {
+	seeds := uint64(8)
+	if overHTTP {
+		seeds = 2 // a request over loopback costs a millisecond or so
+	}
+	for seed := range seeds {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		desc := []Slice{
 			{Prefix: "a/", Count: 1 + rng.IntN(50), Name: func(i int) string { return fmt.Sprintf("k%03d", 2*i) }, ModTime: old, Size: 1},
@@ -29,7 +40,7 @@ func TestListModel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sim, mem := store.Bucket(), memblob.OpenBucket(nil)
+		sim, mem := simBucket(t, store, overHTTP), memblob.OpenBucket(nil)
 		var keys []string
 		for _, d := range desc {
 			if d.Name == nil {

@@ -74,21 +74,32 @@ type Slice struct {
 // time is t, whose machine bytes are a hash of prefix and whose last five
 // bytes are i.
 func XIDNames(prefix string, t time.Time) func(i int) string {
+	base := xidBase(prefix, t)
+	return func(i int) string { return xidOf(base, i).String() }
+}
+
+// xidLen is the length of an xid's text.
+const xidLen = 20
+
+// xidBase is the xid of XIDNames(prefix, t)'s names without their index.
+func xidBase(prefix string, t time.Time) xid.ID {
 	h := fnv.New32a()
 	h.Write([]byte(prefix))
 	sum := h.Sum32()
 	var base xid.ID
 	binary.BigEndian.PutUint32(base[0:4], uint32(t.Unix()))
 	base[4], base[5], base[6] = byte(sum>>16), byte(sum>>8), byte(sum)
-	return func(i int) string {
-		id := base
-		v := uint64(i)
-		for j := 11; j >= 7; j-- {
-			id[j] = byte(v)
-			v >>= 8
-		}
-		return id.String()
+	return base
+}
+
+// xidOf is the xid of name i of base.
+func xidOf(base xid.ID, i int) xid.ID {
+	v := uint64(i)
+	for j := 11; j >= 7; j-- {
+		base[j] = byte(v)
+		v >>= 8
 	}
+	return base
 }
 
 // Stats counts the requests a Store answered, by kind. A throttled request
@@ -125,6 +136,7 @@ type config struct {
 	prefixDepth int
 	now         func() time.Time
 	observe     func(Request)
+	invCache    int64
 	err         error
 }
 
@@ -227,6 +239,7 @@ type Store struct {
 	cfg    config
 	slices []*slice
 	thr    *throttle
+	cache  *genCache // inventory data files generated
 
 	mu      sync.RWMutex
 	overlay map[string]*object
@@ -245,10 +258,14 @@ type slice struct {
 	first, last string   // its first and last keys
 	md5         []byte   // of Size zero bytes
 	gone        []uint64 // bit i: object i deleted (or shadowed by the overlay)
+	// appendName appends Name(i) to a buffer, when the names are XIDNames'
+	// (Name nil): they need no escaping and no string.
+	appendName func(b []byte, i int) []byte
 }
 
 type object struct {
 	data  []byte
+	gen   *invFile // an inventory report's data file, generated when read
 	attrs driver.Attributes
 }
 
@@ -257,7 +274,7 @@ type object struct {
 // is left out.
 func New(slices []Slice, opts ...Option) (*Store, error) {
 	cfg := config{latency: DefaultLatency, readRate: DefaultReadRate, writeRate: DefaultWriteRate,
-		prefixDepth: DefaultPrefixDepth, now: time.Now}
+		prefixDepth: DefaultPrefixDepth, now: time.Now, invCache: DefaultInventoryCache}
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
@@ -266,7 +283,7 @@ func New(slices []Slice, opts ...Option) (*Store, error) {
 	if cfg.err != nil {
 		return nil, cfg.err
 	}
-	s := &Store{cfg: cfg, overlay: map[string]*object{}}
+	s := &Store{cfg: cfg, overlay: map[string]*object{}, cache: newGenCache(cfg.invCache)}
 	s.thr = newThrottle(cfg.now, cfg.readRate, cfg.writeRate)
 	for i, d := range slices {
 		sl, err := newSlice(d, i)
@@ -294,10 +311,18 @@ func newSlice(d Slice, index int) (*slice, error) {
 	if d.Count == 0 {
 		return nil, nil
 	}
+	var appendName func([]byte, int) []byte
 	if d.Name == nil {
 		d.Name = XIDNames(d.Prefix, d.ModTime)
+		base := xidBase(d.Prefix, d.ModTime)
+		appendName = func(b []byte, i int) []byte {
+			n := len(b)
+			b = slices.Grow(b, xidLen)[:n+xidLen]
+			xidOf(base, i).Encode(b[n:])
+			return b
+		}
 	}
-	sl := &slice{Slice: d, index: index, first: d.Prefix + d.Name(0), last: d.Prefix + d.Name(d.Count-1), md5: zeroMD5(d.Size)}
+	sl := &slice{Slice: d, index: index, first: d.Prefix + d.Name(0), last: d.Prefix + d.Name(d.Count-1), md5: zeroMD5(d.Size), appendName: appendName}
 	if err := sl.check(); err != nil {
 		return nil, err
 	}
@@ -495,7 +520,7 @@ func (s *Store) Add(add ...Slice) error {
 func (s *Store) Clone() *Store {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	c := &Store{cfg: s.cfg, thr: newThrottle(s.cfg.now, s.cfg.readRate, s.cfg.writeRate),
+	c := &Store{cfg: s.cfg, thr: newThrottle(s.cfg.now, s.cfg.readRate, s.cfg.writeRate), cache: newGenCache(s.cfg.invCache),
 		overlay: make(map[string]*object, len(s.overlay)), okeys: slices.Clone(s.okeys),
 		oBytes: s.oBytes, gone: s.gone, numSlices: s.numSlices}
 	for k, o := range s.overlay {
@@ -735,7 +760,13 @@ func (b *bucket) NewRangeReader(ctx context.Context, key string, offset, length 
 		n = min(n, length)
 	}
 	var r io.Reader = io.LimitReader(zeros{}, n)
-	if o.data != nil {
+	switch {
+	case o.gen != nil:
+		var err error
+		if r, err = o.gen.open(b.s.cache, offset, n); err != nil {
+			return nil, err
+		}
+	case o.data != nil:
 		r = bytes.NewReader(o.data[offset : offset+n])
 	}
 	return &reader{r: r, attrs: driver.ReaderAttributes{ContentType: o.attrs.ContentType, ModTime: o.attrs.ModTime, Size: size}}, nil
@@ -827,7 +858,14 @@ func (b *bucket) Copy(ctx context.Context, dstKey, srcKey string, opts *driver.C
 		return fmt.Errorf("%w: %q", ErrNotFound, srcKey)
 	}
 	c := *src
-	if c.data == nil {
+	switch {
+	case c.gen != nil:
+		var buf bytes.Buffer
+		if _, err := c.gen.generate(&buf); err != nil {
+			return err
+		}
+		c.data, c.gen = buf.Bytes(), nil
+	case c.data == nil:
 		c.data = make([]byte, c.attrs.Size)
 	}
 	c.attrs.Metadata = maps.Clone(c.attrs.Metadata)

@@ -76,11 +76,35 @@ func newTestStore(t testing.TB, opts ...Option) *Store {
 // TestLikeMemblob runs the same random writes, overwrites and deletes on a
 // store and on memblob holding the same objects, and compares listings
 // (with and without a delimiter, at several page sizes), attributes,
-// contents and error codes after each round.
+// contents and error codes after each round. Over HTTP, through s3blob and the SDK, the same holds.
 func TestLikeMemblob(t *testing.T) {
+	for _, overHTTP := range []bool{false, true} {
+		t.Run(fmt.Sprintf("http=%v", overHTTP), func(t *testing.T) { testLikeMemblob(t, overHTTP) })
+	}
+}
+
+// simBucket opens store through its driver, or through s3blob over HTTP.
+func simBucket(t *testing.T, store *Store, overHTTP bool) *blob.Bucket {
+	t.Helper()
+	if !overHTTP {
+		return store.Bucket()
+	}
+	srv, err := store.Serve("sim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	b, err := srv.OpenBucket(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func testLikeMemblob(t *testing.T, overHTTP bool) {
 	ctx := context.Background()
 	store := newTestStore(t)
-	sim := store.Bucket()
+	sim := simBucket(t, store, overHTTP)
 	defer sim.Close()
 	mem := memblob.OpenBucket(nil)
 	defer mem.Close()
@@ -100,6 +124,10 @@ func TestLikeMemblob(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	parts := []string{"data/", "data/s1/", "data/s4/d1/", "data/s5/", "_lakefs/", "a", "dummy", "z/"}
 	prefixes := []string{"", "data", "data/", "data/s1/", "data/s4/", "data/s4/d1/", "_lakefs/", "dummy", "nothing/"}
+	pageSizes := []int{1, 7, 1000}
+	if overHTTP {
+		pageSizes = []int{7, 1000} // a request over loopback costs a millisecond or so
+	}
 	for round := range 4 {
 		for range 60 {
 			var key string
@@ -127,7 +155,7 @@ func TestLikeMemblob(t *testing.T) {
 		}
 		for _, prefix := range prefixes {
 			for _, delim := range []string{"", "/"} {
-				for _, ps := range []int{1, 7, 1000} {
+				for _, ps := range pageSizes {
 					got, want := listAll(t, sim, prefix, delim, ps), listAll(t, mem, prefix, delim, ps)
 					if !slices.Equal(got, want) {
 						t.Fatalf("round %d: List(%q, %q, %d):\n got %v\nwant %v", round, prefix, delim, ps, got, want)
