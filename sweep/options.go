@@ -149,6 +149,7 @@ type config struct {
 	classify      classifiers // WithErrorClassifier
 	quarantine    bool        // WithQuarantine
 	localDir      string      // WithLocalListing
+	inventory     Inventory   // WithInventory
 
 	batch int // keys a DeleteBatch call gets (0: the deleter's default); set by tests
 

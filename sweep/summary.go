@@ -65,7 +65,8 @@ type Summary struct {
 	// PreviousRunID the run it was asked to start from, and CleanReason
 	// why a run asked to start from one ran clean. SlicesListed and
 	// SlicesSkipped count the slices older than the cutoff that were listed,
-	// and those judged from the previous run's records instead. Mark's own,
+	// and those judged from the previous run's records, or taken from an
+	// inventory report (WithInventory), instead. Mark's own,
 	// like the counts above: empty fields are left out, and lakeFS ignores
 	// them.
 	RunKind       string `json:"run_kind,omitempty"`
@@ -94,6 +95,14 @@ type Summary struct {
 	UnrecognizedSample     []string `json:"unrecognized_sample,omitempty"`
 	NumWalledObjects       int64    `json:"num_walled_objects,omitempty"`
 	Walls                  []string `json:"walls,omitempty"`
+	// InventorySource names the inventory report the run took its older
+	// slices from (WithInventory), InventoryTime is the report's time
+	// (whole seconds, rounded down), and InventoryObjects counts the
+	// objects read from it, those of other places included. Mark's own;
+	// lakeFS ignores them.
+	InventorySource  string    `json:"inventory,omitempty"`
+	InventoryTime    time.Time `json:"inventory_time,omitzero"`
+	InventoryObjects int64     `json:"inventory_objects,omitempty"`
 }
 
 type summaryJSON struct {
@@ -118,6 +127,10 @@ type summaryJSON struct {
 	UnrecognizedSample     []string `json:"unrecognized_sample,omitempty"`
 	NumWalledObjects       int64    `json:"num_walled_objects,omitempty"`
 	Walls                  []string `json:"walls,omitempty"`
+
+	InventorySource  string `json:"inventory,omitempty"`
+	InventoryTime    string `json:"inventory_time,omitempty"`
+	InventoryObjects int64  `json:"inventory_objects,omitempty"`
 }
 
 // MarshalJSON writes the summary with lakeFS's field names and times in
@@ -145,6 +158,10 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 		UnrecognizedSample:     s.UnrecognizedSample,
 		NumWalledObjects:       s.NumWalledObjects,
 		Walls:                  s.Walls,
+
+		InventorySource:  s.InventorySource,
+		InventoryTime:    formatTime(s.InventoryTime),
+		InventoryObjects: s.InventoryObjects,
 	})
 }
 
@@ -163,8 +180,12 @@ func (s *Summary) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return err
 	}
+	invTime, err := parseTime(j.InventoryTime)
+	if err != nil {
+		return err
+	}
 	if j.NumDeletedObjects < 0 || j.NumYoungObjects < 0 || j.NumKeptObjects < 0 || j.SlicesListed < 0 || j.SlicesSkipped < 0 ||
-		j.NumUnrecognizedObjects < 0 || j.UnrecognizedBytes < 0 || j.NumWalledObjects < 0 {
+		j.NumUnrecognizedObjects < 0 || j.UnrecognizedBytes < 0 || j.NumWalledObjects < 0 || j.InventoryObjects < 0 {
 		return fmt.Errorf("%w: summary: negative object count", ErrInvalidInput)
 	}
 	if j.ShardCount < 0 || j.ShardIndex < 0 || j.ShardIndex > 0 && j.ShardIndex >= j.ShardCount {
@@ -192,6 +213,10 @@ func (s *Summary) UnmarshalJSON(b []byte) error {
 		UnrecognizedSample:     j.UnrecognizedSample,
 		NumWalledObjects:       j.NumWalledObjects,
 		Walls:                  j.Walls,
+
+		InventorySource:  j.InventorySource,
+		InventoryTime:    invTime,
+		InventoryObjects: j.InventoryObjects,
 	}
 	return nil
 }
@@ -260,6 +285,10 @@ type Progress struct {
 	Listed, Young, Kept, Marked           int64
 	Unrecognized, Walled                  int64
 	Deleted, AlreadyGone, Failed, Refused int64
+	// Inventory counts the objects read from an inventory report
+	// (WithInventory), those ignored included; the objects of the slices
+	// taken from it count in Listed too.
+	Inventory int64
 }
 
 // reportRoot is the folder of every run's report, with a trailing '/'.
