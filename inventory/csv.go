@@ -65,12 +65,21 @@ func s3CSVLayout(schema string) (csvLayout, error) {
 // readCSVFile yields the objects of one gzip-compressed CSV file of a
 // report; false when it yielded an error or the consumer stopped.
 func readCSVFile(ctx context.Context, r *Report, f reportFile, yield func(Object, error) bool) bool {
+	var cr *checkedReader
 	fail := func(err error) bool {
+		// A file that does not decode is, first, a file that is not the
+		// manifest's, when it is not: say so.
+		if cr != nil && errors.Is(err, ErrInvalidInput) && !errors.Is(err, ErrChecksum) {
+			if cerr := cr.finish(); errors.Is(cerr, ErrChecksum) {
+				err = cerr
+			}
+		}
 		yield(Object{}, err)
 		return false
 	}
 	cr, err := r.openFile(ctx, f)
 	if err != nil {
+		cr = nil
 		return fail(err)
 	}
 	defer cr.Close()
