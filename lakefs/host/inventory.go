@@ -1,0 +1,43 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"time"
+
+	"gocloud.dev/blob"
+
+	"github.com/lakegc/lakegc/inventory"
+	"github.com/lakegc/lakegc/namespace"
+	"github.com/lakegc/lakegc/sweep"
+)
+
+// openInventory opens the S3 Inventory report whose manifest is at the URI
+// manifest ("s3://<bucket>/<key>/manifest.json") as the listing of the
+// namespace ns: the report's bucket is opened as the namespace's is, with
+// lakeFS's blockstore settings when the host has them. The caller closes
+// the bucket once the mark is done.
+func openInventory(ctx context.Context, manifest, ns string, o Options, tempDir string) (sweep.Inventory, *blob.Bucket, error) {
+	m, err := namespace.Parse(manifest)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: inventory: %w", ErrInvalidInput, err)
+	}
+	if m.Kind != namespace.S3 || path.Base(m.Path) != "manifest.json" {
+		return nil, nil, fmt.Errorf("%w: inventory %q is not an S3 Inventory manifest (s3://<bucket>/<path>/manifest.json)", ErrInvalidInput, manifest)
+	}
+	_, b, err := openNamespace(ctx, "s3://"+m.Bucket, "", o.Blockstore)
+	if err != nil {
+		return nil, nil, fmt.Errorf("host: inventory bucket: %w", err)
+	}
+	clock := o.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	inv, err := inventory.OpenS3(ctx, b, m.Path, ns, inventory.WithClock(clock), inventory.WithTempDir(tempDir))
+	if err != nil {
+		b.Close()
+		return nil, nil, err
+	}
+	return inv, b, nil
+}
