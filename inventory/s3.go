@@ -119,7 +119,7 @@ func OpenS3(ctx context.Context, bucket *blob.Bucket, manifestKey, ns string, op
 	case "PARQUET":
 		r.read = readS3Parquet
 	case "ORC":
-		return nil, fmt.Errorf("%w: %s is ORC: no maintained ORC reader in Go; configure the report as CSV or Parquet", ErrUnsupported, r.source)
+		return nil, fmt.Errorf("%w: %s is ORC: no maintained Go reader of ORC (see the package documentation); configure the report as CSV or Parquet", ErrUnsupported, r.source)
 	default:
 		return nil, fmt.Errorf("%w: file format %q", ErrInvalidInput, m.FileFormat)
 	}
