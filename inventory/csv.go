@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -23,14 +24,17 @@ type csvLayout struct {
 	columns        int
 	bucket, key    int
 	size, modified int
-	latest, marker int // IsLatest, IsDeleteMarker
+	latest, marker int // S3's IsLatest and IsDeleteMarker; Azure's IsCurrentVersion and Deleted
+	snapshot       int // Azure's Snapshot: a row with one is no current object
 	urlKeys        bool
+	gzip           bool // the files are gzip-compressed (S3's)
+	header         bool // each file's first row names its columns (Azure's)
 }
 
 // s3CSVLayout reads the columns of a CSV report from its manifest's
 // fileSchema ("Bucket, Key, Size, LastModifiedDate, ...").
 func s3CSVLayout(schema string) (csvLayout, error) {
-	l := csvLayout{bucket: -1, key: -1, size: -1, modified: -1, latest: -1, marker: -1, urlKeys: true}
+	l := csvLayout{bucket: -1, key: -1, size: -1, modified: -1, latest: -1, marker: -1, snapshot: -1, urlKeys: true, gzip: true}
 	names := strings.Split(schema, ",")
 	l.columns = len(names)
 	for i, name := range names {
@@ -62,9 +66,10 @@ func s3CSVLayout(schema string) (csvLayout, error) {
 	return l, nil
 }
 
-// readCSVFile yields the objects of one gzip-compressed CSV file of a
-// report; false when it yielded an error or the consumer stopped.
-func readCSVFile(ctx context.Context, r *Report, f reportFile, yield func(Object, error) bool) bool {
+// readCSVFile yields the objects of one CSV file of a report, gzip-compressed
+// or not as its layout says; false when it yielded an error or the consumer
+// stopped.
+func readCSVFile(ctx context.Context, r *Report, f reportFile, rows *int64, yield func(Object, error) bool) bool {
 	var cr *checkedReader
 	fail := func(err error) bool {
 		// A file that does not decode is, first, a file that is not the
@@ -83,15 +88,38 @@ func readCSVFile(ctx context.Context, r *Report, f reportFile, yield func(Object
 		return fail(err)
 	}
 	defer cr.Close()
-	zr, err := gzip.NewReader(bufio.NewReaderSize(cr, 64<<10))
-	if err != nil {
-		if errors.Is(err, ErrInvalidInput) {
+	var body io.Reader = cr
+	if r.csv.gzip {
+		zr, err := gzip.NewReader(bufio.NewReaderSize(cr, 64<<10))
+		if err != nil {
+			if errors.Is(err, ErrInvalidInput) {
+				return fail(err)
+			}
+			return fail(fmt.Errorf("%w: %s: gzip: %v", ErrInvalidInput, f.key, err))
+		}
+		body = zr
+	}
+	lines := newLineReader(body)
+	var row csvRow
+	layout := &r.csv
+	if layout.header {
+		line, err := lines.next()
+		if err == io.EOF {
+			return fail(fmt.Errorf("%w: %s: no header row", ErrInvalidInput, f.key))
+		}
+		if err == nil {
+			var l csvLayout
+			if l, err = azureCSVLayout(line, &row); err == nil {
+				layout = &l
+			}
+		}
+		if err != nil {
+			if !errors.Is(err, ErrInvalidInput) {
+				err = fmt.Errorf("%w: %s: header: %v", ErrInvalidInput, f.key, err)
+			}
 			return fail(err)
 		}
-		return fail(fmt.Errorf("%w: %s: gzip: %v", ErrInvalidInput, f.key, err))
 	}
-	lines := newLineReader(zr)
-	var row csvRow
 	for n := 1; ; n++ {
 		line, err := lines.next()
 		if err == io.EOF {
@@ -103,7 +131,8 @@ func readCSVFile(ctx context.Context, r *Report, f reportFile, yield func(Object
 			}
 			return fail(err)
 		}
-		o, ok, err := row.decode(line, &r.csv, r.srcBucket)
+		*rows++
+		o, ok, err := row.decode(line, layout, r.srcBucket)
 		if err != nil {
 			return fail(fmt.Errorf("%w: %s: row %d: %v", ErrInvalidInput, f.key, n, err))
 		}
@@ -205,6 +234,9 @@ func (c *csvRow) decode(line []byte, l *csvLayout, bucket string) (Object, bool,
 			return Object{}, false, nil
 		}
 	}
+	if l.snapshot >= 0 && len(c.fields[l.snapshot]) > 0 {
+		return Object{}, false, nil
+	}
 	var o Object
 	raw := c.fields[l.key]
 	if l.urlKeys {
@@ -238,14 +270,17 @@ func parseBool(b []byte) (bool, error) {
 }
 
 // parseModTime reads a last-modified time in RFC 3339 (S3's
-// "2006-01-02T15:04:05.000Z"); an empty field is an unknown time.
+// "2006-01-02T15:04:05.000Z") or as HTTP dates are written ("Mon, 02 Jan
+// 2006 15:04:05 GMT"); an empty field is an unknown time.
 func parseModTime(b []byte) (time.Time, error) {
 	if len(b) == 0 {
 		return time.Time{}, nil
 	}
 	t, err := time.Parse(time.RFC3339Nano, string(b))
 	if err != nil {
-		return time.Time{}, fmt.Errorf("last modified %q", b)
+		if t, err = time.Parse(http.TimeFormat, string(b)); err != nil {
+			return time.Time{}, fmt.Errorf("last modified %q", b)
+		}
 	}
 	if y := t.Year(); y < 1970 || y > 9999 {
 		return time.Time{}, fmt.Errorf("last modified %q out of range", b)

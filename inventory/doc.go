@@ -4,9 +4,11 @@
 // a mark of a namespace of a billion objects then lists only the slices
 // written since the report, instead of paying a million LIST requests.
 //
-// [OpenS3] opens an S3 Inventory report by its manifest.json; the [Report]
-// it returns is a [sweep.Inventory]: its [Report.Time], and its
-// [Report.Objects] under the namespace, keys relative to it.
+// [OpenS3] opens an S3 Inventory report by its manifest.json, [OpenAzure]
+// an Azure Blob inventory report by its <rule>-manifest.json; the [Report]
+// either returns is a [sweep.Inventory]: its [Report.Time], and its
+// [Report.Objects] under the namespace, keys relative to it. Google Cloud
+// Storage's inventory reports are not read yet.
 //
 // # Configuring S3 Inventory for a lakeFS namespace
 //
@@ -31,6 +33,26 @@
 // OpenS3 takes the destination bucket opened at its root and the
 // manifest's key in it.
 //
+// # Configuring Azure Blob inventory for a lakeFS namespace
+//
+// For a namespace https://<account>.blob.core.windows.net/<container>/<path>,
+// add to the account's inventory policy a rule with:
+//
+//   - objectType "blob", and blobTypes holding "blockBlob";
+//   - a prefixMatch of "<container>/<path>/" (or one that holds it, or
+//     none), no excludePrefix inside or above it, and no creationTime
+//     filter: a report that leaves out part of the namespace is refused;
+//   - the schema fields Name, Content-Length and Last-Modified;
+//   - the format csv or parquet, and the schedule daily;
+//   - preferably no blob versions, snapshots or deleted blobs: when
+//     included, the rows of versions that are not current
+//     (IsCurrentVersion false), of snapshots (a Snapshot) and of deleted
+//     blobs (Deleted true) are skipped, as a listing leaves them out.
+//
+// Then give Mark the newest run's manifest,
+// <YYYY>/<MM>/<DD>/<HH-MM-SS>/<rule>/<rule>-manifest.json in the rule's
+// destination container, which OpenAzure takes opened at its root.
+//
 // # What is read, and checked
 //
 // The manifest is JSON: sourceBucket, destinationBucket (an ARN), version
@@ -53,15 +75,30 @@
 // listed. A time left empty (null) is unknown: Mark keeps the object as
 // young.
 //
-// [OpenS3] refuses, with an error wrapping [ErrInvalidInput] and, where
+// Azure's manifest (version "1.0") names the account's endpoint, the
+// destination container, the rule's definition (its filters, format,
+// object type and schema fields), the run's status, which must be
+// Succeeded, its start time (inventoryStartTime, also the name of its
+// folder), its files, each with its name in the destination container and
+// its size but no checksum, and a summary whose objectCount must equal the
+// rows of all the files. Beside it, <rule>-manifest.checksum holds the MD5
+// of the manifest (read in hexadecimal or base64: Azure's documentation
+// does not say which) and must match it. A CSV file is not compressed; its
+// first row names its columns; Name is the blob's name after its
+// container ("<container>/<blob>"), as it is, not encoded. A Parquet file
+// has the same columns, its times in milliseconds since the epoch. A time
+// in CSV is read in RFC 3339 or as an HTTP date. Azure gives no checksum
+// of a file: its size, the row count and the format are what is checked.
+//
+// [OpenS3] and [OpenAzure] refuse, with an error wrapping [ErrInvalidInput] and, where
 // there is one, a more specific sentinel: a manifest whose checksum does
-// not match ([ErrChecksum]); a report of another bucket than the
-// namespace's ([ErrNotCovered]); one older than [WithMaxAge] or dated more
+// not match ([ErrChecksum]); a report of another bucket or account than the
+// namespace's, or whose filters leave out part of it ([ErrNotCovered]); one older than [WithMaxAge] or dated more
 // than 5 minutes in the future ([ErrTooOld]); the ORC format
 // ([ErrUnsupported]); a schema without the key, size and last modified
 // date. [Report.Objects] fails, after possibly yielding some of that
-// file's rows, on a file whose size or MD5 is not the manifest's
-// ([ErrChecksum]), a file that is missing ([ErrMissingFile]), a row of
+// file's rows, on a file whose size or MD5 is not the manifest's, or files
+// whose rows are not as many as the manifest's count ([ErrChecksum]), a file that is missing ([ErrMissingFile]), a row of
 // another bucket or that breaks the format, and, unless [WithAllowEmpty],
 // on a report with no object under the namespace ([ErrEmpty]): an empty
 // report is more likely the wrong report than an empty namespace. Mark
@@ -93,7 +130,8 @@
 // to, plus the clock skew): by the scan's start no object arrives in them
 // any more, so the report holds all of each. What the report misses is
 // never a candidate; what it names that is gone since is a candidate
-// whose delete is a no-op.
+// whose delete is a no-op. An Azure report's time is its run's start
+// (inventoryStartTime, and the name of its folder; the earlier of both).
 //
 // # Cost
 //

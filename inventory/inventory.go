@@ -124,7 +124,13 @@ type Report struct {
 	source string       // the manifest's address
 	time   time.Time
 	files  []reportFile
-	read   func(ctx context.Context, r *Report, f reportFile, yield func(Object, error) bool) bool
+	// read yields the objects of one file, and adds its rows (all of
+	// them, those skipped included) to rows; false when it yielded an
+	// error or the consumer stopped.
+	read func(ctx context.Context, r *Report, f reportFile, rows *int64, yield func(Object, error) bool) bool
+	// wantRows is the number of rows the manifest says the files hold
+	// (Azure's objectCount), -1 when it says none.
+	wantRows int64
 	// The namespace: its bucket, as the rows name it, and its path with a
 	// trailing '/' ("" for the bucket's root).
 	srcBucket string
@@ -135,9 +141,10 @@ type Report struct {
 
 // reportFile is one file of a report, as its manifest describes it.
 type reportFile struct {
-	key  string
-	size int64
-	md5  [md5.Size]byte
+	key    string
+	size   int64
+	md5    [md5.Size]byte
+	hasMD5 bool // Azure's manifest gives sizes only
 }
 
 // Time returns the time the report's listing reflects, taken on the safe
@@ -153,8 +160,9 @@ func (r *Report) Files() int { return len(r.files) }
 
 // Objects yields the report's objects under the namespace, keys relative to
 // it, in the report's order, reading its files one after the other. Each
-// file's size and MD5 are checked against the manifest as it is read: a
-// mismatch, a missing file, a row that breaks the format or an error of the
+// file's size and MD5 (S3's; Azure's manifest gives sizes only) are checked
+// against the manifest as it is read, and the files' rows against the
+// manifest's count of objects where it gives one (Azure's): a mismatch, a missing file, a row that breaks the format or an error of the
 // bucket ends the sequence with an error, possibly after rows of that file
 // were yielded; only a sequence that ends without an error is the report.
 // Rows of other buckets fail it; rows outside the namespace's path are
@@ -162,7 +170,7 @@ func (r *Report) Files() int { return len(r.files) }
 // object under the namespace ends with ErrEmpty unless WithAllowEmpty.
 func (r *Report) Objects(ctx context.Context) iter.Seq2[Object, error] {
 	return func(yield func(Object, error) bool) {
-		n := int64(0)
+		n, rows := int64(0), int64(0)
 		count := func(o Object, err error) bool {
 			if err == nil {
 				n++
@@ -174,9 +182,13 @@ func (r *Report) Objects(ctx context.Context) iter.Seq2[Object, error] {
 				yield(Object{}, err)
 				return
 			}
-			if !r.read(ctx, r, f, count) {
+			if !r.read(ctx, r, f, &rows, count) {
 				return
 			}
+		}
+		if r.wantRows >= 0 && rows != r.wantRows {
+			yield(Object{}, fmt.Errorf("%w: %s: the files hold %d objects, the manifest says %d", ErrChecksum, r.source, rows, r.wantRows))
+			return
 		}
 		if n == 0 && !r.cfg.allowEmpty {
 			yield(Object{}, fmt.Errorf("%w: %s", ErrEmpty, r.source))
@@ -255,7 +267,7 @@ func (c *checkedReader) finish() error {
 	}
 	var sum [md5.Size]byte
 	c.h.Sum(sum[:0])
-	if sum != c.f.md5 {
+	if c.f.hasMD5 && sum != c.f.md5 {
 		return fmt.Errorf("%w: %s has MD5 %x, the manifest says %x", ErrChecksum, c.f.key, sum, c.f.md5)
 	}
 	return nil

@@ -142,21 +142,21 @@ func (m *namespaceModel) write(t *testing.T, dir string) {
 // "src", whose namespace is under "ns/": every object that existed then,
 // versions that are not current, and objects of the bucket outside the
 // namespace.
-func (m *namespaceModel) reportRows(rng *rand.Rand) []s3Row {
+func (m *namespaceModel) reportRows(rng *rand.Rand, root string) []s3Row {
 	var rows []s3Row
 	for _, o := range m.objects {
 		if !o.mod.After(m.report) {
-			rows = append(rows, s3Row{Key: "ns/" + o.key, Size: int64(len(o.key)), Mod: o.mod})
+			rows = append(rows, s3Row{Key: root + "ns/" + o.key, Size: int64(len(o.key)), Mod: o.mod})
 		}
 	}
 	for range 3 {
 		mod := m.report.Add(-48 * time.Hour).Truncate(time.Second)
 		garbage := "ns/data/" + layout.DescendingID(mod).String() + "/" + xid.NewWithTime(mod).String()
 		rows = append(rows,
-			s3Row{Key: garbage, Size: 1, Mod: mod, Noncurr: true},
-			s3Row{Key: garbage + "x", DelMarker: true},
-			s3Row{Key: "other/" + garbage, Size: 1, Mod: mod},
-			s3Row{Key: "ns" + garbage, Size: 1, Mod: mod})
+			s3Row{Key: root + garbage, Size: 1, Mod: mod, Noncurr: true},
+			s3Row{Key: root + garbage + "x", Mod: mod, DelMarker: true},
+			s3Row{Key: root + "other/" + garbage, Size: 1, Mod: mod},
+			s3Row{Key: root + "ns" + garbage, Size: 1, Mod: mod})
 	}
 	rng.Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
 	return rows
@@ -207,15 +207,16 @@ func TestModelInventoryMatchesList(t *testing.T) {
 	}
 	runs := 0
 	for seed := range seeds {
+		kind := []string{"s3", "azure"}[seed/2%2]
 		format := []string{"CSV", "Parquet"}[seed%2]
-		t.Run(fmt.Sprintf("seed%d-%s", seed, format), func(t *testing.T) {
+		t.Run(fmt.Sprintf("seed%d-%s-%s", seed, kind, format), func(t *testing.T) {
 			runs++
-			checkModel(t, uint64(seed), format)
+			checkModel(t, uint64(seed), kind, format)
 		})
 	}
 }
 
-func checkModel(t *testing.T, seed uint64, format string) {
+func checkModel(t *testing.T, seed uint64, kind, format string) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(seed, 29))
 	m := newModel(rng)
@@ -228,7 +229,18 @@ func checkModel(t *testing.T, seed uint64, format string) {
 	defer store.Close()
 	dest := memblob.OpenBucket(nil)
 	defer dest.Close()
-	mkey := writeS3(t, dest, "inv/", s3Report{Source: "src", Time: m.report, Format: format, Files: 1 + rng.IntN(3), Rows: m.reportRows(rng), Version: true})
+	var open func() (*Report, error)
+	clock := WithClock(func() time.Time { return m.now })
+	if kind == "s3" {
+		mkey := writeS3(t, dest, "inv/", s3Report{Source: "src", Time: m.report, Format: format, Files: 1 + rng.IntN(3), Rows: m.reportRows(rng, ""), Version: true})
+		open = func() (*Report, error) { return OpenS3(ctx, dest, mkey, "s3://src/ns", clock) }
+	} else {
+		rows := m.reportRows(rng, "src/")
+		mkey := writeAzure(t, dest, azReport{Account: "acct", Time: m.report, Format: strings.ToLower(format), Files: 1 + rng.IntN(3), Rows: rows, Prefix: []string{"src"}, Count: -1})
+		open = func() (*Report, error) {
+			return OpenAzure(ctx, dest, mkey, "https://acct.blob.core.windows.net/src/ns", clock)
+		}
+	}
 
 	opts := func(more ...sweep.MarkOption) []sweep.MarkOption {
 		return append([]sweep.MarkOption{sweep.WithClock(func() time.Time { return m.now }), sweep.WithTempDir(t.TempDir())}, more...)
@@ -238,7 +250,7 @@ func checkModel(t *testing.T, seed uint64, format string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := OpenS3(ctx, dest, mkey, "s3://src/ns", WithClock(func() time.Time { return m.now }))
+	rep, err := open()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +297,11 @@ func checkModel(t *testing.T, seed uint64, format string) {
 		sumI.NumYoungObjects != sumL.NumYoungObjects+goneYoung || sumI.NumKeptObjects != sumL.NumKeptObjects+goneKept {
 		t.Fatalf("summaries: inventory %+v, LIST %+v, gone young %d, kept %d", sumI, sumL, goneYoung, goneKept)
 	}
-	if sumI.InventorySource != rep.Source() || !sumI.InventoryTime.Equal(m.report.Truncate(time.Minute)) || sumI.InventoryObjects == 0 {
+	wantTime := m.report.Truncate(time.Second)
+	if kind == "s3" {
+		wantTime = m.report.Truncate(time.Minute) // the folder's name
+	}
+	if sumI.InventorySource != rep.Source() || !sumI.InventoryTime.Equal(wantTime) || sumI.InventoryObjects == 0 {
 		t.Fatalf("summary says inventory %q at %v, %d objects", sumI.InventorySource, sumI.InventoryTime, sumI.InventoryObjects)
 	}
 
@@ -302,5 +318,4 @@ func checkModel(t *testing.T, seed uint64, format string) {
 	if !slices.Equal(union, candI) {
 		t.Fatalf("shards' candidates %q, the whole run's %q", union, candI)
 	}
-	_ = strings.Compare
 }

@@ -17,7 +17,7 @@ import (
 
 // parquetColumns names the columns of a Parquet report; absent ones are "".
 type parquetColumns struct {
-	bucket, key, size, modified, latest, marker string
+	bucket, key, size, modified, latest, marker, snapshot string
 }
 
 // s3ParquetColumns are S3 Inventory's.
@@ -30,14 +30,14 @@ var s3ParquetColumns = parquetColumns{
 // largest value, 64 KiB, whatever a page holds.
 const parquetBatch = 256
 
-func readS3Parquet(ctx context.Context, r *Report, f reportFile, yield func(Object, error) bool) bool {
-	return readParquetFile(ctx, r, f, s3ParquetColumns, yield)
+func readS3Parquet(ctx context.Context, r *Report, f reportFile, rows *int64, yield func(Object, error) bool) bool {
+	return readParquetFile(ctx, r, f, s3ParquetColumns, rows, yield)
 }
 
 // readParquetFile copies one Parquet file of a report to a temporary file,
 // checking its size and MD5, checks it with parquetguard, and yields its
 // rows' objects; false when it yielded an error or the consumer stopped.
-func readParquetFile(ctx context.Context, r *Report, f reportFile, cols parquetColumns, yield func(Object, error) bool) bool {
+func readParquetFile(ctx context.Context, r *Report, f reportFile, cols parquetColumns, rows *int64, yield func(Object, error) bool) bool {
 	fail := func(err error) bool {
 		yield(Object{}, err)
 		return false
@@ -60,6 +60,7 @@ func readParquetFile(ctx context.Context, r *Report, f reportFile, cols parquetC
 		if batch == nil {
 			return true
 		}
+		*rows += int64(len(batch))
 		for _, row := range batch {
 			if row.bucket != r.srcBucket && pr.bucket >= 0 {
 				return fail(fmt.Errorf("%w: %s: bucket %q, not %q", ErrInvalidInput, f.key, row.bucket, r.srcBucket))
@@ -92,19 +93,19 @@ type parquetRow struct {
 // parquetReader reads the columns of a report's Parquet file in step, a
 // batch of rows at a time. A panic of parquet-go is an error.
 type parquetReader struct {
-	f                                           *parquet.File
-	bucket, key, size, modified, latest, marker int // column indexes, -1 when absent
-	unit                                        time.Duration
-	rg                                          int
-	left                                        int64 // rows of the row group not read yet
-	readers                                     []*columnReader
-	vals                                        [6][]parquet.Value
-	rows                                        []parquetRow
+	f                                                     *parquet.File
+	bucket, key, size, modified, latest, marker, snapshot int // column indexes, -1 when absent
+	unit                                                  time.Duration
+	rg                                                    int
+	left                                                  int64 // rows of the row group not read yet
+	readers                                               []*columnReader
+	vals                                                  [7][]parquet.Value
+	rows                                                  []parquetRow
 }
 
 func openParquet(file io.ReaderAt, size int64, cols parquetColumns) (pr *parquetReader, err error) {
 	defer recoverInto(&err)
-	names := []string{cols.bucket, cols.key, cols.size, cols.modified, cols.latest, cols.marker}
+	names := []string{cols.bucket, cols.key, cols.size, cols.modified, cols.latest, cols.marker, cols.snapshot}
 	var want []string
 	for _, n := range names {
 		if n != "" {
@@ -116,8 +117,8 @@ func openParquet(file io.ReaderAt, size int64, cols parquetColumns) (pr *parquet
 		return nil, err
 	}
 	pr = &parquetReader{f: f}
-	idx := []*int{&pr.bucket, &pr.key, &pr.size, &pr.modified, &pr.latest, &pr.marker}
-	kinds := []parquet.Kind{parquet.ByteArray, parquet.ByteArray, parquet.Int64, parquet.Int64, parquet.Boolean, parquet.Boolean}
+	idx := []*int{&pr.bucket, &pr.key, &pr.size, &pr.modified, &pr.latest, &pr.marker, &pr.snapshot}
+	kinds := []parquet.Kind{parquet.ByteArray, parquet.ByteArray, parquet.Int64, parquet.Int64, parquet.Boolean, parquet.Boolean, parquet.ByteArray}
 	for i, n := range names {
 		*idx[i] = -1
 		if n == "" {
@@ -179,7 +180,7 @@ func (pr *parquetReader) next() (rows []parquetRow, err error) {
 		pr.left = g.NumRows()
 		chunks := g.ColumnChunks()
 		pr.readers = pr.readers[:0]
-		for _, c := range []int{pr.bucket, pr.key, pr.size, pr.modified, pr.latest, pr.marker} {
+		for _, c := range []int{pr.bucket, pr.key, pr.size, pr.modified, pr.latest, pr.marker, pr.snapshot} {
 			if c < 0 {
 				pr.readers = append(pr.readers, nil)
 				continue
@@ -210,6 +211,9 @@ func (pr *parquetReader) next() (rows []parquetRow, err error) {
 			row.current = false
 		}
 		if v := pr.vals[5][j]; pr.marker >= 0 && !v.IsNull() && v.Boolean() {
+			row.current = false
+		}
+		if v := pr.vals[6][j]; pr.snapshot >= 0 && !v.IsNull() && len(v.ByteArray()) > 0 {
 			row.current = false
 		}
 		key := pr.vals[1][j]

@@ -94,6 +94,7 @@ func OpenS3(ctx context.Context, bucket *blob.Bucket, manifestKey, ns string, op
 		source:    "s3://" + dest + "/" + manifestKey,
 		srcBucket: m.SourceBucket,
 		cfg:       cfg,
+		wantRows:  -1,
 	}
 	if n.Path != "" {
 		r.prefix = n.Path + "/"
@@ -106,7 +107,7 @@ func OpenS3(ctx context.Context, bucket *blob.Bucket, manifestKey, ns string, op
 		return nil, err
 	}
 	for _, f := range m.Files {
-		rf := reportFile{key: f.Key, size: *f.Size}
+		rf := reportFile{key: f.Key, size: *f.Size, hasMD5: true}
 		hex.Decode(rf.md5[:], []byte(f.MD5checksum)) // checked by parseS3Manifest
 		r.files = append(r.files, rf)
 	}

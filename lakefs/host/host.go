@@ -101,12 +101,13 @@ type Options struct {
 	// Optimized starts the mark from the repository's latest run
 	// (lakegc.Config.Optimized).
 	Optimized bool
-	// Inventory is the URI of an S3 Inventory report's manifest.json
-	// ("s3://<bucket>/<path>/manifest.json") of the repository's
-	// namespace: the mark takes the older slices from it instead of
-	// listing them (lakegc.Config.Inventory; package inventory). Its
-	// bucket is opened as the namespace's. Not with Optimized: such a
-	// mark is clean.
+	// Inventory is the URI of an inventory report's manifest of the
+	// repository's namespace, S3 Inventory's
+	// ("s3://<bucket>/<path>/manifest.json") or Azure Blob inventory's
+	// ("https://<account>.<domain>/<container>/<path>/<rule>-manifest.json"):
+	// the mark takes the older slices from it instead of listing them
+	// (lakegc.Config.Inventory; package inventory). Its bucket is opened
+	// as the namespace's. Not with Optimized: such a mark is clean.
 	Inventory string
 	// InitNamespace first writes lakegc's marker naming the namespace as
 	// the repository's (lakegc.InitNamespace): for a repository without

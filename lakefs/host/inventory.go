@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"strings"
 	"time"
 
 	"gocloud.dev/blob"
@@ -13,20 +14,29 @@ import (
 	"github.com/lakegc/lakegc/sweep"
 )
 
-// openInventory opens the S3 Inventory report whose manifest is at the URI
-// manifest ("s3://<bucket>/<key>/manifest.json") as the listing of the
-// namespace ns: the report's bucket is opened as the namespace's is, with
-// lakeFS's blockstore settings when the host has them. The caller closes
-// the bucket once the mark is done.
+// openInventory opens the inventory report whose manifest is at the URI
+// manifest, an S3 Inventory report's ("s3://<bucket>/<path>/manifest.json")
+// or an Azure Blob inventory report's
+// ("https://<account>.<domain>/<container>/<path>/<rule>-manifest.json"),
+// as the listing of the namespace ns: the report's bucket is opened as the
+// namespace's is, with lakeFS's blockstore settings when the host has
+// them. The caller closes the bucket once the mark is done.
 func openInventory(ctx context.Context, manifest, ns string, o Options, tempDir string) (sweep.Inventory, *blob.Bucket, error) {
 	m, err := namespace.Parse(manifest)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: inventory: %w", ErrInvalidInput, err)
 	}
-	if m.Kind != namespace.S3 || path.Base(m.Path) != "manifest.json" {
-		return nil, nil, fmt.Errorf("%w: inventory %q is not an S3 Inventory manifest (s3://<bucket>/<path>/manifest.json)", ErrInvalidInput, manifest)
+	var root string
+	open := inventory.OpenS3
+	switch {
+	case m.Kind == namespace.S3 && path.Base(m.Path) == "manifest.json":
+		root = "s3://" + m.Bucket
+	case m.Kind == namespace.Azure && strings.HasSuffix(m.Path, "-manifest.json"):
+		root, open = "https://"+m.Account+"."+m.Domain+"/"+m.Bucket, inventory.OpenAzure
+	default:
+		return nil, nil, fmt.Errorf("%w: inventory %q is no S3 Inventory manifest (s3://<bucket>/<path>/manifest.json) nor Azure Blob inventory manifest (https://<account>.<domain>/<container>/<path>/<rule>-manifest.json)", ErrInvalidInput, manifest)
 	}
-	_, b, err := openNamespace(ctx, "s3://"+m.Bucket, "", o.Blockstore)
+	_, b, err := openNamespace(ctx, root, "", o.Blockstore)
 	if err != nil {
 		return nil, nil, fmt.Errorf("host: inventory bucket: %w", err)
 	}
@@ -34,7 +44,7 @@ func openInventory(ctx context.Context, manifest, ns string, o Options, tempDir 
 	if clock == nil {
 		clock = time.Now
 	}
-	inv, err := inventory.OpenS3(ctx, b, m.Path, ns, inventory.WithClock(clock), inventory.WithTempDir(tempDir))
+	inv, err := open(ctx, b, m.Path, ns, inventory.WithClock(clock), inventory.WithTempDir(tempDir))
 	if err != nil {
 		b.Close()
 		return nil, nil, err
