@@ -156,7 +156,7 @@
 //
 // With WithInventory, Mark takes the older slices from an inventory report
 // the store made of the namespace (package inventory of this module reads
-// S3 Inventory's) instead of listing them:
+// S3's and Azure's) instead of listing them:
 //
 //   - A slice that started before the report's time (Inventory.Time) less
 //     the slice margin, and before the cutoff, is not listed: its objects
@@ -182,7 +182,7 @@
 //   - A run from an inventory is clean: it ignores WithPrevious (its
 //     clean_reason says so), and leaves the records an optimized run can
 //     start from. With WithShard, a shard takes from the report its own
-//     slices only.
+//     slices only (each shard reads the whole report).
 //
 // The summary names the report (inventory), its time (inventory_time) and
 // the objects read from it (inventory_objects); slices_skipped counts the
