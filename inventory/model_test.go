@@ -205,12 +205,10 @@ func TestModelInventoryMatchesList(t *testing.T) {
 	if testing.Short() {
 		seeds = 4
 	}
-	runs := 0
 	for seed := range seeds {
 		kind := []string{"s3", "azure"}[seed/2%2]
 		format := []string{"CSV", "Parquet"}[seed%2]
 		t.Run(fmt.Sprintf("seed%d-%s-%s", seed, kind, format), func(t *testing.T) {
-			runs++
 			checkModel(t, uint64(seed), kind, format)
 		})
 	}
