@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -144,6 +145,8 @@ func TestOpenS3Refuses(t *testing.T) {
 		{name: "too old", format: "CSV", opts: []Option{WithMaxAge(30 * time.Minute)}, want: ErrTooOld, atOpen: true},
 		{name: "future", format: "CSV", opts: []Option{WithClock(func() time.Time { return testNow.Add(-2 * time.Hour) })}, want: ErrTooOld, atOpen: true},
 		{name: "empty", format: "CSV", rows: []s3Row{{Key: "other/x", Size: 1, Mod: testNow}}, want: ErrEmpty},
+		{name: "long line", format: "CSV", rows: []s3Row{{Key: "ns/" + strings.Repeat("a", maxLine), Size: 1, Mod: testNow}}, want: ErrInvalidInput},
+		{name: "long value", format: "Parquet", rows: []s3Row{{Key: "ns/" + strings.Repeat("a", 80<<10), Size: 1, Mod: testNow}}, want: ErrInvalidInput},
 		{name: "empty parquet", format: "Parquet", ns: "s3://src/nothing", want: ErrEmpty},
 		{name: "ORC", format: "CSV", setup: manifest(func(m string) string { return strings.Replace(m, `"CSV"`, `"ORC"`, 1) }), want: ErrUnsupported, atOpen: true},
 		{name: "schema without time", format: "CSV", setup: manifest(func(m string) string { return strings.Replace(m, "LastModifiedDate", "Other", 1) }), want: ErrInvalidInput, atOpen: true},
@@ -198,10 +201,11 @@ func listAll(ctx context.Context, b *blob.Bucket, prefix string) func(func(strin
 		it := b.List(&blob.ListOptions{Prefix: prefix})
 		for {
 			o, err := it.Next(ctx)
+			if errors.Is(err, io.EOF) {
+				return
+			}
 			if err != nil {
-				if err.Error() != "EOF" {
-					yield("", err)
-				}
+				yield("", err)
 				return
 			}
 			if !yield(o.Key, nil) {
