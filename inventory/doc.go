@@ -21,8 +21,8 @@
 //     other fields are read past);
 //   - the format CSV or Apache Parquet (ORC is refused, see below);
 //   - a daily frequency: Mark takes from a report only the slices started
-//     a slice margin (25 hours with the defaults) before it, and refuses a
-//     report older than WithMaxAge (DefaultMaxAge, 8 days: a weekly report
+//     a slice margin (25 hours with the defaults) before it, and OpenS3
+//     refuses a report older than WithMaxAge (DefaultMaxAge, 8 days: a weekly report
 //     and a day of delivery);
 //   - current versions only, preferably: with all versions, the rows of
 //     noncurrent versions (IsLatest false) and of delete markers are
