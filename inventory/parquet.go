@@ -228,11 +228,14 @@ func (pr *parquetReader) next() (rows []parquetRow, err error) {
 			}
 			row.obj.Size = size.Int64()
 			if mod := pr.vals[3][j]; !mod.IsNull() {
-				t := time.Unix(0, 0).Add(time.Duration(mod.Int64()) * pr.unit)
-				if y := t.Year(); y < 1970 || y > 9999 || mod.Int64() > int64(1<<62)/int64(pr.unit) {
-					return nil, fmt.Errorf("key %q: last modified %d out of range", row.obj.Key, mod.Int64())
+				// Checked before it is multiplied: a product past int64
+				// would wrap around to any time, 1970 included. 2^62 ns
+				// from 1970 is in 2116.
+				v := mod.Int64()
+				if v < 0 || v > int64(1<<62)/int64(pr.unit) {
+					return nil, fmt.Errorf("key %q: last modified %d out of range", row.obj.Key, v)
 				}
-				row.obj.ModTime = t.UTC()
+				row.obj.ModTime = time.Unix(0, 0).Add(time.Duration(v) * pr.unit).UTC()
 			}
 		}
 		pr.rows = append(pr.rows, row)
