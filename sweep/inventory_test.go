@@ -71,3 +71,49 @@ func TestMarkInventoryFailures(t *testing.T) {
 		t.Fatalf("summary %+v, %v", sum2, err)
 	}
 }
+
+// A report that names a key twice (rows repeated across its files) marks
+// it once, and keeps it when any of its rows is young, as a listing that
+// returned a key twice would; keys of the slices the report does not cover
+// (newer than its time less the margin), of the top level and of the data
+// folder's loose objects are the store's to list: the report's are
+// ignored.
+func TestMarkInventoryRepeatsAndPlaces(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	b := memblob.OpenBucket(nil)
+	defer b.Close()
+	old := now.Add(-5 * 24 * time.Hour)
+	slice := "data/" + layout.DescendingID(old).String() + "/"
+	twiceOld := slice + layout.DescendingID(old.Add(time.Second)).String()
+	oldAndYoung := slice + layout.DescendingID(old.Add(2*time.Second)).String()
+	at := now.Add(-26 * time.Hour) // report time: the boundary is 51 h ago with the defaults
+	recent := now.Add(-48 * time.Hour)
+	newer := "data/" + layout.DescendingID(recent).String() + "/" + layout.DescendingID(recent).String()
+	objs := []sweep.InventoryObject{
+		{Key: twiceOld, Size: 1, ModTime: old},
+		{Key: oldAndYoung, Size: 1, ModTime: old},
+		{Key: newer, Size: 1, ModTime: recent},
+		{Key: layout.DescendingID(old).String(), Size: 1, ModTime: old},
+		{Key: "data/" + layout.DescendingID(old).String(), Size: 1, ModTime: old},
+		{Key: twiceOld, Size: 1, ModTime: old},
+		{Key: oldAndYoung, Size: 1, ModTime: now.Add(-time.Hour)},
+	}
+	in := sweep.Inputs{Uncommitted: noKeys, Committed: noKeys, ExportStart: now}
+	run := layout.NewRunID(now)
+	sum, err := sweep.Mark(ctx, b, run, in, sweep.WithClock(func() time.Time { return now }), sweep.WithTempDir(t.TempDir()),
+		sweep.WithInventory(failingInventory{at: at, objects: objs}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for k, err := range sweep.Candidates(ctx, b, "_lakefs", run) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, k)
+	}
+	if len(got) != 1 || got[0] != twiceOld || sum.NumDeletedObjects != 1 || sum.InventoryObjects != int64(len(objs)) {
+		t.Fatalf("candidates %q, summary %+v", got, sum)
+	}
+}
