@@ -170,14 +170,21 @@
 //   - The report is trusted as an optimized run trusts its previous run's
 //     records: no object arrives in a slice later than the margin after
 //     it started, so a report taken after that holds all of the slice.
-//     Nothing the report misses is a candidate.
+//     Nothing the report misses is a candidate. An object written again at
+//     its address after the report is judged by the report's row, its
+//     old time: lakeFS never does so, but [Restore] does. An object
+//     restored after the report's time, and not in the keep set, is a
+//     candidate of a run from that report, where a listing would keep it
+//     as young for the min age: after a Restore, mark from a report taken
+//     after it, or list.
 //   - An object the report names that the store no longer has is gone
 //     already: it may be a candidate, whose delete is a no-op (Sweep
-//     counts it deleted or already gone). The candidates are exactly those
-//     of a mark that lists every slice, plus such objects: those of the
-//     slices taken from the report, recognized, older than the cutoff, in
-//     no keep set and no other repository's folder. Their counts are in
-//     the summary's young and kept counts likewise.
+//     counts it deleted or already gone). Objects written again since the
+//     report aside, the candidates are exactly those of a mark that lists
+//     every slice, plus such objects: those of the slices taken from the
+//     report, recognized, older than the cutoff, in no keep set and no
+//     other repository's folder. Their counts are in the summary's young
+//     and kept counts likewise.
 //   - An error of the report, at any row, fails the mark.
 //   - A run from an inventory is clean: it ignores WithPrevious (its
 //     clean_reason says so), and leaves the records an optimized run can
