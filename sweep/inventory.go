@@ -22,7 +22,9 @@ type Inventory interface {
 	// Time is the earliest time at which the store may have begun the
 	// listing: every object the namespace held then, and still holds, is
 	// in Objects, unless written after Time. A later time than the true
-	// one is unsafe; an earlier one only costs listing.
+	// one is unsafe; an earlier one only costs listing. Mark refuses the
+	// zero time, and a time after its start plus the clock skew
+	// (ErrInvalidInput).
 	Time() time.Time
 	// Objects yields the objects of the report under the namespace, keys
 	// relative to it as a listing of the namespace's bucket spells them,
@@ -76,6 +78,12 @@ func (m *marker) useInventory(l *lister) error {
 	t := inv.Time()
 	if t.IsZero() {
 		return fmt.Errorf("%w: inventory %s has no time", ErrInvalidInput, inv.Source())
+	}
+	// A report cannot list what the store holds later than now: a time
+	// past the clock (and its skew) is wrong, and a later time than the
+	// true one takes slices that were still receiving objects.
+	if limit := m.sum.StartTime.Add(time.Second + m.cfg.clockSkew); t.After(limit) {
+		return fmt.Errorf("%w: inventory %s is dated %v, after the mark's start %v (clock skew %v)", ErrInvalidInput, inv.Source(), t.UTC(), m.sum.StartTime, m.cfg.clockSkew)
 	}
 	r := &reportRun{inv: inv, source: inv.Source(), time: t.UTC(), boundary: t.Add(-m.cfg.margin())}
 	l.report = r

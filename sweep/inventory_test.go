@@ -64,6 +64,11 @@ func TestMarkInventoryFailures(t *testing.T) {
 	if _, err := sweep.Mark(ctx, b, layout.NewRunID(now.Add(time.Second)), in, append(opts, sweep.WithInventory(failingInventory{objects: objs}))...); !errors.Is(err, sweep.ErrInvalidInput) {
 		t.Fatalf("mark with a report without a time: %v", err)
 	}
+	// A report dated after the mark's start, beyond the clock skew, is
+	// refused: it cannot hold what the store holds now.
+	if _, err := sweep.Mark(ctx, b, layout.NewRunID(now.Add(3*time.Second)), in, append(opts, sweep.WithInventory(failingInventory{at: now.Add(sweep.DefaultClockSkew + 2*time.Second), objects: objs}))...); !errors.Is(err, sweep.ErrInvalidInput) {
+		t.Fatalf("mark with a report from the future: %v", err)
+	}
 	// The same report without its error: the object is a candidate.
 	run = layout.NewRunID(now.Add(2 * time.Second))
 	sum2, err := sweep.Mark(ctx, b, run, in, append(opts, sweep.WithInventory(failingInventory{at: now.Add(-time.Hour), objects: objs}))...)
