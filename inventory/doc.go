@@ -130,10 +130,10 @@
 // to, plus the clock skew): by the scan's start no object arrives in them
 // any more, so the report holds all of each. What the report misses is
 // never a candidate; what it names that is gone since is a candidate
-// whose delete is a no-op. What it names that was written again since is
-// judged by its old row: lakegc restore puts quarantined objects back so,
-// and after a restore a mark should take a report made after it, or list
-// (package sweep, "Inventory reports"). An Azure report's time is its run's start
+// whose delete is a no-op. What it names that was written again since
+// would be judged by its old row: Mark keeps what a quarantine moved since
+// the report, which a restore may have put back (package sweep,
+// "Inventory reports"). An Azure report's time is its run's start
 // (inventoryStartTime, and the name of its folder; the earlier of both).
 //
 // # Cost

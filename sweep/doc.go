@@ -171,20 +171,23 @@
 //     records: no object arrives in a slice later than the margin after
 //     it started, so a report taken after that holds all of the slice.
 //     Nothing the report misses is a candidate. An object written again at
-//     its address after the report is judged by the report's row, its
-//     old time: lakeFS never does so, but [Restore] does. An object
-//     restored after the report's time, and not in the keep set, is a
-//     candidate of a run from that report, where a listing would keep it
-//     as young for the min age: after a Restore, mark from a report taken
-//     after it, or list.
+//     its address after the report would be judged by the report's row,
+//     its old time, where a listing keeps it as young: lakeFS never writes
+//     an address twice, but [Restore] puts quarantined objects back so.
+//     Mark therefore keeps every address that a quarantine's manifest
+//     part written since the report's time less the slice margin names
+//     (and fails on a part it cannot read): what was moved since, and so
+//     maybe restored. A quarantine purged before a report newer than its
+//     restores is used takes that protection with it.
 //   - An object the report names that the store no longer has is gone
 //     already: it may be a candidate, whose delete is a no-op (Sweep
-//     counts it deleted or already gone). Objects written again since the
-//     report aside, the candidates are exactly those of a mark that lists
-//     every slice, plus such objects: those of the slices taken from the
-//     report, recognized, older than the cutoff, in no keep set and no
-//     other repository's folder. Their counts are in the summary's young
-//     and kept counts likewise.
+//     counts it deleted or already gone), unless a quarantine moved it
+//     since. Objects written again since the report aside, the candidates
+//     are exactly those of a mark that lists every slice, plus such
+//     objects: those of the slices taken from the report, recognized,
+//     older than the cutoff, in no keep set and no other repository's
+//     folder. Their counts are in the summary's young and kept counts
+//     likewise.
 //   - An error of the report, at any row, fails the mark.
 //   - A run from an inventory is clean: it ignores WithPrevious (its
 //     clean_reason says so), and leaves the records an optimized run can

@@ -2,7 +2,10 @@ package sweep
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"strings"
 	"time"
@@ -103,8 +106,75 @@ func (l *lister) listRest(ctx context.Context) error {
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return l.listFolders(gctx) })
-	g.Go(func() error { return l.readReport(gctx) })
+	g.Go(func() error {
+		if err := l.keepMoved(gctx); err != nil {
+			return err
+		}
+		return l.readReport(gctx)
+	})
 	return g.Wait()
+}
+
+// maxPart bounds a quarantine manifest's part: one batch's addresses.
+const maxPart = 16 << 20
+
+// keepMoved adds to the keep set every address that a sweep with
+// quarantine (WithQuarantine) moved away since the report's boundary: the
+// report may name such an object with its old time, and Restore may have
+// put it back since, new to a listing, which keeps it as young. A part of
+// a quarantine's manifest is written just before its addresses' originals
+// are deleted, so every part written since the boundary (the store's time
+// of the part, or an unknown one) is read; a part that is gone is a purged
+// quarantine's.
+func (l *lister) keepMoved(ctx context.Context) error {
+	root := layout.Quarantines(l.cfg.storagePrefix)
+	var runs []string
+	it := l.bucket.List(&blob.ListOptions{Prefix: root, Delimiter: "/"})
+	for {
+		o, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("sweep: list %q: %w", root, err)
+		}
+		if o.IsDir {
+			runs = append(runs, o.Key)
+		}
+	}
+	for _, run := range runs {
+		it := l.bucket.List(&blob.ListOptions{Prefix: run + layout.QuarantineManifest})
+		for {
+			o, err := it.Next(ctx)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("sweep: list %q: %w", run+layout.QuarantineManifest, err)
+			}
+			if o.IsDir || !o.ModTime.IsZero() && o.ModTime.Before(l.report.boundary) {
+				continue
+			}
+			b, err := readSmall(ctx, l.bucket, o.Key, maxPart)
+			if l.cfg.classify.isNotFound(err) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			var part manifestPart
+			if err := json.Unmarshal(b, &part); err != nil {
+				return fmt.Errorf("%w: quarantine manifest %s: %v", ErrInvalidInput, o.Key, err)
+			}
+			for _, a := range part.Addresses {
+				if err := l.youngKeys.add([]byte(a)); err != nil {
+					return err
+				}
+			}
+			l.movedKept += int64(len(part.Addresses))
+		}
+	}
+	return nil
 }
 
 // fromReport reports whether the slice name, started at t, is taken from

@@ -122,3 +122,25 @@ func TestMarkInventoryRepeatsAndPlaces(t *testing.T) {
 		t.Fatalf("candidates %q, summary %+v", got, sum)
 	}
 }
+
+// A quarantine's manifest part that cannot be read fails a mark from an
+// inventory, which keeps what quarantines moved since the report (a
+// restore may have put it back): it cannot tell what was moved.
+func TestMarkInventoryBadQuarantinePart(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now().UTC()
+	b := memblob.OpenBucket(nil)
+	defer b.Close()
+	part := layout.QuarantinePath("_lakefs", layout.NewRunID(now.Add(-time.Hour))) + layout.QuarantineManifest + "1-000001.json"
+	if err := b.WriteAll(ctx, part, []byte(`{"addresses":`), nil); err != nil {
+		t.Fatal(err)
+	}
+	old := now.Add(-5 * 24 * time.Hour)
+	objs := []sweep.InventoryObject{{Key: "data/" + layout.DescendingID(old).String() + "/" + layout.DescendingID(old).String(), Size: 1, ModTime: old}}
+	in := sweep.Inputs{Uncommitted: noKeys, Committed: noKeys, ExportStart: now}
+	_, err := sweep.Mark(ctx, b, layout.NewRunID(now), in, sweep.WithClock(func() time.Time { return now }), sweep.WithTempDir(t.TempDir()),
+		sweep.WithInventory(failingInventory{at: now.Add(-time.Hour), objects: objs}))
+	if !errors.Is(err, sweep.ErrInvalidInput) {
+		t.Fatalf("mark with a broken quarantine part: %v", err)
+	}
+}

@@ -237,6 +237,9 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	m.sum.FirstSlice = l.firstSlice
 	m.sum.SlicesListed, m.sum.SlicesSkipped = l.listed, l.skipped
 	m.sum.InventoryObjects = l.reportRead
+	if l.movedKept > 0 {
+		m.log("sweep: addresses quarantined since the inventory report kept", "addresses", l.movedKept)
+	}
 	m.sum.NumUnrecognizedObjects, m.sum.UnrecognizedBytes = l.unrec.n, l.unrec.bytes
 	m.sum.UnrecognizedSample = slices.Clip(l.unrec.sample)
 	if l.unrec.n > 0 {

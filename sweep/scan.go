@@ -160,6 +160,7 @@ type lister struct {
 
 	report     *reportRun // WithInventory's report, nil without
 	reportRead int64      // the objects read from it
+	movedKept  int64      // the addresses quarantined since it, kept (keepMoved)
 }
 
 // listTop lists the top level and the data folder with a delimiter: loose
