@@ -66,3 +66,10 @@ func QuarantineAddress(storagePrefix, runID, key string) (string, bool) {
 func LeaseFolder(storagePrefix string) string {
 	return under(storagePrefix, gcFolder+leaseFolder)
 }
+
+// QuarantinePart is one part of a quarantine's manifest, as JSON: the
+// addresses one sweep batch moved. The quarantine writes it; a mark from an
+// inventory report reads it to keep what was moved back since the report.
+type QuarantinePart struct {
+	Addresses []string `json:"addresses"`
+}

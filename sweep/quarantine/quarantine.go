@@ -43,9 +43,7 @@ type quarantineRecord struct {
 }
 
 // manifestPart is one part of a quarantine's manifest.
-type manifestPart struct {
-	Addresses []string `json:"addresses"`
-}
+type manifestPart = layout.QuarantinePart
 
 // parseQuarantineRecord reads a quarantine's record, which must name runID,
 // and returns when the quarantine was started.
