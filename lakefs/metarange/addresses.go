@@ -45,7 +45,21 @@ type Stats struct {
 	AsStored        int64 // entries kept with their address as stored: a relative one
 	MadeRelative    int64 // entries whose full address inside the namespace was made relative
 	Outside         int64 // entries whose full address is outside the namespace, such as imports: only a tail of a lakeFS key shape kept
-	Done            bool  // the iteration has ended: this is the last call
+	// Cache is the range cache's part (WithRangeCache): Ranges counts the
+	// ranges served from their cache and from their tables alike, and so
+	// do Entries, AsStored, MadeRelative and Outside (a cache holds its
+	// range's counts); Bytes counts the tables read only.
+	Cache CacheStats
+	Done  bool // the iteration has ended: this is the last call
+}
+
+// CacheStats are the range cache's running totals (WithRangeCache, Cache).
+type CacheStats struct {
+	Hits        int64 // ranges served from their cache: their tables not read
+	Misses      int64 // ranges read from their tables (and their caches written, but for WriteErrors)
+	Rejected    int64 // among Misses, caches found and ignored: damaged, of other settings or versions, unreadable
+	WriteErrors int64 // among Misses, caches that could not be written (the run goes on)
+	Bytes       int64 // bytes of the caches read
 }
 
 // Addresses returns the addresses, relative to the storage namespace, of
@@ -98,6 +112,9 @@ type run struct {
 	metaRangesRead, emptyMetaRanges, rangesRead, sharedRanges atomic.Int64
 	bytes, entries, asStored, madeRelative, outside           atomic.Int64
 
+	cache                                                               *cacheCore // nil without WithRangeCache
+	cacheHits, cacheMisses, cacheRejected, cacheWriteErrors, cacheBytes atomic.Int64
+
 	errOnce sync.Once
 	err     error
 	cancel  context.CancelFunc
@@ -128,6 +145,9 @@ func newRun(bucket *blob.Bucket, storageNamespace string, metaRangeIDs []string,
 		prober: nsaddr.NewProber(bucket, ns.ns.String(), nsaddr.DefaultProbes),
 		ranges: newIDSet(cfg.maxRanges),
 		files:  make(chan struct{}, cfg.concurrency),
+	}
+	if cfg.rangeCache {
+		r.cache = &cacheCore{bucket: bucket, cfg: cfg, ns: &r.ns, namespace: storageNamespace, prober: r.prober}
 	}
 	seen := make(map[id]bool, len(metaRangeIDs))
 	for _, s := range metaRangeIDs {
@@ -276,7 +296,9 @@ func (r *run) report(done bool) {
 		AsStored:        r.asStored.Load(),
 		MadeRelative:    r.madeRelative.Load(),
 		Outside:         r.outside.Load(),
-		Done:            done,
+		Cache: CacheStats{Hits: r.cacheHits.Load(), Misses: r.cacheMisses.Load(), Rejected: r.cacheRejected.Load(),
+			WriteErrors: r.cacheWriteErrors.Load(), Bytes: r.cacheBytes.Load()},
+		Done: done,
 	})
 }
 
@@ -328,89 +350,86 @@ func (r *run) readMetaRange(ctx context.Context, mr id) ([]id, error) {
 	return fresh, nil
 }
 
-// readRange reads a range and sends the addresses of its entries.
+// readRange reads a range and sends the addresses of its entries: through
+// the range cache with WithRangeCache (cachedrange.go), else from its
+// table, as it comes.
 func (r *run) readRange(ctx context.Context, rg id, out chan<- batch) error {
+	if r.cache != nil {
+		return r.readRangeCached(ctx, rg, out)
+	}
 	data, release, err := r.load(ctx, rg)
 	if err != nil {
 		return err
 	}
 	defer release()
-	var (
-		b       = newBatcher()
-		keys    []string
-		record  int
-		entries int64
-		counts  [mismatch + 1]int64
-	)
-	send := func(last bool) error {
-		select {
-		case out <- batch{addrs: b.take(), last: last}:
-			return nil
-		case <-ctx.Done():
-			return stopped(ctx)
-		}
-	}
-	err = eachValue(data, typeRanges, "range "+rg.String(), func(value []byte) error {
-		record++
-		_, entry, err := splitValue(value)
-		if err != nil {
-			return fmt.Errorf("%w: range %s: record %d: %w", ErrCorrupt, rg, record, err)
-		}
-		address, typ, err := decodeEntry(entry)
-		if err != nil {
-			return fmt.Errorf("%w: range %s: record %d: %w", ErrCorrupt, rg, record, err)
-		}
-		if r.cfg.entryStats != nil {
-			size, sum, err := entryStats(entry)
-			if err != nil {
-				return fmt.Errorf("%w: range %s: record %d: %w", ErrCorrupt, rg, record, err)
-			}
-			r.cfg.entryStats(size, sum)
-		}
-		entries++
-		if typ == relative {
-			b.addBytes(address)
-			counts[asStored]++
-			if nsaddr.MayClean(address) {
-				// On S3, also the key lakeFS before v0.110 used.
-				if k, ok := r.ns.ns.CleanedRelative(string(address)); ok {
-					b.addString(k)
-				}
-			}
-		} else {
-			var oc outcome
-			keys, oc = r.ns.keys(keys[:0], string(address), typ)
-			switch {
-			case oc == mismatch:
-				_, _, err := r.ns.ns.Check(nil, string(address))
-				return fmt.Errorf("%w: range %s: record %d: %w", ErrNamespaceMismatch, rg, record, err)
-			case oc == outside && len(keys) > 0:
-				if err := r.prober.Probe(ctx, string(address), keys[0]); err != nil {
-					if errors.Is(err, nsaddr.ErrMismatch) {
-						err = fmt.Errorf("%w: range %s: %w", ErrNamespaceMismatch, rg, err)
-					}
-					return err
-				}
-			}
-			for _, k := range keys {
-				b.addString(k)
-			}
-			counts[oc]++
-		}
-		if b.full() {
-			return send(false)
-		}
-		return nil
-	})
+	b := &sendingBatcher{batcher: newBatcher(), ctx: ctx, out: out}
+	c, err := r.derive(ctx, data, rg, b, 0)
 	if err != nil {
 		return err
 	}
-	r.entries.Add(entries)
-	r.asStored.Add(counts[asStored])
-	r.madeRelative.Add(counts[madeRelative])
-	r.outside.Add(counts[outside])
+	r.add(c, false)
+	return b.send(true)
+}
+
+// derive derives the keys of a range's table into sink, probing the tails
+// of addresses outside the namespace and, with WithEntryStats, reporting
+// the entries' sizes and checksums, but for the first skipStats entries.
+func (r *run) derive(ctx context.Context, data []byte, rg id, sink keySink, skipStats int64) (rangeCounts, error) {
+	probe := func(address, tail string) error {
+		if err := r.prober.Probe(ctx, address, tail); err != nil {
+			if errors.Is(err, nsaddr.ErrMismatch) {
+				err = fmt.Errorf("%w: range %s: %w", ErrNamespaceMismatch, rg, err)
+			}
+			return err
+		}
+		return nil
+	}
+	stats := r.cfg.entryStats
+	if stats != nil && skipStats > 0 {
+		seen := int64(0)
+		stats = func(size int64, sum []byte) {
+			if seen++; seen > skipStats {
+				r.cfg.entryStats(size, sum)
+			}
+		}
+	}
+	return deriveRange(data, rg, &r.ns, sink, probe, stats)
+}
+
+// add adds a range's counts to the run's totals.
+func (r *run) add(c rangeCounts, cached bool) {
+	r.entries.Add(c.entries)
+	r.asStored.Add(c.asStored)
+	r.madeRelative.Add(c.madeRelative)
+	r.outside.Add(c.outside)
 	r.rangesRead.Add(1)
-	return send(true)
+	if cached {
+		r.cacheHits.Add(1)
+	}
+}
+
+// sendingBatcher is a keySink that sends its batches to the iterating
+// goroutine as they fill.
+type sendingBatcher struct {
+	*batcher
+	ctx context.Context
+	out chan<- batch
+}
+
+func (b *sendingBatcher) entryDone() error {
+	if b.full() {
+		return b.send(false)
+	}
+	return nil
+}
+
+func (b *sendingBatcher) send(last bool) error {
+	select {
+	case b.out <- batch{addrs: b.take(), last: last}:
+		return nil
+	case <-b.ctx.Done():
+		return stopped(b.ctx)
+	}
 }
 
 // batcher gathers addresses into one string, sliced into a batch: one

@@ -13,6 +13,9 @@ const (
 	DefaultConcurrency   = 8
 	DefaultMaxFileSize   = 64 << 20
 	DefaultMaxRanges     = 1 << 21
+	// DefaultCacheMaxBytes bounds a range's cache, and the memory its
+	// keys and checksums take while a missed range is sorted.
+	DefaultCacheMaxBytes = 256 << 20
 )
 
 // An Option configures Addresses; of the options, only WithMaxFileSize
@@ -26,6 +29,8 @@ type config struct {
 	maxRanges     int
 	stats         func(Stats)
 	entryStats    func(size int64, checksum []byte)
+	rangeCache    bool
+	cacheMaxBytes int64
 
 	err error // the first invalid option
 }
@@ -36,6 +41,7 @@ func newConfig(opts []Option) *config {
 		concurrency:   DefaultConcurrency,
 		maxFileSize:   DefaultMaxFileSize,
 		maxRanges:     DefaultMaxRanges,
+		cacheMaxBytes: DefaultCacheMaxBytes,
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -128,4 +134,33 @@ func WithStats(fn func(Stats)) Option {
 // with ErrCorrupt.
 func WithEntryStats(fn func(size int64, checksum []byte)) Option {
 	return func(c *config) { c.entryStats = fn }
+}
+
+// WithRangeCache makes Addresses read each range through the range cache
+// (the package documentation, "The range cache"): from its cache object
+// when one of these settings checks out, else from its table, whose keys
+// are then sorted and cached. With it, Addresses yields each range's keys
+// and their unsigned forms (a linked object's key without its
+// ",<signature>"), sorted and deduplicated per range (but for a range
+// whose keys take more than WithCacheMaxBytes, not cached, whose keys come
+// as its table lists them). Without it (the default), nothing is read from
+// or written to the cache.
+func WithRangeCache() Option {
+	return func(c *config) { c.rangeCache = true }
+}
+
+// WithCacheMaxBytes bounds a range's cache object (default 256 MiB) and
+// the memory its keys and checksums take while a range read from its table
+// is sorted for its cache: a range over it is not cached (Addresses reads
+// it from its table every time; Cache.Open fails with ErrLimit). Zero
+// means the default.
+func WithCacheMaxBytes(n int64) Option {
+	return func(c *config) {
+		switch {
+		case n < 0:
+			c.invalid("negative cache max bytes %d", n)
+		case n > 0:
+			c.cacheMaxBytes = n
+		}
+	}
 }
