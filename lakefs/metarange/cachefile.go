@@ -82,7 +82,7 @@ func (r *cacheReader) uvarint() uint64 {
 		return 0
 	}
 	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
+	if n <= 0 || n > 1 && r.b[n-1] == 0 { // the shortest encoding only
 		r.fail("bad varint")
 		return 0
 	}
