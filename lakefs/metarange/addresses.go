@@ -338,6 +338,9 @@ func (r *run) readMetaRange(ctx context.Context, mr id) ([]id, error) {
 			return fmt.Errorf("%w: more than %d distinct ranges (WithMaxRanges)", ErrLimit, r.cfg.maxRanges)
 		case added:
 			fresh = append(fresh, v)
+			if r.cfg.rangeIDs != nil {
+				r.cfg.rangeIDs(v.String())
+			}
 		default:
 			r.sharedRanges.Add(1)
 		}

@@ -30,6 +30,7 @@ type config struct {
 	stats         func(Stats)
 	entryStats    func(size int64, checksum []byte)
 	rangeCache    bool
+	rangeIDs      func(rangeID string)
 	cacheMaxBytes int64
 
 	err error // the first invalid option
@@ -163,4 +164,13 @@ func WithCacheMaxBytes(n int64) Option {
 			c.cacheMaxBytes = n
 		}
 	}
+}
+
+// WithRangeIDs sets a function Addresses calls with the ID of every
+// distinct range the metaranges list, once each, before the range is
+// read: a host records the ranges a run used (the range cache's pruning).
+// It is called on the goroutines that read the metaranges, up to
+// WithConcurrency at once, so it must be safe for concurrent use.
+func WithRangeIDs(fn func(rangeID string)) Option {
+	return func(c *config) { c.rangeIDs = fn }
 }
