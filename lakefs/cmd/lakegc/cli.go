@@ -146,7 +146,8 @@ type gcOptions struct {
 	sweep, json, optimized, initNamespace  bool
 	quarantine                             bool // --quarantine: move, not delete
 	lease                                  leaseFlags
-	keepRuns                               int // --keep-runs
+	keepRuns                               int  // --keep-runs
+	noRangeCache                           bool // --no-range-cache
 	minAge                                 time.Duration
 	memory                                 int64
 	blockstorePath                         string
@@ -185,6 +186,7 @@ func (o gcOptions) hostOptions(logger *slog.Logger, progress func(host.Progress)
 		Quarantine:        o.quarantine,
 		Lease:             o.lease.options(),
 		KeepRuns:          o.keepRuns,
+		NoRangeCache:      o.noRangeCache,
 		Progress:          progress,
 	}
 	if o.shard.count > 1 {
@@ -208,6 +210,7 @@ func parseGC(args []string, getenv func(string) string, stdout, stderr io.Writer
 	addQuarantineFlag(fs, &o.quarantine)
 	addLeaseFlags(fs, &o.lease)
 	addKeepRunsFlag(fs, &o.keepRuns)
+	fs.BoolVar(&o.noRangeCache, "no-range-cache", false, "read every kept range from lakeFS's tables, neither reading nor writing lakegc's range cache (_lakefs/retention/gc/lakegc-ranges/)")
 	fs.DurationVar(&o.minAge, "min-age", 0, "keep every object younger than this before the GC started; at least lakeFS's link TTL, 24h, for which an upload may wait to be linked (default 24h)")
 	memory := fs.String("memory", "256MiB", "memory budget of the mark's key buffers, e.g. 64MiB, 1GiB")
 	fs.StringVar(&o.blockstorePath, "blockstore-path", "", "lakeFS's local blockstore folder (blockstore.local.path), for a local:// repository (env "+envBlockstorePath+")")
