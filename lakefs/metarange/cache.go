@@ -134,14 +134,18 @@ type cacheCore struct {
 	prober    *nsaddr.Prober
 }
 
-// rangeKeys are the keys of a range: from its cache (view), or read from
-// its table, sorted (keys), or, a range too large to cache, its table to
-// derive again (table).
+// rangeKeys are the keys of a range: a checked cache object (view), its
+// cache read (hit) or just encoded from its table; or, a range whose cache
+// is too large to write, its keys sorted (keys); or, a range too large to
+// cache, its table to derive again (table). A view holds the range's keys
+// prefix-encoded, a few bytes a key: the arenas of a missed range are
+// dropped once its cache is encoded.
 type rangeKeys struct {
 	counts             rangeCounts
 	view               *cacheView
 	keys               [][]byte
 	table              []byte
+	hit                bool  // served from its cache
 	rejected           bool  // a cache was found and ignored
 	written            bool  // the cache was written
 	writeErr           error // writing the cache failed
@@ -227,7 +231,7 @@ func (c *cacheCore) get(ctx context.Context, rg id, mustSort bool) (*rangeKeys, 
 					return nil, fmt.Errorf("metarange: range cache %s: %w", rg, err) // checked by parseCache: never
 				}
 			}
-			out.counts, out.view, out.cacheLen = v.counts, v, int64(len(data))
+			out.counts, out.view, out.cacheLen, out.hit = v.counts, v, int64(len(data)), true
 			return out, nil
 		}
 		out.rejected = true
@@ -282,7 +286,12 @@ func (c *cacheCore) get(ctx context.Context, rg id, mustSort bool) (*rangeKeys, 
 	} else {
 		out.written = true
 	}
-	out.keys = keys
+	// From the encoded cache, a fraction of the arenas' size.
+	v, err := parseCache(enc, c.settings(rg))
+	if err != nil {
+		return nil, fmt.Errorf("metarange: range cache %s encoded unreadable: %w", rg, err) // never
+	}
+	out.view = v
 	return out, nil
 }
 
@@ -314,13 +323,13 @@ func (r *run) readRangeCached(ctx context.Context, rg id, out chan<- batch) erro
 	if k.rejected {
 		r.cacheRejected.Add(1)
 	}
-	if k.view == nil {
+	if !k.hit {
 		r.cacheMisses.Add(1)
 	}
 	if k.writeErr != nil {
 		r.cacheWriteErrors.Add(1)
 	}
-	r.add(k.counts, k.view != nil)
+	r.add(k.counts, k.hit)
 	return b.send(true)
 }
 
@@ -367,8 +376,12 @@ func NewCache(bucket *blob.Bucket, storageNamespace string, opts ...Option) (*Ca
 // (a missing or corrupt table, a range whose keys take more than
 // WithCacheMaxBytes, a namespace mismatch, the context) is the last value
 // yielded; a cache that cannot be written is only counted
-// (CacheStats.WriteErrors). At most WithConcurrency ranges are read into
-// memory at once, each held until its keys have been yielded.
+// (CacheStats.WriteErrors). At most WithConcurrency ranges are read (and
+// a missed one sorted) at once, each in at most WithCacheMaxBytes of
+// memory; an open range then holds only its cache object, prefix-encoded
+// (about its size in the namespace), until its keys have been yielded, so
+// that a merge of many ranges at once holds the sum of their caches. The
+// range is read when the iteration starts (its first pull), not at Open.
 func (c *Cache) Open(ctx context.Context, rangeID string) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
 		rg, ok := parseID([]byte(rangeID))
@@ -376,14 +389,7 @@ func (c *Cache) Open(ctx context.Context, rangeID string) iter.Seq2[string, erro
 			yield("", fmt.Errorf("%w: range ID %q is not 64 lower-case hex digits", ErrInvalidInput, rangeID))
 			return
 		}
-		select {
-		case c.files <- struct{}{}:
-		case <-ctx.Done():
-			yield("", stopped(ctx))
-			return
-		}
-		defer func() { <-c.files }()
-		k, err := c.core.get(ctx, rg, true)
+		k, err := c.get(ctx, rg)
 		if err != nil {
 			yield("", err)
 			return
@@ -416,9 +422,22 @@ func (c *Cache) Open(ctx context.Context, rangeID string) iter.Seq2[string, erro
 	}
 }
 
+// get returns a range's keys, holding a token of c.files while its table
+// or cache is read (and a missed one sorted), not while its keys are
+// yielded: a caller may hold many ranges open at once (a merge of parts).
+func (c *Cache) get(ctx context.Context, rg id) (*rangeKeys, error) {
+	select {
+	case c.files <- struct{}{}:
+	case <-ctx.Done():
+		return nil, stopped(ctx)
+	}
+	defer func() { <-c.files }()
+	return c.core.get(ctx, rg, true)
+}
+
 func (c *Cache) count(k *rangeKeys) {
 	c.ranges.Add(1)
-	if k.view != nil {
+	if k.hit {
 		c.hits.Add(1)
 	} else {
 		c.misses.Add(1)

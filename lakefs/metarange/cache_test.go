@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"iter"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -528,5 +529,84 @@ func checkCache(t *testing.T, data []byte) {
 	}
 	if again := encodeCache(fuzzSettings, v.counts, v.probes, keys, stats); !bytes.Equal(again, data) {
 		t.Fatalf("encoded again: %x\nwas %x", again, data)
+	}
+}
+
+// TestCacheOpenManyAtOnce: a merge holds every part open at once, more
+// than WithConcurrency: Open holds its token while it reads, not while it
+// yields, so the merge goes through, and gives the keys of Addresses.
+func TestCacheOpenManyAtOnce(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(5, 6))
+	repo := newFixtureRepo(t, lakeFSOptions)
+	var ranges []fixtureRange
+	for j := range 6 {
+		ranges = append(ranges, repo.addStatRange(oddEntries(rng, 50, fmt.Sprintf("m%d", j))))
+	}
+	m := repo.addMetaRange(ranges...)
+	tableKeys, _, err := collect(ctx, repo.bucket, []string{m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := RangeIDs(ctx, repo.bucket, []string{m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for pass := range 2 { // misses, then hits
+		c, err := NewCache(repo.bucket, testNamespace, WithConcurrency(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan []string)
+		go func() {
+			type head struct {
+				key  string
+				next func() (string, error, bool)
+				stop func()
+			}
+			var heads []*head
+			for _, id := range ids {
+				next, stop := iter.Pull2(c.Open(ctx, id))
+				k, err, ok := next()
+				if err != nil {
+					panic(err)
+				}
+				if ok {
+					heads = append(heads, &head{k, next, stop})
+				}
+			}
+			var merged []string
+			for len(heads) > 0 {
+				i := 0
+				for j, h := range heads {
+					if h.key < heads[i].key {
+						i = j
+					}
+				}
+				h := heads[i]
+				if len(merged) == 0 || merged[len(merged)-1] != h.key {
+					merged = append(merged, h.key)
+				}
+				k, err, ok := h.next()
+				if err != nil {
+					panic(err)
+				}
+				if ok {
+					h.key = k
+				} else {
+					h.stop()
+					heads = slices.Delete(heads, i, i+1)
+				}
+			}
+			done <- merged
+		}()
+		select {
+		case merged := <-done:
+			if !slices.Equal(merged, withUnsignedModel(tableKeys)) {
+				t.Errorf("pass %d: the merge of the parts is not Addresses' keys", pass)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("pass %d: a merge of %d parts at concurrency 1 is stuck", pass, len(ids))
+		}
 	}
 }
