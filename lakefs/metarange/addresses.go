@@ -75,13 +75,19 @@ type CacheStats struct {
 // particular order, and may repeat: an object unchanged between two
 // versions of a range is listed by both.
 //
+// With WithRangeCache each range is read through the range cache (the
+// package documentation, "The range cache"): from its cache object when
+// one checks out, else from its table, whose keys are then cached; the
+// keys then include the unsigned forms of linked objects' keys.
+//
 // Any failure (a missing or corrupt table, a limit, the context) ends the
 // iteration with an error, never with a silently shorter list. Memory is
 // bounded by the tables being read (WithConcurrency × WithMaxFileSize at
 // worst) and a few decompressed blocks of each (about 4 KiB as lakeFS
 // writes them, 16 MiB at most), the set of the range IDs read
-// (WithMaxRanges) and a few batches of addresses in flight: not by the
-// number of addresses.
+// (WithMaxRanges) and a few batches of addresses in flight, and with
+// WithRangeCache a range's keys and checksums while it is sorted (at most
+// WithCacheMaxBytes, beside its table): not by the number of addresses.
 func Addresses(ctx context.Context, bucket *blob.Bucket, storageNamespace string, metaRangeIDs []string, opts ...Option) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
 		r, err := newRun(bucket, storageNamespace, metaRangeIDs, opts)

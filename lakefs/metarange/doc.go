@@ -112,8 +112,8 @@
 // WithCacheMaxBytes is not read.
 //
 // A missed range's keys and checksums are held and sorted in memory, at
-// most WithCacheMaxBytes (256 MiB) each of WithConcurrency ranges at a
-// time: a range over it is not cached, and Addresses reads it from its
+// most WithCacheMaxBytes (64 MiB, beside its table) each of WithConcurrency
+// ranges at a time: a range over it is not cached, and Addresses reads it from its
 // table each run (Cache.Open refuses it with ErrLimit). Its cost is one
 // object per range ever kept, of about its keys' bytes after the prefix
 // they share with the key before (lakeFS's keys, "data/<slice>/<xid>",

@@ -14,8 +14,9 @@ const (
 	DefaultMaxFileSize   = 64 << 20
 	DefaultMaxRanges     = 1 << 21
 	// DefaultCacheMaxBytes bounds a range's cache, and the memory its
-	// keys and checksums take while a missed range is sorted.
-	DefaultCacheMaxBytes = 256 << 20
+	// keys and checksums take while a missed range is sorted: as much as
+	// its table may take (DefaultMaxFileSize).
+	DefaultCacheMaxBytes = 64 << 20
 )
 
 // An Option configures Addresses; of the options, only WithMaxFileSize
@@ -150,7 +151,7 @@ func WithRangeCache() Option {
 	return func(c *config) { c.rangeCache = true }
 }
 
-// WithCacheMaxBytes bounds a range's cache object (default 256 MiB) and
+// WithCacheMaxBytes bounds a range's cache object (default 64 MiB) and
 // the memory its keys and checksums take while a range read from its table
 // is sorted for its cache: a range over it is not cached (Addresses reads
 // it from its table every time; Cache.Open fails with ErrLimit). Zero
