@@ -150,9 +150,9 @@
 // caches (Hits) and read from tables (Misses), and Progress.Ranges.Cache
 // the same as they are read.
 //
-// It costs one object per range ever kept, of about 25 bytes per key of the
-// range (its keys share their slice's prefix) plus 35 per distinct
-// checksum. Each run records the IDs of the ranges it used at
+// It costs one object per range ever kept, of about 46 bytes per entry of
+// the range with lakeFS's keys and distinct MD5s (12 for the key, which
+// shares its slice's prefix with the key before, 34 for the checksum). Each run records the IDs of the ranges it used at
 // _lakefs/retention/gc/lakegc-ranges/runs/<run ID>. With Options.KeepRuns,
 // after lakegc's prune, the cache objects that no kept run's record names
 // are removed, and the records of runs no longer kept (their report folder

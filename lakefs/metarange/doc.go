@@ -116,9 +116,10 @@
 // ranges at a time: a range over it is not cached, and Addresses reads it from its
 // table each run (Cache.Open refuses it with ErrLimit). Its cost is one
 // object per range ever kept, of about its keys' bytes after the prefix
-// they share with the key before (lakeFS's keys, "data/<slice>/<xid>",
-// share their slice: about 25 bytes a key) plus 35 bytes for each
-// distinct checksum; and a read of it, instead of the table, per range
+// each shares with the key before, plus the distinct checksums: 50,000
+// entries of lakeFS's keys ("data/<slice>/<xid>", sharing their slice)
+// with distinct MD5s take about 46 bytes an entry, 12 of them the key, a
+// fraction of the range's table; and a read of it, instead of the table,
 // per run. The objects of ranges no run keeps any longer are removed by
 // the lakeFS host's prune (package lakefs/host, "The range cache"): this
 // package writes caches and never removes one.
