@@ -449,6 +449,13 @@ func summarize(w io.Writer, repo string, rep *lakegc.Report, hs *host.Stats) {
 	r := hs.Reuploads
 	fmt.Fprintf(w, "lakeFS: %d requests, %d staged objects statted; %d candidates kept as possible hidden re-uploads (%d checked)\n",
 		hs.LakeFSRequests, hs.StagedStatted, r.Kept, r.Checked)
+	if c := hs.RangeCache; c != nil && c.Enabled {
+		fmt.Fprintf(w, "range cache: %d ranges read from lakeFS's tables, %d from the cache (%d caches ignored, %d not written)", c.Misses, c.Hits, c.Rejected, c.WriteErrors)
+		if p := c.Pruned; p != nil {
+			fmt.Fprintf(w, "; pruned %d caches, %d bytes", p.Caches, p.Bytes)
+		}
+		fmt.Fprintln(w)
+	}
 	summarizePruned(w, rep.Pruned)
 	if rep.Sweep == nil {
 		fmt.Fprintf(w, "dry run %s: nothing deleted; review with: lakegc candidates --repo %s --run %s; delete exactly them with: lakegc sweep --repo %s --run %s\n",
