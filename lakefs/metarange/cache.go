@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -379,9 +380,10 @@ func NewCache(bucket *blob.Bucket, storageNamespace string, opts ...Option) (*Ca
 // yielded; a cache that cannot be written is only counted
 // (CacheStats.WriteErrors). At most WithConcurrency ranges are read (and
 // a missed one sorted) at once, each in at most WithCacheMaxBytes of
-// memory; an open range then holds only its cache object, prefix-encoded
-// (about its size in the namespace), until its keys have been yielded, so
-// that a merge of many ranges at once holds the sum of their caches. The
+// memory; an open range then holds only its keys, prefix-encoded as in its
+// cache (about 12 bytes a key for lakeFS's keys), until they have been
+// yielded, so that a merge of many ranges at once holds about that much
+// per key of the ranges open. The
 // range is read when the iteration starts (its first pull), not at Open.
 func (c *Cache) Open(ctx context.Context, rangeID string) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
@@ -433,7 +435,13 @@ func (c *Cache) get(ctx context.Context, rg id) (*rangeKeys, error) {
 		return nil, stopped(ctx)
 	}
 	defer func() { <-c.files }()
-	return c.core.get(ctx, rg, true)
+	k, err := c.core.get(ctx, rg, true)
+	if err == nil && k.view != nil {
+		// Only the keys section stays while the range is open: its
+		// probes and checksums were used.
+		k.view.keys, k.view.stats, k.view.probes = slices.Clone(k.view.keys), nil, nil
+	}
+	return k, err
 }
 
 func (c *Cache) count(k *rangeKeys) {

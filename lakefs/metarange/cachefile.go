@@ -59,7 +59,7 @@ type cacheSettings struct {
 type cacheView struct {
 	counts        rangeCounts
 	probes        [][2]string // address, tail
-	keys, stats   []byte      // their sections, after their counts
+	keys, stats   []byte      // their sections, after their counts, exactly
 	nKeys, nStats uint64
 }
 
@@ -166,11 +166,13 @@ func parseCache(data []byte, want cacheSettings) (*cacheView, error) {
 	v.keys = r.b
 	if r.err == nil {
 		r.b, r.err = walkKeys(r.b, v.nKeys, nil)
+		v.keys = v.keys[:len(v.keys)-len(r.b)]
 	}
 	v.nStats = r.count(3)
 	v.stats = r.b
 	if r.err == nil {
 		r.b, r.err = walkStats(r.b, v.nStats, nil)
+		v.stats = v.stats[:len(v.stats)-len(r.b)]
 	}
 	if r.err == nil && len(r.b) != 0 {
 		r.fail("%d bytes after the last section", len(r.b))
