@@ -86,7 +86,8 @@ type CacheStats struct {
 // worst) and a few decompressed blocks of each (about 4 KiB as lakeFS
 // writes them, 16 MiB at most), the set of the range IDs read
 // (WithMaxRanges) and a few batches of addresses in flight, and with
-// WithRangeCache a range's keys and checksums while it is sorted (at most
+// WithRangeCache each range's cache as it is read, or a missed range's
+// keys and checksums while they are sorted and encoded (at most twice
 // WithCacheMaxBytes, beside its table): not by the number of addresses.
 func Addresses(ctx context.Context, bucket *blob.Bucket, storageNamespace string, metaRangeIDs []string, opts ...Option) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {

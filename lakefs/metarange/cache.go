@@ -84,11 +84,18 @@ func (c *collector) stat(size int64, sum []byte) {
 }
 
 func (c *collector) entryDone() error {
-	// The arenas and a span (16 bytes) or stat (24 bytes) each.
-	if !c.over && int64(len(c.arena)+len(c.sums)+16*len(c.spans)+24*len(c.stats)) > c.max {
+	if !c.over && c.held() > c.max {
 		c.overflow()
 	}
 	return nil
+}
+
+// held is the memory the collector holds, as allocated (the arenas, a span
+// of 16 bytes or a stat of 24 bytes each), with the slices sorted makes (a
+// key of 24 bytes or an entryStat of 32 each): with the encoded cache,
+// itself smaller, a missed range takes at most twice max.
+func (c *collector) held() int64 {
+	return int64(cap(c.arena)+cap(c.sums)+16*cap(c.spans)+24*cap(c.stats)) + int64(24*len(c.spans)+32*len(c.stats))
 }
 
 func (c *collector) overflow() {
@@ -379,11 +386,12 @@ func NewCache(bucket *blob.Bucket, storageNamespace string, opts ...Option) (*Ca
 // WithCacheMaxBytes, a namespace mismatch, the context) is the last value
 // yielded; a cache that cannot be written is only counted
 // (CacheStats.WriteErrors). At most WithConcurrency ranges are read (and
-// a missed one sorted) at once, each in at most WithCacheMaxBytes of
-// memory; an open range then holds only its keys, prefix-encoded as in its
-// cache (about 12 bytes a key for lakeFS's keys), until they have been
-// yielded, so that a merge of many ranges at once holds about that much
-// per key of the ranges open. The
+// a missed one sorted and encoded) at once, each in at most twice
+// WithCacheMaxBytes of memory; an open range then holds only its keys,
+// prefix-encoded as in its cache (about 12 bytes a key for lakeFS's keys),
+// until they have been yielded, so that a merge of many ranges at once
+// holds about that much per key of the ranges open: how many are open at
+// once is the caller's to bound. The
 // range is read when the iteration starts (its first pull), not at Open.
 func (c *Cache) Open(ctx context.Context, rangeID string) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {

@@ -111,10 +111,13 @@
 // that the file sizes beyond one key; a cache larger than
 // WithCacheMaxBytes is not read.
 //
-// A missed range's keys and checksums are held and sorted in memory, at
-// most WithCacheMaxBytes (64 MiB, beside its table) each of WithConcurrency
-// ranges at a time: a range over it is not cached, and Addresses reads it from its
-// table each run (Cache.Open refuses it with ErrLimit). Its cost is one
+// A missed range's keys and checksums are held, sorted and encoded in
+// memory, each of WithConcurrency ranges at a time: the keys and
+// checksums, with the slices that sort them, as allocated, at most
+// WithCacheMaxBytes (64 MiB), and their encoding, smaller, beside them and
+// the range's table, so at most twice WithCacheMaxBytes beside the table.
+// A range over it is not cached, and Addresses reads it from its table
+// each run (Cache.Open refuses it with ErrLimit). Its cost is one
 // object per range ever kept, of about its keys' bytes after the prefix
 // each shares with the key before, plus the distinct checksums: 50,000
 // entries of lakeFS's keys ("data/<slice>/<xid>", sharing their slice)

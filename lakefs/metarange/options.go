@@ -14,8 +14,9 @@ const (
 	DefaultMaxFileSize   = 64 << 20
 	DefaultMaxRanges     = 1 << 21
 	// DefaultCacheMaxBytes bounds a range's cache, and the memory its
-	// keys and checksums take while a missed range is sorted: as much as
-	// its table may take (DefaultMaxFileSize).
+	// keys and checksums take while a missed range is sorted (its
+	// encoding, smaller, beside them): as much as its table may take
+	// (DefaultMaxFileSize).
 	DefaultCacheMaxBytes = 64 << 20
 )
 
@@ -152,8 +153,10 @@ func WithRangeCache() Option {
 }
 
 // WithCacheMaxBytes bounds a range's cache object (default 64 MiB) and
-// the memory its keys and checksums take while a range read from its table
-// is sorted for its cache: a range over it is not cached (Addresses reads
+// the memory its keys and checksums take, as allocated with the slices
+// that sort them, while a range read from its table is sorted for its
+// cache (its encoding, smaller, is beside them: twice the bound at most):
+// a range over it is not cached (Addresses reads
 // it from its table every time; Cache.Open fails with ErrLimit). Zero
 // means the default.
 func WithCacheMaxBytes(n int64) Option {
