@@ -29,7 +29,8 @@ type RangeCacheStats struct {
 	// lakeFS's tables.
 	Hits int64 `json:"hits"`
 	// Misses are the ranges read from lakeFS's tables, their caches
-	// written (but for WriteErrors).
+	// written (but for WriteErrors and ranges too large to cache, whose
+	// keys take more than metarange.DefaultCacheMaxBytes).
 	Misses int64 `json:"misses"`
 	// Rejected, among Misses, are caches found and ignored: damaged, of
 	// other settings or another format version.

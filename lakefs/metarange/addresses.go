@@ -56,7 +56,7 @@ type Stats struct {
 // CacheStats are the range cache's running totals (WithRangeCache, Cache).
 type CacheStats struct {
 	Hits        int64 // ranges served from their cache: their tables not read
-	Misses      int64 // ranges read from their tables (and their caches written, but for WriteErrors)
+	Misses      int64 // ranges read from their tables (and their caches written, but for WriteErrors and ranges over WithCacheMaxBytes)
 	Rejected    int64 // among Misses, caches found and ignored: damaged, of other settings or versions, unreadable
 	WriteErrors int64 // among Misses, caches that could not be written (the run goes on)
 	Bytes       int64 // bytes of the caches read

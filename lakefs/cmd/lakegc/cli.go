@@ -453,6 +453,9 @@ func summarize(w io.Writer, repo string, rep *lakegc.Report, hs *host.Stats) {
 		fmt.Fprintf(w, "range cache: %d ranges read from lakeFS's tables, %d from the cache (%d caches ignored, %d not written)", c.Misses, c.Hits, c.Rejected, c.WriteErrors)
 		if p := c.Pruned; p != nil {
 			fmt.Fprintf(w, "; pruned %d caches, %d bytes", p.Caches, p.Bytes)
+			if p.KeptAll != "" {
+				fmt.Fprintf(w, " (kept every cache: %s)", p.KeptAll)
+			}
 		}
 		fmt.Fprintln(w)
 	}
