@@ -259,9 +259,13 @@ func (c *cacheCore) get(ctx context.Context, rg id, mustSort bool) (*rangeKeys, 
 		seen   = map[string]bool{}
 	)
 	probe := func(address, tail string) error {
-		if !seen[tail] && len(probes) < maxCacheProbes && len(address) <= maxCacheKey && len(tail) <= maxCacheKey {
+		// The prober's sample, as the table gives it: the first distinct
+		// tails. The address only names the entry in an error: one over
+		// the bound is cut, not left out of the sample. (A tail over it
+		// is a key too long to cache: no cache is written.)
+		if !seen[tail] && len(probes) < maxCacheProbes && len(tail) <= maxCacheKey {
 			seen[tail] = true
-			probes = append(probes, [2]string{address, tail})
+			probes = append(probes, [2]string{address[:min(len(address), maxCacheKey)], tail})
 		}
 		return c.probe(ctx, rg, address, tail)
 	}
