@@ -143,10 +143,11 @@
 // commits share almost all their ranges, so a run reads from lakeFS's
 // storage only the ranges that are new since the last. A cache that is
 // missing, damaged, of another format version or other settings (another
-// spelling of the namespace, another storage prefix) is ignored and
-// written again, never trusted and never an error. Options.NoRangeCache
-// turns it off: every range is read from its table, and the cache is
-// neither read nor written. Stats.RangeCache counts the ranges served from
+// spelling of the namespace, or for a local namespace another
+// BlockstorePath, which it is resolved under; another storage prefix) is
+// ignored and written again, never trusted and never an error.
+// Options.NoRangeCache turns it off: every range is read from its table,
+// and the cache is neither read nor written. Stats.RangeCache counts the ranges served from
 // caches (Hits) and read from tables (Misses), and Progress.Ranges.Cache
 // the same as they are read.
 //
