@@ -85,14 +85,22 @@ func writeRunRecord(ctx context.Context, bucket *blob.Bucket, runID string, ids 
 	return bucket.WriteAll(ctx, layout.RangeCacheRunKey(storagePrefix, runID), b.Bytes(), &blob.WriterOptions{ContentType: "text/plain"})
 }
 
-// readRunRecord reads a run record: the range IDs it lists.
+// maxRecordIDs bounds a run record: a run reads at most
+// metarange.DefaultMaxRanges ranges (the host sets no other bound). A
+// variable for the tests.
+var maxRecordIDs = metarange.DefaultMaxRanges
+
+// readRunRecord reads a run record: the range IDs it lists, at most
+// maxRecordIDs (a longer record is refused: the prune keeps every cache).
 func readRunRecord(ctx context.Context, bucket *blob.Bucket, key string) ([]string, error) {
 	r, err := bucket.NewReader(ctx, key, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	sc := bufio.NewScanner(io.LimitReader(r, 1<<30))
+	// The header, the IDs and the trailer, each with its newline.
+	limit := int64(len(recordHeader)+1) + (64+1)*int64(maxRecordIDs) + int64(len(recordTrailer)+len(strconv.Itoa(maxRecordIDs))+1)
+	sc := bufio.NewScanner(io.LimitReader(r, limit))
 	var ids []string
 	if !sc.Scan() || sc.Text() != recordHeader {
 		return nil, fmt.Errorf("host: run record %s: no header", key)
@@ -107,6 +115,9 @@ func readRunRecord(ctx context.Context, bucket *blob.Bucket, key string) ([]stri
 		}
 		if !isRangeID(line) {
 			return nil, fmt.Errorf("host: run record %s: %q is not a range ID", key, line)
+		}
+		if len(ids) == maxRecordIDs {
+			return nil, fmt.Errorf("host: run record %s: more than %d range IDs", key, maxRecordIDs)
 		}
 		ids = append(ids, line)
 	}

@@ -67,3 +67,28 @@ func FuzzRunRecord(f *testing.F) {
 		}
 	})
 }
+
+// TestRunRecordBound: a record of more range IDs than a run can read is
+// refused (the prune then keeps every cache), so that a record written by
+// anyone takes a bounded memory to read.
+func TestRunRecordBound(t *testing.T) {
+	ctx := context.Background()
+	defer func(n int) { maxRecordIDs = n }(maxRecordIDs)
+	maxRecordIDs = 3
+	b := memblob.OpenBucket(nil)
+	defer b.Close()
+	key := layout.RangeCacheRunKey(storagePrefix, "r1")
+	for n, ok := range map[int]bool{2: true, 3: true, 4: false} {
+		var ids []string
+		for i := range n {
+			ids = append(ids, rangeID(i))
+		}
+		if err := writeRunRecord(ctx, b, "r1", ids); err != nil {
+			t.Fatal(err)
+		}
+		got, err := readRunRecord(ctx, b, key)
+		if (err == nil) != ok || ok && !slices.Equal(got, ids) {
+			t.Errorf("%d IDs: %v, %v", n, got, err)
+		}
+	}
+}
