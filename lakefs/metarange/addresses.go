@@ -373,7 +373,7 @@ func (r *run) readRange(ctx context.Context, rg id, out chan<- batch) error {
 	}
 	defer release()
 	b := &sendingBatcher{batcher: newBatcher(), ctx: ctx, out: out}
-	c, err := r.derive(ctx, data, rg, b, 0)
+	c, err := r.derive(ctx, data, rg, b)
 	if err != nil {
 		return err
 	}
@@ -383,8 +383,8 @@ func (r *run) readRange(ctx context.Context, rg id, out chan<- batch) error {
 
 // derive derives the keys of a range's table into sink, probing the tails
 // of addresses outside the namespace and, with WithEntryStats, reporting
-// the entries' sizes and checksums, but for the first skipStats entries.
-func (r *run) derive(ctx context.Context, data []byte, rg id, sink keySink, skipStats int64) (rangeCounts, error) {
+// the entries' sizes and checksums.
+func (r *run) derive(ctx context.Context, data []byte, rg id, sink keySink) (rangeCounts, error) {
 	probe := func(address, tail string) error {
 		if err := r.prober.Probe(ctx, address, tail); err != nil {
 			if errors.Is(err, nsaddr.ErrMismatch) {
@@ -394,16 +394,7 @@ func (r *run) derive(ctx context.Context, data []byte, rg id, sink keySink, skip
 		}
 		return nil
 	}
-	stats := r.cfg.entryStats
-	if stats != nil && skipStats > 0 {
-		seen := int64(0)
-		stats = func(size int64, sum []byte) {
-			if seen++; seen > skipStats {
-				r.cfg.entryStats(size, sum)
-			}
-		}
-	}
-	return deriveRange(data, rg, &r.ns, sink, probe, stats)
+	return deriveRange(data, rg, &r.ns, sink, probe, r.cfg.entryStats)
 }
 
 // add adds a range's counts to the run's totals.
