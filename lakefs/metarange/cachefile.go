@@ -33,6 +33,8 @@ const (
 	// that derives the keys: bump it with any change to either (the
 	// package's address rules, nsaddr's spellings, the unsigned forms),
 	// and every cache written before is read again from its table.
+	// TestCacheVersionPinsTheRule and TestCacheVersionPinsTheSpellings
+	// fail on such a change until the version is bumped and re-pinned.
 	cacheVersion = 1
 	// maxCacheKey bounds a key of the cache: larger ones are refused when
 	// reading, and a range with one is not cached.
