@@ -124,3 +124,38 @@ func ValidPrefix(p string) bool {
 func PrefixesOverlap(storage, data string) bool {
 	return storage == data || strings.HasPrefix(data+"/", storage+"/") || strings.HasPrefix(storage+"/", data+"/")
 }
+
+// The range cache of the lakeFS host (package lakefs/metarange): one object
+// per range ID, and per run the list of the range IDs it used, from which
+// the cache is pruned. Neither is a run folder: Prune's kinds do not list
+// them.
+const (
+	rangeCacheFolder = "lakegc-ranges/"
+	rangeCacheRuns   = "runs/"
+)
+
+// RangeCache returns the folder of the range cache,
+// <storagePrefix>/retention/gc/lakegc-ranges/, with a trailing '/'; its
+// objects are named by range ID, its run records are under RangeCacheRuns.
+func RangeCache(storagePrefix string) string {
+	return under(storagePrefix, gcFolder+rangeCacheFolder)
+}
+
+// RangeCacheKey returns the key of the cache of range rangeID,
+// <storagePrefix>/retention/gc/lakegc-ranges/<rangeID>. The ID is checked
+// by the caller (64 lower-case hex digits), not here.
+func RangeCacheKey(storagePrefix, rangeID string) string {
+	return RangeCache(storagePrefix) + rangeID
+}
+
+// RangeCacheRuns returns the folder of the range cache's run records,
+// <storagePrefix>/retention/gc/lakegc-ranges/runs/, with a trailing '/'.
+func RangeCacheRuns(storagePrefix string) string {
+	return RangeCache(storagePrefix) + rangeCacheRuns
+}
+
+// RangeCacheRunKey returns the key of run runID's record of the ranges it
+// used, <storagePrefix>/retention/gc/lakegc-ranges/runs/<runID>.
+func RangeCacheRunKey(storagePrefix, runID string) string {
+	return RangeCacheRuns(storagePrefix) + runID
+}

@@ -125,3 +125,17 @@ func TestQuarantinePaths(t *testing.T) {
 		}
 	}
 }
+
+func TestRangeCachePaths(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{RangeCache("_lakefs"), "_lakefs/retention/gc/lakegc-ranges/"},
+		{RangeCacheKey("_lakefs", "ab"), "_lakefs/retention/gc/lakegc-ranges/ab"},
+		{RangeCacheRuns("p/q"), "p/q/retention/gc/lakegc-ranges/runs/"},
+		{RangeCacheRunKey("_lakefs", "r1"), "_lakefs/retention/gc/lakegc-ranges/runs/r1"},
+		{RangeCacheKey("", "ab"), "retention/gc/lakegc-ranges/ab"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}

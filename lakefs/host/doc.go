@@ -129,6 +129,39 @@
 // reports add up as package sweep says, which [CombineShards] does after
 // checking the runs are the n shards of one mark, each once.
 //
+// # The range cache
+//
+// Step 3 reads each kept range through the range cache of package
+// metarange ("The range cache" there): a range read from lakeFS's table is
+// cached in the namespace, at
+// _lakefs/retention/gc/lakegc-ranges/<range ID>, as its sorted keep keys
+// (every spelling of each entry's address, a linked object's key with and
+// without its signature), its counts, a sample of its imports' tails and
+// its entries' sizes and checksums (for the re-upload check below), with a
+// header of the format version and the settings the keys depend on, and a
+// CRC-32C. A later run reads the cache instead of the table: consecutive
+// commits share almost all their ranges, so a run reads from lakeFS's
+// storage only the ranges that are new since the last. A cache that is
+// missing, damaged, of another format version or other settings (another
+// spelling of the namespace, or for a local namespace another
+// BlockstorePath, which it is resolved under; another storage prefix) is
+// ignored and written again, never trusted and never an error.
+// Options.NoRangeCache turns it off: every range is read from its table,
+// and the cache is neither read nor written. Stats.RangeCache counts the ranges served from
+// caches (Hits) and read from tables (Misses), and Progress.Ranges.Cache
+// the same as they are read.
+//
+// It costs one object per range ever kept, of about 46 bytes per entry of
+// the range with lakeFS's keys and distinct MD5s (12 for the key, which
+// shares its slice's prefix with the key before, 34 for the checksum). Each run records the IDs of the ranges it used at
+// _lakefs/retention/gc/lakegc-ranges/runs/<run ID>. With Options.KeepRuns,
+// after lakegc's prune, the cache objects that no kept run's record names
+// are removed, and the records of runs no longer kept (their report folder
+// pruned); a cache or a record written within lakegc.PruneGrace is kept (a
+// run in progress), and a record that cannot be read keeps every cache:
+// when in doubt, keep. Removing a cache is never unsafe, only costly: its
+// range is read from its table again.
+//
 // # Namespace identity
 //
 // Before anything is marked, the namespace's folder must hold lakeFS's

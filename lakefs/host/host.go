@@ -154,6 +154,10 @@ type Options struct {
 	// SweepSuperseded lets SweepRun sweep a mark that a later mark
 	// superseded (lakegc.Config.SweepSuperseded).
 	SweepSuperseded bool
+	// NoRangeCache reads every kept range from lakeFS's tables, neither
+	// reading nor writing the range cache (the package documentation,
+	// "The range cache").
+	NoRangeCache bool
 
 	resumeMark string // SweepRun's run
 }
@@ -197,6 +201,9 @@ type Stats struct {
 	Reuploads ReuploadStats `json:"reuploads"`
 	// Rules are the rules the run applied: lakeFS's and lakegc's.
 	Rules *RulesStats `json:"rules,omitempty"`
+	// RangeCache is what the range cache did; nil before the kept
+	// commits were read.
+	RangeCache *RangeCacheStats `json:"range_cache,omitempty"`
 }
 
 // Result is what a run of Collect did: on an error, as far as it went.
@@ -310,7 +317,8 @@ func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 	defer os.RemoveAll(tmp)
 	h := &lakeFSHost{client: client, repo: o.Repository, namespace: strings.TrimRight(repo.StorageNamespace, "/"),
 		resolved: resolved, bucket: bucket, tempDir: tmp, logger: logger, progress: o.Progress,
-		concurrency: o.Concurrency, reuploads: newReuploads(bucket, o.MemoryBudget, o.Concurrency)}
+		concurrency: o.Concurrency, reuploads: newReuploads(bucket, o.MemoryBudget, o.Concurrency),
+		noRangeCache: o.NoRangeCache, cache: &RangeCacheStats{Enabled: !o.NoRangeCache}}
 	defer func() { hs.Reuploads = h.reuploads.stats() }()
 	if strings.HasPrefix(h.namespace, "local://") {
 		root, err := filepath.Abs(o.BlockstorePath)
@@ -382,6 +390,10 @@ func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 	rep, err := lakegc.Collect(ctx, lakegc.Host{Export: h, Active: h, Committed: h}, cfg)
 	hs.StagedStatted = h.staged
 	hs.Rules = h.rules
+	hs.RangeCache = h.cache // the prune's report is added to it
+	if err == nil && o.KeepRuns > 0 && !o.NoRangeCache {
+		err = h.pruneRangeCache(ctx)
+	}
 	return rep, err
 }
 
@@ -406,6 +418,11 @@ type lakeFSHost struct {
 	reuploads *reuploads
 	staged    int64       // staged objects statted
 	rules     *RulesStats // the rules applied, once known
+	// runID is the run's, once ActiveCommits knows it; noRangeCache is
+	// Options.NoRangeCache; cache is the range cache's stats.
+	runID        string
+	noRangeCache bool
+	cache        *RangeCacheStats
 }
 
 // Export runs lakeFS's uncommitted export (prepare_uncommited) until lakeFS
@@ -667,6 +684,7 @@ func (h *lakeFSHost) ActiveCommits(ctx context.Context, now time.Time) (*lakegc.
 		return nil, fmt.Errorf("host: commits report %s: %w", key, err)
 	}
 	h.logger.Info("lakegc: lakeFS kept commits", "run_id", res.RunID, "active", len(active))
+	h.runID = res.RunID
 	// lakegc's extended rules add to lakeFS's set (rules.go).
 	if active, err = h.extendActive(ctx, now, active); err != nil {
 		return nil, err

@@ -87,7 +87,7 @@ func openRun(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 		logger = slog.New(slog.DiscardHandler)
 	}
 	r.host = &lakeFSHost{client: client, repo: o.Repository, namespace: strings.TrimRight(repo.StorageNamespace, "/"),
-		resolved: resolved, bucket: bucket, logger: logger, concurrency: max(o.Concurrency, 1)}
+		resolved: resolved, bucket: bucket, logger: logger, concurrency: max(o.Concurrency, 1), noRangeCache: o.NoRangeCache}
 	if strings.HasPrefix(r.host.namespace, "local://") {
 		root, err := filepath.Abs(o.BlockstorePath)
 		if err != nil {

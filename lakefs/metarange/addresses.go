@@ -45,7 +45,21 @@ type Stats struct {
 	AsStored        int64 // entries kept with their address as stored: a relative one
 	MadeRelative    int64 // entries whose full address inside the namespace was made relative
 	Outside         int64 // entries whose full address is outside the namespace, such as imports: only a tail of a lakeFS key shape kept
-	Done            bool  // the iteration has ended: this is the last call
+	// Cache is the range cache's part (WithRangeCache): Ranges counts the
+	// ranges served from their cache and from their tables alike, and so
+	// do Entries, AsStored, MadeRelative and Outside (a cache holds its
+	// range's counts); Bytes counts the tables read only.
+	Cache CacheStats
+	Done  bool // the iteration has ended: this is the last call
+}
+
+// CacheStats are the range cache's running totals (WithRangeCache, Cache).
+type CacheStats struct {
+	Hits        int64 // ranges served from their cache: their tables not read
+	Misses      int64 // ranges read from their tables (and their caches written, but for WriteErrors and ranges over WithCacheMaxBytes)
+	Rejected    int64 // among Misses, caches found and ignored: damaged, of other settings or versions, unreadable
+	WriteErrors int64 // among Misses, caches that could not be written (the run goes on)
+	Bytes       int64 // bytes of the caches read
 }
 
 // Addresses returns the addresses, relative to the storage namespace, of
@@ -61,13 +75,20 @@ type Stats struct {
 // particular order, and may repeat: an object unchanged between two
 // versions of a range is listed by both.
 //
+// With WithRangeCache each range is read through the range cache (the
+// package documentation, "The range cache"): from its cache object when
+// one checks out, else from its table, whose keys are then cached; the
+// keys then include the unsigned forms of linked objects' keys.
+//
 // Any failure (a missing or corrupt table, a limit, the context) ends the
 // iteration with an error, never with a silently shorter list. Memory is
 // bounded by the tables being read (WithConcurrency × WithMaxFileSize at
 // worst) and a few decompressed blocks of each (about 4 KiB as lakeFS
 // writes them, 16 MiB at most), the set of the range IDs read
-// (WithMaxRanges) and a few batches of addresses in flight: not by the
-// number of addresses.
+// (WithMaxRanges) and a few batches of addresses in flight, and with
+// WithRangeCache each range's cache as it is read, or a missed range's
+// keys and checksums while they are sorted and encoded (at most twice
+// WithCacheMaxBytes, beside its table): not by the number of addresses.
 func Addresses(ctx context.Context, bucket *blob.Bucket, storageNamespace string, metaRangeIDs []string, opts ...Option) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
 		r, err := newRun(bucket, storageNamespace, metaRangeIDs, opts)
@@ -97,6 +118,9 @@ type run struct {
 
 	metaRangesRead, emptyMetaRanges, rangesRead, sharedRanges atomic.Int64
 	bytes, entries, asStored, madeRelative, outside           atomic.Int64
+
+	cache                                                               *cacheCore // nil without WithRangeCache
+	cacheHits, cacheMisses, cacheRejected, cacheWriteErrors, cacheBytes atomic.Int64
 
 	errOnce sync.Once
 	err     error
@@ -128,6 +152,9 @@ func newRun(bucket *blob.Bucket, storageNamespace string, metaRangeIDs []string,
 		prober: nsaddr.NewProber(bucket, ns.ns.String(), nsaddr.DefaultProbes),
 		ranges: newIDSet(cfg.maxRanges),
 		files:  make(chan struct{}, cfg.concurrency),
+	}
+	if cfg.rangeCache {
+		r.cache = &cacheCore{bucket: bucket, cfg: cfg, ns: &r.ns, namespace: storageNamespace, prober: r.prober}
 	}
 	seen := make(map[id]bool, len(metaRangeIDs))
 	for _, s := range metaRangeIDs {
@@ -276,7 +303,9 @@ func (r *run) report(done bool) {
 		AsStored:        r.asStored.Load(),
 		MadeRelative:    r.madeRelative.Load(),
 		Outside:         r.outside.Load(),
-		Done:            done,
+		Cache: CacheStats{Hits: r.cacheHits.Load(), Misses: r.cacheMisses.Load(), Rejected: r.cacheRejected.Load(),
+			WriteErrors: r.cacheWriteErrors.Load(), Bytes: r.cacheBytes.Load()},
+		Done: done,
 	})
 }
 
@@ -316,6 +345,9 @@ func (r *run) readMetaRange(ctx context.Context, mr id) ([]id, error) {
 			return fmt.Errorf("%w: more than %d distinct ranges (WithMaxRanges)", ErrLimit, r.cfg.maxRanges)
 		case added:
 			fresh = append(fresh, v)
+			if r.cfg.rangeIDs != nil {
+				r.cfg.rangeIDs(v.String())
+			}
 		default:
 			r.sharedRanges.Add(1)
 		}
@@ -328,89 +360,77 @@ func (r *run) readMetaRange(ctx context.Context, mr id) ([]id, error) {
 	return fresh, nil
 }
 
-// readRange reads a range and sends the addresses of its entries.
+// readRange reads a range and sends the addresses of its entries: through
+// the range cache with WithRangeCache (cachedrange.go), else from its
+// table, as it comes.
 func (r *run) readRange(ctx context.Context, rg id, out chan<- batch) error {
+	if r.cache != nil {
+		return r.readRangeCached(ctx, rg, out)
+	}
 	data, release, err := r.load(ctx, rg)
 	if err != nil {
 		return err
 	}
 	defer release()
-	var (
-		b       = newBatcher()
-		keys    []string
-		record  int
-		entries int64
-		counts  [mismatch + 1]int64
-	)
-	send := func(last bool) error {
-		select {
-		case out <- batch{addrs: b.take(), last: last}:
-			return nil
-		case <-ctx.Done():
-			return stopped(ctx)
-		}
-	}
-	err = eachValue(data, typeRanges, "range "+rg.String(), func(value []byte) error {
-		record++
-		_, entry, err := splitValue(value)
-		if err != nil {
-			return fmt.Errorf("%w: range %s: record %d: %w", ErrCorrupt, rg, record, err)
-		}
-		address, typ, err := decodeEntry(entry)
-		if err != nil {
-			return fmt.Errorf("%w: range %s: record %d: %w", ErrCorrupt, rg, record, err)
-		}
-		if r.cfg.entryStats != nil {
-			size, sum, err := entryStats(entry)
-			if err != nil {
-				return fmt.Errorf("%w: range %s: record %d: %w", ErrCorrupt, rg, record, err)
-			}
-			r.cfg.entryStats(size, sum)
-		}
-		entries++
-		if typ == relative {
-			b.addBytes(address)
-			counts[asStored]++
-			if nsaddr.MayClean(address) {
-				// On S3, also the key lakeFS before v0.110 used.
-				if k, ok := r.ns.ns.CleanedRelative(string(address)); ok {
-					b.addString(k)
-				}
-			}
-		} else {
-			var oc outcome
-			keys, oc = r.ns.keys(keys[:0], string(address), typ)
-			switch {
-			case oc == mismatch:
-				_, _, err := r.ns.ns.Check(nil, string(address))
-				return fmt.Errorf("%w: range %s: record %d: %w", ErrNamespaceMismatch, rg, record, err)
-			case oc == outside && len(keys) > 0:
-				if err := r.prober.Probe(ctx, string(address), keys[0]); err != nil {
-					if errors.Is(err, nsaddr.ErrMismatch) {
-						err = fmt.Errorf("%w: range %s: %w", ErrNamespaceMismatch, rg, err)
-					}
-					return err
-				}
-			}
-			for _, k := range keys {
-				b.addString(k)
-			}
-			counts[oc]++
-		}
-		if b.full() {
-			return send(false)
-		}
-		return nil
-	})
+	b := &sendingBatcher{batcher: newBatcher(), ctx: ctx, out: out}
+	c, err := r.derive(ctx, data, rg, b)
 	if err != nil {
 		return err
 	}
-	r.entries.Add(entries)
-	r.asStored.Add(counts[asStored])
-	r.madeRelative.Add(counts[madeRelative])
-	r.outside.Add(counts[outside])
+	r.add(c, false)
+	return b.send(true)
+}
+
+// derive derives the keys of a range's table into sink, probing the tails
+// of addresses outside the namespace and, with WithEntryStats, reporting
+// the entries' sizes and checksums.
+func (r *run) derive(ctx context.Context, data []byte, rg id, sink keySink) (rangeCounts, error) {
+	probe := func(address, tail string) error {
+		if err := r.prober.Probe(ctx, address, tail); err != nil {
+			if errors.Is(err, nsaddr.ErrMismatch) {
+				err = fmt.Errorf("%w: range %s: %w", ErrNamespaceMismatch, rg, err)
+			}
+			return err
+		}
+		return nil
+	}
+	return deriveRange(data, rg, &r.ns, sink, probe, r.cfg.entryStats)
+}
+
+// add adds a range's counts to the run's totals.
+func (r *run) add(c rangeCounts, cached bool) {
+	r.entries.Add(c.entries)
+	r.asStored.Add(c.asStored)
+	r.madeRelative.Add(c.madeRelative)
+	r.outside.Add(c.outside)
 	r.rangesRead.Add(1)
-	return send(true)
+	if cached {
+		r.cacheHits.Add(1)
+	}
+}
+
+// sendingBatcher is a keySink that sends its batches to the iterating
+// goroutine as they fill.
+type sendingBatcher struct {
+	*batcher
+	ctx context.Context
+	out chan<- batch
+}
+
+func (b *sendingBatcher) entryDone() error {
+	if b.full() {
+		return b.send(false)
+	}
+	return nil
+}
+
+func (b *sendingBatcher) send(last bool) error {
+	select {
+	case b.out <- batch{addrs: b.take(), last: last}:
+		return nil
+	case <-b.ctx.Done():
+		return stopped(b.ctx)
+	}
 }
 
 // batcher gathers addresses into one string, sliced into a batch: one

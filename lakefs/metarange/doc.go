@@ -69,6 +69,64 @@
 // number of addresses. A missing table is an error, never skipped: the
 // objects of a missing range would be left unprotected.
 //
+// # The range cache
+//
+// A range is immutable and named by its contents, and consecutive commits
+// share almost all their ranges: with [WithRangeCache], Addresses reads
+// each range's keys from a cache object written the first time the range
+// was read, so that a run reads from lakeFS's tables only the ranges it
+// has not cached, and [Cache.Open] serves a range's keys sorted, a part of
+// a mark's committed input ([RangeIDs] lists a commit set's ranges: their
+// metaranges are small and read every run).
+//
+// A range's cache is the object
+//
+//	<storage prefix>/retention/gc/lakegc-ranges/<range ID>
+//
+// of the namespace, written once per range ID (again only when it does not
+// check out). It holds the range's keys exactly as Addresses derives them
+// from the table, each entry's every spelling and, for a key with a linked
+// object's signature (",<signature>" in its last element), the key without
+// it, as the lakeFS host keeps both; sorted ascending, without duplicates,
+// each sharing its prefix with the one before. Beside them: the range's
+// counts (Stats' Entries, AsStored, MadeRelative, Outside), so that Stats
+// are the same from a cache as from a table; up to 64 of its imports'
+// addresses and their tails, looked up in the bucket as a table's are, so
+// that a namespace spelled otherwise stops a run served from caches too;
+// and the distinct sizes and checksums of its entries, given to
+// WithEntryStats once each, so that the lakeFS host's re-upload check sees
+// every kept entry's. A header names the format version, which is also the
+// version of the rule that derives the keys (bumped with any change to
+// it), the storage namespace as given, the storage prefix, lakeFS's data
+// prefix (the folder of the tails kept) and the range ID; a CRC-32C of the
+// whole follows. The checksum is checked before anything is used, then
+// every field: a cache that is missing, damaged, cut short, of another
+// range, of other settings or another version is ignored, never trusted
+// and never an error: the range is read from its table and its cache
+// written again (Stats.Cache counts hits, misses, rejected caches and
+// caches that could not be written, which fail nothing). The decoder reads
+// outside input as the table reader does: every length is checked against
+// the bytes left, keys must ascend strictly and be at most 1 MiB, the
+// encoding must be the one the encoder writes, and nothing is allocated
+// that the file sizes beyond one key; a cache larger than
+// WithCacheMaxBytes is not read.
+//
+// A missed range's keys and checksums are held, sorted and encoded in
+// memory, each of WithConcurrency ranges at a time: the keys and
+// checksums, with the slices that sort them, as allocated, at most
+// WithCacheMaxBytes (64 MiB), and their encoding, smaller, beside them and
+// the range's table, so at most twice WithCacheMaxBytes beside the table.
+// A range over it is not cached, and Addresses reads it from its table
+// each run (Cache.Open refuses it with ErrLimit). Its cost is one
+// object per range ever kept, of about its keys' bytes after the prefix
+// each shares with the key before, plus the distinct checksums: 50,000
+// entries of lakeFS's keys ("data/<slice>/<xid>", sharing their slice)
+// with distinct MD5s take about 46 bytes an entry, 12 of them the key, a
+// fraction of the range's table; and a read of it, instead of the table,
+// per run. The objects of ranges no run keeps any longer are removed by
+// the lakeFS host's prune (package lakefs/host, "The range cache"): this
+// package writes caches and never removes one.
+//
 // # Hosts with their own storage
 //
 // Addresses reads the namespace through a gocloud.dev bucket. A host that

@@ -13,6 +13,11 @@ const (
 	DefaultConcurrency   = 8
 	DefaultMaxFileSize   = 64 << 20
 	DefaultMaxRanges     = 1 << 21
+	// DefaultCacheMaxBytes bounds a range's cache, and the memory its
+	// keys and checksums take while a missed range is sorted (its
+	// encoding, smaller, beside them): as much as its table may take
+	// (DefaultMaxFileSize).
+	DefaultCacheMaxBytes = 64 << 20
 )
 
 // An Option configures Addresses; of the options, only WithMaxFileSize
@@ -26,6 +31,9 @@ type config struct {
 	maxRanges     int
 	stats         func(Stats)
 	entryStats    func(size int64, checksum []byte)
+	rangeCache    bool
+	rangeIDs      func(rangeID string)
+	cacheMaxBytes int64
 
 	err error // the first invalid option
 }
@@ -36,6 +44,7 @@ func newConfig(opts []Option) *config {
 		concurrency:   DefaultConcurrency,
 		maxFileSize:   DefaultMaxFileSize,
 		maxRanges:     DefaultMaxRanges,
+		cacheMaxBytes: DefaultCacheMaxBytes,
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -128,4 +137,44 @@ func WithStats(fn func(Stats)) Option {
 // with ErrCorrupt.
 func WithEntryStats(fn func(size int64, checksum []byte)) Option {
 	return func(c *config) { c.entryStats = fn }
+}
+
+// WithRangeCache makes Addresses read each range through the range cache
+// (the package documentation, "The range cache"): from its cache object
+// when one of these settings checks out, else from its table, whose keys
+// are then sorted and cached. With it, Addresses yields each range's keys
+// and their unsigned forms (a linked object's key without its
+// ",<signature>"), sorted and deduplicated per range (but for a range
+// whose keys take more than WithCacheMaxBytes, not cached, whose keys come
+// as its table lists them). Without it (the default), nothing is read from
+// or written to the cache.
+func WithRangeCache() Option {
+	return func(c *config) { c.rangeCache = true }
+}
+
+// WithCacheMaxBytes bounds a range's cache object (default 64 MiB) and
+// the memory its keys and checksums take, as allocated with the slices
+// that sort them, while a range read from its table is sorted for its
+// cache (its encoding, smaller, is beside them: twice the bound at most):
+// a range over it is not cached (Addresses reads
+// it from its table every time; Cache.Open fails with ErrLimit). Zero
+// means the default.
+func WithCacheMaxBytes(n int64) Option {
+	return func(c *config) {
+		switch {
+		case n < 0:
+			c.invalid("negative cache max bytes %d", n)
+		case n > 0:
+			c.cacheMaxBytes = n
+		}
+	}
+}
+
+// WithRangeIDs sets a function Addresses calls with the ID of every
+// distinct range the metaranges list, once each, before the range is
+// read: a host records the ranges a run used (the range cache's pruning).
+// It is called on the goroutines that read the metaranges, up to
+// WithConcurrency at once, so it must be safe for concurrent use.
+func WithRangeIDs(fn func(rangeID string)) Option {
+	return func(c *config) { c.rangeIDs = fn }
 }

@@ -146,7 +146,8 @@ type gcOptions struct {
 	sweep, json, optimized, initNamespace  bool
 	quarantine                             bool // --quarantine: move, not delete
 	lease                                  leaseFlags
-	keepRuns                               int // --keep-runs
+	keepRuns                               int  // --keep-runs
+	noRangeCache                           bool // --no-range-cache
 	minAge                                 time.Duration
 	memory                                 int64
 	blockstorePath                         string
@@ -188,6 +189,7 @@ func (o gcOptions) hostOptions(logger *slog.Logger, progress func(host.Progress)
 		Quarantine:        o.quarantine,
 		Lease:             o.lease.options(),
 		KeepRuns:          o.keepRuns,
+		NoRangeCache:      o.noRangeCache,
 		Progress:          progress,
 	}
 	if o.shard.count > 1 {
@@ -211,6 +213,7 @@ func parseGC(args []string, getenv func(string) string, stdout, stderr io.Writer
 	addQuarantineFlag(fs, &o.quarantine)
 	addLeaseFlags(fs, &o.lease)
 	addKeepRunsFlag(fs, &o.keepRuns)
+	fs.BoolVar(&o.noRangeCache, "no-range-cache", false, "read every kept range from lakeFS's tables, neither reading nor writing lakegc's range cache (_lakefs/retention/gc/lakegc-ranges/)")
 	fs.DurationVar(&o.minAge, "min-age", 0, "keep every object younger than this before the GC started; at least lakeFS's link TTL, 24h, for which an upload may wait to be linked (default 24h)")
 	memory := fs.String("memory", "256MiB", "memory budget of the mark's key buffers, e.g. 64MiB, 1GiB")
 	fs.StringVar(&o.blockstorePath, "blockstore-path", "", "lakeFS's local blockstore folder (blockstore.local.path), for a local:// repository (env "+envBlockstorePath+")")
@@ -453,6 +456,16 @@ func summarize(w io.Writer, repo string, rep *lakegc.Report, hs *host.Stats) {
 	r := hs.Reuploads
 	fmt.Fprintf(w, "lakeFS: %d requests, %d staged objects statted; %d candidates kept as possible hidden re-uploads (%d checked)\n",
 		hs.LakeFSRequests, hs.StagedStatted, r.Kept, r.Checked)
+	if c := hs.RangeCache; c != nil && c.Enabled {
+		fmt.Fprintf(w, "range cache: %d ranges read from lakeFS's tables, %d from the cache (%d caches ignored, %d not written)", c.Misses, c.Hits, c.Rejected, c.WriteErrors)
+		if p := c.Pruned; p != nil {
+			fmt.Fprintf(w, "; pruned %d caches, %d bytes", p.Caches, p.Bytes)
+			if p.KeptAll != "" {
+				fmt.Fprintf(w, " (kept every cache: %s)", p.KeptAll)
+			}
+		}
+		fmt.Fprintln(w)
+	}
 	summarizePruned(w, rep.Pruned)
 	if rep.Sweep == nil {
 		fmt.Fprintf(w, "dry run %s: nothing deleted; review with: lakegc candidates --repo %s --run %s; delete exactly them with: lakegc sweep --repo %s --run %s\n",

@@ -80,7 +80,9 @@
 // lakeFS's listings hide, --optimized runs, deletes on S3 and on the local
 // blockstore. The flags are its Options: --lakefs-concurrency is
 // Concurrency, --memory MemoryBudget, --blockstore-path BlockstorePath,
-// --lakefs-config Blockstore.
+// --lakefs-config Blockstore, --no-range-cache NoRangeCache (the range
+// cache: a run reads from lakeFS's storage only the ranges new since the
+// last).
 //
 // # Shards
 //

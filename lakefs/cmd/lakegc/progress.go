@@ -66,7 +66,7 @@ func (p *progress) report(r host.Progress) {
 		p.set(fmt.Sprintf("staged: %d objects statted", r.Staged), false)
 	case host.ProgressRanges:
 		s := r.Ranges
-		p.set(fmt.Sprintf("ranges: %d metaranges, %d ranges read (%d shared), %d entries, %d outside the namespace", s.MetaRanges, s.Ranges, s.SharedRanges, s.Entries, s.Outside), s.Done)
+		p.set(fmt.Sprintf("ranges: %d metaranges, %d ranges read (%d shared; %d from the range cache), %d entries, %d outside the namespace", s.MetaRanges, s.Ranges, s.SharedRanges, s.Cache.Hits, s.Entries, s.Outside), s.Done)
 	}
 }
 
