@@ -51,6 +51,13 @@ func (m *testMover) StartMove(ctx context.Context, st *Store, runID string) (str
 	}, nil
 }
 
+// noMove is a Mover that starts without a move.
+type noMove struct{}
+
+func (noMove) StartMove(context.Context, *Store, string) (string, MoveFunc, error) {
+	return "nowhere/", nil, nil
+}
+
 // TestWithMover holds Sweep to the Mover's contract: the moved keys'
 // originals are deleted and counted in Deleted, a key the move calls gone
 // is counted as gone and left alone, any other failure is kept and listed
@@ -92,6 +99,15 @@ func TestWithMover(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, there, k)
 		}
+	}
+	// A Mover that gives no move fails the sweep: deleting what was to be
+	// moved aside would lose it.
+	_, err = Sweep(ctx, b, "run1", WithMover(noMove{}))
+	require.ErrorIs(t, err, ErrInvalidInput)
+	for _, k := range keys[1:3] {
+		there, err := b.Exists(ctx, k)
+		require.NoError(t, err)
+		require.True(t, there, k)
 	}
 	// Without a Mover, Sweep deletes: the option's zero value.
 	res, err = Sweep(ctx, b, "run1", WithMover(nil))

@@ -98,7 +98,8 @@ type Mover interface {
 	// earlier sweep's report was removed and before the first batch, with
 	// the sweep's store and run. It returns the folder the candidates go
 	// to, which Result.Quarantine and sweep.json name, and the move of a
-	// batch.
+	// batch; a nil move with a nil error fails the sweep with
+	// ErrInvalidInput before any delete.
 	StartMove(ctx context.Context, st *Store, runID string) (folder string, move MoveFunc, err error)
 }
 
