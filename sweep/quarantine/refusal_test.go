@@ -95,3 +95,52 @@ func TestQuarantineReadsTheStoresAnswer(t *testing.T) {
 		})
 	}
 }
+
+// TestRestoreRefusalIsNotAbsence: GCS's 403 (gcsblob: NotFound) on the
+// quarantine's record, on a named address's quarantine copy or on the
+// address itself is a refusal, never "no such quarantine", "not in the
+// quarantine" or a free place; the objects stay as they were.
+func TestRestoreRefusalIsNotAbsence(t *testing.T) {
+	gcs403 := &googleapi.Error{Code: http.StatusForbidden, Message: "forbidden"}
+	gcsCodes := faultblob.WithErrorCode(func(err error) (gcerrors.ErrorCode, bool) {
+		var g *googleapi.Error
+		if errors.As(err, &g) && g.Code == http.StatusForbidden {
+			return gcerrors.NotFound, true // as gcsblob reads it
+		}
+		return gcerrors.Unknown, false
+	})
+	ctx := context.Background()
+	inner := memblob.OpenBucket(nil)
+	w := newQuarantineWorld(t, inner, "run1")
+	_, err := sweep.Sweep(ctx, inner, "run1", withQuarantine)
+	require.NoError(t, err)
+	swept := contents(t, inner)
+	addr := w.good[0]
+	for _, c := range []struct {
+		name    string
+		refused string // the key whose look-up GCS refuses
+	}{
+		{"the record", layout.QuarantinePath(sweep.DefaultStoragePrefix, "run1") + layout.QuarantineFile},
+		{"the copy", layout.QuarantineKey(sweep.DefaultStoragePrefix, "run1", addr)},
+		{"the place", addr},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fb, err := faultblob.New(inner, gcsCodes, faultblob.WithHook(faultblob.Attributes, func(_ context.Context, call *faultblob.Call) error {
+				if call.Key == c.refused {
+					return gcs403
+				}
+				return nil
+			}))
+			require.NoError(t, err)
+			res, err := Restore(ctx, fb.Bucket(), "run1", []string{addr}, sweep.WithBackoff(time.Microsecond, time.Microsecond))
+			require.Error(t, err)
+			require.NotErrorIs(t, err, ErrNoQuarantine)
+			require.ErrorAs(t, err, new(*googleapi.Error))
+			if res != nil {
+				require.Empty(t, res.Missing, "a refused look-up read as not in the quarantine")
+				require.Zero(t, res.Restored)
+			}
+			require.Equal(t, swept, contents(t, inner))
+		})
+	}
+}
