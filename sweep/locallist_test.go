@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/lakegc/lakegc/internal/aimd"
+	"github.com/lakegc/lakegc/internal/faultblob"
 	"github.com/lakegc/lakegc/internal/localfs"
 	"github.com/lakegc/lakegc/internal/localfs/localfstest"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 	"gocloud.dev/blob/memblob"
+	"gocloud.dev/gcerrors"
 )
 
 // listed is what a listing says of one object.
@@ -231,3 +233,50 @@ func TestLocalListingFailureSticks(t *testing.T) {
 		}
 	}
 }
+
+// TestBucketListingFailureSticks: the bucket's pager, asked again after a
+// page failed for good, gives the error again, never io.EOF nor the
+// objects after the failed page, as the local pager does.
+func TestBucketListingFailureSticks(t *testing.T) {
+	ctx := context.Background()
+	inner := memblob.OpenBucket(nil)
+	defer inner.Close()
+	for i := range 3 * listPageSize / 2 {
+		require.NoError(t, inner.WriteAll(ctx, fmt.Sprintf("data/k%04d", i), []byte("x"), nil))
+	}
+	denied := errors.New("denied")
+	pages := 0
+	// The driver's pages hold half a ListPage: its third fails the
+	// pager's second page.
+	fb, err := faultblob.New(inner, faultblob.WithMaxPageSize(listPageSize/2), faultblob.WithHook(faultblob.List, func(context.Context, *faultblob.Call) error {
+		if pages++; pages == 3 {
+			return &coded{denied, gcerrors.PermissionDenied}
+		}
+		return nil
+	}))
+	require.NoError(t, err)
+	p := newBucketPager(fb.Bucket(), &blob.ListOptions{Prefix: "data/"}, testWindow(), backoff{sleep: sleep})
+	defer p.close()
+	n := 0
+	for ; ; n++ {
+		if _, err = p.Next(ctx); err != nil {
+			break
+		}
+	}
+	require.ErrorIs(t, err, denied)
+	require.Equal(t, listPageSize, n, "the objects before the failed page")
+	for range 3 {
+		_, again := p.Next(ctx)
+		require.ErrorIs(t, again, denied, "asked again")
+	}
+}
+
+// coded is an error with its own gocloud code.
+type coded struct {
+	err  error
+	code gcerrors.ErrorCode
+}
+
+func (e *coded) Error() string                 { return e.err.Error() }
+func (e *coded) Unwrap() error                 { return e.err }
+func (e *coded) ErrorCode() gcerrors.ErrorCode { return e.code }

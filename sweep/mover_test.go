@@ -51,6 +51,13 @@ func (m *testMover) StartMove(ctx context.Context, st *Store, runID string) (str
 	}, nil
 }
 
+// noMove is a Mover that starts without a move.
+type noMove struct{}
+
+func (noMove) StartMove(context.Context, *Store, string) (string, MoveFunc, error) {
+	return "nowhere/", nil, nil
+}
+
 // TestWithMover holds Sweep to the Mover's contract: the moved keys'
 // originals are deleted and counted in Deleted, a key the move calls gone
 // is counted as gone and left alone, any other failure is kept and listed
@@ -65,19 +72,21 @@ func TestWithMover(t *testing.T) {
 		require.NoError(t, b.WriteAll(ctx, k, []byte(k), nil))
 	}
 	writeRun(t, b, "run1", t0, keys)
-	m := &testMover{fail: map[string]error{keys[1]: fmt.Errorf("wrapped: %w", goneErr{}), keys[2]: errors.New("copy refused")}}
+	// keys[3] is listed as not moved without a reason: kept and listed,
+	// never deleted unmoved.
+	m := &testMover{fail: map[string]error{keys[1]: fmt.Errorf("wrapped: %w", goneErr{}), keys[2]: errors.New("copy refused"), keys[3]: nil}}
 	res, err := Sweep(ctx, b, "run1", WithMover(m))
 	require.NoError(t, err)
-	require.Equal(t, Result{Deleted: 2, AlreadyGone: 1, Failed: 1, Quarantine: "moved/run1/"}, *res)
+	require.Equal(t, Result{Deleted: 1, AlreadyGone: 1, Failed: 2, Quarantine: "moved/run1/"}, *res)
 	for i, k := range keys {
 		there, err := b.Exists(ctx, k)
 		require.NoError(t, err)
 		moved, err := b.Exists(ctx, "moved/run1/"+k)
 		require.NoError(t, err)
-		require.Equal(t, i == 1 || i == 2, there, "%s at its place", k)
-		require.Equal(t, i == 0 || i == 3, moved, "%s moved", k)
+		require.Equal(t, i != 0, there, "%s at its place", k)
+		require.Equal(t, i == 0, moved, "%s moved", k)
 	}
-	require.Equal(t, map[string]string{keys[2]: "copy refused"}, readFailed(t, b, "run1"))
+	require.Equal(t, map[string]string{keys[2]: "copy refused", keys[3]: "not moved (the Mover gave no error)"}, readFailed(t, b, "run1"))
 	sj, err := b.ReadAll(ctx, reportDir(DefaultStoragePrefix, "run1")+"sweep.json")
 	require.NoError(t, err)
 	require.Contains(t, string(sj), `"quarantine":"moved/run1/"`)
@@ -87,16 +96,25 @@ func TestWithMover(t *testing.T) {
 		_, err := Sweep(ctx, b, "run1", WithMover(m))
 		require.Error(t, err)
 		require.True(t, strings.Contains(err.Error(), "no start") || strings.Contains(err.Error(), "no batch"), err)
-		for _, k := range keys[1:3] {
+		for _, k := range keys[1:] {
 			there, err := b.Exists(ctx, k)
 			require.NoError(t, err)
 			require.True(t, there, k)
 		}
 	}
+	// A Mover that gives no move fails the sweep: deleting what was to be
+	// moved aside would lose it.
+	_, err = Sweep(ctx, b, "run1", WithMover(noMove{}))
+	require.ErrorIs(t, err, ErrInvalidInput)
+	for _, k := range keys[1:] {
+		there, err := b.Exists(ctx, k)
+		require.NoError(t, err)
+		require.True(t, there, k)
+	}
 	// Without a Mover, Sweep deletes: the option's zero value.
 	res, err = Sweep(ctx, b, "run1", WithMover(nil))
 	require.NoError(t, err)
-	require.Equal(t, Result{Deleted: 2, AlreadyGone: 2}, *res)
+	require.Equal(t, Result{Deleted: 3, AlreadyGone: 1}, *res)
 }
 
 // TestNewStore: a Store is refused without a bucket or with an invalid

@@ -98,7 +98,8 @@ type Mover interface {
 	// earlier sweep's report was removed and before the first batch, with
 	// the sweep's store and run. It returns the folder the candidates go
 	// to, which Result.Quarantine and sweep.json name, and the move of a
-	// batch.
+	// batch; a nil move with a nil error fails the sweep with
+	// ErrInvalidInput before any delete.
 	StartMove(ctx context.Context, st *Store, runID string) (folder string, move MoveFunc, err error)
 }
 
@@ -106,8 +107,9 @@ type Mover interface {
 // not move with their errors, as BatchDeleter's DeleteBatch does: Sweep
 // deletes the others through the BatchDeleter (Result.Deleted counts
 // them), counts a key whose error reads NotFound (see BatchDeleter) as gone
-// already, and lists any other in failed/ with its error's text. err stops
-// the sweep. Sweep calls it from several goroutines at once.
+// already, and lists any other in failed/ with its error's text (a key
+// listed with a nil error is not moved either: it is kept and listed). err
+// stops the sweep. Sweep calls it from several goroutines at once.
 type MoveFunc func(ctx context.Context, keys []string) (failed map[string]error, err error)
 
 // WithMover makes Sweep hand each batch of candidates to m before it
@@ -127,9 +129,15 @@ func (s *sweeper) moveBatch(ctx context.Context, keys []string) ([]string, error
 	}
 	moved := keys[:0:0]
 	for _, k := range keys {
-		switch kerr := failed[k]; {
-		case kerr == nil:
+		kerr, listed := failed[k]
+		switch {
+		case !listed:
 			moved = append(moved, k)
+		case kerr == nil:
+			// Listed as not moved, but without a reason: keep it.
+			if err := s.record(k, "not moved (the Mover gave no error)", func(p *Progress) { p.Failed++ }); err != nil {
+				return nil, err
+			}
 		case s.cls.isNotFound(kerr):
 			// Gone from its place (deleted by an earlier sweep after its
 			// move, or by someone else): nothing to move.

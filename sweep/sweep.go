@@ -161,6 +161,10 @@ func (s *sweeper) run(ctx context.Context, runID string) (*Result, error) {
 		if s.folder, s.move, err = s.cfg.mover.StartMove(ctx, s.Store, runID); err != nil {
 			return nil, err
 		}
+		if s.move == nil {
+			// Deleting what was to be moved aside would lose it: keep.
+			return nil, fmt.Errorf("%w: the Mover %T gave no move", ErrInvalidInput, s.cfg.mover)
+		}
 	}
 	if s.failed, err = newPartWriter[failedRow](ctx, s.bucket, dir+"failed/"+partName); err != nil {
 		return nil, err

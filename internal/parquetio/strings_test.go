@@ -109,3 +109,64 @@ func TestWriteThenRead(t *testing.T) {
 		t.Error("an aborted part is visible")
 	}
 }
+
+// FuzzOpenStrings feeds any bytes as a Parquet file, from a file Writer
+// wrote and its damaged copies: OpenStrings and Next give values in
+// bounded batches or an error wrapping ErrInvalid, never a panic.
+// (Package sweep's FuzzCandidates and FuzzCandidatesPages also hold the
+// allocation bounds through its hostile parts.)
+func FuzzOpenStrings(f *testing.F) {
+	ctx := context.Background()
+	b := memblob.OpenBucket(nil)
+	defer b.Close()
+	w, err := NewWriter[row](ctx, b, "part", "test")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for i := range 300 {
+		a := string(rune('a' + i%26))
+		if err := w.Write(row{Address: a, Other: int64(i), Maybe: &a}); err != nil {
+			f.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		f.Fatal(err)
+	}
+	data, err := b.ReadAll(ctx, "part")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
+	f.Add(data[:len(data)/2])
+	f.Add(data[len(data)/3:])
+	flipped := slices.Clone(data)
+	flipped[len(flipped)/2] ^= 0xff
+	f.Add(flipped)
+	f.Add([]byte("PAR1PAR1"))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := OpenStrings(bytes.NewReader(data), int64(len(data)), "address")
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("an error not wrapping ErrInvalid: %v", err)
+			}
+			return
+		}
+		defer s.Close()
+		for {
+			batch, err := s.Next()
+			if err != nil {
+				if !errors.Is(err, ErrInvalid) {
+					t.Fatalf("an error not wrapping ErrInvalid: %v", err)
+				}
+				return
+			}
+			if batch == nil {
+				return
+			}
+			if len(batch) > batchValues {
+				t.Fatalf("a batch of %d values", len(batch))
+			}
+		}
+	})
+}

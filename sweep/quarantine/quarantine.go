@@ -88,7 +88,7 @@ func (Mover) StartMove(ctx context.Context, st *sweep.Store, runID string) (stri
 	now := st.Now().UTC()
 	q.prefix = strconv.FormatInt(now.UnixNano(), 10)
 	key := q.dir + layout.QuarantineFile
-	ok, err := st.Bucket().Exists(ctx, key)
+	ok, err := exists(ctx, st, key)
 	if err != nil {
 		return "", nil, fmt.Errorf("quarantine: %s: %w", key, err)
 	}
@@ -219,10 +219,12 @@ const maxRefusals = 1000
 // store that honours the condition (S3, GCS, Azure; on a local folder the
 // check comes just before the rename, and a writer in between is
 // overwritten; lakeFS never writes twice to one address, so only a person
-// could). Running it twice, or after it stopped, is safe.
+// could). Running it twice, or after it stopped, is safe. A run without a
+// quarantine record is ErrNoQuarantine; a look-up the store refuses (GCS's
+// 403, which gcsblob calls NotFound) is an error, never an absent object.
 //
 // Options (sweep's) used: WithStoragePrefix, WithBackoff,
-// WithErrorClassifier, WithLogger.
+// WithErrorClassifier (then WithBatchDeleter's deleter's own), WithLogger.
 func Restore(ctx context.Context, bucket *blob.Bucket, runID string, addresses []string, opts ...sweep.SweepOption) (*RestoreResult, error) {
 	if bucket == nil {
 		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
@@ -235,7 +237,7 @@ func Restore(ctx context.Context, bucket *blob.Bucket, runID string, addresses [
 		return nil, err
 	}
 	dir := layout.QuarantinePath(st.StoragePrefix(), runID)
-	if ok, err := bucket.Exists(ctx, dir+layout.QuarantineFile); err != nil {
+	if ok, err := exists(ctx, st, dir+layout.QuarantineFile); err != nil {
 		return nil, fmt.Errorf("quarantine: restore %s: %w", runID, err)
 	} else if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrNoQuarantine, dir)
@@ -259,7 +261,7 @@ func Restore(ctx context.Context, bucket *blob.Bucket, runID string, addresses [
 	if len(addresses) > 0 {
 		for _, a := range addresses {
 			qkey := layout.QuarantineKey(st.StoragePrefix(), runID, a)
-			ok, err := bucket.Exists(ctx, qkey)
+			ok, err := exists(ctx, st, qkey)
 			if err != nil {
 				return res, fmt.Errorf("quarantine: restore %s: %w", a, err)
 			}
@@ -299,7 +301,7 @@ func restoreOne(ctx context.Context, st *sweep.Store, runID, addr string, res *R
 	qkey := layout.QuarantineKey(st.StoragePrefix(), runID, addr)
 	retry := func(op func() error) error { return st.Retry(ctx, op) }
 	var there bool
-	if err := retry(func() (err error) { there, err = bucket.Exists(ctx, addr); return err }); err != nil {
+	if err := retry(func() (err error) { there, err = exists(ctx, st, addr); return err }); err != nil {
 		return "", fmt.Errorf("quarantine: restore %s: %w", addr, err)
 	}
 	if there {
@@ -601,6 +603,20 @@ func purgeFolder(ctx context.Context, st *sweep.Store, dir string, pr *PurgedRun
 			}
 		}
 	}
+}
+
+// exists reports whether key is in st's bucket, reading a failed look-up
+// as st does: GCS's 403, which gcsblob calls NotFound (and bucket.Exists
+// false), is a refusal, an error, never an absent object.
+func exists(ctx context.Context, st *sweep.Store, key string) (bool, error) {
+	_, err := st.Bucket().Attributes(ctx, key)
+	switch {
+	case err == nil:
+		return true, nil
+	case st.IsNotFound(err):
+		return false, nil
+	}
+	return false, err
 }
 
 // removeObject deletes key if it exists; a look-up or a delete that fails

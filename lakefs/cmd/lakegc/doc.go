@@ -16,7 +16,7 @@
 // back (all, or those named by --address), never over an object at their
 // place; purge deletes the quarantines started (and last swept into) more
 // than --older-than ago
-// (package sweep: Quarantine, restore and purge). gc, sweep, restore and
+// (package sweep/quarantine: its Mover, Restore and Purge). gc, sweep, restore and
 // purge hold the repository's lease (package lease) while they run: a second
 // one exits 5 naming the holder, or waits up to --lease-wait; --no-lease runs
 // without; a run that loses its lease stops. On lakeFS's local blockstore
