@@ -108,9 +108,10 @@ func Mark(ctx context.Context, bucket *blob.Bucket, runID string, in Inputs, opt
 		m.sum.ShardIndex, m.sum.ShardCount = cfg.shardIndex, cfg.shardCount
 	}
 	if err := m.run(ctx, in); err != nil {
-		if err == ctx.Err() {
-			// Say which phase the cancellation stopped.
-			err = fmt.Errorf("sweep: mark %s: %s: %w", runID, m.cnt.snapshot().Phase, err)
+		if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
+			// Say which phase the cancellation stopped, whichever of the
+			// listing and the inputs saw it first.
+			err = fmt.Errorf("sweep: mark %s: %s: %w", runID, m.cnt.snapshot().Phase, cerr)
 		}
 		m.fail(ctx, err)
 		return nil, err
