@@ -31,9 +31,18 @@ type Inputs struct {
 	// example from uncommitted.ReadRun). It is consumed first, on the
 	// goroutine that called Mark, while Mark lists the namespace on others.
 	Uncommitted iter.Seq2[string, error]
-	// Committed yields the addresses of the active commits. It is consumed
-	// after Uncommitted, on the same goroutine.
+	// Committed yields the addresses of the active commits, in any order.
+	// It is consumed after Uncommitted, on the same goroutine. Exactly one
+	// of Committed and Parts is given.
 	Committed iter.Seq2[string, error]
+	// Parts is the committed keep set as immutable, named parts (lakeFS's
+	// ranges), in place of Committed: a run reads only the parts that
+	// changed since the previous run (see Parts).
+	Parts *Parts
+	// Changes, with Committed, is what changed in Committed since a
+	// previous run; Mark reads it in place of Committed when it starts
+	// from that run (see Changes). Optional.
+	Changes *Changes
 	// ExportStart is when the uncommitted export's first Prepare call began;
 	// the cutoff is anchored there. Required.
 	ExportStart time.Time
@@ -172,8 +181,8 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	if in.ExportStart.IsZero() {
 		return fmt.Errorf("%w: zero ExportStart", ErrInvalidInput)
 	}
-	if in.Uncommitted == nil || in.Committed == nil {
-		return fmt.Errorf("%w: nil input iterator", ErrInvalidInput)
+	if err := checkInputs(in); err != nil {
+		return err
 	}
 	if cfg.minAge < cfg.linkTTL && !cfg.unsafeMinAge {
 		return fmt.Errorf("%w: min age %v < link TTL %v", ErrUnsafeMinAge, cfg.minAge, cfg.linkTTL)
@@ -377,9 +386,20 @@ func (m *marker) readAndList(ctx context.Context, in Inputs, keep *extsort.Sorte
 	}()
 	var err error
 	for _, seq := range []iter.Seq2[string, error]{in.Uncommitted, in.Committed} {
+		if seq == nil {
+			continue
+		}
 		if err = readKeep(ctx, seq, keep); err != nil {
 			fail(err)
 			break
+		}
+	}
+	if err == nil && in.Parts != nil {
+		for _, id := range partIDs(in.Parts) {
+			if err = readKeep(ctx, partKeys(ctx, in.Parts, id), keep); err != nil {
+				fail(err)
+				break
+			}
 		}
 	}
 	if err == nil {
