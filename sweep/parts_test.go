@@ -69,9 +69,9 @@ func TestMarkPartsInputs(t *testing.T) {
 		"empty id":          {Parts: partsOf(parts, []string{""}, nil)},
 		"changes no since":  {Committed: seqOf(nil), Changes: &Changes{Added: seqOf(nil), Removed: seqOf(nil)}},
 		"changes nil seq":   {Committed: seqOf(nil), Changes: &Changes{Since: "x", Added: seqOf(nil)}},
-		"out of order": {Parts: partsOf(map[string][]string{"x": {"data/b", "data/a"}}, []string{"x"}, nil)},
-		"repeated key": {Parts: partsOf(map[string][]string{"x": {"data/a", "data/a"}}, []string{"x"}, nil)},
-		"full uri":     {Parts: partsOf(map[string][]string{"x": {"s3://b/data/a"}}, []string{"x"}, nil)},
+		"out of order":      {Parts: partsOf(map[string][]string{"x": {"data/b", "data/a"}}, []string{"x"}, nil)},
+		"repeated key":      {Parts: partsOf(map[string][]string{"x": {"data/a", "data/a"}}, []string{"x"}, nil)},
+		"full uri":          {Parts: partsOf(map[string][]string{"x": {"s3://b/data/a"}}, []string{"x"}, nil)},
 	} {
 		require.ErrorIs(t, bad(in), ErrInvalidInput, name)
 	}
