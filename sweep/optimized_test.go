@@ -413,13 +413,13 @@ func TestOptimizedRefuses(t *testing.T) {
 		reason string
 	}{
 		{"no state", func(m *gcModel) { require.NoError(t, m.base.Delete(ctx, dir+stateName)) }, nil, "records"},
-		{"no live record", func(m *gcModel) { require.NoError(t, m.base.Delete(ctx, dir+liveName)) }, nil, "live record"},
-		{"corrupt live record", func(m *gcModel) {
-			b, err := m.base.ReadAll(ctx, dir+liveName)
+		{"no keep index", func(m *gcModel) { require.NoError(t, m.base.Delete(ctx, dir+indexName)) }, nil, "keep index"},
+		{"corrupt keep index", func(m *gcModel) {
+			b, err := m.base.ReadAll(ctx, dir+indexName)
 			require.NoError(t, err)
 			b[len(b)/2] ^= 1
-			require.NoError(t, m.base.WriteAll(ctx, dir+liveName, b, nil))
-		}, nil, "live record"},
+			require.NoError(t, m.base.WriteAll(ctx, dir+indexName, b, nil))
+		}, nil, "keep index"},
 		{"failed", func(m *gcModel) {
 			require.NoError(t, m.base.WriteAll(ctx, dir+"summary.json", []byte(`{"run_id":"prev","success":false}`), nil))
 		}, nil, "failed"},
