@@ -1,0 +1,317 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The model of a repository whose commits are sets of immutable parts, as
+// lakeFS's metaranges are sets of ranges: a commit shares most parts with
+// its parent, replaces a few by changed copies, reuses parts of old (even
+// expired) commits, and branches are reset to old commits.
+
+func partID(i int) string { return fmt.Sprintf("range-%05d", i) }
+
+// newPart adds a part of keys and returns its index.
+func (m *gcModel) newPart(keys []string) int {
+	keys = slices.Clone(keys)
+	slices.Sort(keys)
+	m.parts = append(m.parts, slices.Compact(keys))
+	return len(m.parts) - 1
+}
+
+// partsCommit makes c, a commit of newly committed keys, a commit of parts:
+// most of its parent's parts, a changed copy of one of them, a few old
+// parts, and the new keys in new parts, some keys in two parts.
+func (m *gcModel) partsCommit(c commit) commit {
+	r := m.pr
+	var ps []int
+	if n := len(m.commits); n > 0 && r.IntN(5) != 0 {
+		for _, p := range m.commits[n-1].parts {
+			if r.IntN(8) != 0 {
+				ps = append(ps, p)
+			}
+		}
+	}
+	if len(ps) > 0 && r.IntN(2) == 0 {
+		// A changed range: most of an old part's keys, and some new ones.
+		i := r.IntN(len(ps))
+		old := m.parts[ps[i]]
+		var keys []string
+		for _, k := range old {
+			if r.IntN(6) != 0 {
+				keys = append(keys, k)
+			}
+		}
+		take := r.IntN(len(c.keys) + 1)
+		keys = append(keys, c.keys[:take]...)
+		ps[i] = m.newPart(keys)
+		c.keys = c.keys[take:]
+	}
+	for range r.IntN(3) {
+		if len(m.parts) > 0 {
+			ps = append(ps, r.IntN(len(m.parts)))
+		}
+	}
+	if len(c.keys) > 0 {
+		n := 1 + r.IntN(3)
+		groups := make([][]string, n)
+		for _, k := range c.keys {
+			g := r.IntN(n)
+			groups[g] = append(groups[g], k)
+			if r.IntN(10) == 0 {
+				groups[(g+1)%n] = append(groups[(g+1)%n], k)
+			}
+		}
+		for _, g := range groups {
+			if len(g) > 0 || r.IntN(10) == 0 { // an empty part now and then
+				ps = append(ps, m.newPart(g))
+			}
+		}
+	}
+	return m.commitOf(ps, c.expires)
+}
+
+// commitOf is the commit of parts ps.
+func (m *gcModel) commitOf(ps []int, expires time.Time) commit {
+	slices.Sort(ps)
+	ps = slices.Compact(ps)
+	set := map[string]bool{}
+	for _, p := range ps {
+		for _, k := range m.parts[p] {
+			set[k] = true
+		}
+	}
+	return commit{keys: slices.Sorted(maps.Keys(set)), expires: expires, parts: ps}
+}
+
+// partsChurn resets a branch to an old commit, maybe expired: its parts are
+// live again.
+func (m *gcModel) partsChurn() {
+	r := m.pr
+	if len(m.commits) == 0 {
+		return
+	}
+	old := m.commits[r.IntN(len(m.commits))]
+	m.commits = append(m.commits, m.commitOf(slices.Clone(old.parts), m.now.Add(time.Duration(1+r.IntN(96))*time.Hour)))
+}
+
+// partsFromFlat gives the commits made before partsOn a part each.
+func (m *gcModel) partsFromFlat() {
+	for i, c := range m.commits {
+		if c.parts == nil {
+			m.commits[i] = m.commitOf([]int{m.newPart(c.keys)}, c.expires)
+		}
+	}
+}
+
+// staged returns the staged keys; committed the keys and the IDs of the
+// parts of the unexpired commits.
+func (m *gcModel) stagedKeys() []string {
+	return slices.Sorted(maps.Values(m.staged))
+}
+
+func (m *gcModel) committed() ([]string, []string) {
+	keys, ids := map[string]bool{}, map[string]bool{}
+	for _, c := range m.commits {
+		if m.now.Before(c.expires) {
+			for _, k := range c.keys {
+				keys[k] = true
+			}
+			for _, p := range c.parts {
+				ids[partID(p)] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(keys)), slices.Sorted(maps.Keys(ids))
+}
+
+// hostParts is the host's Parts: every part it ever made can be opened,
+// unless forget, when only the current ones can.
+func (m *gcModel) hostParts(ids []string, forget bool, opened *int) *Parts {
+	current := map[string]bool{}
+	for _, id := range ids {
+		current[id] = true
+	}
+	return &Parts{IDs: ids, Open: func(_ context.Context, id string) iter.Seq2[string, error] {
+		*opened++
+		i, err := strconv.Atoi(id[len("range-"):])
+		if err != nil || i >= len(m.parts) || forget && !current[id] {
+			return func(yield func(string, error) bool) { yield("", errors.New("no range "+id)) }
+		}
+		return seqOf(m.parts[i])
+	}}
+}
+
+// shuffled returns keys in a random order.
+func shuffled(r *rand.Rand, keys []string) []string {
+	keys = slices.Clone(keys)
+	r.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+	return keys
+}
+
+// minus returns the keys of a (sorted) not in b (sorted).
+func minus(a, b []string) []string { return diff(a, b) }
+
+// TestKeepIndexMatchesClean runs sequences of GC runs over a churning
+// repository whose commits are sets of parts: at every step an optimized
+// run, given the committed keep set as parts (only the parts that changed
+// are read), as Committed with Changes since its previous run, as Committed
+// alone, or with Changes since another run, marks at the same moment as a
+// clean run given the flat keep set; the optimized run's candidates that
+// exist must be exactly the clean run's, and none may be live. Between
+// steps the previous run's records are damaged now and then (a byte
+// flipped, cut short, removed), and the host may forget the parts that left
+// the set: the run must fall back (clean, or counting every part) and stay
+// exact. LAKEGC_INDEX_SEEDS=n runs n sequences per layout (default 3).
+func TestKeepIndexMatchesClean(t *testing.T) {
+	seeds, steps := 3, 40
+	if testing.Short() {
+		seeds = 1
+	}
+	if s := os.Getenv("LAKEGC_INDEX_SEEDS"); s != "" {
+		var err error
+		seeds, err = strconv.Atoi(s)
+		require.NoError(t, err)
+	}
+	sources := map[string]int{}
+	kinds := map[string]int{}
+	var stepsRun, damaged, damagedClean, partsRead, partsTotal, recounts int
+	for _, layout := range []struct {
+		name string
+		flat bool
+	}{{"slices", false}, {"mixed", true}} {
+		for seed := range seeds {
+			t.Run(fmt.Sprintf("%s/seed%d", layout.name, seed), func(t *testing.T) {
+				m := newGCModel(t, uint64(1000+seed), layout.flat, true)
+				m.partsOn, m.pr = true, rand.New(rand.NewPCG(uint64(seed), 28))
+				m.partsFromFlat()
+				r := m.pr
+				committedAt := map[string][]string{}
+				prevOpt := ""
+				for step := range steps {
+					m.advance(time.Duration(1+r.IntN(10)) * time.Hour)
+					m.back = 0
+					if r.IntN(10) == 0 {
+						m.back = time.Duration(1+r.IntN(48)) * time.Hour
+					}
+					staged := m.stagedKeys()
+					keys, ids := m.committed()
+					damage := ""
+					if prevOpt != "" && r.IntN(8) == 0 {
+						if damage = m.damageRecords(prevOpt); damage != "" {
+							damaged++
+						}
+					}
+					clean, opt := fmt.Sprintf("c%03d", step), fmt.Sprintf("o%03d", step)
+					in := Inputs{Uncommitted: seqOf(staged), Committed: seqOf(keys), ExportStart: m.now.Add(-m.back)}
+					_, err := Mark(m.ctx, m.b, clean, in, m.opts()...)
+					require.NoError(t, err)
+					want := collect(t, Candidates(m.ctx, m.b, DefaultStoragePrefix, clean))
+					opened := 0
+					mode := r.IntN(10)
+					switch {
+					case mode < 6: // parts
+						in.Committed = nil
+						in.Parts = m.hostParts(ids, r.IntN(6) == 0, &opened)
+					case mode < 8: // changes since the previous run
+						then := committedAt[prevOpt]
+						in.Changes = &Changes{Since: prevOpt, Added: seqOf(shuffled(r, minus(keys, then))), Removed: seqOf(shuffled(r, minus(then, keys)))}
+						if prevOpt == "" {
+							in.Changes = nil
+						}
+					case mode < 9: // changes since another run: not used
+						in.Changes = &Changes{Since: clean, Added: func(func(string, error) bool) { panic("read") }, Removed: seqOf(nil)}
+					}
+					sum, err := Mark(m.ctx, m.b, opt, in, m.opts(WithPrevious(prevOpt), WithCleanEvery(1000))...)
+					require.NoError(t, err)
+					committedAt[opt] = keys
+					got := collect(t, Candidates(m.ctx, m.b, DefaultStoragePrefix, opt))
+					kinds[sum.RunKind]++
+					sources[sum.KeepSource]++
+					stepsRun++
+					if sum.KeepSource == KeepPartsChanged {
+						partsRead += opened
+						partsTotal += len(ids)
+					}
+					if sum.RunKind == RunOptimized && sum.KeepSource == KeepParts {
+						recounts++
+					}
+					if damage != "" && sum.RunKind == RunClean {
+						damagedClean++
+					}
+					live := append(slices.Clone(staged), keys...)
+					slices.Sort(live)
+					if bad := diff(got, minus(got, live)); len(bad) > 0 {
+						t.Fatalf("step %d: optimized run %s (%s, %s) marks live keys %q", step, opt, sum.RunKind, sum.KeepSource, bad[:min(3, len(bad))])
+					}
+					var present []string
+					for _, k := range got {
+						if _, ok := m.mods[k]; ok {
+							present = append(present, k)
+						}
+					}
+					if extra, missed := diff(present, want), diff(want, present); len(extra)+len(missed) > 0 {
+						t.Fatalf("step %d: optimized run %s (%s, %s, previous %s %s, damage %q) marks %d objects the clean run keeps %q and misses %d it marks %q",
+							step, opt, sum.RunKind, sum.KeepSource, prevOpt, sum.CleanReason, damage, len(extra), extra[:min(3, len(extra))], len(missed), missed[:min(3, len(missed))])
+					}
+					if r.IntN(5) < 3 {
+						res, err := Sweep(m.ctx, m.b, opt, sweepOpts(m.opts())...)
+						require.NoError(t, err)
+						require.Zero(t, res.Failed+res.Refused)
+						for _, k := range got {
+							delete(m.mods, k)
+						}
+					}
+					prevOpt = opt
+				}
+			})
+		}
+	}
+	t.Logf("%d steps: run kinds %v, keep sources %v; parts-changed runs read %d parts of %d; %d optimized runs counted every part; %d damaged records, %d then clean",
+		stepsRun, kinds, sources, partsRead, partsTotal, recounts, damaged, damagedClean)
+	require.Greater(t, kinds[RunOptimized], kinds[RunClean])
+	require.Positive(t, sources[KeepPartsChanged])
+	require.Positive(t, sources[KeepChanges])
+	require.Positive(t, recounts)
+	require.Positive(t, damaged)
+	require.Equal(t, damaged, damagedClean, "a damaged record makes a clean run")
+	require.Less(t, partsRead, partsTotal/2, "a parts-changed run reads what changed")
+}
+
+// damageRecords damages the records of run id: flips a byte of, cuts or
+// removes its keep index or parts record. It says what it did.
+func (m *gcModel) damageRecords(id string) string {
+	r := m.pr
+	dir := reportDir(DefaultStoragePrefix, id)
+	name := dir + indexName
+	if r.IntN(3) == 0 {
+		name = dir + partsName
+	}
+	b, err := m.base.ReadAll(m.ctx, name)
+	if err != nil {
+		return "" // a record of a flat keep set has no parts record
+	}
+	switch r.IntN(3) {
+	case 0:
+		b[r.IntN(len(b))] ^= byte(1 + r.IntN(255))
+		require.NoError(m.t, m.base.WriteAll(m.ctx, name, b, nil))
+		return "flipped " + name
+	case 1:
+		require.NoError(m.t, m.base.WriteAll(m.ctx, name, b[:r.IntN(len(b))], nil))
+		return "cut " + name
+	}
+	require.NoError(m.t, m.base.Delete(m.ctx, name))
+	return "removed " + name
+}
