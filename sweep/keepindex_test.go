@@ -315,3 +315,76 @@ func (m *gcModel) damageRecords(id string) string {
 	require.NoError(m.t, m.base.Delete(m.ctx, name))
 	return "removed " + name
 }
+
+// partsWorld is a namespace of old objects, each in its own hourly slice,
+// for the tests of what a host gets wrong.
+func partsWorld(t *testing.T, n int) (*gcModel, []string) {
+	m := newGCModel(t, 28, false, false)
+	var keys []string
+	for i := range n {
+		at := m.now.Add(-time.Duration(100+i) * time.Hour)
+		k := "data/" + descendingName(at) + "/" + objID(i)
+		m.put(k, at)
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return m, keys
+}
+
+// TestPartChangedContent: a host that gives a part ID to other keys (here
+// a removed part read again now holds a key another part still holds)
+// must not make that key garbage: the run sees the part's keys differ from
+// what it recorded, and counts every current part instead.
+func TestPartChangedContent(t *testing.T) {
+	m, keys := partsWorld(t, 6)
+	parts := map[string][]string{"A": keys[0:2], "B": keys[2:4]}
+	mark := func(id string, ids []string, prev string) *Summary {
+		sum, err := Mark(m.ctx, m.b, id, Inputs{Uncommitted: seqOf(nil), Parts: partsOf(parts, ids, nil), ExportStart: m.now}, m.opts(WithPrevious(prev))...)
+		require.NoError(t, err)
+		return sum
+	}
+	mark("r1", []string{"A", "B"}, "")
+	parts["A"] = []string{keys[0], keys[1], keys[2]} // keys[2] is B's too
+	sum := mark("r2", []string{"B"}, "r1")
+	require.Equal(t, []string{keys[0], keys[1], keys[4], keys[5]}, collect(t, Candidates(m.ctx, m.b, DefaultStoragePrefix, "r2")))
+	require.Equal(t, RunOptimized, sum.RunKind, sum.CleanReason)
+	require.Equal(t, KeepParts, sum.KeepSource)
+	// Read as recorded, the removed part takes back its keys.
+	parts["A"] = keys[0:2]
+	mark("r3", []string{"A", "B"}, "r2")
+	sum = mark("r4", []string{"B"}, "r3")
+	require.Equal(t, KeepPartsChanged, sum.KeepSource)
+	require.Equal(t, int64(1), sum.PartsRead)
+	require.Equal(t, []string{keys[0], keys[1], keys[4], keys[5]}, collect(t, Candidates(m.ctx, m.b, DefaultStoragePrefix, "r4")))
+}
+
+// TestChangesContradict: changes that contradict the previous run's index
+// (removing a key that was not committed, adding one that was) fail the run
+// rather than delete; the next run, from the failed one, is clean.
+func TestChangesContradict(t *testing.T) {
+	m, keys := partsWorld(t, 6)
+	mark := func(id, prev string, committed []string, ch *Changes) (*Summary, error) {
+		return Mark(m.ctx, m.b, id, Inputs{Uncommitted: seqOf(nil), Committed: seqOf(committed), Changes: ch, ExportStart: m.now}, m.opts(WithPrevious(prev))...)
+	}
+	_, err := mark("r1", "", keys[:3], nil)
+	require.NoError(t, err)
+	for i, ch := range []*Changes{
+		{Since: "r1", Added: seqOf(nil), Removed: seqOf(keys[4:5])},
+		{Since: "r1", Added: seqOf(keys[1:2]), Removed: seqOf(nil)},
+	} {
+		_, err = mark(fmt.Sprintf("bad%d", i), "r1", nil, ch)
+		require.ErrorIs(t, err, ErrInvalidInput)
+		require.ErrorContains(t, err, "contradict")
+		require.Empty(t, collect(t, Candidates(m.ctx, m.b, DefaultStoragePrefix, fmt.Sprintf("bad%d", i))))
+	}
+	// Consistent changes are used; a key in both Added and Removed is neither.
+	sum, err := mark("r2", "r1", nil, &Changes{Since: "r1", Added: seqOf([]string{keys[3], keys[5]}), Removed: seqOf([]string{keys[0], keys[5]})})
+	require.NoError(t, err)
+	require.Equal(t, KeepChanges, sum.KeepSource)
+	require.Equal(t, []string{keys[0], keys[4], keys[5]}, collect(t, Candidates(m.ctx, m.b, DefaultStoragePrefix, "r2")))
+	// From a failed run: clean, and Committed is read.
+	sum, err = mark("r3", "bad0", keys[:3], &Changes{Since: "bad0", Added: seqOf(nil), Removed: seqOf(nil)})
+	require.NoError(t, err)
+	require.Equal(t, RunClean, sum.RunKind)
+	require.Empty(t, sum.KeepSource)
+}
