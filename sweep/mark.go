@@ -438,8 +438,8 @@ func readKeep(ctx context.Context, seq iter.Seq2[string, error], keep *extsort.S
 		if err != nil {
 			return fmt.Errorf("sweep: input: %w", err)
 		}
-		if key == "" || key[0] == '/' || fullURI(key) {
-			return fmt.Errorf("%w: keep key %q is not relative to the namespace", ErrInvalidInput, key)
+		if err := keepKeyErr(key); err != nil {
+			return err
 		}
 		// The sorter copies the key's bytes and never writes to them.
 		if err := keep.Add(unsafe.Slice(unsafe.StringData(key), len(key))); err != nil {
