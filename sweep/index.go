@@ -243,26 +243,24 @@ func (d *countDecoder) next() (key []byte, count int64, aux uint64, ok bool, err
 }
 
 func (d *countDecoder) entry() ([]byte, int64, uint64, bool, error) {
-	shared, err := d.uvarint()
-	if err != nil {
+	var shared, suffix, uc, aux uint64
+	var err error
+	if k, ok := d.fast(); ok {
+		return k.key, k.count, k.aux, k.err == nil, k.err
+	}
+	if shared, err = d.uvarint(); err != nil {
 		return nil, 0, 0, false, err
 	}
-	suffix, err := d.uvarint()
-	if err != nil {
+	if suffix, err = d.uvarint(); err != nil {
 		return nil, 0, 0, false, err
 	}
 	if shared == 0 && suffix == 0 {
 		return nil, 0, 0, false, d.end()
 	}
-	switch {
-	case suffix == 0 || shared > uint64(len(d.key)) || suffix > maxRecordKey-shared:
-		return nil, 0, 0, false, fmt.Errorf("%w: bad entry %d", d.f.corrupt, d.n)
+	if err := d.header(shared, suffix); err != nil {
+		return nil, 0, 0, false, err
 	}
-	prevLen := len(d.key)
-	var first byte
-	if shared < uint64(prevLen) {
-		first = d.key[shared]
-	}
+	first := d.firstAfter(shared)
 	d.key = d.key[:shared]
 	for rest := int(suffix); rest > 0; {
 		if d.i == d.j {
@@ -275,27 +273,94 @@ func (d *countDecoder) entry() ([]byte, int64, uint64, bool, error) {
 		d.i += c
 		rest -= c
 	}
-	// Strictly after the previous key, sharing exactly shared bytes with it.
-	if int(shared) < prevLen && d.key[shared] <= first {
-		return nil, 0, 0, false, fmt.Errorf("%w: entry %d out of order", d.f.corrupt, d.n)
-	}
-	uc, err := d.uvarint()
-	if err != nil {
+	if uc, err = d.uvarint(); err != nil {
 		return nil, 0, 0, false, err
+	}
+	if aux, err = d.uvarint(); err != nil {
+		return nil, 0, 0, false, err
+	}
+	count, err := d.check(shared, first, uc, aux)
+	return d.key, count, aux, err == nil, err
+}
+
+// header checks an entry's lengths against the previous key.
+func (d *countDecoder) header(shared, suffix uint64) error {
+	if suffix == 0 || shared > uint64(len(d.key)) || suffix > maxRecordKey-shared {
+		return fmt.Errorf("%w: bad entry %d", d.f.corrupt, d.n)
+	}
+	return nil
+}
+
+// firstAfter returns the previous key's byte after shared, or -1.
+func (d *countDecoder) firstAfter(shared uint64) int {
+	if shared < uint64(len(d.key)) {
+		return int(d.key[shared])
+	}
+	return -1
+}
+
+// check finishes an entry whose key is d.key: it must sort strictly after
+// the previous key and share exactly shared bytes with it (first is the
+// previous key's byte after them, or -1), and its numbers must be allowed.
+func (d *countDecoder) check(shared uint64, first int, uc, aux uint64) (int64, error) {
+	if first >= 0 && int(d.key[shared]) <= first {
+		return 0, fmt.Errorf("%w: entry %d out of order", d.f.corrupt, d.n)
 	}
 	count := int64(uc >> 1)
 	if uc&1 != 0 {
 		count = ^count
 	}
-	aux, err := d.uvarint()
-	if err != nil {
-		return nil, 0, 0, false, err
-	}
 	if !d.f.valid(count, aux) {
-		return nil, 0, 0, false, fmt.Errorf("%w: entry %d: %d, %d", d.f.corrupt, d.n, count, aux)
+		return 0, fmt.Errorf("%w: entry %d: %d, %d", d.f.corrupt, d.n, count, aux)
 	}
 	d.n++
-	return d.key, count, aux, true, nil
+	return count, nil
+}
+
+type fastEntry struct {
+	key   []byte
+	count int64
+	aux   uint64
+	err   error
+}
+
+// fast decodes an entry that lies whole in the buffer, without a call per
+// byte; false (nothing read) when it does not, or is the end, or breaks the
+// format (the slow path says how).
+func (d *countDecoder) fast() (fastEntry, bool) {
+	b := d.buf[d.i:d.j]
+	shared, n1 := minUvarint(b)
+	if n1 <= 0 {
+		return fastEntry{}, false
+	}
+	suffix, n2 := minUvarint(b[n1:])
+	if n2 <= 0 || suffix == 0 || d.header(shared, suffix) != nil || uint64(len(b)-n1-n2) < suffix {
+		return fastEntry{}, false
+	}
+	p := n1 + n2 + int(suffix)
+	uc, n3 := minUvarint(b[p:])
+	if n3 <= 0 {
+		return fastEntry{}, false
+	}
+	aux, n4 := minUvarint(b[p+n3:])
+	if n4 <= 0 {
+		return fastEntry{}, false
+	}
+	first := d.firstAfter(shared)
+	d.key = append(d.key[:shared], b[n1+n2:p]...)
+	d.i += p + n3 + n4
+	count, err := d.check(shared, first, uc, aux)
+	return fastEntry{d.key, count, aux, err}, true
+}
+
+// minUvarint decodes a uvarint at the start of b; n ≤ 0 when b does not
+// hold one whole, or it is longer than its value needs.
+func minUvarint(b []byte) (uint64, int) {
+	v, n := binary.Uvarint(b)
+	if n <= 0 || n > 1 && b[n-1] == 0 {
+		return 0, 0
+	}
+	return v, n
 }
 
 // end reads and checks what follows the last entry.

@@ -1,7 +1,10 @@
 package sweep
 
 import (
+	"bufio"
 	"bytes"
+	"hash/crc32"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -138,4 +141,32 @@ func FuzzPartsRecord(f *testing.F) {
 		}
 		require.Equal(t, b, encodeCounts(t, partsFormat, got))
 	})
+}
+
+// TestCRCWriter: whatever the writes' sizes, the writer's checksum is of
+// all but the last 4 bytes, and it holds those and the first ones.
+func TestCRCWriter(t *testing.T) {
+	r := rand.New(rand.NewPCG(28, 1))
+	for range 2000 {
+		data := make([]byte, r.IntN(60))
+		for i := range data {
+			data[i] = byte(r.Uint32())
+		}
+		var buf bytes.Buffer
+		cw := &crcWriter{w: bufio.NewWriter(&buf)}
+		for rest := data; len(rest) > 0; {
+			n := min(r.IntN(9), len(rest))
+			_, err := cw.Write(rest[:n])
+			require.NoError(t, err)
+			rest = rest[n:]
+		}
+		require.NoError(t, cw.w.Flush())
+		require.Equal(t, string(data), buf.String())
+		require.Equal(t, int64(len(data)), cw.n)
+		require.Equal(t, string(data[:min(len(data), 32)]), string(cw.head))
+		if len(data) >= 4 {
+			require.Equal(t, crc32.Checksum(data[:len(data)-4], crcTable), cw.crc)
+			require.Equal(t, data[len(data)-4:], cw.tail[:])
+		}
+	}
 }

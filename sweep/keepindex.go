@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math"
 	"os"
@@ -94,6 +96,79 @@ func (m *marker) copyRecord(ctx context.Context, key string, f *countFormat, eac
 	return file.Name(), d.count(), nil
 }
 
+// copyChecked copies the record at key in the bucket to a spill file,
+// checking only its checksum (CRC-32C of all but its last 4 bytes, which
+// hold it) and magic: a copy at the speed of the store and the disk. Its
+// entries are checked as they are read; one that breaks the format then
+// fails the run (only a faulty writer makes one whose checksum holds).
+func (m *marker) copyChecked(ctx context.Context, key string, f *countFormat) (string, error) {
+	r, err := m.bucket.NewReader(ctx, key, nil)
+	if err != nil {
+		return "", fmt.Errorf("sweep: read %s: %w", key, err)
+	}
+	defer r.Close()
+	file, err := m.spill.CreateFile("record")
+	if err != nil {
+		return "", err
+	}
+	cw := &crcWriter{w: bufio.NewWriterSize(file, m.spill.IOBuf())}
+	_, err = io.Copy(cw, r)
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err == nil {
+		err = cw.w.Flush()
+	}
+	err = errors.Join(err, file.Close())
+	switch {
+	case err != nil:
+		err = fmt.Errorf("sweep: read %s: %w", key, err)
+	case cw.n < int64(len(f.magic))+4 || string(cw.head[:len(f.magic)]) != f.magic:
+		err = fmt.Errorf("%w: not a %s", f.corrupt, f.name)
+	case binary.BigEndian.Uint32(cw.tail[:]) != cw.crc:
+		err = fmt.Errorf("%w: checksum", f.corrupt)
+	}
+	if err != nil {
+		os.Remove(file.Name())
+		return "", err
+	}
+	return file.Name(), nil
+}
+
+// crcWriter writes through, and keeps the CRC-32C of all but the last 4
+// bytes written, those bytes, and the first bytes (up to 32).
+type crcWriter struct {
+	w    *bufio.Writer
+	crc  uint32
+	tail [4]byte
+	head []byte
+	n    int64
+}
+
+func (c *crcWriter) Write(p []byte) (int, error) {
+	if len(c.head) < 32 {
+		c.head = append(c.head, p[:min(len(p), 32-len(c.head))]...)
+	}
+	// The bytes before the last 4 of what is written so far go into the
+	// checksum: the held tail first, then p but its last 4.
+	held := int(min(c.n, 4))
+	all := len(p) + held
+	if all > 4 {
+		if out := all - 4; out <= held {
+			c.crc = crc32.Update(c.crc, crcTable, c.tail[:out])
+		} else {
+			c.crc = crc32.Update(c.crc, crcTable, c.tail[:held])
+			c.crc = crc32.Update(c.crc, crcTable, p[:out-held])
+		}
+	}
+	var last [8]byte
+	k := copy(last[:], c.tail[:held])
+	k += copy(last[k:], p[max(len(p)-4, 0):])
+	copy(c.tail[:], last[max(k-4, 0):k])
+	c.n += int64(len(p))
+	return c.w.Write(p)
+}
+
 // indexReader reads a local copy of a keep index.
 type indexReader struct {
 	f *os.File
@@ -116,11 +191,18 @@ func openIndex(name string, ioBuf int) (*indexReader, error) {
 func (r *indexReader) close() error { return r.f.Close() }
 
 // indexCounts is the counts of a keep index: its keys with a count above 0.
-type indexCounts struct{ *indexReader }
+// At its end, the index must hold the entries its state says.
+type indexCounts struct {
+	*indexReader
+	want int64
+}
 
 func (ic indexCounts) next() ([]byte, int64, bool, error) {
 	for {
 		k, c, _, ok, err := ic.d.next()
+		if err == nil && !ok && ic.d.count() != ic.want {
+			err = fmt.Errorf("%w: %d entries, its state says %d", errBadIndex, ic.d.count(), ic.want)
+		}
 		if err != nil || !ok || c > 0 {
 			return k, c, ok, err
 		}
@@ -416,7 +498,7 @@ func (m *marker) counts(c *committed, prev *previous) (countIter, error) {
 			closeAll()
 			return nil, err
 		}
-		iters = append(iters, indexCounts{ir})
+		iters = append(iters, indexCounts{ir, prev.state.IndexKeys})
 	}
 	for _, side := range []struct {
 		s **extsort.Sorter

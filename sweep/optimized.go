@@ -419,18 +419,9 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 // to spill files, checking them against its state, and returns the index's.
 func (m *marker) loadIndex(ctx context.Context, dir string, p *previous) (string, error) {
 	st := p.state
-	var listed int64
-	name, n, err := m.copyRecord(ctx, dir+indexName, indexFormat, func(_ []byte, _ int64, aux uint64) {
-		if aux&idxListed != 0 {
-			listed++
-		}
-	})
+	name, err := m.copyChecked(ctx, dir+indexName, indexFormat)
 	if err != nil {
 		return "", fmt.Errorf("previous run's keep index: %w", err)
-	}
-	if n != st.IndexKeys || listed != st.LiveKeys {
-		os.Remove(name)
-		return "", fmt.Errorf("previous run's keep index holds %d keys, %d listed; its state says %d, %d", n, listed, st.IndexKeys, st.LiveKeys)
 	}
 	if st.KeepKind == kindParts {
 		parts, n, err := m.copyRecord(ctx, dir+partsName, partsFormat, nil)
