@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -158,17 +159,29 @@ func BenchmarkKeepIndex(b *testing.B) {
 				in.Uncommitted, in.ExportStart = seqOf(nil), t0
 				lists.Store(0)
 				opened.Store(0)
+				cpu0 := cpuTime()
 				start := time.Now()
 				sum, err := Mark(ctx, bucket, fmt.Sprintf("%s-%d", v.name, runs.Add(1)), in, opts(t0, WithPrevious(v.prev))...)
 				elapsed := time.Since(start)
+				cpu := cpuTime() - cpu0
 				require.NoError(b, err)
+				b.ReportMetric(float64(cpu.Milliseconds()), "cpu-ms/op")
 				b.ReportMetric(float64(lists.Load()), "lists/op")
 				b.ReportMetric(float64(opened.Load()), "parts-read/op")
 				if i == 0 {
-					b.Logf("%s: %s run (%s) of %d objects, %d committed keys in %d parts (%d changed): %v, %d LIST requests, %d parts read, %d candidates",
-						v.name, sum.RunKind, sum.KeepSource, len(mods), len(curKeys), len(cur), changed, elapsed.Round(time.Millisecond), lists.Load(), opened.Load(), sum.NumDeletedObjects)
+					b.Logf("%s: %s run (%s) of %d objects, %d committed keys in %d parts (%d changed): %v (CPU %v), %d LIST requests, %d parts read, %d candidates",
+						v.name, sum.RunKind, sum.KeepSource, len(mods), len(curKeys), len(cur), changed, elapsed.Round(time.Millisecond), cpu.Round(time.Millisecond), lists.Load(), opened.Load(), sum.NumDeletedObjects)
 				}
 			}
 		})
 	}
+}
+
+// cpuTime is the process's CPU time so far, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
