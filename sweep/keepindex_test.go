@@ -174,11 +174,14 @@ func minus(a, b []string) []string { return diff(a, b) }
 // steps the previous run's records are damaged now and then (a byte
 // flipped, cut short, removed), and the host may forget the parts that left
 // the set: the run must fall back (clean, or counting every part) and stay
-// exact. LAKEGC_INDEX_SEEDS=n runs n sequences per layout (default 3).
+// exact. LAKEGC_INDEX_SEEDS=n runs n sequences per layout (default 3, 2
+// under the race detector).
 func TestKeepIndexMatchesClean(t *testing.T) {
 	seeds, steps := 3, 40
 	if testing.Short() {
 		seeds = 1
+	} else if raceEnabled {
+		seeds = 2
 	}
 	if s := os.Getenv("LAKEGC_INDEX_SEEDS"); s != "" {
 		var err error
