@@ -100,31 +100,3 @@ func partIDs(p *Parts) []string {
 	slices.Sort(ids)
 	return slices.Compact(ids)
 }
-
-// partKeys yields the keys of part id, failing on a key that is not after
-// the one before it.
-func partKeys(ctx context.Context, p *Parts, id string) iter.Seq2[string, error] {
-	return func(yield func(string, error) bool) {
-		var prev string
-		n := 0
-		for k, err := range p.Open(ctx, id) {
-			if err != nil {
-				yield("", fmt.Errorf("part %q: %w", id, err))
-				return
-			}
-			if n > 0 && k <= prev {
-				yield("", fmt.Errorf("%w: part %q: key %q after %q", ErrInvalidInput, id, k, prev))
-				return
-			}
-			if len(k) > maxRecordKey {
-				yield("", fmt.Errorf("%w: part %q: key of %d bytes", ErrInvalidInput, id, len(k)))
-				return
-			}
-			n++
-			prev = k
-			if !yield(k, nil) {
-				return
-			}
-		}
-	}
-}
