@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"math/bits"
 )
 
 // A counted key stream is the format of the keep index, of the parts
@@ -137,14 +138,19 @@ func (e *countEncoder) finish() error {
 	return e.err
 }
 
+// commonPrefix returns the length of the longest common prefix of a and
+// b, comparing eight bytes at a time.
 func commonPrefix(a, b []byte) int {
 	n := min(len(a), len(b))
-	for i := range n {
-		if a[i] != b[i] {
-			return i
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
+			return i + bits.TrailingZeros64(x)/8
 		}
 	}
-	return n
+	for ; i < n && a[i] == b[i]; i++ {
+	}
+	return i
 }
 
 // countDecoder reads a counted key stream.

@@ -170,3 +170,24 @@ func TestCRCWriter(t *testing.T) {
 		}
 	}
 }
+
+// TestCommonPrefix: eight bytes at a time, the same as one at a time.
+func TestCommonPrefix(t *testing.T) {
+	r := rand.New(rand.NewPCG(28, 2))
+	for range 20000 {
+		a := make([]byte, r.IntN(40))
+		for i := range a {
+			a[i] = byte('a' + r.IntN(2))
+		}
+		b := slices.Clone(a[:r.IntN(len(a)+1)])
+		if r.IntN(2) == 0 && len(b) > 0 {
+			b[r.IntN(len(b))] ^= byte(1 + r.IntN(255))
+		}
+		b = append(b, a[len(b):len(b)+r.IntN(len(a)-len(b)+1)]...)
+		want := 0
+		for want < min(len(a), len(b)) && a[want] == b[want] {
+			want++
+		}
+		require.Equal(t, want, commonPrefix(a, b), "%q %q", a, b)
+	}
+}
