@@ -158,7 +158,9 @@
 // set and no part read that did not change. Its requests are the listing
 // of the recent slices, the reads of the previous run's records (state,
 // index, parts record, summary, sweep.json and, when not swept, its
-// candidates) and the writes of its own. A clean run with Parts reads every
+// candidates) and the writes of its own; the local copy of the index takes
+// its size on WithTempDir's disk (front-coded: a few to a few tens of bytes
+// a key). A clean run with Parts reads every
 // part once and merges them without sorting, in files of f parts and then
 // f files at a time: O(N log f) comparisons, one spill of the keys per
 // level of files beyond the first.
