@@ -1,14 +1,13 @@
 package sweep
 
 import (
-	"bufio"
 	"bytes"
-	"hash/crc32"
-	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/lakegc/lakegc/internal/keycount"
 )
 
 // asKeep is a keep stream without committed counts.
@@ -16,7 +15,7 @@ func asKeep(it interface {
 	Next() ([]byte, bool, error)
 	Close() error
 }) *keepView {
-	return &keepView{sy: it, cm: nopCounts{}}
+	return &keepView{sy: it, cm: keycount.Nop{}}
 }
 
 type indexEntry struct {
@@ -26,25 +25,25 @@ type indexEntry struct {
 }
 
 // encodeCounts writes entries in format f.
-func encodeCounts(t testing.TB, f *countFormat, entries []indexEntry) []byte {
+func encodeCounts(t testing.TB, f *keycount.Format, entries []indexEntry) []byte {
 	var buf bytes.Buffer
-	e := newCountEncoder(&buf, f, 64)
+	e := keycount.NewEncoder(&buf, f, 64)
 	for _, x := range entries {
-		require.NoError(t, e.add([]byte(x.key), x.count, x.aux))
+		require.NoError(t, e.Add([]byte(x.key), x.count, x.aux))
 	}
-	require.NoError(t, e.finish())
+	require.NoError(t, e.Finish())
 	return buf.Bytes()
 }
 
 // decodeCounts returns the entries of a counted stream, or the first error.
-func decodeCounts(b []byte, f *countFormat) ([]indexEntry, error) {
-	d, err := newCountDecoder(bytes.NewReader(b), f, 64)
+func decodeCounts(b []byte, f *keycount.Format) ([]indexEntry, error) {
+	d, err := keycount.NewDecoder(bytes.NewReader(b), f, 64)
 	if err != nil {
 		return nil, err
 	}
 	var out []indexEntry
 	for {
-		k, c, aux, ok, err := d.next()
+		k, c, aux, ok, err := d.Next()
 		if err != nil {
 			return out, err
 		}
@@ -97,10 +96,10 @@ func TestIndexEncoderRefuses(t *testing.T) {
 		{{string(make([]byte, maxRecordKey+1)), 1, 0}},
 	} {
 		var buf bytes.Buffer
-		e := newCountEncoder(&buf, indexFormat, 64)
+		e := keycount.NewEncoder(&buf, indexFormat, 64)
 		var err error
 		for _, x := range tc {
-			if err = e.add([]byte(x.key), x.count, x.aux); err != nil {
+			if err = e.Add([]byte(x.key), x.count, x.aux); err != nil {
 				break
 			}
 		}
@@ -141,53 +140,4 @@ func FuzzPartsRecord(f *testing.F) {
 		}
 		require.Equal(t, b, encodeCounts(t, partsFormat, got))
 	})
-}
-
-// TestCRCWriter: whatever the writes' sizes, the writer's checksum is of
-// all but the last 4 bytes, and it holds those and the first ones.
-func TestCRCWriter(t *testing.T) {
-	r := rand.New(rand.NewPCG(28, 1))
-	for range 2000 {
-		data := make([]byte, r.IntN(60))
-		for i := range data {
-			data[i] = byte(r.Uint32())
-		}
-		var buf bytes.Buffer
-		cw := &crcWriter{w: bufio.NewWriter(&buf)}
-		for rest := data; len(rest) > 0; {
-			n := min(r.IntN(9), len(rest))
-			_, err := cw.Write(rest[:n])
-			require.NoError(t, err)
-			rest = rest[n:]
-		}
-		require.NoError(t, cw.w.Flush())
-		require.Equal(t, string(data), buf.String())
-		require.Equal(t, int64(len(data)), cw.n)
-		require.Equal(t, string(data[:min(len(data), 32)]), string(cw.head))
-		if len(data) >= 4 {
-			require.Equal(t, crc32.Checksum(data[:len(data)-4], crcTable), cw.crc)
-			require.Equal(t, data[len(data)-4:], cw.tail[:])
-		}
-	}
-}
-
-// TestCommonPrefix: eight bytes at a time, the same as one at a time.
-func TestCommonPrefix(t *testing.T) {
-	r := rand.New(rand.NewPCG(28, 2))
-	for range 20000 {
-		a := make([]byte, r.IntN(40))
-		for i := range a {
-			a[i] = byte('a' + r.IntN(2))
-		}
-		b := slices.Clone(a[:r.IntN(len(a)+1)])
-		if r.IntN(2) == 0 && len(b) > 0 {
-			b[r.IntN(len(b))] ^= byte(1 + r.IntN(255))
-		}
-		b = append(b, a[len(b):len(b)+r.IntN(len(a)-len(b)+1)]...)
-		want := 0
-		for want < min(len(a), len(b)) && a[want] == b[want] {
-			want++
-		}
-		require.Equal(t, want, commonPrefix(a, b), "%q %q", a, b)
-	}
 }

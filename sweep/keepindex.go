@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"math"
 	"os"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/lakegc/lakegc/internal/blobio"
 	"github.com/lakegc/lakegc/internal/extsort"
+	"github.com/lakegc/lakegc/internal/keycount"
 )
 
 // This file is the counted keep index: how a run records its committed keep
@@ -50,8 +49,8 @@ const (
 
 // copyRecord copies the counted stream at key in the bucket to a spill file,
 // verifying all of it on the way; it returns the file's name and the entries
-// read, and calls each, when not nil, with every entry.
-func (m *marker) copyRecord(ctx context.Context, key string, f *countFormat, each func(key []byte, count int64, aux uint64)) (string, int64, error) {
+// read.
+func (m *marker) copyRecord(ctx context.Context, key string, f *keycount.Format) (string, int64, error) {
 	r, err := m.bucket.NewReader(ctx, key, nil)
 	if err != nil {
 		return "", 0, fmt.Errorf("sweep: read %s: %w", key, err)
@@ -67,12 +66,12 @@ func (m *marker) copyRecord(ctx context.Context, key string, f *countFormat, eac
 		os.Remove(file.Name())
 		return "", 0, err
 	}
-	d, err := newCountDecoder(io.TeeReader(r, w), f, m.spill.IOBuf())
+	d, err := keycount.NewDecoder(io.TeeReader(r, w), f, m.spill.IOBuf())
 	if err != nil {
 		return fail(err)
 	}
 	for i := 1; ; i++ {
-		k, c, aux, ok, err := d.next()
+		_, _, _, ok, err := d.Next()
 		if err == nil && i%4096 == 0 {
 			err = ctx.Err()
 		}
@@ -82,9 +81,6 @@ func (m *marker) copyRecord(ctx context.Context, key string, f *countFormat, eac
 		if !ok {
 			break
 		}
-		if each != nil {
-			each(k, c, aux)
-		}
 	}
 	if err := w.Flush(); err != nil {
 		return fail(fmt.Errorf("sweep: spill: %w", err))
@@ -93,15 +89,15 @@ func (m *marker) copyRecord(ctx context.Context, key string, f *countFormat, eac
 		os.Remove(file.Name())
 		return "", 0, fmt.Errorf("sweep: spill: %w", err)
 	}
-	return file.Name(), d.count(), nil
+	return file.Name(), d.Count(), nil
 }
 
 // copyChecked copies the record at key in the bucket to a spill file,
-// checking only its checksum (CRC-32C of all but its last 4 bytes, which
-// hold it) and magic: a copy at the speed of the store and the disk. Its
-// entries are checked as they are read; one that breaks the format then
-// fails the run (only a faulty writer makes one whose checksum holds).
-func (m *marker) copyChecked(ctx context.Context, key string, f *countFormat) (string, error) {
+// checking only its magic and checksum (keycount.CopyChecked): a copy at
+// the speed of the store and the disk. Its entries are checked as they are
+// read; one that breaks the format then fails the run (only a faulty writer
+// makes one whose checksum holds).
+func (m *marker) copyChecked(ctx context.Context, key string, f *keycount.Format) (string, error) {
 	r, err := m.bucket.NewReader(ctx, key, nil)
 	if err != nil {
 		return "", fmt.Errorf("sweep: read %s: %w", key, err)
@@ -111,97 +107,37 @@ func (m *marker) copyChecked(ctx context.Context, key string, f *countFormat) (s
 	if err != nil {
 		return "", err
 	}
-	cw := &crcWriter{w: bufio.NewWriterSize(file, m.spill.IOBuf())}
-	_, err = io.Copy(cw, r)
+	w := bufio.NewWriterSize(file, m.spill.IOBuf())
+	err = keycount.CopyChecked(w, r, f)
 	if err == nil {
 		err = ctx.Err()
 	}
 	if err == nil {
-		err = cw.w.Flush()
+		err = w.Flush()
 	}
 	err = errors.Join(err, file.Close())
-	switch {
-	case err != nil:
-		err = fmt.Errorf("sweep: read %s: %w", key, err)
-	case cw.n < int64(len(f.magic))+4 || string(cw.head[:len(f.magic)]) != f.magic:
-		err = fmt.Errorf("%w: not a %s", f.corrupt, f.name)
-	case binary.BigEndian.Uint32(cw.tail[:]) != cw.crc:
-		err = fmt.Errorf("%w: checksum", f.corrupt)
-	}
 	if err != nil {
 		os.Remove(file.Name())
+		if !errors.Is(err, f.Corrupt) {
+			err = fmt.Errorf("sweep: read %s: %w", key, err)
+		}
 		return "", err
 	}
 	return file.Name(), nil
 }
 
-// crcWriter writes through, and keeps the CRC-32C of all but the last 4
-// bytes written, those bytes, and the first bytes (up to 32).
-type crcWriter struct {
-	w    *bufio.Writer
-	crc  uint32
-	tail [4]byte
-	head []byte
-	n    int64
-}
-
-func (c *crcWriter) Write(p []byte) (int, error) {
-	if len(c.head) < 32 {
-		c.head = append(c.head, p[:min(len(p), 32-len(c.head))]...)
-	}
-	// The bytes before the last 4 of what is written so far go into the
-	// checksum: the held tail first, then p but its last 4.
-	held := int(min(c.n, 4))
-	all := len(p) + held
-	if all > 4 {
-		if out := all - 4; out <= held {
-			c.crc = crc32.Update(c.crc, crcTable, c.tail[:out])
-		} else {
-			c.crc = crc32.Update(c.crc, crcTable, c.tail[:held])
-			c.crc = crc32.Update(c.crc, crcTable, p[:out-held])
-		}
-	}
-	var last [8]byte
-	k := copy(last[:], c.tail[:held])
-	k += copy(last[k:], p[max(len(p)-4, 0):])
-	copy(c.tail[:], last[max(k-4, 0):k])
-	c.n += int64(len(p))
-	return c.w.Write(p)
-}
-
-// indexReader reads a local copy of a keep index.
-type indexReader struct {
-	f *os.File
-	d *countDecoder
-}
-
-func openIndex(name string, ioBuf int) (*indexReader, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, fmt.Errorf("sweep: spill: %w", err)
-	}
-	d, err := newCountDecoder(f, indexFormat, ioBuf)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return &indexReader{f: f, d: d}, nil
-}
-
-func (r *indexReader) close() error { return r.f.Close() }
-
 // indexCounts is the counts of a keep index: its keys with a count above 0.
 // At its end, the index must hold the entries its state says.
 type indexCounts struct {
-	*indexReader
+	*keycount.File
 	want int64
 }
 
-func (ic indexCounts) next() ([]byte, int64, bool, error) {
+func (ic indexCounts) Next() ([]byte, int64, bool, error) {
 	for {
-		k, c, _, ok, err := ic.d.next()
-		if err == nil && !ok && ic.d.count() != ic.want {
-			err = fmt.Errorf("%w: %d entries, its state says %d", errBadIndex, ic.d.count(), ic.want)
+		k, c, ok, err := ic.File.Next()
+		if err == nil && !ok && ic.Count() != ic.want {
+			err = fmt.Errorf("%w: %d entries, its state says %d", errBadIndex, ic.Count(), ic.want)
 		}
 		if err != nil || !ok || c > 0 {
 			return k, c, ok, err
@@ -213,13 +149,13 @@ func (ic indexCounts) next() ([]byte, int64, bool, error) {
 // an optimized run does not list: its keys with the listed flag that keep
 // accepts. An extsort.Iter.
 type indexCarried struct {
-	*indexReader
+	f    *keycount.File
 	keep func([]byte) bool
 }
 
 func (ic indexCarried) Next() ([]byte, bool, error) {
 	for {
-		k, _, aux, ok, err := ic.d.next()
+		k, _, aux, ok, err := ic.f.Entry()
 		if err != nil || !ok {
 			return nil, false, err
 		}
@@ -229,17 +165,17 @@ func (ic indexCarried) Next() ([]byte, bool, error) {
 	}
 }
 
-func (ic indexCarried) Close() error { return ic.close() }
+func (ic indexCarried) Close() error { return ic.f.Close() }
 
 // checkedCounts fails on a count below 0 or above most: the changes the host
 // gave contradict the records.
 type checkedCounts struct {
-	countIter
+	keycount.Iter
 	most int64
 }
 
-func (cc checkedCounts) next() ([]byte, int64, bool, error) {
-	k, c, ok, err := cc.countIter.next()
+func (cc checkedCounts) Next() ([]byte, int64, bool, error) {
+	k, c, ok, err := cc.Iter.Next()
 	if err == nil && ok && (c < 0 || c > cc.most) {
 		err = fmt.Errorf("%w: key %q counted %d times: the committed keep set's changes contradict the previous run's keep index", ErrInvalidInput, k, c)
 	}
@@ -252,7 +188,7 @@ func (cc checkedCounts) next() ([]byte, int64, bool, error) {
 // count is that of the last key it returned (0: not committed).
 type keepView struct {
 	sy      extsort.Iter
-	cm      countIter
+	cm      keycount.Iter
 	started bool
 	syK     []byte
 	syOK    bool
@@ -273,7 +209,7 @@ func (v *keepView) advanceSY() error {
 
 func (v *keepView) advanceCM() error {
 	var err error
-	v.cmK, v.cmC, v.cmOK, err = v.cm.next()
+	v.cmK, v.cmC, v.cmOK, err = v.cm.Next()
 	return err
 }
 
@@ -324,7 +260,7 @@ func (v *keepView) Next() ([]byte, bool, error) {
 	return v.key, true, nil
 }
 
-func (v *keepView) Close() error { return errors.Join(v.sy.Close(), v.cm.close()) }
+func (v *keepView) Close() error { return errors.Join(v.sy.Close(), v.cm.Close()) }
 
 // committed is how this run counts its committed keep set: the spill files
 // of counts made while the namespace was listed, the previous run's keep
@@ -338,9 +274,15 @@ type committed struct {
 	added     *extsort.Sorter // Changes.Added (+1)
 	removed   *extsort.Sorter // Changes.Removed (−1)
 	most      int64           // the largest count allowed
-	stats     []partStat      // the parts read in full, or the parts added
+	stats     []keycount.Stat // the parts read in full, or the parts added
 	gone      map[string]bool // the parts that left the set
 	partsRead int64
+}
+
+func removeAll(names []string) {
+	for _, n := range names {
+		os.Remove(n)
+	}
 }
 
 // release removes what c holds that was not handed to a stream.
@@ -370,7 +312,7 @@ func (m *marker) readCommitted(ctx context.Context, in Inputs, prev *previous, k
 				return c, keep, nil
 			}
 			c.release()
-			if !errors.Is(err, errRecount) {
+			if !errors.Is(err, keycount.ErrChanged) {
 				return nil, nil, err
 			}
 			m.log("sweep: counting every part", "why", err.Error())
@@ -378,7 +320,7 @@ func (m *marker) readCommitted(ctx context.Context, in Inputs, prev *previous, k
 		}
 		c.source = KeepParts
 		var err error
-		c.files, c.stats, err = countedParts(ctx, m.spill, in.Parts, ids, 1, nil, sh.fanIn, &c.partsRead)
+		c.files, c.stats, err = m.partSource(in.Parts, c).Count(ctx, m.spill, ids, 1, nil, sh.fanIn)
 		return c, keep, err
 	}
 	// A flat keep set: Changes when they are relative to the run this one
@@ -416,24 +358,30 @@ func (m *marker) readCommitted(ctx context.Context, in Inputs, prev *previous, k
 	return c, c.flat, nil
 }
 
+// partSource is where the parts of p are read from: their keys checked as
+// readKeep checks keep keys, the parts read to their end counted in c.
+func (m *marker) partSource(p *Parts, c *committed) *keycount.Parts {
+	return &keycount.Parts{Open: p.Open, Check: keepKeyErr, Invalid: ErrInvalidInput, Read: &c.partsRead}
+}
+
 // partsChanged counts the parts added since the previous run (+1) and those
 // that left the set (−1), relative to the previous run's keep index; an
-// error wrapping errRecount says to count every part instead.
+// error wrapping keycount.ErrChanged says to count every part instead.
 func (m *marker) partsChanged(ctx context.Context, p *Parts, ids []string, prev *previous, c *committed) error {
 	c.source, c.index = KeepPartsChanged, true
 	c.gone = map[string]bool{}
 	var added []string
-	want := map[string]partStat{}
+	want := map[string]keycount.Stat{}
 	// Both lists ascend: one walk finds what changed.
-	pr, err := openCounts(prev.partsFile, partsFormat, m.spill.IOBuf())
+	pr, err := keycount.OpenFile(prev.partsFile, partsFormat, m.spill.IOBuf())
 	if err != nil {
 		return err
 	}
 	var i int
 	for {
-		k, n, aux, ok, err := pr.d.next()
+		k, n, aux, ok, err := pr.Entry()
 		if err != nil {
-			pr.close()
+			pr.Close()
 			return err
 		}
 		if !ok {
@@ -449,19 +397,18 @@ func (m *marker) partsChanged(ctx context.Context, p *Parts, ids []string, prev 
 		}
 		id := string(k)
 		c.gone[id] = true
-		want[id] = partStat{id: id, keys: n, sum: uint32(aux)}
+		want[id] = keycount.Stat{ID: id, Keys: n, Sum: uint32(aux)}
 	}
-	pr.f.Close() // kept: the new parts record is written from it
+	pr.Close() // the file stays: the new parts record is written from it
 	added = append(added, ids[i:]...)
 	removed := slices.Sorted(mapKeys(c.gone))
-	var addedFiles, goneFiles []string
-	addedFiles, c.stats, err = countedParts(ctx, m.spill, p, added, 1, nil, m.budgets().fanIn, &c.partsRead)
-	c.files = addedFiles
+	src := m.partSource(p, c)
+	c.files, c.stats, err = src.Count(ctx, m.spill, added, 1, nil, m.budgets().fanIn)
 	if err != nil {
 		return err
 	}
-	goneFiles, _, err = countedParts(ctx, m.spill, p, removed, -1, want, m.budgets().fanIn, &c.partsRead)
-	c.files = append(c.files, goneFiles...)
+	gone, _, err := src.Count(ctx, m.spill, removed, -1, want, m.budgets().fanIn)
+	c.files = append(c.files, gone...)
 	return err
 }
 
@@ -476,16 +423,16 @@ func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
 }
 
 // counts returns the committed keep set's counts, once the inputs are read.
-func (m *marker) counts(c *committed, prev *previous) (countIter, error) {
+func (m *marker) counts(c *committed, prev *previous) (keycount.Iter, error) {
 	fanIn := m.budgets().fanIn
-	var iters []countIter
+	var iters []keycount.Iter
 	closeAll := func() {
 		for _, it := range iters {
-			it.close()
+			it.Close()
 		}
 	}
 	if len(c.files) > 0 {
-		it, _, err := mergeCountFiles(m.spill, c.files, max(fanIn-3, 2))
+		it, err := keycount.MergeSpills(m.spill, c.files, fanIn-3)
 		c.files = nil
 		if err != nil {
 			return nil, err
@@ -493,12 +440,12 @@ func (m *marker) counts(c *committed, prev *previous) (countIter, error) {
 		iters = append(iters, it)
 	}
 	if c.index {
-		ir, err := openIndex(prev.indexFile, m.spill.IOBuf())
+		f, err := keycount.OpenFile(prev.indexFile, indexFormat, m.spill.IOBuf())
 		if err != nil {
 			closeAll()
 			return nil, err
 		}
-		iters = append(iters, indexCounts{ir, prev.state.IndexKeys})
+		iters = append(iters, indexCounts{f, prev.state.IndexKeys})
 	}
 	for _, side := range []struct {
 		s **extsort.Sorter
@@ -513,9 +460,9 @@ func (m *marker) counts(c *committed, prev *previous) (countIter, error) {
 			closeAll()
 			return nil, err
 		}
-		iters = append(iters, &sortedCounts{it: extsort.Strict(it, "committed keep set"), w: side.w})
+		iters = append(iters, keycount.Weighted(extsort.Strict(it, "committed keep set"), side.w))
 	}
-	return checkedCounts{countIter: newCountMerge(iters), most: c.most}, nil
+	return checkedCounts{Iter: keycount.NewMerge(iters), most: c.most}, nil
 }
 
 // indexWriter streams this run's keep index to the bucket; nothing is
@@ -523,23 +470,23 @@ func (m *marker) counts(c *committed, prev *previous) (countIter, error) {
 type indexWriter struct {
 	bw     *blobio.Writer
 	w      *bufio.Writer
-	enc    *countEncoder
+	enc    *keycount.Encoder
 	key    string
 	listed int64
 }
 
-func newIndexWriter(ctx context.Context, bucket *blob.Bucket, key string, f *countFormat, bufSize int) (*indexWriter, error) {
+func newIndexWriter(ctx context.Context, bucket *blob.Bucket, key string, f *keycount.Format, bufSize int) (*indexWriter, error) {
 	bw, err := blobio.NewWriter(ctx, bucket, key, &blob.WriterOptions{ContentType: "application/octet-stream"})
 	if err != nil {
 		return nil, fmt.Errorf("sweep: write %s: %w", key, err)
 	}
 	iw := &indexWriter{bw: bw, w: bufio.NewWriterSize(bw, bufSize), key: key}
-	iw.enc = newCountEncoder(iw.w, f, bufSize)
+	iw.enc = keycount.NewEncoder(iw.w, f, bufSize)
 	return iw, nil
 }
 
 func (iw *indexWriter) add(key []byte, count int64, aux uint64) error {
-	if err := iw.enc.add(key, count, aux); err != nil {
+	if err := iw.enc.Add(key, count, aux); err != nil {
 		return fmt.Errorf("sweep: write %s: %w", iw.key, err)
 	}
 	if aux&idxListed != 0 {
@@ -549,7 +496,7 @@ func (iw *indexWriter) add(key []byte, count int64, aux uint64) error {
 }
 
 func (iw *indexWriter) close() error {
-	err := iw.enc.finish()
+	err := iw.enc.Finish()
 	if err == nil {
 		err = iw.w.Flush()
 	}
@@ -574,24 +521,24 @@ func (m *marker) writeParts(ctx context.Context, c *committed, prev *previous) (
 	}
 	fail := func(err error) (int64, error) { iw.abort(); return 0, err }
 	stats := c.stats
-	slices.SortFunc(stats, func(a, b partStat) int { return strings.Compare(a.id, b.id) })
-	put := func(s partStat) error { return iw.add([]byte(s.id), s.keys, uint64(s.sum)) }
+	slices.SortFunc(stats, func(a, b keycount.Stat) int { return strings.Compare(a.ID, b.ID) })
+	put := func(s keycount.Stat) error { return iw.add([]byte(s.ID), s.Keys, uint64(s.Sum)) }
 	var n int64
 	if c.source == KeepPartsChanged {
-		pr, err := openCounts(prev.partsFile, partsFormat, m.spill.IOBuf())
+		pr, err := keycount.OpenFile(prev.partsFile, partsFormat, m.spill.IOBuf())
 		if err != nil {
 			return fail(err)
 		}
-		defer pr.f.Close()
+		defer pr.Close()
 		for {
-			k, keys, aux, ok, err := pr.d.next()
+			k, keys, aux, ok, err := pr.Entry()
 			if err != nil {
 				return fail(err)
 			}
 			if !ok {
 				break
 			}
-			for len(stats) > 0 && stats[0].id < string(k) {
+			for len(stats) > 0 && stats[0].ID < string(k) {
 				if err := put(stats[0]); err != nil {
 					return fail(err)
 				}

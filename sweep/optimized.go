@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lakegc/lakegc/internal/extsort"
+	"github.com/lakegc/lakegc/internal/keycount"
 	"github.com/lakegc/lakegc/internal/layout"
 	"gocloud.dev/blob"
 )
@@ -392,12 +393,12 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 	var iters []extsort.Iter
 	if p.indexFile != "" {
 		// The index's listed keys of the unlisted slices.
-		ir, err := openIndex(p.indexFile, m.spill.IOBuf())
+		f, err := keycount.OpenFile(p.indexFile, indexFormat, m.spill.IOBuf())
 		if err != nil {
 			removeAll(runs)
 			return nil, "previous run's keep index: " + err.Error()
 		}
-		iters = append(iters, indexCarried{ir, keep})
+		iters = append(iters, indexCarried{f, keep})
 		runs = runs[1:]
 	}
 	for _, name := range runs {
@@ -424,7 +425,7 @@ func (m *marker) loadIndex(ctx context.Context, dir string, p *previous) (string
 		return "", fmt.Errorf("previous run's keep index: %w", err)
 	}
 	if st.KeepKind == kindParts {
-		parts, n, err := m.copyRecord(ctx, dir+partsName, partsFormat, nil)
+		parts, n, err := m.copyRecord(ctx, dir+partsName, partsFormat)
 		if err == nil && n != st.Parts {
 			os.Remove(parts)
 			err = fmt.Errorf("holds %d parts, its state says %d", n, st.Parts)
@@ -626,7 +627,7 @@ func (m *marker) writeState(ctx context.Context, rec *recorder, kind string, par
 		Margin:           int64(m.cfg.margin() / time.Second),
 		SinceClean:       m.sinceClean,
 		LiveKeys:         rec.index.listed,
-		IndexKeys:        rec.index.enc.n,
+		IndexKeys:        rec.index.enc.N(),
 		KeepKind:         kind,
 		Parts:            parts,
 		YoungOverflow:    rec.young.overflow,
