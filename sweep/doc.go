@@ -152,18 +152,19 @@
 // previous run's candidates when it was not swept, and N the entries of the
 // index. An optimized run reads K keys in order and merges them
 // (O(K log f), f the merge fan-in), sorts U and L (O(U log U + L log L)),
-// and reads the index twice in order — once from the bucket into a verified
-// local copy, once merged with the counts, the listing and C — and writes
+// copies the previous index from the bucket checking only its checksum,
+// reads the copy twice in order (its counts, merged with K's; its listed
+// keys of the slices not listed, merged with the listing and C) and writes
 // the next index: O(N) sequential work, with no sort of the committed keep
 // set and no part read that did not change. Its requests are the listing
 // of the recent slices, the reads of the previous run's records (state,
 // index, parts record, summary, sweep.json and, when not swept, its
-// candidates) and the writes of its own; the local copy of the index takes
-// its size on WithTempDir's disk (front-coded: a few to a few tens of bytes
-// a key). A clean run with Parts reads every
-// part once and merges them without sorting, in files of f parts and then
-// f files at a time: O(N log f) comparisons, one spill of the keys per
-// level of files beyond the first.
+// candidates) and the writes of its own; the copy of the index takes its
+// size on WithTempDir's disk (front-coded: a few to a few tens of bytes a
+// key). A clean run with Parts reads every part once and merges them
+// without sorting, in files of f parts and then f files at a time:
+// O(N log f) comparisons, one spill of the keys per level of files beyond
+// the first.
 //
 // The slice margin (WithSliceMargin) defaults to DefaultSliceInterval + the
 // link TTL + the clock skew: 25 hours 5 minutes with the defaults. A host
@@ -208,13 +209,15 @@
 //   - parts: with Parts, every part counted, by ID ascending, with the
 //     number of its keys and their CRC-32C, in the same format.
 //
-// Their readers refuse a key over 64 KiB, keys out of order, a count or
-// flag the writer cannot write, a wrong number of entries or checksum, a
-// cut stream, and records that disagree with the state: the run is then
-// clean, and says why. A keep key over 64 KiB (no store takes one) fails a
-// mark with ErrInvalidInput. Records of version 1 (a live record of the
-// kept slice keys, no index) are still read: the run after them counts
-// its keep set in full.
+// A record that is missing, cut short or altered (its magic, its
+// checksum), or that disagrees with the state, makes the run clean, which
+// says why. The index's entries are checked as the join reads them: a key
+// over 64 KiB or out of order, a count or flag the writer cannot write, or
+// a number of entries other than the state's fails the run (only a faulty
+// writer makes such an index whose checksum holds). A keep key over 64 KiB
+// (no store takes one) fails a mark with ErrInvalidInput. Records of
+// version 1 (a live record of the kept slice keys, no index) are still
+// read: the run after them counts its keep set in full.
 //
 // # Inventory reports
 //
