@@ -462,7 +462,10 @@ func (m *marker) counts(c *committed, prev *previous) (keycount.Iter, error) {
 		}
 		iters = append(iters, keycount.Weighted(extsort.Strict(it, "committed keep set"), side.w))
 	}
-	return checkedCounts{Iter: keycount.NewMerge(iters), most: c.most}, nil
+	// Read ahead on a goroutine of its own, as the listing and the
+	// uncommitted keys are: the merges and the index's decoding run while
+	// the join compares and writes.
+	return checkedCounts{Iter: keycount.Prefetch(keycount.NewMerge(iters)), most: c.most}, nil
 }
 
 // indexWriter streams this run's keep index to the bucket; nothing is

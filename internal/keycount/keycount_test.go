@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"math/rand/v2"
@@ -156,4 +157,35 @@ func TestCopyChecked(t *testing.T) {
 		require.ErrorIs(t, CopyChecked(io.Discard, bytes.NewReader(c), f), f.Corrupt, "flip at %d", i)
 		require.ErrorIs(t, CopyChecked(io.Discard, bytes.NewReader(b[:i]), f), f.Corrupt, "cut at %d", i)
 	}
+}
+
+// TestPrefetch: a stream read ahead gives the same entries, and its error.
+func TestPrefetch(t *testing.T) {
+	s := &mem{}
+	for i := range 20000 {
+		s.keys = append(s.keys, fmt.Sprintf("k%06d", i))
+		s.counts = append(s.counts, int64(i%7)-3)
+	}
+	want := slices.Clone(s.keys)
+	counts := slices.Clone(s.counts)
+	p := Prefetch(s)
+	for i := range want {
+		k, c, ok, err := p.Next()
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, want[i], string(k))
+		require.Equal(t, counts[i], c)
+	}
+	_, _, ok, err := p.Next()
+	require.NoError(t, err)
+	require.False(t, ok)
+	require.NoError(t, p.Close())
+	bad := NewMerge([]Iter{&mem{keys: []string{"b", "a"}, counts: []int64{1, 1}}})
+	p = Prefetch(bad)
+	_, _, _, err = p.Next()
+	if err == nil {
+		_, _, _, err = p.Next()
+	}
+	require.Error(t, err)
+	require.NoError(t, p.Close())
 }

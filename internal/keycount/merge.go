@@ -3,6 +3,7 @@ package keycount
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -275,3 +276,44 @@ func openSpills(d *extsort.SpillDir, names []string) (Iter, error) {
 	}
 	return NewMerge(iters), nil
 }
+
+// Prefetch returns the entries of it, read ahead on a goroutine of its own
+// (extsort.NewPrefetch), so that the merges and decoding behind it run
+// while its reader works. Close stops the goroutine and closes it.
+func Prefetch(it Iter) Iter {
+	return &prefetched{p: extsort.NewPrefetch(&withCount{it: it})}
+}
+
+// withCount passes each key with its count appended (8 bytes), so that a
+// stream of keys carries both.
+type withCount struct {
+	it  Iter
+	buf []byte
+}
+
+func (w *withCount) Next() ([]byte, bool, error) {
+	k, c, ok, err := w.it.Next()
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	w.buf = binary.LittleEndian.AppendUint64(append(w.buf[:0], k...), uint64(c))
+	return w.buf, true, nil
+}
+
+func (w *withCount) Close() error { return w.it.Close() }
+
+type prefetched struct{ p extsort.Iter }
+
+func (p *prefetched) Next() ([]byte, int64, bool, error) {
+	k, ok, err := p.p.Next()
+	if err != nil || !ok {
+		return nil, 0, ok, err
+	}
+	if len(k) < 8 {
+		return nil, 0, false, errors.New("keycount: prefetched entry without its count")
+	}
+	n := len(k) - 8
+	return k[:n:n], int64(binary.LittleEndian.Uint64(k[n:])), true, nil
+}
+
+func (p *prefetched) Close() error { return p.p.Close() }
