@@ -2,7 +2,8 @@ package sweep
 
 import "fmt"
 
-// keepKeyErr says why a committed key cannot be a keep key, or nil.
+// keepKeyErr says why a committed key cannot be a keep key, or nil; it
+// keeps nothing of key, which may alias a buffer.
 func keepKeyErr(key string) error {
 	switch {
 	case key == "" || key[0] == '/' || fullURI(key):

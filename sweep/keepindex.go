@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"gocloud.dev/blob"
 
@@ -361,7 +362,8 @@ func (m *marker) readCommitted(ctx context.Context, in Inputs, prev *previous, k
 // partSource is where the parts of p are read from: their keys checked as
 // readKeep checks keep keys, the parts read to their end counted in c.
 func (m *marker) partSource(p *Parts, c *committed) *keycount.Parts {
-	return &keycount.Parts{Open: p.Open, Check: keepKeyErr, Invalid: ErrInvalidInput, Read: &c.partsRead}
+	check := func(k []byte) error { return keepKeyErr(unsafe.String(unsafe.SliceData(k), len(k))) }
+	return &keycount.Parts{Open: p.Open, Check: check, Invalid: ErrInvalidInput, Read: &c.partsRead}
 }
 
 // partsChanged counts the parts added since the previous run (+1) and those

@@ -28,8 +28,9 @@ type Stat struct {
 type Parts struct {
 	// Open yields the keys of part id, strictly ascending.
 	Open func(ctx context.Context, id string) iter.Seq2[string, error]
-	// Check says why a key cannot be counted, or nil.
-	Check func(key string) error
+	// Check says why a key cannot be counted, or nil; key is valid only
+	// during the call.
+	Check func(key []byte) error
 	// Invalid is wrapped by the error of a part whose keys do not strictly
 	// ascend.
 	Invalid error
@@ -77,8 +78,10 @@ func (p *Parts) Count(ctx context.Context, d *extsort.SpillDir, ids []string, w 
 type part struct {
 	p    *Parts
 	w    int64
-	pull func() (string, error, bool)
+	pull func() (*batch, bool)
 	stop func()
+	cur  *batch // the keys being handed out
+	i    int    // the next of them
 	ctx  context.Context
 	prev []byte
 	stat Stat
@@ -87,9 +90,69 @@ type part struct {
 	done bool
 }
 
+// A part's keys come from its sequence in batches: one switch between the
+// sequence's coroutine and the merge per batch rather than per key.
+const (
+	batchBytes = 32 << 10
+	batchKeys  = 1024
+)
+
+// batch is keys of a part, packed in data, and the error that ended them.
+type batch struct {
+	data []byte
+	ends []int
+	err  error
+}
+
 func (p *Parts) open(ctx context.Context, id string, w int64, want *Stat) *part {
-	next, stop := iter.Pull2(p.Open(ctx, id))
+	seq := p.Open(ctx, id)
+	batches := func(yield func(*batch) bool) {
+		// The merge asks for the next batch once it handed out every key
+		// of the last one: one batch serves throughout.
+		b := &batch{data: make([]byte, 0, batchBytes), ends: make([]int, 0, batchKeys)}
+		for k, err := range seq {
+			if err != nil {
+				b.err = err
+				yield(b)
+				return
+			}
+			b.data = append(b.data, k...)
+			b.ends = append(b.ends, len(b.data))
+			if len(b.data) >= batchBytes || len(b.ends) == batchKeys {
+				if !yield(b) {
+					return
+				}
+				b.data, b.ends = b.data[:0], b.ends[:0]
+			}
+		}
+		if len(b.ends) > 0 {
+			yield(b)
+		}
+	}
+	next, stop := iter.Pull(batches)
 	return &part{p: p, w: w, pull: next, stop: stop, ctx: ctx, stat: Stat{ID: id}, want: want}
+}
+
+// key returns the part's next key, or the error that ends it; ok is false
+// at its end.
+func (it *part) key() ([]byte, bool, error) {
+	for it.cur == nil || it.i == len(it.cur.ends) {
+		if it.cur != nil && it.cur.err != nil {
+			return nil, true, it.cur.err
+		}
+		b, ok := it.pull()
+		if !ok {
+			return nil, false, nil
+		}
+		it.cur, it.i = b, 0
+	}
+	start := 0
+	if it.i > 0 {
+		start = it.cur.ends[it.i-1]
+	}
+	k := it.cur.data[start:it.cur.ends[it.i]]
+	it.i++
+	return k, true, nil
 }
 
 func (it *part) fail(err error) error {
@@ -103,7 +166,7 @@ func (it *part) Next() ([]byte, int64, bool, error) {
 	if it.done {
 		return nil, 0, false, nil
 	}
-	k, err, ok := it.pull()
+	k, ok, err := it.key()
 	if !ok {
 		it.done = true
 		if it.p.Read != nil {
@@ -122,7 +185,7 @@ func (it *part) Next() ([]byte, int64, bool, error) {
 			return nil, 0, false, it.fail(fmt.Errorf("part %q: %w", it.stat.ID, err))
 		}
 	}
-	if it.stat.Keys > 0 && bytes.Compare([]byte(k), it.prev) <= 0 {
+	if it.stat.Keys > 0 && bytes.Compare(k, it.prev) <= 0 {
 		return nil, 0, false, it.fail(fmt.Errorf("%w: part %q: key %q after %q", it.p.Invalid, it.stat.ID, k, it.prev))
 	}
 	it.prev = append(it.prev[:0], k...)
