@@ -33,8 +33,9 @@ type Parts struct {
 	// fails it too, never read as a shorter part. Mark opens the parts of
 	// IDs, and the previous run's parts that are not in IDs any more; it
 	// reads from one goroutine at a time, and may hold several sequences
-	// open at once (at most the merge fan-in). Open must be safe to call
-	// again for the same ID.
+	// open at once (at most the merge fan-in, 64, each with a batch of up to
+	// 32 KiB of its keys, outside the memory budget). Open must be safe to
+	// call again for the same ID.
 	Open func(ctx context.Context, id string) iter.Seq2[string, error]
 }
 
