@@ -402,11 +402,17 @@ func (c *cycle) mark(ctx context.Context) error {
 		}
 	}
 	opts := c.cfg.decided(c.progressTo(&counters, PhaseMark), c.cfg.Optimized, prev)
-	sum, err := sweep.Mark(ctx, c.cfg.Bucket, c.report.RunID, sweep.Inputs{
-		Uncommitted: c.keptUncommitted(ctx),
-		Committed:   c.relativeAddresses(ctx, "committed", c.host.Committed.CommittedAddresses(ctx, c.active)),
-		ExportStart: c.export.Start,
-	}, append(slices.Clip(c.cfg.MarkOptions), opts.Mark...)...)
+	in := sweep.Inputs{Uncommitted: c.keptUncommitted(ctx), ExportStart: c.export.Start}
+	if cp, ok := c.host.Committed.(CommittedParts); ok {
+		parts, err := c.committedParts(ctx, cp)
+		if err != nil {
+			return fmt.Errorf("lakegc: mark: %w", err)
+		}
+		in.Parts = parts
+	} else {
+		in.Committed = c.relativeAddresses(ctx, "committed", c.host.Committed.CommittedAddresses(ctx, c.active))
+	}
+	sum, err := sweep.Mark(ctx, c.cfg.Bucket, c.report.RunID, in, append(slices.Clip(c.cfg.MarkOptions), opts.Mark...)...)
 	if err != nil {
 		return mismatch(fmt.Errorf("lakegc: mark: %w", err))
 	}

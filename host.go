@@ -41,7 +41,9 @@ type Host struct {
 	// retention over Commits; Collect then reads no rules.
 	Active ActiveCommitter
 	// Committed reads the addresses of the commits the rules keep.
-	// Required.
+	// Required. One that implements CommittedParts (lakeFS's ranges) is
+	// read through it: an optimized cycle then reads only the parts that
+	// changed.
 	Committed Committed
 	// Copies, if set, is the host's table of shallow copies: their
 	// addresses are exported after every branch, so that a rename racing

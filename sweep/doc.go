@@ -36,8 +36,14 @@
 // listed more than once is kept when any listed copy is young or of unknown
 // age.
 //
-// The keep set is Inputs.Uncommitted, read first, then Inputs.Committed,
-// read while the namespace is listed; a failure of either stops the other.
+// The keep set is Inputs.Uncommitted, read first, then the committed keep
+// set, read while the namespace is listed; a failure of either stops the
+// other. The committed keep set is given in one of two ways: flat, every
+// key in Inputs.Committed (with, optionally, Inputs.Changes, what changed in
+// it since a previous run), or as immutable named parts, Inputs.Parts
+// (lakeFS's ranges), each part's keys sorted. Either way a run records a
+// counted keep index from which the next optimized run starts (see "Clean
+// and optimized runs").
 // Keep keys match listed keys byte for byte, without any normalisation; a
 // keep key that cannot match a listed key (a full URI, a leading '/', an
 // empty key) fails the mark with ErrInvalidInput. Both sides are sorted
@@ -105,12 +111,60 @@
 //     flat layout, the loose objects under the data folder, and folders
 //     there that are not slices.
 //   - Older slices are not listed. Their candidates are the keys the
-//     previous run kept there, less the current keep set, plus the previous
-//     run's candidates there unless its sweep.json says it deleted every
-//     one (none failed or refused). The keys of those slices that the keep
-//     set still holds are carried over into this run's records.
+//     previous run kept there (its keep index's listed keys), less the
+//     current keep set, plus the previous run's candidates there unless its
+//     sweep.json says it deleted every one (none failed or refused). The
+//     keys of those slices that the keep set still holds are carried over
+//     into this run's records.
 //   - A slice where the previous run kept an object for its age (young, or
 //     of unknown age) is listed again.
+//
+// The keep index. Every run but a shard's records its committed keep set
+// with each key's reference count: the number of parts that hold it (with
+// Inputs.Parts), or 1 (a flat keep set, Inputs.Committed). A key is
+// committed while its count is above 0. An optimized run counts from the
+// previous run's index when it can, and reads only what changed:
+//
+//   - with Parts, when the previous index counted parts: the parts that
+//     appeared since (each key +1) and those that left the set (−1), merged
+//     with the index; a changed part shares most keys with the one it
+//     replaced, and their counts cancel. A part that left must yield the
+//     keys it yielded when it came (their number and a CRC-32C of them,
+//     recorded): when it does not, or cannot be opened, the run counts
+//     every current part instead (logged), never a part as empty;
+//   - with Committed and Changes, when Changes.Since is the previous run and
+//     its index counted a flat keep set: Changes.Added (+1) and
+//     Changes.Removed (−1), each sorted; a count that leaves 0..1 (a change
+//     that contradicts the index) fails the run with ErrInvalidInput, and
+//     the next run, whose previous run failed, is clean;
+//   - otherwise, and in every clean run, in full: every part, merged k ways
+//     (each part's keys are sorted, so nothing is sorted), or every key of
+//     Committed, sorted. Summary.KeepSource and PartsRead say which.
+//
+// The index holds every committed key, listed or not (an address committed
+// before its object is listed keeps its count), and the keys a run kept in
+// the slices for an uncommitted reference, with a listed flag on each key
+// the run found in its slice older than the cutoff and kept. The uncommitted
+// keys are read in full every run.
+//
+// Cost. Let K be the keys of the parts that changed (or of Changes), U the
+// uncommitted keys and young listed objects, L the listed objects, C the
+// previous run's candidates when it was not swept, and N the entries of the
+// index. An optimized run reads K keys in order and merges them
+// (O(K log f), f the merge fan-in), sorts U and L (O(U log U + L log L)),
+// copies the previous index from the bucket checking only its checksum,
+// reads the copy twice in order (its counts, merged with K's; its listed
+// keys of the slices not listed, merged with the listing and C) and writes
+// the next index: O(N) sequential work, with no sort of the committed keep
+// set and no part read that did not change. Its requests are the listing
+// of the recent slices, the reads of the previous run's records (state,
+// index, parts record, summary, sweep.json and, when not swept, its
+// candidates) and the writes of its own; the copy of the index takes its
+// size on WithTempDir's disk (front-coded: a few to a few tens of bytes a
+// key). A clean run with Parts reads every part once and merges them
+// without sorting, in files of f parts and then f files at a time:
+// O(N log f) comparisons, one spill of the keys per level of files beyond
+// the first.
 //
 // The slice margin (WithSliceMargin) defaults to DefaultSliceInterval + the
 // link TTL + the clock skew: 25 hours 5 minutes with the defaults. A host
@@ -141,16 +195,29 @@
 // <prefix>/retention/gc/unified/<run_id>/_lakegc/, which lakeFS's readers
 // never read:
 //
-//   - state.json: the run's storage and data prefixes, min age, slice
-//     margin, include prefixes and whether it had a custom recognizer, how
-//     many runs since the last clean one, the number of live keys, and the
-//     slices where it kept young objects or found a wall (at most 1,000;
-//     beyond that the next run is clean). The run's cutoff and newest
-//     listed slice are its summary's;
-//   - live: the sorted keys it kept in the slices, the listed ones and those
-//     carried over, front-coded (a key shares a prefix with the one before),
-//     with a count and a CRC-32C at the end. Its reader refuses a key over 64
-//     KiB, keys out of order, a wrong count or checksum and a cut stream.
+//   - state.json (version 2): the run's storage and data prefixes, min
+//     age, slice margin, include prefixes and whether it had a custom
+//     recognizer, how many runs since the last clean one, the kind of keep
+//     set it counted (parts or set), the entries of its keep index and how
+//     many are listed, the number of parts, and the slices where it kept
+//     young objects or found a wall (at most 1,000; beyond that the next
+//     run is clean). The run's cutoff and newest listed slice are its
+//     summary's;
+//   - index: the keep index, its keys ascending, each with its count and
+//     flag, front-coded (a key shares a prefix with the one before), with
+//     the number of entries and a CRC-32C at the end;
+//   - parts: with Parts, every part counted, by ID ascending, with the
+//     number of its keys and their CRC-32C, in the same format.
+//
+// A record that is missing, cut short or altered (its magic, its
+// checksum), or that disagrees with the state, makes the run clean, which
+// says why. The index's entries are checked as the join reads them: a key
+// over 64 KiB or out of order, a count or flag the writer cannot write, or
+// a number of entries other than the state's fails the run (only a faulty
+// writer makes such an index whose checksum holds). A keep key over 64 KiB
+// (no store takes one) fails a mark with ErrInvalidInput. Records of
+// version 1 (a live record of the kept slice keys, no index) are still
+// read: the run after them counts its keep set in full.
 //
 // # Inventory reports
 //

@@ -31,9 +31,18 @@ type Inputs struct {
 	// example from uncommitted.ReadRun). It is consumed first, on the
 	// goroutine that called Mark, while Mark lists the namespace on others.
 	Uncommitted iter.Seq2[string, error]
-	// Committed yields the addresses of the active commits. It is consumed
-	// after Uncommitted, on the same goroutine.
+	// Committed yields the addresses of the active commits, in any order.
+	// It is consumed after Uncommitted, on the same goroutine. Exactly one
+	// of Committed and Parts is given.
 	Committed iter.Seq2[string, error]
+	// Parts is the committed keep set as immutable, named parts (lakeFS's
+	// ranges), in place of Committed: a run reads only the parts that
+	// changed since the previous run (see Parts).
+	Parts *Parts
+	// Changes, with Committed, is what changed in Committed since a
+	// previous run; Mark reads it in place of Committed when it starts
+	// from that run (see Changes). Optional.
+	Changes *Changes
 	// ExportStart is when the uncommitted export's first Prepare call began;
 	// the cutoff is anchored there. Required.
 	ExportStart time.Time
@@ -172,8 +181,8 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	if in.ExportStart.IsZero() {
 		return fmt.Errorf("%w: zero ExportStart", ErrInvalidInput)
 	}
-	if in.Uncommitted == nil || in.Committed == nil {
-		return fmt.Errorf("%w: nil input iterator", ErrInvalidInput)
+	if err := checkInputs(in); err != nil {
+		return err
 	}
 	if cfg.minAge < cfg.linkTTL && !cfg.unsafeMinAge {
 		return fmt.Errorf("%w: min age %v < link TTL %v", ErrUnsafeMinAge, cfg.minAge, cfg.linkTTL)
@@ -212,8 +221,12 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	// on others: the listing waits on the store, reading and sorting the
 	// keep set on the processor. The join waits for both.
 	m.cnt.phase("keep")
+	// keep sorts the uncommitted keys; hold takes them when a sorter of
+	// committed keys needs keep's memory.
 	keep := extsort.NewSorter(m.spill, sh.keep-sh.young, sh.fanIn)
 	defer keep.Release()
+	hold := extsort.NewSorter(m.spill, 4096, sh.fanIn)
+	defer hold.Release()
 	l := m.newLister(sh)
 	defer l.pool.Free()
 	defer l.loose.Release()
@@ -226,10 +239,15 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	if l.unrec, err = newUnrecognized(ctx, m.bucket, m.dir); err != nil {
 		return err
 	}
-	if err := m.readAndList(ctx, in, keep, l); err != nil {
+	com, err := m.readAndList(ctx, in, prev, keep, hold, l)
+	if com != nil {
+		defer com.release()
+	}
+	if err != nil {
 		l.unrec.w.Abort()
 		return err
 	}
+	m.sum.KeepSource, m.sum.PartsRead = com.source, com.partsRead
 	// The unrecognized objects' report is written even if the mark fails
 	// later, its canary included: it says what the listing found.
 	if err := l.unrec.w.Close(); err != nil {
@@ -253,17 +271,26 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	}
 
 	m.cnt.phase("join")
-	// The young listed keys join the keep set.
-	if err := keep.Adopt(l.youngKeys.s); err != nil {
+	// The young listed keys join the uncommitted ones.
+	staged := keep
+	if com.kind == kindSet {
+		staged = hold
+	}
+	if err := staged.Adopt(l.youngKeys.s); err != nil {
 		return err
 	}
-	keepIt, err := keep.Finish()
+	stagedIt, err := staged.Finish()
 	if err != nil {
 		return err
 	}
-	// Both streams are read ahead on goroutines of their own, so their
+	cm, err := m.counts(com, prev)
+	if err != nil {
+		stagedIt.Close()
+		return err
+	}
+	// The streams are read ahead on goroutines of their own, so their
 	// merges run while the join compares and writes.
-	keepIt = extsort.NewPrefetch(keepIt)
+	keepIt := &keepView{sy: extsort.NewPrefetch(extsort.Strict(stagedIt, "keep set")), cm: cm}
 	defer keepIt.Close()
 	listIt, err := l.stream(sh.folder, sh.fanIn)
 	if err != nil {
@@ -277,7 +304,7 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	}
 	listIt = extsort.NewPrefetch(listIt)
 	defer listIt.Close()
-	n, err := m.join(ctx, listIt, keepIt, l.young)
+	n, err := m.join(ctx, listIt, keepIt, l.young, com, prev)
 	if err != nil {
 		return err
 	}
@@ -297,24 +324,29 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 
 // join writes the candidates and, unless the run is one shard of several
 // (which leaves no records: the next run is clean), the records an
-// optimized run starts from.
-func (m *marker) join(ctx context.Context, listIt, keepIt extsort.Iter, young *youngSlices) (int64, error) {
+// optimized run starts from: the keep index, the parts record of a keep set
+// given as parts, and the state.
+func (m *marker) join(ctx context.Context, listIt extsort.Iter, keepIt *keepView, young *youngSlices, com *committed, prev *previous) (int64, error) {
 	if m.cfg.sharded() {
 		return m.writeCandidates(ctx, listIt, keepIt)
 	}
-	live, err := newLiveWriter(ctx, m.bucket, m.dir+liveName, m.budgets().ioBuf)
+	index, err := newIndexWriter(ctx, m.bucket, m.dir+indexName, indexFormat, m.budgets().ioBuf)
 	if err != nil {
 		return 0, err
 	}
-	m.rec = &recorder{live: live, data: m.cfg.dataPrefix + "/", young: young}
+	m.rec = &recorder{index: index, data: m.cfg.dataPrefix + "/", young: young}
 	n, err := m.writeCandidates(ctx, listIt, keepIt)
 	if err == nil {
-		err = live.close()
+		err = index.close()
 	} else {
-		live.abort()
+		index.abort()
+	}
+	var parts int64
+	if err == nil && com.kind == kindParts {
+		parts, err = m.writeParts(ctx, com, prev)
 	}
 	if err == nil {
-		err = m.writeState(ctx, m.rec)
+		err = m.writeState(ctx, m.rec, com.kind, parts)
 	}
 	return n, err
 }
@@ -347,11 +379,12 @@ func (l *lister) inputsRead(keep *extsort.Sorter) {
 	l.pool.Give(int64(max(keep.MaxBytes()-keep.Size(), 0)))
 }
 
-// readAndList reads the inputs into keep on this goroutine while l lists the
-// namespace on another. The first error stops both, and is returned once
-// both have stopped. When the inputs are read, the pool gets what keep's
-// block did not take of its share.
-func (m *marker) readAndList(ctx context.Context, in Inputs, keep *extsort.Sorter, l *lister) error {
+// readAndList reads the inputs on this goroutine while l lists the
+// namespace on another: the uncommitted keys into keep, then the committed
+// keep set (see readCommitted). The first error stops both, and is
+// returned once both have stopped. When the inputs are read, the pool gets
+// what the last sorter's block did not take of its share.
+func (m *marker) readAndList(ctx context.Context, in Inputs, prev *previous, keep, hold *extsort.Sorter, l *lister) (*committed, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	var (
 		once  sync.Once
@@ -375,19 +408,21 @@ func (m *marker) readAndList(ctx context.Context, in Inputs, keep *extsort.Sorte
 		cancel()
 		<-listed
 	}()
-	var err error
-	for _, seq := range []iter.Seq2[string, error]{in.Uncommitted, in.Committed} {
-		if err = readKeep(ctx, seq, keep); err != nil {
-			fail(err)
-			break
+	var com *committed
+	err := readKeep(ctx, in.Uncommitted, keep)
+	if err == nil {
+		var last *extsort.Sorter
+		com, last, err = m.readCommitted(ctx, in, prev, keep, hold)
+		if err == nil {
+			l.inputsRead(last)
+			m.cnt.phase("list")
 		}
 	}
-	if err == nil {
-		l.inputsRead(keep)
-		m.cnt.phase("list")
+	if err != nil {
+		fail(err)
 	}
 	<-listed // first is set, if at all, before listed closes
-	return first
+	return com, first
 }
 
 // fullURI reports whether key is a full address in any spelling
@@ -403,8 +438,8 @@ func readKeep(ctx context.Context, seq iter.Seq2[string, error], keep *extsort.S
 		if err != nil {
 			return fmt.Errorf("sweep: input: %w", err)
 		}
-		if key == "" || key[0] == '/' || fullURI(key) {
-			return fmt.Errorf("%w: keep key %q is not relative to the namespace", ErrInvalidInput, key)
+		if err := keepKeyErr(key); err != nil {
+			return err
 		}
 		// The sorter copies the key's bytes and never writes to them.
 		if err := keep.Add(unsafe.Slice(unsafe.StringData(key), len(key))); err != nil {
@@ -423,9 +458,8 @@ func readKeep(ctx context.Context, seq iter.Seq2[string, error], keep *extsort.S
 // writeCandidates writes the listed keys that are not kept, nor under a
 // wall, to deleted/, once the canary passed. Both streams must be strictly
 // ascending; one that is not fails the run.
-func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt extsort.Iter) (int64, error) {
+func (m *marker) writeCandidates(ctx context.Context, listIt extsort.Iter, keepIt *keepView) (int64, error) {
 	listIt = extsort.Strict(listIt, "listing")
-	keepIt = extsort.Strict(keepIt, "keep set")
 	w, err := newPartWriter[addressRow](ctx, m.bucket, m.dir+layout.DeletedFolder+partName)
 	if err != nil {
 		return 0, err
@@ -435,6 +469,15 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt extsort.Ite
 	kk, kok, err := keepIt.Next()
 	if kok {
 		can.keepKey(kk)
+	}
+	// recorded says kk is in the keep index already; pass records a keep
+	// key that no listed key matched.
+	recorded := false
+	pass := func() error {
+		if m.rec == nil || recorded {
+			return nil
+		}
+		return m.rec.entry(kk, keepIt.count, false)
 	}
 	var arena strArena
 	var kept, marked, walled int64
@@ -496,9 +539,13 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt extsort.Ite
 			if c = bytes.Compare(kk, lk); c >= 0 {
 				break
 			}
+			if err = pass(); err != nil {
+				break
+			}
 			if kk, kok, err = keepIt.Next(); err != nil {
 				break
 			}
+			recorded = false
 			if kok {
 				can.keepKey(kk)
 			}
@@ -512,13 +559,18 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt extsort.Ite
 		}
 		switch {
 		case walls.Walled(lk):
-			// Another repository's: never a candidate, and not in the
-			// records, so no later run judges it from them.
+			// Another repository's: never a candidate, and not listed in
+			// the records, so no later run judges it from them.
 			walled++
+			if ref {
+				err = pass()
+				recorded = true
+			}
 		case ref:
 			kept++
 			if m.rec != nil {
-				err = m.rec.kept(lk)
+				err = m.rec.entry(lk, keepIt.count, true)
+				recorded = true
 			}
 		case m.cfg.check != nil:
 			if pending = append(pending, arena.string(lk)); len(pending) == checkBatch {
@@ -541,7 +593,11 @@ func (m *marker) writeCandidates(ctx context.Context, listIt, keepIt extsort.Ite
 	// (a key out of order there may have been skipped) and the canary
 	// counts all of it.
 	for n := 1; err == nil && kok; n++ {
+		if err = pass(); err != nil {
+			break
+		}
 		if kk, kok, err = keepIt.Next(); kok {
+			recorded = false
 			can.keepKey(kk)
 		}
 		if n%4096 == 0 && err == nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lakegc/lakegc/internal/extsort"
+	"github.com/lakegc/lakegc/internal/keycount"
 	"github.com/lakegc/lakegc/internal/layout"
 	"gocloud.dev/blob"
 )
@@ -127,9 +128,18 @@ type runState struct {
 	// clean: the records hold only keys the previous recognizer accepted.
 	Include          []string `json:"include,omitempty"`
 	CustomRecognizer bool     `json:"custom_recognizer,omitempty"`
+	// Version 2: the keep index (_lakegc/index, IndexKeys entries, of
+	// which LiveKeys have the listed flag) in place of the live record, of
+	// a keep set of KeepKind; for the kind "parts", the parts record
+	// (_lakegc/parts) of Parts parts.
+	IndexKeys int64  `json:"index_keys,omitempty"`
+	KeepKind  string `json:"keep_kind,omitempty"`
+	Parts     int64  `json:"parts,omitempty"`
 }
 
-const stateVersion = 1
+// stateVersion is the version a run writes; a run reads version 1 too (a
+// live record and no keep index: its successor counts the keep set in full).
+const stateVersion = 2
 
 // readState reads and checks a run's state.json.
 func readState(ctx context.Context, bucket *blob.Bucket, dir string) (*runState, error) {
@@ -148,10 +158,18 @@ func parseState(b []byte) (*runState, error) {
 		return nil, fmt.Errorf("%w: state: %v", ErrInvalidInput, err)
 	}
 	switch {
-	case s.Version != stateVersion:
+	case s.Version != stateVersion && s.Version != 1:
 		return nil, fmt.Errorf("%w: state version %d", ErrInvalidInput, s.Version)
-	case s.MinAge < 0 || s.Margin < 0 || s.SinceClean < 0 || s.LiveKeys < 0:
+	case s.Version == 1 && (s.KeepKind != "" || s.IndexKeys != 0 || s.Parts != 0):
+		return nil, fmt.Errorf("%w: state of version 1 with a keep index", ErrInvalidInput)
+	case s.Version == stateVersion && s.KeepKind != kindParts && s.KeepKind != kindSet:
+		return nil, fmt.Errorf("%w: state: keep kind %q", ErrInvalidInput, s.KeepKind)
+	case s.KeepKind != kindParts && s.Parts != 0:
+		return nil, fmt.Errorf("%w: state: parts of a keep set of kind %q", ErrInvalidInput, s.KeepKind)
+	case s.MinAge < 0 || s.Margin < 0 || s.SinceClean < 0 || s.LiveKeys < 0 || s.IndexKeys < 0 || s.Parts < 0:
 		return nil, fmt.Errorf("%w: state: negative value", ErrInvalidInput)
+	case s.Version == stateVersion && s.LiveKeys > s.IndexKeys:
+		return nil, fmt.Errorf("%w: state: %d listed keys of %d", ErrInvalidInput, s.LiveKeys, s.IndexKeys)
 	case len(s.YoungSlices) > maxYoungSl:
 		return nil, fmt.Errorf("%w: state names %d young slices", ErrInvalidInput, len(s.YoungSlices))
 	}
@@ -225,6 +243,9 @@ type previous struct {
 	boundary time.Time           // slices older than this are not listed
 	young    map[string]struct{} // slices to list whatever their age
 	carried  extsort.Iter        // the keys of the unlisted slices to judge again
+	// indexFile and partsFile are local copies of the previous run's keep
+	// index and parts record, checked ("": none, a version 1 run's).
+	indexFile, partsFile string
 }
 
 // skip reports whether the slice name, started at t, is judged from the
@@ -345,13 +366,18 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 		name, t, ok := sliceOf(key, data)
 		return ok && p.skip(name, t) && rec.OKBytes(key)
 	}
-	live, n, err := m.copyLive(ctx, dir+liveName, keep)
-	if err != nil {
-		return nil, "previous run's live record: " + err.Error()
-	}
-	if n != st.LiveKeys {
-		os.Remove(live)
-		return nil, fmt.Sprintf("previous run's live record holds %d keys, its state says %d", n, st.LiveKeys)
+	var live string
+	if st.Version == 1 {
+		var n int64
+		if live, n, err = m.copyLive(ctx, dir+liveName, keep); err != nil {
+			return nil, "previous run's live record: " + err.Error()
+		}
+		if n != st.LiveKeys {
+			os.Remove(live)
+			return nil, fmt.Sprintf("previous run's live record holds %d keys, its state says %d", n, st.LiveKeys)
+		}
+	} else if live, err = m.loadIndex(ctx, dir, p); err != nil {
+		return nil, err.Error()
 	}
 	runs := []string{live}
 	swept, why := m.wasSwept(ctx, dir)
@@ -365,6 +391,16 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 		runs = append(runs, cands)
 	}
 	var iters []extsort.Iter
+	if p.indexFile != "" {
+		// The index's listed keys of the unlisted slices.
+		f, err := keycount.OpenFile(p.indexFile, indexFormat, m.spill.IOBuf())
+		if err != nil {
+			removeAll(runs)
+			return nil, "previous run's keep index: " + err.Error()
+		}
+		iters = append(iters, indexCarried{f, keep})
+		runs = runs[1:]
+	}
 	for _, name := range runs {
 		fr, err := extsort.OpenRun(name, m.spill.IOBuf())
 		if err != nil {
@@ -378,6 +414,30 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 	}
 	p.carried = extsort.NewMerge(iters)
 	return p, ""
+}
+
+// loadIndex copies the previous run's keep index (and parts record) in dir
+// to spill files, checking them against its state, and returns the index's.
+func (m *marker) loadIndex(ctx context.Context, dir string, p *previous) (string, error) {
+	st := p.state
+	name, err := m.copyChecked(ctx, dir+indexName, indexFormat)
+	if err != nil {
+		return "", fmt.Errorf("previous run's keep index: %w", err)
+	}
+	if st.KeepKind == kindParts {
+		parts, n, err := m.copyRecord(ctx, dir+partsName, partsFormat)
+		if err == nil && n != st.Parts {
+			os.Remove(parts)
+			err = fmt.Errorf("holds %d parts, its state says %d", n, st.Parts)
+		}
+		if err != nil {
+			os.Remove(name)
+			return "", fmt.Errorf("previous run's parts record: %w", err)
+		}
+		p.partsFile = parts
+	}
+	p.indexFile = name
+	return name, nil
 }
 
 // wasSwept reports whether Sweep deleted every candidate of the run in dir:
@@ -476,39 +536,53 @@ func (m *marker) copyKeys(ctx context.Context, next func() ([]byte, bool, error)
 	return rw.Finish()
 }
 
-// recorder writes what the next run needs: the kept keys of the slices.
+// recorder writes what the next run needs: the keep index, every key of
+// the committed keep set with its count, and the listed flag of the kept
+// keys of the slices.
 type recorder struct {
-	live  *liveWriter
+	index *indexWriter
 	data  string
-	n     int64
 	young *youngSlices
 
-	// The kept keys come in order, slice after slice: the folder of the
-	// last key judged, data + name + "/", and whether it is a slice,
-	// decide every key under it without parsing its name again.
+	// The keys come in order, slice after slice: the folder of the last
+	// key judged, data + name + "/", and whether it is a slice, decide
+	// every key under it without parsing its name again.
 	folder  []byte
 	inSlice bool
 }
 
-// kept records a kept key when it is in a slice.
-func (r *recorder) kept(key []byte) error {
+// entry records a key of the keep set with its committed count; listed says
+// the listing (or the previous run's records) found its object older than
+// the cutoff, and it was kept, not walled. A key is recorded when it is
+// committed, or listed in a slice.
+func (r *recorder) entry(key []byte, count int64, listed bool) error {
+	if listed && !r.slice(key) {
+		listed = false
+	}
+	switch {
+	case listed:
+		return r.index.add(key, count, idxListed)
+	case count > 0:
+		return r.index.add(key, count, 0)
+	}
+	return nil
+}
+
+// slice reports whether key is in a slice.
+func (r *recorder) slice(key []byte) bool {
 	if len(r.folder) == 0 || !bytes.HasPrefix(key, r.folder) {
 		rest, ok := bytes.CutPrefix(key, []byte(r.data))
 		if !ok {
-			return nil
+			return false
 		}
 		i := bytes.IndexByte(rest, '/')
 		if i < 0 {
-			return nil
+			return false
 		}
 		r.folder = append(r.folder[:0], key[:len(r.data)+i+1]...)
 		_, _, r.inSlice = sliceOf(r.folder, r.data)
 	}
-	if !r.inSlice {
-		return nil
-	}
-	r.n++
-	return r.live.add(key)
+	return r.inSlice
 }
 
 // youngSlices collects the slices where the listing found young objects
@@ -544,7 +618,7 @@ func (y *youngSlices) add(name string) {
 }
 
 // writeState writes state.json, after the live record and before the summary.
-func (m *marker) writeState(ctx context.Context, rec *recorder) error {
+func (m *marker) writeState(ctx context.Context, rec *recorder, kind string, parts int64) error {
 	st := runState{
 		Version:          stateVersion,
 		StoragePrefix:    m.cfg.storagePrefix,
@@ -552,7 +626,10 @@ func (m *marker) writeState(ctx context.Context, rec *recorder) error {
 		MinAge:           int64(m.cfg.minAge / time.Second),
 		Margin:           int64(m.cfg.margin() / time.Second),
 		SinceClean:       m.sinceClean,
-		LiveKeys:         rec.n,
+		LiveKeys:         rec.index.listed,
+		IndexKeys:        rec.index.enc.N(),
+		KeepKind:         kind,
+		Parts:            parts,
 		YoungOverflow:    rec.young.overflow,
 		Include:          m.cfg.include,
 		CustomRecognizer: m.cfg.recognize != nil,

@@ -47,6 +47,7 @@ type pending struct {
 type commit struct {
 	keys    []string
 	expires time.Time
+	parts   []int // with partsOn: the parts (indices of gcModel.parts) whose keys are keys
 }
 
 // gcModel is a namespace in memblob with a simulated clock and a host's keep
@@ -72,6 +73,11 @@ type gcModel struct {
 	back time.Duration
 	// revived counts the objects staged again after no one referenced them.
 	revived int
+	// partsOn makes commits sets of immutable parts (see keepindex_test.go),
+	// drawn from pr so that the other tests' sequences stay as they were.
+	partsOn bool
+	pr      *rand.Rand
+	parts   [][]string // sorted keys; part i's ID is partID(i)
 }
 
 func newGCModel(t *testing.T, seed uint64, flat, slices bool) *gcModel {
@@ -228,6 +234,9 @@ func (m *gcModel) churn() {
 			}
 		}
 		c.expires = m.now.Add(time.Duration(1+r.IntN(96)) * time.Hour)
+		if m.partsOn {
+			c = m.partsCommit(c)
+		}
 		m.commits = append(m.commits, c)
 	case 2: // unstaged
 		if len(paths) > 0 {
@@ -254,6 +263,10 @@ func (m *gcModel) churn() {
 				m.staged["p"+strconv.Itoa(m.paths)] = pick(r, dead)
 				m.revived++
 			}
+		}
+	case 6:
+		if m.partsOn {
+			m.partsChurn()
 		}
 	case 4: // an object removed from the store by hand
 		if r.IntN(4) == 0 && len(m.mods) > 0 {
@@ -413,13 +426,13 @@ func TestOptimizedRefuses(t *testing.T) {
 		reason string
 	}{
 		{"no state", func(m *gcModel) { require.NoError(t, m.base.Delete(ctx, dir+stateName)) }, nil, "records"},
-		{"no live record", func(m *gcModel) { require.NoError(t, m.base.Delete(ctx, dir+liveName)) }, nil, "live record"},
-		{"corrupt live record", func(m *gcModel) {
-			b, err := m.base.ReadAll(ctx, dir+liveName)
+		{"no keep index", func(m *gcModel) { require.NoError(t, m.base.Delete(ctx, dir+indexName)) }, nil, "keep index"},
+		{"corrupt keep index", func(m *gcModel) {
+			b, err := m.base.ReadAll(ctx, dir+indexName)
 			require.NoError(t, err)
 			b[len(b)/2] ^= 1
-			require.NoError(t, m.base.WriteAll(ctx, dir+liveName, b, nil))
-		}, nil, "live record"},
+			require.NoError(t, m.base.WriteAll(ctx, dir+indexName, b, nil))
+		}, nil, "keep index"},
 		{"failed", func(m *gcModel) {
 			require.NoError(t, m.base.WriteAll(ctx, dir+"summary.json", []byte(`{"run_id":"prev","success":false}`), nil))
 		}, nil, "failed"},

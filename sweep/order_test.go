@@ -89,7 +89,7 @@ func TestJoinRefusesStreamsOutOfOrder(t *testing.T) {
 			keep := extsort.NewPrefetchSize(&bufIter{keys: c.keep}, 8, 2)
 			defer list.Close()
 			defer keep.Close()
-			_, err := m.writeCandidates(context.Background(), list, keep)
+			_, err := m.writeCandidates(context.Background(), list, asKeep(keep))
 			require.ErrorContains(t, err, "out of order")
 		})
 	}
@@ -116,8 +116,8 @@ func TestLiveEncoderOrder(t *testing.T) {
 	}
 }
 
-// TestRecorderSlices: the recorder records exactly the kept keys that are in
-// a slice, as sliceOf says of each, over folders that are slices, folders
+// TestRecorderSlices: the recorder records as listed exactly the kept keys
+// that are in a slice, as sliceOf says of each, over folders that are slices, folders
 // that are not, keys outside the data folder and keys of the data folder
 // itself, in order.
 func TestRecorderSlices(t *testing.T) {
@@ -140,19 +140,24 @@ func TestRecorderSlices(t *testing.T) {
 		}
 		bucket := memblob.OpenBucket(nil)
 		ctx := context.Background()
-		lw, err := newLiveWriter(ctx, bucket, "live", 512)
+		iw, err := newIndexWriter(ctx, bucket, "index", indexFormat, 512)
 		require.NoError(t, err)
-		rec := &recorder{live: lw, data: "data/"}
+		rec := &recorder{index: iw, data: "data/"}
 		for _, k := range keys {
-			require.NoError(t, rec.kept([]byte(k)))
+			require.NoError(t, rec.entry([]byte(k), 0, true))
 		}
-		require.NoError(t, lw.close())
-		b, err := bucket.ReadAll(ctx, "live")
+		require.NoError(t, iw.close())
+		b, err := bucket.ReadAll(ctx, "index")
 		require.NoError(t, err)
-		got, err := decodeLive(b)
+		got, err := decodeIndex(b)
 		require.NoError(t, err)
-		require.Equal(t, want, got, "trial %d", trial)
-		require.Equal(t, int64(len(want)), rec.n)
+		var gotKeys []string
+		for _, e := range got {
+			require.Equal(t, indexEntry{e.key, 0, idxListed}, e)
+			gotKeys = append(gotKeys, e.key)
+		}
+		require.Equal(t, want, gotKeys, "trial %d", trial)
+		require.Equal(t, int64(len(want)), iw.listed)
 		require.NoError(t, bucket.Close())
 	}
 }

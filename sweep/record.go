@@ -1,15 +1,10 @@
 package sweep
 
 import (
-	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 
-	"gocloud.dev/blob"
-
-	"github.com/lakegc/lakegc/internal/blobio"
 	"github.com/lakegc/lakegc/internal/extsort"
 )
 
@@ -84,49 +79,3 @@ func liveReadErr(err error) error {
 	}
 	return fmt.Errorf("sweep: read live record: %w", err)
 }
-
-// liveWriter streams a live record to an object; nothing is visible under
-// its name unless close succeeds.
-type liveWriter struct {
-	bw  *blobio.Writer
-	w   *bufio.Writer
-	enc *extsort.KeyEncoder
-	key string
-}
-
-func newLiveWriter(ctx context.Context, bucket *blob.Bucket, key string, bufSize int) (*liveWriter, error) {
-	bw, err := blobio.NewWriter(ctx, bucket, key, &blob.WriterOptions{ContentType: "application/octet-stream"})
-	if err != nil {
-		return nil, fmt.Errorf("sweep: write %s: %w", key, err)
-	}
-	lw := &liveWriter{bw: bw, w: bufio.NewWriterSize(bw, bufSize), key: key}
-	if lw.enc, err = newLiveEncoder(lw.w); err != nil {
-		lw.abort()
-		return nil, fmt.Errorf("sweep: write %s: %w", key, err)
-	}
-	return lw, nil
-}
-
-func (lw *liveWriter) add(key []byte) error {
-	if err := lw.enc.Add(key); err != nil {
-		return fmt.Errorf("sweep: write %s: %w", lw.key, err)
-	}
-	return nil
-}
-
-func (lw *liveWriter) close() error {
-	err := lw.enc.Finish()
-	if err == nil {
-		err = lw.w.Flush()
-	}
-	if err != nil {
-		lw.abort()
-		return fmt.Errorf("sweep: write %s: %w", lw.key, err)
-	}
-	if err := lw.bw.Close(); err != nil {
-		return fmt.Errorf("sweep: write %s: %w", lw.key, err)
-	}
-	return nil
-}
-
-func (lw *liveWriter) abort() { lw.bw.Abort() }

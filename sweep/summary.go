@@ -97,6 +97,12 @@ type Summary struct {
 	CleanReason   string `json:"clean_reason,omitempty"`
 	SlicesListed  int64  `json:"slices_listed,omitempty"`
 	SlicesSkipped int64  `json:"slices_skipped,omitempty"`
+	// KeepSource says how the committed keep set was read: "" for
+	// Inputs.Committed in full, KeepChanges, KeepParts or KeepPartsChanged; PartsRead counts the
+	// parts read (those that appeared or left since the previous run, or
+	// all). Mark's own; lakeFS ignores them.
+	KeepSource string `json:"keep_source,omitempty"`
+	PartsRead  int64  `json:"parts_read,omitempty"`
 	// ShardIndex and ShardCount say which shard of a sharded mark the run
 	// was (WithShard): shard_count is left out of a run that was not
 	// sharded, and shard_index of shard 0. Mark's own; lakeFS ignores
@@ -170,7 +176,7 @@ func (s *Summary) UnmarshalJSON(b []byte) error {
 	if v.InventoryTime, err = parseTime(j.InventoryTime); err != nil {
 		return err
 	}
-	if v.NumDeletedObjects < 0 || v.NumYoungObjects < 0 || v.NumKeptObjects < 0 || v.SlicesListed < 0 || v.SlicesSkipped < 0 ||
+	if v.NumDeletedObjects < 0 || v.NumYoungObjects < 0 || v.NumKeptObjects < 0 || v.SlicesListed < 0 || v.SlicesSkipped < 0 || v.PartsRead < 0 ||
 		v.NumUnrecognizedObjects < 0 || v.UnrecognizedBytes < 0 || v.NumWalledObjects < 0 || v.InventoryObjects < 0 {
 		return fmt.Errorf("%w: summary: negative object count", ErrInvalidInput)
 	}

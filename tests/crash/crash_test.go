@@ -464,14 +464,15 @@ func (c *chain) checkFilesWhole() {
 			}
 		case "rules": // written by the world, in protobuf
 		case "quarantine-object": // a data object, moved
-		case "mark-live":
-			// The optimized runs' record (sweep/record.go): a magic line
-			// first, a CRC-32C of everything before it last.
-			const magic = "lakegc-live\x00v1\n"
+		case "mark-live", "mark-index", "mark-parts":
+			// The optimized runs' records (sweep/index.go; the live
+			// record of version 1, sweep/record.go): a magic line first,
+			// a CRC-32C of everything before it last.
+			magic := map[string]string{"mark-live": "lakegc-live\x00v1\n", "mark-index": "lakegc-index\x00v1\n", "mark-parts": "lakegc-parts\x00v1\n"}[k]
 			n := len(b) - 4
 			if !bytes.HasPrefix(b, []byte(magic)) || n < len(magic)+3 ||
 				crc32.Checksum(b[:n], crc32.MakeTable(crc32.Castagnoli)) != binary.BigEndian.Uint32(b[n:]) {
-				c.violate("live record %s is not whole (%d bytes)", key, len(b))
+				c.violate("%s %s is not whole (%d bytes)", k, key, len(b))
 			}
 		case "commits-report":
 			if !bytes.HasPrefix(b, []byte("commit_id,expired,metarange_id\n")) || !bytes.HasSuffix(b, []byte("\n")) {

@@ -163,6 +163,10 @@ func kind(key string) string {
 			return "mark-unrecognized"
 		case strings.HasSuffix(key, "/_lakegc/live"):
 			return "mark-live"
+		case strings.HasSuffix(key, "/_lakegc/index"):
+			return "mark-index"
+		case strings.HasSuffix(key, "/_lakegc/parts"):
+			return "mark-parts"
 		}
 		return "report-other"
 	case strings.Contains(key, "/retention/gc/quarantine/"):

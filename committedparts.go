@@ -1,0 +1,107 @@
+package lakegc
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"slices"
+
+	"github.com/lakegc/lakegc/internal/nsaddr"
+	"github.com/lakegc/lakegc/retention"
+	"github.com/lakegc/lakegc/sweep"
+)
+
+// CommittedParts is a Committed whose data is immutable, named parts, as
+// lakeFS's commits are sets of ranges. When Host.Committed implements it,
+// Collect gives the mark the parts instead of every address (see
+// sweep.Parts): an optimized cycle then reads only the parts that appeared
+// or left since the previous run, and the others not at all.
+type CommittedParts interface {
+	Committed
+	// CommittedParts returns the parts of the given commits (IDs, and Open,
+	// which yields a part's addresses). An ID names the same addresses for
+	// ever. A part's addresses are spelled as CommittedAddresses' are,
+	// relative or full; the relative ones must come strictly ascending (byte
+	// order), and Open must serve the parts of earlier calls too, while a
+	// run's records may name them (sweep.Parts). Collect reads a part twice
+	// (once for the full addresses and the relative ones it must also keep
+	// cleaned, whose keys it sorts in memory; once for the rest, in order),
+	// so a part's full addresses should be few.
+	CommittedParts(ctx context.Context, active []retention.ActiveCommit) (*sweep.Parts, error)
+}
+
+// committedParts is the mark's Parts of a host's parts: each part's keys,
+// judged by the namespace's rule as Committed's addresses are, ascending.
+func (c *cycle) committedParts(ctx context.Context, cp CommittedParts) (*sweep.Parts, error) {
+	hp, err := cp.CommittedParts(ctx, c.active)
+	if err != nil {
+		return nil, fmt.Errorf("committed parts: %w", err)
+	}
+	if hp == nil || hp.Open == nil {
+		return nil, fmt.Errorf("%w: the host's committed parts have no Open", ErrInvalidInput)
+	}
+	return &sweep.Parts{IDs: hp.IDs, Open: func(ctx context.Context, id string) iter.Seq2[string, error] {
+		return c.partKeys(ctx, hp, id)
+	}}, nil
+}
+
+// irregular reports whether address a is not kept by its own spelling
+// alone: a full address, or a relative one that lakeFS may also resolve
+// cleaned.
+func (c *cycle) irregular(a string) bool {
+	if nsaddr.IsFull(a) {
+		return true
+	}
+	_, cleaned := c.ns.CleanedRelative(a)
+	return cleaned
+}
+
+// partKeys yields the keys of the host's part id, ascending: the keys of its
+// irregular addresses, found first and sorted, merged with its relative
+// addresses as they come.
+func (c *cycle) partKeys(ctx context.Context, hp *sweep.Parts, id string) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		var extra []string
+		odd := func(yield func(string, error) bool) {
+			for a, err := range hp.Open(ctx, id) {
+				if err != nil || c.irregular(a) {
+					if !yield(a, err) || err != nil {
+						return
+					}
+				}
+			}
+		}
+		for k, err := range c.relativeAddresses(ctx, "committed part "+id, odd) {
+			if err != nil {
+				yield("", err)
+				return
+			}
+			extra = append(extra, k)
+		}
+		slices.Sort(extra)
+		extra = slices.Compact(extra)
+		for a, err := range hp.Open(ctx, id) {
+			if err != nil {
+				yield("", fmt.Errorf("committed part %s: %w", id, err))
+				return
+			}
+			if nsaddr.IsFull(a) {
+				continue // its keys are in extra
+			}
+			for len(extra) > 0 && extra[0] <= a {
+				if extra[0] < a && !yield(extra[0], nil) {
+					return
+				}
+				extra = extra[1:]
+			}
+			if !yield(a, nil) {
+				return
+			}
+		}
+		for _, k := range extra {
+			if !yield(k, nil) {
+				return
+			}
+		}
+	}
+}

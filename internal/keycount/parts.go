@@ -1,0 +1,202 @@
+package keycount
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"iter"
+
+	"github.com/lakegc/lakegc/internal/extsort"
+)
+
+// ErrChanged is wrapped by the errors of a part read again that does not
+// yield what it yielded before (Stat), or cannot be read any more.
+var ErrChanged = errors.New("keycount: a part changed")
+
+// Stat is what a part held: the number of its keys and a CRC-32C of them,
+// each preceded by its length as a uvarint.
+type Stat struct {
+	ID   string
+	Keys int64
+	Sum  uint32
+}
+
+// Parts is where parts are read from: immutable, named sets of sorted keys.
+type Parts struct {
+	// Open yields the keys of part id, strictly ascending.
+	Open func(ctx context.Context, id string) iter.Seq2[string, error]
+	// Check says why a key cannot be counted, or nil; key is valid only
+	// during the call.
+	Check func(key []byte) error
+	// Invalid is wrapped by the error of a part whose keys do not strictly
+	// ascend.
+	Invalid error
+	// Read, if not nil, counts the parts read to their end.
+	Read *int64
+}
+
+// Count merges the parts ids, each key counting w, into spill files of d
+// of at most fanIn parts each, and returns the files' names and each part's
+// Stat. want, when not nil, is what each part must hold (parts read again):
+// a part that holds something else, or fails, fails with ErrChanged.
+func (p *Parts) Count(ctx context.Context, d *extsort.SpillDir, ids []string, w int64, want map[string]Stat, fanIn int) ([]string, []Stat, error) {
+	var names []string
+	var stats []Stat
+	fanIn = max(fanIn, 1)
+	for len(ids) > 0 {
+		group := ids[:min(fanIn, len(ids))]
+		ids = ids[len(group):]
+		iters := make([]Iter, len(group))
+		parts := make([]*part, len(group))
+		for i, id := range group {
+			var ws *Stat
+			if want != nil {
+				s := want[id]
+				ws = &s
+			}
+			parts[i] = p.open(ctx, id, w, ws)
+			iters[i] = parts[i]
+		}
+		name, err := Spill(d, NewMerge(iters))
+		if err != nil {
+			return names, nil, err
+		}
+		names = append(names, name)
+		for _, pi := range parts {
+			stats = append(stats, pi.stat)
+		}
+	}
+	return names, stats, nil
+}
+
+// part reads one part's keys, each with count w, checking them and that
+// they strictly ascend; at the end it has the part's Stat, and when want is
+// set, fails with ErrChanged unless it matches.
+type part struct {
+	p    *Parts
+	w    int64
+	pull func() (*batch, bool)
+	stop func()
+	cur  *batch // the keys being handed out
+	i    int    // the next of them
+	ctx  context.Context
+	prev []byte
+	stat Stat
+	want *Stat
+	lenb [binary.MaxVarintLen64]byte
+	done bool
+}
+
+// A part's keys come from its sequence in batches: one switch between the
+// sequence's coroutine and the merge per batch rather than per key.
+const (
+	batchBytes = 32 << 10
+	batchKeys  = 1024
+)
+
+// batch is keys of a part, packed in data, and the error that ended them.
+type batch struct {
+	data []byte
+	ends []int
+	err  error
+}
+
+func (p *Parts) open(ctx context.Context, id string, w int64, want *Stat) *part {
+	seq := p.Open(ctx, id)
+	batches := func(yield func(*batch) bool) {
+		// The merge asks for the next batch once it handed out every key
+		// of the last one: one batch serves throughout.
+		b := &batch{data: make([]byte, 0, batchBytes), ends: make([]int, 0, batchKeys)}
+		for k, err := range seq {
+			if err != nil {
+				b.err = err
+				yield(b)
+				return
+			}
+			b.data = append(b.data, k...)
+			b.ends = append(b.ends, len(b.data))
+			if len(b.data) >= batchBytes || len(b.ends) == batchKeys {
+				if !yield(b) {
+					return
+				}
+				b.data, b.ends = b.data[:0], b.ends[:0]
+			}
+		}
+		if len(b.ends) > 0 {
+			yield(b)
+		}
+	}
+	next, stop := iter.Pull(batches)
+	return &part{p: p, w: w, pull: next, stop: stop, ctx: ctx, stat: Stat{ID: id}, want: want}
+}
+
+// key returns the part's next key, or the error that ends it; ok is false
+// at its end.
+func (it *part) key() ([]byte, bool, error) {
+	for it.cur == nil || it.i == len(it.cur.ends) {
+		if it.cur != nil && it.cur.err != nil {
+			return nil, true, it.cur.err
+		}
+		b, ok := it.pull()
+		if !ok {
+			return nil, false, nil
+		}
+		it.cur, it.i = b, 0
+	}
+	start := 0
+	if it.i > 0 {
+		start = it.cur.ends[it.i-1]
+	}
+	k := it.cur.data[start:it.cur.ends[it.i]]
+	it.i++
+	return k, true, nil
+}
+
+func (it *part) fail(err error) error {
+	if it.want != nil && it.ctx.Err() == nil {
+		return fmt.Errorf("%w: part %q: %w", ErrChanged, it.stat.ID, err)
+	}
+	return err
+}
+
+func (it *part) Next() ([]byte, int64, bool, error) {
+	if it.done {
+		return nil, 0, false, nil
+	}
+	k, ok, err := it.key()
+	if !ok {
+		it.done = true
+		if it.p.Read != nil {
+			*it.p.Read++
+		}
+		if w := it.want; w != nil && (w.Keys != it.stat.Keys || w.Sum != it.stat.Sum) {
+			return nil, 0, false, it.fail(fmt.Errorf("holds %d keys (checksum %08x), it held %d (%08x)", it.stat.Keys, it.stat.Sum, w.Keys, w.Sum))
+		}
+		return nil, 0, false, it.ctx.Err()
+	}
+	if err != nil {
+		return nil, 0, false, it.fail(fmt.Errorf("part %q: %w", it.stat.ID, err))
+	}
+	if it.p.Check != nil {
+		if err := it.p.Check(k); err != nil {
+			return nil, 0, false, it.fail(fmt.Errorf("part %q: %w", it.stat.ID, err))
+		}
+	}
+	if it.stat.Keys > 0 && bytes.Compare(k, it.prev) <= 0 {
+		return nil, 0, false, it.fail(fmt.Errorf("%w: part %q: key %q after %q", it.p.Invalid, it.stat.ID, k, it.prev))
+	}
+	it.prev = append(it.prev[:0], k...)
+	it.stat.Keys++
+	n := binary.PutUvarint(it.lenb[:], uint64(len(k)))
+	it.stat.Sum = crc32.Update(it.stat.Sum, table, it.lenb[:n])
+	it.stat.Sum = crc32.Update(it.stat.Sum, table, it.prev)
+	if it.stat.Keys%4096 == 0 && it.ctx.Err() != nil {
+		return nil, 0, false, it.ctx.Err()
+	}
+	return it.prev, it.w, true, nil
+}
+
+func (it *part) Close() error { it.stop(); return nil }

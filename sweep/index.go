@@ -1,0 +1,55 @@
+package sweep
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/lakegc/lakegc/internal/keycount"
+)
+
+// The keep index and the parts record are counted key streams
+// (internal/keycount): keys strictly ascending, each
+// with a count and a second number (aux), front-coded, under a magic and a
+// checksum:
+//
+//	magic      the format's, ending in '\n'
+//	entries    uvarint shared, uvarint suffix length (≥ 1), suffix bytes,
+//	           varint count (zig-zag), uvarint aux
+//	           (the key is the previous key's first shared bytes + suffix;
+//	           shared is exactly the length of the prefix the two keys share)
+//	end        uvarint 0, uvarint 0
+//	number     uvarint, the number of entries
+//	checksum   CRC-32C (Castagnoli) of everything before it, 4 bytes big-endian
+//
+// Nothing may follow the checksum. Every varint is as short as its value
+// allows. The reader accepts only what the encoder writes, and what the
+// format's rules allow (Format.Valid); it never holds more than its buffer
+// and one key of at most keycount.MaxKey bytes.
+//
+// The keep index (_lakegc/index) holds, for every key of the committed keep
+// set, its reference count (the number of parts that hold it; 1 for a flat
+// keep set) and, in aux, the flag idxListed: the key is in a slice, and the
+// run found its object there older than the cutoff and kept it (what the
+// live record of earlier versions held). A key whose count is 0 is there
+// only with that flag (an object kept for an uncommitted reference).
+//
+// The parts record (_lakegc/parts) holds, for every part a run counted, its
+// ID, the number of its keys and, in aux, a CRC-32C of its keys (each
+// preceded by its length as a uvarint).
+const (
+	indexMagic = "lakegc-index\x00v1\n"
+	partsMagic = "lakegc-parts\x00v1\n"
+)
+
+// idxListed is the index's flag of a kept key found in its slice.
+const idxListed = 1
+
+var (
+	errBadIndex = fmt.Errorf("%w: keep index", ErrInvalidInput)
+	errBadParts = fmt.Errorf("%w: parts record", ErrInvalidInput)
+
+	indexFormat = &keycount.Format{Magic: indexMagic, Name: "keep index", Corrupt: errBadIndex,
+		Valid: func(c int64, aux uint64) bool { return c >= 0 && aux <= idxListed && (c > 0 || aux == idxListed) }}
+	partsFormat = &keycount.Format{Magic: partsMagic, Name: "parts record", Corrupt: errBadParts,
+		Valid: func(c int64, aux uint64) bool { return c >= 0 && aux <= math.MaxUint32 }}
+)

@@ -1,0 +1,568 @@
+package sweep
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"unsafe"
+
+	"gocloud.dev/blob"
+
+	"github.com/lakegc/lakegc/internal/blobio"
+	"github.com/lakegc/lakegc/internal/extsort"
+	"github.com/lakegc/lakegc/internal/keycount"
+)
+
+// This file is the counted keep index: how a run records its committed keep
+// set with each key's reference count, and how the next run starts from it,
+// reading only what changed.
+
+// The records of the keep index, beside state.json.
+const (
+	indexName = recordDir + "index"
+	partsName = recordDir + "parts"
+)
+
+// Kinds of keep index, in the state.
+const (
+	kindParts = "parts" // counts of Inputs.Parts
+	kindSet   = "set"   // a flat keep set (Inputs.Committed): every count 1
+)
+
+// Where a run's committed keep set came from, in Summary.KeepSource; ""
+// is Inputs.Committed, read in full.
+const (
+	// KeepChanges: the previous run's keep index and Inputs.Changes.
+	KeepChanges = "changes"
+	// KeepParts: every part of Inputs.Parts.
+	KeepParts = "parts"
+	// KeepPartsChanged: the previous run's keep index and the parts that
+	// appeared or left since.
+	KeepPartsChanged = "parts-changed"
+)
+
+// copyRecord copies the counted stream at key in the bucket to a spill file,
+// verifying all of it on the way; it returns the file's name and the entries
+// read.
+func (m *marker) copyRecord(ctx context.Context, key string, f *keycount.Format) (string, int64, error) {
+	r, err := m.bucket.NewReader(ctx, key, nil)
+	if err != nil {
+		return "", 0, fmt.Errorf("sweep: read %s: %w", key, err)
+	}
+	defer r.Close()
+	file, err := m.spill.CreateFile("record")
+	if err != nil {
+		return "", 0, err
+	}
+	w := bufio.NewWriterSize(file, m.spill.IOBuf())
+	fail := func(err error) (string, int64, error) {
+		file.Close()
+		os.Remove(file.Name())
+		return "", 0, err
+	}
+	d, err := keycount.NewDecoder(io.TeeReader(r, w), f, m.spill.IOBuf())
+	if err != nil {
+		return fail(err)
+	}
+	for i := 1; ; i++ {
+		_, _, _, ok, err := d.Next()
+		if err == nil && i%4096 == 0 {
+			err = ctx.Err()
+		}
+		if err != nil {
+			return fail(err)
+		}
+		if !ok {
+			break
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return fail(fmt.Errorf("sweep: spill: %w", err))
+	}
+	if err := file.Close(); err != nil {
+		os.Remove(file.Name())
+		return "", 0, fmt.Errorf("sweep: spill: %w", err)
+	}
+	return file.Name(), d.Count(), nil
+}
+
+// copyChecked copies the record at key in the bucket to a spill file,
+// checking only its magic and checksum (keycount.CopyChecked): a copy at
+// the speed of the store and the disk. Its entries are checked as they are
+// read; one that breaks the format then fails the run (only a faulty writer
+// makes one whose checksum holds).
+func (m *marker) copyChecked(ctx context.Context, key string, f *keycount.Format) (string, error) {
+	r, err := m.bucket.NewReader(ctx, key, nil)
+	if err != nil {
+		return "", fmt.Errorf("sweep: read %s: %w", key, err)
+	}
+	defer r.Close()
+	file, err := m.spill.CreateFile("record")
+	if err != nil {
+		return "", err
+	}
+	w := bufio.NewWriterSize(file, m.spill.IOBuf())
+	err = keycount.CopyChecked(w, r, f)
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	err = errors.Join(err, file.Close())
+	if err != nil {
+		os.Remove(file.Name())
+		if !errors.Is(err, f.Corrupt) {
+			err = fmt.Errorf("sweep: read %s: %w", key, err)
+		}
+		return "", err
+	}
+	return file.Name(), nil
+}
+
+// indexCounts is the counts of a keep index: its keys with a count above 0.
+// At its end, the index must hold the entries its state says.
+type indexCounts struct {
+	*keycount.File
+	want int64
+}
+
+func (ic indexCounts) Next() ([]byte, int64, bool, error) {
+	for {
+		k, c, ok, err := ic.File.Next()
+		if err == nil && !ok && ic.Count() != ic.want {
+			err = fmt.Errorf("%w: %d entries, its state says %d", errBadIndex, ic.Count(), ic.want)
+		}
+		if err != nil || !ok || c > 0 {
+			return k, c, ok, err
+		}
+	}
+}
+
+// indexCarried is what a keep index says was listed and kept in the slices
+// an optimized run does not list: its keys with the listed flag that keep
+// accepts. An extsort.Iter.
+type indexCarried struct {
+	f    *keycount.File
+	keep func([]byte) bool
+}
+
+func (ic indexCarried) Next() ([]byte, bool, error) {
+	for {
+		k, _, aux, ok, err := ic.f.Entry()
+		if err != nil || !ok {
+			return nil, false, err
+		}
+		if aux&idxListed != 0 && ic.keep(k) {
+			return k, true, nil
+		}
+	}
+}
+
+func (ic indexCarried) Close() error { return ic.f.Close() }
+
+// checkedCounts fails on a count below 0 or above most: the changes the host
+// gave contradict the records.
+type checkedCounts struct {
+	keycount.Iter
+	most int64
+}
+
+func (cc checkedCounts) Next() ([]byte, int64, bool, error) {
+	k, c, ok, err := cc.Iter.Next()
+	if err == nil && ok && (c < 0 || c > cc.most) {
+		err = fmt.Errorf("%w: key %q counted %d times: the committed keep set's changes contradict the previous run's keep index", ErrInvalidInput, k, c)
+	}
+	return k, c, ok, err
+}
+
+// keepView merges the kept keys that are not counted (the uncommitted
+// export's and the young listed objects', sy) with the counted committed
+// keys: an extsort.Iter of every kept key, once, strictly ascending, whose
+// count is that of the last key it returned (0: not committed).
+type keepView struct {
+	sy      extsort.Iter
+	cm      keycount.Iter
+	started bool
+	syK     []byte
+	syOK    bool
+	cmK     []byte
+	cmC     int64
+	cmOK    bool
+	key     []byte
+	n       int64 // keys returned
+	count   int64
+	err     error
+}
+
+func (v *keepView) advanceSY() error {
+	var err error
+	v.syK, v.syOK, err = v.sy.Next()
+	return err
+}
+
+func (v *keepView) advanceCM() error {
+	var err error
+	v.cmK, v.cmC, v.cmOK, err = v.cm.Next()
+	return err
+}
+
+func (v *keepView) Next() ([]byte, bool, error) {
+	if v.err != nil {
+		return nil, false, v.err
+	}
+	if !v.started {
+		v.started = true
+		if v.err = errors.Join(v.advanceSY(), v.advanceCM()); v.err != nil {
+			return nil, false, v.err
+		}
+	}
+	var next []byte
+	var inSY, inCM bool
+	switch {
+	case !v.syOK && !v.cmOK:
+		return nil, false, nil
+	case !v.cmOK:
+		next, inSY = v.syK, true
+	case !v.syOK:
+		next, inCM = v.cmK, true
+	default:
+		c := bytes.Compare(v.syK, v.cmK)
+		next, inSY, inCM = v.syK, c <= 0, c >= 0
+		if c > 0 {
+			next = v.cmK
+		}
+	}
+	if v.n > 0 && bytes.Compare(next, v.key) <= 0 {
+		v.err = fmt.Errorf("sweep: keep set out of order: %q after %q", next, v.key)
+		return nil, false, v.err
+	}
+	v.key = append(v.key[:0], next...)
+	v.n++
+	v.count = 0
+	if inCM {
+		v.count = v.cmC
+		if v.err = v.advanceCM(); v.err != nil {
+			return nil, false, v.err
+		}
+	}
+	if inSY {
+		if v.err = v.advanceSY(); v.err != nil {
+			return nil, false, v.err
+		}
+	}
+	return v.key, true, nil
+}
+
+func (v *keepView) Close() error { return errors.Join(v.sy.Close(), v.cm.Close()) }
+
+// committed is how this run counts its committed keep set: the spill files
+// of counts made while the namespace was listed, the previous run's keep
+// index when the counts are relative to it, and sorted flat keys.
+type committed struct {
+	source    string // Summary.KeepSource
+	kind      string
+	files     []string        // spill files of counts (deltaFormat)
+	index     bool            // the previous index's counts join
+	flat      *extsort.Sorter // keys that count w each
+	added     *extsort.Sorter // Changes.Added (+1)
+	removed   *extsort.Sorter // Changes.Removed (−1)
+	most      int64           // the largest count allowed
+	stats     []keycount.Stat // the parts read in full, or the parts added
+	gone      map[string]bool // the parts that left the set
+	partsRead int64
+}
+
+func removeAll(names []string) {
+	for _, n := range names {
+		os.Remove(n)
+	}
+}
+
+// release removes what c holds that was not handed to a stream.
+func (c *committed) release() {
+	removeAll(c.files)
+	for _, s := range []*extsort.Sorter{c.flat, c.added, c.removed} {
+		if s != nil {
+			s.Release()
+		}
+	}
+}
+
+// readCommitted reads the committed keep set on the goroutine that reads the
+// inputs: the parts that changed since the previous run (or all of them),
+// Changes' keys, or Committed's, into spill files and sorters. keep holds
+// the uncommitted keys read so far; when a sorter needs its memory, its keys
+// move to hold.
+func (m *marker) readCommitted(ctx context.Context, in Inputs, prev *previous, keep, hold *extsort.Sorter) (*committed, *extsort.Sorter, error) {
+	sh := m.budgets()
+	share := sh.keep - sh.young
+	if in.Parts != nil {
+		c := &committed{kind: kindParts, most: math.MaxInt64}
+		ids := partIDs(in.Parts)
+		if prev != nil && prev.state.KeepKind == kindParts && prev.partsFile != "" {
+			err := m.partsChanged(ctx, in.Parts, ids, prev, c)
+			if err == nil {
+				return c, keep, nil
+			}
+			c.release()
+			if !errors.Is(err, keycount.ErrChanged) {
+				return nil, nil, err
+			}
+			m.log("sweep: counting every part", "why", err.Error())
+			c = &committed{kind: kindParts, most: math.MaxInt64}
+		}
+		c.source = KeepParts
+		var err error
+		c.files, c.stats, err = m.partSource(in.Parts, c).Count(ctx, m.spill, ids, 1, nil, sh.fanIn)
+		return c, keep, err
+	}
+	// A flat keep set: Changes when they are relative to the run this one
+	// starts from and its index is of a flat keep set; else Committed.
+	if err := hold.Adopt(keep); err != nil {
+		return nil, nil, err
+	}
+	c := &committed{kind: kindSet, most: 1}
+	if ch := in.Changes; ch != nil && prev != nil && prev.state.KeepKind == kindSet && ch.Since == m.cfg.previous {
+		c.source, c.index = KeepChanges, true
+		added := extsort.NewSorter(m.spill, share, sh.fanIn)
+		c.added = added
+		if err := readKeep(ctx, ch.Added, added); err != nil {
+			return c, hold, err
+		}
+		// Its block goes to a run, so that Removed has the memory.
+		c.added = extsort.NewSorter(m.spill, 4096, sh.fanIn)
+		if err := c.added.Adopt(added); err != nil {
+			added.Release()
+			return c, hold, err
+		}
+		c.removed = extsort.NewSorter(m.spill, share, sh.fanIn)
+		if err := readKeep(ctx, ch.Removed, c.removed); err != nil {
+			return c, hold, err
+		}
+		return c, c.removed, nil
+	}
+	if ch := in.Changes; ch != nil {
+		m.log("sweep: committed keep set read in full", "changes_since", ch.Since)
+	}
+	c.flat = extsort.NewSorter(m.spill, share, sh.fanIn)
+	if err := readKeep(ctx, in.Committed, c.flat); err != nil {
+		return c, hold, err
+	}
+	return c, c.flat, nil
+}
+
+// partSource is where the parts of p are read from: their keys checked as
+// readKeep checks keep keys, the parts read to their end counted in c.
+func (m *marker) partSource(p *Parts, c *committed) *keycount.Parts {
+	check := func(k []byte) error { return keepKeyErr(unsafe.String(unsafe.SliceData(k), len(k))) }
+	return &keycount.Parts{Open: p.Open, Check: check, Invalid: ErrInvalidInput, Read: &c.partsRead}
+}
+
+// partsChanged counts the parts added since the previous run (+1) and those
+// that left the set (−1), relative to the previous run's keep index; an
+// error wrapping keycount.ErrChanged says to count every part instead.
+func (m *marker) partsChanged(ctx context.Context, p *Parts, ids []string, prev *previous, c *committed) error {
+	c.source, c.index = KeepPartsChanged, true
+	c.gone = map[string]bool{}
+	var added []string
+	want := map[string]keycount.Stat{}
+	// Both lists ascend: one walk finds what changed.
+	pr, err := keycount.OpenFile(prev.partsFile, partsFormat, m.spill.IOBuf())
+	if err != nil {
+		return err
+	}
+	var i int
+	for {
+		k, n, aux, ok, err := pr.Entry()
+		if err != nil {
+			pr.Close()
+			return err
+		}
+		if !ok {
+			break
+		}
+		for i < len(ids) && ids[i] < string(k) {
+			added = append(added, ids[i])
+			i++
+		}
+		if i < len(ids) && ids[i] == string(k) {
+			i++
+			continue
+		}
+		id := string(k)
+		c.gone[id] = true
+		want[id] = keycount.Stat{ID: id, Keys: n, Sum: uint32(aux)}
+	}
+	pr.Close() // the file stays: the new parts record is written from it
+	added = append(added, ids[i:]...)
+	removed := slices.Sorted(mapKeys(c.gone))
+	src := m.partSource(p, c)
+	c.files, c.stats, err = src.Count(ctx, m.spill, added, 1, nil, m.budgets().fanIn)
+	if err != nil {
+		return err
+	}
+	gone, _, err := src.Count(ctx, m.spill, removed, -1, want, m.budgets().fanIn)
+	c.files = append(c.files, gone...)
+	return err
+}
+
+func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
+	return func(yield func(K) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// counts returns the committed keep set's counts, once the inputs are read.
+func (m *marker) counts(c *committed, prev *previous) (keycount.Iter, error) {
+	fanIn := m.budgets().fanIn
+	var iters []keycount.Iter
+	closeAll := func() {
+		for _, it := range iters {
+			it.Close()
+		}
+	}
+	if len(c.files) > 0 {
+		it, err := keycount.MergeSpills(m.spill, c.files, fanIn-3)
+		c.files = nil
+		if err != nil {
+			return nil, err
+		}
+		iters = append(iters, it)
+	}
+	if c.index {
+		f, err := keycount.OpenFile(prev.indexFile, indexFormat, m.spill.IOBuf())
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		iters = append(iters, indexCounts{f, prev.state.IndexKeys})
+	}
+	for _, side := range []struct {
+		s **extsort.Sorter
+		w int64
+	}{{&c.flat, 1}, {&c.added, 1}, {&c.removed, -1}} {
+		if *side.s == nil {
+			continue
+		}
+		it, err := (*side.s).Finish()
+		*side.s = nil
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		iters = append(iters, keycount.Weighted(extsort.Strict(it, "committed keep set"), side.w))
+	}
+	// Read ahead on a goroutine of its own, as the listing and the
+	// uncommitted keys are: the merges and the index's decoding run while
+	// the join compares and writes.
+	return checkedCounts{Iter: keycount.Prefetch(keycount.NewMerge(iters)), most: c.most}, nil
+}
+
+// indexWriter streams this run's keep index to the bucket; nothing is
+// visible under its name unless close succeeds.
+type indexWriter struct {
+	bw     *blobio.Writer
+	w      *bufio.Writer
+	enc    *keycount.Encoder
+	key    string
+	listed int64
+}
+
+func newIndexWriter(ctx context.Context, bucket *blob.Bucket, key string, f *keycount.Format, bufSize int) (*indexWriter, error) {
+	bw, err := blobio.NewWriter(ctx, bucket, key, &blob.WriterOptions{ContentType: "application/octet-stream"})
+	if err != nil {
+		return nil, fmt.Errorf("sweep: write %s: %w", key, err)
+	}
+	iw := &indexWriter{bw: bw, w: bufio.NewWriterSize(bw, bufSize), key: key}
+	iw.enc = keycount.NewEncoder(iw.w, f, bufSize)
+	return iw, nil
+}
+
+func (iw *indexWriter) add(key []byte, count int64, aux uint64) error {
+	if err := iw.enc.Add(key, count, aux); err != nil {
+		return fmt.Errorf("sweep: write %s: %w", iw.key, err)
+	}
+	if aux&idxListed != 0 {
+		iw.listed++
+	}
+	return nil
+}
+
+func (iw *indexWriter) close() error {
+	err := iw.enc.Finish()
+	if err == nil {
+		err = iw.w.Flush()
+	}
+	if err != nil {
+		iw.abort()
+		return fmt.Errorf("sweep: write %s: %w", iw.key, err)
+	}
+	if err := iw.bw.Close(); err != nil {
+		return fmt.Errorf("sweep: write %s: %w", iw.key, err)
+	}
+	return nil
+}
+
+func (iw *indexWriter) abort() { iw.bw.Abort() }
+
+// writeParts writes this run's parts record: the previous record's parts
+// less those gone, and the parts read (all of them, or those added).
+func (m *marker) writeParts(ctx context.Context, c *committed, prev *previous) (int64, error) {
+	iw, err := newIndexWriter(ctx, m.bucket, m.dir+partsName, partsFormat, m.spill.IOBuf())
+	if err != nil {
+		return 0, err
+	}
+	fail := func(err error) (int64, error) { iw.abort(); return 0, err }
+	stats := c.stats
+	slices.SortFunc(stats, func(a, b keycount.Stat) int { return strings.Compare(a.ID, b.ID) })
+	put := func(s keycount.Stat) error { return iw.add([]byte(s.ID), s.Keys, uint64(s.Sum)) }
+	var n int64
+	if c.source == KeepPartsChanged {
+		pr, err := keycount.OpenFile(prev.partsFile, partsFormat, m.spill.IOBuf())
+		if err != nil {
+			return fail(err)
+		}
+		defer pr.Close()
+		for {
+			k, keys, aux, ok, err := pr.Entry()
+			if err != nil {
+				return fail(err)
+			}
+			if !ok {
+				break
+			}
+			for len(stats) > 0 && stats[0].ID < string(k) {
+				if err := put(stats[0]); err != nil {
+					return fail(err)
+				}
+				stats, n = stats[1:], n+1
+			}
+			if c.gone[string(k)] {
+				continue
+			}
+			if err := iw.add(k, keys, aux); err != nil {
+				return fail(err)
+			}
+			n++
+		}
+	}
+	for _, s := range stats {
+		if err := put(s); err != nil {
+			return fail(err)
+		}
+		n++
+	}
+	return n, iw.close()
+}
