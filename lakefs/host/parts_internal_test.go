@@ -3,6 +3,7 @@ package host
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/memblob"
 
+	"github.com/lakegc/lakegc"
 	"github.com/lakegc/lakegc/internal/layout"
 	"github.com/lakegc/lakegc/lakefs/metarange"
 	"github.com/lakegc/lakegc/retention"
@@ -177,5 +179,29 @@ func TestCommittedPartsFails(t *testing.T) {
 	}
 	if err := h.reuploads.check(ctx, []string{"x"}, []bool{false}); err == nil {
 		t.Error("the re-upload check judged on a partial filter")
+	}
+}
+
+// TestCommittedPartsMismatch: a full address naming the namespace in
+// another spelling stops the parts with lakegc.ErrNamespaceMismatch before
+// the mark, whether its range was cached under the right spelling or not
+// (a cache of other settings is never trusted).
+func TestCommittedPartsMismatch(t *testing.T) {
+	b := partsBucket(t)
+	active := []retention.ActiveCommit{{CommitID: "c1", MetaRangeID: partsMetaRange1}, {CommitID: "c2", MetaRangeID: partsMetaRange2}}
+	for run := range 2 {
+		h := partsTestHost(b, false)
+		h.resolved = "s3://bucket//repo" // the tables' addresses say s3://bucket/repo
+		_, err := partsHost{h}.CommittedParts(t.Context(), active)
+		if !errors.Is(err, lakegc.ErrNamespaceMismatch) {
+			t.Errorf("run %d: %v, want lakegc.ErrNamespaceMismatch", run, err)
+		}
+		if h.reuploads.ready.Load() {
+			t.Errorf("run %d: the re-upload check is ready", run)
+		}
+		// Cache every range under the right spelling.
+		if _, err := (partsHost{partsTestHost(b, false)}).CommittedParts(t.Context(), active); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
