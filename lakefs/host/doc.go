@@ -178,9 +178,12 @@
 // whose cache is then written), several at once, and only then lets the
 // check judge; a range that cannot be read fails the run before the mark.
 // That costs one cache read per kept range per run, with no sort and no
-// merge: about 34 bytes per distinct checksum, and the keys' bytes read
-// past. Stats.RangeCache's Hits and Misses count that read (each kept range
-// once, as without parts); PartReads and PartMisses count the mark's.
+// merge: each range's whole cache object is read and checked (about 46
+// bytes an entry, below), its keys skipped, its distinct sizes and
+// checksums hashed into the filter — a fraction of reading the keys, but
+// still in proportion to the kept ranges, not to what changed.
+// Stats.RangeCache's Hits and Misses count that read (each kept range once,
+// as without parts); PartReads and PartMisses count the mark's.
 //
 // It costs one object per range ever kept, of about 46 bytes per entry of
 // the range with lakeFS's keys and distinct MD5s (12 for the key, which
