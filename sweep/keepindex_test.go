@@ -137,18 +137,39 @@ func (m *gcModel) committed() ([]string, []string) {
 	return slices.Sorted(maps.Keys(keys)), slices.Sorted(maps.Keys(ids))
 }
 
-// hostParts is the host's Parts: every part it ever made can be opened,
-// unless forget, when only the current ones can.
-func (m *gcModel) hostParts(ids []string, forget bool, opened *int) *Parts {
+// How a host fails to serve the parts that are not current any more.
+const (
+	keepAll   = iota // every part it ever made can be opened
+	lostErr          // an error
+	lostEmpty        // no keys: a cache that lost the part and says nothing
+	lostOther        // the keys of another part: an ID given to other keys
+)
+
+// hostParts is the host's Parts, each ID of ids given once or more, in any
+// order: every part it ever made can be opened, unless lost says how it
+// serves the parts not in ids.
+func (m *gcModel) hostParts(ids []string, lost int, opened *int) *Parts {
 	current := map[string]bool{}
 	for _, id := range ids {
 		current[id] = true
 	}
-	return &Parts{IDs: ids, Open: func(_ context.Context, id string) iter.Seq2[string, error] {
+	given := append(slices.Clone(ids), ids[:m.pr.IntN(len(ids)+1)]...)
+	given = shuffled(m.pr, given)
+	return &Parts{IDs: given, Open: func(_ context.Context, id string) iter.Seq2[string, error] {
 		*opened++
 		i, err := strconv.Atoi(id[len("range-"):])
-		if err != nil || i >= len(m.parts) || forget && !current[id] {
+		if err != nil || i >= len(m.parts) {
 			return func(yield func(string, error) bool) { yield("", errors.New("no range "+id)) }
+		}
+		if !current[id] {
+			switch lost {
+			case lostErr:
+				return func(yield func(string, error) bool) { yield("", errors.New("no range "+id)) }
+			case lostEmpty:
+				return seqOf(nil)
+			case lostOther:
+				return seqOf(m.parts[(i+1)%len(m.parts)])
+			}
 		}
 		return seqOf(m.parts[i])
 	}}
@@ -243,7 +264,11 @@ func TestKeepIndexMatchesClean(t *testing.T) {
 					switch {
 					case mode < 6: // parts
 						in.Committed = nil
-						in.Parts = m.hostParts(ids, r.IntN(6) == 0, &opened)
+						lost := keepAll
+						if r.IntN(6) == 0 {
+							lost = 1 + r.IntN(3)
+						}
+						in.Parts = m.hostParts(ids, lost, &opened)
 					case mode < 8: // changes since the previous run
 						then := committedAt[prevOpt]
 						in.Changes = &Changes{Since: prevOpt, Added: seqOf(shuffled(r, minus(keys, then))), Removed: seqOf(shuffled(r, minus(then, keys)))}
