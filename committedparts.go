@@ -3,6 +3,8 @@ package lakegc
 import (
 	"context"
 	"fmt"
+	"hash"
+	"hash/fnv"
 	"iter"
 	"slices"
 
@@ -26,7 +28,8 @@ type CommittedParts interface {
 	// run's records may name them (sweep.Parts). Collect reads a part twice
 	// (once for the full addresses and the relative ones it must also keep
 	// cleaned, whose keys it sorts in memory; once for the rest, in order),
-	// so a part's full addresses should be few.
+	// so a part's full addresses should be few; two reads that differ in
+	// those addresses fail the cycle with ErrInvalidInput.
 	CommittedParts(ctx context.Context, active []retention.ActiveCommit) (*sweep.Parts, error)
 }
 
@@ -58,13 +61,23 @@ func (c *cycle) irregular(a string) bool {
 
 // partKeys yields the keys of the host's part id, ascending: the keys of its
 // irregular addresses, found first and sorted, merged with its relative
-// addresses as they come.
+// addresses as they come. The two reads of the part must find the same
+// irregular addresses (a hash of them, in order): a second read with one
+// the first did not have would lose that address's keys, so the part fails.
 func (c *cycle) partKeys(ctx context.Context, hp *sweep.Parts, id string) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
 		var extra []string
+		first, second := fnv.New64a(), fnv.New64a()
+		note := func(h hash.Hash64, a string) {
+			h.Write([]byte(a))
+			h.Write([]byte{0})
+		}
 		odd := func(yield func(string, error) bool) {
 			for a, err := range hp.Open(ctx, id) {
 				if err != nil || c.irregular(a) {
+					if err == nil {
+						note(first, a)
+					}
 					if !yield(a, err) || err != nil {
 						return
 					}
@@ -85,6 +98,9 @@ func (c *cycle) partKeys(ctx context.Context, hp *sweep.Parts, id string) iter.S
 				yield("", fmt.Errorf("committed part %s: %w", id, err))
 				return
 			}
+			if c.irregular(a) {
+				note(second, a)
+			}
 			if nsaddr.IsFull(a) {
 				continue // its keys are in extra
 			}
@@ -97,6 +113,10 @@ func (c *cycle) partKeys(ctx context.Context, hp *sweep.Parts, id string) iter.S
 			if !yield(a, nil) {
 				return
 			}
+		}
+		if first.Sum64() != second.Sum64() {
+			yield("", fmt.Errorf("%w: committed part %s: its two reads differ in their full or cleaned addresses", ErrInvalidInput, id))
+			return
 		}
 		for _, k := range extra {
 			if !yield(k, nil) {
