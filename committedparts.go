@@ -2,6 +2,8 @@ package lakegc
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"hash"
 	"hash/fnv"
@@ -29,7 +31,9 @@ type CommittedParts interface {
 	// (once for the full addresses and the relative ones it must also keep
 	// cleaned, whose keys it sorts in memory; once for the rest, in order),
 	// so a part's full addresses should be few; two reads that differ in
-	// those addresses fail the cycle with ErrInvalidInput.
+	// those addresses fail the cycle with ErrInvalidInput. The parts'
+	// Version names the host's rules of spelling a part's addresses: new
+	// rules, a new Version (the next cycle then reads every part).
 	CommittedParts(ctx context.Context, active []retention.ActiveCommit) (*sweep.Parts, error)
 }
 
@@ -43,10 +47,18 @@ func (c *cycle) committedParts(ctx context.Context, cp CommittedParts) (*sweep.P
 	if hp == nil || hp.Open == nil {
 		return nil, fmt.Errorf("%w: the host's committed parts have no Open", ErrInvalidInput)
 	}
-	return &sweep.Parts{IDs: hp.IDs, Open: func(ctx context.Context, id string) iter.Seq2[string, error] {
+	// The keys of a part follow from the host's version of it, the rules
+	// below and the namespace its full addresses are judged against: a
+	// change of any of them makes the next run count every part.
+	v := sha256.Sum256([]byte(partKeyRules + "\x00" + c.ns.String() + "\x00" + hp.Version))
+	return &sweep.Parts{IDs: hp.IDs, Version: hex.EncodeToString(v[:]), Open: func(ctx context.Context, id string) iter.Seq2[string, error] {
 		return c.partKeys(ctx, hp, id)
 	}}, nil
 }
+
+// partKeyRules names the rules by which partKeys spells a part's keys (see
+// relativeAddresses); it changes with them.
+const partKeyRules = "lakegc part keys 1"
 
 // irregular reports whether address a is not kept by its own spelling
 // alone: a full address, or a relative one that lakeFS may also resolve

@@ -443,3 +443,31 @@ func TestChangesContradict(t *testing.T) {
 	require.Equal(t, RunClean, sum.RunKind)
 	require.Empty(t, sum.KeepSource)
 }
+
+// TestPartsVersion: a part's keys are recorded by its ID, so a host whose
+// rules of spelling a part's keys change (an upgrade that also keeps a
+// cleaned spelling, a namespace spelled otherwise) names the new rules with
+// Parts.Version; the run after the change counts every part, and a key that
+// only the new rules give (here keys[2], in part B, which is not read
+// again otherwise) is kept.
+func TestPartsVersion(t *testing.T) {
+	m, keys := partsWorld(t, 4)
+	parts := map[string][]string{"A": keys[0:1], "B": keys[1:2]}
+	mark := func(id, prev, version string, ids ...string) *Summary {
+		p := partsOf(parts, ids, nil)
+		p.Version = version
+		sum, err := Mark(m.ctx, m.b, id, Inputs{Uncommitted: seqOf(nil), Parts: p, ExportStart: m.now}, m.opts(WithPrevious(prev))...)
+		require.NoError(t, err)
+		return sum
+	}
+	mark("r1", "", "rules 1", "A", "B")
+	parts["B"] = keys[1:3]
+	sum := mark("r2", "r1", "rules 2", "B")
+	require.Equal(t, RunOptimized, sum.RunKind, sum.CleanReason)
+	require.Equal(t, KeepParts, sum.KeepSource)
+	require.Equal(t, []string{keys[0], keys[3]}, collect(t, Candidates(m.ctx, m.b, DefaultStoragePrefix, "r2")))
+	// The same rules: only what changed is read.
+	sum = mark("r3", "r2", "rules 2", "B")
+	require.Equal(t, KeepPartsChanged, sum.KeepSource)
+	require.Zero(t, sum.PartsRead)
+}
