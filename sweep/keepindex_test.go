@@ -198,7 +198,8 @@ func minus(a, b []string) []string { return diff(a, b) }
 // exact. Objects uploaded into old slices later than the margin allows are
 // garbage only a clean run finds: the optimized run may miss them, and
 // nothing else. LAKEGC_INDEX_SEEDS=n runs n sequences per layout (default 3, 2
-// under the race detector).
+// under the race detector), LAKEGC_INDEX_STEPS=n makes each n steps long
+// (default 40): a longer chain of optimized runs.
 func TestKeepIndexMatchesClean(t *testing.T) {
 	seeds, steps := 3, 40
 	if testing.Short() {
@@ -209,6 +210,11 @@ func TestKeepIndexMatchesClean(t *testing.T) {
 	if s := os.Getenv("LAKEGC_INDEX_SEEDS"); s != "" {
 		var err error
 		seeds, err = strconv.Atoi(s)
+		require.NoError(t, err)
+	}
+	if s := os.Getenv("LAKEGC_INDEX_STEPS"); s != "" {
+		var err error
+		steps, err = strconv.Atoi(s)
 		require.NoError(t, err)
 	}
 	sources := map[string]int{}
