@@ -125,7 +125,8 @@
 // committed while its count is above 0. An optimized run counts from the
 // previous run's index when it can, and reads only what changed:
 //
-//   - with Parts, when the previous index counted parts: the parts that
+//   - with Parts, when the previous index counted parts of the same
+//     Parts.Version (the rules that spell a part's keys): the parts that
 //     appeared since (each key +1) and those that left the set (−1), merged
 //     with the index; a changed part shares most keys with the one it
 //     replaced, and their counts cancel. A part that left must yield the
@@ -199,7 +200,8 @@
 //     age, slice margin, include prefixes and whether it had a custom
 //     recognizer, how many runs since the last clean one, the kind of keep
 //     set it counted (parts or set), the entries of its keep index and how
-//     many are listed, the number of parts, and the slices where it kept
+//     many are listed, the number of parts and their Parts.Version, and
+//     the slices where it kept
 //     young objects or found a wall (at most 1,000; beyond that the next
 //     run is clean). The run's cutoff and newest listed slice are its
 //     summary's;
