@@ -429,7 +429,7 @@ func TestRangeCacheProbesOutsideTails(t *testing.T) {
 
 // TestRangeCacheTooLarge: a range whose keys take more than
 // WithCacheMaxBytes is not cached; Addresses reads it from its table with
-// the same keys, Open refuses it with ErrLimit.
+// the same keys, Open and ReadEntryStats refuse it with ErrLimit.
 func TestRangeCacheTooLarge(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -463,6 +463,11 @@ func TestRangeCacheTooLarge(t *testing.T) {
 	}
 	if !errors.Is(last, ErrLimit) {
 		t.Errorf("Open: %v, want ErrLimit", last)
+	}
+	// The lakeFS host's read for the re-upload check refuses it too, so
+	// its run fails before the mark (never a range left out of the check).
+	if _, err := c.ReadEntryStats(ctx, rg.id); !errors.Is(err, ErrLimit) {
+		t.Errorf("ReadEntryStats: %v, want ErrLimit", err)
 	}
 }
 
