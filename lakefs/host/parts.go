@@ -40,11 +40,15 @@ func (h partsHost) CommittedParts(ctx context.Context, active []retention.Active
 	// Two caches of the same objects: sums feeds the re-upload check,
 	// keys serves the mark's parts (their sizes and checksums are
 	// already in the filter).
-	sums, err := metarange.NewCache(h.bucket, h.resolved, metarange.WithStoragePrefix(storagePrefix), metarange.WithEntryStats(h.reuploads.entry))
+	opts := []metarange.Option{metarange.WithStoragePrefix(storagePrefix)}
+	if h.cacheMaxBytes > 0 {
+		opts = append(opts, metarange.WithCacheMaxBytes(h.cacheMaxBytes))
+	}
+	sums, err := metarange.NewCache(h.bucket, h.resolved, append(opts, metarange.WithEntryStats(h.reuploads.entry))...)
 	if err != nil {
 		return nil, fmt.Errorf("host: range cache: %w", err)
 	}
-	keys, err := metarange.NewCache(h.bucket, h.resolved, metarange.WithStoragePrefix(storagePrefix))
+	keys, err := metarange.NewCache(h.bucket, h.resolved, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("host: range cache: %w", err)
 	}
@@ -53,8 +57,12 @@ func (h partsHost) CommittedParts(ctx context.Context, active []retention.Active
 	h.sumStats = sums.Stats()
 	h.rangeStats(h.partsStats())
 	if err != nil {
-		if errors.Is(err, metarange.ErrNamespaceMismatch) {
+		switch {
+		case errors.Is(err, metarange.ErrNamespaceMismatch):
 			err = fmt.Errorf("%w: %w", lakegc.ErrNamespaceMismatch, err)
+		case errors.Is(err, metarange.ErrLimit):
+			// A range too large to be a part: say how to run at all.
+			err = fmt.Errorf("%w (with Options.NoRangeCache, the command's --no-range-cache, such a range is read from its table every run)", err)
 		}
 		return nil, fmt.Errorf("host: committed ranges: %w", err)
 	}

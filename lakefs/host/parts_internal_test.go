@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"gocloud.dev/blob"
@@ -202,6 +203,29 @@ func TestCommittedPartsMismatch(t *testing.T) {
 		// Cache every range under the right spelling.
 		if _, err := (partsHost{partsTestHost(b, false)}).CommittedParts(t.Context(), active); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestCommittedPartsTooLarge: a range whose keys are over the range
+// cache's bound cannot be a part: the parts fail before the mark, with
+// metarange.ErrLimit and a word on Options.NoRangeCache, and the re-upload
+// check is not ready; without the cache the same range is read as usual.
+func TestCommittedPartsTooLarge(t *testing.T) {
+	b := partsBucket(t)
+	active := []retention.ActiveCommit{{CommitID: "c1", MetaRangeID: partsMetaRange1}}
+	h := partsTestHost(b, false)
+	h.cacheMaxBytes = 64
+	_, err := partsHost{h}.CommittedParts(t.Context(), active)
+	if !errors.Is(err, metarange.ErrLimit) || !strings.Contains(err.Error(), "NoRangeCache") {
+		t.Fatalf("%v, want metarange.ErrLimit naming NoRangeCache", err)
+	}
+	if h.reuploads.ready.Load() {
+		t.Error("the re-upload check is ready")
+	}
+	for _, err := range partsTestHost(b, true).CommittedAddresses(t.Context(), active) {
+		if err != nil {
+			t.Fatalf("without the cache: %v", err)
 		}
 	}
 }
