@@ -27,7 +27,8 @@ type partsHost struct{ *lakeFSHost }
 // the mark opens only the parts that changed, and the check must have seen
 // every kept entry. That read also caches each range not cached yet, so
 // the mark's own reads are cache hits; after it the run's record of the
-// ranges it used is written, as CommittedAddresses writes it.
+// ranges it used is written, as CommittedAddresses writes it. The parts'
+// Version is the range cache's (metarange's Cache.Version).
 func (h partsHost) CommittedParts(ctx context.Context, active []retention.ActiveCommit) (*sweep.Parts, error) {
 	metaRanges := make([]string, len(active))
 	for i, a := range active {
@@ -76,7 +77,11 @@ func (h partsHost) CommittedParts(ctx context.Context, active []retention.Active
 	// Every kept entry was seen: the re-upload check may judge.
 	h.reuploads.entries.Store(entries)
 	h.reuploads.ready.Store(true)
-	return &sweep.Parts{IDs: ids, Open: func(ctx context.Context, id string) iter.Seq2[string, error] {
+	// A range ID names the same keys only under the same rules and
+	// settings (the namespace as resolved, the storage prefix, the
+	// derivation's version): the parts' Version is the cache's, so that a
+	// run after any of them changed counts every range again.
+	return &sweep.Parts{IDs: ids, Version: keys.Version(), Open: func(ctx context.Context, id string) iter.Seq2[string, error] {
 		return keys.Open(ctx, id)
 	}}, nil
 }

@@ -229,3 +229,33 @@ func TestCommittedPartsTooLarge(t *testing.T) {
 		}
 	}
 }
+
+// TestCommittedPartsVersion: the parts' Version follows every setting a
+// range's keys depend on — here the namespace as resolved (another
+// BlockstorePath or spelling) — and stays for the same settings, so a
+// run after a change counts every range again (sweep.Parts.Version)
+// instead of trusting what an unchanged range ID contributed.
+func TestCommittedPartsVersion(t *testing.T) {
+	b := partsBucket(t)
+	active := []retention.ActiveCommit{{CommitID: "c1", MetaRangeID: partsMetaRange1}}
+	version := func(resolved string) string {
+		t.Helper()
+		h := partsTestHost(b, false)
+		h.resolved = resolved
+		parts, err := partsHost{h}.CommittedParts(t.Context(), active)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if parts.Version == "" {
+			t.Fatal("parts without a Version")
+		}
+		return parts.Version
+	}
+	v := version(partsNamespace)
+	if again := version(partsNamespace); again != v {
+		t.Errorf("the same settings, another Version: %q, %q", v, again)
+	}
+	if other := version(partsNamespace + "/"); other == v {
+		t.Errorf("namespace %q/ has the Version of %q", partsNamespace, partsNamespace)
+	}
+}
