@@ -436,6 +436,9 @@ type lakeFSHost struct {
 	// stats of the read of every kept range for the re-upload check.
 	parts    *metarange.Cache
 	sumStats metarange.Stats
+	// cacheMaxBytes, if positive, is the range cache's bound
+	// (metarange.WithCacheMaxBytes) with parts; tests set it.
+	cacheMaxBytes int64
 }
 
 // Export runs lakeFS's uncommitted export (prepare_uncommited) until lakeFS
