@@ -68,7 +68,9 @@ func (h partsHost) CommittedParts(ctx context.Context, active []retention.Active
 	// Every kept entry was seen: the re-upload check may judge.
 	h.reuploads.entries.Store(entries)
 	h.reuploads.ready.Store(true)
-	return &sweep.Parts{IDs: ids, Open: func(ctx context.Context, id string) iter.Seq2[string, error] {
+	// The cache reads at most DefaultConcurrency ranges at once: the mark
+	// may read as many parts.
+	return &sweep.Parts{IDs: ids, ReadAhead: metarange.DefaultConcurrency, Open: func(ctx context.Context, id string) iter.Seq2[string, error] {
 		return keys.Open(ctx, id)
 	}}, nil
 }
