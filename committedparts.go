@@ -77,11 +77,12 @@ func (c *cycle) irregular(a string) bool {
 
 // partKeys yields the keys of the host's part id, ascending: the keys of its
 // irregular addresses, found first and sorted, merged with its relative
-// addresses as they come. It is safe for concurrent use with distinct
-// sequences when the host's Open is (what it shares, the namespace and the
-// count of foreign addresses, is). The two reads of the part must find the same
+// addresses as they come. The two reads of the part must find the same
 // irregular addresses (a hash of them, in order): a second read with one
 // the first did not have would lose that address's keys, so the part fails.
+// Distinct sequences may be read concurrently when the host's Open allows
+// it: what they share (the namespace, the count of foreign addresses) is
+// safe for concurrent use.
 func (c *cycle) partKeys(ctx context.Context, hp *sweep.Parts, id string) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
 		var extra []string
