@@ -49,7 +49,7 @@ type Parts struct {
 	// parts it merges, it pulls every part's first batch of keys (which,
 	// for a part behind a store, waits for the part's read) from up to
 	// ReadAhead goroutines, then merges the group from one. It holds no
-	// more than without: one batch a part of the group. 0 or 1: one part
+	// more than without: one batch a part of the group. 1 or less: one part
 	// at a time, as the merge first pulls it. Above 1, Open and distinct
 	// sequences must be safe for concurrent use (each sequence is still
 	// read by one goroutine at a time).

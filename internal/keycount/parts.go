@@ -41,7 +41,7 @@ type Parts struct {
 	// ReadAhead is how many parts of a group Count may read at once: it
 	// pulls the first batch of each part of a group (which, for parts
 	// behind a store, waits for its read) from up to ReadAhead goroutines
-	// before it merges the group from one. 0 or 1: one at a time, as the
+	// before it merges the group from one. 1 or less: one at a time, as the
 	// merge first pulls them. With more, Open and distinct sequences must
 	// be safe for concurrent use; each sequence is read by one goroutine at
 	// a time.
