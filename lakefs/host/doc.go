@@ -171,7 +171,9 @@
 // BlockstorePath, namespace spelling or lakegc version changed them reads
 // every range again. Collect reads each part it reads twice (its full addresses
 // first: lakegc.CommittedParts), so Stats.RangeCache.PartReads counts two
-// cache reads a part. A range whose keys take more than
+// cache reads a part. The mark reads up to metarange.DefaultConcurrency
+// parts at once (sweep.Parts.ReadAhead), so that their reads wait for the
+// store together. A range whose keys take more than
 // metarange.DefaultCacheMaxBytes cannot be a part, and fails the run: with
 // Options.NoRangeCache such a range is read from its table every run.
 //

@@ -80,8 +80,10 @@ func (h partsHost) CommittedParts(ctx context.Context, active []retention.Active
 	// A range ID names the same keys only under the same rules and
 	// settings (the namespace as resolved, the storage prefix, the
 	// derivation's version): the parts' Version is the cache's, so that a
-	// run after any of them changed counts every range again.
-	return &sweep.Parts{IDs: ids, Version: keys.Version(), Open: func(ctx context.Context, id string) iter.Seq2[string, error] {
+	// run after any of them changed counts every range again. The cache
+	// reads at most DefaultConcurrency ranges at once: the mark may read as
+	// many parts.
+	return &sweep.Parts{IDs: ids, Version: keys.Version(), ReadAhead: metarange.DefaultConcurrency, Open: func(ctx context.Context, id string) iter.Seq2[string, error] {
 		return keys.Open(ctx, id)
 	}}, nil
 }

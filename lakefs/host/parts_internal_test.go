@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"gocloud.dev/blob"
@@ -154,6 +155,39 @@ func TestCommittedParts(t *testing.T) {
 		h.rangeStats(h.partsStats())
 		if c.PartReads != int64(len(ids)) || c.PartMisses != 0 {
 			t.Errorf("run %d: part reads %d, misses %d; want %d, 0", run, c.PartReads, c.PartMisses, len(ids))
+		}
+		// The mark may read ReadAhead parts at once: every part read from
+		// its own goroutine, all at once, yields what it yields alone.
+		if parts.ReadAhead <= 1 {
+			t.Fatalf("run %d: the parts' ReadAhead is %d", run, parts.ReadAhead)
+		}
+		var wg sync.WaitGroup
+		concurrent := make([][]string, len(parts.IDs))
+		errs := make([]error, len(parts.IDs))
+		for i, id := range parts.IDs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k, err := range parts.Open(ctx, id) {
+					if err != nil {
+						errs[i] = err
+						return
+					}
+					concurrent[i] = append(concurrent[i], k)
+				}
+			}()
+		}
+		wg.Wait()
+		var all []string
+		for i, keys := range concurrent {
+			if errs[i] != nil {
+				t.Fatalf("run %d: part %s read concurrently: %v", run, parts.IDs[i], errs[i])
+			}
+			all = append(all, keys...)
+		}
+		slices.Sort(all)
+		if all = slices.Compact(all); !slices.Equal(all, want) {
+			t.Fatalf("run %d: the parts read at once hold %d keys, CommittedAddresses %d", run, len(all), len(want))
 		}
 	}
 }
