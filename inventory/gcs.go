@@ -114,14 +114,14 @@ func OpenGCS(ctx context.Context, bucket *blob.Bucket, manifestKey, ns string, o
 	return r, nil
 }
 
-// readGCSFile reads a CSV shard, refusing a name under the namespace that
-// holds a '%': Google does not document how a name is written in a
-// report, and one percent-encoded would be read as another name.
+// readGCSFile reads a CSV shard, skipping (so keeping) a name that holds
+// a '%': Google does not document how a name is written in a report, and
+// one percent-encoded would be read as another name. The rows skipped
+// still count against records_processed.
 func readGCSFile(ctx context.Context, r *Report, f reportFile, rows *int64, yield func(Object, error) bool) bool {
 	return readCSVFile(ctx, r, f, rows, func(o Object, err error) bool {
 		if err == nil && strings.Contains(o.Key, "%") {
-			yield(Object{}, fmt.Errorf("%w: %s: name %q holds a '%%': its encoding is not documented", ErrInvalidInput, f.key, o.Key))
-			return false
+			return true
 		}
 		return yield(o, err)
 	})

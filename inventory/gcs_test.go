@@ -90,7 +90,7 @@ func TestOpenGCSRefuses(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, want: ErrInvalidInput},
-		{name: "percent in a name", rep: gcsReport{Rows: []s3Row{{Key: "ns/a%20b", Size: 1, Mod: testNow.Add(-50 * time.Hour)}}}, want: ErrInvalidInput},
+		{name: "percent in a name is skipped", rep: gcsReport{Rows: []s3Row{{Key: "ns/a%20b", Size: 1, Mod: testNow.Add(-50 * time.Hour)}}}, want: ErrEmpty},
 		{name: "other bucket", ns: "gs://other/ns", want: ErrNotCovered, atOpen: true},
 		{name: "too old", rep: gcsReport{Time: testNow.Add(-9 * 24 * time.Hour)}, want: ErrTooOld, atOpen: true},
 		{name: "future", rep: gcsReport{Time: testNow.Add(time.Hour)}, want: ErrTooOld, atOpen: true},

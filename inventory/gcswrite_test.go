@@ -83,7 +83,7 @@ func writeGCS(t testing.TB, bucket *blob.Bucket, rep gcsReport) string {
 	m, err := json.MarshalIndent(map[string]any{
 		"report_config":            config,
 		"records_processed":        count,
-		"snapshot_time":            rep.Time.UTC().Format(time.RFC3339Nano),
+		"snapshot_time":            rep.Time.UTC().Format(time.RFC3339),
 		"shard_count":              shards,
 		"report_shards_file_names": names,
 	}, "", "  ")
