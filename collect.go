@@ -321,7 +321,8 @@ func (c *cycle) reportFolder() string {
 // decided returns the options of Mark and Sweep that the Config decides,
 // given after its MarkOptions and SweepOptions (which Validate keeps from
 // setting the same); progress receives the counters. Only an optimized
-// mark takes a previous run, CleanEvery and SliceMargin.
+// mark takes a previous run and CleanEvery, and SliceMargin with an
+// inventory too.
 func (s settings) decided(progress func(sweep.Progress), optimized bool, previous string) sweep.Options {
 	shared := []sweep.Option{
 		sweep.WithStoragePrefix(s.StoragePrefix),
@@ -349,9 +350,12 @@ func (s settings) decided(progress func(sweep.Progress), optimized bool, previou
 		sweep.WithTempDir(s.TempDir),
 		sweep.WithCanary(s.Canary),
 		sweep.WithPrevious(previous), // "": clean
+		sweep.WithInventory(s.Inventory),
 	)
 	if optimized {
 		o.Mark = append(o.Mark, sweep.WithCleanEvery(s.CleanEvery), sweep.WithSliceMargin(s.SliceMargin))
+	} else if s.Inventory != nil {
+		o.Mark = append(o.Mark, sweep.WithSliceMargin(s.SliceMargin))
 	}
 	if s.BatchDeleter != nil {
 		o.Sweep = append(o.Sweep, sweep.WithBatchDeleter(s.BatchDeleter))

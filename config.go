@@ -182,9 +182,9 @@ type Config struct {
 	// that sets what a field of this Config sets — prefixes, link TTL, min
 	// age, clock, memory budget, temp dir, logger, progress, the deleter,
 	// the quarantine (sweep.WithMover), the recognizer, the includes, the
-	// error classifiers, the canary and the previous run, clean every and
-	// slice margin — is an error wrapping ErrInvalidInput, as is an invalid
-	// one: set the field.
+	// error classifiers, the canary and the previous run, clean every, slice
+	// margin and the inventory — is an error wrapping ErrInvalidInput, as is
+	// an invalid one: set the field.
 	MarkOptions  []sweep.MarkOption
 	SweepOptions []sweep.SweepOption
 
@@ -221,6 +221,12 @@ type Config struct {
 	// receiving objects: its interval plus LinkTTL plus clock skew (default
 	// SliceInterval + LinkTTL + sweep.DefaultClockSkew).
 	SliceMargin time.Duration
+	// Inventory, if set, is an inventory report of the namespace, such as
+	// an S3 Inventory report opened by package inventory: the mark takes
+	// the slices started before its time less SliceMargin from it instead
+	// of listing them, and lists the rest (sweep.WithInventory). Such a
+	// mark is clean: Optimized is ignored for it.
+	Inventory sweep.Inventory
 
 	// ResumeExport is the ID of an export that Collect started and that was
 	// interrupted (Report.ExportRunID): Collect continues it where it

@@ -152,6 +152,55 @@
 //     with a count and a CRC-32C at the end. Its reader refuses a key over 64
 //     KiB, keys out of order, a wrong count or checksum and a cut stream.
 //
+// # Inventory reports
+//
+// With WithInventory, Mark takes the older slices from an inventory report
+// the store made of the namespace (package inventory of this module reads
+// S3's and Azure's) instead of listing them:
+//
+//   - A slice that started before the report's time (Inventory.Time) less
+//     the slice margin, and before the cutoff, is not listed: its objects
+//     are the report's keys under its folder, judged exactly as a
+//     listing's — by the recognizer, the walls (a report key
+//     "<P>_lakefs/…" walls P), and their age, which is the report's
+//     modification time. The top level, the loose objects and the folders
+//     under the data folder that are not slices, and the newer slices are
+//     listed through the store, as in a clean run; a report's key
+//     anywhere else is ignored: the store's listing of that place wins.
+//   - The report is trusted as an optimized run trusts its previous run's
+//     records: no object arrives in a slice later than the margin after
+//     it started, so a report taken after that holds all of the slice.
+//     Nothing the report misses is a candidate. An object written again at
+//     its address after the report would be judged by the report's row,
+//     its old time, where a listing keeps it as young: lakeFS never writes
+//     an address twice, but [Restore] puts quarantined objects back so.
+//     Mark therefore keeps every address that a quarantine's manifest
+//     part written since the report's time less the slice margin names
+//     (and fails on a part it cannot read): what was moved since, and so
+//     maybe restored. A quarantine purged before a report newer than its
+//     restores is used takes that protection with it.
+//   - An object the report names that the store no longer has is gone
+//     already: it may be a candidate, whose delete is a no-op (Sweep
+//     counts it deleted or already gone), unless a quarantine moved it
+//     since. Objects written again since the report aside, the candidates
+//     are exactly those of a mark that lists every slice, plus such
+//     objects: those of the slices taken from the report, recognized,
+//     older than the cutoff, in no keep set and no other repository's
+//     folder. Their counts are in the summary's young and kept counts
+//     likewise.
+//   - An error of the report, at any row, fails the mark.
+//   - A run from an inventory is clean: it ignores WithPrevious (its
+//     clean_reason says so), and leaves the records an optimized run can
+//     start from. With WithShard, a shard takes from the report its own
+//     slices only (each shard reads the whole report).
+//
+// The summary names the report (inventory), its time (inventory_time) and
+// the objects read from it (inventory_objects); slices_skipped counts the
+// slices taken from it. Progress.Inventory counts the objects read, and
+// those of the slices taken count in Listed too. The report is read on a
+// goroutine of its own while the rest is listed, and its keys are sorted
+// within the memory budget as the loose objects' are.
+//
 // # Sharding a mark across machines
 //
 // WithShard(i, n) restricts a Mark to shard i of n; a host's own job system

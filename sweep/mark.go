@@ -219,6 +219,8 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	defer l.youngKeys.s.Release()
 	if prev != nil {
 		l.skip = prev.skip
+	} else if err := m.useInventory(l); err != nil {
+		return err
 	}
 	if l.unrec, err = newUnrecognized(ctx, m.bucket, m.dir); err != nil {
 		return err
@@ -234,6 +236,10 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	}
 	m.sum.FirstSlice = l.firstSlice
 	m.sum.SlicesListed, m.sum.SlicesSkipped = l.listed, l.skipped
+	m.sum.InventoryObjects = l.reportRead
+	if l.movedKept > 0 {
+		m.log("sweep: addresses quarantined since the inventory report kept", "addresses", l.movedKept)
+	}
 	m.sum.NumUnrecognizedObjects, m.sum.UnrecognizedBytes = l.unrec.n, l.unrec.bytes
 	m.sum.UnrecognizedSample = slices.Clip(l.unrec.sample)
 	if l.unrec.n > 0 {
@@ -358,7 +364,7 @@ func (m *marker) readAndList(ctx context.Context, in Inputs, keep *extsort.Sorte
 		defer close(listed)
 		if err := l.listTop(ctx); err != nil {
 			fail(err)
-		} else if err := l.listFolders(ctx); err != nil {
+		} else if err := l.listRest(ctx); err != nil {
 			fail(err)
 		}
 	}()

@@ -292,6 +292,9 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 	if cfg.sharded() {
 		return nil, "a shard's run is always clean"
 	}
+	if cfg.inventory != nil {
+		return nil, inventoryReason
+	}
 	sum, err := ReadSummary(ctx, m.bucket, cfg.storagePrefix, id, cfg.classify...)
 	if err != nil {
 		return nil, "previous run's summary: " + err.Error()

@@ -145,6 +145,7 @@ type config struct {
 	classify      classifiers // WithErrorClassifier
 	mover         Mover       // WithMover
 	localDir      string      // WithLocalListing
+	inventory     Inventory   // WithInventory
 
 	batch int // keys a DeleteBatch call gets (0: the deleter's default); set by tests
 

@@ -157,6 +157,10 @@ type lister struct {
 	rec   layout.Recognizer // the keys that may be judged; the others are unrecognized
 	walls *layout.Walls     // the folders of other repositories
 	unrec *unrecognized     // the unrecognized objects' report
+
+	report     *reportRun // WithInventory's report, nil without
+	reportRead int64      // the objects read from it
+	movedKept  int64      // the addresses quarantined since it, kept (keepMoved)
 }
 
 // listTop lists the top level and the data folder with a delimiter: loose

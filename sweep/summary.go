@@ -88,7 +88,8 @@ type Summary struct {
 	// PreviousRunID the run it was asked to start from, and CleanReason
 	// why a run asked to start from one ran clean. SlicesListed and
 	// SlicesSkipped count the slices older than the cutoff that were listed,
-	// and those judged from the previous run's records instead. Mark's own,
+	// and those judged from the previous run's records, or taken from an
+	// inventory report (WithInventory), instead. Mark's own,
 	// like the counts above: empty fields are left out, and lakeFS ignores
 	// them.
 	RunKind       string `json:"run_kind,omitempty"`
@@ -117,6 +118,14 @@ type Summary struct {
 	UnrecognizedSample     []string `json:"unrecognized_sample,omitempty"`
 	NumWalledObjects       int64    `json:"num_walled_objects,omitempty"`
 	Walls                  []string `json:"walls,omitempty"`
+	// InventorySource names the inventory report the run took its older
+	// slices from (WithInventory), InventoryTime is the report's time
+	// (whole seconds, rounded down), and InventoryObjects counts the
+	// objects read from it, those of other places included. Mark's own;
+	// lakeFS ignores them.
+	InventorySource  string    `json:"inventory,omitempty"`
+	InventoryTime    time.Time `json:"inventory_time,omitzero"`
+	InventoryObjects int64     `json:"inventory_objects,omitempty"`
 }
 
 // summaryJSON is a Summary as summary.json spells it: its fields by their
@@ -130,6 +139,8 @@ type summaryJSON struct {
 	StartTime  string `json:"start_time"`
 	CutoffTime string `json:"cutoff_time"`
 	*summaryFields
+	// InventoryTime shadows Summary's, as a string.
+	InventoryTime string `json:"inventory_time,omitempty"`
 }
 
 // summaryFields is Summary without its methods.
@@ -138,7 +149,7 @@ type summaryFields Summary
 // MarshalJSON writes the summary with lakeFS's field names and times in
 // UTC whole seconds.
 func (s Summary) MarshalJSON() ([]byte, error) {
-	return json.Marshal(summaryJSON{s.RunID, s.Success, s.FirstSlice, formatTime(s.StartTime), formatTime(s.CutoffTime), (*summaryFields)(&s)})
+	return json.Marshal(summaryJSON{s.RunID, s.Success, s.FirstSlice, formatTime(s.StartTime), formatTime(s.CutoffTime), (*summaryFields)(&s), formatTime(s.InventoryTime)})
 }
 
 // UnmarshalJSON reads a summary written by Mark or by lakeFS's Spark client;
@@ -156,8 +167,11 @@ func (s *Summary) UnmarshalJSON(b []byte) error {
 	if v.CutoffTime, err = parseTime(j.CutoffTime); err != nil {
 		return err
 	}
+	if v.InventoryTime, err = parseTime(j.InventoryTime); err != nil {
+		return err
+	}
 	if v.NumDeletedObjects < 0 || v.NumYoungObjects < 0 || v.NumKeptObjects < 0 || v.SlicesListed < 0 || v.SlicesSkipped < 0 ||
-		v.NumUnrecognizedObjects < 0 || v.UnrecognizedBytes < 0 || v.NumWalledObjects < 0 {
+		v.NumUnrecognizedObjects < 0 || v.UnrecognizedBytes < 0 || v.NumWalledObjects < 0 || v.InventoryObjects < 0 {
 		return fmt.Errorf("%w: summary: negative object count", ErrInvalidInput)
 	}
 	if v.ShardCount < 0 || v.ShardIndex < 0 || v.ShardIndex > 0 && v.ShardIndex >= v.ShardCount {
@@ -232,6 +246,10 @@ type Progress struct {
 	Listed, Young, Kept, Marked           int64
 	Unrecognized, Walled                  int64
 	Deleted, AlreadyGone, Failed, Refused int64
+	// Inventory counts the objects read from an inventory report
+	// (WithInventory), those ignored included; the objects of the slices
+	// taken from it count in Listed too.
+	Inventory int64
 }
 
 // reportRoot is the folder of every run's report, with a trailing '/'.

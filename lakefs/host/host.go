@@ -101,6 +101,14 @@ type Options struct {
 	// Optimized starts the mark from the repository's latest run
 	// (lakegc.Config.Optimized).
 	Optimized bool
+	// Inventory is the URI of an inventory report's manifest of the
+	// repository's namespace, S3 Inventory's
+	// ("s3://<bucket>/<path>/manifest.json") or Azure Blob inventory's
+	// ("https://<account>.<domain>/<container>/<path>/<rule>-manifest.json"):
+	// the mark takes the older slices from it instead of listing them
+	// (lakegc.Config.Inventory; package inventory). Its bucket is opened
+	// as the namespace's. Not with Optimized: such a mark is clean.
+	Inventory string
 	// InitNamespace first writes lakegc's marker naming the namespace as
 	// the repository's (lakegc.InitNamespace): for a repository without
 	// lakeFS's marker, only once the namespace is known to be its own.
@@ -251,6 +259,8 @@ func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 		return nil, fmt.Errorf("%w: shard %d of %d: want 0 <= Shard < Shards", ErrInvalidInput, o.Shard, o.Shards)
 	case o.Shards > 1 && o.Optimized:
 		return nil, fmt.Errorf("%w: a sharded run is clean, not Optimized", ErrInvalidInput)
+	case o.Inventory != "" && o.Optimized:
+		return nil, fmt.Errorf("%w: a mark from an inventory is clean, not Optimized", ErrInvalidInput)
 	case o.Shards > 1 && o.Lease != nil:
 		// The lease admits one run at a time; the shards run at once.
 		return nil, fmt.Errorf("%w: a sharded run takes no Lease: its shards run at once", ErrInvalidInput)
@@ -335,6 +345,14 @@ func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 	}
 	if o.Progress != nil {
 		cfg.Progress = func(p lakegc.Progress) { o.Progress(Progress{Kind: ProgressCollect, Collect: p}) }
+	}
+	if o.Inventory != "" && o.resumeMark == "" {
+		inv, ib, err := openInventory(ctx, o.Inventory, resolved, o, tmp)
+		if err != nil {
+			return nil, err
+		}
+		defer ib.Close()
+		cfg.Inventory = inv
 	}
 	if d, err := localDeleter(repo.StorageNamespace, o.BlockstorePath); err != nil {
 		return nil, err

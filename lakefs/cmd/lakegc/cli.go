@@ -162,6 +162,8 @@ type gcOptions struct {
 	// LAKEFS_BLOCKSTORE_* variables); nil: each cloud SDK's defaults.
 	store *blockstore.Config
 	shard shardSpec // --shard, or the Indexed Job's environment (shard.go)
+	// inventory is --inventory: an inventory report's manifest's URI.
+	inventory string
 }
 
 // hostOptions are the options of host.Collect the flags say.
@@ -172,6 +174,7 @@ func (o gcOptions) hostOptions(logger *slog.Logger, progress func(host.Progress)
 		Blockstore:        o.store,
 		Sweep:             o.sweep,
 		Optimized:         o.optimized,
+		Inventory:         o.inventory,
 		InitNamespace:     o.initNamespace,
 		MinAge:            o.minAge,
 		MemoryBudget:      o.memory,
@@ -223,9 +226,10 @@ func parseGC(args []string, getenv func(string) string, stdout, stderr io.Writer
 	registerManners(fs, &o.quiet, &o.logLevel, &o.apiTimeout)
 	o.deletes.register(fs)
 	shard := fs.String("shard", "", "mark (and sweep) only shard `INDEX/COUNT` of the namespace's slices, e.g. 0/4, as its own run; default from "+envCompletionIndex+" and "+envCompletions+" when set (a Kubernetes Indexed Job)")
+	fs.StringVar(&o.inventory, "inventory", "", "take the slices older than an inventory report (less a margin) from the report whose manifest is at `URI` (S3: s3://BUCKET/PATH/manifest.json; Azure: https://ACCOUNT.blob.core.windows.net/CONTAINER/PATH/RULE-manifest.json) instead of listing them; its bucket is opened as the namespace's (package inventory says how to configure the report)")
 	fs.BoolVar(&o.optimized, "optimized", false, "start the mark from the repository's latest run: list only the slices written since it (less a margin), and judge older ones from its records; a clean run when unsure, and every 7th run")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: lakegc gc --endpoint URL --repo NAME [--sweep [--quarantine]] [--optimized] [--min-age 24h] [--memory 256MiB] [--json]
+		fmt.Fprint(fs.Output(), `Usage: lakegc gc --endpoint URL --repo NAME [--sweep [--quarantine]] [--optimized | --inventory URI] [--min-age 24h] [--memory 256MiB] [--json]
 
 Asks lakeFS for its uncommitted export and its kept commits, reads the kept
 commits' objects from the repository's storage namespace, and marks every other
@@ -290,6 +294,9 @@ Flags:
 	var err error
 	if o.shard, err = resolveShard(*shard, getenv); err != nil {
 		return usageErr("%v", err)
+	}
+	if o.inventory != "" && o.optimized {
+		return usageErr("--inventory with --optimized: a mark from an inventory report is clean")
 	}
 	if o.shard.count > 1 && o.optimized {
 		return usageErr("--optimized with shard %d/%d: a sharded run is always clean", o.shard.index, o.shard.count)
