@@ -33,15 +33,32 @@ func main() {
 	flag.BoolVar(&o.HTTP, "http", false, "run the cycles through gocloud's s3blob and the AWS SDK v2 against the store served over loopback HTTP (listing decoded by sweep/s3list, deletes by sweep/s3delete, as the lakeFS host on S3), instead of the store's driver")
 	flag.BoolVar(&o.SDKList, "sdk-list", false, "with -http, decode the listing with the SDK (s3blob's own listing) instead of sweep/s3list")
 	flag.BoolVar(&optimized, "optimized", false, "with -churn, also run an optimized second cycle, from the first cycle's records")
+	flag.StringVar(&o.Inventory, "inventory", "", "csv or parquet: publish an S3 Inventory report of the namespace (as of an hour after its objects) before the cycle, run the cycle from it (Config.Inventory), and check that exactly the garbage is deleted")
+	flag.BoolVar(&o.MarkOnly, "mark-only", false, "with -inventory, run the cycle without the sweep (a dry run) and check the mark's candidates instead of the deletions")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./tests/bottomline [flags]\n\n"+
 			"  go run ./tests/bottomline -objects 20000000 -latency 50ms\n"+
-			"  go run ./tests/bottomline -objects 20000000 -latency 50ms -churn 0.01 -optimized\n\n")
+			"  go run ./tests/bottomline -objects 20000000 -latency 50ms -churn 0.01 -optimized\n"+
+			"  go run ./tests/bottomline -objects 20000000 -slices 10000 -latency 50ms -inventory csv\n\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
 	if o.SDKList && !o.HTTP {
 		fmt.Fprintln(os.Stderr, "bottomline: -sdk-list needs -http")
+		os.Exit(2)
+	}
+	if o.Inventory != "" {
+		if _, err := parseInventoryFormat(o.Inventory); err != nil {
+			fmt.Fprintln(os.Stderr, "bottomline:", err)
+			os.Exit(2)
+		}
+		if churn > 0 || optimized {
+			fmt.Fprintln(os.Stderr, "bottomline: -inventory runs one (clean) cycle: no -churn nor -optimized")
+			os.Exit(2)
+		}
+	}
+	if o.MarkOnly && o.Inventory == "" {
+		fmt.Fprintln(os.Stderr, "bottomline: -mark-only needs -inventory")
 		os.Exit(2)
 	}
 	if sc.Slices == 0 {
@@ -73,4 +90,7 @@ func main() {
 		os.Exit(1)
 	}
 	res.print(os.Stdout)
+	if res.Check != nil {
+		os.Exit(1)
+	}
 }

@@ -43,6 +43,16 @@ type Options struct {
 	// XML decoder) with SDKList. Without it the cycle calls the store's
 	// driver, the request floor.
 	HTTP, SDKList bool
+	// Inventory ("csv" or "parquet") publishes an S3 Inventory report of
+	// the namespace in that format before the cycle (s3sim's
+	// AddInventory), as of an hour after its objects were written, and
+	// runs the cycle from it (Config.Inventory, inventory.OpenS3): the
+	// slices within the slice margin of the report are listed, the rest
+	// read from the report. "": a mark that lists every slice.
+	Inventory string
+	// MarkOnly runs the cycle without the sweep (Collect's dry run) and
+	// checks the mark's candidates instead of the store's deletions.
+	MarkOnly bool
 }
 
 // Phase is one step of the cycle, as Config.Progress reports the phases
@@ -66,6 +76,12 @@ type Phase struct {
 	// waited for a processor (the run-queue delay of /proc's schedstat):
 	// the cost of sharing the machine.
 	Waited time.Duration
+	// PeakTmp is the most disk the cycle's temporary folder (the spill
+	// files, and an inventory's Parquet file while read) took, sampled
+	// every 100 ms.
+	PeakTmp int64
+	// InvGets counts the GETs of the inventory report's files.
+	InvGets int64
 }
 
 // Result is a run's figures.
@@ -85,6 +101,13 @@ type Result struct {
 	// the start of the cycle, after a forced collection: what earlier
 	// cycles left, the store's overlay (StartOverlay) above all.
 	StartHeap, StartRSS, StartOverlay int64
+	// Published is the inventory report the cycle ran from (nil: none),
+	// InvGets the GETs of its files, manifest included.
+	Published *Published
+	InvGets   int64
+	// Check is nil when exactly the garbage was deleted (or, with
+	// MarkOnly, marked): checked by the inventory runs.
+	Check error
 }
 
 // bench is a repository and its store, ready for cycles.
@@ -93,6 +116,8 @@ type bench struct {
 	h         *host
 	store     *s3sim.Store
 	dataLists *atomic.Int64 // list pages of the slices' folders, of the store and its clones
+	invGets   *atomic.Int64 // GETs of the inventory report's files
+	published *Published    // the inventory report, if one was published
 }
 
 // newBench builds the repository and its store, with the rules.
@@ -101,10 +126,13 @@ func newBench(ctx context.Context, sc Scale, o Options) (*bench, error) {
 	if err != nil {
 		return nil, err
 	}
-	dataLists := new(atomic.Int64)
+	dataLists, invGets := new(atomic.Int64), new(atomic.Int64)
 	store, err := s3sim.New(h.description(), s3sim.WithLatency(o.Latency), s3sim.WithRates(o.ReadRate, o.WriteRate), s3sim.WithPrefixDepth(o.PrefixDepth), s3sim.WithObserver(func(r s3sim.Request) {
-		if r.Kind == "list" && strings.HasPrefix(r.Key, "data/") && strings.Count(r.Key, "/") == 2 {
+		switch {
+		case r.Kind == "list" && strings.HasPrefix(r.Key, "data/") && strings.Count(r.Key, "/") == 2:
 			dataLists.Add(1)
+		case r.Kind == "get" && isInventoryKey(r.Key):
+			invGets.Add(1)
 		}
 	}))
 	if err != nil {
@@ -115,7 +143,13 @@ func newBench(ctx context.Context, sc Scale, o Options) (*bench, error) {
 	if err := retention.NewRulesStore(bucket).Save(ctx, rules); err != nil {
 		return nil, err
 	}
-	return &bench{o: o, h: h, store: store, dataLists: dataLists}, nil
+	bn := &bench{o: o, h: h, store: store, dataLists: dataLists, invGets: invGets}
+	if o.Inventory != "" {
+		if bn.published, err = bn.publishInventory(); err != nil {
+			return nil, err
+		}
+	}
+	return bn, nil
 }
 
 // run builds the repository and runs one cycle of Collect through it, with
@@ -129,8 +163,14 @@ func run(ctx context.Context, sc Scale, o Options) (*Result, error) {
 }
 
 // cycle runs a cycle of Collect, with the sweep, against store (bn.store or
-// a clone of it): an optimized one if asked.
+// a clone of it): an optimized one if asked, one from the inventory report
+// if bn published one and store is bn.store.
 func (bn *bench) cycle(ctx context.Context, store *s3sim.Store, optimized bool) (*Result, error) {
+	tmp, err := mkTemp(bn.o.TempDir)
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
 	bucket := store.Bucket()
 	var (
 		deleter     sweep.BatchDeleter = store
@@ -163,40 +203,63 @@ func (bn *bench) cycle(ctx context.Context, store *s3sim.Store, optimized bool) 
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	startRSS := currentRSS()
-	load, lists, overlay := loadAverage(), bn.dataLists.Load(), store.OverlayBytes()
+	load, lists, overlay, invGets := loadAverage(), bn.dataLists.Load(), store.OverlayBytes(), bn.invGets.Load()
+	var inv sweep.Inventory
+	pub := bn.published
+	if store != bn.store {
+		pub = nil
+	}
+	if pub != nil {
+		r, err := openInventory(ctx, bucket, pub, time.Now(), tmp)
+		if err != nil {
+			return nil, err
+		}
+		inv = r
+	}
 	// The host marked the repository's folder when it created it.
 	if err := lakegc.InitNamespace(ctx, lakegc.Config{Bucket: bucket, Namespace: "s3://bottomline/repo"}); err != nil {
 		return nil, err
 	}
-	rec := newRecorder(store, bn.o)
+	rec := newRecorder(store, bn.o, tmp, bn.invGets)
 	defer rec.stop()
 	rep, err := lakegc.Collect(ctx, lakegc.Host{Staging: bn.h, Commits: bn.h, Committed: bn.h}, lakegc.Config{
 		Bucket:       bucket,
 		Namespace:    "s3://bottomline/repo",
 		Repository:   "bottomline",
 		MemoryBudget: bn.o.MemoryBudget,
-		TempDir:      bn.o.TempDir,
-		Sweep:        true,
+		TempDir:      tmp,
+		Sweep:        !bn.o.MarkOnly,
 		BatchDeleter: deleter,
 		MarkOptions:  markOptions,
 		Progress:     rec.progress,
 		Optimized:    optimized,
+		Inventory:    inv,
 	})
 	rec.finish()
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Scale: bn.h.sc, Opts: bn.o, Report: rep, Phases: rec.phases, Total: rec.total,
+	res := &Result{Scale: bn.h.sc, Opts: bn.o, Report: rep, Phases: rec.phases, Total: rec.total,
 		Overlay: store.OverlayBytes(), Store: store, Host: bn.h, DataList: bn.dataLists.Load() - lists,
 		LoadStart: load, LoadEnd: loadAverage(), StartHeap: int64(ms.HeapAlloc), StartRSS: startRSS,
-		StartOverlay: overlay}, nil
+		StartOverlay: overlay, Published: pub, InvGets: bn.invGets.Load() - invGets}
+	if pub != nil {
+		if bn.o.MarkOnly {
+			res.Check = checkCandidates(ctx, bn.h, bucket, rep.RunID)
+		} else {
+			res.Check = checkDeleted(bn.h, nil, store)
+		}
+	}
+	return res, nil
 }
 
 // recorder splits the run into phases at each change of Progress's phase
 // or step, with the requests, the time and the peak memory of each.
 type recorder struct {
-	store *s3sim.Store
-	opts  Options
+	store   *s3sim.Store
+	opts    Options
+	tmp     *dirSampler
+	invGets *atomic.Int64
 
 	mu       sync.Mutex
 	name     string
@@ -209,12 +272,14 @@ type recorder struct {
 	total    Phase
 	begin    time.Time
 	first    s3sim.Stats
+	gets0    int64 // invGets at the phase's start
 	done     chan struct{}
 	wg       sync.WaitGroup
 }
 
-func newRecorder(store *s3sim.Store, o Options) *recorder {
-	r := &recorder{store: store, opts: o, name: lakegc.PhaseExport, start: time.Now(), stats: store.Stats(), done: make(chan struct{})}
+func newRecorder(store *s3sim.Store, o Options, tmp string, invGets *atomic.Int64) *recorder {
+	r := &recorder{store: store, opts: o, name: lakegc.PhaseExport, start: time.Now(), stats: store.Stats(), done: make(chan struct{}),
+		tmp: newDirSampler(tmp, 100*time.Millisecond), invGets: invGets, gets0: invGets.Load()}
 	r.begin, r.first, r.cpu, r.waited = r.start, r.stats, cpuTime(), runDelay()
 	resetPeakRSS()
 	r.wg.Add(1)
@@ -259,7 +324,12 @@ func (r *recorder) cut(next string) {
 	now, st, cpu, waited := time.Now(), r.store.Stats(), cpuTime(), runDelay()
 	rss := peakRSS()
 	r.total.PeakRSS = max(r.total.PeakRSS, rss)
-	ph := Phase{Name: r.name, Wall: now.Sub(r.start), Requests: st.Sub(r.stats), PeakRSS: rss, PeakHeap: r.peakHeap, CPU: cpu - r.cpu, Waited: waited - r.waited}
+	gets := r.invGets.Load()
+	ph := Phase{Name: r.name, Wall: now.Sub(r.start), Requests: st.Sub(r.stats), PeakRSS: rss, PeakHeap: r.peakHeap, CPU: cpu - r.cpu, Waited: waited - r.waited,
+		PeakTmp: r.tmp.cut(), InvGets: gets - r.gets0}
+	r.gets0 = gets
+	r.total.PeakTmp = max(r.total.PeakTmp, ph.PeakTmp)
+	r.total.InvGets += ph.InvGets
 	ph.Floor = r.floor(ph.Name, ph.Requests)
 	r.phases = append(r.phases, ph)
 	r.total.CPU += ph.CPU
@@ -313,6 +383,7 @@ func (r *recorder) stop() {
 		close(r.done)
 	}
 	r.wg.Wait()
+	r.tmp.stop()
 }
 
 // peakRSS reads VmHWM, the peak resident set, from /proc/self/status; 0
@@ -405,24 +476,40 @@ func (res *Result) print(w io.Writer) {
 	fmt.Fprintf(w, "objects %d, slices %d, branches %d, commits %d, staged %d, garbage %d; latency %v, memory budget %s MiB; through %s\n",
 		res.Scale.Objects, res.Scale.Slices, res.Scale.Branches, res.Scale.Commits, res.Scale.staged(), res.Scale.garbage(),
 		lat, mib(res.Opts.MemoryBudget), mode)
-	fmt.Fprintf(w, "%-14s %10s %10s %6s %10s %10s %8s %6s %6s %6s %7s %7s %9s %9s\n",
-		"phase", "wall", "floor", "x", "cpu", "cpu wait", "lists", "heads", "gets", "puts", "dels", "batches", "rss MiB", "heap MiB")
+	fmt.Fprintf(w, "%-14s %10s %10s %6s %10s %10s %8s %6s %6s %6s %7s %7s %9s %9s %9s\n",
+		"phase", "wall", "floor", "x", "cpu", "cpu wait", "lists", "heads", "gets", "puts", "dels", "batches", "rss MiB", "heap MiB", "tmp MiB")
 	for _, p := range append(res.Phases, res.Total) {
 		ratio := "-"
 		if p.Floor > 0 {
 			ratio = fmt.Sprintf("%.2f", float64(p.Wall)/float64(p.Floor))
 		}
 		q := p.Requests
-		fmt.Fprintf(w, "%-14s %10s %10s %6s %10s %10s %8d %6d %6d %6d %7d %7d %9s %9s\n", p.Name,
+		fmt.Fprintf(w, "%-14s %10s %10s %6s %10s %10s %8d %6d %6d %6d %7d %7d %9s %9s %9s\n", p.Name,
 			p.Wall.Round(time.Millisecond), p.Floor.Round(time.Millisecond), ratio, p.CPU.Round(time.Millisecond), p.Waited.Round(time.Millisecond),
-			q.ListPages, q.Heads, q.Gets, q.Puts, q.Deletes, q.DeleteBatches, mib(p.PeakRSS), mib(p.PeakHeap))
+			q.ListPages, q.Heads, q.Gets, q.Puts, q.Deletes, q.DeleteBatches, mib(p.PeakRSS), mib(p.PeakHeap), mib(p.PeakTmp))
 	}
 	r := res.Report
+	sw := r.Sweep
+	if sw == nil { // a dry run (MarkOnly)
+		sw = &lakegc.SweepReport{}
+	}
 	fmt.Fprintf(w, "load average %s at the start, %s at the end; GOMAXPROCS %d; at the start, after a forced collection: heap %s MiB, RSS %s MiB, store overlay %s MiB\n",
 		res.LoadStart, res.LoadEnd, runtime.GOMAXPROCS(0), mib(res.StartHeap), mib(res.StartRSS), mib(res.StartOverlay))
 	fmt.Fprintf(w, "exported %d rows in %d files; %d active commits; listed %d, kept %d, marked %d; deleted %d, failed %d; throttled %d; store overlay %s MiB\n",
 		r.Export.Rows, r.Export.Files, r.Commits.Active, r.Mark.Listed, r.Mark.Kept, r.Mark.Marked,
-		r.Sweep.Deleted, r.Sweep.Failed, res.Total.Requests.Throttled, mib(res.Overlay))
+		sw.Deleted, sw.Failed, res.Total.Requests.Throttled, mib(res.Overlay))
+	fmt.Fprintf(w, "list pages %d (of the slices' folders %d); peak temporary disk %s MiB\n", res.Total.Requests.ListPages, res.DataList, mib(res.Total.PeakTmp))
+	res.printInventory(w)
+	if res.Published != nil {
+		check := "exactly the garbage deleted"
+		if res.Opts.MarkOnly {
+			check = "exactly the garbage marked"
+		}
+		if res.Check != nil {
+			check = res.Check.Error()
+		}
+		fmt.Fprintln(w, "check:", check)
+	}
 }
 
 // defaults of the floor's concurrency: the upper bounds of sweep's windows,
