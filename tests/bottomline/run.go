@@ -76,6 +76,11 @@ type Phase struct {
 	// waited for a processor (the run-queue delay of /proc's schedstat):
 	// the cost of sharing the machine.
 	Waited time.Duration
+	// PeakOwn is the most resident set sampled less what the simulated
+	// store held in memory at the sample (its overlay of written objects
+	// and its generated inventory files): an estimate of the GC's own
+	// resident set, every 20 ms.
+	PeakOwn int64
 	// PeakTmp is the most disk the cycle's temporary folder (the spill
 	// files, and an inventory's Parquet file while read) took, sampled
 	// every 100 ms.
@@ -268,6 +273,7 @@ type recorder struct {
 	cpu      time.Duration
 	waited   time.Duration
 	peakHeap int64
+	peakOwn  int64
 	phases   []Phase
 	total    Phase
 	begin    time.Time
@@ -300,9 +306,12 @@ func (r *recorder) sampleHeap() {
 		case <-t.C:
 		}
 		runtime.ReadMemStats(&m)
+		own := currentRSS() - r.store.OverlayBytes() - r.store.InventoryCacheBytes()
 		r.mu.Lock()
 		r.peakHeap = max(r.peakHeap, int64(m.HeapInuse))
 		r.total.PeakHeap = max(r.total.PeakHeap, int64(m.HeapInuse))
+		r.peakOwn = max(r.peakOwn, own)
+		r.total.PeakOwn = max(r.total.PeakOwn, own)
 		r.mu.Unlock()
 	}
 }
@@ -326,7 +335,7 @@ func (r *recorder) cut(next string) {
 	r.total.PeakRSS = max(r.total.PeakRSS, rss)
 	gets := r.invGets.Load()
 	ph := Phase{Name: r.name, Wall: now.Sub(r.start), Requests: st.Sub(r.stats), PeakRSS: rss, PeakHeap: r.peakHeap, CPU: cpu - r.cpu, Waited: waited - r.waited,
-		PeakTmp: r.tmp.cut(), InvGets: gets - r.gets0}
+		PeakTmp: r.tmp.cut(), InvGets: gets - r.gets0, PeakOwn: r.peakOwn}
 	r.gets0 = gets
 	r.total.PeakTmp = max(r.total.PeakTmp, ph.PeakTmp)
 	r.total.InvGets += ph.InvGets
@@ -334,7 +343,7 @@ func (r *recorder) cut(next string) {
 	r.phases = append(r.phases, ph)
 	r.total.CPU += ph.CPU
 	r.total.Waited += ph.Waited
-	r.name, r.start, r.stats, r.peakHeap, r.cpu, r.waited = next, now, st, 0, cpu, waited
+	r.name, r.start, r.stats, r.peakHeap, r.peakOwn, r.cpu, r.waited = next, now, st, 0, 0, cpu, waited
 	resetPeakRSS()
 }
 
@@ -476,17 +485,17 @@ func (res *Result) print(w io.Writer) {
 	fmt.Fprintf(w, "objects %d, slices %d, branches %d, commits %d, staged %d, garbage %d; latency %v, memory budget %s MiB; through %s\n",
 		res.Scale.Objects, res.Scale.Slices, res.Scale.Branches, res.Scale.Commits, res.Scale.staged(), res.Scale.garbage(),
 		lat, mib(res.Opts.MemoryBudget), mode)
-	fmt.Fprintf(w, "%-14s %10s %10s %6s %10s %10s %8s %6s %6s %6s %7s %7s %9s %9s %9s\n",
-		"phase", "wall", "floor", "x", "cpu", "cpu wait", "lists", "heads", "gets", "puts", "dels", "batches", "rss MiB", "heap MiB", "tmp MiB")
+	fmt.Fprintf(w, "%-14s %10s %10s %6s %10s %10s %8s %6s %6s %6s %7s %7s %9s %9s %9s %9s\n",
+		"phase", "wall", "floor", "x", "cpu", "cpu wait", "lists", "heads", "gets", "puts", "dels", "batches", "rss MiB", "-store", "heap MiB", "tmp MiB")
 	for _, p := range append(res.Phases, res.Total) {
 		ratio := "-"
 		if p.Floor > 0 {
 			ratio = fmt.Sprintf("%.2f", float64(p.Wall)/float64(p.Floor))
 		}
 		q := p.Requests
-		fmt.Fprintf(w, "%-14s %10s %10s %6s %10s %10s %8d %6d %6d %6d %7d %7d %9s %9s %9s\n", p.Name,
+		fmt.Fprintf(w, "%-14s %10s %10s %6s %10s %10s %8d %6d %6d %6d %7d %7d %9s %9s %9s %9s\n", p.Name,
 			p.Wall.Round(time.Millisecond), p.Floor.Round(time.Millisecond), ratio, p.CPU.Round(time.Millisecond), p.Waited.Round(time.Millisecond),
-			q.ListPages, q.Heads, q.Gets, q.Puts, q.Deletes, q.DeleteBatches, mib(p.PeakRSS), mib(p.PeakHeap), mib(p.PeakTmp))
+			q.ListPages, q.Heads, q.Gets, q.Puts, q.Deletes, q.DeleteBatches, mib(p.PeakRSS), mib(p.PeakOwn), mib(p.PeakHeap), mib(p.PeakTmp))
 	}
 	r := res.Report
 	sw := r.Sweep
