@@ -79,13 +79,19 @@
 // many as the garbage.
 //
 //	go run ./tests/bottomline -objects 20000000 -slices 10000 -latency 50ms -inventory csv
+//	go run ./tests/bottomline -objects 1000000000 -slices 10000 -latency 50ms -inventory csv -mark-only -store-on-disk -tmp DIR
 //
 // Every cycle's spill files go to a folder of its own under -tmp, whose
 // disk use the table's last column samples (every 100 ms, the peak of each
 // phase); the inventory's Parquet files are copied there while read. The
 // "-store" column is the most resident set sampled (every 20 ms) less what
 // the simulated store held in memory then (the objects written to it and
-// its generated inventory files): an estimate of the GC's own.
+// its generated inventory files): an estimate of the GC's own. The store
+// holds what the cycle writes (the export, the mark's records of the live
+// keys and its candidates: hundreds of MiB at 100 M objects) in memory,
+// and each object whole while it is written; -store-on-disk keeps them in
+// files of a folder under -tmp instead (s3sim's WithDiskOverlay), so that
+// at a billion objects the process holds the GC and little else.
 //
 // TestBottomLine runs it at 200 K objects and 1 ms a request, and checks
 // the request counts, that exactly the garbage is deleted, and the memory

@@ -21,7 +21,7 @@ var invScale = Scale{Objects: 20_000, Slices: 5_000, Branches: 10, Commits: 200}
 const goneSince = 7
 
 // TestInventoryMark runs the -inventory mode at a small size, in both
-// formats (Parquet as a mark alone), beside a LIST-based run of the same
+// formats (Parquet as a mark alone, the store's written objects on disk), beside a LIST-based run of the same
 // namespace, and checks the documented equality: the inventory run's
 // candidates are the LIST-based run's plus the objects gone since the
 // report; exactly the garbage is deleted (or marked); the slices listed
@@ -62,7 +62,7 @@ func TestInventoryMark(t *testing.T) {
 		t.Fatalf("LIST-based run marked %d, want the %d garbage objects left", m, sc.garbage()-goneSince)
 	}
 	margin := lakegc.DefaultSliceInterval + lakegc.DefaultLinkTTL + sweep.DefaultClockSkew
-	for _, o := range []Options{{Inventory: "csv"}, {Inventory: "parquet", MarkOnly: true}} {
+	for _, o := range []Options{{Inventory: "csv"}, {Inventory: "parquet", MarkOnly: true, StoreDir: t.TempDir()}} {
 		t.Run(fmt.Sprintf("%s/markonly=%v", o.Inventory, o.MarkOnly), func(t *testing.T) {
 			res := run(o)
 			if res.Check != nil {

@@ -34,6 +34,7 @@ func main() {
 	flag.BoolVar(&o.SDKList, "sdk-list", false, "with -http, decode the listing with the SDK (s3blob's own listing) instead of sweep/s3list")
 	flag.BoolVar(&optimized, "optimized", false, "with -churn, also run an optimized second cycle, from the first cycle's records")
 	flag.StringVar(&o.Inventory, "inventory", "", "csv or parquet: publish an S3 Inventory report of the namespace (as of an hour after its objects) before the cycle, run the cycle from it (Config.Inventory), and check that exactly the garbage is deleted")
+	storeOnDisk := flag.Bool("store-on-disk", false, "keep the objects the cycles write to the simulated store (the export, the mark's records and candidates) in a folder under -tmp instead of in memory (s3sim's WithDiskOverlay)")
 	flag.BoolVar(&o.MarkOnly, "mark-only", false, "with -inventory, run the cycle without the sweep (a dry run) and check the mark's candidates instead of the deletions")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./tests/bottomline [flags]\n\n"+
@@ -69,28 +70,45 @@ func main() {
 	}
 	o.MemoryBudget = int64(budget) << 20
 	o.ListConcurrency, o.DeleteConcurrency = defaultListConcurrency, defaultDeleteConcurrency
+	if *storeOnDisk {
+		dir, err := os.MkdirTemp(o.TempDir, "bottomline-store-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bottomline:", err)
+			os.Exit(1)
+		}
+		o.StoreDir = dir
+	}
+	os.Exit(runMain(sc, o, churn, optimized))
+}
+
+// runMain runs the cycles and prints them; it returns the exit code.
+func runMain(sc Scale, o Options, churn float64, optimized bool) int {
+	if o.StoreDir != "" {
+		defer os.RemoveAll(o.StoreDir)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if churn > 0 || optimized {
 		sec, err := runSecond(ctx, sc, o, churn, optimized)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bottomline:", err)
-			os.Exit(1)
+			return 1
 		}
 		sec.print(os.Stdout)
 		if err := sec.err(); err != nil {
 			fmt.Fprintln(os.Stderr, "bottomline:", err)
-			os.Exit(1)
+			return 1
 		}
-		return
+		return 0
 	}
 	res, err := run(ctx, sc, o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bottomline:", err)
-		os.Exit(1)
+		return 1
 	}
 	res.print(os.Stdout)
 	if res.Check != nil {
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }

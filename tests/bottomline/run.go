@@ -50,6 +50,11 @@ type Options struct {
 	// slices within the slice margin of the report are listed, the rest
 	// read from the report. "": a mark that lists every slice.
 	Inventory string
+	// StoreDir, if set, is a folder where the simulated store keeps the
+	// objects the cycles write (s3sim.WithDiskOverlay) instead of in
+	// memory: the export, the mark's records and candidates, which grow
+	// with the namespace. The caller removes it.
+	StoreDir string
 	// MarkOnly runs the cycle without the sweep (Collect's dry run) and
 	// checks the mark's candidates instead of the store's deletions.
 	MarkOnly bool
@@ -110,6 +115,8 @@ type Result struct {
 	// InvGets the GETs of its files, manifest included.
 	Published *Published
 	InvGets   int64
+	// StoreDisk is the disk of Options.StoreDir at the end of the cycle.
+	StoreDisk int64
 	// Check is nil when exactly the garbage was deleted (or, with
 	// MarkOnly, marked): checked by the inventory runs.
 	Check error
@@ -132,14 +139,18 @@ func newBench(ctx context.Context, sc Scale, o Options) (*bench, error) {
 		return nil, err
 	}
 	dataLists, invGets := new(atomic.Int64), new(atomic.Int64)
-	store, err := s3sim.New(h.description(), s3sim.WithLatency(o.Latency), s3sim.WithRates(o.ReadRate, o.WriteRate), s3sim.WithPrefixDepth(o.PrefixDepth), s3sim.WithObserver(func(r s3sim.Request) {
+	opts := []s3sim.Option{s3sim.WithLatency(o.Latency), s3sim.WithRates(o.ReadRate, o.WriteRate), s3sim.WithPrefixDepth(o.PrefixDepth)}
+	if o.StoreDir != "" {
+		opts = append(opts, s3sim.WithDiskOverlay(o.StoreDir))
+	}
+	store, err := s3sim.New(h.description(), append(opts, s3sim.WithObserver(func(r s3sim.Request) {
 		switch {
 		case r.Kind == "list" && strings.HasPrefix(r.Key, "data/") && strings.Count(r.Key, "/") == 2:
 			dataLists.Add(1)
 		case r.Kind == "get" && isInventoryKey(r.Key):
 			invGets.Add(1)
 		}
-	}))
+	}))...)
 	if err != nil {
 		return nil, err
 	}
@@ -248,6 +259,9 @@ func (bn *bench) cycle(ctx context.Context, store *s3sim.Store, optimized bool) 
 		Overlay: store.OverlayBytes(), Store: store, Host: bn.h, DataList: bn.dataLists.Load() - lists,
 		LoadStart: load, LoadEnd: loadAverage(), StartHeap: int64(ms.HeapAlloc), StartRSS: startRSS,
 		StartOverlay: overlay, Published: pub, InvGets: bn.invGets.Load() - invGets}
+	if bn.o.StoreDir != "" {
+		res.StoreDisk = dirBytes(bn.o.StoreDir)
+	}
 	if pub != nil {
 		if bn.o.MarkOnly {
 			res.Check = checkCandidates(ctx, bn.h, bucket, rep.RunID)
@@ -507,7 +521,11 @@ func (res *Result) print(w io.Writer) {
 	fmt.Fprintf(w, "exported %d rows in %d files; %d active commits; listed %d, kept %d, marked %d; deleted %d, failed %d; throttled %d; store overlay %s MiB\n",
 		r.Export.Rows, r.Export.Files, r.Commits.Active, r.Mark.Listed, r.Mark.Kept, r.Mark.Marked,
 		sw.Deleted, sw.Failed, res.Total.Requests.Throttled, mib(res.Overlay))
-	fmt.Fprintf(w, "list pages %d (of the slices' folders %d); peak temporary disk %s MiB\n", res.Total.Requests.ListPages, res.DataList, mib(res.Total.PeakTmp))
+	fmt.Fprintf(w, "list pages %d (of the slices' folders %d); peak temporary disk %s MiB", res.Total.Requests.ListPages, res.DataList, mib(res.Total.PeakTmp))
+	if res.Opts.StoreDir != "" {
+		fmt.Fprintf(w, "; the store's written objects on disk %s MiB", mib(res.StoreDisk))
+	}
+	fmt.Fprintln(w)
 	res.printInventory(w)
 	if res.Published != nil {
 		check := "exactly the garbage deleted"
