@@ -29,9 +29,13 @@ func TestRestoredAfterReport(t *testing.T) {
 	restored := slice + xid.NewWithTime(start).String()
 	other := slice + xid.NewWithTime(start.Add(time.Second)).String() // garbage, left alone
 	report := now.Add(-6 * time.Hour)
+	// A live object of a newer slice: an optimized run lists only from it
+	// (less the margin) on.
+	later := start.Add(2 * 24 * time.Hour)
+	newer := "data/" + layout.DescendingID(later).String() + "/" + xid.NewWithTime(later).String()
 
 	root := filepath.Join(t.TempDir(), "ns")
-	for _, k := range []string{restored, other} {
+	for k, mod := range map[string]time.Time{restored: start, other: start, newer: later} {
 		p := filepath.Join(root, filepath.FromSlash(k))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -39,7 +43,7 @@ func TestRestoredAfterReport(t *testing.T) {
 		if err := os.WriteFile(p, []byte(k), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Chtimes(p, start, start); err != nil {
+		if err := os.Chtimes(p, mod, mod); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -51,14 +55,14 @@ func TestRestoredAfterReport(t *testing.T) {
 	dest := memblob.OpenBucket(nil)
 	defer dest.Close()
 	mkey := writeS3(t, dest, "inv/", s3Report{Source: "src", Time: report, Format: "CSV", Rows: []s3Row{
-		{Key: "ns/" + restored, Size: 3, Mod: start}, {Key: "ns/" + other, Size: 3, Mod: start},
+		{Key: "ns/" + restored, Size: 3, Mod: start}, {Key: "ns/" + other, Size: 3, Mod: start}, {Key: "ns/" + newer, Size: 3, Mod: later},
 	}})
 	rep, err := OpenS3(ctx, dest, mkey, "s3://src/ns", WithClock(func() time.Time { return now }))
 	if err != nil {
 		t.Fatal(err)
 	}
 	in := func(keep ...string) sweep.Inputs {
-		return sweep.Inputs{Uncommitted: seq(nil), Committed: seq(keep), ExportStart: now}
+		return sweep.Inputs{Uncommitted: seq(nil), Committed: seq(append(keep, newer)), ExportStart: now}
 	}
 	clock := sweep.WithClock(func() time.Time { return now })
 	mark := func(run string, keep []string, more ...sweep.MarkOption) []string {
@@ -90,7 +94,18 @@ func TestRestoredAfterReport(t *testing.T) {
 	if got := mark(xid.New().String(), nil); !slices.Equal(got, []string{other}) {
 		t.Fatalf("LIST marks %q", got)
 	}
-	if got := mark(xid.New().String(), nil, sweep.WithInventory(rep)); !slices.Equal(got, []string{other}) {
+	runB := xid.New().String()
+	if got := mark(runB, nil, sweep.WithInventory(rep)); !slices.Equal(got, []string{other}) {
 		t.Fatalf("inventory marks %q; want only %q (%q was restored after the report)", got, other, restored)
+	}
+	// Nor does an optimized run that starts from that run's records: the
+	// restored object's slice is listed again.
+	runC := xid.New().String()
+	got := mark(runC, nil, sweep.WithPrevious(runB))
+	if sumC, err := sweep.ReadSummary(ctx, store, "_lakefs", runC); err != nil || sumC.RunKind != sweep.RunOptimized || sumC.SlicesListed+sumC.SlicesSkipped != 2 {
+		t.Fatalf("optimized run: %+v, %v", sumC, err)
+	}
+	if slices.Contains(got, restored) {
+		t.Fatalf("optimized run from the inventory run marks %q, restored after the report", got)
 	}
 }

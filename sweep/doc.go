@@ -177,8 +177,9 @@
 //     Mark therefore keeps every address that a quarantine's manifest
 //     part written since the report's time less the slice margin names
 //     (and fails on a part it cannot read): what was moved since, and so
-//     maybe restored. A quarantine purged before a report newer than its
-//     restores is used takes that protection with it.
+//     maybe restored; the next optimized run lists their slices again. A
+//     quarantine purged before a report newer than its restores is used
+//     takes that protection with it.
 //   - An object the report names that the store no longer has is gone
 //     already: it may be a candidate, whose delete is a no-op (Sweep
 //     counts it deleted or already gone), unless a quarantine moved it

@@ -125,9 +125,11 @@ const maxPart = 16 << 20
 // a quarantine's manifest is written just before its addresses' originals
 // are deleted, so every part written since the boundary (the store's time
 // of the part, or an unknown one) is read; a part that is gone is a purged
-// quarantine's.
+// quarantine's. Their slices count as young ones, for the next optimized
+// run.
 func (l *lister) keepMoved(ctx context.Context) error {
 	root := layout.Quarantines(l.cfg.storagePrefix)
+	data := l.cfg.dataPrefix + "/"
 	var runs []string
 	it := l.bucket.List(&blob.ListOptions{Prefix: root, Delimiter: "/"})
 	for {
@@ -172,6 +174,9 @@ func (l *lister) keepMoved(ctx context.Context) error {
 				if err := l.youngKeys.add([]byte(a)); err != nil {
 					return err
 				}
+				// Its slice is listed again by an optimized run from this
+				// one, which sees a restored object's own time.
+				l.young.addSliceOf(a, data)
 			}
 			l.movedKept += int64(len(part.Addresses))
 		}
