@@ -14,7 +14,8 @@
 // a bit per object of each slice it deleted from.
 //
 // Run the full size (under a minute a cycle at 50 ms, 46 s in
-// BENCHMARKS.md; its spill files need about 2 GB under -tmp):
+// BENCHMARKS.md; its spill files peaked at 143 MiB under -tmp in
+// BENCHMARKS.md's "A mark from an inventory report"):
 //
 //	go run ./tests/bottomline -objects 20000000 -latency 50ms
 //
@@ -76,9 +77,12 @@
 // it, and checks that exactly the garbage is deleted (exit 1 if not).
 // With -mark-only the cycle is a dry run (no sweep) and the mark's
 // candidates are checked instead: each a garbage object, none twice, as
-// many as the garbage.
+// many as the garbage. With -compare it first runs a LIST-based clean
+// cycle against a clone of the store (the report published, the same
+// state), then the cycle from the report, and prints both and their
+// ratios: LIST requests, wall, the mark's wall, CPU, temporary disk.
 //
-//	go run ./tests/bottomline -objects 20000000 -slices 10000 -latency 50ms -inventory csv
+//	go run ./tests/bottomline -objects 20000000 -slices 10000 -latency 50ms -inventory csv -compare
 //	go run ./tests/bottomline -objects 1000000000 -slices 10000 -latency 50ms -inventory csv -mark-only -store-on-disk -tmp DIR
 //
 // Every cycle's spill files go to a folder of its own under -tmp, whose
@@ -104,7 +108,8 @@
 // report: it checks that the inventory runs mark the LIST-based run's
 // candidates plus those, delete (or mark) exactly the garbage, list
 // exactly the slices within the margin and make under 1 % of the
-// LIST-based run's LIST requests. TestHTTPMode runs 20 K objects
+// LIST-based run's LIST requests; TestInventoryCompare runs -compare.
+// TestHTTPMode runs 20 K objects
 // through the driver and over HTTP with both decoders, and checks that
 // each deletes exactly the garbage with as many pages and batches.
 package main

@@ -250,3 +250,57 @@ func (res *Result) printInventory(w io.Writer) {
 func mkTemp(dir string) (string, error) {
 	return os.MkdirTemp(dir, "bottomline-")
 }
+
+// runCompare builds the repository and its store, publishes the report,
+// and runs two clean cycles from the same state: one that lists every
+// slice, against a clone of the store (s3sim's Store.Clone, report
+// included), then one from the report, against the store. Each checks
+// that exactly the garbage is deleted (or marked).
+func runCompare(ctx context.Context, sc Scale, o Options) (list, inv *Result, err error) {
+	bn, err := newBench(ctx, sc, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	clone := bn.store.Clone()
+	if list, err = bn.cycle(ctx, clone, false); err != nil {
+		return nil, nil, fmt.Errorf("LIST-based cycle: %w", err)
+	}
+	if o.MarkOnly {
+		list.Check = checkCandidates(ctx, bn.h, clone.Bucket(), list.Report.RunID)
+	} else {
+		list.Check = checkDeleted(bn.h, nil, clone)
+	}
+	// Let the clone go, and what the cycle wrote to it.
+	list.Store = nil
+	if inv, err = bn.cycle(ctx, bn.store, false); err != nil {
+		return nil, nil, fmt.Errorf("cycle from the inventory: %w", err)
+	}
+	return list, inv, nil
+}
+
+// printCompare writes both cycles' tables and their ratios.
+func printCompare(w io.Writer, list, inv *Result) {
+	fmt.Fprintln(w, "== LIST-based clean cycle (a clone of the store)")
+	list.print(w)
+	check := "exactly the garbage deleted"
+	if list.Opts.MarkOnly {
+		check = "exactly the garbage marked"
+	}
+	if list.Check != nil {
+		check = list.Check.Error()
+	}
+	fmt.Fprintln(w, "check:", check)
+	fmt.Fprintln(w, "== clean cycle from the inventory report")
+	inv.print(w)
+	fmt.Fprintf(w, "inventory / LIST-based: LIST requests %d / %d (%.2f%%), wall %.2fx, mark's wall %.2fx, CPU %.2fx, peak temporary disk %.2fx\n",
+		inv.Total.Requests.ListPages, list.Total.Requests.ListPages, pct(inv.Total.Requests.ListPages, list.Total.Requests.ListPages),
+		ratio(inv.Total.Wall, list.Total.Wall), ratio(markWall(inv), markWall(list)), ratio(inv.Total.CPU, list.Total.CPU),
+		ratio(time.Duration(inv.Total.PeakTmp), time.Duration(list.Total.PeakTmp)))
+}
+
+func ratio(a, b time.Duration) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}

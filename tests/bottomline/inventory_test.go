@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,5 +102,33 @@ func TestInventoryMark(t *testing.T) {
 				t.Errorf("%d LIST requests, the LIST-based run's %d: not under 1 %%", l, c)
 			}
 		})
+	}
+}
+
+// TestInventoryCompare runs -compare: a LIST-based cycle on a clone of the
+// store, then one from the report on the store; both delete exactly the
+// garbage, the first lists every slice, the second the newest 25.
+func TestInventoryCompare(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	list, inv, err := runCompare(ctx, invScale, Options{Latency: time.Millisecond, MemoryBudget: ciBudget, TempDir: t.TempDir(), Inventory: "csv"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	printCompare(&b, list, inv)
+	t.Logf("figures:\n%s", b.String())
+	for _, r := range []*Result{list, inv} {
+		if r.Check != nil {
+			t.Error(r.Check)
+		}
+		if r.Report.Mark.Marked != int64(invScale.garbage()) {
+			t.Errorf("marked %d, want %d", r.Report.Mark.Marked, invScale.garbage())
+		}
+	}
+	if list.Published != nil || list.DataList != int64(invScale.Slices) || inv.Published == nil || inv.Report.Mark.Summary.SlicesListed >= 100 ||
+		inv.DataList != inv.Report.Mark.Summary.SlicesListed {
+		t.Errorf("slices' pages: LIST-based %d, from the report %d (slices listed %d); want every slice, then only the newest",
+			list.DataList, inv.DataList, inv.Report.Mark.Summary.SlicesListed)
 	}
 }

@@ -34,6 +34,7 @@ func main() {
 	flag.BoolVar(&o.SDKList, "sdk-list", false, "with -http, decode the listing with the SDK (s3blob's own listing) instead of sweep/s3list")
 	flag.BoolVar(&optimized, "optimized", false, "with -churn, also run an optimized second cycle, from the first cycle's records")
 	flag.StringVar(&o.Inventory, "inventory", "", "csv or parquet: publish an S3 Inventory report of the namespace (as of an hour after its objects) before the cycle, run the cycle from it (Config.Inventory), and check that exactly the garbage is deleted")
+	compare := flag.Bool("compare", false, "with -inventory, first run a LIST-based clean cycle against a clone of the store, then the cycle from the report, and print both and their ratios")
 	storeOnDisk := flag.Bool("store-on-disk", false, "keep the objects the cycles write to the simulated store (the export, the mark's records and candidates) in a folder under -tmp instead of in memory (s3sim's WithDiskOverlay)")
 	flag.BoolVar(&o.MarkOnly, "mark-only", false, "with -inventory, run the cycle without the sweep (a dry run) and check the mark's candidates instead of the deletions")
 	flag.Usage = func() {
@@ -58,6 +59,10 @@ func main() {
 			os.Exit(2)
 		}
 	}
+	if *compare && o.Inventory == "" {
+		fmt.Fprintln(os.Stderr, "bottomline: -compare needs -inventory")
+		os.Exit(2)
+	}
 	if o.MarkOnly && o.Inventory == "" {
 		fmt.Fprintln(os.Stderr, "bottomline: -mark-only needs -inventory")
 		os.Exit(2)
@@ -78,11 +83,11 @@ func main() {
 		}
 		o.StoreDir = dir
 	}
-	os.Exit(runMain(sc, o, churn, optimized))
+	os.Exit(runMain(sc, o, churn, optimized, *compare))
 }
 
 // runMain runs the cycles and prints them; it returns the exit code.
-func runMain(sc Scale, o Options, churn float64, optimized bool) int {
+func runMain(sc Scale, o Options, churn float64, optimized, compare bool) int {
 	if o.StoreDir != "" {
 		defer os.RemoveAll(o.StoreDir)
 	}
@@ -97,6 +102,18 @@ func runMain(sc Scale, o Options, churn float64, optimized bool) int {
 		sec.print(os.Stdout)
 		if err := sec.err(); err != nil {
 			fmt.Fprintln(os.Stderr, "bottomline:", err)
+			return 1
+		}
+		return 0
+	}
+	if compare {
+		list, inv, err := runCompare(ctx, sc, o)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bottomline:", err)
+			return 1
+		}
+		printCompare(os.Stdout, list, inv)
+		if list.Check != nil || inv.Check != nil {
 			return 1
 		}
 		return 0
