@@ -77,10 +77,10 @@
 // it, and checks that exactly the garbage is deleted (exit 1 if not).
 // With -mark-only the cycle is a dry run (no sweep) and the mark's
 // candidates are checked instead: each a garbage object, none twice, as
-// many as the garbage. With -compare it first runs a LIST-based clean
-// cycle against a clone of the store (the report published, the same
-// state), then the cycle from the report, and prints both and their
-// ratios: LIST requests, wall, the mark's wall, CPU, temporary disk.
+// many as the garbage. With -compare it runs the cycle from the report,
+// then a LIST-based clean cycle against a clone of the store taken before
+// (the same state), and prints both and their ratios: LIST requests,
+// wall, the mark's wall, CPU, temporary disk.
 //
 //	go run ./tests/bottomline -objects 20000000 -slices 10000 -latency 50ms -inventory csv -compare
 //	go run ./tests/bottomline -objects 1000000000 -slices 10000 -latency 50ms -inventory csv -mark-only -store-on-disk -tmp DIR
