@@ -888,6 +888,8 @@ func (w *writer) Close() error {
 		if data == nil {
 			data = []byte{}
 		}
+		// Let the buffer go, even if the caller keeps the writer.
+		w.buf = bytes.Buffer{}
 		sum, size = md5.Sum(data), int64(len(data))
 	}
 	now := w.s.cfg.now()
