@@ -24,7 +24,8 @@
 // every committed address instead (lakegc.Committed alone).
 //
 // Run the full size (under a minute a cycle at 50 ms, 46 s in
-// BENCHMARKS.md; its spill files need about 2 GB under -tmp):
+// BENCHMARKS.md; its spill files peaked at 143 MiB under -tmp in
+// BENCHMARKS.md's "A mark from an inventory report"):
 //
 //	go run ./tests/bottomline -objects 20000000 -latency 50ms
 //
@@ -78,6 +79,41 @@
 // -cpuprofile writes a CPU profile of the optimized second cycle (of the
 // one cycle without -churn).
 //
+// With -inventory csv or -inventory parquet the (one, clean) cycle runs
+// from an inventory report instead of listing every slice: before the
+// cycle, the store publishes an S3 Inventory report of the namespace in
+// that format (s3sim's AddInventory, its files synthesised when read,
+// under inventory/ in the store itself), dated an hour after the objects
+// were written, and the cycle's Config.Inventory is that report opened by
+// inventory.OpenS3, through the cycle's bucket (the driver, or s3blob with
+// -http). The slices that started within the slice margin of the report
+// (the 25 newest, an hour apart, with the default margin of 25 h 5 min)
+// are listed through the store, the rest read from the report. It prints
+// the report's rows, files and bytes, what publishing it cost (not part
+// of the cycle), the GETs of its files, the slices listed and taken from
+// it, and checks that exactly the garbage is deleted (exit 1 if not).
+// With -mark-only the cycle is a dry run (no sweep) and the mark's
+// candidates are checked instead: each a garbage object, none twice, as
+// many as the garbage. With -compare it runs the cycle from the report,
+// then a LIST-based clean cycle against a clone of the store taken before
+// (the same state), and prints both and their ratios: LIST requests,
+// wall, the mark's wall, CPU, temporary disk.
+//
+//	go run ./tests/bottomline -objects 20000000 -slices 10000 -latency 50ms -inventory csv -compare
+//	go run ./tests/bottomline -objects 1000000000 -slices 10000 -latency 50ms -inventory csv -mark-only -store-on-disk -tmp DIR
+//
+// Every cycle's spill files go to a folder of its own under -tmp, whose
+// disk use the table's last column samples (every 100 ms, the peak of each
+// phase); the inventory's Parquet files are copied there while read. The
+// "-store" column is the most resident set sampled (every 20 ms) less what
+// the simulated store held in memory then (the objects written to it and
+// its generated inventory files): an estimate of the GC's own. The store
+// holds what the cycle writes (the export, the mark's records of the live
+// keys and its candidates: hundreds of MiB at 100 M objects) in memory,
+// and each object whole while it is written; -store-on-disk keeps them in
+// files of a folder under -tmp instead (s3sim's WithDiskOverlay), so that
+// at a billion objects the process holds the GC and little else.
+//
 // TestBottomLine runs it at 200 K objects and 1 ms a request, and checks
 // the request counts, that exactly the garbage is deleted, and the memory
 // bound; not the time. TestSecondCycle runs the second cycles at 100 K
@@ -85,7 +121,14 @@
 // and that the optimized one lists exactly the slices it should, at most
 // 5 % of the clean one's LIST requests, flat and with ranges of 1,000
 // objects, where the optimized one reads only the ranges the churn
-// changed. TestHTTPMode runs 20 K objects
+// changed. TestInventoryMark runs 20 K objects
+// in 5,000 slices from a CSV report and, as a mark alone, a Parquet one,
+// beside a LIST-based run, with a few garbage objects deleted after the
+// report: it checks that the inventory runs mark the LIST-based run's
+// candidates plus those, delete (or mark) exactly the garbage, list
+// exactly the slices within the margin and make under 1 % of the
+// LIST-based run's LIST requests; TestInventoryCompare runs -compare.
+// TestHTTPMode runs 20 K objects
 // through the driver and over HTTP with both decoders, and checks that
 // each deletes exactly the garbage with as many pages and batches.
 package main

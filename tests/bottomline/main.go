@@ -37,10 +37,15 @@ func main() {
 	flag.StringVar(&keep, "keep", "parts", "how the host gives the committed keep set: parts (ranges, read through a range cache in the store) or flat (every address)")
 	flag.IntVar(&o.RangeEntries, "range-entries", DefaultRangeEntries, "with -keep parts, committed objects a range holds")
 	flag.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the optimized second cycle (of the cycle, without -churn) to this file")
+	flag.StringVar(&o.Inventory, "inventory", "", "csv or parquet: publish an S3 Inventory report of the namespace (as of an hour after its objects) before the cycle, run the cycle from it (Config.Inventory), and check that exactly the garbage is deleted")
+	compare := flag.Bool("compare", false, "with -inventory, first run a LIST-based clean cycle against a clone of the store, then the cycle from the report, and print both and their ratios")
+	storeOnDisk := flag.Bool("store-on-disk", false, "keep the objects the cycles write to the simulated store (the export, the mark's records and candidates) in a folder under -tmp instead of in memory (s3sim's WithDiskOverlay)")
+	flag.BoolVar(&o.MarkOnly, "mark-only", false, "with -inventory, run the cycle without the sweep (a dry run) and check the mark's candidates instead of the deletions")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./tests/bottomline [flags]\n\n"+
 			"  go run ./tests/bottomline -objects 20000000 -latency 50ms\n"+
-			"  go run ./tests/bottomline -objects 20000000 -latency 50ms -churn 0.01 -optimized\n\n")
+			"  go run ./tests/bottomline -objects 20000000 -latency 50ms -churn 0.01 -optimized\n"+
+			"  go run ./tests/bottomline -objects 20000000 -slices 10000 -latency 50ms -inventory csv\n\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -56,6 +61,24 @@ func main() {
 		fmt.Fprintf(os.Stderr, "bottomline: -keep %q: parts or flat\n", keep)
 		os.Exit(2)
 	}
+	if o.Inventory != "" {
+		if _, err := parseInventoryFormat(o.Inventory); err != nil {
+			fmt.Fprintln(os.Stderr, "bottomline:", err)
+			os.Exit(2)
+		}
+		if churn > 0 || optimized {
+			fmt.Fprintln(os.Stderr, "bottomline: -inventory runs one (clean) cycle: no -churn nor -optimized")
+			os.Exit(2)
+		}
+	}
+	if *compare && o.Inventory == "" {
+		fmt.Fprintln(os.Stderr, "bottomline: -compare needs -inventory")
+		os.Exit(2)
+	}
+	if o.MarkOnly && o.Inventory == "" {
+		fmt.Fprintln(os.Stderr, "bottomline: -mark-only needs -inventory")
+		os.Exit(2)
+	}
 	if sc.Slices == 0 {
 		sc.Slices = max(1, sc.Objects/10_000)
 	}
@@ -64,25 +87,57 @@ func main() {
 	}
 	o.MemoryBudget = int64(budget) << 20
 	o.ListConcurrency, o.DeleteConcurrency = defaultListConcurrency, defaultDeleteConcurrency
+	if *storeOnDisk {
+		dir, err := os.MkdirTemp(o.TempDir, "bottomline-store-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bottomline:", err)
+			os.Exit(1)
+		}
+		o.StoreDir = dir
+	}
+	os.Exit(runMain(sc, o, churn, optimized, *compare))
+}
+
+// runMain runs the cycles and prints them; it returns the exit code.
+func runMain(sc Scale, o Options, churn float64, optimized, compare bool) int {
+	if o.StoreDir != "" {
+		defer os.RemoveAll(o.StoreDir)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if churn > 0 || optimized {
 		sec, err := runSecond(ctx, sc, o, churn, optimized)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bottomline:", err)
-			os.Exit(1)
+			return 1
 		}
 		sec.print(os.Stdout)
 		if err := sec.err(); err != nil {
 			fmt.Fprintln(os.Stderr, "bottomline:", err)
-			os.Exit(1)
+			return 1
 		}
-		return
+		return 0
+	}
+	if compare {
+		list, inv, err := runCompare(ctx, sc, o)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bottomline:", err)
+			return 1
+		}
+		printCompare(os.Stdout, list, inv)
+		if list.Check != nil || inv.Check != nil {
+			return 1
+		}
+		return 0
 	}
 	res, err := run(ctx, sc, o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bottomline:", err)
-		os.Exit(1)
+		return 1
 	}
 	res.print(os.Stdout)
+	if res.Check != nil {
+		return 1
+	}
+	return 0
 }

@@ -55,6 +55,21 @@ type Options struct {
 	// CPUProfile, if set, is the file of a CPU profile of the cycle (of
 	// the optimized second cycle, when there are second cycles).
 	CPUProfile string
+	// Inventory ("csv" or "parquet") publishes an S3 Inventory report of
+	// the namespace in that format before the cycle (s3sim's
+	// AddInventory), as of an hour after its objects were written, and
+	// runs the cycle from it (Config.Inventory, inventory.OpenS3): the
+	// slices within the slice margin of the report are listed, the rest
+	// read from the report. "": a mark that lists every slice.
+	Inventory string
+	// StoreDir, if set, is a folder where the simulated store keeps the
+	// objects the cycles write (s3sim.WithDiskOverlay) instead of in
+	// memory: the export, the mark's records and candidates, which grow
+	// with the namespace. The caller removes it.
+	StoreDir string
+	// MarkOnly runs the cycle without the sweep (Collect's dry run) and
+	// checks the mark's candidates instead of the store's deletions.
+	MarkOnly bool
 }
 
 // Phase is one step of the cycle, as Config.Progress reports the phases
@@ -81,6 +96,17 @@ type Phase struct {
 	// waited for a processor (the run-queue delay of /proc's schedstat):
 	// the cost of sharing the machine.
 	Waited time.Duration
+	// PeakOwn is the most resident set sampled less what the simulated
+	// store held in memory at the sample (its overlay of written objects
+	// and its generated inventory files): an estimate of the GC's own
+	// resident set, every 20 ms.
+	PeakOwn int64
+	// PeakTmp is the most disk the cycle's temporary folder (the spill
+	// files, and an inventory's Parquet file while read) took, sampled
+	// every 100 ms.
+	PeakTmp int64
+	// InvGets counts the GETs of the inventory report's files.
+	InvGets int64
 }
 
 // Result is a run's figures.
@@ -104,6 +130,15 @@ type Result struct {
 	// the start of the cycle, after a forced collection: what earlier
 	// cycles left, the store's overlay (StartOverlay) above all.
 	StartHeap, StartRSS, StartOverlay int64
+	// Published is the inventory report the cycle ran from (nil: none),
+	// InvGets the GETs of its files, manifest included.
+	Published *Published
+	InvGets   int64
+	// StoreDisk is the disk of Options.StoreDir at the end of the cycle.
+	StoreDisk int64
+	// Check is nil when exactly the garbage was deleted (or, with
+	// MarkOnly, marked): checked by the inventory runs.
+	Check error
 }
 
 // bench is a repository and its store, ready for cycles.
@@ -113,6 +148,8 @@ type bench struct {
 	store     *s3sim.Store
 	dataLists *atomic.Int64 // list pages of the slices' folders, of the store and its clones
 	second    bool          // second cycles follow (CPUProfile profiles the optimized one)
+	invGets   *atomic.Int64 // GETs of the inventory report's files
+	published *Published    // the inventory report, if one was published
 }
 
 // newBench builds the repository and its store, with the rules.
@@ -125,12 +162,19 @@ func newBench(ctx context.Context, sc Scale, o Options) (*bench, error) {
 		return nil, fmt.Errorf("range entries %d: positive, or 0 for %d", o.RangeEntries, DefaultRangeEntries)
 	}
 	h.rangeN, h.tables = o.RangeEntries, o.Parts
-	dataLists := new(atomic.Int64)
-	store, err := s3sim.New(h.description(), s3sim.WithLatency(o.Latency), s3sim.WithRates(o.ReadRate, o.WriteRate), s3sim.WithPrefixDepth(o.PrefixDepth), s3sim.WithObserver(func(r s3sim.Request) {
-		if r.Kind == "list" && strings.HasPrefix(r.Key, "data/") && strings.Count(r.Key, "/") == 2 {
+	dataLists, invGets := new(atomic.Int64), new(atomic.Int64)
+	opts := []s3sim.Option{s3sim.WithLatency(o.Latency), s3sim.WithRates(o.ReadRate, o.WriteRate), s3sim.WithPrefixDepth(o.PrefixDepth)}
+	if o.StoreDir != "" {
+		opts = append(opts, s3sim.WithDiskOverlay(o.StoreDir))
+	}
+	store, err := s3sim.New(h.description(), append(opts, s3sim.WithObserver(func(r s3sim.Request) {
+		switch {
+		case r.Kind == "list" && strings.HasPrefix(r.Key, "data/") && strings.Count(r.Key, "/") == 2:
 			dataLists.Add(1)
+		case r.Kind == "get" && isInventoryKey(r.Key):
+			invGets.Add(1)
 		}
-	}))
+	}))...)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +188,13 @@ func newBench(ctx context.Context, sc Scale, o Options) (*bench, error) {
 			return nil, err
 		}
 	}
-	return &bench{o: o, h: h, store: store, dataLists: dataLists}, nil
+	bn := &bench{o: o, h: h, store: store, dataLists: dataLists, invGets: invGets}
+	if o.Inventory != "" {
+		if bn.published, err = bn.publishInventory(); err != nil {
+			return nil, err
+		}
+	}
+	return bn, nil
 }
 
 // run builds the repository and runs one cycle of Collect through it, with
@@ -158,8 +208,14 @@ func run(ctx context.Context, sc Scale, o Options) (*Result, error) {
 }
 
 // cycle runs a cycle of Collect, with the sweep, against store (bn.store or
-// a clone of it): an optimized one if asked.
+// a clone of it): an optimized one if asked, one from the inventory report
+// if bn published one and store is bn.store.
 func (bn *bench) cycle(ctx context.Context, store *s3sim.Store, optimized bool) (*Result, error) {
+	tmp, err := mkTemp(bn.o.TempDir)
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
 	bucket := store.Bucket()
 	var (
 		deleter     sweep.BatchDeleter = store
@@ -192,7 +248,19 @@ func (bn *bench) cycle(ctx context.Context, store *s3sim.Store, optimized bool) 
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	startRSS := currentRSS()
-	load, lists, overlay := loadAverage(), bn.dataLists.Load(), store.OverlayBytes()
+	load, lists, overlay, invGets := loadAverage(), bn.dataLists.Load(), store.OverlayBytes(), bn.invGets.Load()
+	var inv sweep.Inventory
+	pub := bn.published
+	if store != bn.store {
+		pub = nil
+	}
+	if pub != nil {
+		r, err := openInventory(ctx, bucket, pub, time.Now(), tmp)
+		if err != nil {
+			return nil, err
+		}
+		inv = r
+	}
 	// The host marked the repository's folder when it created it.
 	if err := lakegc.InitNamespace(ctx, lakegc.Config{Bucket: bucket, Namespace: "s3://bottomline/repo"}); err != nil {
 		return nil, err
@@ -213,36 +281,50 @@ func (bn *bench) cycle(ctx context.Context, store *s3sim.Store, optimized bool) 
 		}
 		defer pprof.StopCPUProfile()
 	}
-	rec := newRecorder(store, bn.o)
+	rec := newRecorder(store, bn.o, tmp, bn.invGets)
 	defer rec.stop()
 	rep, err := lakegc.Collect(ctx, lakegc.Host{Staging: bn.h, Commits: bn.h, Committed: committed}, lakegc.Config{
 		Bucket:       bucket,
 		Namespace:    "s3://bottomline/repo",
 		Repository:   "bottomline",
 		MemoryBudget: bn.o.MemoryBudget,
-		TempDir:      bn.o.TempDir,
-		Sweep:        true,
+		TempDir:      tmp,
+		Sweep:        !bn.o.MarkOnly,
 		BatchDeleter: deleter,
 		MarkOptions:  markOptions,
 		Progress:     rec.progress,
 		Optimized:    optimized,
+		Inventory:    inv,
 	})
 	rec.finish()
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Scale: bn.h.sc, Opts: bn.o, Report: rep, Phases: rec.phases, Total: rec.total,
+	res := &Result{Scale: bn.h.sc, Opts: bn.o, Report: rep, Phases: rec.phases, Total: rec.total,
 		Overlay: store.OverlayBytes(), Store: store, Host: bn.h, DataList: bn.dataLists.Load() - lists,
 		RangesRead: len(ph.ranges), RangeHits: ph.hits, RangeMisses: ph.misses,
 		LoadStart: load, LoadEnd: loadAverage(), StartHeap: int64(ms.HeapAlloc), StartRSS: startRSS,
-		StartOverlay: overlay}, nil
+		StartOverlay: overlay, Published: pub, InvGets: bn.invGets.Load() - invGets}
+	if bn.o.StoreDir != "" {
+		res.StoreDisk = dirBytes(bn.o.StoreDir)
+	}
+	if pub != nil {
+		if bn.o.MarkOnly {
+			res.Check = checkCandidates(ctx, bn.h, bucket, rep.RunID)
+		} else {
+			res.Check = checkDeleted(bn.h, nil, store)
+		}
+	}
+	return res, nil
 }
 
 // recorder splits the run into phases at each change of Progress's phase
 // or step, with the requests, the time and the peak memory of each.
 type recorder struct {
-	store *s3sim.Store
-	opts  Options
+	store   *s3sim.Store
+	opts    Options
+	tmp     *dirSampler
+	invGets *atomic.Int64
 
 	mu       sync.Mutex
 	name     string
@@ -252,16 +334,19 @@ type recorder struct {
 	waited   time.Duration
 	peakHeap int64
 	peakLive int64
+	peakOwn  int64
 	phases   []Phase
 	total    Phase
 	begin    time.Time
 	first    s3sim.Stats
+	gets0    int64 // invGets at the phase's start
 	done     chan struct{}
 	wg       sync.WaitGroup
 }
 
-func newRecorder(store *s3sim.Store, o Options) *recorder {
-	r := &recorder{store: store, opts: o, name: lakegc.PhaseExport, start: time.Now(), stats: store.Stats(), done: make(chan struct{})}
+func newRecorder(store *s3sim.Store, o Options, tmp string, invGets *atomic.Int64) *recorder {
+	r := &recorder{store: store, opts: o, name: lakegc.PhaseExport, start: time.Now(), stats: store.Stats(), done: make(chan struct{}),
+		tmp: newDirSampler(tmp, 100*time.Millisecond), invGets: invGets, gets0: invGets.Load()}
 	r.begin, r.first, r.cpu, r.waited = r.start, r.stats, cpuTime(), runDelay()
 	resetPeakRSS()
 	r.wg.Add(1)
@@ -284,6 +369,7 @@ func (r *recorder) sampleHeap() {
 		}
 		runtime.ReadMemStats(&m)
 		metrics.Read(live)
+		own := currentRSS() - r.store.OverlayBytes() - r.store.InventoryCacheBytes()
 		r.mu.Lock()
 		r.peakHeap = max(r.peakHeap, int64(m.HeapInuse))
 		r.total.PeakHeap = max(r.total.PeakHeap, int64(m.HeapInuse))
@@ -292,6 +378,8 @@ func (r *recorder) sampleHeap() {
 			r.peakLive = max(r.peakLive, l)
 			r.total.PeakLive = max(r.total.PeakLive, l)
 		}
+		r.peakOwn = max(r.peakOwn, own)
+		r.total.PeakOwn = max(r.total.PeakOwn, own)
 		r.mu.Unlock()
 	}
 }
@@ -313,12 +401,17 @@ func (r *recorder) cut(next string) {
 	now, st, cpu, waited := time.Now(), r.store.Stats(), cpuTime(), runDelay()
 	rss := peakRSS()
 	r.total.PeakRSS = max(r.total.PeakRSS, rss)
-	ph := Phase{Name: r.name, Wall: now.Sub(r.start), Requests: st.Sub(r.stats), PeakRSS: rss, PeakHeap: r.peakHeap, PeakLive: r.peakLive, CPU: cpu - r.cpu, Waited: waited - r.waited}
+	gets := r.invGets.Load()
+	ph := Phase{Name: r.name, Wall: now.Sub(r.start), Requests: st.Sub(r.stats), PeakRSS: rss, PeakHeap: r.peakHeap, PeakLive: r.peakLive, CPU: cpu - r.cpu, Waited: waited - r.waited,
+		PeakTmp: r.tmp.cut(), InvGets: gets - r.gets0, PeakOwn: r.peakOwn}
+	r.gets0 = gets
+	r.total.PeakTmp = max(r.total.PeakTmp, ph.PeakTmp)
+	r.total.InvGets += ph.InvGets
 	ph.Floor = r.floor(ph.Name, ph.Requests)
 	r.phases = append(r.phases, ph)
 	r.total.CPU += ph.CPU
 	r.total.Waited += ph.Waited
-	r.name, r.start, r.stats, r.peakHeap, r.peakLive, r.cpu, r.waited = next, now, st, 0, 0, cpu, waited
+	r.name, r.start, r.stats, r.peakHeap, r.peakLive, r.peakOwn, r.cpu, r.waited = next, now, st, 0, 0, 0, cpu, waited
 	resetPeakRSS()
 }
 
@@ -367,6 +460,7 @@ func (r *recorder) stop() {
 		close(r.done)
 	}
 	r.wg.Wait()
+	r.tmp.stop()
 }
 
 // peakRSS reads VmHWM, the peak resident set, from /proc/self/status; 0
@@ -459,24 +553,28 @@ func (res *Result) print(w io.Writer) {
 	fmt.Fprintf(w, "objects %d, slices %d, branches %d, commits %d, staged %d, garbage %d; latency %v, memory budget %s MiB; through %s\n",
 		res.Scale.Objects, res.Scale.Slices, res.Scale.Branches, res.Scale.Commits, res.Scale.staged(), res.Scale.garbage(),
 		lat, mib(res.Opts.MemoryBudget), mode)
-	fmt.Fprintf(w, "%-14s %10s %10s %6s %10s %10s %8s %6s %6s %6s %7s %7s %9s %9s %9s\n",
-		"phase", "wall", "floor", "x", "cpu", "cpu wait", "lists", "heads", "gets", "puts", "dels", "batches", "rss MiB", "heap MiB", "live MiB")
+	fmt.Fprintf(w, "%-14s %10s %10s %6s %10s %10s %8s %6s %6s %6s %7s %7s %9s %9s %9s %9s %9s\n",
+		"phase", "wall", "floor", "x", "cpu", "cpu wait", "lists", "heads", "gets", "puts", "dels", "batches", "rss MiB", "-store", "heap MiB", "live MiB", "tmp MiB")
 	for _, p := range append(res.Phases, res.Total) {
 		ratio := "-"
 		if p.Floor > 0 {
 			ratio = fmt.Sprintf("%.2f", float64(p.Wall)/float64(p.Floor))
 		}
 		q := p.Requests
-		fmt.Fprintf(w, "%-14s %10s %10s %6s %10s %10s %8d %6d %6d %6d %7d %7d %9s %9s %9s\n", p.Name,
+		fmt.Fprintf(w, "%-14s %10s %10s %6s %10s %10s %8d %6d %6d %6d %7d %7d %9s %9s %9s %9s %9s\n", p.Name,
 			p.Wall.Round(time.Millisecond), p.Floor.Round(time.Millisecond), ratio, p.CPU.Round(time.Millisecond), p.Waited.Round(time.Millisecond),
-			q.ListPages, q.Heads, q.Gets, q.Puts, q.Deletes, q.DeleteBatches, mib(p.PeakRSS), mib(p.PeakHeap), mib(p.PeakLive))
+			q.ListPages, q.Heads, q.Gets, q.Puts, q.Deletes, q.DeleteBatches, mib(p.PeakRSS), mib(p.PeakOwn), mib(p.PeakHeap), mib(p.PeakLive), mib(p.PeakTmp))
 	}
 	r := res.Report
+	sw := r.Sweep
+	if sw == nil { // a dry run (MarkOnly)
+		sw = &lakegc.SweepReport{}
+	}
 	fmt.Fprintf(w, "load average %s at the start, %s at the end; GOMAXPROCS %d; at the start, after a forced collection: heap %s MiB, RSS %s MiB, store overlay %s MiB\n",
 		res.LoadStart, res.LoadEnd, runtime.GOMAXPROCS(0), mib(res.StartHeap), mib(res.StartRSS), mib(res.StartOverlay))
 	fmt.Fprintf(w, "exported %d rows in %d files; %d active commits; listed %d, kept %d, marked %d; deleted %d, failed %d; throttled %d; store overlay %s MiB\n",
 		r.Export.Rows, r.Export.Files, r.Commits.Active, r.Mark.Listed, r.Mark.Kept, r.Mark.Marked,
-		r.Sweep.Deleted, r.Sweep.Failed, res.Total.Requests.Throttled, mib(res.Overlay))
+		sw.Deleted, sw.Failed, res.Total.Requests.Throttled, mib(res.Overlay))
 	keep := "every committed address"
 	if res.Opts.Parts {
 		keep = fmt.Sprintf("ranges of %d entries: %d in the keep set, %d read, in %d opens (%d from the cache, %d from the table)",
@@ -485,6 +583,22 @@ func (res *Result) print(w io.Writer) {
 	fmt.Fprintf(w, "committed keep set: %s; mark's keep source %q, %d parts read\n", keep, r.Mark.Summary.KeepSource, r.Mark.Summary.PartsRead)
 	fmt.Fprintf(w, "peak live heap %s MiB, %s MiB above the start's heap; the store's overlay grew %s MiB of it at most\n",
 		mib(res.Total.PeakLive), mib(res.Total.PeakLive-res.StartHeap), mib(res.Overlay-res.StartOverlay))
+	fmt.Fprintf(w, "list pages %d (of the slices' folders %d); peak temporary disk %s MiB", res.Total.Requests.ListPages, res.DataList, mib(res.Total.PeakTmp))
+	if res.Opts.StoreDir != "" {
+		fmt.Fprintf(w, "; the store's written objects on disk %s MiB", mib(res.StoreDisk))
+	}
+	fmt.Fprintln(w)
+	res.printInventory(w)
+	if res.Published != nil {
+		check := "exactly the garbage deleted"
+		if res.Opts.MarkOnly {
+			check = "exactly the garbage marked"
+		}
+		if res.Check != nil {
+			check = res.Check.Error()
+		}
+		fmt.Fprintln(w, "check:", check)
+	}
 }
 
 // defaults of the floor's concurrency: the upper bounds of sweep's windows,

@@ -26,7 +26,9 @@
 // ascending in i, all of one modification time and size. A listing
 // generates the keys of a page from its page token (a binary search over
 // i, then one name per key), merged with the objects written to the store,
-// which are held in memory (an overlay: reports, exports, summaries).
+// which are held in memory (an overlay: reports, exports, summaries), or
+// with WithDiskOverlay in files of a folder, so that a cycle that writes
+// in proportion to the namespace costs disk instead of memory.
 // Deleting or overwriting a synthesised object sets its bit in its slice's
 // bitmap; Store.Gone and Store.NumGone read them back for a test's checks.
 //

@@ -7,11 +7,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/fnv"
 	"io"
 	"maps"
 	"math"
 	"math/bits"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -137,6 +139,7 @@ type config struct {
 	now         func() time.Time
 	observe     func(Request)
 	invCache    int64
+	diskDir     string
 	err         error
 }
 
@@ -222,6 +225,24 @@ func WithPrefixDepth(n int) Option {
 	}
 }
 
+// WithDiskOverlay keeps the objects written to the store in files of dir,
+// an existing directory, instead of in memory, so that a benchmark whose
+// cycle writes files in proportion to the namespace (an export, a mark's
+// records) holds none of them in memory: a write streams into a new file
+// (with its MD5), a read opens it. The store never removes these files,
+// not even those of deleted or replaced objects (a clone may share them):
+// remove dir when done with the store and its clones. OverlayBytes counts
+// only the objects held in memory.
+func WithDiskOverlay(dir string) Option {
+	return func(c *config) {
+		if dir == "" {
+			c.invalid("empty overlay directory")
+			return
+		}
+		c.diskDir = dir
+	}
+}
+
 // WithClock sets the clock of the throttle and of the written objects'
 // modification times (nil: time.Now). Latency sleeps are real.
 func WithClock(now func() time.Time) Option {
@@ -266,6 +287,7 @@ type slice struct {
 type object struct {
 	data  []byte
 	gen   *invFile // an inventory report's data file, generated when read
+	file  string   // else the file holding its bytes (WithDiskOverlay)
 	attrs driver.Attributes
 }
 
@@ -766,6 +788,12 @@ func (b *bucket) NewRangeReader(ctx context.Context, key string, offset, length 
 		if r, err = o.gen.open(b.s.cache, offset, n); err != nil {
 			return nil, err
 		}
+	case o.file != "":
+		f, err := os.Open(o.file)
+		if err != nil {
+			return nil, fmt.Errorf("s3sim: %q: %w", key, err)
+		}
+		return &reader{r: io.NewSectionReader(f, offset, n), f: f, attrs: driver.ReaderAttributes{ContentType: o.attrs.ContentType, ModTime: o.attrs.ModTime, Size: size}}, nil
 	case o.data != nil:
 		r = bytes.NewReader(o.data[offset : offset+n])
 	}
@@ -774,11 +802,17 @@ func (b *bucket) NewRangeReader(ctx context.Context, key string, offset, length 
 
 type reader struct {
 	r     io.Reader
+	f     *os.File // the object's file, if on disk
 	attrs driver.ReaderAttributes
 }
 
-func (r *reader) Read(p []byte) (int, error)           { return r.r.Read(p) }
-func (r *reader) Close() error                         { return nil }
+func (r *reader) Read(p []byte) (int, error) { return r.r.Read(p) }
+func (r *reader) Close() error {
+	if r.f != nil {
+		return r.f.Close()
+	}
+	return nil
+}
 func (r *reader) Attributes() *driver.ReaderAttributes { return &r.attrs }
 func (r *reader) As(any) bool                          { return false }
 
@@ -791,7 +825,15 @@ func (b *bucket) NewTypedWriter(ctx context.Context, key, contentType string, op
 			return nil, err
 		}
 	}
-	return &writer{ctx: ctx, s: b.s, key: key, contentType: contentType, opts: opts}, nil
+	w := &writer{ctx: ctx, s: b.s, key: key, contentType: contentType, opts: opts}
+	if dir := b.s.cfg.diskDir; dir != "" {
+		f, err := os.CreateTemp(dir, "object-")
+		if err != nil {
+			return nil, fmt.Errorf("s3sim: %q: %w", key, err)
+		}
+		w.file, w.hash = f, md5.New()
+	}
+	return w, nil
 }
 
 type writer struct {
@@ -801,30 +843,64 @@ type writer struct {
 	contentType string
 	opts        *driver.WriterOptions
 	buf         bytes.Buffer
+	// file and hash, with WithDiskOverlay, instead of buf.
+	file *os.File
+	hash hash.Hash
+	size int64
 }
 
-func (w *writer) Write(p []byte) (int, error) { return w.buf.Write(p) }
+func (w *writer) Write(p []byte) (int, error) {
+	if w.file == nil {
+		return w.buf.Write(p)
+	}
+	n, err := w.file.Write(p)
+	w.hash.Write(p[:n])
+	w.size += int64(n)
+	return n, err
+}
 
 // Close is the PUT: nothing is visible before it, and nothing after a
 // cancelled context.
 func (w *writer) Close() error {
-	if err := w.s.request(w.ctx, kPut, w.key); err != nil {
-		return err
+	var (
+		data []byte
+		sum  [md5.Size]byte
+		size int64
+		file string
+	)
+	if w.file != nil {
+		file = w.file.Name()
+		err := w.file.Close()
+		if err == nil {
+			err = w.s.request(w.ctx, kPut, w.key)
+		}
+		if err != nil {
+			os.Remove(file)
+			return err
+		}
+		w.hash.Sum(sum[:0])
+		size = w.size
+	} else {
+		if err := w.s.request(w.ctx, kPut, w.key); err != nil {
+			return err
+		}
+		data = bytes.Clone(w.buf.Bytes())
+		if data == nil {
+			data = []byte{}
+		}
+		// Let the buffer go, even if the caller keeps the writer.
+		w.buf = bytes.Buffer{}
+		sum, size = md5.Sum(data), int64(len(data))
 	}
-	data := bytes.Clone(w.buf.Bytes())
-	if data == nil {
-		data = []byte{}
-	}
-	sum := md5.Sum(data)
 	now := w.s.cfg.now()
-	o := &object{data: data, attrs: driver.Attributes{
+	o := &object{data: data, file: file, attrs: driver.Attributes{
 		CacheControl:       w.opts.CacheControl,
 		ContentDisposition: w.opts.ContentDisposition,
 		ContentEncoding:    w.opts.ContentEncoding,
 		ContentLanguage:    w.opts.ContentLanguage,
 		ContentType:        w.contentType,
 		Metadata:           maps.Clone(w.opts.Metadata),
-		Size:               int64(len(data)),
+		Size:               size,
 		CreateTime:         now,
 		ModTime:            now,
 		MD5:                sum[:],
@@ -859,6 +935,7 @@ func (b *bucket) Copy(ctx context.Context, dstKey, srcKey string, opts *driver.C
 	}
 	c := *src
 	switch {
+	case c.file != "": // shared: files are never changed
 	case c.gen != nil:
 		var buf bytes.Buffer
 		if _, err := c.gen.generate(&buf); err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -79,8 +80,9 @@ func newTestStore(t testing.TB, opts ...Option) *Store {
 // contents and error codes after each round. Over HTTP, through s3blob and the SDK, the same holds.
 func TestLikeMemblob(t *testing.T) {
 	for _, overHTTP := range []bool{false, true} {
-		t.Run(fmt.Sprintf("http=%v", overHTTP), func(t *testing.T) { testLikeMemblob(t, overHTTP) })
+		t.Run(fmt.Sprintf("http=%v", overHTTP), func(t *testing.T) { testLikeMemblob(t, overHTTP, false) })
 	}
+	t.Run("disk", func(t *testing.T) { testLikeMemblob(t, false, true) })
 }
 
 // simBucket opens store through its driver, or through s3blob over HTTP.
@@ -101,9 +103,16 @@ func simBucket(t *testing.T, store *Store, overHTTP bool) *blob.Bucket {
 	return b
 }
 
-func testLikeMemblob(t *testing.T, overHTTP bool) {
+// testLikeMemblob compares a store with memblob, the store's written
+// objects on disk (WithDiskOverlay) if asked.
+func testLikeMemblob(t *testing.T, overHTTP, disk bool) {
 	ctx := context.Background()
-	store := newTestStore(t)
+	var opts []Option
+	dir := t.TempDir()
+	if disk {
+		opts = append(opts, WithDiskOverlay(dir))
+	}
+	store := newTestStore(t, opts...)
 	sim := simBucket(t, store, overHTTP)
 	defer sim.Close()
 	mem := memblob.OpenBucket(nil)
@@ -177,6 +186,18 @@ func testLikeMemblob(t *testing.T, overHTTP bool) {
 			if gcerrors.Code(e1) != gcerrors.Code(e2) || !bytes.Equal(d1, d2) {
 				t.Fatalf("ReadAll(%q) = %q, %v; memblob %q, %v", key, d1, e1, d2, e2)
 			}
+			if e1 == nil && !overHTTP { // S3 answers a range past the end with an error
+				r1, r2 := readRange(ctx, sim, key, 2, 3), readRange(ctx, mem, key, 2, 3)
+				if r1 != r2 {
+					t.Fatalf("range of %q = %q, memblob %q", key, r1, r2)
+				}
+			}
+		}
+	}
+	if disk {
+		files, err := os.ReadDir(dir)
+		if n := store.OverlayBytes(); err != nil || len(files) == 0 || n != 0 {
+			t.Fatalf("with the overlay on disk: %d files (%v) in its folder, %d bytes in memory", len(files), err, n)
 		}
 	}
 	if _, err := sim.ReadAll(ctx, "data/s1/missing"); gcerrors.Code(err) != gcerrors.NotFound {
@@ -185,6 +206,20 @@ func testLikeMemblob(t *testing.T, overHTTP bool) {
 	if err := sim.Delete(ctx, "data/s1/missing"); gcerrors.Code(err) != gcerrors.NotFound {
 		t.Fatalf("Delete(missing) = %v, want NotFound", err)
 	}
+}
+
+// readRange reads n bytes of key from offset, or the error's text.
+func readRange(ctx context.Context, b *blob.Bucket, key string, offset, n int64) string {
+	r, err := b.NewRangeReader(ctx, key, offset, n, nil)
+	if err != nil {
+		return "error " + gcerrors.Code(err).String()
+	}
+	defer r.Close()
+	d, err := io.ReadAll(r)
+	if err != nil {
+		return "error " + err.Error()
+	}
+	return string(d)
 }
 
 // TestSynthesisedAttributes: a synthesised object has its slice's time and
