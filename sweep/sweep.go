@@ -329,7 +329,7 @@ func (s *sweeper) deleteBatch(ctx context.Context, keys []string) error {
 			return nil
 		}
 		keys = retry
-		if err := s.cfg.backoff.wait(ctx, attempt); err != nil {
+		if err := s.cfg.backoff.Wait(ctx, attempt); err != nil {
 			return err
 		}
 	}
@@ -339,10 +339,10 @@ func (s *sweeper) deleteBatch(ctx context.Context, keys []string) error {
 // the call or any key was throttled.
 func judgeBatch(failed map[string]error, err error, cs classifiers) aimd.Outcome {
 	if err != nil {
-		return judge(err, cs)
+		return cs.classifier().Judge(err)
 	}
 	for _, kerr := range failed {
-		if kerr != nil && judge(kerr, cs) == aimd.Throttled {
+		if kerr != nil && cs.classifier().Judge(kerr) == aimd.Throttled {
 			return aimd.Throttled
 		}
 	}
