@@ -13,6 +13,7 @@ import (
 
 	"github.com/lakegc/lakegc/internal/aimd"
 	"github.com/lakegc/lakegc/internal/blobio"
+	"github.com/lakegc/lakegc/internal/layout"
 )
 
 // BatchDeleter is how Sweep deletes. DeleteBatch deletes keys (relative to
@@ -187,8 +188,8 @@ func (s *sweeper) run(ctx context.Context, runID string) (*Result, error) {
 		AlreadyGone: res.AlreadyGone,
 		Failed:      res.Failed,
 		Refused:     res.Refused,
-		StartTime:   formatTime(start),
-		EndTime:     formatTime(s.cfg.clock()),
+		StartTime:   layout.FormatTime(start),
+		EndTime:     layout.FormatTime(s.cfg.clock()),
 		Quarantine:  res.Quarantine,
 	}); err != nil {
 		return nil, err
