@@ -402,16 +402,11 @@ func (c *cycle) mark(ctx context.Context) error {
 		}
 	}
 	opts := c.cfg.decided(c.progressTo(&counters, PhaseMark), c.cfg.Optimized, prev)
-	in := sweep.Inputs{Uncommitted: c.keptUncommitted(ctx), ExportStart: c.export.Start}
-	if cp, ok := c.host.Committed.(CommittedParts); ok {
-		parts, err := c.committedParts(ctx, cp)
-		if err != nil {
-			return fmt.Errorf("lakegc: mark: %w", err)
-		}
-		in.Parts = parts
-	} else {
-		in.Committed = c.relativeAddresses(ctx, "committed", c.host.Committed.CommittedAddresses(ctx, c.active))
+	in, err := c.committedInputs(ctx, prev)
+	if err != nil {
+		return fmt.Errorf("lakegc: mark: %w", err)
 	}
+	in.Uncommitted, in.ExportStart = c.keptUncommitted(ctx), c.export.Start
 	sum, err := sweep.Mark(ctx, c.cfg.Bucket, c.report.RunID, in, append(slices.Clip(c.cfg.MarkOptions), opts.Mark...)...)
 	if err != nil {
 		return mismatch(fmt.Errorf("lakegc: mark: %w", err))
@@ -435,6 +430,32 @@ func (c *cycle) mark(ctx context.Context) error {
 	}
 	rep.Duration = done("candidates", sum.NumDeletedObjects, "cutoff", sum.CutoffTime)
 	return nil
+}
+
+// committedInputs is the mark's committed input: the host's parts
+// (CommittedParts) if it gives them, else its addresses, with its changes
+// since prev (CommittedChanges) if it gives them.
+func (c *cycle) committedInputs(ctx context.Context, prev string) (sweep.Inputs, error) {
+	if cp, ok := c.host.Committed.(CommittedParts); ok {
+		parts, err := c.committedParts(ctx, cp)
+		return sweep.Inputs{Parts: parts}, err
+	}
+	in := sweep.Inputs{Committed: c.relativeAddresses(ctx, "committed", c.host.Committed.CommittedAddresses(ctx, c.active))}
+	if ch, ok := c.host.Committed.(CommittedChanges); ok {
+		changes, err := ch.CommittedChanges(ctx, prev, c.report.RunID, c.active)
+		switch {
+		case err != nil:
+			return sweep.Inputs{}, fmt.Errorf("committed changes: %w", err)
+		case changes == nil:
+		case changes.Since != prev || prev == "":
+			return sweep.Inputs{}, fmt.Errorf("%w: committed changes since %q, asked since %q", ErrInvalidInput, changes.Since, prev)
+		default:
+			in.Changes = &sweep.Changes{Since: changes.Since,
+				Added:   c.relativeAddresses(ctx, "added committed", changes.Added),
+				Removed: c.relativeAddresses(ctx, "removed committed", changes.Removed)}
+		}
+	}
+	return in, nil
 }
 
 // uncommittedAddresses yields the addresses of the finished export: the

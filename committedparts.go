@@ -2,7 +2,11 @@ package lakegc
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"hash"
+	"hash/fnv"
 	"iter"
 	"slices"
 
@@ -26,7 +30,10 @@ type CommittedParts interface {
 	// run's records may name them (sweep.Parts). Collect reads a part twice
 	// (once for the full addresses and the relative ones it must also keep
 	// cleaned, whose keys it sorts in memory; once for the rest, in order),
-	// so a part's full addresses should be few.
+	// so a part's full addresses should be few; two reads that differ in
+	// those addresses fail the cycle with ErrInvalidInput. The parts'
+	// Version names the host's rules of spelling a part's addresses: new
+	// rules, a new Version (the next cycle then reads every part).
 	CommittedParts(ctx context.Context, active []retention.ActiveCommit) (*sweep.Parts, error)
 }
 
@@ -40,10 +47,18 @@ func (c *cycle) committedParts(ctx context.Context, cp CommittedParts) (*sweep.P
 	if hp == nil || hp.Open == nil {
 		return nil, fmt.Errorf("%w: the host's committed parts have no Open", ErrInvalidInput)
 	}
-	return &sweep.Parts{IDs: hp.IDs, Open: func(ctx context.Context, id string) iter.Seq2[string, error] {
+	// The keys of a part follow from the host's version of it, the rules
+	// below and the namespace its full addresses are judged against: a
+	// change of any of them makes the next run count every part.
+	v := sha256.Sum256([]byte(partKeyRules + "\x00" + c.ns.String() + "\x00" + hp.Version))
+	return &sweep.Parts{IDs: hp.IDs, Version: hex.EncodeToString(v[:]), Open: func(ctx context.Context, id string) iter.Seq2[string, error] {
 		return c.partKeys(ctx, hp, id)
 	}}, nil
 }
+
+// partKeyRules names the rules by which partKeys spells a part's keys (see
+// relativeAddresses); it changes with them.
+const partKeyRules = "lakegc part keys 1"
 
 // irregular reports whether address a is not kept by its own spelling
 // alone: a full address, or a relative one that lakeFS may also resolve
@@ -58,13 +73,23 @@ func (c *cycle) irregular(a string) bool {
 
 // partKeys yields the keys of the host's part id, ascending: the keys of its
 // irregular addresses, found first and sorted, merged with its relative
-// addresses as they come.
+// addresses as they come. The two reads of the part must find the same
+// irregular addresses (a hash of them, in order): a second read with one
+// the first did not have would lose that address's keys, so the part fails.
 func (c *cycle) partKeys(ctx context.Context, hp *sweep.Parts, id string) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
 		var extra []string
+		first, second := fnv.New64a(), fnv.New64a()
+		note := func(h hash.Hash64, a string) {
+			h.Write([]byte(a))
+			h.Write([]byte{0})
+		}
 		odd := func(yield func(string, error) bool) {
 			for a, err := range hp.Open(ctx, id) {
 				if err != nil || c.irregular(a) {
+					if err == nil {
+						note(first, a)
+					}
 					if !yield(a, err) || err != nil {
 						return
 					}
@@ -85,6 +110,9 @@ func (c *cycle) partKeys(ctx context.Context, hp *sweep.Parts, id string) iter.S
 				yield("", fmt.Errorf("committed part %s: %w", id, err))
 				return
 			}
+			if c.irregular(a) {
+				note(second, a)
+			}
 			if nsaddr.IsFull(a) {
 				continue // its keys are in extra
 			}
@@ -97,6 +125,10 @@ func (c *cycle) partKeys(ctx context.Context, hp *sweep.Parts, id string) iter.S
 			if !yield(a, nil) {
 				return
 			}
+		}
+		if first.Sum64() != second.Sum64() {
+			yield("", fmt.Errorf("%w: committed part %s: its two reads differ in their full or cleaned addresses", ErrInvalidInput, id))
+			return
 		}
 		for _, k := range extra {
 			if !yield(k, nil) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lakegc/lakegc/copytrack"
 	"github.com/lakegc/lakegc/retention"
+	"github.com/lakegc/lakegc/sweep"
 	"github.com/lakegc/lakegc/uncommitted"
 )
 
@@ -43,7 +44,8 @@ type Host struct {
 	// Committed reads the addresses of the commits the rules keep.
 	// Required. One that implements CommittedParts (lakeFS's ranges) is
 	// read through it: an optimized cycle then reads only the parts that
-	// changed.
+	// changed. One that implements CommittedChanges (a host without parts)
+	// also gives what changed since the previous run.
 	Committed Committed
 	// Copies, if set, is the host's table of shallow copies: their
 	// addresses are exported after every branch, so that a rename racing
@@ -80,6 +82,24 @@ type Committed interface {
 	// spelling fails the cycle (ErrNamespaceMismatch), any other is
 	// counted as foreign and keeps only its tail of a lakeFS key shape.
 	CommittedAddresses(ctx context.Context, active []retention.ActiveCommit) iter.Seq2[string, error]
+}
+
+// CommittedChanges is a Committed that can say what changed in its
+// committed addresses since an earlier run (a host without parts; lakeFS's
+// are CommittedParts, which takes precedence). Collect calls
+// CommittedChanges on every run, after the active commits and before the
+// mark, with since the run an optimized mark starts from ("" for a clean
+// run) and run the ID of this run (the since of a later one), and gives
+// Mark the changes beside CommittedAddresses: Mark reads the changes
+// instead of every address only when it starts from since and that run's
+// records can be used, and otherwise reads CommittedAddresses (see
+// sweep.Changes). A host that keeps no state for since, and every host for
+// since "", returns nil Changes and a nil error; an error, or Changes whose
+// Since is not since, fails the cycle. Their addresses are judged as
+// CommittedAddresses' are ("Namespace identity").
+type CommittedChanges interface {
+	Committed
+	CommittedChanges(ctx context.Context, since, run string, active []retention.ActiveCommit) (*sweep.Changes, error)
 }
 
 // Exporter is an uncommitted export that a host runs itself.

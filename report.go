@@ -120,7 +120,9 @@ type MarkReport struct {
 	// the first few. Zero for a resumed mark. Only what reaches Collect is
 	// counted: a host that drops outside addresses itself (the lakeFS
 	// command's metarange reader counts them in its own progress) adds
-	// none here.
+	// none here. With CommittedParts, the committed addresses counted are
+	// those of the parts the mark read: every part in a clean cycle, in an
+	// optimized one only those that appeared or left.
 	Foreign       int64    `json:"foreign"`
 	ForeignSample []string `json:"foreign_sample,omitempty"`
 	// Of the listed objects, Recognized have a shape of the repository's

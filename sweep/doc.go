@@ -125,7 +125,8 @@
 // committed while its count is above 0. An optimized run counts from the
 // previous run's index when it can, and reads only what changed:
 //
-//   - with Parts, when the previous index counted parts: the parts that
+//   - with Parts, when the previous index counted parts of the same
+//     Parts.Version (the rules that spell a part's keys): the parts that
 //     appeared since (each key +1) and those that left the set (−1), merged
 //     with the index; a changed part shares most keys with the one it
 //     replaced, and their counts cancel. A part that left must yield the

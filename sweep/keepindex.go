@@ -269,6 +269,7 @@ func (v *keepView) Close() error { return errors.Join(v.sy.Close(), v.cm.Close()
 type committed struct {
 	source    string // Summary.KeepSource
 	kind      string
+	version   string          // Parts.Version
 	files     []string        // spill files of counts (deltaFormat)
 	index     bool            // the previous index's counts join
 	flat      *extsort.Sorter // keys that count w each
@@ -305,9 +306,11 @@ func (m *marker) readCommitted(ctx context.Context, in Inputs, prev *previous, k
 	sh := m.budgets()
 	share := sh.keep - sh.young
 	if in.Parts != nil {
-		c := &committed{kind: kindParts, most: math.MaxInt64}
+		c := &committed{kind: kindParts, most: math.MaxInt64, version: in.Parts.Version}
 		ids := partIDs(in.Parts)
-		if prev != nil && prev.state.KeepKind == kindParts && prev.partsFile != "" {
+		if prev != nil && prev.state.KeepKind == kindParts && prev.partsFile != "" && prev.state.PartsVersion != in.Parts.Version {
+			m.log("sweep: counting every part", "why", "the parts' version changed", "previous", prev.state.PartsVersion, "version", in.Parts.Version)
+		} else if prev != nil && prev.state.KeepKind == kindParts && prev.partsFile != "" {
 			err := m.partsChanged(ctx, in.Parts, ids, prev, c)
 			if err == nil {
 				return c, keep, nil
@@ -317,7 +320,7 @@ func (m *marker) readCommitted(ctx context.Context, in Inputs, prev *previous, k
 				return nil, nil, err
 			}
 			m.log("sweep: counting every part", "why", err.Error())
-			c = &committed{kind: kindParts, most: math.MaxInt64}
+			c = &committed{kind: kindParts, most: math.MaxInt64, version: in.Parts.Version}
 		}
 		c.source = KeepParts
 		var err error

@@ -137,18 +137,39 @@ func (m *gcModel) committed() ([]string, []string) {
 	return slices.Sorted(maps.Keys(keys)), slices.Sorted(maps.Keys(ids))
 }
 
-// hostParts is the host's Parts: every part it ever made can be opened,
-// unless forget, when only the current ones can.
-func (m *gcModel) hostParts(ids []string, forget bool, opened *int) *Parts {
+// How a host fails to serve the parts that are not current any more.
+const (
+	keepAll   = iota // every part it ever made can be opened
+	lostErr          // an error
+	lostEmpty        // no keys: a cache that lost the part and says nothing
+	lostOther        // the keys of another part: an ID given to other keys
+)
+
+// hostParts is the host's Parts, each ID of ids given once or more, in any
+// order: every part it ever made can be opened, unless lost says how it
+// serves the parts not in ids.
+func (m *gcModel) hostParts(ids []string, lost int, opened *int) *Parts {
 	current := map[string]bool{}
 	for _, id := range ids {
 		current[id] = true
 	}
-	return &Parts{IDs: ids, Open: func(_ context.Context, id string) iter.Seq2[string, error] {
+	given := append(slices.Clone(ids), ids[:m.pr.IntN(len(ids)+1)]...)
+	given = shuffled(m.pr, given)
+	return &Parts{IDs: given, Open: func(_ context.Context, id string) iter.Seq2[string, error] {
 		*opened++
 		i, err := strconv.Atoi(id[len("range-"):])
-		if err != nil || i >= len(m.parts) || forget && !current[id] {
+		if err != nil || i >= len(m.parts) {
 			return func(yield func(string, error) bool) { yield("", errors.New("no range "+id)) }
+		}
+		if !current[id] {
+			switch lost {
+			case lostErr:
+				return func(yield func(string, error) bool) { yield("", errors.New("no range "+id)) }
+			case lostEmpty:
+				return seqOf(nil)
+			case lostOther:
+				return seqOf(m.parts[(i+1)%len(m.parts)])
+			}
 		}
 		return seqOf(m.parts[i])
 	}}
@@ -177,7 +198,8 @@ func minus(a, b []string) []string { return diff(a, b) }
 // exact. Objects uploaded into old slices later than the margin allows are
 // garbage only a clean run finds: the optimized run may miss them, and
 // nothing else. LAKEGC_INDEX_SEEDS=n runs n sequences per layout (default 3, 2
-// under the race detector).
+// under the race detector), LAKEGC_INDEX_STEPS=n makes each n steps long
+// (default 40): a longer chain of optimized runs.
 func TestKeepIndexMatchesClean(t *testing.T) {
 	seeds, steps := 3, 40
 	if testing.Short() {
@@ -188,6 +210,11 @@ func TestKeepIndexMatchesClean(t *testing.T) {
 	if s := os.Getenv("LAKEGC_INDEX_SEEDS"); s != "" {
 		var err error
 		seeds, err = strconv.Atoi(s)
+		require.NoError(t, err)
+	}
+	if s := os.Getenv("LAKEGC_INDEX_STEPS"); s != "" {
+		var err error
+		steps, err = strconv.Atoi(s)
 		require.NoError(t, err)
 	}
 	sources := map[string]int{}
@@ -243,7 +270,11 @@ func TestKeepIndexMatchesClean(t *testing.T) {
 					switch {
 					case mode < 6: // parts
 						in.Committed = nil
-						in.Parts = m.hostParts(ids, r.IntN(6) == 0, &opened)
+						lost := keepAll
+						if r.IntN(6) == 0 {
+							lost = 1 + r.IntN(3)
+						}
+						in.Parts = m.hostParts(ids, lost, &opened)
 					case mode < 8: // changes since the previous run
 						then := committedAt[prevOpt]
 						in.Changes = &Changes{Since: prevOpt, Added: seqOf(shuffled(r, minus(keys, then))), Removed: seqOf(shuffled(r, minus(then, keys)))}
@@ -417,4 +448,32 @@ func TestChangesContradict(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, RunClean, sum.RunKind)
 	require.Empty(t, sum.KeepSource)
+}
+
+// TestPartsVersion: a part's keys are recorded by its ID, so a host whose
+// rules of spelling a part's keys change (an upgrade that also keeps a
+// cleaned spelling, a namespace spelled otherwise) names the new rules with
+// Parts.Version; the run after the change counts every part, and a key that
+// only the new rules give (here keys[2], in part B, which is not read
+// again otherwise) is kept.
+func TestPartsVersion(t *testing.T) {
+	m, keys := partsWorld(t, 4)
+	parts := map[string][]string{"A": keys[0:1], "B": keys[1:2]}
+	mark := func(id, prev, version string, ids ...string) *Summary {
+		p := partsOf(parts, ids, nil)
+		p.Version = version
+		sum, err := Mark(m.ctx, m.b, id, Inputs{Uncommitted: seqOf(nil), Parts: p, ExportStart: m.now}, m.opts(WithPrevious(prev))...)
+		require.NoError(t, err)
+		return sum
+	}
+	mark("r1", "", "rules 1", "A", "B")
+	parts["B"] = keys[1:3]
+	sum := mark("r2", "r1", "rules 2", "B")
+	require.Equal(t, RunOptimized, sum.RunKind, sum.CleanReason)
+	require.Equal(t, KeepParts, sum.KeepSource)
+	require.Equal(t, []string{keys[0], keys[3]}, collect(t, Candidates(m.ctx, m.b, DefaultStoragePrefix, "r2")))
+	// The same rules: only what changed is read.
+	sum = mark("r3", "r2", "rules 2", "B")
+	require.Equal(t, KeepPartsChanged, sum.KeepSource)
+	require.Zero(t, sum.PartsRead)
 }

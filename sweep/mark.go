@@ -346,7 +346,7 @@ func (m *marker) join(ctx context.Context, listIt extsort.Iter, keepIt *keepView
 		parts, err = m.writeParts(ctx, com, prev)
 	}
 	if err == nil {
-		err = m.writeState(ctx, m.rec, com.kind, parts)
+		err = m.writeState(ctx, m.rec, com.kind, com.version, parts)
 	}
 	return n, err
 }

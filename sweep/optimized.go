@@ -135,6 +135,8 @@ type runState struct {
 	IndexKeys int64  `json:"index_keys,omitempty"`
 	KeepKind  string `json:"keep_kind,omitempty"`
 	Parts     int64  `json:"parts,omitempty"`
+	// PartsVersion is the Parts.Version of the parts counted.
+	PartsVersion string `json:"parts_version,omitempty"`
 }
 
 // stateVersion is the version a run writes; a run reads version 1 too (a
@@ -164,7 +166,7 @@ func parseState(b []byte) (*runState, error) {
 		return nil, fmt.Errorf("%w: state of version 1 with a keep index", ErrInvalidInput)
 	case s.Version == stateVersion && s.KeepKind != kindParts && s.KeepKind != kindSet:
 		return nil, fmt.Errorf("%w: state: keep kind %q", ErrInvalidInput, s.KeepKind)
-	case s.KeepKind != kindParts && s.Parts != 0:
+	case s.KeepKind != kindParts && (s.Parts != 0 || s.PartsVersion != ""):
 		return nil, fmt.Errorf("%w: state: parts of a keep set of kind %q", ErrInvalidInput, s.KeepKind)
 	case s.MinAge < 0 || s.Margin < 0 || s.SinceClean < 0 || s.LiveKeys < 0 || s.IndexKeys < 0 || s.Parts < 0:
 		return nil, fmt.Errorf("%w: state: negative value", ErrInvalidInput)
@@ -618,7 +620,7 @@ func (y *youngSlices) add(name string) {
 }
 
 // writeState writes state.json, after the live record and before the summary.
-func (m *marker) writeState(ctx context.Context, rec *recorder, kind string, parts int64) error {
+func (m *marker) writeState(ctx context.Context, rec *recorder, kind, version string, parts int64) error {
 	st := runState{
 		Version:          stateVersion,
 		StoragePrefix:    m.cfg.storagePrefix,
@@ -630,6 +632,7 @@ func (m *marker) writeState(ctx context.Context, rec *recorder, kind string, par
 		IndexKeys:        rec.index.enc.N(),
 		KeepKind:         kind,
 		Parts:            parts,
+		PartsVersion:     version,
 		YoungOverflow:    rec.young.overflow,
 		Include:          m.cfg.include,
 		CustomRecognizer: m.cfg.recognize != nil,

@@ -37,6 +37,13 @@ type Parts struct {
 	// 32 KiB of its keys, outside the memory budget). Open must be safe to
 	// call again for the same ID.
 	Open func(ctx context.Context, id string) iter.Seq2[string, error]
+	// Version names the rules by which Open spells a part's keys from
+	// what the part holds (how addresses become keys, the namespace they
+	// are relative to, and their versions): a run remembers a part's
+	// contribution by its ID, so new rules must come with a new Version.
+	// A run whose previous run's Version differs counts every part.
+	// Optional; at most MaxPartID bytes.
+	Version string
 }
 
 // MaxPartID bounds the length of a part ID.
@@ -77,6 +84,9 @@ func checkInputs(in Inputs) error {
 	if p := in.Parts; p != nil {
 		if p.Open == nil {
 			return fmt.Errorf("%w: Parts without Open", ErrInvalidInput)
+		}
+		if len(p.Version) > MaxPartID {
+			return fmt.Errorf("%w: parts version of %d bytes", ErrInvalidInput, len(p.Version))
 		}
 		for _, id := range p.IDs {
 			if id == "" || len(id) > MaxPartID {

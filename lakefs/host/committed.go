@@ -13,7 +13,9 @@ import (
 
 // CommittedAddresses reads the kept commits' metaranges and ranges from the
 // namespace: every object they reference, with and without a linked
-// object's signature. Unless Options.NoRangeCache, each range is read
+// object's signature. Collect reads it with Options.NoRangeCache; with the
+// cache on, Collect reads the host's parts instead (partsHost), and this
+// method is still the host's for other callers: each range is then read
 // through the range cache, and once every range was read the run's record
 // of the ranges it used is written (a failure to write it is logged: it
 // only lets a prune remove those caches).

@@ -55,7 +55,8 @@
 //     read back from the namespace (a repository without rules is refused:
 //     lakeFS keeps everything then; the error wraps ErrNoRules);
 //  3. the kept commits' metaranges and ranges, read from the namespace
-//     (package metarange), each range once;
+//     (package metarange), each range once (with the range cache, read as
+//     parts, one per range: "The range cache" below);
 //  4. the mark: every object of the namespace of a shape lakeFS writes (or
 //     under an Options.Include prefix), outside other repositories' folders, in
 //     neither input, not possibly a staged re-upload that lakeFS's
@@ -151,6 +152,39 @@
 // caches (Hits) and read from tables (Misses), and Progress.Ranges.Cache
 // the same as they are read.
 //
+// With the cache on, the host gives Collect its committed keep set as
+// parts, one per kept range (lakegc.CommittedParts; sweep.Parts): the
+// parts' IDs are the range IDs the kept commits' metaranges list
+// (metarange.RangeIDs: the metaranges are read every run), and a part's
+// keys are its range's cache read in order (metarange's Cache.Open, the
+// table read and the cache written when it has none that checks out):
+// exactly the keys step 3 above derives for the range. A clean mark reads
+// every part; an optimized mark (Options.Optimized) counts each committed
+// key's parts in its records and reads only the parts that appeared or
+// left since the run it starts from — after a commit, the few ranges the
+// commit wrote, and those of commits the rules stopped keeping — and no
+// other range's keys (its summary says keep_source "parts-changed" and
+// parts_read). Collect reads each part it reads twice (its full addresses
+// first: lakegc.CommittedParts), so Stats.RangeCache.PartReads counts two
+// cache reads a part. A range whose keys take more than
+// metarange.DefaultCacheMaxBytes cannot be a part, and fails the run: with
+// Options.NoRangeCache such a range is read from its table every run.
+//
+// The re-upload check (below) must have seen every kept entry before it
+// judges a candidate, not only the entries of the ranges the mark reads:
+// so before the mark, the host reads every kept range's sizes and
+// checksums (metarange's Cache.ReadEntryStats: the range's cache, whose
+// distinct sizes and checksums it holds, or its table when it has none,
+// whose cache is then written), several at once, and only then lets the
+// check judge; a range that cannot be read fails the run before the mark.
+// That costs one cache read per kept range per run, with no sort and no
+// merge: each range's whole cache object is read and checked (about 46
+// bytes an entry, below), its keys skipped, its distinct sizes and
+// checksums hashed into the filter — a fraction of reading the keys, but
+// still in proportion to the kept ranges, not to what changed.
+// Stats.RangeCache's Hits and Misses count that read (each kept range once,
+// as without parts); PartReads and PartMisses count the mark's.
+//
 // It costs one object per range ever kept, of about 46 bytes per entry of
 // the range with lakeFS's keys and distinct MD5s (12 for the key, which
 // shares its slice's prefix with the key before, 34 for the checksum). Each run records the IDs of the ranges it used at
@@ -219,9 +253,11 @@
 // The public API lists no staging area, so lakegc keeps what such an entry
 // must look like: a hidden re-upload has the size and checksum of the
 // entry at its path in its branch's HEAD commit, and lakeFS always keeps
-// branch HEADs. While the kept commits' ranges are read (each once), each
-// entry's size and checksum go into a Bloom filter (metarange's
-// WithEntryStats; a quarter of Options.MemoryBudget, at least 64 KiB); the mark then
+// branch HEADs. While the kept commits' ranges are read (each once; with
+// the range cache, every kept range before the mark, whichever ranges the
+// mark reads), each entry's size and checksum go into a Bloom filter
+// (metarange's WithEntryStats; a quarter of Options.MemoryBudget, at least
+// 64 KiB); the mark then
 // asks about each candidate (sweep.WithCandidateCheck), and a candidate
 // whose size and checksum are those of a kept entry is kept, and counted
 // (Stats.Reuploads). The checksum compared

@@ -387,7 +387,16 @@ func collect(ctx context.Context, client *api.Client, bucket *blob.Bucket, o Opt
 		}
 	}
 	logger.Info("lakegc: repository", "repo", o.Repository, "namespace", repo.StorageNamespace, "resolved", resolved, "sweep", o.Sweep, "shard", o.Shard, "shards", o.Shards)
-	rep, err := lakegc.Collect(ctx, lakegc.Host{Export: h, Active: h, Committed: h}, cfg)
+	// With the range cache on, the committed keep set is parts, one a
+	// range: an optimized mark reads only the ranges that changed.
+	var committed lakegc.Committed = h
+	if !o.NoRangeCache {
+		committed = partsHost{h}
+	}
+	rep, err := lakegc.Collect(ctx, lakegc.Host{Export: h, Active: h, Committed: committed}, cfg)
+	if h.parts != nil {
+		h.rangeStats(h.partsStats())
+	}
 	hs.StagedStatted = h.staged
 	hs.Rules = h.rules
 	hs.RangeCache = h.cache // the prune's report is added to it
@@ -423,6 +432,10 @@ type lakeFSHost struct {
 	runID        string
 	noRangeCache bool
 	cache        *RangeCacheStats
+	// parts serves the mark's parts, with the cache on; sumStats are the
+	// stats of the read of every kept range for the re-upload check.
+	parts    *metarange.Cache
+	sumStats metarange.Stats
 }
 
 // Export runs lakeFS's uncommitted export (prepare_uncommited) until lakeFS

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/lakegc/lakegc/lakefs/api"
 	"github.com/lakegc/lakegc/lakefs/host"
 	"github.com/lakegc/lakegc/lakefs/internal/lakefstest"
+	"github.com/lakegc/lakegc/sweep"
 )
 
 // cacheObjects lists the range cache's objects: range ID → modification
@@ -145,5 +147,147 @@ func TestIntegrationRangeCache(t *testing.T) {
 	}
 	if second.Stats.Reuploads.CommittedEntries != third.Stats.Reuploads.CommittedEntries {
 		t.Errorf("committed entries with the cache %d, without %d", second.Stats.Reuploads.CommittedEntries, third.Stats.Reuploads.CommittedEntries)
+	}
+}
+
+// candidateSet lists a run's candidates' addresses.
+func candidateSet(t *testing.T, client *api.Client, bucket *blob.Bucket, o host.Options, runID string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	for c, err := range host.Candidates(t.Context(), client, bucket, o, runID) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[c.Address] = true
+	}
+	return out
+}
+
+// TestIntegrationOptimizedParts: on a real lakeFS, the host gives its
+// committed keep set as parts, one a range. After a first GC and one more
+// commit, an optimized GC reads only the ranges that commit made and those
+// that left the kept set (summary: keep_source "parts-changed", parts_read
+// their number), marks exactly what a clean GC of the same state marks,
+// marks no live object, and still keeps a hidden staged re-upload of a
+// committed object whose range did not change (the re-upload check saw
+// every kept range, not only the ones the mark read).
+func TestIntegrationOptimizedParts(t *testing.T) {
+	s := lakefstest.Start(t)
+	h := lakefstest.BuildHistory(t, s, "lakegc-optimized-parts")
+	client, err := api.New(s.Endpoint, s.AccessKeyID, s.SecretAccessKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bucket, err := host.OpenNamespace(t.Context(), h.Namespace, s.BlockstorePath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bucket.Close()
+	now := h.Built.Add(3 * 24 * time.Hour)
+	o := host.Options{Repository: h.Repo, BlockstorePath: s.BlockstorePath, Clock: func() time.Time { return now }}
+	gc := func(o host.Options) *host.Result {
+		t.Helper()
+		res, err := host.Collect(t.Context(), client, bucket, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	repo := "/repositories/" + url.PathEscape(h.Repo)
+
+	first := gc(o)
+	used1 := runRecord(t, bucket, first.Report.RunID)
+	if sum := first.Report.Mark.Summary; sum.KeepSource != sweep.KeepParts || sum.PartsRead != int64(len(used1)) {
+		t.Fatalf("first run: keep_source %q, parts_read %d; want %q, %d", sum.KeepSource, sum.PartsRead, sweep.KeepParts, len(used1))
+	}
+
+	// A hidden re-upload on feature, whose HEAD's ranges the next commit
+	// (on main) leaves as they are: feat/f's committed bytes again.
+	var f2 []byte
+	for _, obj := range h.Objects {
+		if obj.Path == "feat/f" && strings.Contains(string(obj.Content), "F2") {
+			f2 = obj.Content
+		}
+	}
+	if f2 == nil {
+		t.Fatal("the history has no feat/f F2")
+	}
+	got := s.Raw(t, http.MethodPost, repo+"/branches/feature/objects", url.Values{"path": {"feat/f"}}, "application/octet-stream", bytes.NewReader(f2))
+	if got.Status != http.StatusCreated {
+		t.Fatalf("re-upload: %d %s", got.Status, got.Body)
+	}
+	var st struct {
+		PhysicalAddress string `json:"physical_address"`
+	}
+	s.Do(t, http.MethodGet, repo+"/refs/feature/objects/stat", url.Values{"path": {"feat/f"}}, nil, http.StatusOK, &st)
+	reupload, ok := strings.CutPrefix(st.PhysicalAddress, h.AddressNamespace+"/")
+	if !ok {
+		t.Fatalf("re-upload at %q, outside %s", st.PhysicalAddress, h.AddressNamespace)
+	}
+	for _, obj := range h.Objects {
+		if obj.Key == reupload {
+			t.Fatalf("lakeFS staged the re-upload at the committed address %s", reupload)
+		}
+	}
+
+	// One more commit on main: new ranges.
+	got = s.Raw(t, http.MethodPost, repo+"/branches/main/objects", url.Values{"path": {"parts/new.txt"}}, "application/octet-stream", bytes.NewReader([]byte("new\n")))
+	if got.Status != http.StatusCreated {
+		t.Fatalf("upload: %d %s", got.Status, got.Body)
+	}
+	s.Do(t, http.MethodPost, repo+"/branches/main/commits", nil, map[string]any{"message": "parts", "date": now.Unix()}, http.StatusCreated, nil)
+
+	o.Optimized = true
+	second := gc(o)
+	o.Optimized = false
+	used2 := runRecord(t, bucket, second.Report.RunID)
+	var changed []string
+	for _, id := range used2 {
+		if !slices.Contains(used1, id) {
+			changed = append(changed, id)
+		}
+	}
+	fresh := len(changed)
+	for _, id := range used1 {
+		if !slices.Contains(used2, id) {
+			changed = append(changed, id)
+		}
+	}
+	if fresh == 0 {
+		t.Fatal("the commit made no new range")
+	}
+	sum := second.Report.Mark.Summary
+	if sum.KeepSource != sweep.KeepPartsChanged || sum.PartsRead != int64(len(changed)) {
+		t.Errorf("optimized run: keep_source %q, parts_read %d; want %q, %d (%d new ranges, %d left, of %d)",
+			sum.KeepSource, sum.PartsRead, sweep.KeepPartsChanged, len(changed), fresh, len(changed)-fresh, len(used2))
+	}
+	if c := second.Stats.RangeCache; c.Misses != int64(fresh) || c.Hits != int64(len(used2)-fresh) || c.PartMisses != 0 {
+		t.Errorf("optimized run's range cache %+v: want %d misses (the new ranges), %d hits", c, fresh, len(used2)-fresh)
+	}
+	t.Logf("optimized run: %d parts read of %d kept ranges (%d new, %d left); %d candidates; re-uploads kept %d",
+		sum.PartsRead, len(used2), fresh, len(changed)-fresh, sum.NumDeletedObjects, second.Stats.Reuploads.Kept)
+
+	third := gc(o) // clean, the same state
+	if k := third.Report.Mark.Summary.KeepSource; k != sweep.KeepParts {
+		t.Errorf("clean run: keep_source %q", k)
+	}
+	optimized := candidateSet(t, client, bucket, o, second.Report.RunID)
+	clean := candidateSet(t, client, bucket, o, third.Report.RunID)
+	if !maps.Equal(optimized, clean) {
+		t.Errorf("optimized candidates %v, clean %v", slices.Sorted(maps.Keys(optimized)), slices.Sorted(maps.Keys(clean)))
+	}
+	if len(clean) == 0 {
+		t.Error("no candidates: the history's garbage was not marked")
+	}
+	for _, obj := range h.Kept() {
+		if optimized[obj.Key] {
+			t.Errorf("the optimized run marked live %s (%s)", obj.Key, obj.Name)
+		}
+	}
+	if optimized[reupload] || clean[reupload] {
+		t.Errorf("the hidden re-upload %s was marked", reupload)
+	}
+	if second.Stats.Reuploads.Kept == 0 {
+		t.Error("the re-upload check kept nothing: the re-upload was no candidate, the test proves nothing")
 	}
 }

@@ -486,3 +486,32 @@ func (c *Cache) Stats() Stats {
 		Cache: CacheStats{Hits: c.hits.Load(), Misses: c.misses.Load(), Rejected: c.rejected.Load(),
 			WriteErrors: c.writeErrors.Load(), Bytes: c.cacheBytes.Load()}}
 }
+
+// ReadEntryStats reads range rangeID as Open does — from its cache, or,
+// when it has none that checks out, from its table, whose cache is then
+// written — and gives its entries' sizes and checksums to WithEntryStats
+// (from a cache, each distinct size and checksum once), without yielding
+// its keys: for a caller that needs every range's checksums but the keys
+// of only some (the lakeFS host's re-upload check, beside a mark that
+// reads only the ranges that changed). A cache read this way is checked
+// and its outside tails probed as Open's are; nothing is sorted. It
+// returns the range's number of entries (Stats.Entries), and counts the
+// read in Stats. Its failures are Open's.
+func (c *Cache) ReadEntryStats(ctx context.Context, rangeID string) (int64, error) {
+	rg, ok := parseID([]byte(rangeID))
+	if !ok {
+		return 0, fmt.Errorf("%w: range ID %q is not 64 lower-case hex digits", ErrInvalidInput, rangeID)
+	}
+	select {
+	case c.files <- struct{}{}:
+	case <-ctx.Done():
+		return 0, stopped(ctx)
+	}
+	k, err := c.core.get(ctx, rg, true)
+	<-c.files
+	if err != nil {
+		return 0, err
+	}
+	c.count(k)
+	return k.counts.entries, nil
+}

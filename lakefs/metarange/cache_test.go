@@ -264,6 +264,39 @@ func TestRangeCacheProtectsWhatTablesDo(t *testing.T) {
 			if cs.Entries != want.Entries || cs.Outside != want.Outside || cs.Cache.Hits+cs.Cache.Misses != want.Ranges {
 				t.Errorf("Cache.Stats %+v, Addresses' %+v", cs, want)
 			}
+
+			// ReadEntryStats gives the re-upload check every range's
+			// sizes and checksums, and their entries, with no key:
+			// half the caches gone again, read from their tables.
+			for _, id := range rangeIDs {
+				if rng.IntN(2) == 0 {
+					if err := repo.bucket.Delete(ctx, lakefslayout.RangeCacheKey("_lakefs", id)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			var stats statSet
+			sc, err := NewCache(repo.bucket, testNamespace, conc, WithEntryStats(stats.add))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var entries int64
+			for _, id := range rangeIDs {
+				n, err := sc.ReadEntryStats(ctx, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				entries += n
+			}
+			if !slices.Equal(stats.sorted(), tableStats.sorted()) {
+				t.Errorf("ReadEntryStats: %d distinct sizes and checksums, the tables %d", len(stats.m), len(tableStats.m))
+			}
+			if ss := sc.Stats(); entries != want.Entries || ss.Entries != want.Entries || ss.Cache.Hits+ss.Cache.Misses != want.Ranges {
+				t.Errorf("ReadEntryStats: %d entries, Stats %+v; Addresses' %+v", entries, ss, want)
+			}
+			if _, err := sc.ReadEntryStats(ctx, "not-a-range"); !errors.Is(err, ErrInvalidInput) {
+				t.Errorf("ReadEntryStats of a bad ID: %v", err)
+			}
 		})
 	}
 }

@@ -95,7 +95,8 @@
 // that a namespace spelled otherwise stops a run served from caches too;
 // and the distinct sizes and checksums of its entries, given to
 // WithEntryStats once each, so that the lakeFS host's re-upload check sees
-// every kept entry's. A header names the format version, which is also the
+// every kept entry's ([Cache.ReadEntryStats] gives them without the keys,
+// for a caller whose mark reads only some ranges' keys). A header names the format version, which is also the
 // version of the rule that derives the keys (bumped with any change to
 // it), the storage namespace as given, the storage prefix, lakeFS's data
 // prefix (the folder of the tails kept) and the range ID; a CRC-32C of the

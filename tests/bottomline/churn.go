@@ -14,24 +14,30 @@ import (
 // churn is what changes between the first cycle and the second, a
 // fraction c of the namespace each way:
 //   - c of the first cycle's live objects become garbage: every n-th
-//     staged object is unstaged and every n-th committed object leaves the
-//     commits (as if the commits that held it expired), n being 19/(20c)
-//     rounded;
+//     staged object is unstaged, n being 19/(20c) rounded, and as many
+//     committed objects (1 in n) leave the commits, a contiguous region of
+//     their logical paths, as a rewrite of a table's partition drops them
+//     (the commits that held them expire): the committed objects q from
+//     dropLo to dropHi − 1, a third of the way into the tree;
 //   - c·Objects new objects (a multiple of 20) arrive in new slices, started
 //     an hour apart after the newest slice of the first cycle and as old as
 //     their start (the synthetic namespace's clock runs 90 days behind),
 //     in the first cycle's proportions: 1 in 20 garbage (referenced by
-//     nothing), 5 staged, 14 in the branches' heads;
+//     nothing), 5 staged, 14 in the branches' heads, in the rewritten
+//     region's logical paths (so only the ranges that overlap it change;
+//     see rangeDesc);
 //   - lateObjects objects are uploaded late into the newest slices of the
 //     first cycle (written to the store now, so young) and staged.
 //
 // The sweep deletes the garbage; nothing else is deleted.
 type churn struct {
-	every   int           // staged object k (committed q) is dropped when k%every == 0; 0: none
-	objects int           // new objects, in slices of the host's perSlice
-	slices  []s3sim.Slice // each with its Name
-	late    []string      // the late objects' keys
-	h       *host
+	every int // staged object k is dropped when k%every == 0; 0: none
+	// dropLo and dropHi bound the committed objects q dropped.
+	dropLo, dropHi int
+	objects        int           // new objects, in slices of the host's perSlice
+	slices         []s3sim.Slice // each with its Name
+	late           []string      // the late objects' keys
+	h              *host
 }
 
 // lateObjects is how many objects the churn uploads late into recent
@@ -47,6 +53,10 @@ func newChurn(h *host, c float64) (*churn, error) {
 		ch.every = max(1, int(math.Round(float64(period-garbagePer)/(period*c))))
 		ch.objects = max(period, int(math.Round(c*float64(h.sc.Objects)/period))*period)
 	}
+	if d := ch.droppedOf(h.sc.committed()); d > 0 {
+		ch.dropLo = (h.sc.committed() - d) / 3
+		ch.dropHi = ch.dropLo + d
+	}
 	newest := h.now.Add(-objectAge) // the first cycle's newest slice
 	for j := 0; j*h.perSlice < ch.objects; j++ {
 		start := newest.Add(time.Duration(j+1) * time.Hour)
@@ -61,9 +71,12 @@ func newChurn(h *host, c float64) (*churn, error) {
 	return ch, nil
 }
 
-// dropped reports whether the churn made staged object k, or committed
-// object k, garbage.
-func (ch *churn) dropped(k int) bool { return ch.every > 0 && k%ch.every == 0 }
+// droppedStaged reports whether the churn made staged object k garbage.
+func (ch *churn) droppedStaged(k int) bool { return ch.every > 0 && k%ch.every == 0 }
+
+// droppedCommitted reports whether the churn made committed object q
+// garbage.
+func (ch *churn) droppedCommitted(q int) bool { return ch.dropLo <= q && q < ch.dropHi }
 
 // address is the key of new object n.
 func (ch *churn) address(n int) string {
@@ -102,6 +115,10 @@ func (ch *churn) apply(ctx context.Context, store *s3sim.Store) error {
 		}
 	}
 	ch.h.ch = ch
+	if ch.h.tables {
+		// The commits that rewrote the region wrote its new ranges.
+		return ch.h.writeTables(ctx, store)
+	}
 	return nil
 }
 
@@ -127,9 +144,9 @@ func checkDeleted(h *host, ch *churn, store *s3sim.Store) error {
 		case ch == nil:
 			return false
 		case r < garbagePer+stagedPer:
-			return ch.dropped(g/period*stagedPer + r - garbagePer)
+			return ch.droppedStaged(g/period*stagedPer + r - garbagePer)
 		default:
-			return ch.dropped(g/period*committedPer + r - garbagePer - stagedPer)
+			return ch.droppedCommitted(g/period*committedPer + r - garbagePer - stagedPer)
 		}
 	}
 	want = h.sc.garbage()

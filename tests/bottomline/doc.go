@@ -13,6 +13,16 @@
 // a description (one slice folder per 10,000 objects by default) and keeps
 // a bit per object of each slice it deleted from.
 //
+// The host gives the committed keep set as lakeFS's host does, as ranges
+// (lakegc.CommittedParts; -keep parts, the default): the committed objects
+// are one logical tree cut into ranges of -range-entries objects (50,000,
+// lakeFS's range_raggedness_entries), each range's table in the store,
+// written as a commit writes it, and each range read through a range cache
+// in the store: one GET of its cache object, or, the first time, a GET of
+// its table and a PUT of its cache, one range at a time as Mark's merge
+// pulls them (see rangeDesc for what the objects hold). -keep flat gives
+// every committed address instead (lakegc.Committed alone).
+//
 // Run the full size (under a minute a cycle at 50 ms, 46 s in
 // BENCHMARKS.md; its spill files need about 2 GB under -tmp):
 //
@@ -33,15 +43,19 @@
 // With -churn c (and -optimized) it runs a second cycle after churn: once
 // the first cycle is done, c of the live objects become garbage (every
 // 19/(20c)-th staged object unstaged, as many committed ones left by the
-// commits), c·objects new objects arrive in new slices in the first
-// cycle's proportions (1 in 20 garbage), and a few are uploaded late into
-// the newest slices. It then runs a clean second cycle against a clone of
-// the store (s3sim's Store.Clone) and, with -optimized, an optimized one
-// (Config.Optimized) against the store itself, from the first cycle's
-// records: both from the same state, one after the other. It prints each
-// cycle's table, then both second cycles' LIST requests (and the slices'
-// pages among them), slices listed and skipped, wall time, the mark's
-// wall time and peak RSS, and checks after each that exactly the garbage
+// commits: a contiguous region of the logical tree, rewritten as a table's
+// partition is, so that only the ranges over it change), c·objects new
+// objects arrive in new slices in the first cycle's proportions (1 in 20
+// garbage; the committed ones in the rewritten region), and a few are
+// uploaded late into the newest slices. It then runs a clean second cycle
+// against a clone of the store (s3sim's Store.Clone) and, with -optimized,
+// an optimized one (Config.Optimized) against the store itself, from the
+// first cycle's records: both from the same state, one after the other. It
+// prints each cycle's table, then both second cycles' LIST requests (and
+// the slices' pages among them), slices listed and skipped, wall time and
+// floor, the mark's wall time and peak RSS, where the keep set came from
+// (Summary.KeepSource) and the parts read, and checks after each that
+// exactly the garbage
 // of both cycles is gone from the store, no live object, and exits 1 if
 // not:
 //
@@ -61,12 +75,17 @@
 //
 //	go run ./tests/bottomline -objects 2000000 -branches 100 -commits 3000 -latency 50ms -http
 //
+// -cpuprofile writes a CPU profile of the optimized second cycle (of the
+// one cycle without -churn).
+//
 // TestBottomLine runs it at 200 K objects and 1 ms a request, and checks
 // the request counts, that exactly the garbage is deleted, and the memory
 // bound; not the time. TestSecondCycle runs the second cycles at 100 K
 // objects in 1000 slices and checks that both delete exactly the garbage
 // and that the optimized one lists exactly the slices it should, at most
-// 5 % of the clean one's LIST requests. TestHTTPMode runs 20 K objects
+// 5 % of the clean one's LIST requests, flat and with ranges of 1,000
+// objects, where the optimized one reads only the ranges the churn
+// changed. TestHTTPMode runs 20 K objects
 // through the driver and over HTTP with both decoders, and checks that
 // each deletes exactly the garbage with as many pages and batches.
 package main

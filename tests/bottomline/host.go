@@ -70,6 +70,8 @@ type host struct {
 	now      time.Time
 	perSlice int
 	slices   []s3sim.Slice // in the order of the objects, each with its Name
+	rangeN   int           // committed objects a range holds (0: DefaultRangeEntries)
+	tables   bool          // the store holds the ranges' tables (Options.Parts)
 	// ch is what changed since the first cycle; nil in the first.
 	ch *churn
 }
@@ -246,7 +248,7 @@ type stagedList struct {
 func (h *host) stagedLists() []stagedList {
 	lists := []stagedList{{n: h.sc.staged(), path: stagedPath, address: func(k int) string { return h.address(stagedAt(k)) }}}
 	if ch := h.ch; ch != nil {
-		lists[0].dropped = ch.dropped
+		lists[0].dropped = ch.droppedStaged
 		lists = append(lists,
 			stagedList{n: ch.objects / period * stagedPer, path: newStagedPath, address: func(k int) string { return ch.address(stagedAt(k)) }},
 			stagedList{n: len(ch.late), path: latePath, address: func(k int) string { return ch.late[k] }})
@@ -277,8 +279,9 @@ func (h *host) Get(ctx context.Context, id string) (retention.Commit, error) {
 
 // CommittedAddresses implements lakegc.Committed: the objects whose commit
 // is active, committed and garbage alike (garbage whose commit the rules
-// keep is not garbage); after the churn, less the committed objects it
-// dropped, plus its new committed ones.
+// keep is not garbage); after the churn, less the committed objects of the
+// region it rewrote, plus its new committed ones. The host gives the same
+// set as parts through partsHost.
 func (h *host) CommittedAddresses(ctx context.Context, active []retention.ActiveCommit) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
 		kept := make([]bool, h.sc.Commits)
@@ -293,7 +296,7 @@ func (h *host) CommittedAddresses(ctx context.Context, active []retention.Active
 		none := func(int) bool { return false }
 		dropped := none
 		if h.ch != nil {
-			dropped = h.ch.dropped
+			dropped = h.ch.droppedCommitted
 		}
 		for _, class := range []struct {
 			n       int

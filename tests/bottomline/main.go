@@ -18,6 +18,7 @@ func main() {
 		budget    int
 		churn     float64
 		optimized bool
+		keep      string
 	)
 	flag.IntVar(&sc.Objects, "objects", 20_000_000, "objects in the namespace (a multiple of 20): 1/20 garbage, 5/20 staged, 14/20 committed")
 	flag.IntVar(&sc.Slices, "slices", 0, "slices sharing the objects (0: one per 10,000 objects)")
@@ -33,6 +34,9 @@ func main() {
 	flag.BoolVar(&o.HTTP, "http", false, "run the cycles through gocloud's s3blob and the AWS SDK v2 against the store served over loopback HTTP (listing decoded by sweep/s3list, deletes by sweep/s3delete, as the lakeFS host on S3), instead of the store's driver")
 	flag.BoolVar(&o.SDKList, "sdk-list", false, "with -http, decode the listing with the SDK (s3blob's own listing) instead of sweep/s3list")
 	flag.BoolVar(&optimized, "optimized", false, "with -churn, also run an optimized second cycle, from the first cycle's records")
+	flag.StringVar(&keep, "keep", "parts", "how the host gives the committed keep set: parts (ranges, read through a range cache in the store) or flat (every address)")
+	flag.IntVar(&o.RangeEntries, "range-entries", DefaultRangeEntries, "with -keep parts, committed objects a range holds")
+	flag.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the optimized second cycle (of the cycle, without -churn) to this file")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./tests/bottomline [flags]\n\n"+
 			"  go run ./tests/bottomline -objects 20000000 -latency 50ms\n"+
@@ -42,6 +46,14 @@ func main() {
 	flag.Parse()
 	if o.SDKList && !o.HTTP {
 		fmt.Fprintln(os.Stderr, "bottomline: -sdk-list needs -http")
+		os.Exit(2)
+	}
+	switch keep {
+	case "parts":
+		o.Parts = true
+	case "flat":
+	default:
+		fmt.Fprintf(os.Stderr, "bottomline: -keep %q: parts or flat\n", keep)
 		os.Exit(2)
 	}
 	if sc.Slices == 0 {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +45,16 @@ type Options struct {
 	// XML decoder) with SDKList. Without it the cycle calls the store's
 	// driver, the request floor.
 	HTTP, SDKList bool
+	// Parts makes the host give its committed keep set as ranges
+	// (lakegc.CommittedParts, read through the store as lakeFS's range
+	// cache reads them; see rangeDesc), each of RangeEntries committed
+	// objects (0: DefaultRangeEntries); false gives every address
+	// (lakegc.Committed alone).
+	Parts        bool
+	RangeEntries int
+	// CPUProfile, if set, is the file of a CPU profile of the cycle (of
+	// the optimized second cycle, when there are second cycles).
+	CPUProfile string
 }
 
 // Phase is one step of the cycle, as Config.Progress reports the phases
@@ -56,8 +68,11 @@ type Phase struct {
 	// divided by their concurrency.
 	Floor time.Duration
 	// PeakRSS is the process's peak resident set during the phase (VmHWM,
-	// reset at its start); PeakHeap the most heap in use sampled.
-	PeakRSS, PeakHeap int64
+	// reset at its start); PeakHeap the most heap in use sampled;
+	// PeakLive the most live heap sampled (runtime/metrics'
+	// /gc/heap/live:bytes, the heap the last collection marked: without
+	// the garbage the runtime lets grow to GOGC's target).
+	PeakRSS, PeakHeap, PeakLive int64
 	// CPU is the process's user and system time during the phase: a phase
 	// whose CPU is near its wall time is bound by the processor (on a
 	// machine others share, by its share of it).
@@ -70,15 +85,19 @@ type Phase struct {
 
 // Result is a run's figures.
 type Result struct {
-	Scale    Scale
-	Opts     Options
-	Report   *lakegc.Report
-	Phases   []Phase
-	Total    Phase
-	Overlay  int64        // bytes written to the store, held in memory
-	Store    *s3sim.Store // nil for Second.Clean, whose clone is let go
-	Host     *host
-	DataList int64 // list pages of the slices' folders
+	Scale   Scale
+	Opts    Options
+	Report  *lakegc.Report
+	Phases  []Phase
+	Total   Phase
+	Overlay int64        // bytes written to the store, held in memory
+	Store   *s3sim.Store // nil for Second.Clean, whose clone is let go
+	Host    *host
+	// RangesRead counts the ranges the cycle read, with Options.Parts, and
+	// RangeHits and RangeMisses their opens (Collect may open a range more
+	// than once) that read the range's cache, and its table (then cached).
+	RangesRead, RangeHits, RangeMisses int
+	DataList                           int64 // list pages of the slices' folders
 	// LoadStart and LoadEnd are the machine's load average.
 	LoadStart, LoadEnd string
 	// StartHeap and StartRSS are the heap in use and the resident set at
@@ -93,6 +112,7 @@ type bench struct {
 	h         *host
 	store     *s3sim.Store
 	dataLists *atomic.Int64 // list pages of the slices' folders, of the store and its clones
+	second    bool          // second cycles follow (CPUProfile profiles the optimized one)
 }
 
 // newBench builds the repository and its store, with the rules.
@@ -101,6 +121,10 @@ func newBench(ctx context.Context, sc Scale, o Options) (*bench, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.RangeEntries < 0 {
+		return nil, fmt.Errorf("range entries %d: positive, or 0 for %d", o.RangeEntries, DefaultRangeEntries)
+	}
+	h.rangeN, h.tables = o.RangeEntries, o.Parts
 	dataLists := new(atomic.Int64)
 	store, err := s3sim.New(h.description(), s3sim.WithLatency(o.Latency), s3sim.WithRates(o.ReadRate, o.WriteRate), s3sim.WithPrefixDepth(o.PrefixDepth), s3sim.WithObserver(func(r s3sim.Request) {
 		if r.Kind == "list" && strings.HasPrefix(r.Key, "data/") && strings.Count(r.Key, "/") == 2 {
@@ -114,6 +138,11 @@ func newBench(ctx context.Context, sc Scale, o Options) (*bench, error) {
 	defer bucket.Close()
 	if err := retention.NewRulesStore(bucket).Save(ctx, rules); err != nil {
 		return nil, err
+	}
+	if o.Parts {
+		if err := h.writeTables(ctx, store); err != nil {
+			return nil, err
+		}
 	}
 	return &bench{o: o, h: h, store: store, dataLists: dataLists}, nil
 }
@@ -168,9 +197,25 @@ func (bn *bench) cycle(ctx context.Context, store *s3sim.Store, optimized bool) 
 	if err := lakegc.InitNamespace(ctx, lakegc.Config{Bucket: bucket, Namespace: "s3://bottomline/repo"}); err != nil {
 		return nil, err
 	}
+	var committed lakegc.Committed = bn.h
+	ph := &partsHost{host: bn.h, bucket: bucket}
+	if bn.o.Parts {
+		committed = ph
+	}
+	if bn.o.CPUProfile != "" && (optimized || !bn.second) {
+		f, err := os.Create(bn.o.CPUProfile)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return nil, err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	rec := newRecorder(store, bn.o)
 	defer rec.stop()
-	rep, err := lakegc.Collect(ctx, lakegc.Host{Staging: bn.h, Commits: bn.h, Committed: bn.h}, lakegc.Config{
+	rep, err := lakegc.Collect(ctx, lakegc.Host{Staging: bn.h, Commits: bn.h, Committed: committed}, lakegc.Config{
 		Bucket:       bucket,
 		Namespace:    "s3://bottomline/repo",
 		Repository:   "bottomline",
@@ -188,6 +233,7 @@ func (bn *bench) cycle(ctx context.Context, store *s3sim.Store, optimized bool) 
 	}
 	return &Result{Scale: bn.h.sc, Opts: bn.o, Report: rep, Phases: rec.phases, Total: rec.total,
 		Overlay: store.OverlayBytes(), Store: store, Host: bn.h, DataList: bn.dataLists.Load() - lists,
+		RangesRead: len(ph.ranges), RangeHits: ph.hits, RangeMisses: ph.misses,
 		LoadStart: load, LoadEnd: loadAverage(), StartHeap: int64(ms.HeapAlloc), StartRSS: startRSS,
 		StartOverlay: overlay}, nil
 }
@@ -205,6 +251,7 @@ type recorder struct {
 	cpu      time.Duration
 	waited   time.Duration
 	peakHeap int64
+	peakLive int64
 	phases   []Phase
 	total    Phase
 	begin    time.Time
@@ -228,6 +275,7 @@ func (r *recorder) sampleHeap() {
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	var m runtime.MemStats
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	for {
 		select {
 		case <-r.done:
@@ -235,9 +283,15 @@ func (r *recorder) sampleHeap() {
 		case <-t.C:
 		}
 		runtime.ReadMemStats(&m)
+		metrics.Read(live)
 		r.mu.Lock()
 		r.peakHeap = max(r.peakHeap, int64(m.HeapInuse))
 		r.total.PeakHeap = max(r.total.PeakHeap, int64(m.HeapInuse))
+		if live[0].Value.Kind() == metrics.KindUint64 {
+			l := int64(live[0].Value.Uint64())
+			r.peakLive = max(r.peakLive, l)
+			r.total.PeakLive = max(r.total.PeakLive, l)
+		}
 		r.mu.Unlock()
 	}
 }
@@ -259,12 +313,12 @@ func (r *recorder) cut(next string) {
 	now, st, cpu, waited := time.Now(), r.store.Stats(), cpuTime(), runDelay()
 	rss := peakRSS()
 	r.total.PeakRSS = max(r.total.PeakRSS, rss)
-	ph := Phase{Name: r.name, Wall: now.Sub(r.start), Requests: st.Sub(r.stats), PeakRSS: rss, PeakHeap: r.peakHeap, CPU: cpu - r.cpu, Waited: waited - r.waited}
+	ph := Phase{Name: r.name, Wall: now.Sub(r.start), Requests: st.Sub(r.stats), PeakRSS: rss, PeakHeap: r.peakHeap, PeakLive: r.peakLive, CPU: cpu - r.cpu, Waited: waited - r.waited}
 	ph.Floor = r.floor(ph.Name, ph.Requests)
 	r.phases = append(r.phases, ph)
 	r.total.CPU += ph.CPU
 	r.total.Waited += ph.Waited
-	r.name, r.start, r.stats, r.peakHeap, r.cpu, r.waited = next, now, st, 0, cpu, waited
+	r.name, r.start, r.stats, r.peakHeap, r.peakLive, r.cpu, r.waited = next, now, st, 0, 0, cpu, waited
 	resetPeakRSS()
 }
 
@@ -405,17 +459,17 @@ func (res *Result) print(w io.Writer) {
 	fmt.Fprintf(w, "objects %d, slices %d, branches %d, commits %d, staged %d, garbage %d; latency %v, memory budget %s MiB; through %s\n",
 		res.Scale.Objects, res.Scale.Slices, res.Scale.Branches, res.Scale.Commits, res.Scale.staged(), res.Scale.garbage(),
 		lat, mib(res.Opts.MemoryBudget), mode)
-	fmt.Fprintf(w, "%-14s %10s %10s %6s %10s %10s %8s %6s %6s %6s %7s %7s %9s %9s\n",
-		"phase", "wall", "floor", "x", "cpu", "cpu wait", "lists", "heads", "gets", "puts", "dels", "batches", "rss MiB", "heap MiB")
+	fmt.Fprintf(w, "%-14s %10s %10s %6s %10s %10s %8s %6s %6s %6s %7s %7s %9s %9s %9s\n",
+		"phase", "wall", "floor", "x", "cpu", "cpu wait", "lists", "heads", "gets", "puts", "dels", "batches", "rss MiB", "heap MiB", "live MiB")
 	for _, p := range append(res.Phases, res.Total) {
 		ratio := "-"
 		if p.Floor > 0 {
 			ratio = fmt.Sprintf("%.2f", float64(p.Wall)/float64(p.Floor))
 		}
 		q := p.Requests
-		fmt.Fprintf(w, "%-14s %10s %10s %6s %10s %10s %8d %6d %6d %6d %7d %7d %9s %9s\n", p.Name,
+		fmt.Fprintf(w, "%-14s %10s %10s %6s %10s %10s %8d %6d %6d %6d %7d %7d %9s %9s %9s\n", p.Name,
 			p.Wall.Round(time.Millisecond), p.Floor.Round(time.Millisecond), ratio, p.CPU.Round(time.Millisecond), p.Waited.Round(time.Millisecond),
-			q.ListPages, q.Heads, q.Gets, q.Puts, q.Deletes, q.DeleteBatches, mib(p.PeakRSS), mib(p.PeakHeap))
+			q.ListPages, q.Heads, q.Gets, q.Puts, q.Deletes, q.DeleteBatches, mib(p.PeakRSS), mib(p.PeakHeap), mib(p.PeakLive))
 	}
 	r := res.Report
 	fmt.Fprintf(w, "load average %s at the start, %s at the end; GOMAXPROCS %d; at the start, after a forced collection: heap %s MiB, RSS %s MiB, store overlay %s MiB\n",
@@ -423,6 +477,14 @@ func (res *Result) print(w io.Writer) {
 	fmt.Fprintf(w, "exported %d rows in %d files; %d active commits; listed %d, kept %d, marked %d; deleted %d, failed %d; throttled %d; store overlay %s MiB\n",
 		r.Export.Rows, r.Export.Files, r.Commits.Active, r.Mark.Listed, r.Mark.Kept, r.Mark.Marked,
 		r.Sweep.Deleted, r.Sweep.Failed, res.Total.Requests.Throttled, mib(res.Overlay))
+	keep := "every committed address"
+	if res.Opts.Parts {
+		keep = fmt.Sprintf("ranges of %d entries: %d in the keep set, %d read, in %d opens (%d from the cache, %d from the table)",
+			res.Host.rangeEntries(), len(res.Host.ranges()), res.RangesRead, res.RangeHits+res.RangeMisses, res.RangeHits, res.RangeMisses)
+	}
+	fmt.Fprintf(w, "committed keep set: %s; mark's keep source %q, %d parts read\n", keep, r.Mark.Summary.KeepSource, r.Mark.Summary.PartsRead)
+	fmt.Fprintf(w, "peak live heap %s MiB, %s MiB above the start's heap; the store's overlay grew %s MiB of it at most\n",
+		mib(res.Total.PeakLive), mib(res.Total.PeakLive-res.StartHeap), mib(res.Overlay-res.StartOverlay))
 }
 
 // defaults of the floor's concurrency: the upper bounds of sweep's windows,

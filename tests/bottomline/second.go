@@ -30,6 +30,7 @@ func runSecond(ctx context.Context, sc Scale, o Options, c float64, optimized bo
 	if err != nil {
 		return nil, err
 	}
+	bn.second = true
 	ch, err := newChurn(bn.h, c)
 	if err != nil {
 		return nil, err
@@ -100,18 +101,22 @@ func (sec *Second) print(w io.Writer) {
 		sec.Optimized.print(w)
 		rows = append(rows, sec.Optimized)
 	}
-	fmt.Fprintf(w, "== second cycles\n%-10s %-10s %8s %8s %7s %7s %10s %10s %8s %8s %8s  %s\n",
-		"run", "kind", "lists", "slice", "slices", "skipped", "wall", "mark", "rss MiB", "marked", "deleted", "check")
+	fmt.Fprintf(w, "== second cycles\n%-10s %-10s %8s %8s %7s %7s %10s %10s %10s %8s %8s %8s %-13s %6s  %s\n",
+		"run", "kind", "lists", "slice", "slices", "skipped", "wall", "floor", "mark", "rss MiB", "marked", "deleted", "keep source", "parts", "check")
 	checks := []error{sec.CleanCheck, sec.OptimizedCheck}
 	for i, r := range rows {
 		sum, check := r.Report.Mark.Summary, "exactly the garbage deleted"
 		if checks[i] != nil {
 			check = checks[i].Error()
 		}
-		fmt.Fprintf(w, "%-10s %-10s %8d %8d %7d %7d %10s %10s %8.0f %8d %8d  %s\n",
+		src := sum.KeepSource
+		if src == "" {
+			src = "committed"
+		}
+		fmt.Fprintf(w, "%-10s %-10s %8d %8d %7d %7d %10s %10s %10s %8.0f %8d %8d %-13s %6d  %s\n",
 			[]string{"clean", "optimized"}[i], sum.RunKind, r.Total.Requests.ListPages, r.DataList, sum.SlicesListed, sum.SlicesSkipped,
-			r.Total.Wall.Round(time.Millisecond), markWall(r).Round(time.Millisecond), float64(r.Total.PeakRSS)/(1<<20),
-			r.Report.Mark.Marked, r.Report.Sweep.Deleted, check)
+			r.Total.Wall.Round(time.Millisecond), r.Total.Floor.Round(time.Millisecond), markWall(r).Round(time.Millisecond), float64(r.Total.PeakRSS)/(1<<20),
+			r.Report.Mark.Marked, r.Report.Sweep.Deleted, src, sum.PartsRead, check)
 	}
 	if o, c := sec.Optimized, sec.Clean; o != nil {
 		fmt.Fprintf(w, "optimized / clean: lists %.2f%% (slices' pages %.2f%%), wall %.2f%%, mark's wall %.2f%%\n",

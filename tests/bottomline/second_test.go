@@ -28,10 +28,28 @@ var secondScale = Scale{Objects: 100_000, Slices: 1000, Branches: 100, Commits: 
 // deletes exactly the garbage, and the optimized one lists only the slices
 // the margin and the churn make it list, at most 5 % of the clean one's
 // pages and of its LIST requests.
+//
+// With parts (the committed keep set as ranges of secondRange entries),
+// the clean cycle reads every range and the optimized one only those the
+// churn changed: the new ones and those they replaced.
 func TestSecondCycle(t *testing.T) {
+	t.Run("flat", func(t *testing.T) { testSecondCycle(t, ciOptions(t)) })
+	t.Run("parts", func(t *testing.T) {
+		o := ciOptions(t)
+		o.Parts, o.RangeEntries = true, secondRange
+		testSecondCycle(t, o)
+	})
+}
+
+// secondRange is the entries of a range in TestSecondCycle: 70 ranges of
+// the 70 K committed objects, the churn's region (737 objects) in one or
+// two of them.
+const secondRange = 1000
+
+func testSecondCycle(t *testing.T, o Options) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	sec, err := runSecond(ctx, secondScale, ciOptions(t), 0.01, true)
+	sec, err := runSecond(ctx, secondScale, o, 0.01, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,6 +105,9 @@ func TestSecondCycle(t *testing.T) {
 	if sec.Clean.DataList != wantClean || sec.Optimized.DataList != wantOpt {
 		t.Errorf("slices' pages: clean %d, optimized %d; want %d and %d", sec.Clean.DataList, sec.Optimized.DataList, wantClean, wantOpt)
 	}
+	if o.Parts {
+		checkParts(t, sec)
+	}
 	lists := func(r *Result) int64 { return r.Total.Requests.ListPages }
 	if o, c := sec.Optimized, sec.Clean; 20*o.DataList > c.DataList || 20*lists(o) > lists(c) {
 		t.Errorf("optimized second cycle: %d slices' pages of the clean one's %d, %d LIST requests of its %d; want at most 5 %%",
@@ -113,5 +134,49 @@ func TestNoChurn(t *testing.T) {
 	}
 	if sec.Clean.DataList != 100 || sec.Optimized.DataList != 26 {
 		t.Errorf("slices' pages: clean %d, optimized %d; want 100 and 26", sec.Clean.DataList, sec.Optimized.DataList)
+	}
+}
+
+// checkParts checks the ranges the second cycles read: the clean one every
+// range of the keep set, the optimized one the ranges the churn changed,
+// new and gone, each once, and no other.
+func checkParts(t *testing.T, sec *Second) {
+	t.Helper()
+	h := sec.First.Host
+	now := h.ranges()
+	saved := h.ch
+	h.ch = nil
+	before := h.ranges()
+	h.ch = saved
+	var changed int64
+	for i := range now {
+		if now[i].id() != before[i].id() {
+			changed += 2
+		}
+	}
+	if changed == 0 || changed > 4 {
+		t.Fatalf("the churn changed %d ranges' worth; want 1 or 2 ranges", changed/2)
+	}
+	for _, c := range []struct {
+		name   string
+		r      *Result
+		source string
+		read   int64
+		misses int
+	}{
+		// The clean cycle misses the new ranges; the optimized one runs
+		// against the store without the clean one's caches, and misses
+		// them too.
+		{"clean", sec.Clean, sweep.KeepParts, int64(len(now)), int(changed / 2)},
+		{"optimized", sec.Optimized, sweep.KeepPartsChanged, changed, int(changed / 2)},
+	} {
+		// Collect opens a part twice (lakegc.CommittedParts); the first
+		// open of a new range reads its table.
+		sum, opens := c.r.Report.Mark.Summary, int64(c.r.RangeHits+c.r.RangeMisses)
+		if sum.KeepSource != c.source || sum.PartsRead != c.read || int64(c.r.RangesRead) != c.read ||
+			opens < c.read || opens > 2*c.read || c.r.RangeMisses != c.misses {
+			t.Errorf("%s second cycle: keep source %q, %d parts read, %d ranges read in %d opens (%d from their table); want %q, %d (%d from their table)",
+				c.name, sum.KeepSource, sum.PartsRead, c.r.RangesRead, opens, c.r.RangeMisses, c.source, c.read, c.misses)
+		}
 	}
 }

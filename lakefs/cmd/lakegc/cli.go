@@ -458,6 +458,10 @@ func summarize(w io.Writer, repo string, rep *lakegc.Report, hs *host.Stats) {
 		hs.LakeFSRequests, hs.StagedStatted, r.Kept, r.Checked)
 	if c := hs.RangeCache; c != nil && c.Enabled {
 		fmt.Fprintf(w, "range cache: %d ranges read from lakeFS's tables, %d from the cache (%d caches ignored, %d not written)", c.Misses, c.Hits, c.Rejected, c.WriteErrors)
+		if src := m.Summary.KeepSource; src != "" {
+			// The mark's keep set as parts: how many ranges' keys it read.
+			fmt.Fprintf(w, "; the mark read the keys of %d ranges (%s)", m.Summary.PartsRead, src)
+		}
 		if p := c.Pruned; p != nil {
 			fmt.Fprintf(w, "; pruned %d caches, %d bytes", p.Caches, p.Bytes)
 			if p.KeptAll != "" {

@@ -82,7 +82,9 @@
 // Concurrency, --memory MemoryBudget, --blockstore-path BlockstorePath,
 // --lakefs-config Blockstore, --no-range-cache NoRangeCache (the range
 // cache: a run reads from lakeFS's storage only the ranges new since the
-// last).
+// last, and an --optimized run's mark reads the keys of only the ranges
+// that appeared or left since the last run; without the cache every run
+// reads every kept range's keys).
 //
 // # Shards
 //
