@@ -59,7 +59,7 @@ func (h *rangesHost) CommittedParts(ctx context.Context, active []retention.Acti
 	if h.parts == nil {
 		h.parts = map[string][]string{}
 	}
-	p := &sweep.Parts{Open: h.open}
+	p := &sweep.Parts{Open: h.open, ReadAhead: 4}
 	for _, tree := range trees {
 		var keys []string
 		for _, a := range tree {

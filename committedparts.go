@@ -33,7 +33,11 @@ type CommittedParts interface {
 	// so a part's full addresses should be few; two reads that differ in
 	// those addresses fail the cycle with ErrInvalidInput. The parts'
 	// Version names the host's rules of spelling a part's addresses: new
-	// rules, a new Version (the next cycle then reads every part).
+	// rules, a new Version (the next cycle then reads every part). The
+	// parts' ReadAhead is the mark's (sweep.Parts.ReadAhead): above 1, Open
+	// and distinct sequences must be safe for concurrent use, and Collect
+	// reads up to that many parts at once, each still from one goroutine
+	// at a time.
 	CommittedParts(ctx context.Context, active []retention.ActiveCommit) (*sweep.Parts, error)
 }
 
@@ -51,7 +55,7 @@ func (c *cycle) committedParts(ctx context.Context, cp CommittedParts) (*sweep.P
 	// below and the namespace its full addresses are judged against: a
 	// change of any of them makes the next run count every part.
 	v := sha256.Sum256([]byte(partKeyRules + "\x00" + c.ns.String() + "\x00" + hp.Version))
-	return &sweep.Parts{IDs: hp.IDs, Version: hex.EncodeToString(v[:]), Open: func(ctx context.Context, id string) iter.Seq2[string, error] {
+	return &sweep.Parts{IDs: hp.IDs, Version: hex.EncodeToString(v[:]), ReadAhead: hp.ReadAhead, Open: func(ctx context.Context, id string) iter.Seq2[string, error] {
 		return c.partKeys(ctx, hp, id)
 	}}, nil
 }
@@ -76,6 +80,9 @@ func (c *cycle) irregular(a string) bool {
 // addresses as they come. The two reads of the part must find the same
 // irregular addresses (a hash of them, in order): a second read with one
 // the first did not have would lose that address's keys, so the part fails.
+// Distinct sequences may be read concurrently when the host's Open allows
+// it: what they share (the namespace, the count of foreign addresses) is
+// safe for concurrent use.
 func (c *cycle) partKeys(ctx context.Context, hp *sweep.Parts, id string) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
 		var extra []string

@@ -2,6 +2,7 @@ package lakegc_test
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"maps"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/lakegc/lakegc/pathprovider"
 	"github.com/lakegc/lakegc/retention"
 	"github.com/lakegc/lakegc/sweep"
+	"github.com/lakegc/lakegc/uncommitted"
 )
 
 // partsHost is memHost whose commits are the parts of its committed data:
@@ -25,6 +27,8 @@ type partsHost struct {
 	// flaky: a part's full addresses are missing from every other read
 	// of it, starting with the first.
 	flaky bool
+	// serial: the mark reads one part at a time (else 3 at once).
+	serial bool
 }
 
 var _ lakegc.CommittedParts = (*partsHost)(nil)
@@ -34,7 +38,11 @@ func (h *partsHost) CommittedParts(_ context.Context, active []retention.ActiveC
 	for _, a := range active {
 		ids = append(ids, a.CommitID)
 	}
-	return &sweep.Parts{IDs: ids, Open: func(ctx context.Context, id string) iter.Seq2[string, error] {
+	ahead := 3
+	if h.serial {
+		ahead = 0
+	}
+	return &sweep.Parts{IDs: ids, ReadAhead: ahead, Open: func(ctx context.Context, id string) iter.Seq2[string, error] {
 		h.mu.Lock()
 		hide := h.flaky && strings.Count(strings.Join(h.opened, "\n")+"\n", id+"\n")%2 == 0
 		h.opened = append(h.opened, id)
@@ -132,5 +140,36 @@ func TestCollectCommittedPartsReadsDiffer(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "differ") {
 		t.Errorf("error %v", err)
+	}
+}
+
+// Parts read several at once count the foreign addresses they hold as parts
+// read one at a time do (under -race: without a data race), and mark the
+// same garbage.
+func TestCollectPartsReadAheadForeign(t *testing.T) {
+	var foreign [2]int64
+	for i, serial := range []bool{true, false} {
+		w := newWorld(t)
+		h := w.host
+		h.createBranch("imports", "main")
+		for c := range 6 {
+			for j := range 3 {
+				h.stage("imports", uncommitted.Entry{Key: fmt.Sprintf("imp-%d-%d", c, j), PhysicalAddress: fmt.Sprintf("gs://elsewhere/%d-%d.parquet", c, j), AddressType: uncommitted.Full})
+			}
+			h.commit("imports", w.commitAt(fmt.Sprintf("i%d", c), 1))
+		}
+		ph := &partsHost{memHost: h, serial: serial}
+		rep, err := lakegc.Collect(context.Background(), ph.host(), w.config())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := w.candidates(rep.RunID), slices.Sorted(maps.Keys(w.garbage)); !slices.Equal(got, want) {
+			t.Errorf("serial %v: marks %q, want %q", serial, got, want)
+		}
+		foreign[i] = rep.Mark.Foreign
+	}
+	// Each of the 6 commits holds the imports of those before it and its own.
+	if foreign[0] < 3*21 || foreign[1] != foreign[0] {
+		t.Errorf("foreign addresses: %d one part at a time, %d read ahead; want at least %d, the same", foreign[0], foreign[1], 3*21)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"iter"
 	"strings"
+	"sync"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
@@ -207,14 +208,18 @@ func legacyMarker(ctx context.Context, bucket *blob.Bucket) (bool, error) {
 const maxForeignSample = 10
 
 // foreign counts the full addresses outside the namespace: imports, which
-// are legitimately outside. Its methods are called from the mark's one
-// goroutine.
+// are legitimately outside. add is safe for concurrent use (the mark may
+// read several committed parts at once: sweep.Parts.ReadAhead); count and
+// sample are read once the mark is done.
 type foreign struct {
+	mu     sync.Mutex
 	count  int64
 	sample []string
 }
 
 func (f *foreign) add(address string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.count++
 	if len(f.sample) < maxForeignSample {
 		f.sample = append(f.sample, redactUserinfo(address))

@@ -28,7 +28,8 @@ type csvLayout struct {
 	snapshot       int // Azure's Snapshot: a row with one is no current object
 	urlKeys        bool
 	gzip           bool // the files are gzip-compressed (S3's)
-	header         bool // each file's first row names its columns (Azure's)
+	header         bool // each file's first row names its columns (Azure's, GCS's)
+	gcsHeader      bool // with GCS's metadata field names
 }
 
 // s3CSVLayout reads the columns of a CSV report from its manifest's
@@ -109,7 +110,11 @@ func readCSVFile(ctx context.Context, r *Report, f reportFile, rows *int64, yiel
 		}
 		if err == nil {
 			var l csvLayout
-			if l, err = azureCSVLayout(line, &row); err == nil {
+			parse := azureCSVLayout
+			if layout.gcsHeader {
+				parse = gcsCSVLayout
+			}
+			if l, err = parse(line, &row); err == nil {
 				layout = &l
 			}
 		}

@@ -5,10 +5,11 @@
 // written since the report, instead of paying a million LIST requests.
 //
 // [OpenS3] opens an S3 Inventory report by its manifest.json, [OpenAzure]
-// an Azure Blob inventory report by its <rule>-manifest.json; the [Report]
-// either returns is a [sweep.Inventory]: its [Report.Time], and its
-// [Report.Objects] under the namespace, keys relative to it. Google Cloud
-// Storage's inventory reports are not read yet.
+// an Azure Blob inventory report by its <rule>-manifest.json, [OpenGCS] a
+// Google Cloud Storage (Storage Insights) inventory report by its
+// <config>_<snapshot>_manifest.json; the [Report] each returns is a
+// [sweep.Inventory]: its [Report.Time], and its [Report.Objects] under the
+// namespace, keys relative to it.
 //
 // # Configuring S3 Inventory for a lakeFS namespace
 //
@@ -53,6 +54,23 @@
 // <YYYY>/<MM>/<DD>/<HH-MM-SS>/<rule>/<rule>-manifest.json in the rule's
 // destination container, which OpenAzure takes opened at its root.
 //
+// # Configuring GCS inventory for a lakeFS namespace
+//
+// For a namespace gs://<bucket>/<path>, create an inventory report
+// configuration of <bucket> (the source bucket) with:
+//
+//   - the metadata fields bucket, name, size and updated (others are read
+//     past);
+//   - the CSV format with the delimiter ',', the record separator "\n"
+//     and a header row (other CSV options, and Parquet, are refused: see
+//     below);
+//   - a daily schedule, for the reasons given for S3.
+//
+// Then give Mark the newest report's manifest,
+// gs://<destination>/<path>/<config>_<snapshot>_manifest.json: OpenGCS
+// takes the destination bucket opened at its root and the manifest's key
+// in it, and reads the shards named in the manifest from its folder.
+//
 // # What is read, and checked
 //
 // The manifest is JSON: sourceBucket, destinationBucket (an ARN), version
@@ -90,12 +108,27 @@
 // in CSV is read in RFC 3339 or as an HTTP date. Azure gives no checksum
 // of a file: its size, the row count and the format are what is checked.
 //
-// [OpenS3] and [OpenAzure] refuse, with an error wrapping [ErrInvalidInput] and, where
+// GCS's manifest holds the report's configuration (report_config: its
+// csvOptions or parquetOptions, and its objectMetadataReportOptions: the
+// metadataFields and, in storageFilters, the source bucket), the number of
+// rows (records_processed), which must equal the rows of all the shards,
+// snapshot_time (RFC 3339), shard_count, which must equal the number of
+// names in report_shards_file_names, and those names, each a file beside
+// the manifest. There is no checksum of the manifest nor of a shard, nor a
+// shard's size: the row count, the bucket of every row and the format are
+// what is checked. A shard is not compressed; its first row names its
+// columns; name is the object's name in the bucket. Google's
+// documentation does not say how a name is written in CSV: read as it is
+// (quoted as RFC 4180 has it), and a name holding a '%', which could be
+// percent-encoded, is skipped, so kept. The report's time is snapshot_time,
+// when Google documents that all its data is captured.
+//
+// [OpenS3], [OpenAzure] and [OpenGCS] refuse, with an error wrapping [ErrInvalidInput] and, where
 // there is one, a more specific sentinel: a manifest whose checksum does
 // not match ([ErrChecksum]); a report of another bucket or account than the
 // namespace's, or whose filters leave out part of it ([ErrNotCovered]); one older than [WithMaxAge] or dated more
-// than 5 minutes in the future ([ErrTooOld]); the ORC format
-// ([ErrUnsupported]); a schema without the key, size and last modified
+// than 5 minutes in the future ([ErrTooOld]); the ORC format, and GCS's
+// Parquet ([ErrUnsupported]); a schema without the key, size and last modified
 // date. [Report.Objects] fails, after possibly yielding some of that
 // file's rows, on a file whose size or MD5 is not the manifest's, or files
 // whose rows are not as many as the manifest's count ([ErrChecksum]), a file that is missing ([ErrMissingFile]), a row of

@@ -142,7 +142,7 @@ type Report struct {
 // reportFile is one file of a report, as its manifest describes it.
 type reportFile struct {
 	key    string
-	size   int64
+	size   int64 // -1: not given (GCS's)
 	md5    [md5.Size]byte
 	hasMD5 bool // Azure's manifest gives sizes only
 }
@@ -237,6 +237,13 @@ type checkedReader struct {
 }
 
 func (c *checkedReader) Read(p []byte) (int, error) {
+	if c.f.size < 0 { // GCS's manifest gives no size
+		k, err := c.r.Read(p)
+		if err != nil && err != io.EOF {
+			err = fmt.Errorf("inventory: read %s: %w", c.f.key, err)
+		}
+		return k, err
+	}
 	if c.n == c.f.size {
 		// One byte more would be too many: look for it.
 		var one [1]byte

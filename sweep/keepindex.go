@@ -366,7 +366,7 @@ func (m *marker) readCommitted(ctx context.Context, in Inputs, prev *previous, k
 // readKeep checks keep keys, the parts read to their end counted in c.
 func (m *marker) partSource(p *Parts, c *committed) *keycount.Parts {
 	check := func(k []byte) error { return keepKeyErr(unsafe.String(unsafe.SliceData(k), len(k))) }
-	return &keycount.Parts{Open: p.Open, Check: check, Invalid: ErrInvalidInput, Read: &c.partsRead}
+	return &keycount.Parts{Open: p.Open, Check: check, Invalid: ErrInvalidInput, Read: &c.partsRead, ReadAhead: p.ReadAhead}
 }
 
 // partsChanged counts the parts added since the previous run (+1) and those

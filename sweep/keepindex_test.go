@@ -155,7 +155,8 @@ func (m *gcModel) hostParts(ids []string, lost int, opened *int) *Parts {
 	}
 	given := append(slices.Clone(ids), ids[:m.pr.IntN(len(ids)+1)]...)
 	given = shuffled(m.pr, given)
-	return &Parts{IDs: given, Open: func(_ context.Context, id string) iter.Seq2[string, error] {
+	// Read one at a time or several at once.
+	return &Parts{IDs: given, ReadAhead: m.pr.IntN(5), Open: func(_ context.Context, id string) iter.Seq2[string, error] {
 		*opened++
 		i, err := strconv.Atoi(id[len("range-"):])
 		if err != nil || i >= len(m.parts) {

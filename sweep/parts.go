@@ -32,10 +32,11 @@ type Parts struct {
 	// fails the run with ErrInvalidInput, and an error of the sequence
 	// fails it too, never read as a shorter part. Mark opens the parts of
 	// IDs, and the previous run's parts that are not in IDs any more; it
-	// reads from one goroutine at a time, and may hold several sequences
-	// open at once (at most the merge fan-in, 64, each with a batch of up to
-	// 32 KiB of its keys, outside the memory budget). Open must be safe to
-	// call again for the same ID.
+	// may hold several sequences open at once (at most the merge fan-in,
+	// 64, each with a batch of up to 32 KiB of its keys, outside the memory
+	// budget), and reads them from one goroutine at a time unless
+	// ReadAhead says otherwise. Open must be safe to call again for the
+	// same ID.
 	Open func(ctx context.Context, id string) iter.Seq2[string, error]
 	// Version names the rules by which Open spells a part's keys from
 	// what the part holds (how addresses become keys, the namespace they
@@ -44,6 +45,15 @@ type Parts struct {
 	// A run whose previous run's Version differs counts every part.
 	// Optional; at most MaxPartID bytes.
 	Version string
+	// ReadAhead is how many parts Mark may read at once: of each group of
+	// parts it merges, it pulls every part's first batch of keys (which,
+	// for a part behind a store, waits for the part's read) from up to
+	// ReadAhead goroutines, then merges the group from one. It holds no
+	// more than without: one batch a part of the group. 1 or less: one part
+	// at a time, as the merge first pulls it. Above 1, Open and distinct
+	// sequences must be safe for concurrent use (each sequence is still
+	// read by one goroutine at a time).
+	ReadAhead int
 }
 
 // MaxPartID bounds the length of a part ID.

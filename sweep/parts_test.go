@@ -14,7 +14,7 @@ import (
 
 // partsOf is a host's Parts over a map of parts, counting the parts opened.
 func partsOf(parts map[string][]string, ids []string, opened *int) *Parts {
-	return &Parts{IDs: ids, Open: func(_ context.Context, id string) iter.Seq2[string, error] {
+	return &Parts{IDs: ids, ReadAhead: 3, Open: func(_ context.Context, id string) iter.Seq2[string, error] {
 		if opened != nil {
 			*opened++
 		}

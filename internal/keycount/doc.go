@@ -29,7 +29,8 @@
 //   - [Parts] counts immutable named parts, each a sorted key set, into
 //     spill files, a bounded number open at once, and keeps each part's
 //     [Stat] (its keys' number and checksum), so that a part read again is
-//     known to hold what it held ([ErrChanged] otherwise).
+//     known to hold what it held ([ErrChanged] otherwise); the parts of a
+//     group are first read up to Parts.ReadAhead at once.
 //
 // Every stream fails rather than yield keys out of order. Errors of a
 // stream wrap its Format.Corrupt; others start with "keycount: ".

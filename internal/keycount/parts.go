@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"iter"
+	"sync"
+	"sync/atomic"
 
 	"github.com/lakegc/lakegc/internal/extsort"
 )
@@ -36,6 +38,14 @@ type Parts struct {
 	Invalid error
 	// Read, if not nil, counts the parts read to their end.
 	Read *int64
+	// ReadAhead is how many parts of a group Count may read at once: it
+	// pulls the first batch of each part of a group (which, for parts
+	// behind a store, waits for its read) from up to ReadAhead goroutines
+	// before it merges the group from one. 1 or less: one at a time, as the
+	// merge first pulls them. With more, Open and distinct sequences must
+	// be safe for concurrent use; each sequence is read by one goroutine at
+	// a time.
+	ReadAhead int
 }
 
 // Count merges the parts ids, each key counting w, into spill files of d
@@ -60,6 +70,7 @@ func (p *Parts) Count(ctx context.Context, d *extsort.SpillDir, ids []string, w 
 			parts[i] = p.open(ctx, id, w, ws)
 			iters[i] = parts[i]
 		}
+		p.readAhead(parts)
 		name, err := Spill(d, NewMerge(iters))
 		if err != nil {
 			return names, nil, err
@@ -70,6 +81,32 @@ func (p *Parts) Count(ctx context.Context, d *extsort.SpillDir, ids []string, w 
 		}
 	}
 	return names, stats, nil
+}
+
+// readAhead pulls the first batch of each of parts, from up to p.ReadAhead
+// goroutines at once: the parts' reads wait for their stores together
+// rather than one after the other as the merge first pulls them. It holds
+// what the merge would hold anyway: one batch a part. An error is kept in
+// the part's batch, for the merge to meet.
+func (p *Parts) readAhead(parts []*part) {
+	n := min(p.ReadAhead, len(parts))
+	if n <= 1 {
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	wg.Add(n)
+	for range n {
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(parts); i = int(next.Add(1) - 1) {
+				if b, ok := parts[i].pull(); ok {
+					parts[i].cur, parts[i].i = b, 0
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // part reads one part's keys, each with count w, checking them and that

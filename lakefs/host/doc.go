@@ -164,9 +164,16 @@
 // left since the run it starts from — after a commit, the few ranges the
 // commit wrote, and those of commits the rules stopped keeping — and no
 // other range's keys (its summary says keep_source "parts-changed" and
-// parts_read). Collect reads each part it reads twice (its full addresses
+// parts_read). A range ID names the same keys only under the same
+// settings: the parts' Version (sweep.Parts.Version) is the cache's
+// (metarange's Cache.Version: the version of the rule deriving the keys,
+// the namespace as resolved, the storage prefix), so a run after another
+// BlockstorePath, namespace spelling or lakegc version changed them reads
+// every range again. Collect reads each part it reads twice (its full addresses
 // first: lakegc.CommittedParts), so Stats.RangeCache.PartReads counts two
-// cache reads a part. A range whose keys take more than
+// cache reads a part. The mark reads up to metarange.DefaultConcurrency
+// parts at once (sweep.Parts.ReadAhead), so that their reads wait for the
+// store together. A range whose keys take more than
 // metarange.DefaultCacheMaxBytes cannot be a part, and fails the run: with
 // Options.NoRangeCache such a range is read from its table every run.
 //

@@ -103,8 +103,9 @@ type Options struct {
 	Optimized bool
 	// Inventory is the URI of an inventory report's manifest of the
 	// repository's namespace, S3 Inventory's
-	// ("s3://<bucket>/<path>/manifest.json") or Azure Blob inventory's
-	// ("https://<account>.<domain>/<container>/<path>/<rule>-manifest.json"):
+	// ("s3://<bucket>/<path>/manifest.json"), Azure Blob inventory's
+	// ("https://<account>.<domain>/<container>/<path>/<rule>-manifest.json")
+	// or GCS's ("gs://<bucket>/<path>/<config>_<snapshot>_manifest.json"):
 	// the mark takes the older slices from it instead of listing them
 	// (lakegc.Config.Inventory; package inventory). Its bucket is opened
 	// as the namespace's. Not with Optimized: such a mark is clean.
@@ -436,6 +437,9 @@ type lakeFSHost struct {
 	// stats of the read of every kept range for the re-upload check.
 	parts    *metarange.Cache
 	sumStats metarange.Stats
+	// cacheMaxBytes, if positive, is the range cache's bound
+	// (metarange.WithCacheMaxBytes) with parts; tests set it.
+	cacheMaxBytes int64
 }
 
 // Export runs lakeFS's uncommitted export (prepare_uncommited) until lakeFS

@@ -16,8 +16,9 @@ import (
 
 // openInventory opens the inventory report whose manifest is at the URI
 // manifest, an S3 Inventory report's ("s3://<bucket>/<path>/manifest.json")
-// or an Azure Blob inventory report's
-// ("https://<account>.<domain>/<container>/<path>/<rule>-manifest.json"),
+// an Azure Blob inventory report's
+// ("https://<account>.<domain>/<container>/<path>/<rule>-manifest.json")
+// or a GCS inventory report's ("gs://<bucket>/<path>/<config>_<snapshot>_manifest.json"),
 // as the listing of the namespace ns: the report's bucket is opened as the
 // namespace's is, with lakeFS's blockstore settings when the host has
 // them. The caller closes the bucket once the mark is done.
@@ -33,8 +34,10 @@ func openInventory(ctx context.Context, manifest, ns string, o Options, tempDir 
 		root = "s3://" + m.Bucket
 	case m.Kind == namespace.Azure && strings.HasSuffix(m.Path, "-manifest.json"):
 		root, open = "https://"+m.Account+"."+m.Domain+"/"+m.Bucket, inventory.OpenAzure
+	case m.Kind == namespace.GCS && strings.HasSuffix(m.Path, "_manifest.json"):
+		root, open = "gs://"+m.Bucket, inventory.OpenGCS
 	default:
-		return nil, nil, fmt.Errorf("%w: inventory %q is no S3 Inventory manifest (s3://<bucket>/<path>/manifest.json) nor Azure Blob inventory manifest (https://<account>.<domain>/<container>/<path>/<rule>-manifest.json)", ErrInvalidInput, manifest)
+		return nil, nil, fmt.Errorf("%w: inventory %q is no S3 Inventory manifest (s3://<bucket>/<path>/manifest.json), Azure Blob inventory manifest (https://<account>.<domain>/<container>/<path>/<rule>-manifest.json) nor GCS inventory manifest (gs://<bucket>/<path>/<config>_<snapshot>_manifest.json)", ErrInvalidInput, manifest)
 	}
 	_, b, err := openNamespace(ctx, root, "", o.Blockstore)
 	if err != nil {

@@ -27,7 +27,8 @@ type partsHost struct{ *lakeFSHost }
 // the mark opens only the parts that changed, and the check must have seen
 // every kept entry. That read also caches each range not cached yet, so
 // the mark's own reads are cache hits; after it the run's record of the
-// ranges it used is written, as CommittedAddresses writes it.
+// ranges it used is written, as CommittedAddresses writes it. The parts'
+// Version is the range cache's (metarange's Cache.Version).
 func (h partsHost) CommittedParts(ctx context.Context, active []retention.ActiveCommit) (*sweep.Parts, error) {
 	metaRanges := make([]string, len(active))
 	for i, a := range active {
@@ -40,11 +41,15 @@ func (h partsHost) CommittedParts(ctx context.Context, active []retention.Active
 	// Two caches of the same objects: sums feeds the re-upload check,
 	// keys serves the mark's parts (their sizes and checksums are
 	// already in the filter).
-	sums, err := metarange.NewCache(h.bucket, h.resolved, metarange.WithStoragePrefix(storagePrefix), metarange.WithEntryStats(h.reuploads.entry))
+	opts := []metarange.Option{metarange.WithStoragePrefix(storagePrefix)}
+	if h.cacheMaxBytes > 0 {
+		opts = append(opts, metarange.WithCacheMaxBytes(h.cacheMaxBytes))
+	}
+	sums, err := metarange.NewCache(h.bucket, h.resolved, append(opts, metarange.WithEntryStats(h.reuploads.entry))...)
 	if err != nil {
 		return nil, fmt.Errorf("host: range cache: %w", err)
 	}
-	keys, err := metarange.NewCache(h.bucket, h.resolved, metarange.WithStoragePrefix(storagePrefix))
+	keys, err := metarange.NewCache(h.bucket, h.resolved, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("host: range cache: %w", err)
 	}
@@ -53,8 +58,12 @@ func (h partsHost) CommittedParts(ctx context.Context, active []retention.Active
 	h.sumStats = sums.Stats()
 	h.rangeStats(h.partsStats())
 	if err != nil {
-		if errors.Is(err, metarange.ErrNamespaceMismatch) {
+		switch {
+		case errors.Is(err, metarange.ErrNamespaceMismatch):
 			err = fmt.Errorf("%w: %w", lakegc.ErrNamespaceMismatch, err)
+		case errors.Is(err, metarange.ErrLimit):
+			// A range too large to be a part: say how to run at all.
+			err = fmt.Errorf("%w (with Options.NoRangeCache, the command's --no-range-cache, such a range is read from its table every run)", err)
 		}
 		return nil, fmt.Errorf("host: committed ranges: %w", err)
 	}
@@ -68,7 +77,13 @@ func (h partsHost) CommittedParts(ctx context.Context, active []retention.Active
 	// Every kept entry was seen: the re-upload check may judge.
 	h.reuploads.entries.Store(entries)
 	h.reuploads.ready.Store(true)
-	return &sweep.Parts{IDs: ids, Open: func(ctx context.Context, id string) iter.Seq2[string, error] {
+	// A range ID names the same keys only under the same rules and
+	// settings (the namespace as resolved, the storage prefix, the
+	// derivation's version): the parts' Version is the cache's, so that a
+	// run after any of them changed counts every range again. The cache
+	// reads at most DefaultConcurrency ranges at once: the mark may read as
+	// many parts.
+	return &sweep.Parts{IDs: ids, Version: keys.Version(), ReadAhead: metarange.DefaultConcurrency, Open: func(ctx context.Context, id string) iter.Seq2[string, error] {
 		return keys.Open(ctx, id)
 	}}, nil
 }

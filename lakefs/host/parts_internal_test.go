@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 
 	"gocloud.dev/blob"
@@ -154,6 +156,39 @@ func TestCommittedParts(t *testing.T) {
 		if c.PartReads != int64(len(ids)) || c.PartMisses != 0 {
 			t.Errorf("run %d: part reads %d, misses %d; want %d, 0", run, c.PartReads, c.PartMisses, len(ids))
 		}
+		// The mark may read ReadAhead parts at once: every part read from
+		// its own goroutine, all at once, yields what it yields alone.
+		if parts.ReadAhead <= 1 {
+			t.Fatalf("run %d: the parts' ReadAhead is %d", run, parts.ReadAhead)
+		}
+		var wg sync.WaitGroup
+		concurrent := make([][]string, len(parts.IDs))
+		errs := make([]error, len(parts.IDs))
+		for i, id := range parts.IDs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k, err := range parts.Open(ctx, id) {
+					if err != nil {
+						errs[i] = err
+						return
+					}
+					concurrent[i] = append(concurrent[i], k)
+				}
+			}()
+		}
+		wg.Wait()
+		var all []string
+		for i, keys := range concurrent {
+			if errs[i] != nil {
+				t.Fatalf("run %d: part %s read concurrently: %v", run, parts.IDs[i], errs[i])
+			}
+			all = append(all, keys...)
+		}
+		slices.Sort(all)
+		if all = slices.Compact(all); !slices.Equal(all, want) {
+			t.Fatalf("run %d: the parts read at once hold %d keys, CommittedAddresses %d", run, len(all), len(want))
+		}
 	}
 }
 
@@ -203,5 +238,58 @@ func TestCommittedPartsMismatch(t *testing.T) {
 		if _, err := (partsHost{partsTestHost(b, false)}).CommittedParts(t.Context(), active); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestCommittedPartsTooLarge: a range whose keys are over the range
+// cache's bound cannot be a part: the parts fail before the mark, with
+// metarange.ErrLimit and a word on Options.NoRangeCache, and the re-upload
+// check is not ready; without the cache the same range is read as usual.
+func TestCommittedPartsTooLarge(t *testing.T) {
+	b := partsBucket(t)
+	active := []retention.ActiveCommit{{CommitID: "c1", MetaRangeID: partsMetaRange1}}
+	h := partsTestHost(b, false)
+	h.cacheMaxBytes = 64
+	_, err := partsHost{h}.CommittedParts(t.Context(), active)
+	if !errors.Is(err, metarange.ErrLimit) || !strings.Contains(err.Error(), "NoRangeCache") {
+		t.Fatalf("%v, want metarange.ErrLimit naming NoRangeCache", err)
+	}
+	if h.reuploads.ready.Load() {
+		t.Error("the re-upload check is ready")
+	}
+	for _, err := range partsTestHost(b, true).CommittedAddresses(t.Context(), active) {
+		if err != nil {
+			t.Fatalf("without the cache: %v", err)
+		}
+	}
+}
+
+// TestCommittedPartsVersion: the parts' Version follows every setting a
+// range's keys depend on — here the namespace as resolved (another
+// BlockstorePath or spelling) — and stays for the same settings, so a
+// run after a change counts every range again (sweep.Parts.Version)
+// instead of trusting what an unchanged range ID contributed.
+func TestCommittedPartsVersion(t *testing.T) {
+	b := partsBucket(t)
+	active := []retention.ActiveCommit{{CommitID: "c1", MetaRangeID: partsMetaRange1}}
+	version := func(resolved string) string {
+		t.Helper()
+		h := partsTestHost(b, false)
+		h.resolved = resolved
+		parts, err := partsHost{h}.CommittedParts(t.Context(), active)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if parts.Version == "" {
+			t.Fatal("parts without a Version")
+		}
+		return parts.Version
+	}
+	v := version(partsNamespace)
+	if again := version(partsNamespace); again != v {
+		t.Errorf("the same settings, another Version: %q, %q", v, again)
+	}
+	if other := version(partsNamespace + "/"); other == v {
+		t.Errorf("namespace %q/ has the Version of %q", partsNamespace, partsNamespace)
 	}
 }

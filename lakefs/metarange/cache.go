@@ -3,6 +3,8 @@ package metarange
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"iter"
@@ -485,6 +487,19 @@ func (c *Cache) Stats() Stats {
 		AsStored: c.asStored.Load(), MadeRelative: c.madeRelative.Load(), Outside: c.outside.Load(),
 		Cache: CacheStats{Hits: c.hits.Load(), Misses: c.misses.Load(), Rejected: c.rejected.Load(),
 			WriteErrors: c.writeErrors.Load(), Bytes: c.cacheBytes.Load()}}
+}
+
+// Version names the rules by which Open spells a range's keys: the range
+// cache's format version (which is the version of the rule deriving the
+// keys, bumped with any change to it), the storage namespace as given and
+// the storage prefix — the settings a cache is checked against. Two Caches
+// of the same Version give the same keys for a range ID; a caller that
+// remembers what a range contributed (a mark's counted parts,
+// sweep.Parts.Version) must forget it when the Version changes. It is 64
+// lower-case hex digits (a SHA-256).
+func (c *Cache) Version() string {
+	v := sha256.Sum256(fmt.Appendf(nil, "lakegc metarange keys\x00%d\x00%s\x00%s", cacheVersion, c.core.namespace, c.core.cfg.storagePrefix))
+	return hex.EncodeToString(v[:])
 }
 
 // ReadEntryStats reads range rangeID as Open does — from its cache, or,

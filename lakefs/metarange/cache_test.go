@@ -425,11 +425,26 @@ func TestRangeCacheProbesOutsideTails(t *testing.T) {
 	if !errors.Is(last, ErrNamespaceMismatch) {
 		t.Errorf("Open: %v, want ErrNamespaceMismatch", last)
 	}
+	// The lakeFS host reads every kept range this way each run, those an
+	// optimized mark does not open included: the probe runs for them too.
+	if hit, err := repo.bucket.Exists(ctx, lakefslayout.RangeCacheKey("_lakefs", ids[0])); err != nil || !hit {
+		t.Fatalf("the range's cache: %v, %v", hit, err)
+	}
+	sc, err := NewCache(repo.bucket, testNamespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.ReadEntryStats(ctx, ids[0]); !errors.Is(err, ErrNamespaceMismatch) {
+		t.Errorf("ReadEntryStats: %v, want ErrNamespaceMismatch", err)
+	}
+	if st := sc.Stats(); st.Cache.Hits != 0 || st.Ranges != 0 {
+		t.Errorf("a refused range counted: %+v", st)
+	}
 }
 
 // TestRangeCacheTooLarge: a range whose keys take more than
 // WithCacheMaxBytes is not cached; Addresses reads it from its table with
-// the same keys, Open refuses it with ErrLimit.
+// the same keys, Open and ReadEntryStats refuse it with ErrLimit.
 func TestRangeCacheTooLarge(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -463,6 +478,11 @@ func TestRangeCacheTooLarge(t *testing.T) {
 	}
 	if !errors.Is(last, ErrLimit) {
 		t.Errorf("Open: %v, want ErrLimit", last)
+	}
+	// The lakeFS host's read for the re-upload check refuses it too, so
+	// its run fails before the mark (never a range left out of the check).
+	if _, err := c.ReadEntryStats(ctx, rg.id); !errors.Is(err, ErrLimit) {
+		t.Errorf("ReadEntryStats: %v, want ErrLimit", err)
 	}
 }
 

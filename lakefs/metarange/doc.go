@@ -105,7 +105,10 @@
 // range, of other settings or another version is ignored, never trusted
 // and never an error: the range is read from its table and its cache
 // written again (Stats.Cache counts hits, misses, rejected caches and
-// caches that could not be written, which fail nothing). The decoder reads
+// caches that could not be written, which fail nothing). Cache.Version
+// names the format version and the settings a range's keys depend on: a
+// caller that remembers a range's keys by its ID (a mark's counted parts)
+// must forget them when it changes. The decoder reads
 // outside input as the table reader does: every length is checked against
 // the bytes left, keys must ascend strictly and be at most 1 MiB, the
 // encoding must be the one the encoder writes, and nothing is allocated

@@ -56,8 +56,8 @@ const DefaultRangeEntries = 50_000
 // cached range costs its one GET, at the store's latency, and a few
 // microseconds a key to generate, where lakeFS's host decodes the cache's
 // front-coded keys; the store holds a hundred bytes a range, so memory does
-// not grow with the namespace. Ranges are read one at a time, when Mark's
-// merge first pulls them, as the lakeFS host reads them.
+// not grow with the namespace. Ranges are read up to rangeReadAhead at a
+// time (sweep.Parts.ReadAhead), as the lakeFS host lets the mark read them.
 type rangeDesc struct {
 	Index          int
 	Lo, Hi         int // the positions of committed objects
@@ -227,12 +227,18 @@ func (p *partsHost) CommittedParts(ctx context.Context, active []retention.Activ
 			return nil, fmt.Errorf("bottomline: commit %s kept %v: the ranges model only the rules' own choice", commitID(c), kept[c])
 		}
 	}
-	parts := &sweep.Parts{Open: p.open}
+	// Several ranges read at once, as the lakeFS host lets the mark read
+	// them (metarange.DefaultConcurrency).
+	parts := &sweep.Parts{Open: p.open, ReadAhead: rangeReadAhead}
 	for _, d := range h.ranges() {
 		parts.IDs = append(parts.IDs, d.id())
 	}
 	return parts, ctx.Err()
 }
+
+// rangeReadAhead is how many ranges the mark reads at once (the lakeFS
+// host's metarange.DefaultConcurrency).
+const rangeReadAhead = 8
 
 // open reads range id's cache, or on a miss its table, then writes the
 // cache, and yields its keys.

@@ -229,7 +229,7 @@ func parseGC(args []string, getenv func(string) string, stdout, stderr io.Writer
 	registerManners(fs, &o.quiet, &o.logLevel, &o.apiTimeout)
 	o.deletes.register(fs)
 	shard := fs.String("shard", "", "mark (and sweep) only shard `INDEX/COUNT` of the namespace's slices, e.g. 0/4, as its own run; default from "+envCompletionIndex+" and "+envCompletions+" when set (a Kubernetes Indexed Job)")
-	fs.StringVar(&o.inventory, "inventory", "", "take the slices older than an inventory report (less a margin) from the report whose manifest is at `URI` (S3: s3://BUCKET/PATH/manifest.json; Azure: https://ACCOUNT.blob.core.windows.net/CONTAINER/PATH/RULE-manifest.json) instead of listing them; its bucket is opened as the namespace's (package inventory says how to configure the report)")
+	fs.StringVar(&o.inventory, "inventory", "", "take the slices older than an inventory report (less a margin) from the report whose manifest is at `URI` (S3: s3://BUCKET/PATH/manifest.json; Azure: https://ACCOUNT.blob.core.windows.net/CONTAINER/PATH/RULE-manifest.json; GCS, CSV reports: gs://BUCKET/PATH/CONFIG_SNAPSHOT_manifest.json) instead of listing them; its bucket is opened as the namespace's (package inventory says how to configure the report)")
 	fs.BoolVar(&o.optimized, "optimized", false, "start the mark from the repository's latest run: list only the slices written since it (less a margin), and judge older ones from its records; a clean run when unsure, and every 7th run")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: lakegc gc --endpoint URL --repo NAME [--sweep [--quarantine]] [--optimized | --inventory URI] [--min-age 24h] [--memory 256MiB] [--json]
