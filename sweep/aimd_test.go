@@ -1,38 +1,11 @@
 package sweep
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 )
-
-// TestBackoffWaits checks the waits of a backoff: each within the upper half
-// of lo doubled per retry, capped at hi, also past the point where doubling
-// would overflow.
-func TestBackoffWaits(t *testing.T) {
-	var got []time.Duration
-	b := backoff{lo: time.Second, hi: 2 * time.Minute, sleep: func(_ context.Context, d time.Duration) error {
-		got = append(got, d)
-		return nil
-	}}
-	for n := 1; n <= 12; n++ {
-		require.NoError(t, b.wait(context.Background(), n))
-	}
-	require.Len(t, got, 12)
-	for i, d := range got {
-		full := min(time.Second<<i, 2*time.Minute)
-		require.GreaterOrEqual(t, d, full/2, "retry %d", i+1)
-		require.LessOrEqual(t, d, full, "retry %d", i+1)
-	}
-	huge := backoff{lo: time.Hour, hi: 1<<63 - 1, sleep: b.sleep}
-	got = nil
-	require.NoError(t, huge.wait(context.Background(), 80))
-	require.Len(t, got, 1)
-	require.Positive(t, got[0])
-	require.GreaterOrEqual(t, got[0], huge.hi/2, "the 80th wait is capped at hi")
-}
 
 // TestConcurrencyOptions: the ranges' zero values mean their defaults, a
 // fixed concurrency is a range of one value, the last option wins, and
@@ -41,8 +14,8 @@ func TestConcurrencyOptions(t *testing.T) {
 	def := newMarkConfig(nil)
 	require.Equal(t, span{1, DefaultListConcurrency, DefaultMaxListConcurrency}, def.list)
 	require.Equal(t, span{1, DefaultDeleteConcurrency, DefaultMaxDeleteConcurrency}, def.delete)
-	require.Equal(t, DefaultMinBackoff, def.backoff.lo)
-	require.Equal(t, DefaultMaxBackoff, def.backoff.hi)
+	require.Equal(t, DefaultMinBackoff, def.backoff.Min)
+	require.Equal(t, DefaultMaxBackoff, def.backoff.Max)
 	for _, c := range []struct {
 		name       string
 		opts       []any
@@ -62,8 +35,8 @@ func TestConcurrencyOptions(t *testing.T) {
 		require.NoError(t, cfg.err, c.name)
 		require.Equal(t, c.list, cfg.list, c.name)
 		require.Equal(t, c.del, cfg.delete, c.name)
-		require.Equal(t, c.minB, cfg.backoff.lo, c.name)
-		require.Equal(t, c.maxB, cfg.backoff.hi, c.name)
+		require.Equal(t, c.minB, cfg.backoff.Min, c.name)
+		require.Equal(t, c.maxB, cfg.backoff.Max, c.name)
 	}
 	for _, o := range []any{
 		WithListConcurrencyRange(-1, 4), WithListConcurrencyRange(5, 4), WithListConcurrencyRange(0, -1),

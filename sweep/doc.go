@@ -148,24 +148,11 @@
 // the run found in its slice older than the cutoff and kept. The uncommitted
 // keys are read in full every run.
 //
-// Cost. Let K be the keys of the parts that changed (or of Changes), U the
-// uncommitted keys and young listed objects, L the listed objects, C the
-// previous run's candidates when it was not swept, and N the entries of the
-// index. An optimized run reads K keys in order and merges them
-// (O(K log f), f the merge fan-in), sorts U and L (O(U log U + L log L)),
-// copies the previous index from the bucket checking only its checksum,
-// reads the copy twice in order (its counts, merged with K's; its listed
-// keys of the slices not listed, merged with the listing and C) and writes
-// the next index: O(N) sequential work, with no sort of the committed keep
-// set and no part read that did not change. Its requests are the listing
-// of the recent slices, the reads of the previous run's records (state,
-// index, parts record, summary, sweep.json and, when not swept, its
-// candidates) and the writes of its own; the copy of the index takes its
-// size on WithTempDir's disk (front-coded: a few to a few tens of bytes a
-// key). A clean run with Parts reads every part once and merges them
-// without sorting, in files of f parts and then f files at a time:
-// O(N log f) comparisons, one spill of the keys per level of files beyond
-// the first.
+// An optimized run sorts no committed key and reads no part that did not
+// change: its work grows with what changed, the uncommitted keys and what it
+// lists, plus sequential passes over the index, whose copy takes its size
+// on WithTempDir's disk (a few to a few tens of bytes a key). The cost of
+// each kind of run is in docs/sweep-design.md.
 //
 // The slice margin (WithSliceMargin) defaults to DefaultSliceInterval + the
 // link TTL + the clock skew: 25 hours 5 minutes with the defaults. A host
@@ -194,22 +181,12 @@
 //
 // Each run leaves what the next needs in
 // <prefix>/retention/gc/unified/<run_id>/_lakegc/, which lakeFS's readers
-// never read:
-//
-//   - state.json (version 2): the run's storage and data prefixes, min
-//     age, slice margin, include prefixes and whether it had a custom
-//     recognizer, how many runs since the last clean one, the kind of keep
-//     set it counted (parts or set), the entries of its keep index and how
-//     many are listed, the number of parts and their Parts.Version, and
-//     the slices where it kept
-//     young objects or found a wall (at most 1,000; beyond that the next
-//     run is clean). The run's cutoff and newest listed slice are its
-//     summary's;
-//   - index: the keep index, its keys ascending, each with its count and
-//     flag, front-coded (a key shares a prefix with the one before), with
-//     the number of entries and a CRC-32C at the end;
-//   - parts: with Parts, every part counted, by ID ascending, with the
-//     number of its keys and their CRC-32C, in the same format.
+// never read: state.json (version 2: the settings an optimized run must
+// share with it, and the slices where it kept young objects or found a
+// wall, at most 1,000 of them, beyond which the next run is clean), index
+// (the keep index) and, with Parts, parts (every part counted, with the
+// number of its keys and their CRC-32C). Their formats are in
+// docs/sweep-design.md.
 //
 // A record that is missing, cut short or altered (its magic, its
 // checksum), or that disagrees with the state, makes the run clean, which

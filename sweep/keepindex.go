@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"slices"
@@ -49,52 +48,19 @@ const (
 )
 
 // copyRecord copies the counted stream at key in the bucket to a spill file,
-// verifying all of it on the way; it returns the file's name and the entries
-// read.
+// verifying all of it on the way (keycount.CopyFile); it returns the file's
+// name and the entries read.
 func (m *marker) copyRecord(ctx context.Context, key string, f *keycount.Format) (string, int64, error) {
 	r, err := m.bucket.NewReader(ctx, key, nil)
 	if err != nil {
 		return "", 0, fmt.Errorf("sweep: read %s: %w", key, err)
 	}
 	defer r.Close()
-	file, err := m.spill.CreateFile("record")
-	if err != nil {
-		return "", 0, err
-	}
-	w := bufio.NewWriterSize(file, m.spill.IOBuf())
-	fail := func(err error) (string, int64, error) {
-		file.Close()
-		os.Remove(file.Name())
-		return "", 0, err
-	}
-	d, err := keycount.NewDecoder(io.TeeReader(r, w), f, m.spill.IOBuf())
-	if err != nil {
-		return fail(err)
-	}
-	for i := 1; ; i++ {
-		_, _, _, ok, err := d.Next()
-		if err == nil && i%4096 == 0 {
-			err = ctx.Err()
-		}
-		if err != nil {
-			return fail(err)
-		}
-		if !ok {
-			break
-		}
-	}
-	if err := w.Flush(); err != nil {
-		return fail(fmt.Errorf("sweep: spill: %w", err))
-	}
-	if err := file.Close(); err != nil {
-		os.Remove(file.Name())
-		return "", 0, fmt.Errorf("sweep: spill: %w", err)
-	}
-	return file.Name(), d.Count(), nil
+	return keycount.CopyFile(ctx, m.spill, r, f)
 }
 
 // copyChecked copies the record at key in the bucket to a spill file,
-// checking only its magic and checksum (keycount.CopyChecked): a copy at
+// checking only its magic and checksum (keycount.CopyCheckedFile): a copy at
 // the speed of the store and the disk. Its entries are checked as they are
 // read; one that breaks the format then fails the run (only a faulty writer
 // makes one whose checksum holds).
@@ -104,27 +70,11 @@ func (m *marker) copyChecked(ctx context.Context, key string, f *keycount.Format
 		return "", fmt.Errorf("sweep: read %s: %w", key, err)
 	}
 	defer r.Close()
-	file, err := m.spill.CreateFile("record")
-	if err != nil {
-		return "", err
+	name, err := keycount.CopyCheckedFile(ctx, m.spill, r, f)
+	if err != nil && !errors.Is(err, f.Corrupt) {
+		err = fmt.Errorf("sweep: read %s: %w", key, err)
 	}
-	w := bufio.NewWriterSize(file, m.spill.IOBuf())
-	err = keycount.CopyChecked(w, r, f)
-	if err == nil {
-		err = ctx.Err()
-	}
-	if err == nil {
-		err = w.Flush()
-	}
-	err = errors.Join(err, file.Close())
-	if err != nil {
-		os.Remove(file.Name())
-		if !errors.Is(err, f.Corrupt) {
-			err = fmt.Errorf("sweep: read %s: %w", key, err)
-		}
-		return "", err
-	}
-	return file.Name(), nil
+	return name, err
 }
 
 // indexCounts is the counts of a keep index: its keys with a count above 0.

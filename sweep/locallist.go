@@ -6,6 +6,7 @@ import (
 
 	"github.com/lakegc/lakegc/internal/aimd"
 	"github.com/lakegc/lakegc/internal/localfs"
+	"github.com/lakegc/lakegc/internal/retry"
 	"gocloud.dev/blob"
 )
 
@@ -18,16 +19,16 @@ import (
 // newLocalPager returns the pager of prefix in the bucket whose folder is
 // root, and its Lister, or nil when localfs cannot list it exactly as
 // fileblob does; the caller then lists through the bucket.
-func newLocalPager(root, prefix string, win *aimd.Window, b backoff) (*pager, *localfs.Lister) {
-	return localPager(localfs.New(root, prefix), win, b)
+func newLocalPager(root, prefix string, win *aimd.Window, b retry.Backoff, cls retry.Classifier) (*retry.Pager, *localfs.Lister) {
+	return localPager(localfs.New(root, prefix), win, b, cls)
 }
 
 // newLocalLevelPager is newLocalPager with the delimiter "/".
-func newLocalLevelPager(root, prefix string, win *aimd.Window, b backoff) (*pager, *localfs.Lister) {
-	return localPager(localfs.NewLevel(root, prefix), win, b)
+func newLocalLevelPager(root, prefix string, win *aimd.Window, b retry.Backoff, cls retry.Classifier) (*retry.Pager, *localfs.Lister) {
+	return localPager(localfs.NewLevel(root, prefix), win, b, cls)
 }
 
-func localPager(l *localfs.Lister, win *aimd.Window, b backoff) (*pager, *localfs.Lister) {
+func localPager(l *localfs.Lister, win *aimd.Window, b retry.Backoff, cls retry.Classifier) (*retry.Pager, *localfs.Lister) {
 	if l == nil {
 		return nil, nil
 	}
@@ -35,7 +36,7 @@ func localPager(l *localfs.Lister, win *aimd.Window, b backoff) (*pager, *localf
 		page, err := l.Read(page)
 		return page, !l.Done(), err
 	}
-	return &pager{read: read, release: l.Close, win: win, backoff: b, more: !l.Done()}, l
+	return retry.NewPager(read, l.Close, !l.Done(), win, b, cls), l
 }
 
 // checkLocalRoot checks WithLocalListing's folder against the bucket (see

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"gocloud.dev/blob"
+
+	"github.com/lakegc/lakegc/internal/retry"
 )
 
 // BenchmarkListFolder lists one folder of 50,000 one-byte files (a full
@@ -52,12 +54,12 @@ func BenchmarkListFolder(b *testing.B) {
 			b.Fatalf("listed %d, want %d", got, n)
 		}
 	}
-	for _, size := range []int{listPageSize, 10 * listPageSize} {
+	for _, size := range []int{retry.PageSize, 10 * retry.PageSize} {
 		b.Run(fmt.Sprintf("fileblob-%d", size), func(b *testing.B) {
 			for b.Loop() {
-				p := newBucketPager(bucket, opts, testWindow(), backoff{sleep: sleep})
-				if size != listPageSize {
-					// The pager asks listPageSize keys; this size needs a
+				p := retry.NewBucketPager(bucket, opts, testWindow(), retry.Backoff{Sleep: retry.Sleep}, nil)
+				if size != retry.PageSize {
+					// The pager asks retry.PageSize keys; this size needs a
 					// ListPage loop of its own.
 					var page []*blob.ListObject
 					token, i := blob.FirstPageToken, 0
@@ -85,7 +87,7 @@ func BenchmarkListFolder(b *testing.B) {
 	// of its folders, the local pager reads each folder to its first file.
 	b.Run("local-delimiter", func(b *testing.B) {
 		for b.Loop() {
-			p, _ := newLocalLevelPager(dir, "data/", testWindow(), backoff{sleep: sleep})
+			p, _ := newLocalLevelPager(dir, "data/", testWindow(), retry.Backoff{Sleep: retry.Sleep}, nil)
 			o, err := p.Next(ctx)
 			if err != nil || !o.IsDir || o.Key != "data/slice/" {
 				b.Fatal(o, err)
@@ -97,7 +99,7 @@ func BenchmarkListFolder(b *testing.B) {
 	})
 	b.Run("fileblob-delimiter", func(b *testing.B) {
 		for b.Loop() {
-			page, next, err := bucket.ListPage(ctx, blob.FirstPageToken, listPageSize, &blob.ListOptions{Prefix: "data/", Delimiter: "/"})
+			page, next, err := bucket.ListPage(ctx, blob.FirstPageToken, retry.PageSize, &blob.ListOptions{Prefix: "data/", Delimiter: "/"})
 			if err != nil || len(next) != 0 || len(page) != 1 {
 				b.Fatal(page, next, err)
 			}
@@ -105,7 +107,7 @@ func BenchmarkListFolder(b *testing.B) {
 	})
 	b.Run("local", func(b *testing.B) {
 		for b.Loop() {
-			p, _ := newLocalPager(dir, opts.Prefix, testWindow(), backoff{sleep: sleep})
+			p, _ := newLocalPager(dir, opts.Prefix, testWindow(), retry.Backoff{Sleep: retry.Sleep}, nil)
 			drain(b, p.Next)
 		}
 	})

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"github.com/lakegc/lakegc/internal/aimd"
-	"github.com/lakegc/lakegc/internal/faultblob"
 	"github.com/lakegc/lakegc/internal/localfs"
 	"github.com/lakegc/lakegc/internal/localfs/localfstest"
+	"github.com/lakegc/lakegc/internal/retry"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -21,7 +21,6 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 	"gocloud.dev/blob/memblob"
-	"gocloud.dev/gcerrors"
 )
 
 // listed is what a listing says of one object.
@@ -33,7 +32,7 @@ func testWindow() *aimd.Window { return aimd.New(1, DefaultListConcurrency, Defa
 // TestLocalListingRetries fails operations of the listing, with and
 // without a delimiter: a transient error is retried (after the backoff) and
 // the listing is whole, a permanent one fails it, and so does one that
-// persists beyond listAttempts.
+// persists beyond retry.PageAttempts.
 func TestLocalListingRetries(t *testing.T) {
 	dir := t.TempDir()
 	localfstest.HostileTree(t, dir, t0)
@@ -56,16 +55,16 @@ func TestLocalListingRetries(t *testing.T) {
 					failed bool
 				}{
 					{"transient", syscall.EIO, 3, false},
-					{"persistent", syscall.EIO, listAttempts, true},
+					{"persistent", syscall.EIO, retry.PageAttempts, true},
 					{"permanent", &os.PathError{Op: op, Path: "x", Err: os.ErrPermission}, 1, true},
 				} {
 					t.Run(tc.name, func(t *testing.T) {
 						var waits, left = 0, tc.times
-						b := backoff{lo: time.Second, hi: time.Minute,
-							sleep: func(context.Context, time.Duration) error { waits++; return nil }}
-						p, lst := newLocalPager(dir, mode.prefix, testWindow(), b)
+						b := retry.Backoff{Min: time.Second, Max: time.Minute,
+							Sleep: func(context.Context, time.Duration) error { waits++; return nil }}
+						p, lst := newLocalPager(dir, mode.prefix, testWindow(), b, nil)
 						if mode.delim != "" {
-							p, lst = newLocalLevelPager(dir, mode.prefix, testWindow(), b)
+							p, lst = newLocalLevelPager(dir, mode.prefix, testWindow(), b, nil)
 						}
 						lst.Chunk = 2
 						lst.Fault = func(o, rel string) error {
@@ -105,7 +104,7 @@ func TestLocalListingRetries(t *testing.T) {
 func TestLocalListingCancelled(t *testing.T) {
 	dir := t.TempDir()
 	localfstest.HostileTree(t, dir, t0)
-	p, lst := newLocalPager(dir, "data/s1/", testWindow(), backoff{sleep: sleep})
+	p, lst := newLocalPager(dir, "data/s1/", testWindow(), retry.Backoff{Sleep: retry.Sleep}, nil)
 	lst.Chunk = 1
 	ctx, cancel := context.WithCancel(context.Background())
 	_, err := p.Next(ctx)
@@ -206,9 +205,9 @@ func TestLocalListingFailureSticks(t *testing.T) {
 	dir := t.TempDir()
 	localfstest.HostileTree(t, dir, t0)
 	for _, delim := range []string{"", "/"} {
-		p, lst := newLocalPager(dir, "data/s1/", testWindow(), backoff{sleep: sleep})
+		p, lst := newLocalPager(dir, "data/s1/", testWindow(), retry.Backoff{Sleep: retry.Sleep}, nil)
 		if delim != "" {
-			p, lst = newLocalLevelPager(dir, "data/", testWindow(), backoff{sleep: sleep})
+			p, lst = newLocalLevelPager(dir, "data/", testWindow(), retry.Backoff{Sleep: retry.Sleep}, nil)
 		}
 		require.NotNil(t, p)
 		lst.Chunk = 1
@@ -233,50 +232,3 @@ func TestLocalListingFailureSticks(t *testing.T) {
 		}
 	}
 }
-
-// TestBucketListingFailureSticks: the bucket's pager, asked again after a
-// page failed for good, gives the error again, never io.EOF nor the
-// objects after the failed page, as the local pager does.
-func TestBucketListingFailureSticks(t *testing.T) {
-	ctx := context.Background()
-	inner := memblob.OpenBucket(nil)
-	defer inner.Close()
-	for i := range 3 * listPageSize / 2 {
-		require.NoError(t, inner.WriteAll(ctx, fmt.Sprintf("data/k%04d", i), []byte("x"), nil))
-	}
-	denied := errors.New("denied")
-	pages := 0
-	// The driver's pages hold half a ListPage: its third fails the
-	// pager's second page.
-	fb, err := faultblob.New(inner, faultblob.WithMaxPageSize(listPageSize/2), faultblob.WithHook(faultblob.List, func(context.Context, *faultblob.Call) error {
-		if pages++; pages == 3 {
-			return &coded{denied, gcerrors.PermissionDenied}
-		}
-		return nil
-	}))
-	require.NoError(t, err)
-	p := newBucketPager(fb.Bucket(), &blob.ListOptions{Prefix: "data/"}, testWindow(), backoff{sleep: sleep})
-	defer p.close()
-	n := 0
-	for ; ; n++ {
-		if _, err = p.Next(ctx); err != nil {
-			break
-		}
-	}
-	require.ErrorIs(t, err, denied)
-	require.Equal(t, listPageSize, n, "the objects before the failed page")
-	for range 3 {
-		_, again := p.Next(ctx)
-		require.ErrorIs(t, again, denied, "asked again")
-	}
-}
-
-// coded is an error with its own gocloud code.
-type coded struct {
-	err  error
-	code gcerrors.ErrorCode
-}
-
-func (e *coded) Error() string                 { return e.err.Error() }
-func (e *coded) Unwrap() error                 { return e.err }
-func (e *coded) ErrorCode() gcerrors.ErrorCode { return e.code }

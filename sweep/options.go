@@ -11,6 +11,7 @@ import (
 	"github.com/lakegc/lakegc/internal/aimd"
 	"github.com/lakegc/lakegc/internal/contract"
 	"github.com/lakegc/lakegc/internal/layout"
+	"github.com/lakegc/lakegc/internal/retry"
 	"gocloud.dev/blob"
 )
 
@@ -132,7 +133,7 @@ type config struct {
 	pageLister    PageLister // nil: the bucket's own ListPage
 	logger        *slog.Logger
 	progress      func(Progress)
-	backoff       backoff // WithBackoff's range; tests replace its sleep
+	backoff       retry.Backoff // WithBackoff's range; tests replace its sleep
 	previous      string
 	sliceMargin   time.Duration
 	cleanEvery    int
@@ -187,7 +188,7 @@ func defaultConfig() *config {
 		memoryBudget:  DefaultMemoryBudget,
 		list:          span{1, DefaultListConcurrency, DefaultMaxListConcurrency},
 		delete:        span{1, DefaultDeleteConcurrency, DefaultMaxDeleteConcurrency},
-		backoff:       backoff{lo: DefaultMinBackoff, hi: DefaultMaxBackoff, sleep: sleep},
+		backoff:       retry.Backoff{Min: DefaultMinBackoff, Max: DefaultMaxBackoff, Sleep: retry.Sleep},
 		cleanEvery:    DefaultCleanEvery,
 		canary:        defaultCanary(),
 	}
@@ -395,7 +396,7 @@ func WithBackoff(lo, hi time.Duration) Option {
 			c.invalid("backoff range [%v, %v]", lo, hi)
 			return
 		}
-		c.backoff.lo, c.backoff.hi = lo, hi
+		c.backoff.Min, c.backoff.Max = lo, hi
 	})
 }
 

@@ -8,8 +8,10 @@ import (
 	"github.com/lakegc/lakegc/internal/extsort"
 )
 
-// A live record is the sorted set of keys a run kept in the slices, which the
-// next optimized run carries over for the slices it does not list. It is a
+// A live record is the sorted set of keys a run of state version 1 kept in
+// the slices, which the next optimized run carries over for the slices it
+// does not list; runs read it and no longer write it (the keep index took
+// its place, and the tests hold its encoder). It is a
 // strict key stream of internal/extsort (front-coded, so that keys sharing
 // "data/<slice>/" cost a few bytes each) under a magic and a checksum:
 //
@@ -24,8 +26,8 @@ import (
 // Nothing may follow the checksum. The reader refuses a key longer than
 // maxRecordKey, a shared length past the previous key or shorter than the
 // keys share, a varint longer than its value needs, keys out of order, a
-// wrong count or checksum, and a stream cut short: it accepts only what the
-// encoder writes, and never allocates more than one key of maxRecordKey
+// wrong count or checksum, and a stream cut short: it accepts only what
+// extsort's encoder writes, and never allocates more than one key of maxRecordKey
 // bytes.
 const liveMagic = "lakegc-live\x00v1\n"
 
@@ -42,15 +44,6 @@ var liveFormat = extsort.KeyFormat{
 	Checksum: true,
 	MaxKey:   maxRecordKey,
 	Corrupt:  errBadRecord,
-}
-
-// liveFlush is how many bytes of entries the encoder gathers before it
-// writes them.
-const liveFlush = 8 << 10
-
-// newLiveEncoder starts a live record on w.
-func newLiveEncoder(w io.Writer) (*extsort.KeyEncoder, error) {
-	return extsort.NewKeyEncoder(w, liveFormat, liveFlush)
 }
 
 // liveDecoder reads a live record; its keys come out strictly ascending.

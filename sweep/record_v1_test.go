@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
@@ -14,6 +15,17 @@ import (
 	"github.com/lakegc/lakegc/internal/blobio"
 	"github.com/lakegc/lakegc/internal/extsort"
 )
+
+// Version 1 records are only read now: the tests write them.
+
+// liveFlush is how many bytes of entries a live record's encoder gathers
+// before it writes them.
+const liveFlush = 8 << 10
+
+// newLiveEncoder starts a live record on w.
+func newLiveEncoder(w io.Writer) (*extsort.KeyEncoder, error) {
+	return extsort.NewKeyEncoder(w, liveFormat, liveFlush)
+}
 
 // liveWriter streams a live record to an object; nothing is visible under
 // its name unless close succeeds.

@@ -267,7 +267,7 @@ func resize[T any](s []T, c int) []T {
 // Mark as loose objects).
 func (l *lister) listLevel(ctx context.Context, prefix string, f func(*blob.ListObject) error) error {
 	it := l.pages(&blob.ListOptions{Prefix: prefix, Delimiter: "/"})
-	defer it.close()
+	defer it.Close()
 	for {
 		o, err := it.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -395,7 +395,7 @@ func (l *lister) listAll(ctx context.Context, prefix string, slice bool, add fun
 	folderWall, walled := l.walls.Of(prefix)
 	var buf []byte // each key is copied here rather than to a new slice
 	it := l.pages(&blob.ListOptions{Prefix: prefix})
-	defer it.close()
+	defer it.Close()
 	for {
 		o, err := it.Next(ctx)
 		if errors.Is(err, io.EOF) {

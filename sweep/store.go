@@ -74,7 +74,7 @@ func (s *Store) Retry(ctx context.Context, op func() error) error {
 		if err == nil || !s.cls.transient(err) || attempt == deleteAttempts {
 			return err
 		}
-		if err := s.cfg.backoff.wait(ctx, attempt); err != nil {
+		if err := s.cfg.backoff.Wait(ctx, attempt); err != nil {
 			return err
 		}
 	}

@@ -1,7 +1,7 @@
 package sweep
 
 import (
-	"github.com/lakegc/lakegc/internal/storecode"
+	"github.com/lakegc/lakegc/internal/retry"
 	"gocloud.dev/gcerrors"
 )
 
@@ -21,28 +21,27 @@ type ErrorClassifier interface {
 // classifiers are the ErrorClassifiers of a call, asked in order.
 type classifiers []ErrorClassifier
 
-// errorCode is the gocloud code of err (see BatchDeleter): an error that
-// tells its own code wins, then the classifiers in order, then the store's
-// answer read without an SDK, then gocloud's portable code.
-func (cs classifiers) errorCode(err error) gcerrors.ErrorCode {
-	return storecode.Code(err, func(err error) (gcerrors.ErrorCode, bool) {
+// classifier asks the classifiers in order (see retry.Classifier).
+func (cs classifiers) classifier() retry.Classifier {
+	return func(err error) (gcerrors.ErrorCode, bool) {
 		for _, c := range cs {
 			if code, ok := c.ClassifyError(err); ok {
 				return code, true
 			}
 		}
 		return gcerrors.Unknown, false
-	})
+	}
 }
+
+// errorCode is the gocloud code of err (see BatchDeleter): an error that
+// tells its own code wins, then the classifiers in order, then the store's
+// answer read without an SDK, then gocloud's portable code.
+func (cs classifiers) errorCode(err error) gcerrors.ErrorCode { return cs.classifier().Code(err) }
 
 func (cs classifiers) isNotFound(err error) bool {
 	return err != nil && cs.errorCode(err) == gcerrors.NotFound
 }
 
-func (cs classifiers) transient(err error) bool {
-	switch cs.errorCode(err) {
-	case gcerrors.ResourceExhausted, gcerrors.Unknown, gcerrors.Internal, gcerrors.DeadlineExceeded:
-		return true
-	}
-	return false
-}
+// transient reports whether err is worth another attempt (retry.Classifier's
+// Transient).
+func (cs classifiers) transient(err error) bool { return cs.classifier().Transient(err) }

@@ -14,6 +14,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"github.com/lakegc/lakegc/internal/faultblob"
+	"github.com/lakegc/lakegc/internal/retry"
 )
 
 // simClock is simulated time for the backoff: a sleep returns at once and
@@ -45,7 +46,7 @@ func (c *simClock) elapsed() time.Duration {
 }
 
 // option makes Mark or Sweep sleep on c.
-func (c *simClock) option() Option { return func(cfg *config) { cfg.backoff.sleep = c.sleep } }
+func (c *simClock) option() Option { return func(cfg *config) { cfg.backoff.Sleep = c.sleep } }
 
 // storm answers SlowDown (ResourceExhausted) to every request made before
 // the simulated clock reaches end (forever when end is 0), counts the
@@ -251,7 +252,7 @@ func TestMarkThrottlingStorm(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(len(keys)), sum.NumDeletedObjects)
 	require.Equal(t, keys, collect(t, Candidates(ctx, b, DefaultStoragePrefix, "run1")))
-	require.LessOrEqual(t, st.maxCalls(), listAttempts)
+	require.LessOrEqual(t, st.maxCalls(), retry.PageAttempts)
 	require.Greater(t, st.maxCalls(), 1, "the storm throttled nothing")
 	require.LessOrEqual(t, st.peak, 6)
 	require.GreaterOrEqual(t, clk.elapsed(), 2*time.Minute)
@@ -267,7 +268,7 @@ func TestMarkEndlessStorm(t *testing.T) {
 		code     gcerrors.ErrorCode
 		attempts int
 	}{
-		{"throttled", gcerrors.ResourceExhausted, listAttempts},
+		{"throttled", gcerrors.ResourceExhausted, retry.PageAttempts},
 		{"refused", gcerrors.PermissionDenied, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -61,9 +61,6 @@ func (e *opError) Error() string {
 
 func (e *opError) Unwrap() error { return e.err }
 
-// timeLayout is the report's time format: ISO-8601, UTC, whole seconds.
-const timeLayout = "2006-01-02T15:04:05Z"
-
 // Summary is lakeFS's summary.json of a mark run, written last: a run without
 // one is incomplete, and Sweep only deletes the candidates of a successful one.
 type Summary struct {
@@ -155,7 +152,7 @@ type summaryFields Summary
 // MarshalJSON writes the summary with lakeFS's field names and times in
 // UTC whole seconds.
 func (s Summary) MarshalJSON() ([]byte, error) {
-	return json.Marshal(summaryJSON{s.RunID, s.Success, s.FirstSlice, formatTime(s.StartTime), formatTime(s.CutoffTime), formatTime(s.InventoryTime), (*summaryFields)(&s)})
+	return json.Marshal(summaryJSON{s.RunID, s.Success, s.FirstSlice, layout.FormatTime(s.StartTime), layout.FormatTime(s.CutoffTime), layout.FormatTime(s.InventoryTime), (*summaryFields)(&s)})
 }
 
 // UnmarshalJSON reads a summary written by Mark or by lakeFS's Spark client;
@@ -188,29 +185,13 @@ func (s *Summary) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func formatTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Truncate(time.Second).Format(timeLayout)
-}
-
+// parseTime reads a time of summary.json (layout.ParseTime).
 func parseTime(s string) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
+	t, err := layout.ParseTime(s)
 	if err != nil {
-		// Without an offset, as a JVM's LocalDateTime prints: UTC.
-		var lerr error
-		if t, lerr = time.Parse("2006-01-02T15:04:05.999999999", s); lerr != nil {
-			return time.Time{}, fmt.Errorf("%w: summary time %q: %v", ErrInvalidInput, s, err)
-		}
+		return time.Time{}, fmt.Errorf("%w: summary time %q: %v", ErrInvalidInput, s, err)
 	}
-	if y := t.UTC().Year(); y < 1 || y > 9999 {
-		return time.Time{}, fmt.Errorf("%w: summary time %q out of range", ErrInvalidInput, s)
-	}
-	return t.UTC(), nil
+	return t, nil
 }
 
 // Result counts what Sweep did with a run's candidates. It is also

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lakegc/lakegc/internal/aimd"
 	"github.com/lakegc/lakegc/internal/blobio"
+	"github.com/lakegc/lakegc/internal/layout"
 )
 
 // BatchDeleter is how Sweep deletes. DeleteBatch deletes keys (relative to
@@ -187,8 +188,8 @@ func (s *sweeper) run(ctx context.Context, runID string) (*Result, error) {
 		AlreadyGone: res.AlreadyGone,
 		Failed:      res.Failed,
 		Refused:     res.Refused,
-		StartTime:   formatTime(start),
-		EndTime:     formatTime(s.cfg.clock()),
+		StartTime:   layout.FormatTime(start),
+		EndTime:     layout.FormatTime(s.cfg.clock()),
 		Quarantine:  res.Quarantine,
 	}); err != nil {
 		return nil, err
@@ -329,7 +330,7 @@ func (s *sweeper) deleteBatch(ctx context.Context, keys []string) error {
 			return nil
 		}
 		keys = retry
-		if err := s.cfg.backoff.wait(ctx, attempt); err != nil {
+		if err := s.cfg.backoff.Wait(ctx, attempt); err != nil {
 			return err
 		}
 	}
@@ -339,10 +340,10 @@ func (s *sweeper) deleteBatch(ctx context.Context, keys []string) error {
 // the call or any key was throttled.
 func judgeBatch(failed map[string]error, err error, cs classifiers) aimd.Outcome {
 	if err != nil {
-		return judge(err, cs)
+		return cs.classifier().Judge(err)
 	}
 	for _, kerr := range failed {
-		if kerr != nil && judge(kerr, cs) == aimd.Throttled {
+		if kerr != nil && cs.classifier().Judge(kerr) == aimd.Throttled {
 			return aimd.Throttled
 		}
 	}

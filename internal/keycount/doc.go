@@ -16,7 +16,10 @@
 //     [MaxKey] bytes; a stream cut short, altered or followed by anything
 //     is an error wrapping Format.Corrupt.
 //   - [CopyChecked] copies a stream checking its magic and checksum only,
-//     at the speed of the copy.
+//     at the speed of the copy; [CopyFile] and [CopyCheckedFile] copy one
+//     (a record read from a bucket) to a file of an extsort.SpillDir, the
+//     first checking every entry on the way, the second as CopyChecked,
+//     and leave no file when they fail; [OpenFile] reads such a file.
 //   - [Iter] streams of counted keys: [NewMerge] sums the counts of a key
 //     across streams and leaves out the keys whose sum is 0 (a key taken
 //     back by one stream and given by another cancels), [Weighted] counts

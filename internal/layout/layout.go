@@ -2,7 +2,8 @@
 // other packages share: the default prefixes and their checks (ValidPrefix,
 // PrefixesOverlap), slice names and their times (DescendingID, SliceTime),
 // run IDs (NewRunID, ValidRunID), the paths of the retention/gc tree under
-// the storage prefix (RunPath, CommitsKey, UncommittedFiles, RulesKey …),
+// the storage prefix (RunPath, CommitsKey, UncommittedFiles, RulesKey …)
+// and the times its records hold (FormatTime, ParseTime),
 // and which keys of a storage namespace have a shape that lakeFS (or a
 // host's pathprovider) writes — the keys a garbage collector may ever
 // delete (Recognize; Recognizer adds a host's rule and include prefixes) —

@@ -55,19 +55,12 @@ func parseQuarantineRecord(b []byte, runID string) (time.Time, error) {
 	if rec.RunID != runID {
 		return time.Time{}, fmt.Errorf("%w: quarantine record of run %q in the folder of %q", ErrInvalidInput, rec.RunID, runID)
 	}
-	t, err := time.Parse(time.RFC3339Nano, rec.Created)
-	if err != nil {
-		// Without an offset, as the report's times may be: UTC.
-		t, err = time.Parse("2006-01-02T15:04:05.999999999", rec.Created)
-	}
-	if y := t.UTC().Year(); err != nil || y < 1 || y > 9999 || t.IsZero() {
+	t, err := layout.ParseTime(rec.Created)
+	if err != nil || t.IsZero() {
 		return time.Time{}, fmt.Errorf("%w: quarantine record: created %q", ErrInvalidInput, rec.Created)
 	}
-	return t.UTC(), nil
+	return t, nil
 }
-
-// formatTime is a record's time: RFC 3339, UTC, whole seconds.
-func formatTime(t time.Time) string { return t.UTC().Truncate(time.Second).Format(time.RFC3339) }
 
 // maxRecordSize bounds what is read of a quarantine's record.
 const maxRecordSize = 64 << 10
@@ -93,7 +86,7 @@ func (Mover) StartMove(ctx context.Context, st *sweep.Store, runID string) (stri
 		return "", nil, fmt.Errorf("quarantine: %s: %w", key, err)
 	}
 	if !ok {
-		if err := writeJSON(ctx, st.Bucket(), key, quarantineRecord{RunID: runID, Created: formatTime(now)}); err != nil {
+		if err := writeJSON(ctx, st.Bucket(), key, quarantineRecord{RunID: runID, Created: layout.FormatTime(now)}); err != nil {
 			return "", nil, err
 		}
 	}
