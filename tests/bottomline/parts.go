@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/lakegc/lakegc/internal/layout"
 	"iter"
 	"slices"
 	"sort"
@@ -95,9 +96,9 @@ func parseRange(b []byte) (rangeDesc, error) {
 }
 
 // Where lakeFS keeps a range's table, and the range cache its cache
-// (package internal/layout's RangeCacheKey on the range cache's branch).
-func tableKey(id string) string { return "_lakefs/" + id }
-func cacheKey(id string) string { return "_lakefs/retention/gc/lakegc-ranges/" + id }
+// (package internal/layout's RangeCacheKey).
+func tableKey(id string) string { return layout.StoragePrefix + "/" + id }
+func cacheKey(id string) string { return layout.RangeCacheKey(layout.StoragePrefix, id) }
 
 // rangeEntries is R.
 func (h *host) rangeEntries() int {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/lakegc/lakegc/internal/layout"
 	"io"
 	"log/slog"
 	"runtime/debug"
@@ -213,7 +214,7 @@ func parseGC(args []string, getenv func(string) string, stdout, stderr io.Writer
 	addQuarantineFlag(fs, &o.quarantine)
 	addLeaseFlags(fs, &o.lease)
 	addKeepRunsFlag(fs, &o.keepRuns)
-	fs.BoolVar(&o.noRangeCache, "no-range-cache", false, "read every kept range from lakeFS's tables, neither reading nor writing lakegc's range cache (_lakefs/retention/gc/lakegc-ranges/)")
+	fs.BoolVar(&o.noRangeCache, "no-range-cache", false, "read every kept range from lakeFS's tables, neither reading nor writing lakegc's range cache ("+layout.RangeCache(layout.StoragePrefix)+")")
 	fs.DurationVar(&o.minAge, "min-age", 0, "keep every object younger than this before the GC started; at least lakeFS's link TTL, 24h, for which an upload may wait to be linked (default 24h)")
 	memory := fs.String("memory", "256MiB", "memory budget of the mark's key buffers, e.g. 64MiB, 1GiB")
 	fs.StringVar(&o.blockstorePath, "blockstore-path", "", "lakeFS's local blockstore folder (blockstore.local.path), for a local:// repository (env "+envBlockstorePath+")")
