@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/lakegc/lakegc/internal/layout"
 	"io"
 	"log/slog"
 	"runtime/debug"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lakegc/lakegc"
+	"github.com/lakegc/lakegc/internal/layout"
 	"github.com/lakegc/lakegc/lakefs/api"
 	"github.com/lakegc/lakegc/lakefs/blockstore"
 	"github.com/lakegc/lakegc/lakefs/host"
