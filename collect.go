@@ -433,8 +433,9 @@ func (c *cycle) mark(ctx context.Context) error {
 }
 
 // committedInputs is the mark's committed input: the host's parts
-// (CommittedParts) if it gives them, else its addresses, with its changes
-// since prev (CommittedChanges) if it gives them.
+// (CommittedParts) if it gives them, else its addresses. A CommittedChanges
+// host's changes since prev are asked for and checked, but not used (see
+// CommittedChanges).
 func (c *cycle) committedInputs(ctx context.Context, prev string) (sweep.Inputs, error) {
 	if cp, ok := c.host.Committed.(CommittedParts); ok {
 		parts, err := c.committedParts(ctx, cp)
@@ -450,9 +451,12 @@ func (c *cycle) committedInputs(ctx context.Context, prev string) (sweep.Inputs,
 		case changes.Since != prev || prev == "":
 			return sweep.Inputs{}, fmt.Errorf("%w: committed changes since %q, asked since %q", ErrInvalidInput, changes.Since, prev)
 		default:
-			in.Changes = &sweep.Changes{Since: changes.Since,
-				Added:   c.relativeAddresses(ctx, "added committed", changes.Added),
-				Removed: c.relativeAddresses(ctx, "removed committed", changes.Removed)}
+			// Not handed to Mark: its keep index counts keys as a set,
+			// and one key may be committed by several addresses (a
+			// relative and a full one, or two spellings the namespace
+			// cleans alike), so a removed address would take a key that
+			// another address still holds to 0 and delete a live object.
+			// Mark reads CommittedAddresses in full.
 		}
 	}
 	return in, nil

@@ -45,7 +45,7 @@ type Host struct {
 	// Required. One that implements CommittedParts (lakeFS's ranges) is
 	// read through it: an optimized cycle then reads only the parts that
 	// changed. One that implements CommittedChanges (a host without parts)
-	// also gives what changed since the previous run.
+	// is asked what changed since the previous run (not yet used).
 	Committed Committed
 	// Copies, if set, is the host's table of shallow copies: their
 	// addresses are exported after every branch, so that a rename racing
@@ -89,14 +89,14 @@ type Committed interface {
 // are CommittedParts, which takes precedence). Collect calls
 // CommittedChanges on every run, after the active commits and before the
 // mark, with since the run an optimized mark starts from ("" for a clean
-// run) and run the ID of this run (the since of a later one), and gives
-// Mark the changes beside CommittedAddresses: Mark reads the changes
-// instead of every address only when it starts from since and that run's
-// records can be used, and otherwise reads CommittedAddresses (see
-// sweep.Changes). A host that keeps no state for since, and every host for
-// since "", returns nil Changes and a nil error; an error, or Changes whose
-// Since is not since, fails the cycle. Their addresses are judged as
-// CommittedAddresses' are ("Namespace identity").
+// run) and run the ID of this run (the since of a later one). A host that
+// keeps no state for since, and every host for since "", returns nil
+// Changes and a nil error; an error, or Changes whose Since is not since,
+// fails the cycle. Collect does not give the changes to Mark: Mark reads
+// CommittedAddresses in full. sweep.Changes count keys as a set, while
+// several addresses (a relative and a full one, or two spellings the
+// namespace cleans alike) may hold one key, so removing one of them would
+// unkeep a key another still holds.
 type CommittedChanges interface {
 	Committed
 	CommittedChanges(ctx context.Context, since, run string, active []retention.ActiveCommit) (*sweep.Changes, error)

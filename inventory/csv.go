@@ -101,6 +101,7 @@ func readCSVFile(ctx context.Context, r *Report, f reportFile, rows *int64, yiel
 		body = zr
 	}
 	lines := newLineReader(body)
+	lines.keepCR = r.csv.gcsHeader
 	var row csvRow
 	layout := &r.csv
 	if layout.header {
@@ -161,10 +162,15 @@ func readCSVFile(ctx context.Context, r *Report, f reportFile, rows *int64, yiel
 }
 
 // lineReader reads lines of at most maxLine bytes, with or without a final
-// newline; a '\r' before the newline is dropped.
+// newline; a '\r' before the newline is dropped, unless keepCR.
 type lineReader struct {
 	br  *bufio.Reader
 	buf []byte
+	// keepCR keeps a '\r' before the newline: a report whose record
+	// separator is "\n" alone (GCS's) may end its last field, a bare name
+	// among them, with a '\r' of its own, which dropped would name
+	// another object.
+	keepCR bool
 }
 
 func newLineReader(r io.Reader) *lineReader {
@@ -186,8 +192,7 @@ func (l *lineReader) next() ([]byte, error) {
 				l.buf = append(l.buf, part...)
 				line = l.buf
 			}
-			line = line[:len(line)-1]
-			return bytes.TrimSuffix(line, []byte{'\r'}), nil
+			return l.trim(line[:len(line)-1]), nil
 		case bufio.ErrBufferFull:
 			l.buf = append(l.buf, part...)
 		case io.EOF:
@@ -195,11 +200,19 @@ func (l *lineReader) next() ([]byte, error) {
 			if len(l.buf) == 0 {
 				return nil, io.EOF
 			}
-			return bytes.TrimSuffix(l.buf, []byte{'\r'}), nil
+			return l.trim(l.buf), nil
 		default:
 			return nil, err
 		}
 	}
+}
+
+// trim drops the '\r' that ends line, unless keepCR.
+func (l *lineReader) trim(line []byte) []byte {
+	if l.keepCR {
+		return line
+	}
+	return bytes.TrimSuffix(line, []byte{'\r'})
 }
 
 // csvRow decodes rows, reusing its buffers.

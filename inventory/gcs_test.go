@@ -184,3 +184,27 @@ func FuzzGCSManifest(f *testing.F) {
 		}
 	})
 }
+
+// A GCS shard's records end with "\n" alone: a bare name that ends with a
+// '\r' of its own, in the last column, is that name, never the name
+// without it (another object, whose row time it is not).
+func TestOpenGCSNameEndingInCR(t *testing.T) {
+	ctx := context.Background()
+	b := memblob.OpenBucket(nil)
+	defer b.Close()
+	mod := testNow.Add(-50 * time.Hour).Truncate(time.Second)
+	mkey := writeGCS(t, b, gcsReport{Source: "src", Time: testNow.Add(-time.Hour), Files: 1, Rows: gcsRows()[:1], Count: -1, Shards: -1})
+	shard := strings.TrimSuffix(mkey, "_manifest.json") + "_0.csv"
+	body := "bucket,size,updated,name\nsrc,3," + mod.Format(time.RFC3339) + ",ns/data/a\r\n"
+	if err := b.WriteAll(ctx, shard, []byte(body), nil); err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenGCS(ctx, b, mkey, gcsNS, WithClock(func() time.Time { return testNow }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := collect(ctx, r)
+	if err == nil && !slices.Equal(got, []Object{{Key: "data/a\r", Size: 3, ModTime: mod}}) {
+		t.Fatalf("objects %q, want the name with its '\\r'", got)
+	}
+}
