@@ -233,6 +233,24 @@ func azureCovers(m *azureManifest, n namespace.Namespace, prefix string) error {
 // azureCSVLayout reads the columns of an Azure CSV file from its header
 // row, parsed with row's buffers.
 func azureCSVLayout(header []byte, row *csvRow) (csvLayout, error) {
+	l, err := headerLayout(header, row, map[string]func(*csvLayout) *int{
+		"Name":             func(l *csvLayout) *int { return &l.key },
+		"Content-Length":   func(l *csvLayout) *int { return &l.size },
+		"Last-Modified":    func(l *csvLayout) *int { return &l.modified },
+		"IsCurrentVersion": func(l *csvLayout) *int { return &l.latest },
+		"Deleted":          func(l *csvLayout) *int { return &l.marker },
+		"Snapshot":         func(l *csvLayout) *int { return &l.snapshot },
+	})
+	if err == nil && (l.key < 0 || l.size < 0 || l.modified < 0) {
+		err = fmt.Errorf("%w: header %q lacks Name, Content-Length or Last-Modified", ErrInvalidInput, header)
+	}
+	return l, err
+}
+
+// headerLayout reads the columns of a CSV file from its header row, parsed
+// with row's buffers: each name of columns found sets its column; a name
+// found twice is an error, other names are ignored.
+func headerLayout(header []byte, row *csvRow, columns map[string]func(*csvLayout) *int) (csvLayout, error) {
 	l := csvLayout{bucket: -1, key: -1, size: -1, modified: -1, latest: -1, marker: -1, snapshot: -1}
 	var err error
 	if row.fields, row.scratch, err = splitCSV(header, row.fields[:0], row.scratch[:0]); err != nil {
@@ -240,30 +258,15 @@ func azureCSVLayout(header []byte, row *csvRow) (csvLayout, error) {
 	}
 	l.columns = len(row.fields)
 	for i, name := range row.fields {
-		var at *int
-		switch string(name) {
-		case "Name":
-			at = &l.key
-		case "Content-Length":
-			at = &l.size
-		case "Last-Modified":
-			at = &l.modified
-		case "IsCurrentVersion":
-			at = &l.latest
-		case "Deleted":
-			at = &l.marker
-		case "Snapshot":
-			at = &l.snapshot
-		default:
+		field, ok := columns[string(name)]
+		if !ok {
 			continue
 		}
+		at := field(&l)
 		if *at >= 0 {
 			return l, fmt.Errorf("%w: header names %q twice", ErrInvalidInput, name)
 		}
 		*at = i
-	}
-	if l.key < 0 || l.size < 0 || l.modified < 0 {
-		return l, fmt.Errorf("%w: header %q lacks Name, Content-Length or Last-Modified", ErrInvalidInput, header)
 	}
 	return l, nil
 }

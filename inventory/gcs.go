@@ -168,33 +168,14 @@ func parseGCSManifest(raw []byte) (*gcsManifest, error) {
 // gcsCSVLayout reads the columns of a GCS CSV shard from its header row,
 // parsed with row's buffers.
 func gcsCSVLayout(header []byte, row *csvRow) (csvLayout, error) {
-	l := csvLayout{bucket: -1, key: -1, size: -1, modified: -1, latest: -1, marker: -1, snapshot: -1}
-	var err error
-	if row.fields, row.scratch, err = splitCSV(header, row.fields[:0], row.scratch[:0]); err != nil {
-		return l, err
+	l, err := headerLayout(header, row, map[string]func(*csvLayout) *int{
+		"bucket":  func(l *csvLayout) *int { return &l.bucket },
+		"name":    func(l *csvLayout) *int { return &l.key },
+		"size":    func(l *csvLayout) *int { return &l.size },
+		"updated": func(l *csvLayout) *int { return &l.modified },
+	})
+	if err == nil && (l.bucket < 0 || l.key < 0 || l.size < 0 || l.modified < 0) {
+		err = fmt.Errorf("%w: header %q lacks bucket, name, size or updated", ErrInvalidInput, header)
 	}
-	l.columns = len(row.fields)
-	for i, name := range row.fields {
-		var at *int
-		switch string(name) {
-		case "bucket":
-			at = &l.bucket
-		case "name":
-			at = &l.key
-		case "size":
-			at = &l.size
-		case "updated":
-			at = &l.modified
-		default:
-			continue
-		}
-		if *at >= 0 {
-			return l, fmt.Errorf("%w: header names %q twice", ErrInvalidInput, name)
-		}
-		*at = i
-	}
-	if l.bucket < 0 || l.key < 0 || l.size < 0 || l.modified < 0 {
-		return l, fmt.Errorf("%w: header %q lacks bucket, name, size or updated", ErrInvalidInput, header)
-	}
-	return l, nil
+	return l, err
 }
