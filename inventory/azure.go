@@ -70,19 +70,9 @@ var azureParquetColumns = parquetColumns{
 // more than WithMaxAge ago or in the future (ErrTooOld); a report of
 // containers, or without Name, Content-Length and Last-Modified.
 func OpenAzure(ctx context.Context, bucket *blob.Bucket, manifestKey, ns string, opts ...Option) (*Report, error) {
-	cfg := newConfig(opts)
-	if cfg.err != nil {
-		return nil, cfg.err
-	}
-	if bucket == nil {
-		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
-	}
-	n, err := namespace.Parse(ns)
+	cfg, n, err := openArgs(bucket, ns, namespace.Azure, opts)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
-	}
-	if n.Kind != namespace.Azure {
-		return nil, fmt.Errorf("%w: %s is not an Azure namespace", ErrInvalidInput, ns)
+		return nil, err
 	}
 	base, ok := strings.CutSuffix(manifestKey, "-manifest.json")
 	if !ok || path.Base(base) == "" {

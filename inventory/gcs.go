@@ -50,19 +50,9 @@ type gcsManifest struct {
 // separator and a header row; metadata fields without name, size, updated
 // and bucket.
 func OpenGCS(ctx context.Context, bucket *blob.Bucket, manifestKey, ns string, opts ...Option) (*Report, error) {
-	cfg := newConfig(opts)
-	if cfg.err != nil {
-		return nil, cfg.err
-	}
-	if bucket == nil {
-		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
-	}
-	n, err := namespace.Parse(ns)
+	cfg, n, err := openArgs(bucket, ns, namespace.GCS, opts)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
-	}
-	if n.Kind != namespace.GCS {
-		return nil, fmt.Errorf("%w: %s is not a GCS namespace", ErrInvalidInput, ns)
+		return nil, err
 	}
 	if !strings.HasSuffix(manifestKey, "_manifest.json") {
 		return nil, fmt.Errorf("%w: %q is not a <config>_<snapshot>_manifest.json", ErrInvalidInput, manifestKey)

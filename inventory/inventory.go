@@ -16,6 +16,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
+	"github.com/lakegc/lakegc/namespace"
 	"github.com/lakegc/lakegc/sweep"
 )
 
@@ -306,4 +307,24 @@ func (r *Report) copyToTemp(ctx context.Context, f reportFile) (*os.File, error)
 		return fail(err)
 	}
 	return tmp, nil
+}
+
+// openArgs checks what every Open function is given: its options, a
+// bucket, and a namespace of the store kind the report's format is.
+func openArgs(bucket *blob.Bucket, ns string, kind namespace.Kind, opts []Option) (config, namespace.Namespace, error) {
+	cfg := newConfig(opts)
+	if cfg.err != nil {
+		return cfg, namespace.Namespace{}, cfg.err
+	}
+	if bucket == nil {
+		return cfg, namespace.Namespace{}, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
+	}
+	n, err := namespace.Parse(ns)
+	if err != nil {
+		return cfg, n, fmt.Errorf("%w: %w", ErrInvalidInput, err)
+	}
+	if n.Kind != kind {
+		return cfg, n, fmt.Errorf("%w: %s is not a namespace of %s", ErrInvalidInput, ns, kind)
+	}
+	return cfg, n, nil
 }

@@ -55,19 +55,9 @@ type s3File struct {
 // schema without the key, size and last modified date. The files are read
 // by the Report's Objects.
 func OpenS3(ctx context.Context, bucket *blob.Bucket, manifestKey, ns string, opts ...Option) (*Report, error) {
-	cfg := newConfig(opts)
-	if cfg.err != nil {
-		return nil, cfg.err
-	}
-	if bucket == nil {
-		return nil, fmt.Errorf("%w: nil bucket", ErrInvalidInput)
-	}
-	n, err := namespace.Parse(ns)
+	cfg, n, err := openArgs(bucket, ns, namespace.S3, opts)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
-	}
-	if n.Kind != namespace.S3 {
-		return nil, fmt.Errorf("%w: %s is not an S3 namespace", ErrInvalidInput, ns)
+		return nil, err
 	}
 	if path.Base(manifestKey) != "manifest.json" {
 		return nil, fmt.Errorf("%w: %q is not a manifest.json", ErrInvalidInput, manifestKey)
