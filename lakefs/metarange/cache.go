@@ -41,31 +41,35 @@ type collector struct {
 }
 
 func (c *collector) addBytes(k []byte) {
-	if c.over {
-		return
-	}
-	if len(k) > maxCacheKey {
-		c.overflow()
-		return
-	}
-	start := len(c.arena)
-	c.arena = append(c.arena, k...)
-	c.spans = append(c.spans, [2]int{start, len(c.arena)})
-	if n, ok := unsignedLen(k); ok {
-		c.spans = append(c.spans, [2]int{start, start + n})
+	if c.admit(len(k)) {
+		c.arena = append(c.arena, k...)
+		c.span(len(c.arena) - len(k))
 	}
 }
 
 func (c *collector) addString(k string) {
+	if c.admit(len(k)) {
+		c.arena = append(c.arena, k...)
+		c.span(len(c.arena) - len(k))
+	}
+}
+
+// admit reports whether a key of n bytes may be collected, and gives up
+// on the range when it is too long.
+func (c *collector) admit(n int) bool {
 	if c.over {
-		return
+		return false
 	}
-	if len(k) > maxCacheKey {
+	if n > maxCacheKey {
 		c.overflow()
-		return
+		return false
 	}
-	start := len(c.arena)
-	c.arena = append(c.arena, k...)
+	return true
+}
+
+// span records the key at the end of the arena, from start, and its
+// unsigned form when it is a signed link address.
+func (c *collector) span(start int) {
 	c.spans = append(c.spans, [2]int{start, len(c.arena)})
 	if n, ok := unsignedLen(c.arena[start:]); ok {
 		c.spans = append(c.spans, [2]int{start, start + n})
