@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"testing"
 	"time"
@@ -40,5 +41,31 @@ func TestSummaryJSONEveryField(t *testing.T) {
 	keep := out
 	if err := json.Unmarshal([]byte(`{"run_id":"x","num_kept_objects":-1}`), &out); err == nil || !reflect.DeepEqual(out, keep) {
 		t.Fatalf("a negative count: %v, %+v", err, out)
+	}
+}
+
+// TestSummaryInventoryFields: an inventory run's report time is written in
+// UTC whole seconds and read back; a summary without it reads as no report;
+// a negative count of its objects is refused.
+func TestSummaryInventoryFields(t *testing.T) {
+	at := time.Date(2026, 3, 4, 5, 6, 7, 890, time.FixedZone("+01", 3600))
+	b, err := json.Marshal(Summary{RunID: "r", InventorySource: "s3://b/m.json", InventoryTime: at, InventoryObjects: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil || m["inventory_time"] != "2026-03-04T04:06:07Z" {
+		t.Fatalf("inventory_time written as %v (%v): %s", m["inventory_time"], err, b)
+	}
+	var s Summary
+	if err := json.Unmarshal(b, &s); err != nil || !s.InventoryTime.Equal(at.Truncate(time.Second)) || s.InventoryObjects != 3 {
+		t.Fatalf("read back %+v, %v", s, err)
+	}
+	s = Summary{}
+	if err := json.Unmarshal([]byte(`{"run_id":"r","success":true}`), &s); err != nil || !s.InventoryTime.IsZero() {
+		t.Fatalf("without inventory fields: %+v, %v", s, err)
+	}
+	if err := json.Unmarshal([]byte(`{"run_id":"r","inventory_objects":-1}`), &s); !errors.Is(err, ErrInvalidInput) {
+		t.Fatalf("negative inventory_objects: %v", err)
 	}
 }
