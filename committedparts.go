@@ -199,10 +199,15 @@ func (m *partMerge) rest() {
 // and pulls each first before it merges them, so the buffers of a whole
 // group are held together, not only those of the ReadAhead parts read at
 // a time: the bound is on all of them. A part's relative addresses are
-// kept front-coded (an address's length shared with the one before it, and
-// the rest), which for lakeFS's addresses (a slice's prefix, then
-// time-ordered names) takes about a quarter of their bytes: 50,000
-// addresses, a lakeFS range's expected entries, take about 1 MiB.
+// kept front-coded (the length an address shares with the one before it,
+// and the rest): ascending addresses of lakeFS's shape (a slice's prefix,
+// then names that begin with their time) share most of their bytes with
+// the one before. The bottom line's ranges (tests/bottomline: 50,000
+// addresses of 46 bytes, a lakeFS range's expected entries) take 176 KB
+// each, 3.5 bytes an address; addresses that share nothing take 2 bytes
+// more than their own. A whole merge group of such ranges (64) takes 11 MiB
+// (16 MiB allocated: a buffer grows by doubling), well within the default
+// bounds.
 const (
 	// partBufferMax bounds one part's buffer: a part whose addresses take
 	// more is read twice.
