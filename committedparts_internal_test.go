@@ -209,37 +209,37 @@ func TestPartKeysModel(t *testing.T) {
 func TestPartKeysFallbackChecks(t *testing.T) {
 	ctx := context.Background()
 	addrs := []string{"s3://bucket/repo/data/z/full", "data/a//2", "data/a/1", "data/b/3"}
-	read := func(limit int64, tp *testParts, stopAfter int) ([]string, error, *partBuffers) {
+	read := func(limit int64, tp *testParts, stopAfter int) ([]string, *partBuffers, error) {
 		LimitPartBuffers(t, limit, 1<<20)
 		pool := newPartBuffers(0)
 		var got []string
 		for k, err := range testCycle(t).partKeys(ctx, &sweep.Parts{Open: tp.open}, "p", pool) {
 			if err != nil {
-				return got, err, pool
+				return got, pool, err
 			}
 			if got = append(got, k); len(got) == stopAfter {
 				break
 			}
 		}
-		return got, nil, pool
+		return got, pool, nil
 	}
 	newParts := func() *testParts {
 		return &testParts{parts: map[string][]string{"p": addrs}, opens: map[string]int{}, drop: map[string]bool{"p": true}, fail: map[string]int{}}
 	}
-	if _, err, _ := read(0, newParts(), -1); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "differ") {
+	if _, _, err := read(0, newParts(), -1); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "differ") {
 		t.Errorf("two reads that differ: error %v", err)
 	}
-	got, err, _ := read(1<<10, newParts(), -1)
+	got, _, err := read(1<<10, newParts(), -1)
 	if want := []string{"data/a//2", "data/a/1", "data/a/2", "data/b/3", "data/z/full"}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("one read: %q, %v; want %q", got, err, want)
 	}
 	for _, limit := range []int64{0, 1 << 10} {
 		tp := newParts()
 		tp.fail["p"] = 3
-		if _, err, pool := read(limit, tp, -1); err == nil || !strings.Contains(err.Error(), "unreadable") || pool.free.Load() != 1<<20 {
+		if _, pool, err := read(limit, tp, -1); err == nil || !strings.Contains(err.Error(), "unreadable") || pool.free.Load() != 1<<20 {
 			t.Errorf("bound %d: a read that fails: error %v, %d bytes free", limit, err, pool.free.Load())
 		}
-		if got, err, pool := read(limit, newParts(), 2); err != nil || len(got) != 2 || pool.free.Load() != 1<<20 {
+		if got, pool, err := read(limit, newParts(), 2); err != nil || len(got) != 2 || pool.free.Load() != 1<<20 {
 			t.Errorf("bound %d: stopped after 2 keys: %q, %v, %d bytes free", limit, got, err, pool.free.Load())
 		}
 	}
@@ -265,15 +265,12 @@ func TestPartBuffersShared(t *testing.T) {
 	c := testCycle(t)
 	pool := newPartBuffers(0)
 	var stops []func()
-	var firsts []string
 	for _, id := range ids {
 		next, stop := iter.Pull2(c.partKeys(ctx, &sweep.Parts{Open: tp.open}, id, pool))
 		stops = append(stops, stop)
-		k, err, _ := next()
-		if err != nil {
+		if _, err, _ := next(); err != nil {
 			t.Fatal(err)
 		}
-		firsts = append(firsts, k)
 	}
 	once := 0
 	for _, id := range ids {
@@ -290,4 +287,64 @@ func TestPartBuffersShared(t *testing.T) {
 	if pool.free.Load() != 3*size {
 		t.Errorf("%d bytes free after every part stopped, want %d", pool.free.Load(), 3*size)
 	}
+}
+
+// FuzzPartKeys reads a part of any addresses (lines of the input) once
+// into a buffer and twice without one: both yield the same keys, or both
+// fail, whatever the addresses (out of order, repeated, empty, full ones
+// of any shape); when the relative ones strictly ascend, the keys are the
+// addresses' keys sorted and distinct.
+func FuzzPartKeys(f *testing.F) {
+	f.Add("data/a\ndata/b\n")
+	f.Add("s3://bucket/repo/data/z\n./data/a\ndata//b\ndata/b\n")
+	f.Add("data/b\ndata/a\n")
+	f.Add("\n\ndata/a\ngs://elsewhere/data/x\ns3://bucket/repo//data/a\n")
+	f.Add("s3://bucket/other/x\n/data/.\ndata/./b/../c\n")
+	ctx := context.Background()
+	f.Fuzz(func(t *testing.T, in string) {
+		addrs := strings.Split(in, "\n")
+		read := func(limit int64) ([]string, int, error) {
+			LimitPartBuffers(t, limit, 1<<30)
+			tp := &testParts{parts: map[string][]string{"p": addrs}, opens: map[string]int{}}
+			var got []string
+			for k, err := range testCycle(t).partKeys(ctx, &sweep.Parts{Open: tp.open}, "p", newPartBuffers(0)) {
+				if err != nil {
+					return got, tp.opens["p"], err
+				}
+				got = append(got, k)
+			}
+			return got, tp.opens["p"], nil
+		}
+		once, opens, errOnce := read(1 << 30)
+		twice, _, errTwice := read(0)
+		if (errOnce == nil) != (errTwice == nil) || !slices.Equal(once, twice) {
+			t.Fatalf("read once: %q, %v; twice: %q, %v", once, errOnce, twice, errTwice)
+		}
+		if errOnce != nil {
+			return
+		}
+		if opens != 1 {
+			t.Fatalf("%d opens under a bound of 1 GiB", opens)
+		}
+		var rel []string
+		for _, a := range addrs {
+			if !nsaddr.IsFull(a) {
+				rel = append(rel, a)
+			}
+		}
+		if !slices.IsSorted(rel) || len(slices.Compact(slices.Clone(rel))) != len(rel) {
+			return
+		}
+		var want []string
+		for k, err := range testCycle(t).relativeAddresses(ctx, "model", addresses(addrs)) {
+			if err != nil {
+				t.Fatalf("the model fails where the part did not: %v", err)
+			}
+			want = append(want, k)
+		}
+		slices.Sort(want)
+		if want = slices.Compact(want); !slices.Equal(once, want) {
+			t.Fatalf("keys %q, want %q", once, want)
+		}
+	})
 }
