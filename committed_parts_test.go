@@ -101,7 +101,9 @@ func (h *rangesHost) open(ctx context.Context, id string) iter.Seq2[string, erro
 }
 
 // A cycle whose host gives parts marks and deletes exactly what one given
-// the same commits as addresses does: the garbage, read from the parts.
+// the same commits as addresses does: the garbage, read from the parts,
+// each opened once when its addresses fit Collect's buffer, twice when not
+// (a bound of 0: every part with a relative address).
 func TestCollectWithPartsDeletesWhatAFlatRunDeletes(t *testing.T) {
 	ctx := context.Background()
 	flat := newWorld(t)
@@ -112,20 +114,37 @@ func TestCollectWithPartsDeletesWhatAFlatRunDeletes(t *testing.T) {
 	}
 	flatGone := flat.expectLiveKept()
 
-	w := newWorld(t)
-	h := &rangesHost{memHost: w.host, ns: w.ns, fullKey: true}
-	cfg = w.config()
-	cfg.Sweep = true
-	rep, err := lakegc.Collect(ctx, h.host(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gone := w.expectLiveKept()
-	if !slices.Equal(gone, flatGone) || len(gone) != len(w.garbage) {
-		t.Errorf("with parts deleted %q; a flat run deleted %q; want the %d garbage objects", gone, flatGone, len(w.garbage))
-	}
-	if s := rep.Mark.Summary; s.KeepSource != sweep.KeepParts || s.PartsRead != int64(len(h.parts)) {
-		t.Errorf("keep source %q, %d parts read; want %q, %d", s.KeepSource, s.PartsRead, sweep.KeepParts, len(h.parts))
+	for _, bound := range []string{"default", "0"} {
+		if bound == "0" {
+			lakegc.LimitPartBuffers(t, 0, 1<<20)
+		}
+		w := newWorld(t)
+		h := &rangesHost{memHost: w.host, ns: w.ns, fullKey: true}
+		cfg = w.config()
+		cfg.Sweep = true
+		rep, err := lakegc.Collect(ctx, h.host(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gone := w.expectLiveKept()
+		if !slices.Equal(gone, flatGone) || len(gone) != len(w.garbage) {
+			t.Errorf("bound %s: with parts deleted %q; a flat run deleted %q; want the %d garbage objects", bound, gone, flatGone, len(w.garbage))
+		}
+		if s := rep.Mark.Summary; s.KeepSource != sweep.KeepParts || s.PartsRead != int64(len(h.parts)) {
+			t.Errorf("bound %s: keep source %q, %d parts read; want %q, %d", bound, s.KeepSource, s.PartsRead, sweep.KeepParts, len(h.parts))
+		}
+		twice := 0
+		for _, keys := range h.parts {
+			if slices.ContainsFunc(keys, func(a string) bool { return !strings.Contains(a, "://") }) {
+				twice++
+			}
+		}
+		opens := len(h.opened)
+		switch {
+		case bound == "default" && opens != len(h.parts),
+			bound == "0" && opens != len(h.parts)+twice:
+			t.Errorf("bound %s: %d parts (%d with relative addresses) opened %d times", bound, len(h.parts), twice, opens)
+		}
 	}
 }
 

@@ -89,8 +89,9 @@ func TestCollectCommittedParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Collect reads each part twice (see CommittedParts).
-	if s := first.Mark.Summary; s.KeepSource != sweep.KeepParts || 2*s.PartsRead != int64(len(h.opened)) || len(h.opened) == 0 {
+	// Collect reads each part once: its addresses fit a buffer (see
+	// CommittedParts).
+	if s := first.Mark.Summary; s.KeepSource != sweep.KeepParts || s.PartsRead != int64(len(h.opened)) || len(h.opened) == 0 {
 		t.Fatalf("first run: keep set from %q, %d parts read, %d opened", s.KeepSource, s.PartsRead, len(h.opened))
 	}
 	if got := w.candidates(first.RunID); !slices.Equal(got, garbage) {
@@ -125,9 +126,11 @@ func TestCollectCommittedParts(t *testing.T) {
 }
 
 // A host whose part does not name the same addresses on the two reads
-// Collect makes of it (here its full addresses are missing from the
-// first) fails the cycle: the full address's object must not be marked.
+// Collect makes of a part too large for its buffer (here every part: a
+// bound of 0; the part's full addresses are missing from the first read)
+// fails the cycle: the full address's object must not be marked.
 func TestCollectCommittedPartsReadsDiffer(t *testing.T) {
+	lakegc.LimitPartBuffers(t, 0, 1<<20)
 	w := newWorld(t)
 	ctx := context.Background()
 	h := &partsHost{memHost: w.host, flaky: true}

@@ -169,11 +169,12 @@
 // (metarange's Cache.Version: the version of the rule deriving the keys,
 // the namespace as resolved, the storage prefix), so a run after another
 // BlockstorePath, namespace spelling or lakegc version changed them reads
-// every range again. Collect reads each part it reads twice (its full addresses
-// first: lakegc.CommittedParts), so Stats.RangeCache.PartReads counts two
-// cache reads a part. The mark reads up to metarange.DefaultConcurrency
-// parts at once (sweep.Parts.ReadAhead), so that their reads wait for the
-// store together. A range whose keys take more than
+// every range again. Collect reads each part it reads once, or twice when
+// its addresses do not fit Collect's buffer (lakegc.CommittedParts), so
+// Stats.RangeCache.PartReads counts one cache read a part, or two. The
+// mark reads up to metarange.DefaultConcurrency parts at once
+// (sweep.Parts.ReadAhead), so that their reads wait for the store
+// together. A range whose keys take more than
 // metarange.DefaultCacheMaxBytes cannot be a part, and fails the run: with
 // Options.NoRangeCache such a range is read from its table every run.
 //

@@ -42,9 +42,10 @@ type RangeCacheStats struct {
 	CacheBytes int64 `json:"cache_bytes"`
 	// PartReads are the mark's reads of ranges' keys, as parts (the
 	// package documentation, "The range cache"): each range an optimized
-	// mark reads, twice (lakegc.CommittedParts), or in a clean run every
-	// kept range twice. PartMisses, among them, were read from lakeFS's
-	// tables: ranges not cached (a cache pruned, damaged or not written).
+	// mark reads, or in a clean run every kept range, once (twice if its
+	// addresses do not fit Collect's buffer: lakegc.CommittedParts).
+	// PartMisses, among them, were read from lakeFS's tables: ranges not
+	// cached (a cache pruned, damaged or not written).
 	PartReads  int64 `json:"part_reads"`
 	PartMisses int64 `json:"part_misses"`
 	// Recorded is whether the run's record of the ranges it used was
