@@ -100,6 +100,7 @@ func TestPartKeysDecodeBounded(t *testing.T) {
 		if bound := 2*frontCodedSize(tc.addrs) + 1<<20; alloc > bound {
 			t.Errorf("%s: %d bytes allocated reading 2 keys, over %d", tc.name, alloc, bound)
 		}
+		t.Logf("%s: %d bytes allocated reading 2 keys, %d front-coded", tc.name, alloc, frontCodedSize(tc.addrs))
 		if pool.free.Load() != 64<<20 {
 			t.Errorf("%s: %d bytes not given back", tc.name, 64<<20-pool.free.Load())
 		}
