@@ -17,7 +17,9 @@ import (
 // KiB, over 64 KiB) that a decode batch ends inside or right after them.
 func TestPartBufferRoundTrip(t *testing.T) {
 	r := rand.New(rand.NewPCG(28, 3))
-	for step := range 300 {
+	dropped := 0
+	const steps = 300
+	for step := range steps {
 		var in []string
 		prev := ""
 		for range r.IntN(400) {
@@ -32,7 +34,11 @@ func TestPartBufferRoundTrip(t *testing.T) {
 			case 3:
 				a = prev[:r.IntN(len(prev)+1)]
 			case 4:
-				a = strings.Repeat(string(rune('a'+r.IntN(3))), r.IntN(80<<10))
+				n := []int{32<<10 - 1, 32 << 10, 32<<10 + 1, 64 << 10, r.IntN(64 << 10)}[r.IntN(5)]
+				if r.IntN(1000) == 0 {
+					n = partAddressMax + 1 // the buffer is dropped
+				}
+				a = strings.Repeat(string(rune('a'+r.IntN(3))), n)
 			default:
 				a = prev[:r.IntN(len(prev)+1)] + strings.Repeat(string(rune('a'+r.IntN(26))), 1+r.IntN(300))
 			}
@@ -50,6 +56,7 @@ func TestPartBufferRoundTrip(t *testing.T) {
 			got = append(got, a)
 		}
 		if b.over {
+			dropped++
 			// Dropped: the part is read again, nothing is yielded from here.
 			if len(got) != 0 {
 				t.Fatalf("step %d: a dropped buffer yields %d addresses", step, len(got))
@@ -62,6 +69,10 @@ func TestPartBufferRoundTrip(t *testing.T) {
 			t.Fatalf("step %d: %d bytes not given back", step, 1<<30-pool.free.Load())
 		}
 	}
+	if dropped == 0 || dropped > steps/2 {
+		t.Errorf("%d of %d buffers dropped: the generator misses cases", dropped, steps)
+	}
+	t.Logf("%d of %d buffers dropped", dropped, steps)
 }
 
 // TestPartKeysDecodeBounded: what partKeys allocates besides its buffer's
