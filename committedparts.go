@@ -252,7 +252,8 @@ type partBuffer struct {
 }
 
 // add appends address a, or drops the buffer when the part's addresses
-// take more than its bound or the pool has not the bytes.
+// take more than its bound or the pool has not the bytes, or a is longer
+// than partAddressMax (decoding it would copy it beside the buffer).
 func (b *partBuffer) add(a string) {
 	if b.over {
 		return
@@ -262,7 +263,7 @@ func (b *partBuffer) add(a string) {
 	}
 	rest := a[shared:]
 	need := int64(len(b.data)) + int64(uvarintLen(shared)+uvarintLen(len(rest))+len(rest))
-	if need > b.pool.part {
+	if need > b.pool.part || len(a) > partAddressMax {
 		b.drop()
 		return
 	}
@@ -342,7 +343,7 @@ func (b *partBuffer) addresses() iter.Seq[string] {
 			d = d[size:]
 			batch = append(batch, key...)
 			ends = append(ends, len(batch))
-			if len(batch) >= partBatchBytes && !flush() {
+			if (len(batch) >= partBatchBytes || len(ends) == partBatchKeys) && !flush() {
 				return
 			}
 		}
@@ -350,5 +351,15 @@ func (b *partBuffer) addresses() iter.Seq[string] {
 	}
 }
 
-// partBatchBytes is the size of the batches addresses decodes.
-const partBatchBytes = 32 << 10
+// The batches addresses decodes end at partBatchBytes or partBatchKeys,
+// whichever comes first: a batch of empty or repeated addresses (which the
+// mark refuses) stays small too.
+const (
+	partBatchBytes = 32 << 10
+	partBatchKeys  = 1024
+)
+
+// partAddressMax is the longest address a part buffer holds: the mark
+// refuses longer keys (sweep.Parts), so a part with one is read twice and
+// fails there, and its decode batch stays small.
+const partAddressMax = 64 << 10
