@@ -273,7 +273,7 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	m.cnt.phase("join")
 	// The young listed keys join the uncommitted ones.
 	staged := keep
-	if com.kind == kindSet {
+	if com.kind == kindMultiset {
 		staged = hold
 	}
 	if err := staged.Adopt(l.youngKeys.s); err != nil {
