@@ -288,7 +288,8 @@ func (m *marker) readCommitted(ctx context.Context, in Inputs, prev *previous, k
 		return nil, nil, err
 	}
 	c := &committed{kind: kindMultiset, most: math.MaxInt64}
-	if why := m.changesUnusable(in.Changes, prev); why == "" {
+	why := m.changesUnusable(in.Changes, prev)
+	if why == "" {
 		ch := in.Changes
 		c.source, c.index = KeepChanges, true
 		added := extsort.NewRepeatSorter(m.spill, share, sh.fanIn)
@@ -307,7 +308,8 @@ func (m *marker) readCommitted(ctx context.Context, in Inputs, prev *previous, k
 			return c, hold, err
 		}
 		return c, c.removed, nil
-	} else if in.Changes != nil {
+	}
+	if in.Changes != nil {
 		m.log("sweep: committed keep set read in full", "changes_since", in.Changes.Since, "why", why)
 	}
 	c.flat = extsort.NewRepeatSorter(m.spill, share, sh.fanIn)
