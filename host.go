@@ -46,7 +46,7 @@ type Host struct {
 	// read through it: an optimized cycle then reads only the parts that
 	// changed. One that implements CommittedChanges (a host without parts)
 	// is asked what changed since the previous run: an optimized cycle
-	// then reads those changes in place of every address.
+	// that can use them reads them in place of every address.
 	Committed Committed
 	// Copies, if set, is the host's table of shallow copies: their
 	// addresses are exported after every branch, so that a rename racing
@@ -108,12 +108,13 @@ type Committed interface {
 // index (see sweep.Changes); a key is kept while its count is above 0. So a
 // key that two addresses hold stays kept when one of them is removed.
 //
-// A host that gets this wrong can delete live data. An address removed
-// that CommittedAddresses still yields, or one added and left out of
-// Added, takes its keys' counts down while their objects are live, and
-// when a count reaches 0 the object is marked and deleted: the mark no
-// longer reads CommittedAddresses, and cannot tell. A host unsure of its
-// changes returns nil instead.
+// A host that gets this wrong can delete live data. An address in Removed
+// that CommittedAddresses still yields as often, or one it yields more
+// often left out of Added, leaves its keys counted lower than the
+// addresses that hold them; when a count reaches 0 while an address still
+// holds the key, its object is marked and deleted: the mark no longer
+// reads CommittedAddresses, and cannot tell. A host unsure of its changes
+// returns nil instead.
 //
 // What Collect checks: an error, or Changes whose Since is not since (or
 // any for since ""), or a nil Added or Removed, fails the cycle before
