@@ -433,9 +433,9 @@ func (c *cycle) mark(ctx context.Context) error {
 }
 
 // committedInputs is the mark's committed input: the host's parts
-// (CommittedParts) if it gives them, else its addresses. A CommittedChanges
-// host's changes since prev are asked for and checked, but not used (see
-// CommittedChanges).
+// (CommittedParts) if it gives them, else its addresses, with, from a
+// CommittedChanges host, its changes since prev, checked and made keys as
+// its addresses are (see CommittedChanges).
 func (c *cycle) committedInputs(ctx context.Context, prev string) (sweep.Inputs, error) {
 	if cp, ok := c.host.Committed.(CommittedParts); ok {
 		parts, err := c.committedParts(ctx, cp)
@@ -450,13 +450,17 @@ func (c *cycle) committedInputs(ctx context.Context, prev string) (sweep.Inputs,
 		case changes == nil:
 		case changes.Since != prev || prev == "":
 			return sweep.Inputs{}, fmt.Errorf("%w: committed changes since %q, asked since %q", ErrInvalidInput, changes.Since, prev)
+		case changes.Added == nil || changes.Removed == nil:
+			return sweep.Inputs{}, fmt.Errorf("%w: committed changes with a nil sequence", ErrInvalidInput)
 		default:
-			// Not handed to Mark: its keep index counts keys as a set,
-			// and one key may be committed by several addresses (a
-			// relative and a full one, or two spellings the namespace
-			// cleans alike), so a removed address would take a key that
-			// another address still holds to 0 and delete a live object.
-			// Mark reads CommittedAddresses in full.
+			// Each address becomes the keys Committed's would (the same
+			// function): Mark counts every key each time it comes, so
+			// a key several addresses hold (a relative and a full one,
+			// two spellings the namespace cleans alike) falls to 0
+			// only when the last of them is removed.
+			in.Changes = &sweep.Changes{Since: prev,
+				Added:   c.relativeAddresses(ctx, "committed added", changes.Added),
+				Removed: c.relativeAddresses(ctx, "committed removed", changes.Removed)}
 		}
 	}
 	return in, nil

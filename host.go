@@ -45,7 +45,8 @@ type Host struct {
 	// Required. One that implements CommittedParts (lakeFS's ranges) is
 	// read through it: an optimized cycle then reads only the parts that
 	// changed. One that implements CommittedChanges (a host without parts)
-	// is asked what changed since the previous run (not yet used).
+	// is asked what changed since the previous run: an optimized cycle
+	// that can use them reads them in place of every address.
 	Committed Committed
 	// Copies, if set, is the host's table of shallow copies: their
 	// addresses are exported after every branch, so that a rename racing
@@ -91,12 +92,39 @@ type Committed interface {
 // mark, with since the run an optimized mark starts from ("" for a clean
 // run) and run the ID of this run (the since of a later one). A host that
 // keeps no state for since, and every host for since "", returns nil
-// Changes and a nil error; an error, or Changes whose Since is not since,
-// fails the cycle. Collect does not give the changes to Mark: Mark reads
-// CommittedAddresses in full. sweep.Changes count keys as a set, while
-// several addresses (a relative and a full one, or two spellings the
-// namespace cleans alike) may hold one key, so removing one of them would
-// unkeep a key another still holds.
+// Changes and a nil error: the mark then reads CommittedAddresses in full.
+//
+// The changes are counted, not a set: Added and Removed must be exactly the
+// multiset difference between what CommittedAddresses yielded for the
+// active commits of run since and what it yields for active now. An
+// address CommittedAddresses yields n times more now than then is in Added
+// n times; one it yields n times fewer, in Removed n times. An address of
+// two commits counts twice, and a relative and a full address of one
+// object are two addresses. Collect makes each address of Added and
+// Removed the keys it makes of CommittedAddresses' (see Committed: a full
+// address under the namespace gives its relative keys, a foreign one
+// what it keeps of it), and Mark counts each key +1 each time Added gives
+// it and −1 each time Removed does, from its count in run since's keep
+// index (see sweep.Changes); a key is kept while its count is above 0. So a
+// key that two addresses hold stays kept when one of them is removed.
+//
+// A host that gets this wrong can delete live data. An address in Removed
+// that CommittedAddresses still yields as often, or one it yields more
+// often left out of Added, leaves its keys counted lower than the
+// addresses that hold them; when a count reaches 0 while an address still
+// holds the key, its object is marked and deleted: the mark no longer
+// reads CommittedAddresses, and cannot tell. A host unsure of its changes
+// returns nil instead.
+//
+// What Collect checks: an error, or Changes whose Since is not since (or
+// any for since ""), or a nil Added or Removed, fails the cycle before
+// anything is deleted. Mark uses the changes only when it starts from the
+// run since and that run counted a flat keep set the same way (its keep
+// index is a multiset, not the set of a version before this one); otherwise
+// it reads CommittedAddresses in full, and the changes are not read. A
+// count that falls below 0 (an address removed more times than it was
+// given) fails the mark with sweep.ErrInvalidInput, and the next cycle is
+// clean. A wrong change that keeps every count at or above 0 is not seen.
 type CommittedChanges interface {
 	Committed
 	CommittedChanges(ctx context.Context, since, run string, active []retention.ActiveCommit) (*sweep.Changes, error)

@@ -122,7 +122,8 @@ type MarkReport struct {
 	// command's metarange reader counts them in its own progress) adds
 	// none here. With CommittedParts, the committed addresses counted are
 	// those of the parts the mark read: every part in a clean cycle, in an
-	// optimized one only those that appeared or left.
+	// optimized one only those that appeared or left; with CommittedChanges
+	// read in place of every address, those added and removed.
 	Foreign       int64    `json:"foreign"`
 	ForeignSample []string `json:"foreign_sample,omitempty"`
 	// Of the listed objects, Recognized have a shape of the repository's

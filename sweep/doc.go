@@ -121,8 +121,10 @@
 //
 // The keep index. Every run but a shard's records its committed keep set
 // with each key's reference count: the number of parts that hold it (with
-// Inputs.Parts), or 1 (a flat keep set, Inputs.Committed). A key is
-// committed while its count is above 0. An optimized run counts from the
+// Inputs.Parts), or the number of times Inputs.Committed yielded it (a flat
+// keep set: a key given by several commits, or in two spellings the host
+// maps to one key, counts once for each). A key is committed while its
+// count is above 0. An optimized run counts from the
 // previous run's index when it can, and reads only what changed:
 //
 //   - with Parts, when the previous index counted parts of the same
@@ -134,10 +136,15 @@
 //     recorded): when it does not, or cannot be opened, the run counts
 //     every current part instead (logged), never a part as empty;
 //   - with Committed and Changes, when Changes.Since is the previous run and
-//     its index counted a flat keep set: Changes.Added (+1) and
-//     Changes.Removed (−1), each sorted; a count that leaves 0..1 (a change
-//     that contradicts the index) fails the run with ErrInvalidInput, and
-//     the next run, whose previous run failed, is clean;
+//     its index counted a flat keep set so (its kind is "multiset"):
+//     Changes.Added (+1 each time it yields a key) and Changes.Removed (−1
+//     each time), each sorted, merged with the index; a count below 0 (a
+//     change that contradicts the index) fails the run with
+//     ErrInvalidInput, and the next run, whose previous run failed, is
+//     clean. An index of kind "set", written by an older version that
+//     counted a flat keep set's keys once however often they were given,
+//     is never combined with Changes: the run reads Committed in full
+//     (logged);
 //   - otherwise, and in every clean run, in full: every part, merged k ways
 //     (each part's keys are sorted, so nothing is sorted), or every key of
 //     Committed, sorted. Summary.KeepSource and PartsRead say which.

@@ -31,8 +31,12 @@ const (
 
 // Kinds of keep index, in the state.
 const (
-	kindParts = "parts" // counts of Inputs.Parts
-	kindSet   = "set"   // a flat keep set (Inputs.Committed): every count 1
+	kindParts    = "parts"    // counts of Inputs.Parts
+	kindMultiset = "multiset" // a flat keep set (Inputs.Committed): how many times it gave each key
+	// kindSet is a flat keep set's index of an older version, which
+	// counted each key once however many times it was given: read, never
+	// combined with Changes, never written.
+	kindSet = "set"
 )
 
 // Where a run's committed keep set came from, in Summary.KeepSource; ""
@@ -222,9 +226,9 @@ type committed struct {
 	version   string          // Parts.Version
 	files     []string        // spill files of counts (deltaFormat)
 	index     bool            // the previous index's counts join
-	flat      *extsort.Sorter // keys that count w each
-	added     *extsort.Sorter // Changes.Added (+1)
-	removed   *extsort.Sorter // Changes.Removed (−1)
+	flat      *extsort.Sorter // Committed's keys, repeats kept (+1 each)
+	added     *extsort.Sorter // Changes.Added, repeats kept (+1 each)
+	removed   *extsort.Sorter // Changes.Removed, repeats kept (−1 each)
 	most      int64           // the largest count allowed
 	stats     []keycount.Stat // the parts read in full, or the parts added
 	gone      map[string]bool // the parts that left the set
@@ -277,39 +281,58 @@ func (m *marker) readCommitted(ctx context.Context, in Inputs, prev *previous, k
 		c.files, c.stats, err = m.partSource(in.Parts, c).Count(ctx, m.spill, ids, 1, nil, sh.fanIn)
 		return c, keep, err
 	}
-	// A flat keep set: Changes when they are relative to the run this one
-	// starts from and its index is of a flat keep set; else Committed.
+	// A flat keep set, counted: each key by how many times it is given.
+	// Changes when they are relative to the run this one starts from and
+	// its index counted a flat keep set so; else Committed.
 	if err := hold.Adopt(keep); err != nil {
 		return nil, nil, err
 	}
-	c := &committed{kind: kindSet, most: 1}
-	if ch := in.Changes; ch != nil && prev != nil && prev.state.KeepKind == kindSet && ch.Since == m.cfg.previous {
+	c := &committed{kind: kindMultiset, most: math.MaxInt64}
+	why := m.changesUnusable(in.Changes, prev)
+	if why == "" {
+		ch := in.Changes
 		c.source, c.index = KeepChanges, true
-		added := extsort.NewSorter(m.spill, share, sh.fanIn)
+		added := extsort.NewRepeatSorter(m.spill, share, sh.fanIn)
 		c.added = added
 		if err := readKeep(ctx, ch.Added, added); err != nil {
 			return c, hold, err
 		}
 		// Its block goes to a run, so that Removed has the memory.
-		c.added = extsort.NewSorter(m.spill, 4096, sh.fanIn)
+		c.added = extsort.NewRepeatSorter(m.spill, 4096, sh.fanIn)
 		if err := c.added.Adopt(added); err != nil {
 			added.Release()
 			return c, hold, err
 		}
-		c.removed = extsort.NewSorter(m.spill, share, sh.fanIn)
+		c.removed = extsort.NewRepeatSorter(m.spill, share, sh.fanIn)
 		if err := readKeep(ctx, ch.Removed, c.removed); err != nil {
 			return c, hold, err
 		}
 		return c, c.removed, nil
 	}
-	if ch := in.Changes; ch != nil {
-		m.log("sweep: committed keep set read in full", "changes_since", ch.Since)
+	if in.Changes != nil {
+		m.log("sweep: committed keep set read in full", "changes_since", in.Changes.Since, "why", why)
 	}
-	c.flat = extsort.NewSorter(m.spill, share, sh.fanIn)
+	c.flat = extsort.NewRepeatSorter(m.spill, share, sh.fanIn)
 	if err := readKeep(ctx, in.Committed, c.flat); err != nil {
 		return c, hold, err
 	}
 	return c, c.flat, nil
+}
+
+// changesUnusable says why Mark cannot count from ch, the changes of a flat
+// keep set, and the previous run's index: "" when it can.
+func (m *marker) changesUnusable(ch *Changes, prev *previous) string {
+	switch {
+	case ch == nil:
+		return "no changes"
+	case prev == nil:
+		return "a clean run"
+	case ch.Since != m.cfg.previous:
+		return "the changes are since another run"
+	case prev.state.KeepKind != kindMultiset:
+		return fmt.Sprintf("the previous keep index is of kind %q, not %q", prev.state.KeepKind, kindMultiset)
+	}
+	return ""
 }
 
 // partSource is where the parts of p are read from: their keys checked as
@@ -402,10 +425,13 @@ func (m *marker) counts(c *committed, prev *previous) (keycount.Iter, error) {
 		}
 		iters = append(iters, indexCounts{f, prev.state.IndexKeys})
 	}
+	// A flat keep set's sorters keep repeats: each key counts w for every
+	// time it was given.
 	for _, side := range []struct {
-		s **extsort.Sorter
-		w int64
-	}{{&c.flat, 1}, {&c.added, 1}, {&c.removed, -1}} {
+		s    **extsort.Sorter
+		w    int64
+		what string
+	}{{&c.flat, 1, "committed keep set"}, {&c.added, 1, "committed keep set's additions"}, {&c.removed, -1, "committed keep set's removals"}} {
 		if *side.s == nil {
 			continue
 		}
@@ -415,7 +441,7 @@ func (m *marker) counts(c *committed, prev *previous) (keycount.Iter, error) {
 			closeAll()
 			return nil, err
 		}
-		iters = append(iters, keycount.Weighted(extsort.Strict(it, "committed keep set"), side.w))
+		iters = append(iters, newRepeatCounts(it, side.w, side.what))
 	}
 	// Read ahead on a goroutine of its own, as the listing and the
 	// uncommitted keys are: the merges and the index's decoding run while

@@ -1,9 +1,11 @@
 package sweep
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"iter"
 	"maps"
 	"math/rand/v2"
@@ -14,6 +16,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/lakegc/lakegc/internal/keycount"
 )
 
 // The model of a repository whose commits are sets of immutable parts, as
@@ -186,13 +190,85 @@ func shuffled(r *rand.Rand, keys []string) []string {
 // minus returns the keys of a (sorted) not in b (sorted).
 func minus(a, b []string) []string { return diff(a, b) }
 
+// hostAddresses is the multiset of addresses a flat host gives for the
+// unexpired commits, sorted: each commit's keys, a key of several commits
+// once for each, and some keys of a commit twice (a second spelling of the
+// same key, as a relative and a full address are), plus extra, more
+// spellings of committed keys.
+func (m *gcModel) hostAddresses(extra map[string]int) []string {
+	var out []string
+	for i, c := range m.commits {
+		if !m.now.Before(c.expires) {
+			continue
+		}
+		for _, k := range c.keys {
+			out = append(out, k)
+			if (crc32.ChecksumIEEE([]byte(k))+uint32(i))%6 == 0 {
+				out = append(out, k)
+			}
+		}
+	}
+	for k, n := range extra {
+		for range n {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// multisetMinus returns a − b, multisets as sorted slices with repeats.
+func multisetMinus(a, b []string) []string {
+	var out []string
+	for len(a) > 0 {
+		switch {
+		case len(b) == 0 || a[0] < b[0]:
+			out, a = append(out, a[0]), a[1:]
+		case a[0] == b[0]:
+			a, b = a[1:], b[1:]
+		default:
+			b = b[1:]
+		}
+	}
+	return out
+}
+
+// churnSpellings adds or drops extra spellings of committed keys: one
+// more spelling of a key that already has others, or one less of a key
+// that keeps others; a key no longer committed loses its extra spellings.
+func churnSpellings(r *rand.Rand, extra map[string]int, keys []string) {
+	for k := range extra {
+		if _, ok := slices.BinarySearch(keys, k); !ok {
+			delete(extra, k)
+		}
+	}
+	if len(keys) > 0 && r.IntN(2) == 0 {
+		extra[keys[r.IntN(len(keys))]]++
+	}
+	if len(extra) > 0 && r.IntN(3) == 0 {
+		ks := slices.Sorted(maps.Keys(extra))
+		k := ks[r.IntN(len(ks))]
+		if extra[k]--; extra[k] == 0 {
+			delete(extra, k)
+		}
+	}
+}
+
 // TestKeepIndexMatchesClean runs sequences of GC runs over a churning
 // repository whose commits are sets of parts: at every step an optimized
 // run, given the committed keep set as parts (only the parts that changed
 // are read), as Committed with Changes since its previous run, as Committed
 // alone, or with Changes since another run, marks at the same moment as a
-// clean run given the flat keep set; the optimized run's candidates that
-// exist must be exactly the clean run's, and none may be live. Between
+// clean run given the flat keep set (as a set, or as the host's addresses);
+// the optimized run's candidates that exist must be exactly the clean
+// run's, and none may be live. A flat host gives an address once for each
+// commit that holds it, some twice (two spellings of one key), and
+// spellings are added and dropped while the key stays committed: Changes
+// are the multiset difference of the addresses since the previous run,
+// with now and then a key both added and removed. Now and then the changes
+// contradict the index (remove a key no longer given, or never given): the
+// run must fail with ErrInvalidInput and mark nothing, and the next one is
+// clean. Between
 // steps the previous run's records are damaged now and then (a byte
 // flipped, cut short, removed), and the host may forget the parts that left
 // the set: the run must fall back (clean, or counting every part) and stay
@@ -220,7 +296,7 @@ func TestKeepIndexMatchesClean(t *testing.T) {
 	}
 	sources := map[string]int{}
 	kinds := map[string]int{}
-	var stepsRun, damaged, damagedClean, partsRead, partsTotal, recounts, lateUploads, lateMisses int
+	var stepsRun, damaged, damagedClean, partsRead, partsTotal, recounts, lateUploads, lateMisses, contradictions, heldRemoved int
 	for _, layout := range []struct {
 		name string
 		flat bool
@@ -231,9 +307,11 @@ func TestKeepIndexMatchesClean(t *testing.T) {
 				m.partsOn, m.pr = true, rand.New(rand.NewPCG(uint64(seed), 28))
 				m.partsFromFlat()
 				r := m.pr
-				committedAt := map[string][]string{}
-				late := map[string]bool{} // uploaded into a slice later than the margin allows
+				committedAt := map[string][]string{} // the host's addresses at each run
+				extra := map[string]int{}            // more spellings of committed keys
+				late := map[string]bool{}            // uploaded into a slice later than the margin allows
 				prevOpt := ""
+				prevFlat := false // the previous optimized run was given Committed
 				for step := range steps {
 					m.advance(time.Duration(1+r.IntN(10)) * time.Hour)
 					if r.IntN(6) == 0 {
@@ -255,6 +333,9 @@ func TestKeepIndexMatchesClean(t *testing.T) {
 					}
 					staged := m.stagedKeys()
 					keys, ids := m.committed()
+					churnSpellings(r, extra, keys)
+					addrs := m.hostAddresses(extra)
+					require.Equal(t, keys, slices.Compact(slices.Clone(addrs)))
 					damage := ""
 					if prevOpt != "" && r.IntN(8) == 0 {
 						if damage = m.damageRecords(prevOpt); damage != "" {
@@ -263,11 +344,20 @@ func TestKeepIndexMatchesClean(t *testing.T) {
 					}
 					clean, opt := fmt.Sprintf("c%03d", step), fmt.Sprintf("o%03d", step)
 					in := Inputs{Uncommitted: seqOf(staged), Committed: seqOf(keys), ExportStart: m.now.Add(-m.back)}
+					if r.IntN(2) == 0 {
+						in.Committed = seqOf(shuffled(r, addrs))
+					}
 					_, err := Mark(m.ctx, m.b, clean, in, m.opts()...)
 					require.NoError(t, err)
 					want := collect(t, Candidates(m.ctx, m.b, DefaultStoragePrefix, clean))
+					in.Committed = seqOf(shuffled(r, addrs))
 					opened := 0
+					contradicts := false
 					mode := r.IntN(10)
+					if prevFlat && mode < 6 && mode%2 == 1 {
+						mode = 6 // after a flat run, changes more often
+					}
+					held := 0
 					switch {
 					case mode < 6: // parts
 						in.Committed = nil
@@ -278,16 +368,49 @@ func TestKeepIndexMatchesClean(t *testing.T) {
 						in.Parts = m.hostParts(ids, lost, &opened)
 					case mode < 8: // changes since the previous run
 						then := committedAt[prevOpt]
-						in.Changes = &Changes{Since: prevOpt, Added: seqOf(shuffled(r, minus(keys, then))), Removed: seqOf(shuffled(r, minus(then, keys)))}
+						added, removed := multisetMinus(addrs, then), multisetMinus(then, addrs)
+						if len(keys) > 0 && r.IntN(4) == 0 { // in both: neither
+							k := keys[r.IntN(len(keys))]
+							added, removed = append(added, k), append(removed, k)
+						}
+						if r.IntN(10) == 0 {
+							// A key removed that is not given now: one
+							// given at the previous run, or never.
+							contradicts = true
+							k := "data/never/" + strconv.Itoa(step)
+							if gone := minus(then, keys); len(gone) > 0 && r.IntN(2) == 0 {
+								k = gone[r.IntN(len(gone))]
+							}
+							removed = append(removed, k)
+						}
+						for _, k := range removed {
+							if _, ok := slices.BinarySearch(addrs, k); ok {
+								held++ // a spelling removed, the key still given
+							}
+						}
+						in.Changes = &Changes{Since: prevOpt, Added: seqOf(shuffled(r, added)), Removed: seqOf(shuffled(r, removed))}
 						if prevOpt == "" {
-							in.Changes = nil
+							in.Changes, contradicts = nil, false
 						}
 					case mode < 9: // changes since another run: not used
 						in.Changes = &Changes{Since: clean, Added: func(func(string, error) bool) { panic("read") }, Removed: seqOf(nil)}
 					}
 					sum, err := Mark(m.ctx, m.b, opt, in, m.opts(WithPrevious(prevOpt), WithCleanEvery(1000))...)
+					committedAt[opt] = addrs
+					if contradicts && (err != nil || sum.KeepSource == KeepChanges) {
+						// Unused (a clean run), the changes cannot fail it.
+						require.ErrorIs(t, err, ErrInvalidInput, "step %d: changes that contradict the index", step)
+						require.ErrorContains(t, err, "contradict")
+						require.Empty(t, collect(t, Candidates(m.ctx, m.b, DefaultStoragePrefix, opt)))
+						contradictions++
+						prevOpt, prevFlat = opt, false // the next run is clean
+						continue
+					}
 					require.NoError(t, err)
-					committedAt[opt] = keys
+					prevFlat = in.Parts == nil
+					if sum.KeepSource == KeepChanges {
+						heldRemoved += held
+					}
 					got := collect(t, Candidates(m.ctx, m.b, DefaultStoragePrefix, opt))
 					kinds[sum.RunKind]++
 					sources[sum.KeepSource]++
@@ -341,11 +464,13 @@ func TestKeepIndexMatchesClean(t *testing.T) {
 			})
 		}
 	}
-	t.Logf("%d steps: run kinds %v, keep sources %v; parts-changed runs read %d parts of %d; %d optimized runs counted every part; %d damaged records, %d then clean; %d late uploads, missed %d times by optimized runs",
-		stepsRun, kinds, sources, partsRead, partsTotal, recounts, damaged, damagedClean, lateUploads, lateMisses)
+	t.Logf("%d steps: run kinds %v, keep sources %v; parts-changed runs read %d parts of %d; %d optimized runs counted every part; %d damaged records, %d then clean; %d late uploads, missed %d times by optimized runs; %d changes contradicted the index; %d removed spellings of keys still given",
+		stepsRun, kinds, sources, partsRead, partsTotal, recounts, damaged, damagedClean, lateUploads, lateMisses, contradictions, heldRemoved)
 	require.Greater(t, kinds[RunOptimized], kinds[RunClean])
 	require.Positive(t, sources[KeepPartsChanged])
 	require.Positive(t, sources[KeepChanges])
+	require.Positive(t, contradictions)
+	require.Positive(t, heldRemoved)
 	require.Positive(t, recounts)
 	require.Positive(t, damaged)
 	require.Equal(t, damaged, damagedClean, "a damaged record makes a clean run")
@@ -421,8 +546,11 @@ func TestPartChangedContent(t *testing.T) {
 }
 
 // TestChangesContradict: changes that contradict the previous run's index
-// (removing a key that was not committed, adding one that was) fail the run
-// rather than delete; the next run, from the failed one, is clean.
+// (removing a key that was not committed, or a key more times than it was
+// given) fail the run rather than delete; the next run, from the failed one,
+// is clean. Adding a key already committed is no contradiction: the flat
+// keep set is counted, and the key is kept until it is removed as many
+// times as it was given.
 func TestChangesContradict(t *testing.T) {
 	m, keys := partsWorld(t, 6)
 	mark := func(id, prev string, committed []string, ch *Changes) (*Summary, error) {
@@ -432,18 +560,28 @@ func TestChangesContradict(t *testing.T) {
 	require.NoError(t, err)
 	for i, ch := range []*Changes{
 		{Since: "r1", Added: seqOf(nil), Removed: seqOf(keys[4:5])},
-		{Since: "r1", Added: seqOf(keys[1:2]), Removed: seqOf(nil)},
+		{Since: "r1", Added: seqOf(nil), Removed: seqOf([]string{keys[1], keys[1]})},
+		{Since: "r1", Added: seqOf(keys[2:3]), Removed: seqOf([]string{keys[2], keys[2], keys[2]})},
 	} {
 		_, err = mark(fmt.Sprintf("bad%d", i), "r1", nil, ch)
 		require.ErrorIs(t, err, ErrInvalidInput)
 		require.ErrorContains(t, err, "contradict")
 		require.Empty(t, collect(t, Candidates(m.ctx, m.b, DefaultStoragePrefix, fmt.Sprintf("bad%d", i))))
 	}
-	// Consistent changes are used; a key in both Added and Removed is neither.
-	sum, err := mark("r2", "r1", nil, &Changes{Since: "r1", Added: seqOf([]string{keys[3], keys[5]}), Removed: seqOf([]string{keys[0], keys[5]})})
+	// Consistent changes are used; a key in both Added and Removed is
+	// neither, and a key added again (keys[1]) and removed once stays.
+	sum, err := mark("r2", "r1", nil, &Changes{Since: "r1",
+		Added: seqOf([]string{keys[3], keys[5], keys[1]}), Removed: seqOf([]string{keys[0], keys[5], keys[1]})})
 	require.NoError(t, err)
 	require.Equal(t, KeepChanges, sum.KeepSource)
 	require.Equal(t, []string{keys[0], keys[4], keys[5]}, collect(t, Candidates(m.ctx, m.b, DefaultStoragePrefix, "r2")))
+	// keys[2] given twice more, then removed twice: still once.
+	_, err = mark("r2b", "r2", nil, &Changes{Since: "r2", Added: seqOf([]string{keys[2], keys[2]}), Removed: seqOf(nil)})
+	require.NoError(t, err)
+	sum, err = mark("r2c", "r2b", nil, &Changes{Since: "r2b", Added: seqOf(nil), Removed: seqOf([]string{keys[2], keys[2]})})
+	require.NoError(t, err)
+	require.Equal(t, KeepChanges, sum.KeepSource)
+	require.Equal(t, []string{keys[0], keys[4], keys[5]}, collect(t, Candidates(m.ctx, m.b, DefaultStoragePrefix, "r2c")))
 	// From a failed run: clean, and Committed is read.
 	sum, err = mark("r3", "bad0", keys[:3], &Changes{Since: "bad0", Added: seqOf(nil), Removed: seqOf(nil)})
 	require.NoError(t, err)
@@ -477,4 +615,56 @@ func TestPartsVersion(t *testing.T) {
 	sum = mark("r3", "r2", "rules 2", "B")
 	require.Equal(t, KeepPartsChanged, sum.KeepSource)
 	require.Zero(t, sum.PartsRead)
+}
+
+// asOlderSetIndex rewrites run id's records as a version that counted a
+// flat keep set as a set wrote them: every count 1, of kind "set".
+func asOlderSetIndex(t *testing.T, m *gcModel, id string) {
+	dir := reportDir(DefaultStoragePrefix, id)
+	b, err := m.base.ReadAll(m.ctx, dir+indexName)
+	require.NoError(t, err)
+	dec, err := keycount.NewDecoder(bytes.NewReader(b), indexFormat, 512)
+	require.NoError(t, err)
+	var out bytes.Buffer
+	enc := keycount.NewEncoder(&out, indexFormat, 512)
+	for {
+		k, c, aux, ok, err := dec.Next()
+		require.NoError(t, err)
+		if !ok {
+			break
+		}
+		require.NoError(t, enc.Add(k, min(c, 1), aux))
+	}
+	require.NoError(t, enc.Finish())
+	require.NoError(t, m.base.WriteAll(m.ctx, dir+indexName, out.Bytes(), nil))
+	st, err := readState(m.ctx, m.base, dir)
+	require.NoError(t, err)
+	require.Equal(t, kindMultiset, st.KeepKind)
+	st.KeepKind = kindSet
+	require.NoError(t, writeJSON(m.ctx, m.base, dir+stateName, st))
+}
+
+// TestChangesAfterOlderSetIndex: a keep index of kind "set" (an older
+// version's, which counted a key given twice once) is never combined with
+// changes: removing one of a key's two occurrences would take it to 0. The
+// run reads Committed in full and says so; the run after it counts from its
+// own index.
+func TestChangesAfterOlderSetIndex(t *testing.T) {
+	m, keys := partsWorld(t, 4)
+	mark := func(id, prev string, committed []string, ch *Changes) *Summary {
+		sum, err := Mark(m.ctx, m.b, id, Inputs{Uncommitted: seqOf(nil), Committed: seqOf(committed), Changes: ch, ExportStart: m.now}, m.opts(WithPrevious(prev))...)
+		require.NoError(t, err)
+		return sum
+	}
+	mark("r1", "", []string{keys[0], keys[1], keys[0]}, nil)
+	asOlderSetIndex(t, m, "r1")
+	// keys[0] is given once now.
+	now := []string{keys[0], keys[1]}
+	sum := mark("r2", "r1", now, &Changes{Since: "r1", Added: seqOf(nil), Removed: seqOf(keys[:1])})
+	require.Equal(t, RunOptimized, sum.RunKind, sum.CleanReason)
+	require.Empty(t, sum.KeepSource, "an older set index is not combined with changes")
+	require.Equal(t, keys[2:], collect(t, Candidates(m.ctx, m.b, DefaultStoragePrefix, "r2")))
+	sum = mark("r3", "r2", keys[1:2], &Changes{Since: "r2", Added: seqOf(nil), Removed: seqOf(keys[:1])})
+	require.Equal(t, KeepChanges, sum.KeepSource)
+	require.Equal(t, []string{keys[0], keys[2], keys[3]}, collect(t, Candidates(m.ctx, m.b, DefaultStoragePrefix, "r3")))
 }

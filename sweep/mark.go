@@ -31,8 +31,10 @@ type Inputs struct {
 	// example from uncommitted.ReadRun). It is consumed first, on the
 	// goroutine that called Mark, while Mark lists the namespace on others.
 	Uncommitted iter.Seq2[string, error]
-	// Committed yields the addresses of the active commits, in any order.
-	// It is consumed after Uncommitted, on the same goroutine. Exactly one
+	// Committed yields the addresses of the active commits, in any order,
+	// a key as often as the host likes: the keep index counts each time
+	// (see Changes). It is consumed after Uncommitted, on the same
+	// goroutine. Exactly one
 	// of Committed and Parts is given.
 	Committed iter.Seq2[string, error]
 	// Parts is the committed keep set as immutable, named parts (lakeFS's
@@ -273,7 +275,7 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	m.cnt.phase("join")
 	// The young listed keys join the uncommitted ones.
 	staged := keep
-	if com.kind == kindSet {
+	if com.kind == kindMultiset {
 		staged = hold
 	}
 	if err := staged.Adopt(l.youngKeys.s); err != nil {

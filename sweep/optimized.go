@@ -164,7 +164,7 @@ func parseState(b []byte) (*runState, error) {
 		return nil, fmt.Errorf("%w: state version %d", ErrInvalidInput, s.Version)
 	case s.Version == 1 && (s.KeepKind != "" || s.IndexKeys != 0 || s.Parts != 0):
 		return nil, fmt.Errorf("%w: state of version 1 with a keep index", ErrInvalidInput)
-	case s.Version == stateVersion && s.KeepKind != kindParts && s.KeepKind != kindSet:
+	case s.Version == stateVersion && s.KeepKind != kindParts && s.KeepKind != kindMultiset && s.KeepKind != kindSet:
 		return nil, fmt.Errorf("%w: state: keep kind %q", ErrInvalidInput, s.KeepKind)
 	case s.KeepKind != kindParts && (s.Parts != 0 || s.PartsVersion != ""):
 		return nil, fmt.Errorf("%w: state: parts of a keep set of kind %q", ErrInvalidInput, s.KeepKind)

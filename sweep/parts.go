@@ -60,22 +60,30 @@ type Parts struct {
 const MaxPartID = 1024
 
 // Changes is what a host that cannot name parts hands over instead of its
-// whole committed keep set: the committed addresses added to it and removed
-// from it since the run Since. Mark uses them only when it starts from that
-// very run (WithPrevious(Since)) and that run's records hold a usable keep
-// index of a flat keep set (one given as Committed); otherwise it reads
-// Committed in full, so a host gives both: neither sequence is read unless
-// used.
+// whole committed keep set: the committed keys added to it and removed from
+// it since the run Since. Mark uses them only when it starts from that very
+// run (WithPrevious(Since)) and that run's records hold a usable keep index
+// of a flat keep set counted as a multiset (one given as Committed, by this
+// version); otherwise it reads Committed in full, so a host gives both:
+// neither sequence is read unless used.
 //
-// The keep set is a set: Added must hold only keys that were not committed
-// at Since, Removed only keys that were, and a key in both counts as
-// neither. A change that contradicts the records (adding a key already in
-// the set, removing one that is not) fails the run with ErrInvalidInput:
-// the next run then runs clean, and reads Committed.
+// The flat keep set is a multiset: a key counts once for each time
+// Committed yields it. Added and Removed must be exactly the multiset
+// difference between what Committed yielded for the run Since and what it
+// yields now: a key yielded twice then and once now is removed once, and
+// stays committed. Each time Added yields a key counts +1, each time
+// Removed does −1, and a key in both cancels. A change that takes a count
+// below 0 (removing a key more times than it was given) contradicts the
+// records and fails the run with ErrInvalidInput: the next run then runs
+// clean, and reads Committed. A wrong change the records cannot show (a
+// key removed as many times as it was given while Committed still yields
+// it) is not seen: the key leaves the keep set, and its object is deleted,
+// live or not.
 type Changes struct {
 	// Since is the run ID the changes are relative to.
 	Since string
-	// Added and Removed yield keys in any order, spelled as Committed's.
+	// Added and Removed yield keys in any order, spelled as Committed's,
+	// a key as many times as it was added or removed.
 	Added, Removed iter.Seq2[string, error]
 }
 

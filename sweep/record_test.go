@@ -172,6 +172,7 @@ func FuzzRunState(f *testing.F) {
 	f.Add([]byte(`{"version":2}`))
 	f.Add([]byte(`{"version":2,"storage_prefix":"_lakefs","data_prefix":"data","live_keys":3,"index_keys":5,"keep_kind":"parts","parts":2}`))
 	f.Add([]byte(`{"version":2,"live_keys":3,"index_keys":5,"keep_kind":"set"}`))
+	f.Add([]byte(`{"version":2,"live_keys":3,"index_keys":5,"keep_kind":"multiset"}`))
 	f.Add([]byte(`{"version":3}`))
 	f.Add([]byte(`{"version":1,"young_slices":["x"]}`))
 	// As the first version wrote it, with what the summary says too.

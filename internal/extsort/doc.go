@@ -18,7 +18,8 @@
 //     any keys in any order.
 //   - [Sorter] gathers keys in one block of memory of a fixed size,
 //     spills each full block as a sorted run and merges the runs in the end,
-//     dropping repeats. The block counts against its budget only the pages
+//     dropping repeats ([NewRepeatSorter]: keeping them, for a caller that
+//     counts them). The block counts against its budget only the pages
 //     it touches; where the system allows it is mapped outside the Go heap.
 //   - [Pool] and [MemRun] hold many small listings in memory within one
 //     shared budget, so that they need no file each.

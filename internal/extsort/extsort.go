@@ -324,6 +324,7 @@ type Sorter struct {
 	hwA, hwR int   // the bytes of keys and of slots touched since the pages were last given back
 	ordered  bool  // the block's keys arrived in ascending order
 	sorted   bool  // the slots are in ascending order of their keys
+	repeats  bool  // a repeat is kept (NewRepeatSorter)
 	runs     []string
 }
 
@@ -332,6 +333,17 @@ type Sorter struct {
 // at once. It takes no memory before the first key.
 func NewSorter(dir *SpillDir, maxBytes, fanIn int) *Sorter {
 	return &Sorter{dir: dir, maxBytes: min(maxBytes, maxBlock), fanIn: fanIn, ordered: true}
+}
+
+// NewRepeatSorter returns a sorter as NewSorter does, that keeps repeats:
+// Finish yields each key as many times as it was added (a repeat costs its
+// runs two bytes), in ascending order, so that a caller can count them.
+// A sorter that drops repeats has dropped them from the runs another
+// adopts (Adopt).
+func NewRepeatSorter(dir *SpillDir, maxBytes, fanIn int) *Sorter {
+	s := NewSorter(dir, maxBytes, fanIn)
+	s.repeats = true
+	return s
 }
 
 // roundPage rounds n up to whole pages when the slab is mapped, where a
@@ -459,7 +471,7 @@ func (s *Sorter) spill() error {
 			k := s.key(r)
 			shared := 0
 			if i > 0 {
-				if shared = CommonPrefix(k, prev); shared == len(k) && shared == len(prev) {
+				if shared = CommonPrefix(k, prev); shared == len(k) && shared == len(prev) && !s.repeats {
 					continue
 				}
 			}
@@ -502,7 +514,8 @@ func (s *Sorter) writeRun(fill func(*RunWriter) error) (string, error) {
 	return rw.Finish()
 }
 
-// Finish returns the sorted, distinct keys added so far. Runs beyond the
+// Finish returns the sorted, distinct keys added so far (every key added,
+// repeats included, for a sorter of NewRepeatSorter). Runs beyond the
 // fan-in are merged into longer runs first, so at most fanIn files are open.
 // The block is freed when the stream is closed; on an error, at once. No key
 // may be added after.
@@ -525,8 +538,11 @@ func (s *Sorter) Finish() (Iter, error) {
 	} else {
 		s.freeBlock()
 	}
-	return NewMerge(iters), nil
+	return s.merge(iters), nil
 }
+
+// merge is NewMerge, keeping repeats for a sorter that keeps them.
+func (s *Sorter) merge(iters []Iter) Iter { return &merge{all: iters, repeats: s.repeats} }
 
 // Adopt takes o's keys into s's runs, spilling o's block first, and frees
 // o's block. o must share s's SpillDir and takes no more keys.
@@ -560,7 +576,7 @@ func (s *Sorter) mergeRuns() error {
 	if err != nil {
 		return err
 	}
-	m := NewMerge(iters)
+	m := s.merge(iters)
 	defer m.Close()
 	name, err := s.writeRun(func(rw *RunWriter) error {
 		for {
@@ -636,15 +652,17 @@ func (r *refIter) Close() error {
 	return nil
 }
 
-// merge is a k-way merge of ascending streams that yields each key once.
-// It fails when a stream's keys descend, so its output strictly ascends.
+// merge is a k-way merge of ascending streams that yields each key once
+// (every key, with repeats). It fails when a stream's keys descend, so its
+// output strictly ascends (ascends, with repeats).
 type merge struct {
-	heap []mergeItem
-	out  []byte
-	n    int64 // keys yielded
-	err  error
-	init bool
-	all  []Iter
+	heap    []mergeItem
+	out     []byte
+	n       int64 // keys yielded
+	err     error
+	init    bool
+	repeats bool
+	all     []Iter
 }
 
 type mergeItem struct {
@@ -735,6 +753,9 @@ func (m *merge) Next() ([]byte, bool, error) {
 				return nil, false, m.err
 			}
 			dup = c == 0
+		}
+		if m.repeats {
+			dup = false
 		}
 		if !dup {
 			m.out = append(m.out[:0], k...)
