@@ -1,11 +1,13 @@
 package uncommitted
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"iter"
+	"slices"
 
 	"github.com/lakegc/lakegc/internal/blobio"
 	"github.com/lakegc/lakegc/internal/parquetguard"
@@ -31,12 +33,12 @@ var ErrNoRun = errors.New("uncommitted: no such run")
 var ErrIncomplete = errors.New("uncommitted: incomplete run")
 
 // readWindow is how much of a file ReadRun and Addresses fetch per range
-// read, and readAhead how many such windows they fetch at once ahead of
-// their reading (blobio.WithReadAhead).
-const (
-	readWindow = 1 << 20
-	readAhead  = 8
-)
+// read.
+const readWindow = 1 << 20
+
+// readAhead is how many windows they fetch at once ahead of their reading
+// (blobio.WithReadAhead); a variable for the benchmarks only.
+var readAhead = 8
 
 // ReadOption configures ReadRun and Addresses.
 type ReadOption func(*readConfig)
@@ -172,9 +174,23 @@ func readFile(ctx context.Context, bucket *blob.Bucket, key string, size, wantRo
 		yield(Row{}, fmt.Errorf("uncommitted: read %s: %w", key, err))
 		return false
 	}
-	ra := blobio.NewReaderAt(ctx, bucket, key, size, readWindow, blobio.WithReadAhead(readAhead))
+	open := func() *blobio.ReaderAt {
+		return blobio.NewReaderAt(ctx, bucket, key, size, readWindow, blobio.WithReadAhead(readAhead))
+	}
+	ra := open()
 	defer ra.Close()
-	r, want, err := openRows(ra, size)
+	// parquet-go reads the rows' two columns in turn, a page of each: one
+	// reader a column keeps each sequential.
+	var columns []*blobio.ReaderAt
+	defer func() {
+		for _, c := range columns {
+			c.Close()
+		}
+	}()
+	r, want, err := openRows(ra, size, func() io.ReaderAt {
+		columns = append(columns, open())
+		return columns[len(columns)-1]
+	})
 	if err != nil {
 		return fail(err)
 	}
@@ -211,18 +227,69 @@ func readFile(ctx context.Context, bucket *blob.Bucket, key string, size, wantRo
 }
 
 // openRows opens a Parquet file of rows with openFile, checking both
-// columns, and returns a reader of its rows and their number.
-func openRows(ra io.ReaderAt, size int64) (r *parquet.GenericReader[Row], rows int64, err error) {
+// columns, and returns a reader of its rows and their number. Unless
+// column is nil, parquet-go then reads each column's chunks through a
+// reader column returns, one a column.
+func openRows(ra io.ReaderAt, size int64, column func() io.ReaderAt) (r *parquet.GenericReader[Row], rows int64, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			r, rows, err = nil, 0, fmt.Errorf("%w: %v", ErrInvalidFile, v)
 		}
 	}()
-	f, _, err := openFile(ra, size, "physical_address", "creation_date")
+	f, pinned, _, err := openFile(ra, size, "physical_address", "creation_date")
 	if err != nil {
 		return nil, 0, err
 	}
+	if column != nil {
+		pinned.r = byColumn(f, ra, column, "physical_address", "creation_date")
+	}
 	return parquet.NewGenericReader[Row](f), f.NumRows(), nil
+}
+
+// chunkBytes is where a column chunk's pages are, as parquet-go reads them.
+type chunkBytes struct {
+	start, end int64
+	reader     io.ReaderAt
+}
+
+// columnReaderAt serves a read within a column chunk with the reader of
+// its column, any other with rest.
+type columnReaderAt struct {
+	chunks []chunkBytes // by start
+	rest   io.ReaderAt
+}
+
+// byColumn returns a reader of f's bytes that reads the chunks of each
+// column named with a reader of its own, from column, and the rest with
+// rest. Every reader reads the same object: which one serves a read
+// changes only what each fetches ahead.
+func byColumn(f *parquet.File, rest io.ReaderAt, column func() io.ReaderAt, names ...string) io.ReaderAt {
+	cr := &columnReaderAt{rest: rest}
+	for _, name := range names {
+		leaf, ok := f.Schema().Lookup(name)
+		if !ok {
+			continue
+		}
+		reader := column()
+		for _, rg := range f.Metadata().RowGroups {
+			md := rg.Columns[leaf.ColumnIndex].MetaData
+			start := md.DataPageOffset
+			if md.DictionaryPageOffset != 0 {
+				start = md.DictionaryPageOffset
+			}
+			cr.chunks = append(cr.chunks, chunkBytes{start: start, end: start + md.TotalCompressedSize, reader: reader})
+		}
+	}
+	slices.SortFunc(cr.chunks, func(a, b chunkBytes) int { return cmp.Compare(a.start, b.start) })
+	return cr
+}
+
+func (cr *columnReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	i, _ := slices.BinarySearchFunc(cr.chunks, off, func(c chunkBytes, off int64) int { return cmp.Compare(c.start, off+1) })
+	if i > 0 && off+int64(len(p)) <= cr.chunks[i-1].end {
+		return cr.chunks[i-1].reader.ReadAt(p, off)
+	}
+	return cr.rest.ReadAt(p, off)
 }
 
 // openFile opens a Parquet file of rows, whose pages of the columns named
@@ -233,10 +300,10 @@ func openRows(ra io.ReaderAt, size int64) (r *parquet.GenericReader[Row], rows i
 // the footer's chunks must agree with its schema and row counts.
 // parquet-go may still panic on a corrupt file: that is reported as
 // ErrInvalidFile.
-func openFile(ra io.ReaderAt, size int64, columns ...string) (f *parquet.File, col int, err error) {
+func openFile(ra io.ReaderAt, size int64, columns ...string) (f *parquet.File, pinned *pinnedTail, col int, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			f, col, err = nil, 0, fmt.Errorf("%w: %v", ErrInvalidFile, v)
+			f, pinned, col, err = nil, nil, 0, fmt.Errorf("%w: %v", ErrInvalidFile, v)
 		}
 	}()
 	tail, err := readTail(ra, size)
@@ -248,24 +315,24 @@ func openFile(ra io.ReaderAt, size int64, columns ...string) (f *parquet.File, c
 		if !errors.Is(err, ErrInvalidFile) {
 			err = fmt.Errorf("%w: %w", ErrInvalidFile, err)
 		}
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
-	pinned := &pinnedTail{r: ra, off: size - int64(len(tail)), tail: tail}
+	pinned = &pinnedTail{r: ra, off: size - int64(len(tail)), tail: tail}
 	f, err = parquetguard.Open(pinned, size, parquetguard.Limits{}, columns...)
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: %w", ErrInvalidFile, err)
+		return nil, nil, 0, fmt.Errorf("%w: %w", ErrInvalidFile, err)
 	}
 	if f.NumRows() != rows {
-		return nil, 0, fmt.Errorf("%w: parquet-go reads %d rows in the footer, not %d", ErrInvalidFile, f.NumRows(), rows)
+		return nil, nil, 0, fmt.Errorf("%w: parquet-go reads %d rows in the footer, not %d", ErrInvalidFile, f.NumRows(), rows)
 	}
 	leaf, ok := f.Schema().Lookup("physical_address")
 	if !ok || leaf.Node.Type().Kind() != parquet.ByteArray || leaf.MaxRepetitionLevel > 0 {
-		return nil, 0, fmt.Errorf("%w: no physical_address string column", ErrInvalidFile)
+		return nil, nil, 0, fmt.Errorf("%w: no physical_address string column", ErrInvalidFile)
 	}
 	if err := checkChunks(f); err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
-	return f, leaf.ColumnIndex, nil
+	return f, pinned, leaf.ColumnIndex, nil
 }
 
 // checkChunks checks that the footer's column chunks agree with its schema

@@ -27,7 +27,7 @@ func readAddresses(ctx context.Context, bucket *blob.Bucket, key string, size, w
 	}
 	ra := blobio.NewReaderAt(ctx, bucket, key, size, readWindow, blobio.WithReadAhead(readAhead))
 	defer ra.Close()
-	f, col, err := openFile(ra, size, "physical_address")
+	f, _, col, err := openFile(ra, size, "physical_address")
 	if err != nil {
 		return fail(err)
 	}
