@@ -37,7 +37,10 @@ var ErrIncomplete = errors.New("uncommitted: incomplete run")
 const readWindow = 1 << 20
 
 // readAhead is how many windows they fetch at once ahead of their reading
-// (blobio.WithReadAhead); a variable for the benchmarks only.
+// (blobio.WithReadAhead): 8 windows of 1 MiB a request's latency (50 ms)
+// is 160 MiB/s, above what one core decodes; BenchmarkReadLatency found 4
+// to 16 as fast on a loaded machine, 0 twice as slow. A variable for the
+// benchmarks only.
 var readAhead = 8
 
 // ReadOption configures ReadRun and Addresses.
@@ -61,11 +64,16 @@ func AllowUnverified() ReadOption {
 
 // Addresses yields the addresses of a run's rows (relative to the storage
 // namespace), in ReadRun's order: the input a GC keeps, such as sweep's
-// Inputs.Uncommitted. It checks the run, the files' footers and row counts
-// as ReadRun does, but checks and decodes only the physical_address column:
-// it costs about a third of ReadRun's CPU a row. A file whose
-// creation_date column is damaged, which ReadRun refuses, still yields
-// its addresses, all of them.
+// Inputs.Uncommitted. It checks the run, the files' footers and row
+// counts as ReadRun does, and reads each file through one reader (see
+// ReadRun for memory), but parquetguard checks, and parquet-go decodes,
+// the pages of the physical_address column only, without building rows:
+// it takes about 60 % of ReadRun's CPU a row and allocates about two
+// objects a page rather than one a row; most of the rest is GZIP, which
+// both parquetguard and parquet-go uncompress. A file whose creation_date
+// pages are damaged, which ReadRun refuses, still yields its addresses,
+// every one of them: a row group's physical_address chunk must hold as
+// many values as it has rows, and a file as many as its footer says.
 func Addresses(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string, opts ...ReadOption) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
 		eachFile(ctx, bucket, storagePrefix, runID, opts, func(key string, size, rows int64) bool {
@@ -90,9 +98,15 @@ func Addresses(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID st
 // damaged): a GC must not run on a partial read. A consumer may stop
 // early; every reader is closed.
 //
-// Memory is bounded whatever the files hold, and their size and number:
-// besides the manifest (at most MaxManifestSize) and a 1 MiB read window,
-// package parquetguard reads each file's footer and pages before parquet-go
+// A file is read in range reads of 1 MiB windows, from a reader that
+// fetches the next 8 windows concurrently while the windows before them
+// are decoded (blobio's read-ahead): a store's latency is paid about three
+// times a file (its tail, and its start in each of the two passes below)
+// rather than once a MiB. Memory is bounded whatever the files hold, and
+// their size and number: besides the manifest (at most MaxManifestSize)
+// and the windows (at most 9 MiB a reader: one reader for Addresses, three
+// for ReadRun, whose parquet-go pass reads each of its two columns through
+// a reader of its own), package parquetguard reads each file's footer and pages before parquet-go
 // does, and uncompresses each page through a decoder capped at the size its
 // header claims. A file that claims more than it holds, or more than pages
 // of 16 MiB and 2^20 values, values of 64 KiB, a footer of 16 MiB, 65,536
@@ -102,7 +116,8 @@ func Addresses(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID st
 // parquet-go reads is read (GZIP, lakeFS's, Snappy, ZSTD, LZ4_RAW, Brotli,
 // none), but for LZ4_RAW pages that compress less than 3:1, which
 // parquet-go v0.32 reads wrong without an error: they are refused, as is
-// LZ4 in Hadoop's framing. Each file is read twice.
+// LZ4 in Hadoop's framing. Each file is read twice: parquetguard's pass,
+// then parquet-go's.
 func ReadRun(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string, opts ...ReadOption) iter.Seq2[Row, error] {
 	return func(yield func(Row, error) bool) {
 		eachFile(ctx, bucket, storagePrefix, runID, opts, func(key string, size, rows int64) bool {

@@ -41,8 +41,9 @@ var ErrClosed = errors.New("blobio: read of a closed ReaderAt")
 //
 // With WithReadAhead(n), a ReaderAt serves one sequential reader without
 // waiting a request's latency for each window: when a read misses the
-// window in memory at offset 0, or where the window in memory ends, the
-// ReaderAt starts a stream of windows from there, one window after the
+// window in memory for the first time, at offset 0, or where the window
+// in memory ends, the ReaderAt starts a stream of windows from there (up
+// to the object's end), one window after the
 // other, each fetched by its own goroutine, n at most at once; every
 // window read from the stream starts the fetch of the next. A read that
 // falls inside the stream, even past a few windows (a decoder skipping a
@@ -69,10 +70,11 @@ type ReaderAt struct {
 	window int64
 	ahead  int
 
-	mu     sync.Mutex
-	winOff int64
-	win    []byte
-	closed bool
+	mu      sync.Mutex
+	winOff  int64
+	win     []byte
+	closed  bool
+	fetched bool // by the read-ahead, once
 
 	// The read-ahead: queue holds windows being fetched or fetched, in
 	// order and contiguous, from queue[0].off to queueEnd; stream says
@@ -198,9 +200,10 @@ func (r *ReaderAt) readAhead(p []byte, off int64) error {
 			continue
 		}
 		if len(r.queue) == 0 || pos < r.queue[0].off || pos >= r.queueEnd {
-			// A miss at the start or where the window ends starts a
-			// stream; any other reads its own windows.
-			sequential := pos == 0 || (len(r.win) > 0 && pos == r.winOff+int64(len(r.win)))
+			// The first miss, a miss at the start or where the window
+			// ends starts a stream; any other reads its own windows.
+			sequential := !r.fetched || pos == 0 || (len(r.win) > 0 && pos == r.winOff+int64(len(r.win)))
+			r.fetched = true
 			r.drop()
 			r.stream = sequential
 			r.queueEnd = pos
