@@ -8,3 +8,11 @@ func SetReadAhead(n int) (restore func()) {
 	readAhead = n
 	return func() { readAhead = old }
 }
+
+// SetReadWindow sets the window of ReadRun and Addresses for a test, and
+// returns the function that restores it. Not safe while a run is read.
+func SetReadWindow(n int) (restore func()) {
+	old := readWindow
+	readWindow = n
+	return func() { readWindow = old }
+}

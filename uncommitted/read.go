@@ -33,8 +33,8 @@ var ErrNoRun = errors.New("uncommitted: no such run")
 var ErrIncomplete = errors.New("uncommitted: incomplete run")
 
 // readWindow is how much of a file ReadRun and Addresses fetch per range
-// read.
-const readWindow = 1 << 20
+// read; a variable for tests only.
+var readWindow = 1 << 20
 
 // readAhead is how many windows they fetch at once ahead of their reading
 // (blobio.WithReadAhead): 8 windows of 1 MiB a request's latency (50 ms)

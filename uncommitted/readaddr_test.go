@@ -7,15 +7,19 @@ import (
 
 	"fmt"
 	"io"
+	"iter"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/memblob"
 
+	"github.com/lakegc/lakegc/internal/faultblob"
 	"github.com/lakegc/lakegc/internal/parquetguard/guardtest"
 	"github.com/lakegc/lakegc/uncommitted"
 )
@@ -289,5 +293,84 @@ func TestAddressesSkipCreationDate(t *testing.T) {
 	}
 	if cases == 0 {
 		t.Fatal("no hostile file damages creation_date only")
+	}
+}
+
+// TestReadStopLeavesNoGoroutine stops reading a run of a 4 MB file, read
+// in windows of 64 KiB behind 50 ms a request, while windows are being
+// fetched ahead: by breaking the loop, or by cancelling the context (the
+// iteration then ends with the cancellation). ReadRun and Addresses each
+// leave no goroutine behind once the loop ended: the fetches ahead are
+// cancelled and waited for, not left to finish.
+func TestReadStopLeavesNoGoroutine(t *testing.T) {
+	mem := memblob.OpenBucket(nil)
+	defer mem.Close()
+	r := rand.New(rand.NewPCG(3, 28))
+	addresses := make([]string, 250000)
+	for i := range addresses {
+		addresses[i] = fmt.Sprintf("data/%016x/%016x", r.Uint64(), r.Uint64())
+	}
+	var buf bytes.Buffer
+	if err := parquet.Write(&buf, asRows(addresses), parquet.Compression(&parquet.Gzip), parquet.PageBufferSize(64<<10)); err != nil {
+		t.Fatal(err)
+	}
+	if buf.Len() < 4<<20 {
+		t.Fatalf("a file of %d bytes", buf.Len())
+	}
+	if err := mem.WriteAll(context.Background(), "_lakefs/retention/gc/uncommitted/r/uncommitted/f", buf.Bytes(), nil); err != nil {
+		t.Fatal(err)
+	}
+	fb, err := faultblob.New(mem, faultblob.WithLatency(faultblob.Read, func(string) time.Duration { return 50 * time.Millisecond }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer uncommitted.SetReadWindow(64 << 10)()
+	for _, rows := range []bool{false, true} {
+		for _, cancelled := range []bool{false, true} {
+			before := runtime.NumGoroutine()
+			ctx, cancel := context.WithCancel(context.Background())
+			var seq iter.Seq2[string, error] = uncommitted.Addresses(ctx, fb.Bucket(), "_lakefs", "r", uncommitted.AllowUnverified())
+			if rows {
+				seq = func(yield func(string, error) bool) {
+					for row, err := range uncommitted.ReadRun(ctx, fb.Bucket(), "_lakefs", "r", uncommitted.AllowUnverified()) {
+						if !yield(row.PhysicalAddress, err) {
+							return
+						}
+					}
+				}
+			}
+			n := 0
+			var last error
+			for a, err := range seq {
+				if last = err; err != nil {
+					break
+				}
+				if a != addresses[n] {
+					t.Fatalf("address %d: %q, want %q", n, a, addresses[n])
+				}
+				if n++; n == 20000 {
+					if !cancelled {
+						break
+					}
+					cancel()
+				}
+			}
+			if cancelled && !errors.Is(last, context.Canceled) {
+				t.Errorf("rows %v: cancelled after %d addresses: %v", rows, n, last)
+			}
+			if !cancelled && (last != nil || n != 20000) {
+				t.Errorf("rows %v: stopped after %d addresses: %v", rows, n, last)
+			}
+			// With the context still live, and for less than a request's
+			// latency: a fetch left running would still be waiting.
+			deadline := time.Now().Add(30 * time.Millisecond)
+			for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if g := runtime.NumGoroutine(); g > before {
+				t.Errorf("rows %v, cancelled %v: %d goroutines left behind", rows, cancelled, g-before)
+			}
+			cancel()
+		}
 	}
 }
