@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"gocloud.dev/blob"
 )
@@ -54,9 +55,9 @@ var ErrClosed = errors.New("blobio: read of a closed ReaderAt")
 // order, each from the window that holds its bytes, so what a ReaderAt
 // returns does not depend on read-ahead.
 //
-// Memory is at most n+1 windows: n being fetched or waiting to be read,
-// and the window being read. A cancelled window's fetch still holds its
-// place among the n until its goroutine ends. A window's error (the
+// Memory is at most n+1 windows: n being fetched, waiting to be read, or
+// cancelled and not yet ended (a window holds its place among the n until
+// it left the stream and its fetch ended), and the window being read. A window's error (the
 // bucket's, its context's, a short range read) is returned by the read
 // that needs it, and cancels the stream: the next read fetches again.
 // Close cancels the stream and waits for its goroutines; a ReaderAt with
@@ -78,8 +79,9 @@ type ReaderAt struct {
 
 	// The read-ahead: queue holds windows being fetched or fetched, in
 	// order and contiguous, from queue[0].off to queueEnd; stream says
-	// whether reading from it fetches the next windows. slots bounds the
-	// fetches running, cancelled ones included; wg counts them.
+	// whether reading from it fetches the next windows. A window holds one
+	// of the slots from its launch until it has left the queue and its
+	// fetch has ended; wg counts the fetches.
 	queue    []*pending
 	queueEnd int64
 	stream   bool
@@ -88,13 +90,15 @@ type ReaderAt struct {
 }
 
 // pending is a window of the read-ahead: its fetch sets data and err and
-// then closes done.
+// then closes done. refs counts the queue and the fetch: the last to let
+// go of it frees its slot.
 type pending struct {
 	off    int64
 	data   []byte
 	err    error
 	done   chan struct{}
 	cancel context.CancelFunc
+	refs   atomic.Int32
 }
 
 // ReaderOption configures NewReaderAt.
@@ -217,12 +221,12 @@ func (r *ReaderAt) readAhead(p []byte, off int64) error {
 		}
 		// Skip the windows before pos, and read the one holding it.
 		for r.queue[0].off+int64(len(r.queue[0].data)) <= pos {
-			r.queue[0].cancel()
+			r.leave(r.queue[0])
 			r.queue = r.queue[1:]
 		}
 		w := r.queue[0]
 		<-w.done
-		w.cancel()
+		r.leave(w)
 		r.queue = r.queue[1:]
 		if w.err != nil {
 			r.drop()
@@ -248,14 +252,15 @@ func (r *ReaderAt) launch() {
 	r.slots <- struct{}{}
 	ctx, cancel := context.WithCancel(r.ctx)
 	w := &pending{off: r.queueEnd, data: make([]byte, min(r.window, r.size-r.queueEnd)), done: make(chan struct{}), cancel: cancel}
+	w.refs.Store(2)
 	r.queue = append(r.queue, w)
 	r.queueEnd += int64(len(w.data))
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
 		w.err = fetch(ctx, r.bucket, r.key, w.off, w.data)
-		<-r.slots
 		close(w.done)
+		r.release(w)
 	}()
 }
 
@@ -270,10 +275,25 @@ func fetch(ctx context.Context, bucket *blob.Bucket, key string, off int64, dst 
 	return err
 }
 
+// leave takes w out of the queue (the caller removes it): its fetch is
+// cancelled if it still runs; it holds r.mu.
+func (r *ReaderAt) leave(w *pending) {
+	w.cancel()
+	r.release(w)
+}
+
+// release lets go of w, for the queue or for its fetch, and frees its slot
+// when both have.
+func (r *ReaderAt) release(w *pending) {
+	if w.refs.Add(-1) == 0 {
+		<-r.slots
+	}
+}
+
 // drop cancels the windows of the read-ahead; it holds r.mu.
 func (r *ReaderAt) drop() {
 	for _, w := range r.queue {
-		w.cancel()
+		r.leave(w)
 	}
 	r.queue = r.queue[:0]
 	r.stream = false
