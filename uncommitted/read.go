@@ -70,10 +70,11 @@ func AllowUnverified() ReadOption {
 // the pages of the physical_address column only, without building rows:
 // it takes about 60 % of ReadRun's CPU a row, and allocates nothing a row
 // (a page's addresses share one string); most of what is left is GZIP,
-// which parquetguard and parquet-go both uncompress. A file whose creation_date
-// pages are damaged, which ReadRun refuses, still yields its addresses,
-// every one of them: a row group's physical_address chunk must hold as
-// many values as it has rows, and a file as many as its footer says.
+// which parquetguard and parquet-go both uncompress. A file whose
+// creation_date pages are damaged, which ReadRun refuses, still yields
+// its addresses, every one of them: a row group's physical_address chunk
+// must hold as many values as it has rows, and a file as many as its
+// footer says.
 func Addresses(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string, opts ...ReadOption) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
 		eachFile(ctx, bucket, storagePrefix, runID, opts, func(key string, size, rows int64) bool {
@@ -100,13 +101,15 @@ func Addresses(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID st
 //
 // A file is read in range reads of 1 MiB windows, from a reader that
 // fetches the next 8 windows concurrently while the windows before them
-// are decoded (blobio's read-ahead): a store's latency is paid about three
-// times a file (its tail, and its start in each of the two passes below)
-// rather than once a MiB. Memory is bounded whatever the files hold, and
-// their size and number: besides the manifest (at most MaxManifestSize)
-// and the windows (at most 9 MiB a reader: one reader for Addresses, three
-// for ReadRun, whose parquet-go pass reads each of its two columns through
-// a reader of its own), package parquetguard reads each file's footer and pages before parquet-go
+// are decoded (blobio's read-ahead): Addresses pays a store's latency
+// about three times a file (its tail, and its start in each of the two
+// passes below) rather than once a MiB; ReadRun, whose parquetguard pass
+// reads its second column after its first, also once a row group. Memory
+// is bounded whatever the files hold, and their size and number: besides
+// the manifest (at most MaxManifestSize) and the windows (at most 9 MiB a
+// reader: one reader for Addresses, three for ReadRun, whose parquet-go
+// pass reads each of its two columns through a reader of its own),
+// package parquetguard reads each file's footer and pages before parquet-go
 // does, and uncompresses each page through a decoder capped at the size its
 // header claims. A file that claims more than it holds, or more than pages
 // of 16 MiB and 2^20 values, values of 64 KiB, a footer of 16 MiB, 65,536
