@@ -215,7 +215,7 @@ func TestReadAheadCancelled(t *testing.T) {
 		require.NoError(t, err)
 		if cancelFirst {
 			stop := time.AfterFunc(10*time.Millisecond, cancel)
-			_, err = ra.ReadAt(p, 12000) // past the stream: waits
+			_, err = ra.ReadAt(p, 12000) // a window still being fetched
 			require.ErrorIs(t, err, context.Canceled)
 			_, err = ra.ReadAt(p, 20000)
 			stop.Stop()
