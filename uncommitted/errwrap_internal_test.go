@@ -47,13 +47,13 @@ func TestReadKeepsIOCause(t *testing.T) {
 		t.Fatalf("a file of %d bytes: its pages are in the footer's first read", size)
 	}
 
-	_, _, err := openRows(&failAt{r: bytes.NewReader(buf.Bytes()), off: 0, err: context.Canceled}, size)
+	_, _, err := openRows(&failAt{r: bytes.NewReader(buf.Bytes()), off: 0, err: context.Canceled}, size, nil)
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrInvalidFile) {
 		t.Errorf("openRows with a canceled read = %v, want an error wrapping context.Canceled and ErrInvalidFile", err)
 	}
 
 	// The magic and the footer read fine; the first page fails.
-	r, _, err := openRows(&failAt{r: bytes.NewReader(buf.Bytes()), off: 4, err: context.Canceled}, size)
+	r, _, err := openRows(&failAt{r: bytes.NewReader(buf.Bytes()), off: 4, err: context.Canceled}, size, nil)
 	if err != nil {
 		t.Skipf("openRows read the pages early: %v", err)
 	}

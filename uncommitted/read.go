@@ -1,11 +1,13 @@
 package uncommitted
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"iter"
+	"slices"
 
 	"github.com/lakegc/lakegc/internal/blobio"
 	"github.com/lakegc/lakegc/internal/parquetguard"
@@ -30,8 +32,16 @@ var ErrNoRun = errors.New("uncommitted: no such run")
 // or row counts differ from its manifest.
 var ErrIncomplete = errors.New("uncommitted: incomplete run")
 
-// readWindow is how much of a file ReadRun fetches per range read.
-const readWindow = 1 << 20
+// readWindow is how much of a file ReadRun and Addresses fetch per range
+// read; a variable for tests only.
+var readWindow = 1 << 20
+
+// readAhead is how many windows they fetch at once ahead of their reading
+// (blobio.WithReadAhead): 8 windows of 1 MiB a request's latency (50 ms)
+// is 160 MiB/s, above what one core decodes; BenchmarkReadLatency found 4
+// to 16 as fast on a loaded machine, 0 twice as slow. A variable for the
+// benchmarks only.
+var readAhead = 8
 
 // ReadOption configures ReadRun and Addresses.
 type ReadOption func(*readConfig)
@@ -53,15 +63,23 @@ func AllowUnverified() ReadOption {
 }
 
 // Addresses yields the addresses of a run's rows (relative to the storage
-// namespace), as ReadRun reads them: the input a GC keeps, such as
-// sweep's Inputs.Uncommitted.
+// namespace), in ReadRun's order: the input a GC keeps, such as sweep's
+// Inputs.Uncommitted. It checks the run, the files' footers and row
+// counts as ReadRun does, and reads each file through one reader (see
+// ReadRun for memory), but parquetguard checks, and parquet-go decodes,
+// the pages of the physical_address column only, without building rows:
+// it takes about 60 % of ReadRun's CPU a row, and allocates nothing a row
+// (a page's addresses share one string); most of what is left is GZIP,
+// which parquetguard and parquet-go both uncompress. A file whose
+// creation_date pages are damaged, which ReadRun refuses, still yields
+// its addresses, every one of them: a row group's physical_address chunk
+// must hold as many values as it has rows, and a file as many as its
+// footer says.
 func Addresses(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string, opts ...ReadOption) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
-		for row, err := range ReadRun(ctx, bucket, storagePrefix, runID, opts...) {
-			if !yield(row.PhysicalAddress, err) || err != nil {
-				return
-			}
-		}
+		eachFile(ctx, bucket, storagePrefix, runID, opts, func(key string, size, rows int64) bool {
+			return readAddresses(ctx, bucket, key, size, rows, yield)
+		}, func(err error) { yield("", err) })
 	}
 }
 
@@ -81,8 +99,16 @@ func Addresses(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID st
 // damaged): a GC must not run on a partial read. A consumer may stop
 // early; every reader is closed.
 //
-// Memory is bounded whatever the files hold, and their size and number:
-// besides the manifest (at most MaxManifestSize) and a 1 MiB read window,
+// A file is read in range reads of 1 MiB windows, from a reader that
+// fetches the next 8 windows concurrently while the windows before them
+// are decoded (blobio's read-ahead): Addresses pays a store's latency
+// about three times a file (its tail, and its start in each of the two
+// passes below) rather than once a MiB; ReadRun, whose parquetguard pass
+// reads its second column after its first, also once a row group. Memory
+// is bounded whatever the files hold, and their size and number: besides
+// the manifest (at most MaxManifestSize) and the windows (at most 9 MiB a
+// reader: one reader for Addresses, three for ReadRun, whose parquet-go
+// pass reads each of its two columns through a reader of its own),
 // package parquetguard reads each file's footer and pages before parquet-go
 // does, and uncompresses each page through a decoder capped at the size its
 // header claims. A file that claims more than it holds, or more than pages
@@ -93,47 +119,58 @@ func Addresses(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID st
 // parquet-go reads is read (GZIP, lakeFS's, Snappy, ZSTD, LZ4_RAW, Brotli,
 // none), but for LZ4_RAW pages that compress less than 3:1, which
 // parquet-go v0.32 reads wrong without an error: they are refused, as is
-// LZ4 in Hadoop's framing. Each file is read twice.
+// LZ4 in Hadoop's framing. Each file is read twice: parquetguard's pass,
+// then parquet-go's.
 func ReadRun(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string, opts ...ReadOption) iter.Seq2[Row, error] {
+	return func(yield func(Row, error) bool) {
+		eachFile(ctx, bucket, storagePrefix, runID, opts, func(key string, size, rows int64) bool {
+			return readFile(ctx, bucket, key, size, rows, yield)
+		}, func(err error) { yield(Row{}, err) })
+	}
+}
+
+// eachFile checks a run and calls read for each of its files, in name
+// order, with the file's key, size, and the rows its manifest lists (-1
+// without a manifest), until read returns false; an error of the run goes
+// to fail.
+func eachFile(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string, opts []ReadOption, read func(key string, size, rows int64) bool, fail func(error)) {
 	var cfg readConfig
 	for _, opt := range opts {
 		opt(&cfg)
 	}
-	return func(yield func(Row, error) bool) {
-		if err := validRunID(runID); err != nil {
-			yield(Row{}, err)
+	if err := validRunID(runID); err != nil {
+		fail(err)
+		return
+	}
+	folder := runFolder(cleanPrefix(storagePrefix), runID)
+	m, err := readManifest(ctx, bucket, folder, runID)
+	if err == nil && m != nil {
+		err = checkListing(ctx, bucket, folder, m)
+	}
+	if err != nil {
+		fail(err)
+		return
+	}
+	if m == nil {
+		readUnverified(ctx, bucket, folder, runID, cfg, read, fail)
+		return
+	}
+	for _, f := range m.Files {
+		if !read(folder+f.Name, f.Size, f.Rows) {
 			return
-		}
-		folder := runFolder(cleanPrefix(storagePrefix), runID)
-		m, err := readManifest(ctx, bucket, folder, runID)
-		if err == nil && m != nil {
-			err = checkListing(ctx, bucket, folder, m)
-		}
-		if err != nil {
-			yield(Row{}, err)
-			return
-		}
-		if m == nil {
-			readUnverified(ctx, bucket, folder, runID, cfg, yield)
-			return
-		}
-		for _, f := range m.Files {
-			if !readFile(ctx, bucket, folder+f.Name, f.Size, f.Rows, yield) {
-				return
-			}
 		}
 	}
 }
 
 // readUnverified reads the files of a run that has no manifest.
-func readUnverified(ctx context.Context, bucket *blob.Bucket, folder, runID string, cfg readConfig, yield func(Row, error) bool) {
+func readUnverified(ctx context.Context, bucket *blob.Bucket, folder, runID string, cfg readConfig, read func(key string, size, rows int64) bool, fail func(error)) {
 	files := 0
 	stopped := errors.New("stopped")
 	err := listRun(ctx, bucket, folder, func(name string, size int64) error {
 		if files++; !cfg.unverified {
 			return fmt.Errorf("%w %s: no manifest: the run did not complete, or stock lakeFS wrote it (see AllowUnverified)", ErrIncomplete, runID)
 		}
-		if !readFile(ctx, bucket, folder+name, size, -1, yield) {
+		if !read(folder+name, size, -1) {
 			return stopped
 		}
 		return nil
@@ -141,9 +178,9 @@ func readUnverified(ctx context.Context, bucket *blob.Bucket, folder, runID stri
 	switch {
 	case err == stopped:
 	case err != nil:
-		yield(Row{}, err)
+		fail(err)
 	case files == 0:
-		yield(Row{}, fmt.Errorf("%w %s: no file and no manifest in %s", ErrNoRun, runID, folder))
+		fail(fmt.Errorf("%w %s: no file and no manifest in %s", ErrNoRun, runID, folder))
 	}
 }
 
@@ -155,8 +192,23 @@ func readFile(ctx context.Context, bucket *blob.Bucket, key string, size, wantRo
 		yield(Row{}, fmt.Errorf("uncommitted: read %s: %w", key, err))
 		return false
 	}
-	ra := blobio.NewReaderAt(ctx, bucket, key, size, readWindow)
-	r, want, err := openRows(ra, size)
+	open := func() *blobio.ReaderAt {
+		return blobio.NewReaderAt(ctx, bucket, key, size, readWindow, blobio.WithReadAhead(readAhead))
+	}
+	ra := open()
+	defer ra.Close()
+	// parquet-go reads the rows' two columns in turn, a page of each: one
+	// reader a column keeps each sequential.
+	var columns []*blobio.ReaderAt
+	defer func() {
+		for _, c := range columns {
+			c.Close()
+		}
+	}()
+	r, want, err := openRows(ra, size, func() io.ReaderAt {
+		columns = append(columns, open())
+		return columns[len(columns)-1]
+	})
 	if err != nil {
 		return fail(err)
 	}
@@ -192,19 +244,88 @@ func readFile(ctx context.Context, bucket *blob.Bucket, key string, size, wantRo
 	}
 }
 
-// openRows opens a Parquet file of rows, and returns the number of rows its
-// footer says it holds. The footer is read once and pinned, so that
-// parquetguard and parquet-go see the same bytes; parquetguard checks the
-// footer and every page first, so that what parquet-go allocates for the
-// file stays bounded. parquet-go may still panic on a corrupt file: that is
-// reported as ErrInvalidFile.
-func openRows(ra io.ReaderAt, size int64) (r *parquet.GenericReader[Row], rows int64, err error) {
+// openRows opens a Parquet file of rows with openFile, checking both
+// columns, and returns a reader of its rows and their number. Unless
+// column is nil, parquet-go then reads each column's chunks through a
+// reader column returns, one a column.
+func openRows(ra io.ReaderAt, size int64, column func() io.ReaderAt) (r *parquet.GenericReader[Row], rows int64, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			r, rows, err = nil, 0, fmt.Errorf("%w: %v", ErrInvalidFile, v)
 		}
 	}()
+	f, pinned, _, err := openFile(ra, size, "physical_address", "creation_date")
+	if err != nil {
+		return nil, 0, err
+	}
+	if column != nil {
+		pinned.r = byColumn(f, ra, column, "physical_address", "creation_date")
+	}
+	return parquet.NewGenericReader[Row](f), f.NumRows(), nil
+}
+
+// chunkBytes is where a column chunk's pages are, as parquet-go reads them.
+type chunkBytes struct {
+	start, end int64
+	reader     io.ReaderAt
+}
+
+// columnReaderAt serves a read within a column chunk with the reader of
+// its column, any other with rest.
+type columnReaderAt struct {
+	chunks []chunkBytes // by start
+	rest   io.ReaderAt
+}
+
+// byColumn returns a reader of f's bytes that reads the chunks of each
+// column named with a reader of its own, from column, and the rest with
+// rest. Every reader reads the same object: which one serves a read
+// changes only what each fetches ahead.
+func byColumn(f *parquet.File, rest io.ReaderAt, column func() io.ReaderAt, names ...string) io.ReaderAt {
+	cr := &columnReaderAt{rest: rest}
+	for _, name := range names {
+		leaf, ok := f.Schema().Lookup(name)
+		if !ok {
+			continue
+		}
+		reader := column()
+		for _, rg := range f.Metadata().RowGroups {
+			md := rg.Columns[leaf.ColumnIndex].MetaData
+			start := md.DataPageOffset
+			if md.DictionaryPageOffset != 0 {
+				start = md.DictionaryPageOffset
+			}
+			cr.chunks = append(cr.chunks, chunkBytes{start: start, end: start + md.TotalCompressedSize, reader: reader})
+		}
+	}
+	slices.SortFunc(cr.chunks, func(a, b chunkBytes) int { return cmp.Compare(a.start, b.start) })
+	return cr
+}
+
+func (cr *columnReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	i, _ := slices.BinarySearchFunc(cr.chunks, off, func(c chunkBytes, off int64) int { return cmp.Compare(c.start, off+1) })
+	if i > 0 && off+int64(len(p)) <= cr.chunks[i-1].end {
+		return cr.chunks[i-1].reader.ReadAt(p, off)
+	}
+	return cr.rest.ReadAt(p, off)
+}
+
+// openFile opens a Parquet file of rows, whose pages of the columns named
+// are read, and returns the index of its physical_address column. The
+// footer is read once and pinned, so that parquetguard and parquet-go see
+// the same bytes; parquetguard checks the footer and every page of those
+// columns first, so that what parquet-go allocates for them stays bounded;
+// the footer's chunks must agree with its schema and row counts.
+// parquet-go may still panic on a corrupt file: that is reported as
+// ErrInvalidFile.
+func openFile(ra io.ReaderAt, size int64, columns ...string) (f *parquet.File, pinned *pinnedTail, col int, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			f, pinned, col, err = nil, nil, 0, fmt.Errorf("%w: %v", ErrInvalidFile, v)
+		}
+	}()
 	tail, err := readTail(ra, size)
+	var rows int64
 	if err == nil {
 		rows, err = numRows(tail[:len(tail)-8])
 	}
@@ -212,24 +333,24 @@ func openRows(ra io.ReaderAt, size int64) (r *parquet.GenericReader[Row], rows i
 		if !errors.Is(err, ErrInvalidFile) {
 			err = fmt.Errorf("%w: %w", ErrInvalidFile, err)
 		}
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
-	pinned := &pinnedTail{r: ra, off: size - int64(len(tail)), tail: tail}
-	f, err := parquetguard.Open(pinned, size, parquetguard.Limits{}, "physical_address", "creation_date")
+	pinned = &pinnedTail{r: ra, off: size - int64(len(tail)), tail: tail}
+	f, err = parquetguard.Open(pinned, size, parquetguard.Limits{}, columns...)
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: %w", ErrInvalidFile, err)
+		return nil, nil, 0, fmt.Errorf("%w: %w", ErrInvalidFile, err)
 	}
 	if f.NumRows() != rows {
-		return nil, 0, fmt.Errorf("%w: parquet-go reads %d rows in the footer, not %d", ErrInvalidFile, f.NumRows(), rows)
+		return nil, nil, 0, fmt.Errorf("%w: parquet-go reads %d rows in the footer, not %d", ErrInvalidFile, f.NumRows(), rows)
 	}
-	col, ok := f.Schema().Lookup("physical_address")
-	if !ok || col.Node.Type().Kind() != parquet.ByteArray || col.MaxRepetitionLevel > 0 {
-		return nil, 0, fmt.Errorf("%w: no physical_address string column", ErrInvalidFile)
+	leaf, ok := f.Schema().Lookup("physical_address")
+	if !ok || leaf.Node.Type().Kind() != parquet.ByteArray || leaf.MaxRepetitionLevel > 0 {
+		return nil, nil, 0, fmt.Errorf("%w: no physical_address string column", ErrInvalidFile)
 	}
 	if err := checkChunks(f); err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
-	return parquet.NewGenericReader[Row](f), f.NumRows(), nil
+	return f, pinned, leaf.ColumnIndex, nil
 }
 
 // checkChunks checks that the footer's column chunks agree with its schema

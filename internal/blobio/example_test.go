@@ -30,3 +30,23 @@ func Example() {
 	fmt.Printf("%s %s\n", head, tail)
 	// Output: header PAR1
 }
+
+// A scan of an object through windows of 4 bytes, 2 of them fetched ahead
+// while the one before is read; Close stops the fetches still running.
+func ExampleWithReadAhead() {
+	ctx := context.Background()
+	b := memblob.OpenBucket(nil)
+	defer b.Close()
+	if err := b.WriteAll(ctx, "file", []byte("one two three four"), nil); err != nil {
+		panic(err)
+	}
+	ra := blobio.NewReaderAt(ctx, b, "file", 18, 4, blobio.WithReadAhead(2))
+	defer ra.Close()
+	p := make([]byte, 5)
+	for off := int64(0); off < 18; off += 5 {
+		n, _ := ra.ReadAt(p, off)
+		fmt.Printf("%q ", p[:n])
+	}
+	fmt.Println()
+	// Output: "one t" "wo th" "ree f" "our"
+}
