@@ -45,16 +45,16 @@ const childEnv = "LAKEGC_BOTTOMLINE_CHILD"
 
 // childArgs is what a child cycle is given.
 type childArgs struct {
-	Scale     Scale
-	Opts      Options
-	Now       time.Time // the host's clock (newHost)
-	Churn     float64   // the churn the parent applied to its store
+	Scale Scale
+	Opts  Options
+	Now   time.Time // the host's clock (newHost)
+	Churn float64   // the churn the parent applied to its store
 	// Slices and NewSlices are the prefixes of the host's slices and of
 	// the churn's: a DescendingID holds a counter and the process's id.
 	Slices, NewSlices []string
-	Optimized bool
-	URL       string // the served store (s3sim.Server.URL)
-	Tmp       string // Config.TempDir
+	Optimized         bool
+	URL               string // the served store (s3sim.Server.URL)
+	Tmp               string // Config.TempDir
 	// Profile is the file of a heap profile written at the child's peak
 	// live heap ("": none).
 	Profile string

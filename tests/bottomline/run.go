@@ -340,8 +340,8 @@ func (bn *bench) cycle(ctx context.Context, store *s3sim.Store, optimized bool) 
 // recorder splits the run into phases at each change of Progress's phase
 // or step, with the requests, the time and the peak memory of each.
 type recorder struct {
-	store   *s3sim.Store
-	opts    Options
+	store *s3sim.Store
+	opts  Options
 	// proc is the process whose resident set, CPU and waits the phases
 	// take: "self", or a child's pid, whose heap figures come from its
 	// messages (childPhase).
