@@ -261,9 +261,7 @@ func (bn *bench) cycle(ctx context.Context, store *s3sim.Store, optimized bool) 
 		}
 	}
 	defer bucket.Close()
-	// Return the earlier cycles' freed memory to the system, so that this
-	// one's resident set starts from what is live (the store's above all).
-	debug.FreeOSMemory()
+	settle()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	startRSS := currentRSS(self)
@@ -335,6 +333,19 @@ func (bn *bench) cycle(ctx context.Context, store *s3sim.Store, optimized bool) 
 		}
 	}
 	return res, nil
+}
+
+// settle collects what earlier cycles left and returns the freed memory
+// to the system, so that a cycle's resident set starts from what is live
+// (the store's above all). gocloud's readers and writers have finalizers:
+// what they reach (a clone of the store, through its bucket) outlives
+// the first collection and goes at a later one, once the finalizers ran.
+func settle() {
+	for range 3 {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond) // the finalizers' goroutine
+	}
+	debug.FreeOSMemory()
 }
 
 // recorder splits the run into phases at each change of Progress's phase
