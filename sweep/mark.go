@@ -127,7 +127,11 @@ func Mark(ctx context.Context, bucket *blob.Bucket, runID string, in Inputs, opt
 		m.fail(ctx, err)
 		return nil, err
 	}
-	return &m.sum, nil
+	// A copy: a pointer into m would keep the whole marker (the bucket,
+	// the inputs, the options and their Progress callback) reachable for
+	// as long as the caller keeps the summary.
+	sum := m.sum
+	return &sum, nil
 }
 
 type marker struct {

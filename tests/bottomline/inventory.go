@@ -66,7 +66,7 @@ func (bn *bench) publishInventory() (*Published, error) {
 	if err != nil {
 		return nil, err
 	}
-	start, cpu := time.Now(), cpuTime()
+	start, cpu := time.Now(), cpuTime(self)
 	inv, err := bn.store.AddInventory(s3sim.InventoryConfig{
 		SourceBucket: "bottomline", DestinationPrefix: invPrefix, ConfigID: invConfig,
 		Time: bn.h.now.Add(-objectAge + invLead), Format: format,
@@ -74,7 +74,7 @@ func (bn *bench) publishInventory() (*Published, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Published{Inv: inv, Wall: time.Since(start), CPU: cpuTime() - cpu}
+	p := &Published{Inv: inv, Wall: time.Since(start), CPU: cpuTime(self) - cpu}
 	for _, f := range inv.Files {
 		p.Bytes += f.Size
 	}

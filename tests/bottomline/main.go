@@ -12,6 +12,9 @@ import (
 )
 
 func main() {
+	if arg, ok := os.LookupEnv(childEnv); ok {
+		os.Exit(runChild(arg))
+	}
 	var (
 		sc        Scale
 		o         Options
@@ -40,6 +43,8 @@ func main() {
 	flag.StringVar(&o.Inventory, "inventory", "", "csv or parquet: publish an S3 Inventory report of the namespace (as of an hour after its objects) before the cycle, run the cycle from it (Config.Inventory), and check that exactly the garbage is deleted")
 	compare := flag.Bool("compare", false, "with -inventory, first run a LIST-based clean cycle against a clone of the store, then the cycle from the report, and print both and their ratios")
 	storeOnDisk := flag.Bool("store-on-disk", false, "keep the objects the cycles write to the simulated store (the export, the mark's records and candidates) in a folder under -tmp instead of in memory (s3sim's WithDiskOverlay)")
+	flag.BoolVar(&o.OwnMemory, "own-memory", false, "with -churn, run each second cycle in a child process of its own against the store served over loopback HTTP (as -http), and print its peak RSS: the GC's own, with the synthetic host and the S3 client")
+	flag.StringVar(&o.HeapProfile, "heapprofile", "", "with -own-memory, write each second cycle's heap profile at its peak live heap to this prefix + .clean and .optimized, and print its in-use bytes by package (lakegc, harness, other)")
 	flag.BoolVar(&o.MarkOnly, "mark-only", false, "with -inventory, run the cycle without the sweep (a dry run) and check the mark's candidates instead of the deletions")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./tests/bottomline [flags]\n\n"+
@@ -70,6 +75,10 @@ func main() {
 			fmt.Fprintln(os.Stderr, "bottomline: -inventory runs one (clean) cycle: no -churn nor -optimized")
 			os.Exit(2)
 		}
+	}
+	if (o.OwnMemory && churn == 0 && !optimized) || (o.HeapProfile != "" && !o.OwnMemory) {
+		fmt.Fprintln(os.Stderr, "bottomline: -own-memory needs -churn (or -optimized), -heapprofile needs -own-memory")
+		os.Exit(2)
 	}
 	if *compare && o.Inventory == "" {
 		fmt.Fprintln(os.Stderr, "bottomline: -compare needs -inventory")

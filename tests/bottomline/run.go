@@ -70,6 +70,14 @@ type Options struct {
 	// MarkOnly runs the cycle without the sweep (Collect's dry run) and
 	// checks the mark's candidates instead of the store's deletions.
 	MarkOnly bool
+	// OwnMemory runs each second cycle in a child process of its own
+	// against the store served over loopback HTTP (as HTTP does, see
+	// childCycle), so that the child's peak resident set is the GC's own.
+	OwnMemory bool
+	// HeapProfile, with OwnMemory, is the prefix of the heap profiles the
+	// children write at their peak live heap: HeapProfile+".clean" and
+	// HeapProfile+".optimized".
+	HeapProfile string
 }
 
 // Phase is one step of the cycle, as Config.Progress reports the phases
@@ -139,6 +147,16 @@ type Result struct {
 	// Check is nil when exactly the garbage was deleted (or, with
 	// MarkOnly, marked): checked by the inventory runs.
 	Check error
+	// Child is set when the cycle ran in a child process of its own
+	// (Options.OwnMemory): then the phases' resident set, CPU and waits,
+	// StartHeap and StartRSS are the child's, and Total.PeakRSS is the
+	// GC's own peak (with the synthetic host and the S3 client).
+	Child bool
+	// Profiled is the child's live heap at its heap profile, with
+	// Options.HeapProfile, and Attributed the profile's in-use bytes by
+	// whose code allocated them (attributeProfile).
+	Profiled   int64
+	Attributed map[string]int64
 }
 
 // bench is a repository and its store, ready for cycles.
@@ -148,6 +166,7 @@ type bench struct {
 	store     *s3sim.Store
 	dataLists *atomic.Int64 // list pages of the slices' folders, of the store and its clones
 	second    bool          // second cycles follow (CPUProfile profiles the optimized one)
+	churn     float64       // the churn applied before the second cycles
 	invGets   *atomic.Int64 // GETs of the inventory report's files
 	published *Published    // the inventory report, if one was published
 }
@@ -242,12 +261,10 @@ func (bn *bench) cycle(ctx context.Context, store *s3sim.Store, optimized bool) 
 		}
 	}
 	defer bucket.Close()
-	// Return the earlier cycles' freed memory to the system, so that this
-	// one's resident set starts from what is live (the store's above all).
-	debug.FreeOSMemory()
+	settle()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	startRSS := currentRSS()
+	startRSS := currentRSS(self)
 	load, lists, overlay, invGets := loadAverage(), bn.dataLists.Load(), store.OverlayBytes(), bn.invGets.Load()
 	var inv sweep.Inventory
 	pub := bn.published
@@ -281,7 +298,7 @@ func (bn *bench) cycle(ctx context.Context, store *s3sim.Store, optimized bool) 
 		}
 		defer pprof.StopCPUProfile()
 	}
-	rec := newRecorder(store, bn.o, tmp, bn.invGets)
+	rec := newRecorder(store, bn.o, tmp, bn.invGets, self)
 	defer rec.stop()
 	rep, err := lakegc.Collect(ctx, lakegc.Host{Staging: bn.h, Commits: bn.h, Committed: committed}, lakegc.Config{
 		Bucket:       bucket,
@@ -318,11 +335,28 @@ func (bn *bench) cycle(ctx context.Context, store *s3sim.Store, optimized bool) 
 	return res, nil
 }
 
+// settle collects what earlier cycles left and returns the freed memory
+// to the system, so that a cycle's resident set starts from what is live
+// (the store's above all). gocloud's readers and writers have finalizers:
+// what they reach (a clone of the store, through its bucket) outlives
+// the first collection and goes at a later one, once the finalizers ran.
+func settle() {
+	for range 3 {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond) // the finalizers' goroutine
+	}
+	debug.FreeOSMemory()
+}
+
 // recorder splits the run into phases at each change of Progress's phase
 // or step, with the requests, the time and the peak memory of each.
 type recorder struct {
-	store   *s3sim.Store
-	opts    Options
+	store *s3sim.Store
+	opts  Options
+	// proc is the process whose resident set, CPU and waits the phases
+	// take: "self", or a child's pid, whose heap figures come from its
+	// messages (childPhase).
+	proc    string
 	tmp     *dirSampler
 	invGets *atomic.Int64
 
@@ -344,17 +378,18 @@ type recorder struct {
 	wg       sync.WaitGroup
 }
 
-func newRecorder(store *s3sim.Store, o Options, tmp string, invGets *atomic.Int64) *recorder {
-	r := &recorder{store: store, opts: o, name: lakegc.PhaseExport, start: time.Now(), stats: store.Stats(), done: make(chan struct{}),
+func newRecorder(store *s3sim.Store, o Options, tmp string, invGets *atomic.Int64, proc string) *recorder {
+	r := &recorder{store: store, opts: o, proc: proc, name: lakegc.PhaseExport, start: time.Now(), stats: store.Stats(), done: make(chan struct{}),
 		tmp: newDirSampler(tmp, 100*time.Millisecond), invGets: invGets, gets0: invGets.Load()}
-	r.begin, r.first, r.cpu, r.waited = r.start, r.stats, cpuTime(), runDelay()
-	resetPeakRSS()
+	r.begin, r.first, r.cpu, r.waited = r.start, r.stats, cpuTime(proc), runDelay(proc)
+	resetPeakRSS(proc)
 	r.wg.Add(1)
 	go r.sampleHeap()
 	return r
 }
 
-// sampleHeap samples the heap in use every 20 ms.
+// sampleHeap samples the heap in use every 20 ms; of a child, only its
+// resident set.
 func (r *recorder) sampleHeap() {
 	defer r.wg.Done()
 	t := time.NewTicker(20 * time.Millisecond)
@@ -367,9 +402,17 @@ func (r *recorder) sampleHeap() {
 			return
 		case <-t.C:
 		}
+		if r.proc != self {
+			own := currentRSS(r.proc)
+			r.mu.Lock()
+			r.peakOwn = max(r.peakOwn, own)
+			r.total.PeakOwn = max(r.total.PeakOwn, own)
+			r.mu.Unlock()
+			continue
+		}
 		runtime.ReadMemStats(&m)
 		metrics.Read(live)
-		own := currentRSS() - r.store.OverlayBytes() - r.store.InventoryCacheBytes()
+		own := currentRSS(self) - r.store.OverlayBytes() - r.store.InventoryCacheBytes()
 		r.mu.Lock()
 		r.peakHeap = max(r.peakHeap, int64(m.HeapInuse))
 		r.total.PeakHeap = max(r.total.PeakHeap, int64(m.HeapInuse))
@@ -396,10 +439,23 @@ func (r *recorder) progress(p lakegc.Progress) {
 	}
 }
 
+// childPhase takes a child's message: its peak heap in use and live heap
+// since its last message, then its next phase (if it changed; "" at the
+// end).
+func (r *recorder) childPhase(next string, heap, live int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.peakHeap, r.total.PeakHeap = max(r.peakHeap, heap), max(r.total.PeakHeap, heap)
+	r.peakLive, r.total.PeakLive = max(r.peakLive, live), max(r.total.PeakLive, live)
+	if next != "" && next != r.name {
+		r.cut(next)
+	}
+}
+
 // cut ends the current phase and starts the next; r.mu is held.
 func (r *recorder) cut(next string) {
-	now, st, cpu, waited := time.Now(), r.store.Stats(), cpuTime(), runDelay()
-	rss := peakRSS()
+	now, st, cpu, waited := time.Now(), r.store.Stats(), cpuTime(r.proc), runDelay(r.proc)
+	rss := peakRSS(r.proc)
 	r.total.PeakRSS = max(r.total.PeakRSS, rss)
 	gets := r.invGets.Load()
 	ph := Phase{Name: r.name, Wall: now.Sub(r.start), Requests: st.Sub(r.stats), PeakRSS: rss, PeakHeap: r.peakHeap, PeakLive: r.peakLive, CPU: cpu - r.cpu, Waited: waited - r.waited,
@@ -412,7 +468,7 @@ func (r *recorder) cut(next string) {
 	r.total.CPU += ph.CPU
 	r.total.Waited += ph.Waited
 	r.name, r.start, r.stats, r.peakHeap, r.peakLive, r.peakOwn, r.cpu, r.waited = next, now, st, 0, 0, 0, cpu, waited
-	resetPeakRSS()
+	resetPeakRSS(r.proc)
 }
 
 // floor is the least time the phase's requests take at the latency.
@@ -463,13 +519,16 @@ func (r *recorder) stop() {
 	r.tmp.stop()
 }
 
-// peakRSS reads VmHWM, the peak resident set, from /proc/self/status; 0
-// where there is none.
-func peakRSS() int64 { return procStatus("VmHWM:") }
+// self names this process in /proc; a child is named by its pid.
+const self = "self"
 
-// procStatus reads a figure in kB of /proc/self/status, in bytes.
-func procStatus(field string) int64 {
-	f, err := os.Open("/proc/self/status")
+// peakRSS reads VmHWM, the peak resident set, of process proc (self or a
+// pid) from /proc; 0 where there is none.
+func peakRSS(proc string) int64 { return procStatus(proc, "VmHWM:") }
+
+// procStatus reads a figure in kB of /proc/<proc>/status, in bytes.
+func procStatus(proc, field string) int64 {
+	f, err := os.Open("/proc/" + proc + "/status")
 	if err != nil {
 		return 0
 	}
@@ -484,12 +543,30 @@ func procStatus(field string) int64 {
 	return 0
 }
 
-// currentRSS reads VmRSS, the resident set, from /proc/self/status; 0
+// currentRSS reads VmRSS, the resident set, of process proc from /proc; 0
 // where there is none.
-func currentRSS() int64 { return procStatus("VmRSS:") }
+func currentRSS(proc string) int64 { return procStatus(proc, "VmRSS:") }
 
-// cpuTime is the process's user and system time so far.
-func cpuTime() time.Duration {
+// cpuTime is process proc's user and system time so far: of self from
+// getrusage, of a child from /proc/<pid>/stat (in the kernel's clock
+// ticks, 100 a second; 0 where there is none).
+func cpuTime(proc string) time.Duration {
+	if proc != self {
+		b, err := os.ReadFile("/proc/" + proc + "/stat")
+		i := bytes.LastIndexByte(b, ')')
+		if err != nil || i < 0 {
+			return 0
+		}
+		// After the command's closing parenthesis: the state (field
+		// 3), ..., utime (14) and stime (15).
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 13 {
+			return 0
+		}
+		ut, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		return time.Duration(ut+st) * (time.Second / clockTicks)
+	}
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
@@ -497,18 +574,22 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// runDelay sums the run-queue delay of the process's threads, from
-// /proc/self/task/*/schedstat (its second figure, in ns); 0 where there is
-// none. A thread that ended takes its delay with it: Go's threads rarely
-// end.
-func runDelay() time.Duration {
-	tasks, err := os.ReadDir("/proc/self/task")
+// clockTicks is the kernel's clock ticks a second (USER_HZ) of /proc's
+// CPU times: 100 on Linux.
+const clockTicks = 100
+
+// runDelay sums the run-queue delay of process proc's threads, from
+// /proc/<proc>/task/*/schedstat (its second figure, in ns); 0 where there
+// is none. A thread that ended takes its delay with it: Go's threads
+// rarely end.
+func runDelay(proc string) time.Duration {
+	tasks, err := os.ReadDir("/proc/" + proc + "/task")
 	if err != nil {
 		return 0
 	}
 	var sum int64
 	for _, t := range tasks {
-		b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/schedstat")
+		b, err := os.ReadFile("/proc/" + proc + "/task/" + t.Name() + "/schedstat")
 		if f := strings.Fields(string(b)); err == nil && len(f) >= 2 {
 			n, _ := strconv.ParseInt(f[1], 10, 64)
 			sum += n
@@ -526,10 +607,10 @@ func loadAverage() string {
 	return strings.Fields(string(b))[0]
 }
 
-// resetPeakRSS resets VmHWM to the current resident set (Linux's
-// clear_refs "5"), so that each phase reads its own peak.
-func resetPeakRSS() {
-	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+// resetPeakRSS resets process proc's VmHWM to its current resident set
+// (Linux's clear_refs "5"), so that each phase reads its own peak.
+func resetPeakRSS(proc string) {
+	_ = os.WriteFile("/proc/"+proc+"/clear_refs", []byte("5"), 0)
 }
 
 // printed is the result's table.
@@ -545,6 +626,10 @@ func (res *Result) print(w io.Writer) {
 	lat := max(res.Opts.Latency, 0) // s3sim.NoLatency is -1ns
 	mode := "the store's driver"
 	switch {
+	case res.Child && res.Opts.SDKList:
+		mode = "a child process of its own, over HTTP: s3blob and the SDK, listing decoded by the SDK, deletes by s3delete; rss, cpu and the start's figures are the child's"
+	case res.Child:
+		mode = "a child process of its own, over HTTP: s3blob and the SDK, listing decoded by s3list, deletes by s3delete; rss, cpu and the start's figures are the child's"
 	case res.Opts.HTTP && res.Opts.SDKList:
 		mode = "HTTP: s3blob and the SDK, listing decoded by the SDK, deletes by s3delete"
 	case res.Opts.HTTP:

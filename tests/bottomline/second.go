@@ -30,7 +30,7 @@ func runSecond(ctx context.Context, sc Scale, o Options, c float64, optimized bo
 	if err != nil {
 		return nil, err
 	}
-	bn.second = true
+	bn.second, bn.churn = true, c
 	ch, err := newChurn(bn.h, c)
 	if err != nil {
 		return nil, err
@@ -45,8 +45,12 @@ func runSecond(ctx context.Context, sc Scale, o Options, c float64, optimized bo
 	if err := ch.apply(ctx, bn.store); err != nil {
 		return nil, fmt.Errorf("churn: %w", err)
 	}
+	cycle := bn.cycle
+	if bn.o.OwnMemory {
+		cycle = bn.childCycle
+	}
 	clone := bn.store.Clone()
-	if sec.Clean, err = bn.cycle(ctx, clone, false); err != nil {
+	if sec.Clean, err = cycle(ctx, clone, false); err != nil {
 		return nil, fmt.Errorf("clean second cycle: %w", err)
 	}
 	sec.CleanCheck = checkDeleted(bn.h, ch, clone)
@@ -55,7 +59,7 @@ func runSecond(ctx context.Context, sc Scale, o Options, c float64, optimized bo
 	// one store.
 	sec.Clean.Store = nil
 	if optimized {
-		if sec.Optimized, err = bn.cycle(ctx, bn.store, true); err != nil {
+		if sec.Optimized, err = cycle(ctx, bn.store, true); err != nil {
 			return nil, fmt.Errorf("optimized second cycle: %w", err)
 		}
 		sec.OptimizedCheck = checkDeleted(bn.h, ch, bn.store)
@@ -118,6 +122,9 @@ func (sec *Second) print(w io.Writer) {
 			r.Total.Wall.Round(time.Millisecond), r.Total.Floor.Round(time.Millisecond), markWall(r).Round(time.Millisecond), float64(r.Total.PeakRSS)/(1<<20),
 			r.Report.Mark.Marked, r.Report.Sweep.Deleted, src, sum.PartsRead, check)
 	}
+	for i, r := range rows {
+		fmt.Fprintf(w, "%s: %s\n", []string{"clean", "optimized"}[i], ownPeak(r))
+	}
 	if o, c := sec.Optimized, sec.Clean; o != nil {
 		fmt.Fprintf(w, "optimized / clean: lists %.2f%% (slices' pages %.2f%%), wall %.2f%%, mark's wall %.2f%%\n",
 			pct(o.Total.Requests.ListPages, c.Total.Requests.ListPages), pct(o.DataList, c.DataList),
@@ -130,4 +137,30 @@ func pct(a, b int64) float64 {
 		return 0
 	}
 	return 100 * float64(a) / float64(b)
+}
+
+// budgetSlack is what a cycle's resident set may hold past the memory
+// budget: the and Mark's bound is the budget + 64 MiB.
+const budgetSlack = 64 << 20
+
+// ownPeak says a second cycle's own peak memory against the budget + 64
+// MiB (Mark's bound, and the issue's).
+func ownPeak(r *Result) string {
+	mib := func(b int64) float64 { return float64(b) / (1 << 20) }
+	bound := r.Opts.MemoryBudget + budgetSlack
+	if !r.Child {
+		return fmt.Sprintf("GC's own peak: not measured (this process holds the store, the clone and the earlier cycles too; "+
+			"-own-memory runs each second cycle in a process of its own) (budget+64 = %.0f)", mib(bound))
+	}
+	verdict := "within"
+	if r.Total.PeakRSS > bound {
+		verdict = "OVER"
+	}
+	line := fmt.Sprintf("GC's own peak: %.0f MiB (budget+64 = %.0f): %s; the child's VmHWM, %.0f MiB at its start, heap in use %.0f MiB at most, live %.0f MiB",
+		mib(r.Total.PeakRSS), mib(bound), verdict, mib(r.StartRSS), mib(r.Total.PeakHeap), mib(r.Total.PeakLive))
+	if a := r.Attributed; a != nil {
+		line += fmt.Sprintf("; its heap profile at the peak live heap (%.0f MiB): lakegc %.0f MiB, harness %.0f MiB, other %.0f MiB in use",
+			mib(r.Profiled), mib(a[attrLakegc]), mib(a[attrHarness]), mib(a[attrOther]))
+	}
+	return line
 }

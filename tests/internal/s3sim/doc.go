@@ -45,9 +45,10 @@
 // shapes (Store.Handler: ListObjectsV2, HeadObject, GetObject with ranges,
 // PutObject, the multipart upload calls, CopyObject, DeleteObject,
 // DeleteObjects; S3's XML errors; any signature accepted), and
-// Server.OpenBucket opens it through gocloud's s3blob and the AWS SDK v2,
-// so that a test or benchmark pays what a client of S3 pays: HTTP, the
-// SDK's signing and XML. Each HTTP call is one request of the store.
+// Server.OpenBucket opens it through gocloud's s3blob and the AWS SDK v2
+// (OpenURL likewise from another process, given Server.URL), so that a
+// test or benchmark pays what a client of S3 pays: HTTP, the SDK's
+// signing and XML. Each HTTP call is one request of the store.
 //
 // Where it differs from S3 on purpose: a delete of a missing key, alone or
 // in a batch, is ErrNotFound through the driver (S3 answers success, as

@@ -98,18 +98,31 @@ func (s *Store) Serve(bucket string) (*Server, error) {
 		defer close(v.done)
 		_ = v.srv.Serve(ln)
 	}()
+	v.client = newClient(v.url)
+	return v, nil
+}
+
+// newClient is an AWS SDK v2 client of the server at url: path-style,
+// static credentials, HTTPRegion, and a connection pool of 1024.
+func newClient(url string) *s3.Client {
 	// A pool of connections as deep as the GC's widest concurrency, so
 	// that requests reuse them instead of leaving sockets in TIME_WAIT.
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 1024, 1024
-	v.client = s3.New(s3.Options{
-		BaseEndpoint: aws.String(v.url),
+	return s3.New(s3.Options{
+		BaseEndpoint: aws.String(url),
 		UsePathStyle: true,
 		Region:       HTTPRegion,
 		Credentials:  credentials.NewStaticCredentialsProvider("s3sim", "s3sim-secret", ""),
 		HTTPClient:   &http.Client{Transport: tr},
 	})
-	return v, nil
+}
+
+// OpenURL opens the bucket named bucket of a Server at url (Server.URL),
+// from another process, through gocloud's s3blob and a client as
+// Server.Client's.
+func OpenURL(ctx context.Context, url, bucket string) (*blob.Bucket, error) {
+	return s3blob.OpenBucket(ctx, newClient(url), bucket, nil)
 }
 
 // URL is the server's base URL, http://127.0.0.1:<port>.

@@ -356,3 +356,41 @@ func TestHTTPInventory(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenURL opens a served store by its URL, as another process does,
+// and reads and writes the same objects as the store's own bucket.
+func TestOpenURL(t *testing.T) {
+	ctx := context.Background()
+	store, err := s3sim.New([]s3sim.Slice{{Prefix: "data/a/", Count: 3, Size: 5}}, s3sim.WithLatency(s3sim.NoLatency))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := store.Serve("sim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	b, err := s3sim.OpenURL(ctx, srv.URL(), "sim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.WriteAll(ctx, "x/written", []byte("hello"), nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := store.Bucket().ReadAll(ctx, "x/written")
+	if err != nil || string(got) != "hello" {
+		t.Errorf("the store read %q, %v; want what was written over its URL", got, err)
+	}
+	if got := listPages(t, b, &blob.ListOptions{Prefix: "data/"}, 10); len(got) != 1 || len(got[0]) != 3 {
+		t.Errorf("listed %v over the URL; want the 3 objects of data/a/", got)
+	}
+	other, err := s3sim.OpenURL(ctx, srv.URL(), "other") // opening checks nothing; the calls fail
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.ReadAll(ctx, "x/written"); err == nil {
+		t.Error("read another bucket's object over the URL")
+	}
+}
