@@ -1,7 +1,9 @@
 package keycount
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"testing"
 )
 
@@ -43,4 +45,28 @@ func BenchmarkMergeLongRuns(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(big.keys))*float64(b.N)/b.Elapsed().Seconds(), "keys/s")
+}
+
+// BenchmarkEncoder encodes 1 M entries of a keep index (keys of lakeFS's
+// data layout, 10,000 a slice) to io.Discard, as a run writes its index.
+func BenchmarkEncoder(b *testing.B) {
+	const n = 1_000_000
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "data/g%019d/c%019d", i/10_000, i*7919)
+	}
+	f := &Format{Magic: "bench\n", Name: "bench", Corrupt: errors.New("corrupt"), Valid: func(c int64, aux uint64) bool { return c >= 0 && aux <= 1 }}
+	b.ReportAllocs()
+	for b.Loop() {
+		e := NewEncoder(io.Discard, f, 64<<10)
+		for i, k := range keys {
+			if err := e.Add(k, 1, uint64(i&1)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := e.Finish(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*b.N), "ns/key")
 }
