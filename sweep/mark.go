@@ -292,7 +292,7 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	// merges run while the join compares and writes.
 	// The prefetch checks the order itself, on its batches, with no copy
 	// of each key.
-	keepIt := &keepView{sy: extsort.Strict(extsort.NewPrefetch(stagedIt), "keep set"), cm: cm}
+	keepIt := newKeepView(extsort.NewPrefetch(stagedIt), cm)
 	defer keepIt.Close()
 	listIt, err := l.stream(sh.folder, sh.fanIn)
 	if err != nil {
