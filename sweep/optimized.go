@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/lakegc/lakegc/internal/extsort"
 	"github.com/lakegc/lakegc/internal/keycount"
@@ -317,7 +318,9 @@ func (f *carryFilter) keep(key []byte) bool {
 		t, slice := layout.SliceTime(name)
 		f.inSkip = slice && f.skip(name, t)
 	}
-	return f.inSkip && (!f.recheck || f.rec.OKBytes(key))
+	// The key is under a slice's folder: the recognizer need not decode
+	// the slice's name again.
+	return f.inSkip && (!f.recheck || f.rec.OKInSlice(unsafe.String(unsafe.SliceData(key), len(key)), len(f.folder)))
 }
 
 // startFrom decides whether this run can start from the previous run, and
