@@ -179,7 +179,14 @@
 // (run_kind), its previous run (previous_run_id) and how many slices older
 // than the cutoff it listed and skipped (slices_listed, slices_skipped),
 // fields lakeFS ignores. A key carried over from the previous run's records
-// is judged only if this run's recognizer accepts it too.
+// is judged only if this run's recognizer accepts it too: the previous run
+// recorded only keys its recognizer accepted, and its state says the
+// version of the built-in recognition rules it used (recognizer_rules),
+// so a run of the same version, include prefixes and no custom recognizer
+// carries them unchecked; a state of other rules, or of none, has every
+// carried key checked again (the run stays optimized), and so does a custom
+// recognizer, a function the state cannot compare. The slices are judged
+// once each: a slice's keys are contiguous in key order.
 //
 // In an optimized run, Progress.Listed and Unrecognized, and the summary's
 // unrecognized counts, are of the listed objects only; Kept, Walled and

@@ -15,7 +15,7 @@ func asKeep(it interface {
 	Next() ([]byte, bool, error)
 	Close() error
 }) *keepView {
-	return &keepView{sy: it, cm: keycount.Nop{}}
+	return newKeepView(it, keycount.Nop{})
 }
 
 type indexEntry struct {

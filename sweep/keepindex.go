@@ -140,7 +140,10 @@ func (cc checkedCounts) Next() ([]byte, int64, bool, error) {
 // keepView merges the kept keys that are not counted (the uncommitted
 // export's and the young listed objects', sy) with the counted committed
 // keys: an extsort.Iter of every kept key, once, strictly ascending, whose
-// count is that of the last key it returned (0: not committed).
+// count is that of the last key it returned (0: not committed). Both
+// streams strictly ascend (sy is checked, cm is a keycount merge, whose
+// keys do), so their merge does: the key returned is the stream's own,
+// valid until the next call, which moves its stream on.
 type keepView struct {
 	sy      extsort.Iter
 	cm      keycount.Iter
@@ -150,10 +153,17 @@ type keepView struct {
 	cmK     []byte
 	cmC     int64
 	cmOK    bool
-	key     []byte
-	n       int64 // keys returned
-	count   int64
-	err     error
+	// fromSY and fromCM say which streams the key last returned came
+	// from: they move on at the next call.
+	fromSY, fromCM bool
+	count          int64
+	err            error
+}
+
+// newKeepView returns the view of sy, whose order it checks, and cm, a
+// stream of strictly ascending counted keys.
+func newKeepView(sy extsort.Iter, cm keycount.Iter) *keepView {
+	return &keepView{sy: extsort.Strict(sy, "keep set"), cm: cm}
 }
 
 func (v *keepView) advanceSY() error {
@@ -173,46 +183,39 @@ func (v *keepView) Next() ([]byte, bool, error) {
 		return nil, false, v.err
 	}
 	if !v.started {
-		v.started = true
-		if v.err = errors.Join(v.advanceSY(), v.advanceCM()); v.err != nil {
-			return nil, false, v.err
-		}
+		v.started, v.fromSY, v.fromCM = true, true, true
 	}
-	var next []byte
-	var inSY, inCM bool
-	switch {
-	case !v.syOK && !v.cmOK:
-		return nil, false, nil
-	case !v.cmOK:
-		next, inSY = v.syK, true
-	case !v.syOK:
-		next, inCM = v.cmK, true
-	default:
-		c := bytes.Compare(v.syK, v.cmK)
-		next, inSY, inCM = v.syK, c <= 0, c >= 0
-		if c > 0 {
-			next = v.cmK
-		}
-	}
-	if v.n > 0 && bytes.Compare(next, v.key) <= 0 {
-		v.err = fmt.Errorf("sweep: keep set out of order: %q after %q", next, v.key)
-		return nil, false, v.err
-	}
-	v.key = append(v.key[:0], next...)
-	v.n++
-	v.count = 0
-	if inCM {
-		v.count = v.cmC
-		if v.err = v.advanceCM(); v.err != nil {
-			return nil, false, v.err
-		}
-	}
-	if inSY {
+	if v.fromSY {
 		if v.err = v.advanceSY(); v.err != nil {
 			return nil, false, v.err
 		}
 	}
-	return v.key, true, nil
+	if v.fromCM {
+		if v.err = v.advanceCM(); v.err != nil {
+			return nil, false, v.err
+		}
+	}
+	var next []byte
+	switch {
+	case !v.syOK && !v.cmOK:
+		v.fromSY, v.fromCM = false, false
+		return nil, false, nil
+	case !v.cmOK:
+		next, v.fromSY, v.fromCM = v.syK, true, false
+	case !v.syOK:
+		next, v.fromSY, v.fromCM = v.cmK, false, true
+	default:
+		c := bytes.Compare(v.syK, v.cmK)
+		next, v.fromSY, v.fromCM = v.syK, c <= 0, c >= 0
+		if c > 0 {
+			next = v.cmK
+		}
+	}
+	v.count = 0
+	if v.fromCM {
+		v.count = v.cmC
+	}
+	return next, true, nil
 }
 
 func (v *keepView) Close() error { return errors.Join(v.sy.Close(), v.cm.Close()) }

@@ -296,7 +296,9 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	}
 	// The streams are read ahead on goroutines of their own, so their
 	// merges run while the join compares and writes.
-	keepIt := &keepView{sy: extsort.NewPrefetch(extsort.Strict(stagedIt, "keep set")), cm: cm}
+	// The prefetch checks the order itself, on its batches, with no copy
+	// of each key.
+	keepIt := newKeepView(extsort.NewPrefetch(stagedIt), cm)
 	defer keepIt.Close()
 	listIt, err := l.stream(sh.folder, sh.fanIn)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/lakegc/lakegc/internal/extsort"
 	"github.com/lakegc/lakegc/internal/keycount"
@@ -128,6 +129,10 @@ type runState struct {
 	// clean: the records hold only keys the previous recognizer accepted.
 	Include          []string `json:"include,omitempty"`
 	CustomRecognizer bool     `json:"custom_recognizer,omitempty"`
+	// RecognizerRules is the version of the built-in recognition rules
+	// (layout.RecognizerRules) the run used: a run of the same version
+	// carries the keys of its records without checking them again.
+	RecognizerRules int `json:"recognizer_rules,omitempty"`
 	// Version 2: the keep index (_lakegc/index, IndexKeys entries, of
 	// which LiveKeys have the listed flag) in place of the live record, of
 	// a keep set of KeepKind; for the kind "parts", the parts record
@@ -168,7 +173,7 @@ func parseState(b []byte) (*runState, error) {
 		return nil, fmt.Errorf("%w: state: keep kind %q", ErrInvalidInput, s.KeepKind)
 	case s.KeepKind != kindParts && (s.Parts != 0 || s.PartsVersion != ""):
 		return nil, fmt.Errorf("%w: state: parts of a keep set of kind %q", ErrInvalidInput, s.KeepKind)
-	case s.MinAge < 0 || s.Margin < 0 || s.SinceClean < 0 || s.LiveKeys < 0 || s.IndexKeys < 0 || s.Parts < 0:
+	case s.MinAge < 0 || s.Margin < 0 || s.SinceClean < 0 || s.LiveKeys < 0 || s.IndexKeys < 0 || s.Parts < 0 || s.RecognizerRules < 0:
 		return nil, fmt.Errorf("%w: state: negative value", ErrInvalidInput)
 	case s.Version == stateVersion && s.LiveKeys > s.IndexKeys:
 		return nil, fmt.Errorf("%w: state: %d listed keys of %d", ErrInvalidInput, s.LiveKeys, s.IndexKeys)
@@ -275,6 +280,49 @@ func sliceOf(key []byte, data string) (string, time.Time, bool) {
 	return string(rest[:i]), t, ok
 }
 
+// carryFilter decides which keys of the previous run's records this run
+// carries: those in a slice it does not list and, when recheck is set,
+// that its recognizer accepts. The keys of a slice are contiguous in key
+// order: the folder of the last key, data + name + "/", and its verdict
+// decide every key under it without decoding the slice's name again (keys
+// in any order get the same answers, decoded more often). Not safe for
+// concurrent use.
+type carryFilter struct {
+	data    string
+	skip    func(name string, t time.Time) bool
+	rec     layout.Recognizer
+	recheck bool
+	folder  []byte // the last folder under the data folder seen, with its '/'; nil: none
+	inSkip  bool   // folder is a slice that skip says is not listed
+}
+
+// newCarryFilter returns the filter's keep method, for keys under the data
+// folder data (with its '/').
+func newCarryFilter(data string, skip func(string, time.Time) bool, rec layout.Recognizer, recheck bool) func([]byte) bool {
+	f := &carryFilter{data: data, skip: skip, rec: rec, recheck: recheck}
+	return f.keep
+}
+
+func (f *carryFilter) keep(key []byte) bool {
+	if f.folder == nil || !bytes.HasPrefix(key, f.folder) {
+		rest, ok := bytes.CutPrefix(key, []byte(f.data))
+		if !ok {
+			return false
+		}
+		i := bytes.IndexByte(rest, '/')
+		if i < 0 {
+			return false // directly under the data folder: in no slice
+		}
+		f.folder = append(f.folder[:0], key[:len(f.data)+i+1]...)
+		name := string(rest[:i])
+		t, slice := layout.SliceTime(name)
+		f.inSkip = slice && f.skip(name, t)
+	}
+	// The key is under a slice's folder: the recognizer need not decode
+	// the slice's name again.
+	return f.inSkip && (!f.recheck || f.rec.OKInSlice(unsafe.String(unsafe.SliceData(key), len(key)), len(f.folder)))
+}
+
 // startFrom decides whether this run can start from the previous run, and
 // loads its records into the spill folder; it returns nil, and sets
 // Summary.CleanReason, for a clean run. Only a cancelled context is an
@@ -360,14 +408,16 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 	for _, name := range st.YoungSlices {
 		p.young[name] = struct{}{}
 	}
-	data := cfg.dataPrefix + "/"
-	rec := cfg.recognizer()
-	// A carried key must be recognized now too: a custom recognizer is a
-	// function, which the state cannot compare.
-	keep := func(key []byte) bool {
-		name, t, ok := sliceOf(key, data)
-		return ok && p.skip(name, t) && rec.OKBytes(key)
+	// A carried key must be recognized now too. The previous run recorded
+	// only keys its recognizer accepted: with the same include prefixes
+	// (checked above) and the same version of the built-in rules, they
+	// are accepted now; a custom recognizer is a function, which the state
+	// cannot compare, and checks every key.
+	recheck := cfg.recognize != nil || st.RecognizerRules != layout.RecognizerRules
+	if recheck && cfg.recognize == nil {
+		m.log("sweep: carried keys checked by the recognizer again", "previous_rules", st.RecognizerRules, "rules", layout.RecognizerRules)
 	}
+	keep := newCarryFilter(cfg.dataPrefix+"/", p.skip, cfg.recognizer(), recheck)
 	var live string
 	if st.Version == 1 {
 		var n int64
@@ -636,6 +686,7 @@ func (m *marker) writeState(ctx context.Context, rec *recorder, kind, version st
 		YoungOverflow:    rec.young.overflow,
 		Include:          m.cfg.include,
 		CustomRecognizer: m.cfg.recognize != nil,
+		RecognizerRules:  layout.RecognizerRules,
 	}
 	for name := range rec.young.names {
 		st.YoungSlices = append(st.YoungSlices, name)

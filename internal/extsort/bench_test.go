@@ -1,8 +1,10 @@
 package extsort
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -136,4 +138,48 @@ func BenchmarkMergeRunFiles(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(runs*per)*float64(b.N)/b.Elapsed().Seconds(), "keys/s")
+}
+
+// sliceIter yields keys from a slice.
+type sliceIter struct{ keys [][]byte }
+
+func (s *sliceIter) Next() ([]byte, bool, error) {
+	if len(s.keys) == 0 {
+		return nil, false, nil
+	}
+	k := s.keys[0]
+	s.keys = s.keys[1:]
+	return k, true, nil
+}
+
+func (s *sliceIter) Close() error { return nil }
+
+// BenchmarkMergeLongRuns merges 1 M sorted keys with two streams of 1 %
+// as many, as an optimized run merges the carried keys of the slices it
+// does not list with the listing (the merge of the carried keys itself
+// one of the streams): long runs of one stream.
+func BenchmarkMergeLongRuns(b *testing.B) {
+	const n = 1_000_000
+	keys := benchKeys(n + n/50)
+	slices.SortFunc(keys, bytes.Compare)
+	var big, small1, small2 [][]byte
+	for i, k := range keys {
+		switch {
+		case i%100 == 7:
+			small1 = append(small1, k)
+		case i%100 == 59:
+			small2 = append(small2, k)
+		default:
+			big = append(big, k)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		carried := NewMerge([]Iter{&sliceIter{big}})
+		m := NewMerge([]Iter{NewMerge([]Iter{&sliceIter{small1}, &sliceIter{small2}}), carried})
+		if got := drain(b, m); got != len(keys) {
+			b.Fatalf("%d keys, want %d", got, len(keys))
+		}
+	}
+	b.ReportMetric(float64(len(keys))*float64(b.N)/b.Elapsed().Seconds(), "keys/s")
 }

@@ -663,6 +663,9 @@ type merge struct {
 	init    bool
 	repeats bool
 	all     []Iter
+	// second is the index (1 or 2) of the smaller child of the top, the
+	// smallest head but the top's, while the children stay; 0: unknown.
+	second int
 }
 
 type mergeItem struct {
@@ -672,8 +675,22 @@ type mergeItem struct {
 
 // NewMerge returns the k-way merge of the ascending streams iters, which
 // yields each key once and fails as soon as a stream's keys descend. Close
-// closes every stream.
-func NewMerge(iters []Iter) Iter { return &merge{all: iters} }
+// closes every stream. A stream that is itself a merge not read yet gives
+// its streams to this one (the result is the same, and each key is
+// compared and copied once instead of once per level): it must not be used
+// after.
+func NewMerge(iters []Iter) Iter {
+	all := make([]Iter, 0, len(iters))
+	for _, it := range iters {
+		if in, ok := it.(*merge); ok && !in.init && in.err == nil {
+			all = append(all, in.all...)
+			in.all = nil
+			continue
+		}
+		all = append(all, it)
+	}
+	return &merge{all: all}
+}
 
 func (m *merge) less(i, j int) bool { return bytes.Compare(m.heap[i].key, m.heap[j].key) < 0 }
 
@@ -712,7 +729,10 @@ func (m *merge) start() error {
 	return nil
 }
 
-// advance moves the smallest stream to its next key.
+// advance moves the smallest stream to its next key. While that key stays
+// below every other head (a long run of one stream), the heap holds as it
+// is: one comparison with the smallest other head, which stays the same
+// until the heap changes.
 func (m *merge) advance() error {
 	k, ok, err := m.heap[0].it.Next()
 	if err != nil {
@@ -720,11 +740,24 @@ func (m *merge) advance() error {
 	}
 	if ok {
 		m.heap[0].key = k
+		if len(m.heap) == 1 {
+			return nil
+		}
+		if m.second == 0 {
+			m.second = 1
+			if len(m.heap) > 2 && m.less(2, 1) {
+				m.second = 2
+			}
+		}
+		if bytes.Compare(k, m.heap[m.second].key) < 0 {
+			return nil
+		}
 	} else {
 		last := len(m.heap) - 1
 		m.heap[0] = m.heap[last]
 		m.heap = m.heap[:last]
 	}
+	m.second = 0
 	if len(m.heap) > 0 {
 		m.down(0)
 	}

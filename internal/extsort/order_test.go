@@ -63,15 +63,20 @@ func descends(keys []string) bool {
 // some of which go back: the merge yields the distinct keys of all in order
 // when every stream ascends (repeats allowed), and fails otherwise — a stream
 // that goes back can no longer be merged in order, and the join would trust
-// the result.
+// the result. Some streams are long (long runs of one stream between the
+// others' keys), and some are merges of streams themselves.
 func TestMergeChecksOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	failed := 0
 	for trial := range 2000 {
-		streams := make([][]string, 1+r.IntN(4))
+		streams := make([][]string, 1+r.IntN(5))
 		var all []string
 		for i := range streams {
-			streams[i] = randSortedKeys(r, r.IntN(30), false)
+			n := r.IntN(30)
+			if r.IntN(3) == 0 {
+				n = 100 + r.IntN(300)
+			}
+			streams[i] = randSortedKeys(r, n, false)
 			if len(streams[i]) >= 2 && r.IntN(4) == 0 {
 				a, b := r.IntN(len(streams[i])), r.IntN(len(streams[i]))
 				streams[i][a], streams[i][b] = streams[i][b], streams[i][a]
@@ -79,9 +84,15 @@ func TestMergeChecksOrder(t *testing.T) {
 			all = append(all, streams[i]...)
 		}
 		bad := slices.ContainsFunc(streams, descends)
-		iters := make([]Iter, len(streams))
-		for i, s := range streams {
-			iters[i] = &bufIter{keys: slices.Clone(s)}
+		var iters []Iter
+		for _, s := range streams {
+			iters = append(iters, &bufIter{keys: slices.Clone(s)})
+		}
+		// Streams that are merges: of some of the streams, or of one.
+		for len(iters) > 1 && r.IntN(2) == 0 {
+			i := r.IntN(len(iters))
+			j := i + 1 + r.IntN(len(iters)-i)
+			iters = slices.Replace(iters, i, j, NewMerge(slices.Clone(iters[i:j])))
 		}
 		m := NewMerge(iters)
 		var got []string

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -188,4 +189,81 @@ func TestPrefetch(t *testing.T) {
 	}
 	require.Error(t, err)
 	require.NoError(t, p.Close())
+}
+
+// bufMem yields its keys from one reused buffer, as a decoder does.
+type bufMem struct {
+	mem
+	buf []byte
+}
+
+func (s *bufMem) Next() ([]byte, int64, bool, error) {
+	k, c, ok, err := s.mem.Next()
+	s.buf = append(s.buf[:0], k...)
+	return s.buf, c, ok, err
+}
+
+// TestMergeModelLongRuns is TestMergeModel with up to 6 streams of up to
+// 400 keys each, from buffers they reuse: long runs of one stream between
+// the others' keys, keys shared by several streams, and streams that go
+// back or repeat a key anywhere.
+func TestMergeModelLongRuns(t *testing.T) {
+	r := rand.New(rand.NewPCG(28, 4))
+	failed := 0
+	for trial := range 1000 {
+		want := map[string]int64{}
+		var iters []Iter
+		bad := false
+		for range r.IntN(7) {
+			set := map[string]bool{}
+			for range r.IntN(400) {
+				set[fmt.Sprintf("k%0*d", 1+r.IntN(3), r.IntN(1000))] = true
+			}
+			s := &bufMem{}
+			s.keys = slices.Sorted(maps.Keys(set))
+			for _, k := range s.keys {
+				c := int64(r.IntN(7) - 3)
+				if c == 0 {
+					c = 1
+				}
+				s.counts = append(s.counts, c)
+				want[k] += c
+			}
+			if n := len(s.keys); n > 1 && r.IntN(8) == 0 {
+				i := 1 + r.IntN(n-1)
+				if r.IntN(2) == 0 {
+					s.keys[i] = s.keys[i-1] // a repeat
+				} else {
+					s.keys[i-1], s.keys[i] = s.keys[i], s.keys[i-1] // back
+				}
+				bad = true
+			}
+			iters = append(iters, s)
+		}
+		m := NewMerge(iters)
+		got := map[string]int64{}
+		var err error
+		var prev string
+		for {
+			var k []byte
+			var c int64
+			var ok bool
+			if k, c, ok, err = m.Next(); err != nil || !ok {
+				break
+			}
+			require.NotZero(t, c)
+			require.Greater(t, string(k), prev)
+			prev = string(k)
+			got[string(k)] = c
+		}
+		if bad {
+			require.Error(t, err, "trial %d", trial)
+			failed++
+			continue
+		}
+		require.NoError(t, err)
+		maps.DeleteFunc(want, func(_ string, c int64) bool { return c == 0 })
+		require.Equal(t, want, got, "trial %d", trial)
+	}
+	require.Greater(t, failed, 50)
 }

@@ -55,6 +55,9 @@ type merge struct {
 	key     []byte
 	n       int64 // keys taken
 	err     error
+	// second is the index (1 or 2) of the smaller child of the top, the
+	// smallest head but the top's, while the children stay; 0: unknown.
+	second int
 }
 
 type head struct {
@@ -84,24 +87,40 @@ func (m *merge) down(i int) {
 }
 
 // advance moves the top stream, whose key was m.key, on, or drops it at
-// its end.
-func (m *merge) advance() error {
+// its end. above says the top is the stream's next key, below every other
+// head (so above m.key, and alone): a long run of one stream costs one
+// comparison with the smallest other head, which stays the same until the
+// heap changes.
+func (m *merge) advance() (above bool, err error) {
 	h := &m.heap[0]
 	k, c, ok, err := h.it.Next()
 	if err != nil {
-		return err
+		return false, err
 	}
 	if !ok {
 		m.heap[0] = m.heap[len(m.heap)-1]
 		m.heap = m.heap[:len(m.heap)-1]
 	} else {
 		if bytes.Compare(k, m.key) <= 0 {
-			return fmt.Errorf("keycount: keys out of order: %q after %q", k, m.key)
+			return false, fmt.Errorf("keycount: keys out of order: %q after %q", k, m.key)
 		}
 		h.key, h.count = k, c
+		if len(m.heap) == 1 {
+			return true, nil
+		}
+		if m.second == 0 {
+			m.second = 1
+			if len(m.heap) > 2 && m.less(2, 1) {
+				m.second = 2
+			}
+		}
+		if bytes.Compare(k, m.heap[m.second].key) < 0 {
+			return true, nil
+		}
 	}
+	m.second = 0
 	m.down(0)
-	return nil
+	return false, nil
 }
 
 func (m *merge) Next() ([]byte, int64, bool, error) {
@@ -124,20 +143,22 @@ func (m *merge) Next() ([]byte, int64, bool, error) {
 			m.down(i)
 		}
 	}
+	// Every head is above m.key here: a head is checked to be above the
+	// key taken before it when its stream moves on, and the heads equal to
+	// that key are all taken before the next.
 	for len(m.heap) > 0 {
-		top := m.heap[0].key
-		if m.n > 0 && bytes.Compare(top, m.key) <= 0 {
-			m.err = fmt.Errorf("keycount: keys out of order: %q after %q", top, m.key)
-			return nil, 0, false, m.err
-		}
-		m.key = append(m.key[:0], top...)
+		m.key = append(m.key[:0], m.heap[0].key...)
 		m.n++
 		var sum int64
-		for len(m.heap) > 0 && bytes.Equal(m.heap[0].key, m.key) {
+		for {
 			sum += m.heap[0].count
-			if err := m.advance(); err != nil {
+			above, err := m.advance()
+			if err != nil {
 				m.err = err
 				return nil, 0, false, err
+			}
+			if above || len(m.heap) == 0 || !bytes.Equal(m.heap[0].key, m.key) {
+				break
 			}
 		}
 		if sum != 0 {

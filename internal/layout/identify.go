@@ -11,6 +11,16 @@ import (
 // Positive identification: which listed keys a collector may judge at all,
 // and which folders are another repository's.
 
+// RecognizerRules is the version of the built-in recognition rules: what
+// Recognize and InSlice say of every key. It is bumped whenever they change
+// a verdict, so that a record of keys recognized by one version (an
+// optimized run's previous keep index) is trusted only by the same version:
+// a run started from records of another version checks each carried key
+// again. A test computes a digest of the rules' verdicts on a fixed corpus
+// and fails when it differs from the digest recorded for this version
+// (testdata/recognizer-rules.txt).
+const RecognizerRules = 1
+
 // Recognizer tells the keys a collector may judge from the rest: a key
 // under one of Include is recognized whatever its shape; else Custom, when
 // set, decides; else the shapes of Recognize under the data prefix Data

@@ -6,7 +6,8 @@
 // and the times its records hold (FormatTime, ParseTime),
 // and which keys of a storage namespace have a shape that lakeFS (or a
 // host's pathprovider) writes — the keys a garbage collector may ever
-// delete (Recognize; Recognizer adds a host's rule and include prefixes) —
+// delete (Recognize; Recognizer adds a host's rule and include prefixes;
+// RecognizerRules versions the built-in rules) —
 // and which folders are another repository's (Walls, WallCursor). Package
 // nsaddr holds the one rule for full addresses; package namespace exports
 // to hosts what they need of both. A test of this
