@@ -306,7 +306,8 @@ const (
 
 // Sorter gathers keys in a block of at most maxBytes, spilling each full
 // block as a sorted run to its SpillDir, and merges the runs in the end.
-// Duplicates are dropped. Not safe for concurrent use.
+// Duplicates are dropped (kept by one of NewRepeatSorter). Not safe for
+// concurrent use.
 //
 // The block is one slab, taken at the first key and reused after every
 // spill: keys are appended from its start, their slots from its end
@@ -337,7 +338,9 @@ func NewSorter(dir *SpillDir, maxBytes, fanIn int) *Sorter {
 
 // NewRepeatSorter returns a sorter as NewSorter does, that keeps repeats:
 // Finish yields each key as many times as it was added (a repeat costs its
-// runs two bytes), in ascending order, so that a caller can count them.
+// runs the varint of its length and a zero: two bytes for a key under 127
+// bytes, three under 16 KiB), in ascending order, so that a caller can
+// count them.
 // A sorter that drops repeats has dropped them from the runs another
 // adopts (Adopt).
 func NewRepeatSorter(dir *SpillDir, maxBytes, fanIn int) *Sorter {
