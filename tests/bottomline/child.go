@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/lakegc/lakegc"
@@ -192,11 +193,14 @@ func (bn *bench) childCycle(ctx context.Context, store *s3sim.Store, optimized b
 // JSON: it runs the cycle and writes its messages to file descriptor 3.
 // It returns the exit code.
 func runChild(arg string) int {
-	out := os.NewFile(3, "messages")
-	if out == nil {
-		fmt.Fprintln(os.Stderr, "bottomline child: no file descriptor 3")
+	// The parent's pipe, checked before anything opens a file: NewFile
+	// checks nothing, and the runtime's poller would take a free fd 3.
+	var st syscall.Stat_t
+	if err := syscall.Fstat(3, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
+		fmt.Fprintln(os.Stderr, "bottomline child: no file descriptor 3 (the parent's pipe)")
 		return 2
 	}
+	out := os.NewFile(3, "messages")
 	c := &child{enc: json.NewEncoder(out)}
 	err := c.run(arg)
 	if err != nil {

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"math"
 	"os"
+	"os/exec"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestMain runs the test binary as a child cycle when childEnv is set, as
@@ -61,5 +66,24 @@ func TestAttributeProfile(t *testing.T) {
 	// The sampled bytes are scaled up: a small allocation stands for many.
 	if got[attrLakegc] < 2097152+1024*100 {
 		t.Errorf("lakegc %d bytes: the small sample not scaled up", got[attrLakegc])
+	}
+}
+
+// TestChildWithoutMessages: the program started as a child without file
+// descriptor 3 (its messages' pipe) says so and exits 2 at once, rather
+// than running a cycle whose messages nobody reads.
+func TestChildWithoutMessages(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Env = append(os.Environ(), childEnv+"={}")
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(out), "no file descriptor 3") {
+		t.Errorf("a child without file descriptor 3: %v, %q; want exit status 2 and its reason", err, out)
 	}
 }

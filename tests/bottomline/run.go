@@ -454,8 +454,12 @@ func (r *recorder) childPhase(next string, heap, live int64) {
 
 // cut ends the current phase and starts the next; r.mu is held.
 func (r *recorder) cut(next string) {
-	now, st, cpu, waited := time.Now(), r.store.Stats(), cpuTime(r.proc), runDelay(r.proc)
+	// The peak is read and reset first, one right after the other: a
+	// peak between the two is lost (the process, a child above all, runs
+	// on), and the rest of the cut (the temporary folder's walk) is slow.
 	rss := peakRSS(r.proc)
+	resetPeakRSS(r.proc)
+	now, st, cpu, waited := time.Now(), r.store.Stats(), cpuTime(r.proc), runDelay(r.proc)
 	r.total.PeakRSS = max(r.total.PeakRSS, rss)
 	gets := r.invGets.Load()
 	ph := Phase{Name: r.name, Wall: now.Sub(r.start), Requests: st.Sub(r.stats), PeakRSS: rss, PeakHeap: r.peakHeap, PeakLive: r.peakLive, CPU: cpu - r.cpu, Waited: waited - r.waited,
@@ -468,7 +472,6 @@ func (r *recorder) cut(next string) {
 	r.total.CPU += ph.CPU
 	r.total.Waited += ph.Waited
 	r.name, r.start, r.stats, r.peakHeap, r.peakLive, r.peakOwn, r.cpu, r.waited = next, now, st, 0, 0, 0, cpu, waited
-	resetPeakRSS(r.proc)
 }
 
 // floor is the least time the phase's requests take at the latency.
