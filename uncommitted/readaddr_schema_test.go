@@ -8,8 +8,10 @@ import (
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 	"gocloud.dev/blob/memblob"
 
+	"github.com/lakegc/lakegc/internal/parquetguard/guardtest"
 	"github.com/lakegc/lakegc/uncommitted"
 )
 
@@ -28,10 +30,17 @@ func schemaFile[T any](t *testing.T, rows []T) (r readBoth) {
 	if err := parquet.Write(&buf, rows); err != nil {
 		t.Fatal(err)
 	}
+	return schemaBytes(t, buf.Bytes())
+}
+
+// schemaBytes stores data as a run's only file, and returns what
+// Addresses and ReadRun read of it.
+func schemaBytes(t *testing.T, data []byte) (r readBoth) {
+	t.Helper()
 	ctx := context.Background()
 	bucket := memblob.OpenBucket(nil)
 	defer bucket.Close()
-	if err := bucket.WriteAll(ctx, "_lakefs/retention/gc/uncommitted/r/uncommitted/f", buf.Bytes(), nil); err != nil {
+	if err := bucket.WriteAll(ctx, "_lakefs/retention/gc/uncommitted/r/uncommitted/f", data, nil); err != nil {
 		t.Fatal(err)
 	}
 	r.got, r.err = readAddresses(ctx, bucket, "r")
@@ -41,7 +50,7 @@ func schemaFile[T any](t *testing.T, rows []T) (r readBoth) {
 
 // TestAddressesSchemas: a file whose physical_address column is missing,
 // or not a flat column of strings (INT64, FIXED_LEN_BYTE_ARRAY, a group,
-// repeated), is refused with ErrInvalidFile by Addresses as by ReadRun,
+// repeated), or is there twice, is refused with ErrInvalidFile by Addresses as by ReadRun,
 // having yielded nothing; a file with the column in another place, with
 // a column more, or without creation_date, yields its addresses, as
 // ReadRun's rows have them; a null of an optional column is the empty
@@ -103,6 +112,13 @@ func TestAddressesSchemas(t *testing.T) {
 				PhysicalAddress []string `parquet:"physical_address"`
 				CreationDate    int64    `parquet:"creation_date"`
 			}{{[]string{"data/a", "data/b"}, 1}}))
+		},
+		"twice": func(t *testing.T) {
+			column := func(a, b string) guardtest.Column {
+				return guardtest.Column{Name: "physical_address", Type: format.ByteArray, String: true,
+					Pages: []guardtest.Page{guardtest.DataPage(format.Uncompressed, format.Plain, 2, guardtest.Plain([]byte(a), []byte(b)))}}
+			}
+			refused(t, schemaBytes(t, guardtest.File(2, column("data/a", "data/b"), column("data/c", "data/d"))))
 		},
 		"reordered": func(t *testing.T) {
 			read("data/a", "data/b")(t, schemaFile(t, []struct {
