@@ -124,8 +124,25 @@ func TestAddressesRefuseHadoopLZ4(t *testing.T) { addressReader.TestHadoopLZ4(t)
 
 // FuzzAddressesPages builds a run's file from fuzzed page headers and
 // payloads (guardtest.Fuzzed): Addresses yields addresses or an error
-// wrapping ErrInvalidFile, never panics, within guardtest.FuzzAllocBound.
-func FuzzAddressesPages(f *testing.F) { addressReader.FuzzPages(f) }
+// wrapping ErrInvalidFile, never panics, within guardtest.FuzzAllocBound;
+// and when it yields no error, it yields as many addresses as the file
+// has rows (its row group's), as ReadRun does: never fewer, whatever the
+// page holds.
+func FuzzAddressesPages(f *testing.F) {
+	for _, s := range guardtest.FuzzSeeds() {
+		f.Add(s.Codec, s.Kind, s.Encoding, s.Optional, s.NumValues, s.Dict, s.Payload, s.Compress, s.SizeDelta)
+	}
+	f.Fuzz(func(t *testing.T, codec, kind, enc uint8, optional bool, n int32, dict, payload []byte, compress bool, delta int32) {
+		data := guardtest.Fuzzed{Codec: codec, Kind: kind, Encoding: enc, Optional: optional, NumValues: n,
+			Dict: dict, Payload: payload, Compress: compress, SizeDelta: delta}.File(addressReader.Column)
+		addressReader.Fuzz(t, data)
+		read := storeAddressFile(t, data)
+		got, err := read()
+		if err == nil && int64(len(got)) != int64(n) {
+			t.Fatalf("Addresses yields %d addresses of a file of %d rows, and no error", len(got), n)
+		}
+	})
+}
 
 // FuzzAddresses feeds arbitrary bytes as a run's file, from files of every
 // codec and layout and hostile ones. Addresses yields addresses or an
