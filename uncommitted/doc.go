@@ -78,7 +78,8 @@
 // The files are what lakeFS writes and what every Parquet reader (Spark
 // before 3.4 included) reads: columns physical_address (BYTE_ARRAY, UTF8)
 // and creation_date (INT64, Unix seconds), both required, data page v1,
-// PLAIN values, GZIP by default. They stream into the bucket through a
+// PLAIN values, ZSTD by default (lakeFS writes GZIP; both are read back,
+// see WithCompression). They stream into the bucket through a
 // blob.Writer; memory is bounded by one row group, never by the number of
 // rows.
 //
@@ -90,8 +91,8 @@
 // # Cost
 //
 // An export allocates nothing per row (about fifteen thousand allocations for
-// a million rows), reads the clock only every 16 entries, and compresses at
-// [DefaultGzipLevel]; together they make it several times faster than a
+// a million rows), reads the clock only every 16 entries, and compresses
+// with ZSTD at its fastest level; together they make it several times faster than a
 // lakeFS-style writer. The writer is one goroutine: encoding on a second one,
 // fed in batches, was measured and was no faster on a machine with no idle
 // core, so the simpler design stays. Figures, the memory peak and the

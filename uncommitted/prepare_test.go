@@ -295,7 +295,7 @@ func TestLocation(t *testing.T) {
 }
 
 // TestParquetLayout checks what readers depend on: the two columns and
-// their types, GZIP, data page v1 and PLAIN values, several row groups.
+// their types, ZSTD, data page v1 and PLAIN values, several row groups.
 func TestParquetLayout(t *testing.T) {
 	bucket := memblob.OpenBucket(nil)
 	defer bucket.Close()
@@ -334,7 +334,7 @@ func TestParquetLayout(t *testing.T) {
 	}
 	for _, rg := range md.RowGroups {
 		for _, col := range rg.Columns {
-			if col.MetaData.Codec != format.Gzip {
+			if col.MetaData.Codec != format.Zstd {
 				t.Fatalf("codec %v", col.MetaData.Codec)
 			}
 			for _, e := range col.MetaData.Encoding {

@@ -14,7 +14,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/parquet-go/parquet-go/compress"
-	"github.com/parquet-go/parquet-go/compress/gzip"
 	"gocloud.dev/blob"
 
 	"github.com/lakegc/lakegc/internal/layout"
@@ -143,7 +142,7 @@ func NewPreparer(bucket *blob.Bucket, opts ...Option) (*Preparer, error) {
 		prepareDuration: DefaultPrepareDuration,
 		storagePrefix:   DefaultStoragePrefix,
 		now:             time.Now,
-		codec:           &gzip.Codec{Level: DefaultGzipLevel},
+		codec:           &zstdCodec{},
 	}
 	for _, opt := range opts {
 		if opt != nil {

@@ -69,8 +69,9 @@ func AllowUnverified() ReadOption {
 // ReadRun for memory), but parquetguard checks, and parquet-go decodes,
 // the pages of the physical_address column only, without building rows:
 // it takes about 60 % of ReadRun's CPU a row, and allocates nothing a row
-// (a page's addresses share one string); most of what is left is GZIP,
-// which parquetguard and parquet-go both uncompress. A file whose
+// (a page's addresses share one string); most of what is left is
+// uncompressing pages (ZSTD, or lakeFS's GZIP), which parquetguard and
+// parquet-go both do. A file whose
 // creation_date pages are damaged, which ReadRun refuses, still yields
 // its addresses, every one of them: a row group's physical_address chunk
 // must hold as many values as it has rows, and a file as many as its

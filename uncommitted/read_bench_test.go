@@ -17,7 +17,7 @@ import (
 )
 
 // benchRun writes a run of 4 files of 50 000 rows each, laid out as
-// Prepare and lakeFS write them (GZIP, v1 pages, PLAIN values), into
+// lakeFS writes them (GZIP, v1 pages, PLAIN values), into
 // bucket, and returns the files' bytes.
 func benchRun(b *testing.B, bucket *blob.Bucket) int64 {
 	ctx := context.Background()

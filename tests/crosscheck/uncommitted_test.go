@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	arrowcompress "github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/compress/gzip"
 	"github.com/parquet-go/parquet-go/compress/snappy"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 	"gocloud.dev/blob"
@@ -158,7 +159,8 @@ func TestArrowReadsUncommittedExport(t *testing.T) {
 		codec compress.Codec // nil: the default
 		want  arrowcompress.Compression
 	}{
-		{"default", nil, arrowcompress.Codecs.Gzip},
+		{"default", nil, arrowcompress.Codecs.Zstd},
+		{"gzip", &gzip.Codec{Level: uncommitted.DefaultGzipLevel}, arrowcompress.Codecs.Gzip}, // the default before issue 28
 		{"zstd", &zstd.Codec{}, arrowcompress.Codecs.Zstd},
 		{"snappy", &snappy.Codec{}, arrowcompress.Codecs.Snappy},
 	}
