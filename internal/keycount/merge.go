@@ -53,7 +53,6 @@ type merge struct {
 	heap    []head
 	started bool
 	key     []byte
-	n       int64 // keys taken
 	err     error
 	// second is the index (1 or 2) of the smaller child of the top, the
 	// smallest head but the top's, while the children stay; 0: unknown.
@@ -148,7 +147,6 @@ func (m *merge) Next() ([]byte, int64, bool, error) {
 	// that key are all taken before the next.
 	for len(m.heap) > 0 {
 		m.key = append(m.key[:0], m.heap[0].key...)
-		m.n++
 		var sum int64
 		for {
 			sum += m.heap[0].count
