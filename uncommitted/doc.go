@@ -75,13 +75,17 @@
 //
 // # Files
 //
-// The files are what lakeFS writes and what every Parquet reader (Spark
-// before 3.4 included) reads: columns physical_address (BYTE_ARRAY, UTF8)
-// and creation_date (INT64, Unix seconds), both required, data page v1,
-// PLAIN values, ZSTD by default (lakeFS writes GZIP; both are read back,
-// see WithCompression). They stream into the bucket through a
-// blob.Writer; memory is bounded by one row group, never by the number of
-// rows.
+// The files have lakeFS's layout: columns physical_address (BYTE_ARRAY,
+// UTF8) and creation_date (INT64, Unix seconds), both required, data page
+// v1, PLAIN values; their pages are ZSTD by default where lakeFS writes
+// GZIP, and ReadRun and Addresses read both. Every Parquet reader (Spark
+// before 3.4 included) reads GZIP; Spark reads ZSTD from 3.2 on (Parquet
+// 1.12's own ZSTD), but Spark 3.0 and 3.1, which lakeFS's Spark client for
+// Scala 2.12 is built against, only through Hadoop's native zstd library,
+// and fail to read the files without it: for such a reader, write GZIP
+// (WithCompression(&gzip.Codec{Level: DefaultGzipLevel})). The files
+// stream into the bucket through a blob.Writer; memory is bounded by one
+// row group, never by the number of rows.
 //
 // # Ordering
 //
@@ -92,8 +96,8 @@
 //
 // An export allocates nothing per row (about fifteen thousand allocations for
 // a million rows), reads the clock only every 16 entries, and compresses
-// with ZSTD at its fastest level; together they make it several times faster than a
-// lakeFS-style writer. The writer is one goroutine: encoding on a second one,
+// with ZSTD at its fastest level; together they make it several times
+// faster than a lakeFS-style writer. The writer is one goroutine: encoding on a second one,
 // fed in batches, was measured and was no faster on a machine with no idle
 // core, so the simpler design stays. Figures, the memory peak and the
 // commands that measure them are in the module's BENCHMARKS.md.

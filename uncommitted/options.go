@@ -117,9 +117,10 @@ func WithRunID(newID func() string) Option {
 }
 
 // WithCompression sets parquet-go's compression codec (nil: the default,
-// ZSTD at its fastest level with a 1 MiB window). Every parquet-go codec
-// writes files Spark reads; lakeFS writes GZIP, and ReadRun and Addresses
-// read both. On the bottom line's addresses (BenchmarkCodec) ZSTD took
+// ZSTD at its fastest level with a 1 MiB window). lakeFS writes GZIP,
+// which every Parquet reader reads; Spark before 3.2 reads ZSTD only with
+// Hadoop's native zstd library (see the package doc). ReadRun and
+// Addresses read both. On the bottom line's addresses (BenchmarkCodec) ZSTD took
 // about a third less CPU than GZIP at DefaultGzipLevel to read back and a
 // little less to write, for files a third smaller and a fifth fewer range
 // reads; Snappy took less CPU still but wrote files nearly twice GZIP's

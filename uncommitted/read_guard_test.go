@@ -113,5 +113,11 @@ func fuzzRead(t *testing.T, data []byte) { runReader.Fuzz(t, data) }
 func fuzzSeeds() [][]byte { return runReader.Seeds() }
 
 // FuzzReadRunPages builds a run's file from fuzzed page headers and
-// payloads, compressed or not, with every codec (guardtest.Fuzzed).
-func FuzzReadRunPages(f *testing.F) { runReader.FuzzPages(f) }
+// payloads, compressed or not, with every codec (guardtest.Fuzzed); seeded
+// with pages of the default codec's own frames too.
+func FuzzReadRunPages(f *testing.F) {
+	for _, s := range ownZstdSeeds() {
+		f.Add(s.Codec, s.Kind, s.Encoding, s.Optional, s.NumValues, s.Dict, s.Payload, s.Compress, s.SizeDelta)
+	}
+	runReader.FuzzPages(f)
+}

@@ -123,13 +123,13 @@ func TestAddressesCodecs(t *testing.T) { addressReader.TestCodecs(t, 2) }
 func TestAddressesRefuseHadoopLZ4(t *testing.T) { addressReader.TestHadoopLZ4(t) }
 
 // FuzzAddressesPages builds a run's file from fuzzed page headers and
-// payloads (guardtest.Fuzzed): Addresses yields addresses or an error
+// payloads (guardtest.Fuzzed, and pages of the default codec's own frames): Addresses yields addresses or an error
 // wrapping ErrInvalidFile, never panics, within guardtest.FuzzAllocBound;
 // and when it yields no error, it yields as many addresses as the file
 // has rows (its row group's), as ReadRun does: never fewer, whatever the
 // page holds.
 func FuzzAddressesPages(f *testing.F) {
-	for _, s := range guardtest.FuzzSeeds() {
+	for _, s := range append(guardtest.FuzzSeeds(), ownZstdSeeds()...) {
 		f.Add(s.Codec, s.Kind, s.Encoding, s.Optional, s.NumValues, s.Dict, s.Payload, s.Compress, s.SizeDelta)
 	}
 	f.Fuzz(func(t *testing.T, codec, kind, enc uint8, optional bool, n int32, dict, payload []byte, compress bool, delta int32) {
