@@ -137,6 +137,8 @@ func (c *cycle) runExport(ctx context.Context) error {
 		uncommitted.WithMaxFileSize(c.cfg.ExportFileSize),
 		uncommitted.WithRunID(func() string { return runID }),
 		uncommitted.WithLogger(c.cfg.Logger),
+		// ZSTD, not lakeFS's GZIP: only this cycle's mark reads the export back.
+		uncommitted.WithCompression(uncommitted.Zstd()),
 	}
 	if c.host.Copies != nil {
 		opts = append(opts, uncommitted.WithTrailer(func(ctx context.Context) iter.Seq2[string, error] {

@@ -95,7 +95,7 @@ var benchCodecs = []struct {
 	{"gzip-1", &gzip.Codec{Level: gzip.BestSpeed}},
 	{"snappy", &snappy.Codec{}},
 	{"zstd-1", &zstd.Codec{Level: zstd.SpeedFastest}},
-	{"zstd-1-w1m", uncommitted.NewZstdCodec()},
+	{"zstd-1-w1m", uncommitted.Zstd()},
 }
 
 // writeRun exports src whole into bucket and returns its run ID, rows and

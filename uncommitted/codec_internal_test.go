@@ -10,7 +10,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress/zstd"
 )
 
-// TestZstdCodecRoundTrip: what the default codec encodes, parquet-go's
+// TestZstdCodecRoundTrip: what Zstd's codec encodes, parquet-go's
 // ZSTD codec decodes to the same bytes, for pages from empty to larger
 // than its window, compressible or not, encoded concurrently.
 func TestZstdCodecRoundTrip(t *testing.T) {
@@ -59,7 +59,7 @@ func TestZstdCodecRoundTrip(t *testing.T) {
 	}
 }
 
-// TestZstdCodecWindow: every frame the default codec writes declares a
+// TestZstdCodecWindow: every frame Zstd's codec writes declares a
 // window of at most zstdWindow (a single-segment frame's is its content
 // size, at most zstdWindow too) and its content size, and decodes through
 // a streaming decoder that allows no larger window, as a reader with a

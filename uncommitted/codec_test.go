@@ -20,9 +20,8 @@ import (
 )
 
 // TestExportCodecsReadBack writes a run of several files with the default
-// codec (ZSTD), with GZIP at DefaultGzipLevel (the default before issue 28,
-// so the exports lakegc wrote until then, and lakeFS's codec), and with
-// the other codecs a writer may choose; every file holds the codec asked,
+// codec (GZIP at DefaultGzipLevel, lakeFS's), with Zstd (what
+// lakegc.Collect writes), and with the other codecs a writer may choose; every file holds the codec asked,
 // and ReadRun and Addresses, verified by the manifest, read back every
 // row the source holds, once.
 func TestExportCodecsReadBack(t *testing.T) {
@@ -40,8 +39,8 @@ func TestExportCodecsReadBack(t *testing.T) {
 		codec compress.Codec // nil: the default
 		want  format.CompressionCodec
 	}{
-		{"default", nil, format.Zstd},
-		{"gzip-before-issue-28", &gzip.Codec{Level: uncommitted.DefaultGzipLevel}, format.Gzip},
+		{"default", nil, format.Gzip},
+		{"own-zstd", uncommitted.Zstd(), format.Zstd},
 		{"gzip-6", &gzip.Codec{Level: gzip.DefaultCompression}, format.Gzip},
 		{"snappy", &snappy.Codec{}, format.Snappy},
 		{"parquet-go-zstd", &zstd.Codec{Level: zstd.SpeedFastest}, format.Zstd},
@@ -105,7 +104,7 @@ func TestExportCodecsReadBack(t *testing.T) {
 	}
 }
 
-// ownZstdSeeds are fuzz seeds whose data page is compressed by the default
+// ownZstdSeeds are fuzz seeds whose data page is compressed by Zstd's
 // codec (ZSTD with a 1 MiB window, content size in the frame) rather than
 // parquet-go's: stored as given, the header's uncompressed size honest.
 func ownZstdSeeds() []guardtest.Fuzzed {
@@ -113,7 +112,7 @@ func ownZstdSeeds() []guardtest.Fuzzed {
 	long := guardtest.Plain(bytes.Repeat([]byte("data/0123456789abcdefghij/"), 2000), []byte("data/b"))
 	dlba := append(guardtest.Delta(6, 6, 7), "data/adata/bdata/cc"...)
 	seed := func(kind, enc uint8, optional bool, n int32, data []byte) guardtest.Fuzzed {
-		z, err := uncommitted.NewZstdCodec().Encode(nil, data)
+		z, err := uncommitted.Zstd().Encode(nil, data)
 		if err != nil {
 			panic(err)
 		}

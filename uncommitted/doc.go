@@ -77,13 +77,14 @@
 //
 // The files have lakeFS's layout: columns physical_address (BYTE_ARRAY,
 // UTF8) and creation_date (INT64, Unix seconds), both required, data page
-// v1, PLAIN values; their pages are ZSTD by default where lakeFS writes
-// GZIP, and ReadRun and Addresses read both. Every Parquet reader (Spark
-// before 3.4 included) reads GZIP; Spark reads ZSTD from 3.2 on (Parquet
-// 1.12's own ZSTD), but Spark 3.0 and 3.1, which lakeFS's Spark client for
-// Scala 2.12 is built against, only through Hadoop's native zstd library,
-// and fail to read the files without it: for such a reader, write GZIP
-// (WithCompression(&gzip.Codec{Level: DefaultGzipLevel})). The files
+// v1, PLAIN values; their pages are GZIP at DefaultGzipLevel by default,
+// as lakeFS writes them, which every Parquet reader (Spark before 3.4
+// included) reads. WithCompression(Zstd()) writes ZSTD instead, cheaper to
+// write and to read back, and smaller (lakegc.Collect writes it, for its
+// own mark alone): Spark reads ZSTD from 3.2 on (Parquet 1.12's own ZSTD),
+// but Spark 3.0 and 3.1, which lakeFS's Spark client for Scala 2.12 is
+// built against, only through Hadoop's native zstd library, and fail to
+// read the files without it. ReadRun and Addresses read both. The files
 // stream into the bucket through a blob.Writer; memory is bounded by one
 // row group, never by the number of rows.
 //
@@ -96,11 +97,12 @@
 //
 // An export allocates nothing per row (about fifteen thousand allocations for
 // a million rows), reads the clock only every 16 entries, and compresses
-// with ZSTD at its fastest level; together they make it several times
-// faster than a lakeFS-style writer. The writer is one goroutine: encoding on a second one,
-// fed in batches, was measured and was no faster on a machine with no idle
-// core, so the simpler design stays. Figures, the memory peak and the
-// commands that measure them are in the module's BENCHMARKS.md.
+// at DefaultGzipLevel (or with Zstd, cheaper still); together they make it
+// several times faster than a lakeFS-style writer. The writer is one
+// goroutine: encoding on a second one, fed in batches, was measured and was
+// no faster on a machine with no idle core, so the simpler design stays.
+// Figures, the memory peak and the commands that measure them are in the
+// module's BENCHMARKS.md.
 //
 // # Storage prefix and options
 //

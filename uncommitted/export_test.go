@@ -1,7 +1,5 @@
 package uncommitted
 
-import "github.com/parquet-go/parquet-go/compress"
-
 // SetReadAhead sets the read-ahead of ReadRun and Addresses for a
 // benchmark, and returns the function that restores it. Not safe while a
 // run is read.
@@ -18,6 +16,3 @@ func SetReadWindow(n int) (restore func()) {
 	readWindow = n
 	return func() { readWindow = old }
 }
-
-// NewZstdCodec returns the default codec, for a benchmark.
-func NewZstdCodec() compress.Codec { return &zstdCodec{} }

@@ -117,14 +117,13 @@ func WithRunID(newID func() string) Option {
 }
 
 // WithCompression sets parquet-go's compression codec (nil: the default,
-// ZSTD at its fastest level with a 1 MiB window). lakeFS writes GZIP,
-// which every Parquet reader reads; Spark before 3.2 reads ZSTD only with
-// Hadoop's native zstd library (see the package doc). ReadRun and
-// Addresses read both. On the bottom line's addresses (BenchmarkCodec) ZSTD took
-// about a third less CPU than GZIP at DefaultGzipLevel to read back and a
-// little less to write, for files a third smaller and a fifth fewer range
-// reads; Snappy took less CPU still but wrote files nearly twice GZIP's
-// size (BENCHMARKS.md). LZ4_RAW is invalid: parquet-go v0.32
+// GZIP at DefaultGzipLevel, lakeFS's codec, which every Parquet reader
+// reads). Zstd returns a codec that costs less CPU to write and to read
+// back and writes smaller files, but that Spark before 3.2 reads only with
+// Hadoop's native zstd library (see Zstd and the package doc); lakegc.Collect
+// writes it. ReadRun and Addresses read both, and every other codec a
+// writer may choose; Snappy took less CPU still but wrote files nearly
+// twice GZIP's size (BENCHMARKS.md). LZ4_RAW is invalid: parquet-go v0.32
 // reads back its pages that compress less than 3:1 as empty values without
 // an error (parquet-go/parquet-go#608), so ReadRun refuses them, and a run
 // written with it could not be read.
@@ -141,12 +140,11 @@ func WithCompression(c compress.Codec) Option {
 	}
 }
 
-// DefaultGzipLevel is the GZIP level of the default codec before issue 28
-// (now ZSTD, see WithCompression): BestSpeed, the level to give
-// WithCompression(&gzip.Codec{Level: DefaultGzipLevel}) for files as
-// lakeFS's. On generated addresses (data/<xid>/<xid>, BenchmarkPrepare) a
-// whole export takes about a quarter less CPU than at GZIP's default level,
-// for files about 3% larger; every level is read by every GZIP reader.
+// DefaultGzipLevel is the default codec's level, GZIP's BestSpeed, as the
+// files of lakeFS's own export. On generated addresses (data/<xid>/<xid>,
+// BenchmarkPrepare) a whole export takes about a quarter less CPU than at
+// GZIP's default level, for files about 3% larger; every level is read by
+// every GZIP reader.
 const DefaultGzipLevel = gzip.BestSpeed
 
 // WithLogger reports the progress of each call (start, branches skipped,

@@ -202,8 +202,8 @@ func BenchmarkPrepare(b *testing.B) {
 		name  string
 		codec compress.Codec
 	}{
-		{"default", nil}, // ZSTD, fastest level, 1 MiB window
-		{"gzip-1", &gzip.Codec{Level: gzip.BestSpeed}},
+		{"default", nil},                 // GZIP at DefaultGzipLevel (BestSpeed)
+		{"own-zstd", uncommitted.Zstd()}, // fastest level, 1 MiB window
 		{"gzip-6", &gzip.Codec{Level: gzip.DefaultCompression}},
 		{"snappy", &snappy.Codec{}},
 		{"zstd", &zstd.Codec{Level: zstd.SpeedFastest}},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lakegc/lakegc/uncommitted"
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/deprecated"
 	"github.com/parquet-go/parquet-go/format"
 	"gocloud.dev/blob"
@@ -295,11 +296,22 @@ func TestLocation(t *testing.T) {
 }
 
 // TestParquetLayout checks what readers depend on: the two columns and
-// their types, ZSTD, data page v1 and PLAIN values, several row groups.
+// their types, the codec (GZIP by default, as lakeFS's; ZSTD with Zstd),
+// data page v1 and PLAIN values, several row groups.
 func TestParquetLayout(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		codec compress.Codec // nil: the default
+		want  format.CompressionCodec
+	}{{"default", nil, format.Gzip}, {"zstd", uncommitted.Zstd(), format.Zstd}} {
+		t.Run(c.name, func(t *testing.T) { testParquetLayout(t, c.codec, c.want) })
+	}
+}
+
+func testParquetLayout(t *testing.T, codec compress.Codec, wantCodec format.CompressionCodec) {
 	bucket := memblob.OpenBucket(nil)
 	defer bucket.Close()
-	res, err := newPreparer(t, bucket, uncommitted.WithMaxFileSize(256<<10)).Prepare(context.Background(), repo, bigSource(1, 20000), nil)
+	res, err := newPreparer(t, bucket, uncommitted.WithMaxFileSize(256<<10), uncommitted.WithCompression(codec)).Prepare(context.Background(), repo, bigSource(1, 20000), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,8 +346,8 @@ func TestParquetLayout(t *testing.T) {
 	}
 	for _, rg := range md.RowGroups {
 		for _, col := range rg.Columns {
-			if col.MetaData.Codec != format.Zstd {
-				t.Fatalf("codec %v", col.MetaData.Codec)
+			if col.MetaData.Codec != wantCodec {
+				t.Fatalf("codec %v, want %v", col.MetaData.Codec, wantCodec)
 			}
 			for _, e := range col.MetaData.Encoding {
 				if e != format.Plain && e != format.RLE { // RLE: the levels

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/compress/gzip"
 	"gocloud.dev/blob"
 
 	"github.com/lakegc/lakegc/internal/layout"
@@ -142,7 +143,7 @@ func NewPreparer(bucket *blob.Bucket, opts ...Option) (*Preparer, error) {
 		prepareDuration: DefaultPrepareDuration,
 		storagePrefix:   DefaultStoragePrefix,
 		now:             time.Now,
-		codec:           &zstdCodec{},
+		codec:           &gzip.Codec{Level: DefaultGzipLevel},
 	}
 	for _, opt := range opts {
 		if opt != nil {

@@ -70,12 +70,11 @@ func AllowUnverified() ReadOption {
 // the pages of the physical_address column only, without building rows:
 // it takes about 60 % of ReadRun's CPU a row, and allocates nothing a row
 // (a page's addresses share one string); most of what is left is
-// uncompressing pages (ZSTD, or lakeFS's GZIP), which parquetguard and
-// parquet-go both do. A file whose
-// creation_date pages are damaged, which ReadRun refuses, still yields
-// its addresses, every one of them: a row group's physical_address chunk
-// must hold as many values as it has rows, and a file as many as its
-// footer says.
+// uncompressing pages (lakeFS's GZIP, the default, or ZSTD), which
+// parquetguard and parquet-go both do. A file whose creation_date pages
+// are damaged, which ReadRun refuses, still yields its addresses, every
+// one of them: a row group's physical_address chunk must hold as many
+// values as it has rows, and a file as many as its footer says.
 func Addresses(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string, opts ...ReadOption) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
 		eachFile(ctx, bucket, storagePrefix, runID, opts, func(key string, size, rows int64) bool {

@@ -114,7 +114,7 @@ func fuzzSeeds() [][]byte { return runReader.Seeds() }
 
 // FuzzReadRunPages builds a run's file from fuzzed page headers and
 // payloads, compressed or not, with every codec (guardtest.Fuzzed); seeded
-// with pages of the default codec's own frames too.
+// with pages of Zstd's own frames too.
 func FuzzReadRunPages(f *testing.F) {
 	for _, s := range ownZstdSeeds() {
 		f.Add(s.Codec, s.Kind, s.Encoding, s.Optional, s.NumValues, s.Dict, s.Payload, s.Compress, s.SizeDelta)

@@ -123,7 +123,7 @@ func TestAddressesCodecs(t *testing.T) { addressReader.TestCodecs(t, 2) }
 func TestAddressesRefuseHadoopLZ4(t *testing.T) { addressReader.TestHadoopLZ4(t) }
 
 // FuzzAddressesPages builds a run's file from fuzzed page headers and
-// payloads (guardtest.Fuzzed, and pages of the default codec's own frames): Addresses yields addresses or an error
+// payloads (guardtest.Fuzzed, and pages of Zstd's own frames): Addresses yields addresses or an error
 // wrapping ErrInvalidFile, never panics, within guardtest.FuzzAllocBound;
 // and when it yields no error, it yields as many addresses as the file
 // has rows (its row group's), as ReadRun does: never fewer, whatever the

@@ -15,9 +15,10 @@
 // The uncommitted export of a random staging area (9 branches, Unicode keys
 // and branch names, relative and full addresses inside and outside the
 // namespace, tombstones, a trailer), split over several files by a small
-// WithMaxFileSize, once with the default codec (ZSTD) and once each with
-// GZIP at DefaultGzipLevel (the default before issue 28), parquet-go's ZSTD
-// and Snappy (WithCompression): two columns, physical_address BYTE_ARRAY
+// WithMaxFileSize, once with the default codec (GZIP at DefaultGzipLevel,
+// lakeFS's) and once each with uncommitted.Zstd (what lakegc.Collect
+// writes), GZIP's default level, parquet-go's ZSTD and Snappy
+// (WithCompression): two columns, physical_address BYTE_ARRAY
 // annotated String (UTF8) and creation_date INT64; every column chunk in the
 // expected codec; data pages v1 only; values PLAIN or dictionary encoded; and
 // the rows of all files together equal, row for row, to the model's.

@@ -159,8 +159,9 @@ func TestArrowReadsUncommittedExport(t *testing.T) {
 		codec compress.Codec // nil: the default
 		want  arrowcompress.Compression
 	}{
-		{"default", nil, arrowcompress.Codecs.Zstd},
-		{"gzip", &gzip.Codec{Level: uncommitted.DefaultGzipLevel}, arrowcompress.Codecs.Gzip}, // the default before issue 28
+		{"default", nil, arrowcompress.Codecs.Gzip},                 // GZIP at DefaultGzipLevel, lakeFS's
+		{"own-zstd", uncommitted.Zstd(), arrowcompress.Codecs.Zstd}, // what lakegc.Collect writes
+		{"gzip-6", &gzip.Codec{Level: gzip.DefaultCompression}, arrowcompress.Codecs.Gzip},
 		{"zstd", &zstd.Codec{}, arrowcompress.Codecs.Zstd},
 		{"snappy", &snappy.Codec{}, arrowcompress.Codecs.Snappy},
 	}
