@@ -16,7 +16,11 @@ import (
 // keys whose count (given − removed) fell to 0, as a model counts them, and
 // as a clean run given the same multiset marks.
 func TestFlatCountsManyRepeats(t *testing.T) {
-	m, keys := partsWorld(t, 1500)
+	objects := 1500
+	if raceEnabled {
+		objects = 600 // the race detector slows Mark about ten times
+	}
+	m, keys := partsWorld(t, objects)
 	r := rand.New(rand.NewPCG(7, 28))
 	count := map[string]int{}
 	var given []string

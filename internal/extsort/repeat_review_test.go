@@ -16,7 +16,7 @@ import (
 // and through merges of merges (fan-in 2) and Adopt.
 func TestRepeatSorterLongKeys(t *testing.T) {
 	lengths := []int{1, 126, 127, 128, 129, 16383, 16384, 16385, 65535, 65536, 65537, 200 << 10}
-	for seed := range uint64(6) {
+	for seed := range uint64(3) { // one seed a block size
 		r := rand.New(rand.NewPCG(seed, 77))
 		dir, err := NewSpillDir(t.TempDir(), 512)
 		require.NoError(t, err)
