@@ -92,8 +92,9 @@
 // figures and its report, so the cycle's table is the child's, and a line
 // per second cycle says "GC's own peak: N MiB (budget+64 = 320)": the
 // child's VmHWM over the cycle, which includes the runtime, the host and
-// the S3 client (about 22 MiB at the child's start); its "-store" column
-// is the child's resident set sampled. -heapprofile PREFIX
+// the S3 client (about 22 MiB at the child's start), and a peak over the
+// budget + 64 MiB exits 1 as a live object deleted does; its "-store"
+// column is the child's resident set sampled. -heapprofile PREFIX
 // writes each child's heap profile at its peak live heap (PREFIX.clean,
 // PREFIX.optimized; go tool pprof -sample_index=inuse_space) and prints
 // its in-use bytes by the innermost frame of this module on the stack:
