@@ -22,7 +22,11 @@ import (
 // through Hadoop's native zstd library and fail without it, so the default
 // stays lakeFS's GZIP. lakegc.Collect writes its exports with it: they are
 // read back only by its own mark. The codec is safe for concurrent use.
-func Zstd() compress.Codec { return &zstdCodec{} }
+// Every call returns the same codec, whose encoders (each with its 1 MiB
+// window, costly to make) are pooled across exports.
+func Zstd() compress.Codec { return sharedZstd }
+
+var sharedZstd = &zstdCodec{}
 
 // zstdWindow is the window of Zstd's encoder: a page is
 // compressed on its own and is at most maxPageBufferSize of values, so a

@@ -69,7 +69,7 @@ func TestAddressesUnderFaults(t *testing.T) {
 	}
 	for name, read := range read {
 		whole, failed := 0, 0
-		for seed := range uint64(40) {
+		for seed := range uint64(seeds(40, 12)) {
 			rate := []float64{0.002, 0.01, 0.05}[seed%3]
 			fb, err := faultblob.New(mem, faultblob.WithSeed(seed), faultblob.WithRate(faultblob.Read, rate),
 				faultblob.WithMaxStall(time.Millisecond),
