@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"slices"
 	"strings"
@@ -122,16 +121,15 @@ func (ic indexCarried) Next() ([]byte, bool, error) {
 
 func (ic indexCarried) Close() error { return ic.f.Close() }
 
-// checkedCounts fails on a count below 0 or above most: the changes the host
-// gave contradict the records.
+// checkedCounts fails on a count below 0: the changes the host gave
+// contradict the records.
 type checkedCounts struct {
 	keycount.Iter
-	most int64
 }
 
 func (cc checkedCounts) Next() ([]byte, int64, bool, error) {
 	k, c, ok, err := cc.Iter.Next()
-	if err == nil && ok && (c < 0 || c > cc.most) {
+	if err == nil && ok && c < 0 {
 		err = fmt.Errorf("%w: key %q counted %d times: the committed keep set's changes contradict the previous run's keep index", ErrInvalidInput, k, c)
 	}
 	return k, c, ok, err
@@ -232,7 +230,6 @@ type committed struct {
 	flat      *extsort.Sorter // Committed's keys, repeats kept (+1 each)
 	added     *extsort.Sorter // Changes.Added, repeats kept (+1 each)
 	removed   *extsort.Sorter // Changes.Removed, repeats kept (−1 each)
-	most      int64           // the largest count allowed
 	stats     []keycount.Stat // the parts read in full, or the parts added
 	gone      map[string]bool // the parts that left the set
 	partsRead int64
@@ -263,7 +260,7 @@ func (m *marker) readCommitted(ctx context.Context, in Inputs, prev *previous, k
 	sh := m.budgets()
 	share := sh.keep - sh.young
 	if in.Parts != nil {
-		c := &committed{kind: kindParts, most: math.MaxInt64, version: in.Parts.Version}
+		c := &committed{kind: kindParts, version: in.Parts.Version}
 		ids := partIDs(in.Parts)
 		if prev != nil && prev.state.KeepKind == kindParts && prev.partsFile != "" && prev.state.PartsVersion != in.Parts.Version {
 			m.log("sweep: counting every part", "why", "the parts' version changed", "previous", prev.state.PartsVersion, "version", in.Parts.Version)
@@ -277,7 +274,7 @@ func (m *marker) readCommitted(ctx context.Context, in Inputs, prev *previous, k
 				return nil, nil, err
 			}
 			m.log("sweep: counting every part", "why", err.Error())
-			c = &committed{kind: kindParts, most: math.MaxInt64, version: in.Parts.Version}
+			c = &committed{kind: kindParts, version: in.Parts.Version}
 		}
 		c.source = KeepParts
 		var err error
@@ -290,7 +287,7 @@ func (m *marker) readCommitted(ctx context.Context, in Inputs, prev *previous, k
 	if err := hold.Adopt(keep); err != nil {
 		return nil, nil, err
 	}
-	c := &committed{kind: kindMultiset, most: math.MaxInt64}
+	c := &committed{kind: kindMultiset}
 	why := m.changesUnusable(in.Changes, prev)
 	if why == "" {
 		ch := in.Changes
@@ -449,7 +446,7 @@ func (m *marker) counts(c *committed, prev *previous) (keycount.Iter, error) {
 	// Read ahead on a goroutine of its own, as the listing and the
 	// uncommitted keys are: the merges and the index's decoding run while
 	// the join compares and writes.
-	return checkedCounts{Iter: keycount.Prefetch(keycount.NewMerge(iters)), most: c.most}, nil
+	return checkedCounts{Iter: keycount.Prefetch(keycount.NewMerge(iters))}, nil
 }
 
 // indexWriter streams this run's keep index to the bucket; nothing is

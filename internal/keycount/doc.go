@@ -22,10 +22,9 @@
 //     and leave no file when they fail; [OpenFile] reads such a file.
 //   - [Iter] streams of counted keys: [NewMerge] sums the counts of a key
 //     across streams and leaves out the keys whose sum is 0 (a key taken
-//     back by one stream and given by another cancels), [Weighted] counts
-//     every key of a sorted extsort stream, [Spill] and [MergeSpills] keep
-//     streams in spill files of an extsort.SpillDir, merged a bounded
-//     number at a time.
+//     back by one stream and given by another cancels), [Spill] and
+//     [MergeSpills] keep streams in spill files of an extsort.SpillDir,
+//     merged a bounded number at a time.
 //   - [Parts] counts immutable named parts, each a sorted key set, into
 //     spill files, a bounded number open at once, and keeps each part's
 //     [Stat] (its keys' number and checksum), so that a part read again is

@@ -18,22 +18,6 @@ type Iter interface {
 	Close() error
 }
 
-// Weighted gives every key of it, a stream of sorted distinct keys, the
-// count w.
-func Weighted(it extsort.Iter, w int64) Iter { return &weighted{it, w} }
-
-type weighted struct {
-	it extsort.Iter
-	w  int64
-}
-
-func (s *weighted) Next() ([]byte, int64, bool, error) {
-	k, ok, err := s.it.Next()
-	return k, s.w, ok, err
-}
-
-func (s *weighted) Close() error { return s.it.Close() }
-
 // Nop is an empty stream.
 type Nop struct{}
 
