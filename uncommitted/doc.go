@@ -70,8 +70,11 @@
 // [ErrIncomplete]. A run written by stock lakeFS has no manifest; it is
 // read only with [AllowUnverified], on the host's word that its Prepare
 // loop ran to the end. Addresses decodes the physical_address column only,
-// without building rows; both read each file's 1 MiB windows 8 ahead,
-// concurrently, in at most 9 MiB a reader (ReadRun states the bounds).
+// without building rows, and reads and uncompresses its pages once when
+// they are PLAIN values, as this package's and lakeFS's files hold them
+// (ReadRun reads them twice: a check, then parquet-go's decoding); both
+// read each file's 1 MiB windows 8 ahead, concurrently, in at most 9 MiB a
+// reader (ReadRun states the bounds).
 //
 // # Files
 //

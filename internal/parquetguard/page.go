@@ -21,6 +21,10 @@ type guard struct {
 	// dict holds the lengths of the entries of a BYTE_ARRAY dictionary,
 	// prefix the prefix lengths of a DELTA_BYTE_ARRAY page.
 	dict, prefix []int32
+	// onPage, when not nil, is handed the values of each data page
+	// (ReadPlain), of row group rowGroup.
+	onPage   PageFunc
+	rowGroup int
 }
 
 func newGuard(lim Limits) *guard {
@@ -197,6 +201,9 @@ func (c *chunk) uncompress(h *format.PageHeader, from int, want int32, compresse
 }
 
 func (c *chunk) checkDictionaryPage(h *format.PageHeader) error {
+	if c.onPage != nil {
+		return fmt.Errorf("%w: a dictionary page", ErrNotPlain)
+	}
 	if c.dictLen >= 0 {
 		// parquet-go skips any dictionary page after the first.
 		return nil
@@ -231,6 +238,9 @@ func (c *chunk) checkDataPage(h *format.PageHeader) error {
 func (c *chunk) checkDataPageV2(h *format.PageHeader) error {
 	v := &h.DataPageHeaderV2.V
 	n := int(v.NumValues)
+	if c.onPage != nil && v.NumNulls != 0 {
+		return fmt.Errorf("%w: %d nulls in a page of a required column", ErrNotPlain, v.NumNulls)
+	}
 	rep, def := int(v.RepetitionLevelsByteLength), int(v.DefinitionLevelsByteLength)
 	if err := levelsV2(c.col.maxRep, n, c.stored[:rep]); err != nil {
 		return fmt.Errorf("repetition levels: %w", err)
