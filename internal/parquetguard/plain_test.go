@@ -252,17 +252,34 @@ func FuzzReadPlain(f *testing.F) {
 	for _, data := range guardtest.HostileSeeds("a", "n") {
 		f.Add(data)
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := readPlain(t, data)
-		cerr := parquetguard.Check(bytes.NewReader(data), int64(len(data)), parquetguard.Limits{}, "a")
-		if cerr != nil && err == nil {
-			t.Fatalf("ReadPlain accepts a file Check refuses: %v", cerr)
-		}
-		if err != nil {
-			return
-		}
-		if want, werr := parquetGoValues(data); werr == nil && !slices.Equal(got, want) {
-			t.Fatalf("ReadPlain hands over %d values, parquet-go reads %d, not the same", len(got), len(want))
-		}
+	f.Fuzz(plainThenRead)
+}
+
+// FuzzReadPlainPages builds files from fuzzed page headers and payloads
+// (guardtest.Fuzzed: PLAIN, dictionary, delta and nullable values, v1 and
+// v2 pages, every codec), with FuzzReadPlain's property.
+func FuzzReadPlainPages(f *testing.F) {
+	for _, s := range guardtest.FuzzSeeds() {
+		f.Add(s.Codec, s.Kind, s.Encoding, s.Optional, s.NumValues, s.Dict, s.Payload, s.Compress, s.SizeDelta)
+	}
+	f.Fuzz(func(t *testing.T, codec, kind, enc uint8, optional bool, n int32, dict, payload []byte, compress bool, delta int32) {
+		plainThenRead(t, guardtest.Fuzzed{Codec: codec, Kind: kind, Encoding: enc, Optional: optional, NumValues: n,
+			Dict: dict, Payload: payload, Compress: compress, SizeDelta: delta}.File("a"))
 	})
+}
+
+// plainThenRead is the property of the ReadPlain fuzz targets: see
+// FuzzReadPlain.
+func plainThenRead(t *testing.T, data []byte) {
+	got, err := readPlain(t, data)
+	cerr := parquetguard.Check(bytes.NewReader(data), int64(len(data)), parquetguard.Limits{}, "a")
+	if cerr != nil && err == nil {
+		t.Fatalf("ReadPlain accepts a file Check refuses: %v", cerr)
+	}
+	if err != nil {
+		return
+	}
+	if want, werr := parquetGoValues(data); werr == nil && !slices.Equal(got, want) {
+		t.Fatalf("ReadPlain hands over %d values, parquet-go reads %d, not the same", len(got), len(want))
+	}
 }
