@@ -350,6 +350,9 @@ func openFile(ra io.ReaderAt, size int64, columns ...string) (f *parquet.File, p
 	if err := checkChunks(f); err != nil {
 		return nil, nil, 0, err
 	}
+	if err := checkDictionaryPages(pinned, f, columns...); err != nil {
+		return nil, nil, 0, err
+	}
 	return f, pinned, leaf.ColumnIndex, nil
 }
 
