@@ -145,7 +145,9 @@ func TestPageCRC(t *testing.T) {
 // TestDamagedDictionary alters an address in the dictionary of a file
 // parquet-go writes (dictionary-encoded addresses, several row groups,
 // uncompressed, every page with its CRC), in each row group in turn: the
-// case FuzzAddresses found, where ReadRun yielded the altered address.
+// case FuzzAddresses found, where ReadRun yielded the altered address
+// (parquet-go's row reader reads the first row group's dictionary pages
+// without their CRC, the later ones with it).
 // Both readers refuse the file with ErrInvalidFile, naming the CRC, and
 // yield no altered address; the intact file is read whole by both.
 func TestDamagedDictionary(t *testing.T) {

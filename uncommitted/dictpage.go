@@ -20,12 +20,13 @@ import (
 //
 // parquet-go checks the CRC of every page it reads in order (Addresses
 // reads a chunk's pages so, from its start), but its row reader (ReadRun's)
-// seeks each chunk to its data_page_offset first, skipping what is before,
-// and reads the dictionary page apart when a data page first refers to it,
-// without checking its CRC: a damaged dictionary would hand out altered
-// addresses. The CRC is checked here; the layout checks make the bytes
-// both readers read the same (none skipped, no data page taken for a
-// dictionary).
+// first seeks to row 0, which seeks the first row group's chunks (in
+// v0.32; the others are read from their start) to their data_page_offset,
+// skipping what is before, and then reads the dictionary page apart when a
+// data page first refers to it, without checking its CRC: a damaged
+// dictionary would hand out altered addresses. The CRC is checked here, in
+// every row group; the layout checks make the pages both readers read the
+// same (none skipped, no data page taken for a dictionary).
 //
 // r reads the file f was opened from, whose pages parquetguard checked:
 // each header decodes from at most parquetguard.DefaultMaxPageHeaderSize
