@@ -69,9 +69,25 @@
 // unfinished one, or one whose files differ from the manifest, with
 // [ErrIncomplete]. A run written by stock lakeFS has no manifest; it is
 // read only with [AllowUnverified], on the host's word that its Prepare
-// loop ran to the end. Addresses decodes the physical_address column only,
-// without building rows; both read each file's 1 MiB windows 8 ahead,
-// concurrently, in at most 9 MiB a reader (ReadRun states the bounds).
+// loop ran to the end.
+//
+// Both refuse a damaged file with ErrInvalidFile, possibly after some of
+// its rows. Among their checks: a page of a column they read (both
+// columns for ReadRun, physical_address for Addresses) whose header
+// carries a CRC-32, as parquet-go writes on every page (Prepare's
+// included), must match its stored bytes, or rows of altered addresses
+// could be handed out. parquet-go checks the pages it reads in a chunk's
+// order; the page at a chunk's dictionary_page_offset, which parquet-go's
+// row reader (ReadRun's) seeks past and loads apart, without that check,
+// when a data page first refers to it, is checked by this package for both
+// readers, and must be a dictionary page right before the chunk's data
+// pages, so that both read the same pages. A chunk's second dictionary
+// page, which parquet-go skips without decoding it, is not checked; nor
+// is a page whose header has no CRC.
+//
+// Addresses decodes the physical_address column only, without building
+// rows; both read each file's 1 MiB windows 8 ahead, concurrently, in at
+// most 9 MiB a reader (ReadRun states the bounds).
 //
 // # Files
 //
