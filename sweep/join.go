@@ -309,7 +309,7 @@ func (j *joiner) judge(k []byte, listed, staged bool, count int64, carried bool)
 	kept := staged || count > 0
 	rec := j.m.rec
 	if kept {
-		j.can.keepKey(k)
+		j.can.keepKey(k, carried)
 	}
 	if !listed {
 		if kept && rec != nil {

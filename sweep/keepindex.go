@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"gocloud.dev/blob"
@@ -323,42 +324,120 @@ func (m *marker) indexStream(c *committed, prev *previous) (*indexIter, error) {
 }
 
 // indexWriter streams this run's keep index to the bucket; nothing is
-// visible under its name unless close succeeds.
+// visible under its name unless close succeeds. The entries are encoded and
+// written on a goroutine of its own, in batches, so that the join goes on
+// while they are: add, close and abort are for one goroutine.
 type indexWriter struct {
 	bw     *blobio.Writer
 	w      *bufio.Writer
 	enc    *keycount.Encoder
 	key    string
 	listed int64
+
+	cur  *entryBatch
+	full chan *entryBatch // batches to encode, in order; closed by close or abort
+	free chan *entryBatch // batches encoded, to fill again
+	done chan struct{}    // closed when the goroutine has returned
+	err  error            // the goroutine's first error; read after done or failed
+	// failed is set after err: the goroutine encodes no more.
+	failed atomic.Bool
+	ended  bool // full is closed
 }
+
+// entryBatch is a run of consecutive entries: the i-th key ends at ends[i].
+type entryBatch struct {
+	data   []byte
+	ends   []uint32
+	counts []int64
+	aux    []uint64
+}
+
+// Batches of an indexWriter: at most about 3 × 128 KiB of keys.
+const (
+	entryBatchBytes = 128 << 10
+	entryBatchKeys  = 4096
+	entryBatches    = 3
+)
 
 func newIndexWriter(ctx context.Context, bucket *blob.Bucket, key string, f *keycount.Format, bufSize int) (*indexWriter, error) {
 	bw, err := blobio.NewWriter(ctx, bucket, key, &blob.WriterOptions{ContentType: "application/octet-stream"})
 	if err != nil {
 		return nil, fmt.Errorf("sweep: write %s: %w", key, err)
 	}
-	iw := &indexWriter{bw: bw, w: bufio.NewWriterSize(bw, bufSize), key: key}
+	iw := &indexWriter{bw: bw, w: bufio.NewWriterSize(bw, bufSize), key: key,
+		full: make(chan *entryBatch, entryBatches), free: make(chan *entryBatch, entryBatches), done: make(chan struct{})}
 	iw.enc = keycount.NewEncoder(iw.w, f, bufSize)
+	for range entryBatches - 1 {
+		iw.free <- &entryBatch{}
+	}
+	iw.cur = &entryBatch{}
+	go iw.run()
 	return iw, nil
 }
 
-func (iw *indexWriter) add(key []byte, count int64, aux uint64) error {
-	if err := iw.enc.Add(key, count, aux); err != nil {
-		return fmt.Errorf("sweep: write %s: %w", iw.key, err)
+// run encodes the batches until full closes; after an error it only hands
+// them back.
+func (iw *indexWriter) run() {
+	defer close(iw.done)
+	for b := range iw.full {
+		for i := 0; iw.err == nil && i < len(b.ends); i++ {
+			start := uint32(0)
+			if i > 0 {
+				start = b.ends[i-1]
+			}
+			if iw.err = iw.enc.Add(b.data[start:b.ends[i]], b.counts[i], b.aux[i]); iw.err != nil {
+				iw.failed.Store(true)
+			}
+		}
+		b.data, b.ends, b.counts, b.aux = b.data[:0], b.ends[:0], b.counts[:0], b.aux[:0]
+		iw.free <- b // never blocks: free has room for every batch
 	}
+}
+
+func (iw *indexWriter) add(key []byte, count int64, aux uint64) error {
+	b := iw.cur
+	b.data = append(b.data, key...)
+	b.ends = append(b.ends, uint32(len(b.data)))
+	b.counts = append(b.counts, count)
+	b.aux = append(b.aux, aux)
 	if aux&idxListed != 0 {
 		iw.listed++
+	}
+	if len(b.data) >= entryBatchBytes || len(b.ends) >= entryBatchKeys {
+		if iw.failed.Load() {
+			return fmt.Errorf("sweep: write %s: %w", iw.key, iw.err)
+		}
+		iw.full <- b
+		iw.cur = <-iw.free
 	}
 	return nil
 }
 
+// finish hands over the last batch, closes full and waits for the
+// goroutine: its error, if any.
+func (iw *indexWriter) finish() error {
+	if !iw.ended {
+		iw.ended = true
+		if iw.cur != nil && len(iw.cur.ends) > 0 {
+			iw.full <- iw.cur // room: the goroutine hands each batch back
+		}
+		iw.cur = nil
+		close(iw.full)
+	}
+	<-iw.done
+	return iw.err
+}
+
 func (iw *indexWriter) close() error {
-	err := iw.enc.Finish()
+	err := iw.finish()
+	if err == nil {
+		err = iw.enc.Finish()
+	}
 	if err == nil {
 		err = iw.w.Flush()
 	}
 	if err != nil {
-		iw.abort()
+		iw.bw.Abort()
 		return fmt.Errorf("sweep: write %s: %w", iw.key, err)
 	}
 	if err := iw.bw.Close(); err != nil {
@@ -367,7 +446,10 @@ func (iw *indexWriter) close() error {
 	return nil
 }
 
-func (iw *indexWriter) abort() { iw.bw.Abort() }
+func (iw *indexWriter) abort() {
+	iw.finish()
+	iw.bw.Abort()
+}
 
 // writeParts writes this run's parts record: the previous record's parts
 // less those gone, and the parts read (all of them, or those added).
