@@ -417,4 +417,3 @@ func writeIndexFile(t *testing.T, name string, entries map[string]indexEntry) {
 	require.NoError(t, enc.Finish())
 	require.NoError(t, f.Close())
 }
-
