@@ -125,7 +125,7 @@ func (it *indexIter) Next() ([]byte, int64, bool, bool, error) {
 	}
 	n := len(b) - 9
 	if n < 0 {
-		return nil, 0, false, false, errors.New("sweep: keep index entry without its count")
+		return nil, 0, false, false, fmt.Errorf("%w: an entry without its count", errBadIndex)
 	}
 	return b[:n:n], int64(binary.LittleEndian.Uint64(b[n:])), b[n+8]&entryCarried != 0, true, nil
 }
@@ -153,6 +153,14 @@ func (m *marker) writeCandidates(ctx context.Context, js joinStreams) (int64, er
 	if err := j.walk(list, staged, counts, js.index); err != nil {
 		w.Abort()
 		return 0, err
+	}
+	// The keep index written, before any candidate is: a run whose index
+	// failed leaves no candidates part.
+	if m.rec != nil {
+		if err := m.rec.index.finish(); err != nil {
+			w.Abort()
+			return 0, fmt.Errorf("sweep: write %s: %w", m.rec.index.key, err)
+		}
 	}
 	m.sum.NumWalledObjects = j.total.Walled
 	// The canary judges the keep set: a key the check spared is one the

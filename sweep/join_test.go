@@ -203,3 +203,26 @@ func TestJoinWalkModel(t *testing.T) {
 	require.Greater(t, failed, 10, "trials that must fail")
 	require.Less(t, failed, 300, "trials that must fail")
 }
+
+// TestJoinIndexFailureLeavesNoCandidates: when the keep index cannot be
+// written (here its encoder refuses a key out of order), writeCandidates
+// fails and leaves no candidates part, though the join itself went well.
+func TestJoinIndexFailureLeavesNoCandidates(t *testing.T) {
+	ctx := context.Background()
+	bucket := memblob.OpenBucket(nil)
+	defer bucket.Close()
+	m := &marker{bucket: bucket, cfg: newMarkConfig(nil), dir: reportDir(DefaultStoragePrefix, "r"), cnt: &counters{}}
+	iw, err := newIndexWriter(ctx, bucket, m.dir+indexName, indexFormat, 512)
+	require.NoError(t, err)
+	require.NoError(t, iw.add([]byte("data/zzzz"), 1, 0))
+	m.rec = &recorder{index: iw, data: "data/", young: new(youngSlices)}
+	js := listKeep(&bufIter{keys: []string{"data/a", "data/b"}}, &bufIter{keys: []string{"data/b"}})
+	js.counts = &bufCounts{keys: []string{"data/c"}, counts: []int64{1}}
+	_, err = m.writeCandidates(ctx, js)
+	require.ErrorIs(t, err, errBadIndex)
+	require.NoError(t, js.close())
+	iw.abort()
+	ok, err := bucket.Exists(ctx, m.dir+"deleted/"+partName)
+	require.NoError(t, err)
+	require.False(t, ok, "candidates written by a run whose keep index failed")
+}

@@ -312,7 +312,7 @@ func (m *marker) counts(c *committed) (keycount.Iter, error) {
 func (m *marker) indexStream(c *committed, prev *previous) (*indexIter, error) {
 	if prev == nil || prev.indexFile == "" {
 		if c.index {
-			return nil, errors.New("sweep: counts relative to a keep index the previous run did not leave")
+			return nil, fmt.Errorf("%w: counts relative to a keep index the previous run did not leave", errBadIndex)
 		}
 		return nil, nil
 	}

@@ -699,9 +699,3 @@ func (m *marker) writeState(ctx context.Context, rec *recorder, kind, version st
 	slices.Sort(st.YoungSlices)
 	return writeJSON(ctx, m.bucket, m.dir+stateName, st)
 }
-
-// nopIter is an empty stream.
-type nopIter struct{}
-
-func (nopIter) Next() ([]byte, bool, error) { return nil, false, nil }
-func (nopIter) Close() error                { return nil }
