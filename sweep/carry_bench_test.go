@@ -15,7 +15,7 @@ import (
 
 // BenchmarkCarried reads the listed keys of a keep index of 1 M entries in
 // 100 slices (all listed, of slices an optimized run does not list) through
-// indexCarried, as the join does, deciding each key: per key as runs did
+// the join's indexSource (its carried keys only), deciding each key: per key as runs did
 // before (the slice's name decoded, its verdict and the recognizer asked for
 // each key), per slice with the recognizer asked for each key (a previous
 // state of other rules, or a custom recognizer), and per slice alone (the
@@ -76,7 +76,7 @@ func BenchmarkCarried(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				it := indexCarried{kf, v.keep()}
+				it := &indexSource{f: kf, carry: v.keep()}
 				got := 0
 				for {
 					_, ok, err := it.Next()

@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/lakegc/lakegc/internal/extsort"
 	"github.com/lakegc/lakegc/internal/keycount"
 	"github.com/lakegc/lakegc/internal/layout"
 	"github.com/stretchr/testify/require"
@@ -232,54 +229,3 @@ func (s *bufCounts) Next() ([]byte, int64, bool, error) {
 }
 
 func (s *bufCounts) Close() error { return nil }
-
-// TestKeepViewModel: the keep view of uncommitted keys (through a prefetch
-// of small batches, as Mark reads them) and counted committed keys, both
-// from buffers their streams reuse, is their union in order, each key once
-// with its committed count (0: uncommitted only), each key intact until the
-// next call.
-func TestKeepViewModel(t *testing.T) {
-	r := rand.New(rand.NewPCG(28, 5))
-	for trial := range 300 {
-		sy, cm := map[string]bool{}, map[string]int64{}
-		for range r.IntN(200) {
-			k := fmt.Sprintf("data/%0*d", 1+r.IntN(3), r.IntN(300))
-			switch r.IntN(3) {
-			case 0:
-				sy[k] = true
-			case 1:
-				cm[k] = 1 + r.Int64N(5)
-			default:
-				sy[k], cm[k] = true, 1+r.Int64N(5)
-			}
-		}
-		syKeys, cmKeys := slices.Sorted(maps.Keys(sy)), slices.Sorted(maps.Keys(cm))
-		var counts []int64
-		for _, k := range cmKeys {
-			counts = append(counts, cm[k])
-		}
-		v := newKeepView(extsort.NewPrefetchSize(&bufIter{keys: syKeys}, 1+r.IntN(40), 1+r.IntN(4)), &bufCounts{keys: cmKeys, counts: counts})
-		var got []string
-		for {
-			k, ok, err := v.Next()
-			require.NoError(t, err)
-			if !ok {
-				break
-			}
-			got = append(got, string(k))
-			require.Equal(t, cm[string(k)], v.count, "trial %d: count of %q", trial, k)
-		}
-		require.NoError(t, v.Close())
-		want := slices.Sorted(maps.Keys(sy))
-		for k := range cm {
-			if !sy[k] {
-				want = append(want, k)
-			}
-		}
-		slices.Sort(want)
-		if len(want) == 0 {
-			want = nil
-		}
-		require.Equal(t, want, got, "trial %d", trial)
-	}
-}

@@ -160,7 +160,7 @@ func TestJoinModel(t *testing.T) {
 		}
 		bucket := memblob.OpenBucket(nil)
 		m := &marker{bucket: bucket, cfg: newMarkConfig(nil), dir: "report/", cnt: &counters{}}
-		n, err := m.writeCandidates(context.Background(), listIt, asKeep(keepIt))
+		n, err := m.writeCandidates(context.Background(), listKeep(listIt, keepIt))
 		require.NoError(t, listIt.Close())
 		require.NoError(t, keepIt.Close())
 		require.NoError(t, bucket.Close())

@@ -157,9 +157,12 @@
 //
 // An optimized run sorts no committed key and reads no part that did not
 // change: its work grows with what changed, the uncommitted keys and what it
-// lists, plus sequential passes over the index, whose copy takes its size
-// on WithTempDir's disk (a few to a few tens of bytes a key). The cost of
-// each kind of run is in docs/sweep-design.md.
+// lists, plus two sequential passes over the index — the previous one
+// decoded once, on a goroutine of its own, where a key no other input names
+// costs one comparison in the join, and this run's encoded and written,
+// on another — whose copy takes its size on WithTempDir's disk (a few to a
+// few tens of bytes a key). The cost of each kind of run is in
+// docs/sweep-design.md.
 //
 // The slice margin (WithSliceMargin) defaults to DefaultSliceInterval + the
 // link TTL + the clock skew: 25 hours 5 minutes with the defaults. A host

@@ -29,7 +29,7 @@ func TestWriteCandidatesRefusesDisorder(t *testing.T) {
 			ctx := context.Background()
 			b := memblob.OpenBucket(nil)
 			m := &marker{bucket: b, cfg: newMarkConfig(nil), dir: reportDir(DefaultStoragePrefix, "r"), cnt: &counters{}}
-			_, err := m.writeCandidates(ctx, &bufIter{keys: tc.list}, asKeep(&bufIter{keys: tc.keep}))
+			_, err := m.writeCandidates(ctx, listKeep(&bufIter{keys: tc.list}, &bufIter{keys: tc.keep}))
 			require.Error(t, err)
 			ok, err := b.Exists(ctx, m.dir+"deleted/"+partName)
 			require.NoError(t, err)

@@ -187,8 +187,10 @@ func newCanaryCount(cfg *config, cutoff time.Time) *canaryCount {
 
 // keepKey counts one keep key; the keep stream holds each once. The folder
 // of the last key is cached: the keep keys come folder after folder, and
-// its slice name is decoded once.
-func (c *canaryCount) keepKey(k []byte) {
+// its slice name is decoded once. recognized says the recognizer is known
+// to accept k (a key carried from the previous run's records, which hold
+// only keys a recognizer of the same rules accepted, or checked again).
+func (c *canaryCount) keepKey(k []byte, recognized bool) {
 	c.keep++
 	// listed: this run lists where k lies; others: another shard's slice,
 	// or a slice newer than the cutoff.
@@ -215,8 +217,8 @@ func (c *canaryCount) keepKey(k []byte) {
 	case bytes.IndexByte(k, '/') < 0:
 		listed, others = c.cfg.ownsRest(), !c.cfg.ownsRest()
 	}
-	var rec bool
-	if listed {
+	rec := listed && recognized
+	if listed && !rec {
 		if c.folderSeen && c.folderSlice && len(k) > len(c.folder) && bytes.HasPrefix(k, c.folder) {
 			rec = c.rec.OKInSlice(unsafe.String(unsafe.SliceData(k), len(k)), len(c.folder))
 		} else {

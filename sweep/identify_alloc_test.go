@@ -50,10 +50,10 @@ func TestIdentifyAllocatesNothing(t *testing.T) {
 	}
 	can := newCanaryCount(cfg, t0)
 	inSlice := [][]byte{[]byte("data/" + slice + "/" + objID(1)), []byte("data/" + slice + "/" + objID(2))}
-	can.keepKey(inSlice[0])
+	can.keepKey(inSlice[0], false)
 	if n := testing.AllocsPerRun(100, func() {
 		for _, k := range inSlice {
-			can.keepKey(k)
+			can.keepKey(k, false)
 		}
 	}); n != 0 {
 		t.Errorf("canary: %v allocations", n)

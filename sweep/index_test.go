@@ -7,16 +7,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakegc/lakegc/internal/extsort"
 	"github.com/lakegc/lakegc/internal/keycount"
 )
 
-// asKeep is a keep stream without committed counts.
-func asKeep(it interface {
-	Next() ([]byte, bool, error)
-	Close() error
-}) *keepView {
-	return newKeepView(it, keycount.Nop{})
-}
+// listKeep is the join's streams of a listing and kept keys, with no
+// committed counts and no keep index.
+func listKeep(list, keep extsort.Iter) joinStreams { return joinStreams{list: list, staged: keep} }
 
 type indexEntry struct {
 	key   string

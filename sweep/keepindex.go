@@ -2,13 +2,13 @@ package sweep
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"gocloud.dev/blob"
@@ -79,144 +79,6 @@ func (m *marker) copyChecked(ctx context.Context, key string, f *keycount.Format
 	}
 	return name, err
 }
-
-// indexCounts is the counts of a keep index: its keys with a count above 0.
-// At its end, the index must hold the entries its state says.
-type indexCounts struct {
-	*keycount.File
-	want int64
-}
-
-func (ic indexCounts) Next() ([]byte, int64, bool, error) {
-	for {
-		k, c, ok, err := ic.File.Next()
-		if err == nil && !ok && ic.Count() != ic.want {
-			err = fmt.Errorf("%w: %d entries, its state says %d", errBadIndex, ic.Count(), ic.want)
-		}
-		if err != nil || !ok || c > 0 {
-			return k, c, ok, err
-		}
-	}
-}
-
-// indexCarried is what a keep index says was listed and kept in the slices
-// an optimized run does not list: its keys with the listed flag that keep
-// accepts. An extsort.Iter.
-type indexCarried struct {
-	f    *keycount.File
-	keep func([]byte) bool
-}
-
-func (ic indexCarried) Next() ([]byte, bool, error) {
-	for {
-		k, _, aux, ok, err := ic.f.Entry()
-		if err != nil || !ok {
-			return nil, false, err
-		}
-		if aux&idxListed != 0 && ic.keep(k) {
-			return k, true, nil
-		}
-	}
-}
-
-func (ic indexCarried) Close() error { return ic.f.Close() }
-
-// checkedCounts fails on a count below 0: the changes the host gave
-// contradict the records.
-type checkedCounts struct {
-	keycount.Iter
-}
-
-func (cc checkedCounts) Next() ([]byte, int64, bool, error) {
-	k, c, ok, err := cc.Iter.Next()
-	if err == nil && ok && c < 0 {
-		err = fmt.Errorf("%w: key %q counted %d times: the committed keep set's changes contradict the previous run's keep index", ErrInvalidInput, k, c)
-	}
-	return k, c, ok, err
-}
-
-// keepView merges the kept keys that are not counted (the uncommitted
-// export's and the young listed objects', sy) with the counted committed
-// keys: an extsort.Iter of every kept key, once, strictly ascending, whose
-// count is that of the last key it returned (0: not committed). Both
-// streams strictly ascend (sy is checked, cm is a keycount merge, whose
-// keys do), so their merge does: the key returned is the stream's own,
-// valid until the next call, which moves its stream on.
-type keepView struct {
-	sy      extsort.Iter
-	cm      keycount.Iter
-	started bool
-	syK     []byte
-	syOK    bool
-	cmK     []byte
-	cmC     int64
-	cmOK    bool
-	// fromSY and fromCM say which streams the key last returned came
-	// from: they move on at the next call.
-	fromSY, fromCM bool
-	count          int64
-	err            error
-}
-
-// newKeepView returns the view of sy, whose order it checks, and cm, a
-// stream of strictly ascending counted keys.
-func newKeepView(sy extsort.Iter, cm keycount.Iter) *keepView {
-	return &keepView{sy: extsort.Strict(sy, "keep set"), cm: cm}
-}
-
-func (v *keepView) advanceSY() error {
-	var err error
-	v.syK, v.syOK, err = v.sy.Next()
-	return err
-}
-
-func (v *keepView) advanceCM() error {
-	var err error
-	v.cmK, v.cmC, v.cmOK, err = v.cm.Next()
-	return err
-}
-
-func (v *keepView) Next() ([]byte, bool, error) {
-	if v.err != nil {
-		return nil, false, v.err
-	}
-	if !v.started {
-		v.started, v.fromSY, v.fromCM = true, true, true
-	}
-	if v.fromSY {
-		if v.err = v.advanceSY(); v.err != nil {
-			return nil, false, v.err
-		}
-	}
-	if v.fromCM {
-		if v.err = v.advanceCM(); v.err != nil {
-			return nil, false, v.err
-		}
-	}
-	var next []byte
-	switch {
-	case !v.syOK && !v.cmOK:
-		v.fromSY, v.fromCM = false, false
-		return nil, false, nil
-	case !v.cmOK:
-		next, v.fromSY, v.fromCM = v.syK, true, false
-	case !v.syOK:
-		next, v.fromSY, v.fromCM = v.cmK, false, true
-	default:
-		c := bytes.Compare(v.syK, v.cmK)
-		next, v.fromSY, v.fromCM = v.syK, c <= 0, c >= 0
-		if c > 0 {
-			next = v.cmK
-		}
-	}
-	v.count = 0
-	if v.fromCM {
-		v.count = v.cmC
-	}
-	return next, true, nil
-}
-
-func (v *keepView) Close() error { return errors.Join(v.sy.Close(), v.cm.Close()) }
 
 // committed is how this run counts its committed keep set: the spill files
 // of counts made while the namespace was listed, the previous run's keep
@@ -400,8 +262,10 @@ func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
 	}
 }
 
-// counts returns the committed keep set's counts, once the inputs are read.
-func (m *marker) counts(c *committed, prev *previous) (keycount.Iter, error) {
+// counts returns the committed keep set's counts, once the inputs are read:
+// when the previous run's keep index holds the counts (c.index), their
+// changes since, which the join adds to the index's.
+func (m *marker) counts(c *committed) (keycount.Iter, error) {
 	fanIn := m.budgets().fanIn
 	var iters []keycount.Iter
 	closeAll := func() {
@@ -416,14 +280,6 @@ func (m *marker) counts(c *committed, prev *previous) (keycount.Iter, error) {
 			return nil, err
 		}
 		iters = append(iters, it)
-	}
-	if c.index {
-		f, err := keycount.OpenFile(prev.indexFile, indexFormat, m.spill.IOBuf())
-		if err != nil {
-			closeAll()
-			return nil, err
-		}
-		iters = append(iters, indexCounts{f, prev.state.IndexKeys})
 	}
 	// A flat keep set's sorters keep repeats: each key counts w for every
 	// time it was given.
@@ -444,48 +300,144 @@ func (m *marker) counts(c *committed, prev *previous) (keycount.Iter, error) {
 		iters = append(iters, newRepeatCounts(it, side.w, side.what))
 	}
 	// Read ahead on a goroutine of its own, as the listing and the
-	// uncommitted keys are: the merges and the index's decoding run while
-	// the join compares and writes.
-	return checkedCounts{Iter: keycount.Prefetch(keycount.NewMerge(iters))}, nil
+	// uncommitted keys are: the merges run while the join compares and
+	// writes.
+	return keycount.Prefetch(keycount.NewMerge(iters)), nil
+}
+
+// indexStream returns the previous run's keep index as the join reads it:
+// its carried keys (listed in a slice this run does not list) and, when
+// its counts are this run's starting point (c.index), every counted key;
+// nil when there is no index.
+func (m *marker) indexStream(c *committed, prev *previous) (*indexIter, error) {
+	if prev == nil || prev.indexFile == "" {
+		if c.index {
+			return nil, fmt.Errorf("%w: counts relative to a keep index the previous run did not leave", errBadIndex)
+		}
+		return nil, nil
+	}
+	f, err := keycount.OpenFile(prev.indexFile, indexFormat, m.spill.IOBuf())
+	if err != nil {
+		return nil, err
+	}
+	return newIndexIter(&indexSource{f: f, counts: c.index, want: prev.state.IndexKeys, carry: prev.carry}), nil
 }
 
 // indexWriter streams this run's keep index to the bucket; nothing is
-// visible under its name unless close succeeds.
+// visible under its name unless close succeeds. The entries are encoded and
+// written on a goroutine of its own, in batches, so that the join goes on
+// while they are: add, close and abort are for one goroutine.
 type indexWriter struct {
 	bw     *blobio.Writer
 	w      *bufio.Writer
 	enc    *keycount.Encoder
 	key    string
 	listed int64
+
+	cur  *entryBatch
+	full chan *entryBatch // batches to encode, in order; closed by close or abort
+	free chan *entryBatch // batches encoded, to fill again
+	done chan struct{}    // closed when the goroutine has returned
+	err  error            // the goroutine's first error; read after done or failed
+	// failed is set after err: the goroutine encodes no more.
+	failed atomic.Bool
+	ended  bool // full is closed
 }
+
+// entryBatch is a run of consecutive entries: the i-th key ends at ends[i].
+type entryBatch struct {
+	data   []byte
+	ends   []uint32
+	counts []int64
+	aux    []uint64
+}
+
+// Batches of an indexWriter: at most about 3 × 128 KiB of keys.
+const (
+	entryBatchBytes = 128 << 10
+	entryBatchKeys  = 4096
+	entryBatches    = 3
+)
 
 func newIndexWriter(ctx context.Context, bucket *blob.Bucket, key string, f *keycount.Format, bufSize int) (*indexWriter, error) {
 	bw, err := blobio.NewWriter(ctx, bucket, key, &blob.WriterOptions{ContentType: "application/octet-stream"})
 	if err != nil {
 		return nil, fmt.Errorf("sweep: write %s: %w", key, err)
 	}
-	iw := &indexWriter{bw: bw, w: bufio.NewWriterSize(bw, bufSize), key: key}
+	iw := &indexWriter{bw: bw, w: bufio.NewWriterSize(bw, bufSize), key: key,
+		full: make(chan *entryBatch, entryBatches), free: make(chan *entryBatch, entryBatches), done: make(chan struct{})}
 	iw.enc = keycount.NewEncoder(iw.w, f, bufSize)
+	for range entryBatches - 1 {
+		iw.free <- &entryBatch{}
+	}
+	iw.cur = &entryBatch{}
+	go iw.run()
 	return iw, nil
 }
 
-func (iw *indexWriter) add(key []byte, count int64, aux uint64) error {
-	if err := iw.enc.Add(key, count, aux); err != nil {
-		return fmt.Errorf("sweep: write %s: %w", iw.key, err)
+// run encodes the batches until full closes; after an error it only hands
+// them back.
+func (iw *indexWriter) run() {
+	defer close(iw.done)
+	for b := range iw.full {
+		for i := 0; iw.err == nil && i < len(b.ends); i++ {
+			start := uint32(0)
+			if i > 0 {
+				start = b.ends[i-1]
+			}
+			if iw.err = iw.enc.Add(b.data[start:b.ends[i]], b.counts[i], b.aux[i]); iw.err != nil {
+				iw.failed.Store(true)
+			}
+		}
+		b.data, b.ends, b.counts, b.aux = b.data[:0], b.ends[:0], b.counts[:0], b.aux[:0]
+		iw.free <- b // never blocks: free has room for every batch
 	}
+}
+
+func (iw *indexWriter) add(key []byte, count int64, aux uint64) error {
+	b := iw.cur
+	b.data = append(b.data, key...)
+	b.ends = append(b.ends, uint32(len(b.data)))
+	b.counts = append(b.counts, count)
+	b.aux = append(b.aux, aux)
 	if aux&idxListed != 0 {
 		iw.listed++
+	}
+	if len(b.data) >= entryBatchBytes || len(b.ends) >= entryBatchKeys {
+		if iw.failed.Load() {
+			return fmt.Errorf("sweep: write %s: %w", iw.key, iw.err)
+		}
+		iw.full <- b
+		iw.cur = <-iw.free
 	}
 	return nil
 }
 
+// finish hands over the last batch, closes full and waits for the
+// goroutine: its error, if any.
+func (iw *indexWriter) finish() error {
+	if !iw.ended {
+		iw.ended = true
+		if iw.cur != nil && len(iw.cur.ends) > 0 {
+			iw.full <- iw.cur // room: the goroutine hands each batch back
+		}
+		iw.cur = nil
+		close(iw.full)
+	}
+	<-iw.done
+	return iw.err
+}
+
 func (iw *indexWriter) close() error {
-	err := iw.enc.Finish()
+	err := iw.finish()
+	if err == nil {
+		err = iw.enc.Finish()
+	}
 	if err == nil {
 		err = iw.w.Flush()
 	}
 	if err != nil {
-		iw.abort()
+		iw.bw.Abort()
 		return fmt.Errorf("sweep: write %s: %w", iw.key, err)
 	}
 	if err := iw.bw.Close(); err != nil {
@@ -494,7 +446,10 @@ func (iw *indexWriter) close() error {
 	return nil
 }
 
-func (iw *indexWriter) abort() { iw.bw.Abort() }
+func (iw *indexWriter) abort() {
+	iw.finish()
+	iw.bw.Abort()
+}
 
 // writeParts writes this run's parts record: the previous record's parts
 // less those gone, and the parts read (all of them, or those added).

@@ -1,7 +1,6 @@
 package sweep
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -220,7 +219,11 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 		return err
 	}
 	if prev != nil {
-		defer prev.carried.Close()
+		defer func() {
+			if prev.carried != nil {
+				prev.carried.Close()
+			}
+		}()
 	}
 
 	// The inputs are read on this goroutine while the namespace is listed
@@ -289,30 +292,31 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	if err != nil {
 		return err
 	}
-	cm, err := m.counts(com, prev)
-	if err != nil {
-		stagedIt.Close()
+	// The streams are read ahead on goroutines of their own, so their
+	// merges and decoding run while the join compares and writes; the
+	// prefetch checks the order itself, on its batches, with no copy of
+	// each key.
+	js := joinStreams{staged: extsort.NewPrefetch(stagedIt)}
+	defer js.close()
+	if js.counts, err = m.counts(com); err != nil {
 		return err
 	}
-	// The streams are read ahead on goroutines of their own, so their
-	// merges run while the join compares and writes.
-	// The prefetch checks the order itself, on its batches, with no copy
-	// of each key.
-	keepIt := newKeepView(extsort.NewPrefetch(stagedIt), cm)
-	defer keepIt.Close()
+	if js.index, err = m.indexStream(com, prev); err != nil {
+		return err
+	}
 	listIt, err := l.stream(sh.folder, sh.fanIn)
 	if err != nil {
 		return err
 	}
-	if prev != nil {
-		// The unlisted slices' keys join the listing: each is in a slice
-		// no folder of the listing holds, and the merge drops repeats.
+	if prev != nil && prev.carried != nil {
+		// The keys carried from records other than the keep index join
+		// the listing: each is in a slice no folder of the listing
+		// holds, and the merge drops repeats.
 		listIt = extsort.NewMerge([]extsort.Iter{listIt, prev.carried})
-		prev.carried = nopIter{}
+		prev.carried = nil
 	}
-	listIt = extsort.NewPrefetch(listIt)
-	defer listIt.Close()
-	n, err := m.join(ctx, listIt, keepIt, l.young, com, prev)
+	js.list = extsort.NewPrefetch(listIt)
+	n, err := m.join(ctx, js, l.young, com, prev)
 	if err != nil {
 		return err
 	}
@@ -334,16 +338,16 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 // (which leaves no records: the next run is clean), the records an
 // optimized run starts from: the keep index, the parts record of a keep set
 // given as parts, and the state.
-func (m *marker) join(ctx context.Context, listIt extsort.Iter, keepIt *keepView, young *youngSlices, com *committed, prev *previous) (int64, error) {
+func (m *marker) join(ctx context.Context, js joinStreams, young *youngSlices, com *committed, prev *previous) (int64, error) {
 	if m.cfg.sharded() {
-		return m.writeCandidates(ctx, listIt, keepIt)
+		return m.writeCandidates(ctx, js)
 	}
 	index, err := newIndexWriter(ctx, m.bucket, m.dir+indexName, indexFormat, m.budgets().ioBuf)
 	if err != nil {
 		return 0, err
 	}
 	m.rec = &recorder{index: index, data: m.cfg.dataPrefix + "/", young: young}
-	n, err := m.writeCandidates(ctx, listIt, keepIt)
+	n, err := m.writeCandidates(ctx, js)
 	if err == nil {
 		err = index.close()
 	} else {
@@ -461,174 +465,6 @@ func readKeep(ctx context.Context, seq iter.Seq2[string, error], keep *extsort.S
 		}
 	}
 	return ctx.Err()
-}
-
-// writeCandidates writes the listed keys that are not kept, nor under a
-// wall, to deleted/, once the canary passed. Both streams must be strictly
-// ascending; one that is not fails the run.
-func (m *marker) writeCandidates(ctx context.Context, listIt extsort.Iter, keepIt *keepView) (int64, error) {
-	listIt = extsort.Strict(listIt, "listing")
-	w, err := newPartWriter[addressRow](ctx, m.bucket, m.dir+layout.DeletedFolder+partName)
-	if err != nil {
-		return 0, err
-	}
-	can := newCanaryCount(m.cfg, m.sum.CutoffTime)
-	walls := layout.NewWallCursor(m.walls)
-	kk, kok, err := keepIt.Next()
-	if kok {
-		can.keepKey(kk)
-	}
-	// recorded says kk is in the keep index already; pass records a keep
-	// key that no listed key matched.
-	recorded := false
-	pass := func() error {
-		if m.rec == nil || recorded {
-			return nil
-		}
-		return m.rec.entry(kk, keepIt.count, false)
-	}
-	var arena strArena
-	var kept, marked, walled int64
-	var total Progress
-	// spared counts the candidates the check kept: in total.Kept for the
-	// summary, but candidates of the keep set for the canary.
-	var spared int64
-	report := func() {
-		total.Kept, total.Marked, total.Walled = total.Kept+kept, total.Marked+marked, total.Walled+walled
-		m.cnt.update(func(p *Progress) { p.Kept += kept; p.Marked += marked; p.Walled += walled })
-		kept, marked, walled = 0, 0, 0
-	}
-	// With WithCandidateCheck, candidates wait in pending until the
-	// check has seen a batch of them.
-	var (
-		pending []string
-		spare   []bool
-	)
-	flush := func() error {
-		if len(pending) == 0 {
-			return nil
-		}
-		spare = slices.Grow(spare[:0], len(pending))[:len(pending)]
-		clear(spare)
-		if err := m.cfg.check(ctx, pending, spare); err != nil {
-			return fmt.Errorf("sweep: candidate check: %w", err)
-		}
-		for i, key := range pending {
-			if !spare[i] {
-				marked++
-				if err := w.Write(addressRow{Address: key}); err != nil {
-					return err
-				}
-				continue
-			}
-			kept++
-			spared++
-			// Kept for a reason the keep set does not hold: its slice
-			// is listed again by the next optimized run, as a slice
-			// with young objects is, so that it is checked again.
-			if m.rec != nil && m.rec.young != nil {
-				m.rec.young.addSliceOf(key, m.rec.data)
-			}
-		}
-		pending = pending[:0]
-		return nil
-	}
-	for err == nil {
-		var lk []byte
-		var lok bool
-		if lk, lok, err = listIt.Next(); err != nil || !lok {
-			break
-		}
-		// c compares the first keep key not below lk with lk: one
-		// comparison per key says both whether to read on and whether lk
-		// is kept.
-		c := 1
-		for kok {
-			if c = bytes.Compare(kk, lk); c >= 0 {
-				break
-			}
-			if err = pass(); err != nil {
-				break
-			}
-			if kk, kok, err = keepIt.Next(); err != nil {
-				break
-			}
-			recorded = false
-			if kok {
-				can.keepKey(kk)
-			}
-		}
-		if err != nil {
-			break
-		}
-		ref := kok && c == 0
-		if ref {
-			can.matched++
-		}
-		switch {
-		case walls.Walled(lk):
-			// Another repository's: never a candidate, and not listed in
-			// the records, so no later run judges it from them.
-			walled++
-			if ref {
-				err = pass()
-				recorded = true
-			}
-		case ref:
-			kept++
-			if m.rec != nil {
-				err = m.rec.entry(lk, keepIt.count, true)
-				recorded = true
-			}
-		case m.cfg.check != nil:
-			if pending = append(pending, arena.string(lk)); len(pending) == checkBatch {
-				err = flush()
-			}
-		default:
-			marked++
-			err = w.Write(addressRow{Address: arena.string(lk)})
-		}
-		if kept+marked+walled >= 4096 {
-			report()
-			err = errors.Join(err, ctx.Err())
-		}
-	}
-	if err == nil {
-		err = flush()
-	}
-	report()
-	// Read the keep set to its end, so that its order is checked throughout
-	// (a key out of order there may have been skipped) and the canary
-	// counts all of it.
-	for n := 1; err == nil && kok; n++ {
-		if err = pass(); err != nil {
-			break
-		}
-		if kk, kok, err = keepIt.Next(); kok {
-			recorded = false
-			can.keepKey(kk)
-		}
-		if n%4096 == 0 && err == nil {
-			err = ctx.Err()
-		}
-	}
-	if err == nil {
-		m.sum.NumWalledObjects = total.Walled
-		// The canary judges the keep set: a key the check spared is one
-		// the keep set did not hold, so it counts as marked there — or a
-		// check that spares a few keys would hide a keep set that matches
-		// nothing from rule B.
-		err = can.check(m.cfg.canary, m.cnt.snapshot().Young, total.Kept-spared, total.Walled, total.Marked+spared)
-	}
-	if err != nil {
-		w.Abort()
-		return 0, err
-	}
-	m.cnt.phase("write")
-	if err := w.Close(); err != nil {
-		return 0, err
-	}
-	return w.Rows(), nil
 }
 
 // removeStale removes what a failed run with the same ID left: its

@@ -17,7 +17,6 @@ import (
 	"unsafe"
 
 	"github.com/lakegc/lakegc/internal/extsort"
-	"github.com/lakegc/lakegc/internal/keycount"
 	"github.com/lakegc/lakegc/internal/layout"
 	"gocloud.dev/blob"
 )
@@ -249,7 +248,15 @@ type previous struct {
 	state    *runState
 	boundary time.Time           // slices older than this are not listed
 	young    map[string]struct{} // slices to list whatever their age
-	carried  extsort.Iter        // the keys of the unlisted slices to judge again
+	// carried is the keys of the unlisted slices to judge again from
+	// records other than the keep index (a version 1 run's live record,
+	// the previous run's candidates when it was not swept); nil: none.
+	carried extsort.Iter
+	// carry reports whether a key of the previous run's records is in a
+	// slice this run does not list (and is recognized): the keep index's
+	// listed keys it accepts are judged again. Not safe for concurrent
+	// use.
+	carry func([]byte) bool
 	// indexFile and partsFile are local copies of the previous run's keep
 	// index and parts record, checked ("": none, a version 1 run's).
 	indexFile, partsFile string
@@ -337,7 +344,7 @@ func (m *marker) startFrom(ctx context.Context) (*previous, error) {
 	m.sum.PreviousRunID = cfg.previous
 	p, reason := m.loadPrevious(ctx)
 	if err := ctx.Err(); err != nil {
-		if p != nil {
+		if p != nil && p.carried != nil {
 			p.carried.Close()
 		}
 		return nil, err
@@ -442,17 +449,13 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 		}
 		runs = append(runs, cands)
 	}
-	var iters []extsort.Iter
+	p.carry = keep
 	if p.indexFile != "" {
-		// The index's listed keys of the unlisted slices.
-		f, err := keycount.OpenFile(p.indexFile, indexFormat, m.spill.IOBuf())
-		if err != nil {
-			removeAll(runs)
-			return nil, "previous run's keep index: " + err.Error()
-		}
-		iters = append(iters, indexCarried{f, keep})
+		// The index's listed keys are read by the join itself
+		// (indexStream).
 		runs = runs[1:]
 	}
+	var iters []extsort.Iter
 	for _, name := range runs {
 		fr, err := extsort.OpenRun(name, m.spill.IOBuf())
 		if err != nil {
@@ -464,7 +467,9 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 		}
 		iters = append(iters, fr)
 	}
-	p.carried = extsort.NewMerge(iters)
+	if len(iters) > 0 {
+		p.carried = extsort.NewMerge(iters)
+	}
 	return p, ""
 }
 
@@ -694,9 +699,3 @@ func (m *marker) writeState(ctx context.Context, rec *recorder, kind, version st
 	slices.Sort(st.YoungSlices)
 	return writeJSON(ctx, m.bucket, m.dir+stateName, st)
 }
-
-// nopIter is an empty stream.
-type nopIter struct{}
-
-func (nopIter) Next() ([]byte, bool, error) { return nil, false, nil }
-func (nopIter) Close() error                { return nil }

@@ -89,7 +89,7 @@ func TestJoinRefusesStreamsOutOfOrder(t *testing.T) {
 			keep := extsort.NewPrefetchSize(&bufIter{keys: c.keep}, 8, 2)
 			defer list.Close()
 			defer keep.Close()
-			_, err := m.writeCandidates(context.Background(), list, asKeep(keep))
+			_, err := m.writeCandidates(context.Background(), listKeep(list, keep))
 			require.ErrorContains(t, err, "out of order")
 		})
 	}

@@ -69,12 +69,25 @@
 // unfinished one, or one whose files differ from the manifest, with
 // [ErrIncomplete]. A run written by stock lakeFS has no manifest; it is
 // read only with [AllowUnverified], on the host's word that its Prepare
-// loop ran to the end. Addresses decodes the physical_address column only,
-// without building rows, and reads and uncompresses its pages once when
-// they are PLAIN values, as this package's and lakeFS's files hold them
-// (ReadRun reads them twice: a check, then parquet-go's decoding); both
-// read each file's 1 MiB windows 8 ahead, concurrently, in at most 9 MiB a
-// reader (ReadRun states the bounds).
+// loop ran to the end.
+//
+// Both refuse a damaged file with ErrInvalidFile, possibly after some of
+// its rows. Among their checks: every page of a column they read (both
+// columns for ReadRun, physical_address for Addresses) whose header
+// carries a CRC-32, as parquet-go writes on every page (Prepare's
+// included), must match its stored bytes, or rows of altered addresses
+// could be handed out; a page whose header has no CRC is not checked. The
+// page at a chunk's dictionary_page_offset, which parquet-go's row reader
+// (ReadRun's) seeks past and loads apart when a data page first refers to
+// it, must be a dictionary page right before the chunk's data pages, so
+// that both read the same pages.
+//
+// Addresses decodes the physical_address column only, without building
+// rows, and reads and uncompresses its pages once when they are PLAIN
+// values, as this package's and lakeFS's files hold them (ReadRun reads
+// them twice: a check, then parquet-go's decoding); both read each file's
+// 1 MiB windows 8 ahead, concurrently, in at most 9 MiB a reader (ReadRun
+// states the bounds).
 //
 // # Files
 //

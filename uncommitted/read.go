@@ -15,10 +15,11 @@ import (
 	"gocloud.dev/blob"
 )
 
-// ErrInvalidFile is wrapped by ReadRun's error for a file of the run that
-// is not a Parquet file with a physical_address string column, or whose
-// footer disagrees with itself or with the rows stored: such a file is
-// refused rather than read short.
+// ErrInvalidFile is wrapped by ReadRun's and Addresses' error for a file of
+// the run that is not a Parquet file with a physical_address string column,
+// whose footer disagrees with itself or with the rows stored, or one of
+// whose pages does not match its CRC (see the package documentation): such
+// a file is refused rather than read short or altered.
 var ErrInvalidFile = errors.New("uncommitted: invalid run file")
 
 // ErrNoRun is returned by ReadRun and Addresses for a run whose folder
@@ -100,7 +101,8 @@ func Addresses(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID st
 // declare the manifest's row count, and the rows read must be as many. A
 // file that cannot be read whole ends the iteration with an error, possibly
 // after some of its rows (wrapping ErrInvalidFile when the file is
-// damaged): a GC must not run on a partial read. A consumer may stop
+// damaged, such as a page that does not match its CRC: see the package
+// documentation): a GC must not run on a partial read. A consumer may stop
 // early; every reader is closed.
 //
 // A file is read in range reads of 1 MiB windows, from a reader that
@@ -358,6 +360,9 @@ func openFile(ra io.ReaderAt, size int64, columns ...string) (f *parquet.File, p
 		return nil, nil, 0, fmt.Errorf("%w: no physical_address string column", ErrInvalidFile)
 	}
 	if err := checkChunks(f); err != nil {
+		return nil, nil, 0, err
+	}
+	if err := checkDictionaryPages(pinned, f, columns...); err != nil {
 		return nil, nil, 0, err
 	}
 	return f, pinned, leaf.ColumnIndex, nil

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math"
 
@@ -85,6 +86,15 @@ func (c *chunk) checkPage(left int64) (int64, error) {
 	c.stored = grow(c.stored, int(h.CompressedPageSize))
 	if _, err := io.ReadFull(c.br, c.stored); err != nil {
 		return 0, fmt.Errorf("reading: %w", noEOF(err))
+	}
+	// parquet-go checks the CRC of a page it reads when its header has
+	// one (not 0); so does the check, on every page it walks, so that no
+	// page is handed over (ReadPlain) or read apart by parquet-go (a
+	// dictionary page) unchecked.
+	if h.CRC != 0 {
+		if got := crc32.ChecksumIEEE(c.stored); got != uint32(h.CRC) {
+			return 0, fmt.Errorf("crc32 checksum mismatch: want=0x%08X got=0x%08X", uint32(h.CRC), got)
+		}
 	}
 	switch h.Type {
 	case format.DictionaryPage:

@@ -842,16 +842,37 @@ type writer struct {
 	key         string
 	contentType string
 	opts        *driver.WriterOptions
-	buf         bytes.Buffer
-	// file and hash, with WithDiskOverlay, instead of buf.
+	// chunks hold what is written (size bytes), in blocks of up to
+	// writeChunk bytes: a buffer that doubles as it grows would copy a
+	// large object about twice over and clear as much again, a cost of
+	// the simulation that the writer of a real store (which uploads
+	// parts) does not pay.
+	chunks [][]byte
+	// file and hash, with WithDiskOverlay, instead of chunks.
 	file *os.File
 	hash hash.Hash
 	size int64
 }
 
+// writeChunk is the block of a writer's chunks.
+const writeChunk = 1 << 20
+
 func (w *writer) Write(p []byte) (int, error) {
 	if w.file == nil {
-		return w.buf.Write(p)
+		n := len(p)
+		for len(p) > 0 {
+			if len(w.chunks) == 0 || len(w.chunks[len(w.chunks)-1]) == cap(w.chunks[len(w.chunks)-1]) {
+				// Each chunk as large as what came before it, from 4 KiB
+				// to writeChunk: a small object takes little.
+				w.chunks = append(w.chunks, make([]byte, 0, min(max(w.size, 4<<10), writeChunk)))
+			}
+			last := &w.chunks[len(w.chunks)-1]
+			c := min(len(p), cap(*last)-len(*last))
+			*last = append(*last, p[:c]...)
+			p = p[c:]
+			w.size += int64(c)
+		}
+		return n, nil
 	}
 	n, err := w.file.Write(p)
 	w.hash.Write(p[:n])
@@ -884,12 +905,12 @@ func (w *writer) Close() error {
 		if err := w.s.request(w.ctx, kPut, w.key); err != nil {
 			return err
 		}
-		data = bytes.Clone(w.buf.Bytes())
-		if data == nil {
-			data = []byte{}
+		data = make([]byte, 0, w.size)
+		for _, c := range w.chunks {
+			data = append(data, c...)
 		}
-		// Let the buffer go, even if the caller keeps the writer.
-		w.buf = bytes.Buffer{}
+		// Let the chunks go, even if the caller keeps the writer.
+		w.chunks = nil
 		sum, size = md5.Sum(data), int64(len(data))
 	}
 	now := w.s.cfg.now()

@@ -1,0 +1,263 @@
+package uncommitted_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/lakegc/lakegc/internal/parquetguard/guardtest"
+	"github.com/lakegc/lakegc/uncommitted"
+)
+
+// crcAddresses are the addresses of crcColumns' rows.
+var crcAddresses = []string{"data/b", "data/a", "data/c", "data/b", "data/d", "data/e", "data/f", "data/g"}
+
+// crcColumns returns the pages of a file of the 8 rows of crcAddresses,
+// compressed with codec, each page with the CRC of its stored bytes:
+// physical_address as a dictionary, a page of indexes into it, a PLAIN v1
+// page and a PLAIN v2 page; creation_date as a dictionary and a page of
+// indexes.
+func crcColumns(codec format.CompressionCodec) []guardtest.Column {
+	addr := []guardtest.Page{
+		guardtest.DictionaryPage(codec, 3, guardtest.Plain([]byte("data/a"), []byte("data/b"), []byte("data/c"))),
+		// 2-bit indexes, one bit-packed group of 8: 1 0 2 1.
+		guardtest.DataPage(codec, format.RLEDictionary, 4, []byte{2, 1<<1 | 1, 1 | 0<<2 | 2<<4 | 1<<6, 0}),
+		guardtest.DataPage(codec, format.Plain, 2, guardtest.Plain([]byte("data/d"), []byte("data/e"))),
+		dataPageV2(codec, guardtest.Plain([]byte("data/f"), []byte("data/g")), 2),
+	}
+	dates := []guardtest.Page{
+		guardtest.DictionaryPage(codec, 2, []byte{0, 0xca, 0x9a, 0x3b, 0, 0, 0, 0, 0, 0x94, 0x35, 0x77, 0, 0, 0, 0}),
+		// 1-bit indexes, one bit-packed group of 8.
+		guardtest.DataPage(codec, format.RLEDictionary, 8, []byte{1, 1<<1 | 1, 0b10101010}),
+	}
+	for _, pages := range [][]guardtest.Page{addr, dates} {
+		for i := range pages {
+			pages[i].Header.CRC = int32(crc32.ChecksumIEEE(pages[i].Data))
+		}
+	}
+	return []guardtest.Column{
+		{Name: "physical_address", Type: format.ByteArray, String: true, Codec: codec, Pages: addr},
+		{Name: "creation_date", Type: format.Int64, Codec: codec, Pages: dates},
+	}
+}
+
+// dataPageV2 returns a v2 data page of n PLAIN values, data, of a
+// required column, compressed with codec.
+func dataPageV2(codec format.CompressionCodec, data []byte, n int32) guardtest.Page {
+	p := guardtest.DataPage(codec, format.Plain, n, data)
+	p.Header.Type = format.DataPageV2
+	p.Header.DataPageHeader.Valid = false
+	p.Header.DataPageHeaderV2.Valid = true
+	p.Header.DataPageHeaderV2.V = format.DataPageHeaderV2{NumValues: n, NumRows: n, Encoding: format.Plain}
+	return p
+}
+
+// crcFile returns the file of cols. With dictOffset, a chunk whose first
+// page is a dictionary has it at its dictionary_page_offset and its data
+// pages at its data_page_offset, as parquet-go and Arrow write them;
+// without, the chunk starts at its data_page_offset, as guardtest writes
+// them (and parquet-go reads such a chunk from its start, page by page).
+func crcFile(cols []guardtest.Column, dictOffset bool) []byte {
+	pages, md := guardtest.Layout(int64(len(crcAddresses)), cols...)
+	for i, c := range cols {
+		chunk := &md.RowGroups[0].Columns[i].MetaData
+		if dictOffset && c.Pages[0].Header.Type == format.DictionaryPage {
+			chunk.DictionaryPageOffset = chunk.DataPageOffset
+			chunk.DataPageOffset += int64(len(guardtest.Marshal(&c.Pages[0].Header)) + len(c.Pages[0].Data))
+		}
+	}
+	return guardtest.WithFooter(pages, guardtest.Marshal(md))
+}
+
+// readCRC stores data as a run's only file and reads it with ReadRun
+// (rows) and Addresses (addresses), as schemaBytes does.
+func readCRC(t *testing.T, data []byte) (rows []string, rerr error, addresses []string, aerr error) {
+	t.Helper()
+	r := schemaBytes(t, data)
+	return r.want, r.werr, r.got, r.err
+}
+
+// refusedForCRC reports whether err is the refusal of a page whose bytes
+// do not match its CRC.
+func refusedForCRC(err error) bool {
+	return errors.Is(err, uncommitted.ErrInvalidFile) && strings.Contains(err.Error(), "crc32 checksum mismatch")
+}
+
+// TestPageCRC builds files whose pages each carry the CRC of their
+// bytes, then gives one page at a time a CRC its bytes do not match:
+// every kind of page (dictionary, dictionary indexes, PLAIN v1 and v2) of
+// both columns, with the dictionary at the chunk's dictionary_page_offset
+// (parquet-go's layout: its row reader reads that page apart) or not, and
+// with and without compression. ReadRun refuses each such file with
+// ErrInvalidFile, naming the CRC, and so does Addresses when the page is
+// of physical_address; a bad creation_date page does not stop Addresses,
+// which does not read that column: it yields every address. The files
+// with honest CRCs, or none, are read whole by both.
+func TestPageCRC(t *testing.T) {
+	for _, codec := range []format.CompressionCodec{format.Uncompressed, format.Gzip, format.Zstd} {
+		for _, dictOffset := range []bool{true, false} {
+			name := fmt.Sprintf("%v/dictionary_page_offset=%v", codec, dictOffset)
+			t.Run(name+"/honest", func(t *testing.T) {
+				for _, crc := range []bool{true, false} {
+					cols := crcColumns(codec)
+					for _, c := range cols {
+						for i := range c.Pages {
+							if !crc {
+								c.Pages[i].Header.CRC = 0
+							}
+						}
+					}
+					rows, rerr, addresses, aerr := readCRC(t, crcFile(cols, dictOffset))
+					if rerr != nil || aerr != nil || !slices.Equal(rows, crcAddresses) || !slices.Equal(addresses, crcAddresses) {
+						t.Fatalf("CRCs %v: ReadRun %q, %v; Addresses %q, %v; want %q", crc, rows, rerr, addresses, aerr, crcAddresses)
+					}
+				}
+			})
+			for col, column := range []string{"physical_address", "creation_date"} {
+				for page := range crcColumns(codec)[col].Pages {
+					t.Run(fmt.Sprintf("%s/%s/page%d", name, column, page), func(t *testing.T) {
+						cols := crcColumns(codec)
+						cols[col].Pages[page].Header.CRC ^= 0x10
+						rows, rerr, addresses, aerr := readCRC(t, crcFile(cols, dictOffset))
+						if !refusedForCRC(rerr) {
+							t.Errorf("ReadRun: %q, %v; want a CRC mismatch", rows, rerr)
+						}
+						switch {
+						case column == "physical_address" && !refusedForCRC(aerr):
+							t.Errorf("Addresses: %q, %v; want a CRC mismatch", addresses, aerr)
+						case column == "creation_date" && (aerr != nil || !slices.Equal(addresses, crcAddresses)):
+							t.Errorf("Addresses: %q, %v; want %q", addresses, aerr, crcAddresses)
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestDamagedDictionary alters an address in the dictionary of a file
+// parquet-go writes (dictionary-encoded addresses, several row groups,
+// uncompressed, every page with its CRC), in each row group in turn: the
+// case FuzzAddresses found, where ReadRun yielded the altered address
+// (parquet-go's row reader reads the first row group's dictionary pages
+// without their CRC, the later ones with it).
+// Both readers refuse the file with ErrInvalidFile, naming the CRC, and
+// yield no altered address; the intact file is read whole by both.
+func TestDamagedDictionary(t *testing.T) {
+	type dictRow struct {
+		PhysicalAddress string `parquet:"physical_address,dict"`
+		CreationDate    int64  `parquet:"creation_date"`
+	}
+	const groups, each = 3, 50
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[dictRow](&buf, parquet.Compression(&parquet.Uncompressed))
+	var want []string
+	for g := range groups {
+		rows := make([]dictRow, each)
+		for i := range rows {
+			rows[i] = dictRow{PhysicalAddress: fmt.Sprintf("data/g%d-%02d", g, i%7), CreationDate: int64(1e9 + i)}
+			want = append(want, rows[i].PhysicalAddress)
+		}
+		if _, err := w.Write(rows); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	file := buf.Bytes()
+	got, rerr, addresses, aerr := readCRC(t, file)
+	if rerr != nil || aerr != nil || !slices.Equal(got, want) || !slices.Equal(addresses, want) {
+		t.Fatalf("intact: ReadRun %d rows, %v; Addresses %d, %v; want %d", len(got), rerr, len(addresses), aerr, len(want))
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(file), int64(len(file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, _ := f.Schema().Lookup("physical_address")
+	for g, rg := range f.Metadata().RowGroups {
+		md := rg.Columns[leaf.ColumnIndex].MetaData
+		if md.DictionaryPageOffset == 0 || md.DictionaryPageOffset == md.DataPageOffset {
+			t.Fatalf("row group %d: dictionary at %d, data pages at %d: not the layout under test", g, md.DictionaryPageOffset, md.DataPageOffset)
+		}
+		damaged := slices.Clone(file)
+		dict := damaged[md.DictionaryPageOffset:md.DataPageOffset]
+		at := bytes.Index(dict, fmt.Appendf(nil, "data/g%d-03", g))
+		if at < 0 {
+			t.Fatalf("row group %d: no address in its dictionary page", g)
+		}
+		dict[at+5] = 'x' // data/x…: an address of another object
+		got, rerr, addresses, aerr := readCRC(t, damaged)
+		for _, a := range append(got, addresses...) {
+			if strings.HasPrefix(a, "data/x") {
+				t.Errorf("row group %d: an altered address was read: %q", g, a)
+				break
+			}
+		}
+		if !refusedForCRC(rerr) || !refusedForCRC(aerr) {
+			t.Errorf("row group %d: ReadRun %d rows, %v; Addresses %d, %v; want both to refuse the CRC", g, len(got), rerr, len(addresses), aerr)
+		}
+	}
+}
+
+// TestDictionaryLayout: a chunk whose dictionary_page_offset is not the
+// start of a dictionary page right before its data pages is refused by
+// both readers: parquet-go's row reader seeks to data_page_offset, and
+// would skip, unread and unchecked, the pages Addresses reads from the
+// chunk's start.
+func TestDictionaryLayout(t *testing.T) {
+	empty := guardtest.DataPage(format.Uncompressed, format.Plain, 0, nil)
+	empty.Header.CRC = int32(crc32.ChecksumIEEE(nil))
+	for name, layout := range map[string]func(pages []guardtest.Page) (at, dataAt int, _ []guardtest.Page){
+		// An empty data page between the dictionary and data_page_offset.
+		"page skipped": func(pages []guardtest.Page) (int, int, []guardtest.Page) {
+			return 0, 2, slices.Insert(pages, 1, empty)
+		},
+		// The same page with a bad CRC, which only Addresses reads.
+		"bad page skipped": func(pages []guardtest.Page) (int, int, []guardtest.Page) {
+			bad := empty
+			bad.Header.CRC ^= 0x10
+			return 0, 2, slices.Insert(pages, 1, bad)
+		},
+		// dictionary_page_offset at an empty data page before the dictionary.
+		"data page at dictionary_page_offset": func(pages []guardtest.Page) (int, int, []guardtest.Page) {
+			return 0, 2, slices.Insert(pages, 0, empty)
+		},
+		// data_page_offset at the dictionary's second data page.
+		"data page skipped": func(pages []guardtest.Page) (int, int, []guardtest.Page) {
+			return 0, 2, pages
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cols := crcColumns(format.Uncompressed)
+			at, dataAt, pages := layout(cols[0].Pages)
+			cols[0].Pages = pages
+			data, md := guardtest.Layout(int64(len(crcAddresses)), cols...)
+			chunk := &md.RowGroups[0].Columns[0].MetaData
+			offset := chunk.DataPageOffset
+			for i, p := range pages {
+				switch i {
+				case at:
+					chunk.DictionaryPageOffset = offset
+				case dataAt:
+					chunk.DataPageOffset = offset
+				}
+				offset += int64(len(guardtest.Marshal(&p.Header)) + len(p.Data))
+			}
+			rows, rerr, addresses, aerr := readCRC(t, guardtest.WithFooter(data, guardtest.Marshal(md)))
+			if !errors.Is(rerr, uncommitted.ErrInvalidFile) || !errors.Is(aerr, uncommitted.ErrInvalidFile) {
+				t.Errorf("ReadRun %q, %v; Addresses %q, %v; want both to refuse the file", rows, rerr, addresses, aerr)
+			}
+		})
+	}
+}
