@@ -362,7 +362,13 @@ func openFile(ra io.ReaderAt, size int64, columns ...string) (f *parquet.File, p
 	if err := checkChunks(f); err != nil {
 		return nil, nil, 0, err
 	}
-	if err := checkDictionaryPages(pinned, f, columns...); err != nil {
+	// With no column named, the caller reads physical_address: its pages
+	// are laid out as both readers need them.
+	dict := columns
+	if len(dict) == 0 {
+		dict = []string{"physical_address"}
+	}
+	if err := checkDictionaryPages(pinned, f, dict...); err != nil {
 		return nil, nil, 0, err
 	}
 	return f, pinned, leaf.ColumnIndex, nil
