@@ -261,3 +261,52 @@ func TestDictionaryLayout(t *testing.T) {
 		})
 	}
 }
+
+// TestPlainPageCRC alters one address in a file of PLAIN addresses of a
+// required column, as Prepare and lakeFS write them (parquet-go writes
+// each page's CRC): Addresses reads such pages itself, without parquet-go
+// (parquetguard.ReadPlain), and must check their CRCs as parquet-go does.
+// Both readers refuse the file with ErrInvalidFile, naming the CRC, and
+// Addresses yields no altered address; the intact file is read whole.
+func TestPlainPageCRC(t *testing.T) {
+	var addresses []string
+	for i := range 300 {
+		addresses = append(addresses, fmt.Sprintf("data/slice/obj%05d", i))
+	}
+	for _, version := range []int{1, 2} {
+		var buf bytes.Buffer
+		if err := parquet.Write(&buf, asRows(addresses), parquet.Compression(&parquet.Uncompressed), parquet.PageBufferSize(512),
+			parquet.MaxRowsPerRowGroup(100), parquet.DataPageVersion(version),
+			parquet.DefaultEncodingFor(parquet.ByteArray, &parquet.Plain)); err != nil {
+			t.Fatal(err)
+		}
+		rows, rerr, got, aerr := readCRC(t, buf.Bytes())
+		if rerr != nil || aerr != nil || !slices.Equal(rows, addresses) || !slices.Equal(got, addresses) {
+			t.Fatalf("v%d intact: ReadRun %d rows, %v; Addresses %d, %v", version, len(rows), rerr, len(got), aerr)
+		}
+		for _, victim := range []int{0, 57, 150, 299} {
+			data := bytes.Clone(buf.Bytes())
+			// The value in its page: PLAIN puts its length before it, in
+			// 4 bytes (the footer's and headers' statistics do not).
+			name := []byte(addresses[victim])
+			at := bytes.Index(data, append([]byte{byte(len(name)), 0, 0, 0}, name...)) + 4
+			if at < 4 {
+				t.Fatalf("address %q not found in a page", name)
+			}
+			data[at+len(name)-1] ^= 0x01 // obj00057 → obj00056: another valid-looking address
+			rows, rerr, got, aerr := readCRC(t, data)
+			if !refusedForCRC(rerr) {
+				t.Errorf("v%d, address %d altered: ReadRun %d rows, %v; want a CRC mismatch", version, victim, len(rows), rerr)
+			}
+			if !refusedForCRC(aerr) {
+				t.Errorf("v%d, address %d altered: Addresses %d addresses, %v; want a CRC mismatch", version, victim, len(got), aerr)
+			}
+			altered := string(data[at : at+len(name)])
+			for i, a := range got {
+				if a == altered && addresses[i] != altered {
+					t.Errorf("v%d: Addresses yielded the altered address %q", version, a)
+				}
+			}
+		}
+	}
+}

@@ -72,22 +72,22 @@
 // loop ran to the end.
 //
 // Both refuse a damaged file with ErrInvalidFile, possibly after some of
-// its rows. Among their checks: a page of a column they read (both
+// its rows. Among their checks: every page of a column they read (both
 // columns for ReadRun, physical_address for Addresses) whose header
 // carries a CRC-32, as parquet-go writes on every page (Prepare's
 // included), must match its stored bytes, or rows of altered addresses
-// could be handed out. parquet-go checks the pages it reads in a chunk's
-// order; the page at a chunk's dictionary_page_offset, which parquet-go's
-// row reader (ReadRun's) seeks past and loads apart, without that check,
-// when a data page first refers to it, is checked by this package for both
-// readers, and must be a dictionary page right before the chunk's data
-// pages, so that both read the same pages. A chunk's second dictionary
-// page, which parquet-go skips without decoding it, is not checked; nor
-// is a page whose header has no CRC.
+// could be handed out; a page whose header has no CRC is not checked. The
+// page at a chunk's dictionary_page_offset, which parquet-go's row reader
+// (ReadRun's) seeks past and loads apart when a data page first refers to
+// it, must be a dictionary page right before the chunk's data pages, so
+// that both read the same pages.
 //
 // Addresses decodes the physical_address column only, without building
-// rows; both read each file's 1 MiB windows 8 ahead, concurrently, in at
-// most 9 MiB a reader (ReadRun states the bounds).
+// rows, and reads and uncompresses its pages once when they are PLAIN
+// values, as this package's and lakeFS's files hold them (ReadRun reads
+// them twice: a check, then parquet-go's decoding); both read each file's
+// 1 MiB windows 8 ahead, concurrently, in at most 9 MiB a reader (ReadRun
+// states the bounds).
 //
 // # Files
 //

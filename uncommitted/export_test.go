@@ -16,3 +16,17 @@ func SetReadWindow(n int) (restore func()) {
 	readWindow = n
 	return func() { readWindow = old }
 }
+
+// PlainFallbacks is how many files Addresses has read, in part or whole,
+// through parquet-go rather than from parquetguard.ReadPlain's pages.
+func PlainFallbacks() int64 { return plainFallbacks.Load() }
+
+// SetPlainPages makes Addresses hand over at most n pages of a file from
+// parquetguard.ReadPlain (n > 0), and read the rest through parquet-go, as
+// at a page ReadPlain does not hand over; it returns the function that
+// restores it. Not safe while a run is read.
+func SetPlainPages(n int) (restore func()) {
+	old := plainPages
+	plainPages = n
+	return func() { plainPages = old }
+}

@@ -67,15 +67,19 @@ func AllowUnverified() ReadOption {
 // namespace), in ReadRun's order: the input a GC keeps, such as sweep's
 // Inputs.Uncommitted. It checks the run, the files' footers and row
 // counts as ReadRun does, and reads each file through one reader (see
-// ReadRun for memory), but parquetguard checks, and parquet-go decodes,
-// the pages of the physical_address column only, without building rows:
-// it takes about 60 % of ReadRun's CPU a row, and allocates nothing a row
-// (a page's addresses share one string); most of what is left is
-// uncompressing pages (lakeFS's GZIP, the default, or ZSTD), which
-// parquetguard and parquet-go both do. A file whose creation_date pages
-// are damaged, which ReadRun refuses, still yields its addresses, every
-// one of them: a row group's physical_address chunk must hold as many
-// values as it has rows, and a file as many as its footer says.
+// ReadRun for memory), but reads the pages of the physical_address column
+// only, without building rows, and allocates nothing a row (a page's
+// addresses share one string). Where that column is required and its
+// pages PLAIN values, as Prepare and lakeFS write them, each page is read
+// and uncompressed once: parquetguard checks it and hands its values over
+// (parquetguard.ReadPlain), and parquet-go reads nothing but the footer.
+// Any other column (optional, with a dictionary or other encodings) is
+// read as ReadRun reads it, parquetguard checking every page of the file
+// before parquet-go decodes them, from the address after the last one
+// yielded. A file whose creation_date pages are damaged, which ReadRun
+// refuses, still yields its addresses, every one of them: a row group's
+// physical_address chunk must hold as many values as it has rows, and a
+// file as many as its footer says.
 func Addresses(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string, opts ...ReadOption) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
 		eachFile(ctx, bucket, storagePrefix, runID, opts, func(key string, size, rows int64) bool {
@@ -105,8 +109,9 @@ func Addresses(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID st
 // fetches the next 8 windows concurrently while the windows before them
 // are decoded (blobio's read-ahead): Addresses pays a store's latency
 // about three times a file (its tail, and its start in each of the two
-// passes below) rather than once a MiB; ReadRun, whose parquetguard pass
-// reads its second column after its first, also once a row group. Memory
+// passes below; twice for PLAIN values, read in one pass) rather than
+// once a MiB; ReadRun, whose parquetguard pass reads its second column
+// after its first, also once a row group. Memory
 // is bounded whatever the files hold, and their size and number: besides
 // the manifest (at most MaxManifestSize) and the windows (at most 9 MiB a
 // reader: one reader for Addresses, three for ReadRun, whose parquet-go
@@ -122,7 +127,7 @@ func Addresses(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID st
 // none), but for LZ4_RAW pages that compress less than 3:1, which
 // parquet-go v0.32 reads wrong without an error: they are refused, as is
 // LZ4 in Hadoop's framing. Each file is read twice: parquetguard's pass,
-// then parquet-go's.
+// then parquet-go's (by Addresses once, for PLAIN values: see there).
 func ReadRun(ctx context.Context, bucket *blob.Bucket, storagePrefix, runID string, opts ...ReadOption) iter.Seq2[Row, error] {
 	return func(yield func(Row, error) bool) {
 		eachFile(ctx, bucket, storagePrefix, runID, opts, func(key string, size, rows int64) bool {
@@ -319,7 +324,8 @@ func (cr *columnReaderAt) ReadAt(p []byte, off int64) (int, error) {
 // columns first, so that what parquet-go allocates for them stays bounded;
 // the footer's chunks must agree with its schema and row counts.
 // parquet-go may still panic on a corrupt file: that is reported as
-// ErrInvalidFile.
+// ErrInvalidFile. With no column named, no page is read: the caller checks
+// the pages it reads (readAddresses).
 func openFile(ra io.ReaderAt, size int64, columns ...string) (f *parquet.File, pinned *pinnedTail, col int, err error) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -338,7 +344,11 @@ func openFile(ra io.ReaderAt, size int64, columns ...string) (f *parquet.File, p
 		return nil, nil, 0, err
 	}
 	pinned = &pinnedTail{r: ra, off: size - int64(len(tail)), tail: tail}
-	f, err = parquetguard.Open(pinned, size, parquetguard.Limits{}, columns...)
+	if len(columns) == 0 {
+		f, err = parquetguard.OpenFooter(pinned, size, parquetguard.Limits{})
+	} else {
+		f, err = parquetguard.Open(pinned, size, parquetguard.Limits{}, columns...)
+	}
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("%w: %w", ErrInvalidFile, err)
 	}
@@ -352,7 +362,13 @@ func openFile(ra io.ReaderAt, size int64, columns ...string) (f *parquet.File, p
 	if err := checkChunks(f); err != nil {
 		return nil, nil, 0, err
 	}
-	if err := checkDictionaryPages(pinned, f, columns...); err != nil {
+	// With no column named, the caller reads physical_address: its pages
+	// are laid out as both readers need them.
+	dict := columns
+	if len(dict) == 0 {
+		dict = []string{"physical_address"}
+	}
+	if err := checkDictionaryPages(pinned, f, dict...); err != nil {
 		return nil, nil, 0, err
 	}
 	return f, pinned, leaf.ColumnIndex, nil

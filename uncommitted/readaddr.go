@@ -2,24 +2,31 @@ package uncommitted
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding"
 	"gocloud.dev/blob"
 
 	"github.com/lakegc/lakegc/internal/blobio"
+	"github.com/lakegc/lakegc/internal/parquetguard"
 )
 
 // readAddresses yields the addresses of one file, which must hold wantRows
-// rows when wantRows >= 0, reading its physical_address column page by
-// page; it returns false when iteration must stop (the consumer stopped,
-// or an error was yielded). The file is opened as readFile opens it, but
-// parquetguard reads and parquet-go decodes that column only. Every
-// row group's chunk must hold as many values as the row group has rows,
-// and the file as many as its footer says: parquet-go's page reader can
-// stop short of a damaged chunk's end without an error.
+// rows when wantRows >= 0; it returns false when iteration must stop (the
+// consumer stopped, or an error was yielded). The file's footer is opened
+// as readFile opens it, and its physical_address column read by
+// parquetguard.ReadPlain, which checks each page and hands over its values
+// (readPlain): each page is read and uncompressed once. A column ReadPlain
+// does not hand over (optional, with a dictionary or other encodings) is
+// read as before, from where readPlain stopped: parquetguard checks every
+// page of the column, then parquet-go decodes them (readPages). Every row
+// group's chunk must hold as many values as the row group has rows, and
+// the file as many as its footer says: parquet-go's page reader can stop
+// short of a damaged chunk's end without an error.
 func readAddresses(ctx context.Context, bucket *blob.Bucket, key string, size, wantRows int64, yield func(string, error) bool) bool {
 	fail := func(err error) bool {
 		yield("", fmt.Errorf("uncommitted: read %s: %w", key, err))
@@ -27,13 +34,114 @@ func readAddresses(ctx context.Context, bucket *blob.Bucket, key string, size, w
 	}
 	ra := blobio.NewReaderAt(ctx, bucket, key, size, readWindow, blobio.WithReadAhead(readAhead))
 	defer ra.Close()
-	f, _, col, err := openFile(ra, size, "physical_address")
+	f, pinned, col, err := openFile(ra, size)
 	if err != nil {
 		return fail(err)
 	}
 	if wantRows >= 0 && f.NumRows() != wantRows {
 		return fail(fmt.Errorf("%w: the footer says %d rows, the manifest %d", ErrIncomplete, f.NumRows(), wantRows))
 	}
+	read, err := readPlain(ctx, pinned, size, f, yield)
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, errStopped):
+		return false
+	case !errors.Is(err, parquetguard.ErrNotPlain):
+		return fail(err)
+	}
+	plainFallbacks.Add(1)
+	if err := parquetguard.Check(pinned, size, parquetguard.Limits{}, "physical_address"); err != nil {
+		return fail(fmt.Errorf("%w: %w", ErrInvalidFile, err))
+	}
+	return readPages(ctx, f, col, read, fail, yield)
+}
+
+// errStopped ends readPlain when its consumer stops.
+var errStopped = errors.New("uncommitted: stopped")
+
+// For tests: plainFallbacks counts the files readPlain did not read whole;
+// plainPages, when positive, makes it stop after that many pages of a file,
+// as at a page it cannot read, so that the rest is read by readPages.
+var (
+	plainFallbacks atomic.Int64
+	plainPages     int
+)
+
+// readPlain yields the addresses of f, a file of size bytes read through r,
+// from the pages parquetguard.ReadPlain hands over, and returns how many it
+// yielded; an error wrapping parquetguard.ErrNotPlain says that the column
+// is not PLAIN values throughout, and that the addresses from the one
+// after the last yielded are still to be read. The values of a page are
+// copied into one string, which its addresses share: a page costs one
+// allocation, not one a row. errStopped says the consumer stopped.
+func readPlain(ctx context.Context, r io.ReaderAt, size int64, f *parquet.File, yield func(string, error) bool) (read int64, err error) {
+	rgs := f.Metadata().RowGroups
+	values := make([]int64, len(rgs)) // the values read of each row group
+	var ours error                    // what the page function ended ReadPlain with
+	pages := 0
+	err = parquetguard.ReadPlain(r, size, parquetguard.Limits{}, "physical_address", func(rg int, page []byte, n int) error {
+		if pages++; plainPages > 0 && pages > plainPages {
+			return fmt.Errorf("%w: stopped after %d pages (a test)", parquetguard.ErrNotPlain, plainPages)
+		}
+		if rg < 0 || rg >= len(values) {
+			ours = fmt.Errorf("%w: values of row group %d of %d", ErrInvalidFile, rg, len(values))
+			return ours
+		}
+		all := string(page)
+		count := 0
+		for off := 0; off < len(all); count++ {
+			if len(all)-off < 4 {
+				ours = fmt.Errorf("%w: a value's length cut short", ErrInvalidFile)
+				return ours
+			}
+			l := int(all[off]) | int(all[off+1])<<8 | int(all[off+2])<<16 | int(all[off+3])<<24
+			off += 4
+			if l > len(all)-off {
+				ours = fmt.Errorf("%w: a value of %d bytes, %d left", ErrInvalidFile, l, len(all)-off)
+				return ours
+			}
+			if !yield(all[off:off+l], nil) {
+				ours = errStopped
+				return ours
+			}
+			off += l
+		}
+		if count != n {
+			ours = fmt.Errorf("%w: a page of %d values claims %d", ErrInvalidFile, count, n)
+			return ours
+		}
+		values[rg] += int64(n)
+		read += int64(n)
+		if err := ctx.Err(); err != nil {
+			ours = err
+			return ours
+		}
+		return nil
+	})
+	switch {
+	case ours != nil:
+		return read, ours
+	case errors.Is(err, parquetguard.ErrNotPlain):
+		return read, err
+	case err != nil:
+		return read, fmt.Errorf("%w: %w", ErrInvalidFile, err)
+	}
+	for i, rg := range rgs {
+		if values[i] != rg.NumRows {
+			return read, fmt.Errorf("%w: row group %d: %d values of physical_address, %d rows", ErrInvalidFile, i, values[i], rg.NumRows)
+		}
+	}
+	if read != f.NumRows() {
+		return read, fmt.Errorf("%w: %d rows, the footer says %d", ErrInvalidFile, read, f.NumRows())
+	}
+	return read, nil
+}
+
+// readPages yields the addresses of column col of f but the first skip,
+// decoded by parquet-go, whose pages parquetguard checked; it returns
+// false when iteration must stop.
+func readPages(ctx context.Context, f *parquet.File, col int, skip int64, fail func(error) bool, yield func(string, error) bool) bool {
 	var read int64
 	var page addressPage
 	for i, rg := range f.Metadata().RowGroups {
@@ -53,6 +161,10 @@ func readAddresses(ctx context.Context, bucket *blob.Bucket, key string, size, w
 			}
 			values += int64(len(page.addresses))
 			for _, a := range page.addresses {
+				if skip > 0 {
+					skip--
+					continue
+				}
 				if !yield(a, nil) {
 					pages.Close()
 					return false

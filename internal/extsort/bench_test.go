@@ -2,10 +2,15 @@ package extsort
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/lakegc/lakegc/internal/parquetguard/guardtest"
+	"github.com/rs/xid"
 )
 
 // benchKeys returns n keys of lakeFS's data layout, "data/<slice>/<id>",
@@ -182,4 +187,97 @@ func BenchmarkMergeLongRuns(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(keys))*float64(b.N)/b.Elapsed().Seconds(), "keys/s")
+}
+
+// stagedKeys returns n addresses shaped as the bottom line's staged set
+// (tests/bottomline): slices of 10 000 objects, data/<xid of the slice>/
+// <xid of the object>, one object in 4 staged, staged object k on branch
+// k mod branches, in the order an export lists them (branch by branch).
+func stagedKeys(n, branches int) [][]byte {
+	const perSlice = 10000
+	keys := make([][]byte, 0, n)
+	for b := range branches {
+		for k := b; k < n; k += branches {
+			g := k*4 + 1
+			slice := g / perSlice
+			var sid, name xid.ID
+			binary.BigEndian.PutUint32(sid[0:4], uint32(4e9)-uint32(slice)*3600)
+			prefix := append(append([]byte("data/"), sid.String()...), '/')
+			h := fnv.New32a()
+			h.Write(prefix)
+			sum := h.Sum32()
+			binary.BigEndian.PutUint32(name[0:4], 1.7e9)
+			name[4], name[5], name[6] = byte(sum>>16), byte(sum>>8), byte(sum)
+			v := uint64(g % perSlice)
+			for j := 11; j >= 7; j-- {
+				name[j] = byte(v)
+				v >>= 8
+			}
+			keys = append(keys, append(prefix, name.String()...))
+		}
+	}
+	return keys
+}
+
+// BenchmarkSortBlock sorts one block of the keep phase's staged set: the
+// 1.3 M addresses (stagedKeys) an 80 MiB block holds (a 256 MiB budget's),
+// in the order an export lists them, and random keys (benchKeys).
+// cpu-ns/key is the process's CPU time a key (the sort runs on every
+// processor), which a busy machine changes less than wall time.
+func BenchmarkSortBlock(b *testing.B) {
+	const n = 1_300_000
+	for _, c := range []struct {
+		name string
+		keys [][]byte
+	}{{"staged", stagedKeys(n, 1000)}, {"random", benchKeys(n)}} {
+		b.Run(c.name, func(b *testing.B) {
+			var arena []byte
+			slots := make([]slot, 0, len(c.keys))
+			for _, k := range c.keys {
+				slots = append(slots, slot{off: uint32(len(arena)), n: uint32(len(k))})
+				arena = append(arena, k...)
+			}
+			work := make([]slot, len(slots))
+			cpu := guardtest.CPUTime()
+			for b.Loop() {
+				copy(work, slots)
+				sortSlots(work, arena, 0)
+			}
+			b.ReportMetric(float64(guardtest.CPUTime()-cpu)/float64(b.N)/n, "cpu-ns/key")
+		})
+	}
+}
+
+// BenchmarkSorterStaged runs 2.6 M addresses of the staged set (stagedKeys,
+// in an export's order) through a Sorter with the block of the keep phase
+// under a 256 MiB budget (80 MiB, which holds about half of them: a spill
+// and the merge of a run with the block), as the keep phase does after
+// reading them.
+func BenchmarkSorterStaged(b *testing.B) {
+	const n = 2_600_000
+	keys := stagedKeys(n, 1000)
+	b.ReportAllocs()
+	cpu := guardtest.CPUTime()
+	for b.Loop() {
+		dir, err := NewSpillDir(b.TempDir(), 64<<10)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s := NewSorter(dir, 80<<20, 64)
+		for _, k := range keys {
+			if err := s.Add(k); err != nil {
+				b.Fatal(err)
+			}
+		}
+		it, err := s.Finish()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got := drain(b, it); got != n {
+			b.Fatalf("%d keys, want %d", got, n)
+		}
+		s.Release()
+		dir.Remove()
+	}
+	b.ReportMetric(float64(guardtest.CPUTime()-cpu)/float64(b.N)/n, "cpu-ns/key")
 }

@@ -327,6 +327,24 @@ type Sorter struct {
 	sorted   bool  // the slots are in ascending order of their keys
 	repeats  bool  // a repeat is kept (NewRepeatSorter)
 	runs     []string
+	touched  byte // what touch read, kept so that its reads stay
+}
+
+// touchBatch is how many keys of a sorted block touch reads at once.
+const touchBatch = 16
+
+// touch reads the first and last byte of the keys of sl, and returns
+// them ORed, so that their memory is on its way before they are used. In
+// sorted order a block's keys lie anywhere in it: read one by one, each
+// waits for memory in turn; the reads of a batch wait for it together.
+func (s *Sorter) touch(sl []slot) byte {
+	var b byte
+	for _, r := range sl {
+		if r.n > 0 {
+			b |= s.mem.b[r.off] | s.mem.b[r.off+r.n-1]
+		}
+	}
+	return b
 }
 
 // NewSorter returns a sorter whose block holds at most maxBytes (and at
@@ -470,7 +488,12 @@ func (s *Sorter) spill() error {
 		// previous one needs no copy, and the prefix it shares with the
 		// next one also says whether they are equal: a repeat is dropped.
 		var prev []byte
-		for i, r := range s.slots() {
+		sl := s.slots()
+		var ahead byte
+		for i, r := range sl {
+			if i%touchBatch == 0 {
+				ahead |= s.touch(sl[min(i+touchBatch, len(sl)):min(i+2*touchBatch, len(sl))])
+			}
 			k := s.key(r)
 			shared := 0
 			if i > 0 {
@@ -483,6 +506,7 @@ func (s *Sorter) spill() error {
 				return err
 			}
 		}
+		s.touched = ahead
 		return nil
 	})
 	if err != nil {
@@ -625,7 +649,11 @@ func (b *blockIter) Next() ([]byte, bool, error) {
 	if b.s.mem == nil || b.i >= b.s.nslots {
 		return nil, false, nil
 	}
-	k := b.s.key(b.s.slots()[b.i])
+	sl := b.s.slots()
+	if b.i%touchBatch == 0 {
+		b.s.touched |= b.s.touch(sl[min(b.i+touchBatch, len(sl)):min(b.i+2*touchBatch, len(sl))])
+	}
+	k := b.s.key(sl[b.i])
 	b.i++
 	return k, true, nil
 }

@@ -94,7 +94,10 @@ func sortSlotsIn(a []slot, arena []byte, depth int, p *parallel) {
 			}
 			g := a[i:j]
 			if len(g) > 1 {
-				slices.SortFunc(g, func(x, y slot) int { return rank(x, depth) - rank(y, depth) })
+				// Most groups hold long keys only, which need no ranking.
+				if slices.ContainsFunc(g, func(s slot) bool { return rank(s, depth) <= 8 }) {
+					slices.SortFunc(g, func(x, y slot) int { return rank(x, depth) - rank(y, depth) })
+				}
 				k := 0
 				for k < len(g) && rank(g[k], depth) <= 8 {
 					k++
@@ -109,18 +112,27 @@ func sortSlotsIn(a []slot, arena []byte, depth int, p *parallel) {
 }
 
 // sortPfx sorts a by pfx, whose bits above shift+8 are the same in every
-// slot, a byte at a time (in place, American flag sort).
+// slot, a byte at a time (in place, American flag sort). A byte every slot
+// shares costs one pass, as do all the shared bytes after it: the pass that
+// counts a byte also notes every bit where a slot differs from the first,
+// and goes on at the highest such bit (base32 or decimal names share many
+// bytes within a folder).
 func sortPfx(a []slot, shift int) {
 	for len(a) > 32 {
 		var count [256]int
+		var diff uint64
+		first := a[0].pfx
 		for i := range a {
 			count[byte(a[i].pfx>>shift)]++
+			diff |= a[i].pfx ^ first
 		}
-		if count[byte(a[0].pfx>>shift)] == len(a) {
-			if shift == 0 {
+		if count[byte(first>>shift)] == len(a) {
+			// diff is zero from this byte up: go on at the highest bit where
+			// a slot differs, if any.
+			if diff &= 1<<shift - 1; diff == 0 {
 				return
 			}
-			shift -= 8
+			shift = (63 - bits.LeadingZeros64(diff)) &^ 7
 			continue
 		}
 		var start, next [256]int

@@ -57,6 +57,13 @@
 // (SkipPageIndex, SkipBloomFilters), a panic of parquet-go an error: both
 // readers open their files through it.
 //
+// [ReadPlain] checks a file as Check does and hands over the values of a
+// required BYTE_ARRAY column's pages of PLAIN values as it checks them, for
+// a reader that needs those values only (package uncommitted's
+// Addresses): each page is read and uncompressed once, and parquet-go,
+// opened on the footer alone ([OpenFooter]), reads none. A column of
+// another kind ends it with [ErrNotPlain], and is read the other way.
+//
 // [FooterRows] walks a footer with the same Thrift scan, counting list
 // elements rather than estimating memory, and returns its row count
 // without decoding it: package uncommitted checks the footers of a run's

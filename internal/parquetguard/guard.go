@@ -83,6 +83,12 @@ var ErrUnsupportedCodec = errors.New("compression codec not supported")
 // could allocate more than the limits allow: see the package documentation.
 // An error of r is wrapped.
 func Check(r io.ReaderAt, size int64, lim Limits, columns ...string) error {
+	return check(r, size, lim, columns, nil)
+}
+
+// check is Check, handing onPage, when not nil, the values of each data
+// page of the one column named (ReadPlain).
+func check(r io.ReaderAt, size int64, lim Limits, columns []string, onPage PageFunc) error {
 	lim = lim.withDefaults()
 	md, footerAt, err := readFooter(r, size, lim)
 	if err != nil {
@@ -97,12 +103,19 @@ func Check(r io.ReaderAt, size int64, lim Limits, columns ...string) error {
 			return fmt.Errorf("parquet: row group %d has %d columns, the schema %d", i, len(rg.Columns), len(cols))
 		}
 	}
+	if onPage != nil {
+		if err := plainColumn(cols, columns); err != nil {
+			return err
+		}
+	}
 	g := newGuard(lim)
+	g.onPage = onPage
 	for j := range cols {
 		if len(columns) > 0 && !slices.Contains(columns, cols[j].path) {
 			continue
 		}
 		for i := range md.RowGroups {
+			g.rowGroup = i
 			chunk := &md.RowGroups[i].Columns[j].MetaData
 			// parquet-go decompresses every chunk of a column with the
 			// codec of its first.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math"
 
@@ -21,6 +22,10 @@ type guard struct {
 	// dict holds the lengths of the entries of a BYTE_ARRAY dictionary,
 	// prefix the prefix lengths of a DELTA_BYTE_ARRAY page.
 	dict, prefix []int32
+	// onPage, when not nil, is handed the values of each data page
+	// (ReadPlain), of row group rowGroup.
+	onPage   PageFunc
+	rowGroup int
 }
 
 func newGuard(lim Limits) *guard {
@@ -81,6 +86,15 @@ func (c *chunk) checkPage(left int64) (int64, error) {
 	c.stored = grow(c.stored, int(h.CompressedPageSize))
 	if _, err := io.ReadFull(c.br, c.stored); err != nil {
 		return 0, fmt.Errorf("reading: %w", noEOF(err))
+	}
+	// parquet-go checks the CRC of a page it reads when its header has
+	// one (not 0); so does the check, on every page it walks, so that no
+	// page is handed over (ReadPlain) or read apart by parquet-go (a
+	// dictionary page) unchecked.
+	if h.CRC != 0 {
+		if got := crc32.ChecksumIEEE(c.stored); got != uint32(h.CRC) {
+			return 0, fmt.Errorf("crc32 checksum mismatch: want=0x%08X got=0x%08X", uint32(h.CRC), got)
+		}
 	}
 	switch h.Type {
 	case format.DictionaryPage:
@@ -197,6 +211,9 @@ func (c *chunk) uncompress(h *format.PageHeader, from int, want int32, compresse
 }
 
 func (c *chunk) checkDictionaryPage(h *format.PageHeader) error {
+	if c.onPage != nil {
+		return fmt.Errorf("%w: a dictionary page", ErrNotPlain)
+	}
 	if c.dictLen >= 0 {
 		// parquet-go skips any dictionary page after the first.
 		return nil
@@ -231,6 +248,9 @@ func (c *chunk) checkDataPage(h *format.PageHeader) error {
 func (c *chunk) checkDataPageV2(h *format.PageHeader) error {
 	v := &h.DataPageHeaderV2.V
 	n := int(v.NumValues)
+	if c.onPage != nil && v.NumNulls != 0 {
+		return fmt.Errorf("%w: %d nulls in a page of a required column", ErrNotPlain, v.NumNulls)
+	}
 	rep, def := int(v.RepetitionLevelsByteLength), int(v.DefinitionLevelsByteLength)
 	if err := levelsV2(c.col.maxRep, n, c.stored[:rep]); err != nil {
 		return fmt.Errorf("repetition levels: %w", err)

@@ -87,6 +87,9 @@ func (c *chunk) checkDictionary(h *format.DictionaryPageHeader, data []byte) err
 // checkValues checks the values of a data page, at most n of them, as
 // parquet-go decodes them with encoding enc.
 func (c *chunk) checkValues(enc format.Encoding, n int, data []byte) error {
+	if c.onPage != nil {
+		return c.plainPage(enc, n, data)
+	}
 	byteArray := c.col.typ == format.ByteArray
 	switch enc {
 	case format.Plain:
