@@ -148,8 +148,9 @@ func FuzzAddressesPages(f *testing.F) {
 // codec and layout and hostile ones. Addresses yields addresses or an
 // error wrapping ErrInvalidFile, never panics, within
 // guardtest.FuzzAllocBound; when ReadRun reads the file whole, Addresses
-// yields exactly its rows' addresses; and Addresses refuses no file that
-// ReadRun reads.
+// yields exactly its rows' addresses; Addresses refuses no file that
+// ReadRun reads; and it yields the same when it reads a file in part
+// through parquet-go, after a page or two of ReadPlain's (SetPlainPages).
 func FuzzAddresses(f *testing.F) {
 	for _, seed := range fuzzSeeds() {
 		f.Add(seed)
@@ -173,6 +174,16 @@ func FuzzAddresses(f *testing.F) {
 		}
 		if err != nil && werr == nil {
 			t.Fatalf("Addresses refused a file ReadRun reads: %v", err)
+		}
+		// The rest of the file read through parquet-go after a page or two
+		// handed over by ReadPlain: the same addresses, or an error too.
+		for _, stop := range []int{1, 2} {
+			restore := uncommitted.SetPlainPages(stop)
+			part, perr := readAddresses(ctx, bucket, "r")
+			restore()
+			if (perr == nil) != (err == nil) || (err == nil && !slices.Equal(part, got)) {
+				t.Fatalf("after %d pages through ReadPlain: %d addresses, %v; all through it: %d, %v", stop, len(part), perr, len(got), err)
+			}
 		}
 	})
 }
