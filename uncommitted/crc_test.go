@@ -310,3 +310,66 @@ func TestPlainPageCRC(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainV2LevelBytes: v2 pages of PLAIN addresses of a required column
+// whose headers claim bytes of levels anyway (which parquet-go skips for
+// such a column; parquet-testing has such files), stored before the
+// compressed values and covered by the page's CRC, are read by Addresses
+// from ReadPlain's pages, and after a fallback through parquet-go, as
+// ReadRun reads them: the values start after the levels. A level byte
+// altered is refused for its CRC by both readers.
+func TestPlainV2LevelBytes(t *testing.T) {
+	for _, codec := range []format.CompressionCodec{format.Uncompressed, format.Snappy, format.Gzip, format.Zstd} {
+		cols := crcColumns(codec)
+		// A v2 page: 2 bytes of repetition levels, 3 of definition levels,
+		// then the values, compressed.
+		v2 := func(levels []byte, values ...string) guardtest.Page {
+			var vs [][]byte
+			for _, v := range values {
+				vs = append(vs, []byte(v))
+			}
+			plain := guardtest.Plain(vs...)
+			p := dataPageV2(codec, plain, int32(len(values)))
+			p.Data = append(slices.Clone(levels), guardtest.Compress(codec, plain)...)
+			p.Header.CompressedPageSize = int32(len(p.Data))
+			p.Header.UncompressedPageSize = int32(len(levels) + len(plain))
+			p.Header.DataPageHeaderV2.V.RepetitionLevelsByteLength = 2
+			p.Header.DataPageHeaderV2.V.DefinitionLevelsByteLength = int32(len(levels) - 2)
+			p.Header.CRC = int32(crc32.ChecksumIEEE(p.Data))
+			return p
+		}
+		// physical_address: PLAIN pages only, 8 values in 3 pages.
+		cols[0].Pages = []guardtest.Page{
+			v2([]byte{4, 0, 2, 1, 0}, crcAddresses[:3]...),
+			v2([]byte{0xff, 0xfe, 0, 0, 0}, crcAddresses[3:5]...),
+			v2([]byte{1, 1, 1, 1, 1}, crcAddresses[5:]...),
+		}
+		for _, stop := range []int{0, 1, 2} {
+			name := fmt.Sprintf("%v/stop after %d pages", codec, stop)
+			restore := uncommitted.SetPlainPages(stop)
+			before := uncommitted.PlainFallbacks()
+			rows, rerr, addresses, aerr := readCRC(t, crcFile(cols, false))
+			fell := uncommitted.PlainFallbacks() - before
+			if rerr != nil || aerr != nil || !slices.Equal(rows, crcAddresses) || !slices.Equal(addresses, crcAddresses) {
+				restore()
+				t.Fatalf("%s: ReadRun %q, %v; Addresses %q, %v; want %q", name, rows, rerr, addresses, aerr, crcAddresses)
+			}
+			if (stop == 0) != (fell == 0) {
+				restore()
+				t.Fatalf("%s: %d files read through parquet-go", name, fell)
+			}
+			for page := range cols[0].Pages {
+				bad := slices.Clone(cols)
+				bad[0].Pages = slices.Clone(cols[0].Pages)
+				bad[0].Pages[page].Data = slices.Clone(bad[0].Pages[page].Data)
+				bad[0].Pages[page].Data[1] ^= 0x10 // a repetition level byte
+				rows, rerr, addresses, aerr := readCRC(t, crcFile(bad, false))
+				if !refusedForCRC(rerr) || !refusedForCRC(aerr) {
+					restore()
+					t.Fatalf("%s: page %d's level byte altered: ReadRun %d rows, %v; Addresses %d, %v", name, page, len(rows), rerr, len(addresses), aerr)
+				}
+			}
+			restore()
+		}
+	}
+}

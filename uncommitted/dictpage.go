@@ -65,6 +65,11 @@ func checkDictionaryPages(r io.ReaderAt, f *parquet.File, columns ...string) err
 // of a damaged chunk.
 func checkDictionaryPage(r io.ReaderAt, md *format.ColumnMetaData, buf []byte, invalid func(format string, a ...any) error) error {
 	start := md.DictionaryPageOffset
+	if start < 4 || md.TotalCompressedSize < 0 {
+		// The caller's page check refuses such a chunk first; this one is
+		// no longer inside openFile's recover.
+		return invalid("pages at [%d, +%d)", start, md.TotalCompressedSize)
+	}
 	window := buf[:min(int64(len(buf)), md.TotalCompressedSize)]
 	if err := readAt(r, window, start); err != nil {
 		return err

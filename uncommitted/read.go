@@ -325,7 +325,8 @@ func (cr *columnReaderAt) ReadAt(p []byte, off int64) (int, error) {
 // the footer's chunks must agree with its schema and row counts.
 // parquet-go may still panic on a corrupt file: that is reported as
 // ErrInvalidFile. With no column named, no page is read: the caller checks
-// the pages it reads (readAddresses).
+// the pages it reads, then their dictionary pages' layout
+// (readAddresses).
 func openFile(ra io.ReaderAt, size int64, columns ...string) (f *parquet.File, pinned *pinnedTail, col int, err error) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -362,14 +363,13 @@ func openFile(ra io.ReaderAt, size int64, columns ...string) (f *parquet.File, p
 	if err := checkChunks(f); err != nil {
 		return nil, nil, 0, err
 	}
-	// With no column named, the caller reads physical_address: its pages
-	// are laid out as both readers need them.
-	dict := columns
-	if len(dict) == 0 {
-		dict = []string{"physical_address"}
-	}
-	if err := checkDictionaryPages(pinned, f, dict...); err != nil {
-		return nil, nil, 0, err
+	// With no column named, the caller checks the layout of the pages it
+	// reads once it has checked them (readAddresses): checkDictionaryPages
+	// reads at the footer's offsets, which only that check bounds.
+	if len(columns) > 0 {
+		if err := checkDictionaryPages(pinned, f, columns...); err != nil {
+			return nil, nil, 0, err
+		}
 	}
 	return f, pinned, leaf.ColumnIndex, nil
 }

@@ -148,8 +148,9 @@ func FuzzAddressesPages(f *testing.F) {
 // codec and layout and hostile ones. Addresses yields addresses or an
 // error wrapping ErrInvalidFile, never panics, within
 // guardtest.FuzzAllocBound; when ReadRun reads the file whole, Addresses
-// yields exactly its rows' addresses; and Addresses refuses no file that
-// ReadRun reads.
+// yields exactly its rows' addresses; Addresses refuses no file that
+// ReadRun reads; and it yields the same when it reads a file in part
+// through parquet-go, after a page or two of ReadPlain's (SetPlainPages).
 func FuzzAddresses(f *testing.F) {
 	for _, seed := range fuzzSeeds() {
 		f.Add(seed)
@@ -158,6 +159,16 @@ func FuzzAddresses(f *testing.F) {
 	a := "data/a"
 	_ = parquet.Write(&buf, []optionalRow{{PhysicalAddress: &a, CreationDate: 7}, {CreationDate: 8}})
 	f.Add(buf.Bytes())
+	// PLAIN addresses in pages of a few values, row groups of a few pages:
+	// a fallback after a page or two resumes mid-row-group.
+	many := make([]string, 40)
+	for i := range many {
+		many[i] = fmt.Sprintf("data/%d", i)
+	}
+	var pages bytes.Buffer
+	_ = parquet.Write(&pages, asRows(many), parquet.MaxRowsPerRowGroup(15), parquet.PageBufferSize(64),
+		parquet.DefaultEncodingFor(parquet.ByteArray, &parquet.Plain))
+	f.Add(pages.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		addressReader.Fuzz(t, data)
 		ctx := context.Background()
@@ -173,6 +184,18 @@ func FuzzAddresses(f *testing.F) {
 		}
 		if err != nil && werr == nil {
 			t.Fatalf("Addresses refused a file ReadRun reads: %v", err)
+		}
+		// The rest of the file read through parquet-go after a page or two
+		// handed over by ReadPlain: the same addresses when both read it
+		// whole (parquet-go refuses a few pages of no values that
+		// ReadPlain hands over), and ReadRun's when it reads it.
+		for _, stop := range []int{1, 2} {
+			restore := uncommitted.SetPlainPages(stop)
+			part, perr := readAddresses(ctx, bucket, "r")
+			restore()
+			if perr == nil && err == nil && !slices.Equal(part, got) || werr == nil && (perr != nil || !slices.Equal(part, want)) {
+				t.Fatalf("after %d pages through ReadPlain: %d addresses, %v; all through it: %d, %v; ReadRun: %d rows, %v", stop, len(part), perr, len(got), err, len(want), werr)
+			}
 		}
 	})
 }
