@@ -256,7 +256,7 @@ func fileUUID(base string, at time.Time, i int) string {
 
 func dataObject(data []byte, contentType string, now time.Time) *object {
 	sum := md5.Sum(data)
-	return &object{data: data, attrs: driver.Attributes{
+	return &object{data: [][]byte{data}, attrs: driver.Attributes{
 		ContentType: contentType, Size: int64(len(data)), CreateTime: now, ModTime: now,
 		MD5: sum[:], ETag: fmt.Sprintf("\"%x\"", sum), Metadata: map[string]string{},
 	}}

@@ -496,3 +496,75 @@ func TestThrottleBatchAboveRate(t *testing.T) {
 		t.Fatalf("NumGone = %d, want 16", n)
 	}
 }
+
+// TestLargeWrittenObject: an object written in uneven pieces across many of
+// the writer's chunks reads back whole and in ranges (across the chunks'
+// ends) as memblob's, with memblob's MD5; so does a copy of it; the
+// overlay counts its bytes once, and no longer after it is deleted.
+func TestLargeWrittenObject(t *testing.T) {
+	ctx := context.Background()
+	store := newTestStore(t)
+	sim := store.Bucket()
+	defer sim.Close()
+	mem := memblob.OpenBucket(nil)
+	defer mem.Close()
+	rng := rand.New(rand.NewPCG(5, 6))
+	before := store.OverlayBytes()
+	for _, size := range []int{0, 1, 4<<10 + 1, 3*writeChunk + 12345} {
+		data := make([]byte, size)
+		for i := range data {
+			data[i] = byte(rng.Uint32())
+		}
+		key := fmt.Sprintf("big/%d", size)
+		for _, b := range []*blob.Bucket{sim, mem} {
+			w, err := b.NewWriter(ctx, key, &blob.WriterOptions{ContentType: "application/octet-stream"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for p := data; len(p) > 0; {
+				n := min(len(p), 1+rng.IntN(300<<10))
+				if _, err := w.Write(p[:n]); err != nil {
+					t.Fatal(err)
+				}
+				p = p[n:]
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := sim.Copy(ctx, key+".copy", key, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := store.OverlayBytes()-before, int64(2*size); got != want {
+			t.Fatalf("size %d: the overlay grew %d bytes, want %d", size, got, want)
+		}
+		a1, err1 := sim.Attributes(ctx, key)
+		a2, err2 := mem.Attributes(ctx, key)
+		if err1 != nil || err2 != nil || a1.Size != a2.Size || !bytes.Equal(a1.MD5, a2.MD5) {
+			t.Fatalf("size %d: Attributes %+v (%v), memblob %+v (%v)", size, a1, err1, a2, err2)
+		}
+		for _, k := range []string{key, key + ".copy"} {
+			if got, err := sim.ReadAll(ctx, k); err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("ReadAll(%q): %d bytes (%v), want %d", k, len(got), err, size)
+			}
+			for range 40 {
+				off := int64(rng.IntN(size + 1))
+				n := int64(rng.IntN(2*writeChunk + 1))
+				if rng.IntN(4) == 0 {
+					n = -1
+				}
+				if r1, r2 := readRange(ctx, sim, k, off, n), readRange(ctx, mem, key, off, n); r1 != r2 {
+					t.Fatalf("range %d+%d of %q: %d bytes, memblob %d", off, n, k, len(r1), len(r2))
+				}
+			}
+		}
+		for _, k := range []string{key, key + ".copy"} {
+			if err := sim.Delete(ctx, k); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := store.OverlayBytes(); got != before {
+			t.Fatalf("size %d: after the deletes the overlay holds %d bytes, want %d", size, got, before)
+		}
+	}
+}
