@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"gocloud.dev/blob"
+	"gocloud.dev/blob/driver"
 )
 
 // TestChunksReaderEveryRange: for chunk layouts with short, long and empty
@@ -164,4 +165,52 @@ func TestReadWhileOverwritten(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestWriterClosedTwice: closing a writer a second time (blob.Writer
+// calls its driver's Close again) must neither change nor remove the
+// object the first Close wrote, in memory or on disk.
+func TestWriterClosedTwice(t *testing.T) {
+	ctx := context.Background()
+	for _, disk := range []bool{false, true} {
+		var opts []Option
+		if disk {
+			opts = append(opts, WithDiskOverlay(t.TempDir()))
+		}
+		store := newTestStore(t, opts...)
+		b := store.Bucket()
+		want := []byte("hello, twice")
+		// Through blob.Writer.
+		w, err := b.NewWriter(ctx, "k", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(want); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		_ = w.Close() // an error or not, the object stays
+		if got, err := b.ReadAll(ctx, "k"); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("disk %v: after blob.Writer's second Close, %q reads %q (%v), want %q", disk, "k", got, err, want)
+		}
+		// Through the driver, as the HTTP server writes.
+		dw, err := (&bucket{s: store}).NewTypedWriter(ctx, "d", "text/plain", &driver.WriterOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dw.Write(want); err != nil {
+			t.Fatal(err)
+		}
+		if err := dw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		_ = dw.Close()
+		a, aerr := b.Attributes(ctx, "d")
+		if got, err := b.ReadAll(ctx, "d"); err != nil || aerr != nil || !bytes.Equal(got, want) || a.Size != int64(len(want)) {
+			t.Fatalf("disk %v: after the driver's second Close, %q reads %q (%v), size %v (%v), want %q", disk, "d", got, err, a, aerr, want)
+		}
+		b.Close()
+	}
 }
