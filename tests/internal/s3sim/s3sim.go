@@ -885,12 +885,19 @@ type writer struct {
 	file *os.File
 	hash hash.Hash
 	size int64
+	// closed: Close was called. blob.Writer calls its driver's Close
+	// again when its own is; a second Close must leave the object the
+	// first wrote alone (it would remove its file, or put an empty one).
+	closed bool
 }
 
 // writeChunk is the block of a writer's chunks.
 const writeChunk = 1 << 20
 
 func (w *writer) Write(p []byte) (int, error) {
+	if w.closed {
+		return 0, fmt.Errorf("%w: %q: write after Close", ErrInvalid, w.key)
+	}
 	if w.file == nil {
 		n := len(p)
 		for len(p) > 0 {
@@ -922,6 +929,10 @@ func (w *writer) Close() error {
 		size int64
 		file string
 	)
+	if w.closed {
+		return fmt.Errorf("%w: %q: writer closed twice", ErrInvalid, w.key)
+	}
+	w.closed = true
 	if w.file != nil {
 		file = w.file.Name()
 		err := w.file.Close()
