@@ -953,8 +953,9 @@ func (w *writer) Close() error {
 		data = make([][]byte, 0, len(w.chunks))
 		for i, c := range w.chunks {
 			if i == len(w.chunks)-1 && cap(c)-len(c) > len(c)/8 {
-				// The last chunk is mostly unused: held as it is, a
-				// store of many small objects would hold 4 KiB each.
+				// More than an eighth of the last chunk is unused:
+				// held as it is, a store of many small objects would
+				// hold 4 KiB each (a copy of at most writeChunk bytes).
 				c = bytes.Clone(c)
 			}
 			h.Write(c)
