@@ -1,6 +1,7 @@
 package keycount
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -66,6 +67,46 @@ func BenchmarkEncoder(b *testing.B) {
 		}
 		if err := e.Finish(); err != nil {
 			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*b.N), "ns/key")
+}
+
+// BenchmarkDecoder decodes the index BenchmarkEncoder writes (1 M entries,
+// every one checked as it is read), from memory, as an optimized run's join
+// reads the previous run's index on its prefetch goroutine.
+func BenchmarkDecoder(b *testing.B) {
+	const n = 1_000_000
+	f := &Format{Magic: "bench\n", Name: "bench", Corrupt: errors.New("corrupt"), Valid: func(c int64, aux uint64) bool { return c >= 0 && aux <= 1 }}
+	var enc bytes.Buffer
+	e := NewEncoder(&enc, f, 64<<10)
+	for i := range n {
+		if err := e.Add(fmt.Appendf(nil, "data/g%019d/c%019d", i/10_000, i*7919), 1, uint64(i&1)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := e.Finish(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		d, err := NewDecoder(bytes.NewReader(enc.Bytes()), f, 64<<10)
+		if err != nil {
+			b.Fatal(err)
+		}
+		got := 0
+		for {
+			_, _, _, ok, err := d.Next()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+			got++
+		}
+		if got != n {
+			b.Fatalf("decoded %d entries, want %d", got, n)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*b.N), "ns/key")
