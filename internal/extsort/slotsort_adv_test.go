@@ -1,7 +1,7 @@
 package extsort
 
 import (
-	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -69,21 +69,7 @@ func TestSortSlotsAdversarial(t *testing.T) {
 	for seed := range uint64(600) {
 		r := rand.New(rand.NewPCG(seed, 71))
 		n := sizes[int(seed)%len(sizes)]
-		keys := randTemplateKeys(r, n)
-		var arena []byte
-		slots := make([]slot, 0, len(keys))
-		for _, k := range keys {
-			slots = append(slots, slot{off: uint32(len(arena)), n: uint32(len(k))})
-			arena = append(arena, k...)
-		}
-		sortSlots(slots, arena, 0)
-		want := slices.Clone(keys)
-		slices.SortFunc(want, bytes.Compare)
-		for i, s := range slots {
-			if got := arena[s.off : s.off+s.n]; !bytes.Equal(got, want[i]) {
-				t.Fatalf("seed %d, %d keys: key %d is %x, want %x", seed, n, i, got, want[i])
-			}
-		}
+		checkSortSlots(t, randTemplateKeys(r, n), fmt.Sprintf("seed %d, %d keys", seed, n))
 	}
 }
 

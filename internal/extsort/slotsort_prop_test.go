@@ -2,6 +2,7 @@ package extsort
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -54,21 +55,7 @@ func TestSortSlotsModel(t *testing.T) {
 	for seed := range uint64(40) {
 		r := rand.New(rand.NewPCG(seed, 11))
 		n := sizes[int(seed)%len(sizes)]
-		keys := randTreeKeys(r, n)
-		var arena []byte
-		slots := make([]slot, 0, len(keys))
-		for _, k := range keys {
-			slots = append(slots, slot{off: uint32(len(arena)), n: uint32(len(k))})
-			arena = append(arena, k...)
-		}
-		sortSlots(slots, arena, 0)
-		want := slices.Clone(keys)
-		slices.SortFunc(want, bytes.Compare)
-		for i, s := range slots {
-			if got := arena[s.off : s.off+s.n]; !bytes.Equal(got, want[i]) {
-				t.Fatalf("seed %d, %d keys: key %d is %q, want %q", seed, n, i, got, want[i])
-			}
-		}
+		checkSortSlots(t, randTreeKeys(r, n), fmt.Sprintf("seed %d, %d keys", seed, n))
 	}
 }
 
@@ -95,5 +82,25 @@ func TestSorterModel(t *testing.T) {
 		want = slices.Compact(want)
 		require.Equal(t, want, got, "seed %d", seed)
 		require.NoError(t, dir.Remove())
+	}
+}
+
+// checkSortSlots sorts keys with sortSlots, laid out in one arena as a
+// block holds them, and fails unless the order is bytes.Compare's.
+func checkSortSlots(t *testing.T, keys [][]byte, what string) {
+	t.Helper()
+	var arena []byte
+	slots := make([]slot, 0, len(keys))
+	for _, k := range keys {
+		slots = append(slots, slot{off: uint32(len(arena)), n: uint32(len(k))})
+		arena = append(arena, k...)
+	}
+	sortSlots(slots, arena, 0)
+	want := slices.Clone(keys)
+	slices.SortFunc(want, bytes.Compare)
+	for i, s := range slots {
+		if got := arena[s.off : s.off+s.n]; !bytes.Equal(got, want[i]) {
+			t.Fatalf("%s: key %d is %x, want %x", what, i, got, want[i])
+		}
 	}
 }
