@@ -85,7 +85,7 @@ func (s *indexSource) Next() ([]byte, bool, error) {
 	for {
 		k, c, aux, ok, err := s.f.Entry()
 		if err != nil {
-			return nil, false, err
+			return nil, false, fmt.Errorf("sweep: previous run's keep index: %w", err)
 		}
 		if !ok {
 			if s.counts && s.f.Count() != s.want {
@@ -154,8 +154,11 @@ func (m *marker) writeCandidates(ctx context.Context, js joinStreams) (int64, er
 		w.Abort()
 		return 0, err
 	}
-	// The keep index written, before any candidate is: a run whose index
-	// failed leaves no candidates part.
+	// Every entry of the keep index encoded before the candidates part is
+	// closed: a run whose index failed to encode leaves no candidates
+	// part. The index's upload ends after it (index.close, in join), and a
+	// run whose upload fails fails: no state names it, and its candidates
+	// are never swept.
 	if m.rec != nil {
 		if err := m.rec.index.finish(); err != nil {
 			w.Abort()

@@ -318,7 +318,7 @@ func (m *marker) indexStream(c *committed, prev *previous) (*indexIter, error) {
 	}
 	f, err := keycount.OpenFile(prev.indexFile, indexFormat, m.spill.IOBuf())
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("sweep: previous run's keep index: %w", err)
 	}
 	return newIndexIter(&indexSource{f: f, counts: c.index, want: prev.state.IndexKeys, carry: prev.carry}), nil
 }
