@@ -41,16 +41,9 @@ func readAddresses(ctx context.Context, bucket *blob.Bucket, key string, size, w
 	if wantRows >= 0 && f.NumRows() != wantRows {
 		return fail(fmt.Errorf("%w: the footer says %d rows, the manifest %d", ErrIncomplete, f.NumRows(), wantRows))
 	}
-	// The page at a chunk's dictionary_page_offset must be laid out as
-	// ReadRun's reader needs it (checkDictionaryPages), which is checked
-	// once the chunk's pages are: the footer's offsets are bounded by that
-	// check alone (openFile, with no column named, reads no page).
 	read, err := readPlain(ctx, pinned, size, f, yield)
 	switch {
 	case err == nil:
-		if err := checkDictionaryPages(pinned, f, "physical_address"); err != nil {
-			return fail(err)
-		}
 		return true
 	case errors.Is(err, errStopped):
 		return false
@@ -60,9 +53,6 @@ func readAddresses(ctx context.Context, bucket *blob.Bucket, key string, size, w
 	plainFallbacks.Add(1)
 	if err := parquetguard.Check(pinned, size, parquetguard.Limits{}, "physical_address"); err != nil {
 		return fail(fmt.Errorf("%w: %w", ErrInvalidFile, err))
-	}
-	if err := checkDictionaryPages(pinned, f, "physical_address"); err != nil {
-		return fail(err)
 	}
 	return readPages(ctx, f, col, read, fail, yield)
 }

@@ -80,8 +80,10 @@ var ErrUnsupportedCodec = errors.New("compression codec not supported")
 // of the named columns (every column if none is named; a nested column is
 // named by its dotted path), and returns an error if parquet-go, opening the
 // file with SkipPageIndex and SkipBloomFilters and reading those columns,
-// could allocate more than the limits allow: see the package documentation.
-// An error of r is wrapped.
+// could allocate more than the limits allow, or read other bytes than
+// Check did: a page that does not match its header's CRC-32, a dictionary
+// page not where the footer says (see the package documentation). An
+// error of r is wrapped.
 func Check(r io.ReaderAt, size int64, lim Limits, columns ...string) error {
 	return check(r, size, lim, columns, nil)
 }
