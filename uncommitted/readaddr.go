@@ -2,6 +2,7 @@ package uncommitted
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -24,8 +25,8 @@ import (
 // does not hand over (optional, with a dictionary or other encodings) is
 // read as before, from where readPlain stopped: parquetguard checks every
 // page of the column, then parquet-go decodes them (readPages). Every row
-// group's chunk must hold as many values as the row group has rows, and
-// the file as many as its footer says: parquet-go's page reader can stop
+// group's chunk must hold as many values as the row group has rows (whose
+// sum openFile checked is the footer's): parquet-go's page reader can stop
 // short of a damaged chunk's end without an error.
 func readAddresses(ctx context.Context, bucket *blob.Bucket, key string, size, wantRows int64, yield func(string, error) bool) bool {
 	fail := func(err error) bool {
@@ -75,6 +76,15 @@ var (
 // after the last yielded are still to be read. The values of a page are
 // copied into one string, which its addresses share: a page costs one
 // allocation, not one a row. errStopped says the consumer stopped.
+//
+// A page is as parquetguard.PageFunc states: n values, each after its
+// length, that fill it exactly, of row group rg of the footer ReadPlain
+// decodes from r, which holds the bytes f was opened from (the pinned
+// tail): rg indexes f's row groups. Nothing of that is checked again here.
+// What ReadPlain leaves to its caller is: every row group's chunk must hold
+// as many values as it has rows (a required column: one a row), or the
+// file is refused. The file's rows are then the footer's, as openFile's
+// checkChunks made the row groups' rows add up to it.
 func readPlain(ctx context.Context, r io.ReaderAt, size int64, f *parquet.File, yield func(string, error) bool) (read int64, err error) {
 	rgs := f.Metadata().RowGroups
 	values := make([]int64, len(rgs)) // the values read of each row group
@@ -84,32 +94,15 @@ func readPlain(ctx context.Context, r io.ReaderAt, size int64, f *parquet.File, 
 		if pages++; plainPages > 0 && pages > plainPages {
 			return fmt.Errorf("%w: stopped after %d pages (a test)", parquetguard.ErrNotPlain, plainPages)
 		}
-		if rg < 0 || rg >= len(values) {
-			ours = fmt.Errorf("%w: values of row group %d of %d", ErrInvalidFile, rg, len(values))
-			return ours
-		}
 		all := string(page)
-		count := 0
-		for off := 0; off < len(all); count++ {
-			if len(all)-off < 4 {
-				ours = fmt.Errorf("%w: a value's length cut short", ErrInvalidFile)
-				return ours
-			}
-			l := int(all[off]) | int(all[off+1])<<8 | int(all[off+2])<<16 | int(all[off+3])<<24
+		for off := 0; off < len(all); {
+			l := int(binary.LittleEndian.Uint32(page[off:]))
 			off += 4
-			if l > len(all)-off {
-				ours = fmt.Errorf("%w: a value of %d bytes, %d left", ErrInvalidFile, l, len(all)-off)
-				return ours
-			}
 			if !yield(all[off:off+l], nil) {
 				ours = errStopped
 				return ours
 			}
 			off += l
-		}
-		if count != n {
-			ours = fmt.Errorf("%w: a page of %d values claims %d", ErrInvalidFile, count, n)
-			return ours
 		}
 		values[rg] += int64(n)
 		read += int64(n)
@@ -132,9 +125,6 @@ func readPlain(ctx context.Context, r io.ReaderAt, size int64, f *parquet.File, 
 			return read, fmt.Errorf("%w: row group %d: %d values of physical_address, %d rows", ErrInvalidFile, i, values[i], rg.NumRows)
 		}
 	}
-	if read != f.NumRows() {
-		return read, fmt.Errorf("%w: %d rows, the footer says %d", ErrInvalidFile, read, f.NumRows())
-	}
 	return read, nil
 }
 
@@ -142,7 +132,6 @@ func readPlain(ctx context.Context, r io.ReaderAt, size int64, f *parquet.File, 
 // decoded by parquet-go, whose pages parquetguard checked; it returns
 // false when iteration must stop.
 func readPages(ctx context.Context, f *parquet.File, col int, skip int64, fail func(error) bool, yield func(string, error) bool) bool {
-	var read int64
 	var page addressPage
 	for i, rg := range f.Metadata().RowGroups {
 		pages, err := columnPages(f, i, col)
@@ -179,10 +168,6 @@ func readPages(ctx context.Context, f *parquet.File, col int, skip int64, fail f
 		if values != rg.NumRows {
 			return fail(fmt.Errorf("%w: row group %d: %d values of physical_address, %d rows", ErrInvalidFile, i, values, rg.NumRows))
 		}
-		read += values
-	}
-	if read != f.NumRows() {
-		return fail(fmt.Errorf("%w: %d rows, the footer says %d", ErrInvalidFile, read, f.NumRows()))
 	}
 	return true
 }

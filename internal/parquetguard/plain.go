@@ -16,11 +16,18 @@ import (
 // and parquet-go reads: the caller reads it that way.
 var ErrNotPlain = errors.New("parquet: column not stored as plain values")
 
-// PageFunc is handed the values of a data page by [ReadPlain]: n PLAIN
-// byte arrays, each after its length (4 bytes, little-endian), which fill
-// values exactly, each at most MaxValueSize; rowGroup is the page's row
-// group. values is valid during the call only. An error it returns ends
-// ReadPlain, which returns it wrapped.
+// PageFunc is handed the values of a data page by [ReadPlain]. values
+// holds exactly n PLAIN byte arrays, each after its length (4 bytes,
+// little-endian) and at most MaxValueSize long, and nothing after the last:
+// a caller may slice them out without checking a length (a page of no
+// values is handed over empty, n 0). The page's stored bytes matched its
+// header's CRC-32, if it has one. rowGroup is the page's row group, its
+// index in the row groups of the footer ReadPlain decoded from r, with
+// parquet-go's Thrift decoder (so 0 <= rowGroup < their number, and a
+// parquet.File opened from the same bytes has the same row groups); pages
+// come in the file's order, rowGroup never decreasing. values is valid
+// during the call only. An error it returns ends ReadPlain, which returns
+// it wrapped.
 type PageFunc func(rowGroup int, values []byte, n int) error
 
 // ReadPlain checks the file r as Check(r, size, lim, column) does and hands
