@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 )
 
@@ -93,37 +92,4 @@ func (c *chunk) plainPage(enc format.Encoding, n int, data []byte) error {
 		return fmt.Errorf("%w: a page of %d values claims %d", ErrNotPlain, count, n)
 	}
 	return c.onPage(c.rowGroup, data, n)
-}
-
-// OpenFooter checks the footer of the Parquet file r, of size bytes, as
-// Check does (its size, Thrift encoding, decoded size, schema, and a
-// column chunk per leaf in every row group), and opens the file with
-// parquet-go as Open does, without reading any page: for a caller that
-// reads the pages with ReadPlain, or checks them with Check before
-// parquet-go reads them.
-func OpenFooter(r io.ReaderAt, size int64, lim Limits) (f *parquet.File, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			f, err = nil, fmt.Errorf("parquet: corrupt file: %v", v)
-		}
-	}()
-	lim = lim.withDefaults()
-	md, _, err := readFooter(r, size, lim)
-	if err != nil {
-		return nil, err
-	}
-	cols, err := leaves(md.Schema, lim)
-	if err != nil {
-		return nil, err
-	}
-	for i, rg := range md.RowGroups {
-		if len(rg.Columns) != len(cols) {
-			return nil, fmt.Errorf("parquet: row group %d has %d columns, the schema %d", i, len(rg.Columns), len(cols))
-		}
-	}
-	f, err = parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
-	if err != nil {
-		return nil, fmt.Errorf("parquet: %w", err)
-	}
-	return f, nil
 }
