@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding"
@@ -51,7 +50,9 @@ func readAddresses(ctx context.Context, bucket *blob.Bucket, key string, size, w
 	case !errors.Is(err, parquetguard.ErrNotPlain):
 		return fail(err)
 	}
-	plainFallbacks.Add(1)
+	if plainFallbackHook != nil {
+		plainFallbackHook()
+	}
 	if err := parquetguard.Check(pinned, size, parquetguard.Limits{}, "physical_address"); err != nil {
 		return fail(fmt.Errorf("%w: %w", ErrInvalidFile, err))
 	}
@@ -61,12 +62,16 @@ func readAddresses(ctx context.Context, bucket *blob.Bucket, key string, size, w
 // errStopped ends readPlain when its consumer stops.
 var errStopped = errors.New("uncommitted: stopped")
 
-// For tests: plainFallbacks counts the files readPlain did not read whole;
-// plainPages, when positive, makes it stop after that many pages of a file,
-// as at a page it cannot read, so that the rest is read by readPages.
+// Hooks for tests, nil otherwise: plainFallbackHook is called for each
+// file readPlain did not read whole, before the rest is read through
+// parquet-go; plainPageHook for each page ReadPlain hands over, with its
+// number in the file (from 1), before its addresses are yielded: an error
+// wrapping parquetguard.ErrNotPlain makes readPlain stop there, as at a
+// page ReadPlain does not hand over, so that the rest is read by
+// readPages.
 var (
-	plainFallbacks atomic.Int64
-	plainPages     int
+	plainFallbackHook func()
+	plainPageHook     func(page int) error
 )
 
 // readPlain yields the addresses of f, a file of size bytes read through r,
@@ -89,10 +94,13 @@ func readPlain(ctx context.Context, r io.ReaderAt, size int64, f *parquet.File, 
 	rgs := f.Metadata().RowGroups
 	values := make([]int64, len(rgs)) // the values read of each row group
 	var ours error                    // what the page function ended ReadPlain with
-	pages := 0
+	pages := 0                        // counted for plainPageHook only
 	err = parquetguard.ReadPlain(r, size, parquetguard.Limits{}, "physical_address", func(rg int, page []byte, n int) error {
-		if pages++; plainPages > 0 && pages > plainPages {
-			return fmt.Errorf("%w: stopped after %d pages (a test)", parquetguard.ErrNotPlain, plainPages)
+		if plainPageHook != nil {
+			pages++
+			if err := plainPageHook(pages); err != nil {
+				return err
+			}
 		}
 		all := string(page)
 		for off := 0; off < len(all); {
