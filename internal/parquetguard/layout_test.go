@@ -209,6 +209,9 @@ func TestDictionaryLayout(t *testing.T) {
 		{"data_page_offset before dictionary_page_offset", dictPages(codec), func(md *format.ColumnMetaData, _ []guardtest.Page, at []int64) {
 			md.DictionaryPageOffset, md.DataPageOffset = at[0], at[0]-1
 		}, "data pages at data_page_offset"},
+		{"no bytes, dictionary_page_offset apart from data_page_offset", plainPages(codec), func(md *format.ColumnMetaData, _ []guardtest.Page, at []int64) {
+			md.DictionaryPageOffset, md.DataPageOffset, md.TotalCompressedSize = at[0], at[1], 0
+		}, "dictionary page at the chunk's dictionary_page_offset"},
 		{"PLAIN pages, dictionary_page_offset at the first, data_page_offset at the second", plainPages(codec), offsets(0, 1),
 			"DATA_PAGE page at the chunk's dictionary_page_offset"},
 		{"PLAIN pages, dictionary_page_offset at the second, data_page_offset at the first", plainPages(codec), func(md *format.ColumnMetaData, _ []guardtest.Page, at []int64) {

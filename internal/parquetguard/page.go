@@ -42,7 +42,8 @@ type chunk struct {
 	dictLen int
 	// dataAt is the chunk's data_page_offset when the footer gives it a
 	// dictionary_page_offset apart from it, else -1: its first page must
-	// then be a dictionary page that ends there (checkLayout).
+	// then be a dictionary page that ends there (checkLayout), and a chunk
+	// of no bytes, which has none, is refused.
 	dataAt int64
 }
 
@@ -66,6 +67,9 @@ func (g *guard) checkChunk(r io.ReaderAt, footerAt int64, col *leaf, md *format.
 	c := &chunk{guard: g, col: col, codec: md.Codec, dictLen: -1, dataAt: -1}
 	if md.DictionaryPageOffset != 0 && md.DictionaryPageOffset != md.DataPageOffset {
 		c.dataAt = md.DataPageOffset
+		if size == 0 {
+			return fmt.Errorf("no dictionary page at the chunk's dictionary_page_offset %d: the chunk has no bytes", start)
+		}
 	}
 	for page, left := 0, size; left > 0; page++ {
 		n, err := c.checkPage(page, start+size-left, left)
