@@ -6,7 +6,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -162,7 +161,7 @@ func (w *reviewWorld) model() (cands []string, entries []indexEntry, young []str
 	for k := range w.index {
 		keys[k] = true
 	}
-	if w.countsMode && w.wrongWant {
+	if w.wrongWant {
 		return nil, nil, nil, nil, nil, false
 	}
 	ys := map[string]bool{}
@@ -230,10 +229,12 @@ func TestJoinWalkWallsCheckCanary(t *testing.T) {
 	dir := t.TempDir()
 	cutoff := t0
 	failed := 0
+	var copied int64
 	for trial := range 400 {
 		var univ, names []string
 		w := &reviewWorld{joinWorld: joinWorld{list: map[string]bool{}, staged: map[string]bool{}, counts: map[string]int64{},
-			index: map[string]indexEntry{}, carried: map[string]bool{}, countsMode: r.IntN(2) == 0, wrongWant: r.IntN(25) == 0},
+			index: map[string]indexEntry{}, prevStaged: map[string]bool{}, carried: map[string]bool{}, countsMode: r.IntN(2) == 0,
+			wrongWant: r.IntN(25) == 0, blockN: 1 + r.IntN(5)},
 			spare: map[string]bool{}, check: r.IntN(2) == 0, shard: r.IntN(6) == 0}
 		for i := range 1 + r.IntN(4) {
 			at := t0.Add(-time.Duration(10+i) * time.Hour)
@@ -279,6 +280,7 @@ func TestJoinWalkWallsCheckCanary(t *testing.T) {
 				}
 				if e.count > 0 || e.aux == idxListed {
 					w.index[k] = e
+					w.prevStaged[k] = w.staged[k] && r.IntN(6) != 0 || r.IntN(5) == 0
 				}
 			}
 			if r.IntN(3) == 0 {
@@ -296,28 +298,27 @@ func TestJoinWalkWallsCheckCanary(t *testing.T) {
 		}
 		wantCands, wantEntries, wantYoung, wantKept, wantMatched, ok := w.model()
 
-		name := filepath.Join(dir, fmt.Sprintf("index%d", trial))
-		writeIndexFile(t, name, w.index)
+		cname, uname, cn, un := writePrevIndex(t, dir, w.index, w.prevStaged, w.blockN)
+		wrongC := r.IntN(2) == 0
 		// streams builds the join's streams afresh: the join runs twice,
 		// once through writeCandidates and once by hand for the canary.
 		streams := func() joinStreams {
-			kf, err := keycount.OpenFile(name, indexFormat, 512)
-			require.NoError(t, err)
-			want := int64(len(w.index))
-			if w.wrongWant {
-				want++
-			}
 			cKeys := slices.Sorted(maps.Keys(w.counts))
 			var cCounts []int64
 			for _, k := range cKeys {
 				cCounts = append(cCounts, w.counts[k])
 			}
-			return joinStreams{
+			js := joinStreams{
 				list:   extsort.NewPrefetchSize(&bufIter{keys: slices.Sorted(maps.Keys(w.list))}, 8, 1+r.IntN(3)),
 				staged: extsort.NewPrefetchSize(&bufIter{keys: slices.Sorted(maps.Keys(w.staged))}, 8, 1+r.IntN(3)),
 				counts: keycount.Prefetch(&bufCounts{keys: cKeys, counts: cCounts}),
-				index:  newIndexIter(&indexSource{f: kf, counts: w.countsMode, want: want, carry: w.carry}),
 			}
+			w.prevStreams(t, &js, cname, uname, cn, un, wrongC)
+			if js.copyable != nil {
+				// Mark's rule: no block with a wall in its range.
+				js.copyable = func(h *blockHeader) bool { return w.copyable(h) && !wallsMeet(w.walls, h.first, h.last) }
+			}
+			return js
 		}
 		var opts []MarkOption
 		var asked []string
@@ -334,30 +335,29 @@ func TestJoinWalkWallsCheckCanary(t *testing.T) {
 		bucket := memblob.OpenBucket(nil)
 		m := &marker{bucket: bucket, cfg: newMarkConfig(opts), dir: reportDir(DefaultStoragePrefix, "r"), cnt: &counters{}, walls: w.walls}
 		m.sum.CutoffTime = cutoff
-		var iw *indexWriter
+		var records *recorder
 		young := new(youngSlices)
 		if !w.shard {
-			var err error
-			iw, err = newIndexWriter(ctx, bucket, m.dir+indexName, indexFormat, 512)
-			require.NoError(t, err)
-			m.rec = &recorder{index: iw, data: "data/", young: young}
+			records = newTestRecorder(t, ctx, bucket, m.dir, 1+r.IntN(5), young)
+			m.rec = records
 		}
 		js := streams()
 		n, err := m.writeCandidates(ctx, js)
 		require.NoError(t, js.close())
 		if !ok {
 			require.Error(t, err, "trial %d", trial)
-			if iw != nil {
-				iw.abort()
+			if records != nil {
+				records.abort()
 			}
 			require.NoError(t, bucket.Close())
 			failed++
 			continue
 		}
 		require.NoError(t, err, "trial %d", trial)
-		if iw != nil {
-			require.NoError(t, iw.close())
+		if records != nil {
+			require.NoError(t, records.close())
 		}
+		copied += m.sum.IndexBlocksCopied
 		require.Equal(t, int64(len(wantCands)), n, "trial %d", trial)
 		var got []string
 		for k, err := range Candidates(ctx, bucket, DefaultStoragePrefix, "r") {
@@ -367,11 +367,10 @@ func TestJoinWalkWallsCheckCanary(t *testing.T) {
 		require.Equal(t, wantCands, got, "trial %d: candidates", trial)
 		require.True(t, slices.IsSorted(asked), "trial %d: the check's keys out of order", trial)
 		if !w.shard {
-			b, err := bucket.ReadAll(ctx, m.dir+indexName)
-			require.NoError(t, err)
-			gotEntries, err := decodeCounts(b, indexFormat)
-			require.NoError(t, err)
-			require.Equal(t, wantEntries, gotEntries, "trial %d: keep index", trial)
+			wantC, wantU := w.split(wantEntries)
+			gotC, gotU := readRecords(t, ctx, bucket, m.dir)
+			require.Equal(t, wantC, gotC, "trial %d: committed index", trial)
+			require.Equal(t, wantU, gotU, "trial %d: staged index", trial)
 			require.Equal(t, wantYoung, slices.Sorted(maps.Keys(young.names)), "trial %d: young slices", trial)
 		}
 		require.NoError(t, bucket.Close())
@@ -387,11 +386,15 @@ func TestJoinWalkWallsCheckCanary(t *testing.T) {
 		js = streams()
 		pw, err := newPartWriter[addressRow](ctx, memblob.OpenBucket(nil), "x/"+partName)
 		require.NoError(t, err)
-		m2 := &marker{bucket: bucket, cfg: newMarkConfig(opts), dir: "y/", cnt: &counters{}, walls: w.walls}
+		b2 := memblob.OpenBucket(nil)
+		m2 := &marker{bucket: b2, cfg: newMarkConfig(opts), dir: "y/", cnt: &counters{}, walls: w.walls}
+		m2.rec = newTestRecorder(t, ctx, b2, m2.dir, 3, nil)
 		j := &joiner{m: m2, ctx: ctx, w: pw, can: newCanaryCount(m2.cfg, cutoff), walls: layout.NewWallCursor(w.walls)}
-		require.NoError(t, j.walk(js.list, js.staged, js.counts, js.index), "trial %d", trial)
+		require.NoError(t, j.walk(&js), "trial %d", trial)
 		require.NoError(t, js.close())
 		pw.Abort()
+		m2.rec.abort()
+		require.NoError(t, b2.Close())
 		ref := newCanaryCount(m2.cfg, cutoff)
 		for _, k := range wantKept {
 			ref.keepKey([]byte(k), false)
@@ -402,6 +405,7 @@ func TestJoinWalkWallsCheckCanary(t *testing.T) {
 	}
 	require.Greater(t, failed, 5, "trials that must fail")
 	require.Less(t, failed, 200, "trials that must fail")
+	require.Greater(t, copied, int64(25), "blocks copied whole")
 }
 
 // writeIndexFile writes a keep index of entries to the file name.

@@ -1,7 +1,6 @@
 package sweep
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,8 +15,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/lakegc/lakegc/internal/keycount"
 )
 
 // The model of a repository whose commits are sets of immutable parts, as
@@ -621,22 +618,14 @@ func TestPartsVersion(t *testing.T) {
 // flat keep set as a set wrote them: every count 1, of kind "set".
 func asOlderSetIndex(t *testing.T, m *gcModel, id string) {
 	dir := reportDir(DefaultStoragePrefix, id)
-	b, err := m.base.ReadAll(m.ctx, dir+indexName)
-	require.NoError(t, err)
-	dec, err := keycount.NewDecoder(bytes.NewReader(b), indexFormat, 512)
-	require.NoError(t, err)
-	var out bytes.Buffer
-	enc := keycount.NewEncoder(&out, indexFormat, 512)
-	for {
-		k, c, aux, ok, err := dec.Next()
-		require.NoError(t, err)
-		if !ok {
-			break
+	committed, staged := readRecords(t, m.ctx, m.base, dir)
+	for _, es := range [][]indexEntry{committed, staged} {
+		for i := range es {
+			es[i].count = min(es[i].count, 1)
 		}
-		require.NoError(t, enc.Add(k, min(c, 1), aux))
 	}
-	require.NoError(t, enc.Finish())
-	require.NoError(t, m.base.WriteAll(m.ctx, dir+indexName, out.Bytes(), nil))
+	require.NoError(t, m.base.WriteAll(m.ctx, dir+indexName, cindexOf(t, cblockEntries, committed), nil))
+	require.NoError(t, m.base.WriteAll(m.ctx, dir+stagedName, encodeCounts(t, stagedFormat, staged), nil))
 	st, err := readState(m.ctx, m.base, dir)
 	require.NoError(t, err)
 	require.Equal(t, kindMultiset, st.KeepKind)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"math"
 	"slices"
@@ -301,7 +302,7 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	if js.counts, err = m.counts(com); err != nil {
 		return err
 	}
-	if js.index, err = m.indexStream(com, prev); err != nil {
+	if err := m.indexStreams(&js, com, prev); err != nil {
 		return err
 	}
 	listIt, err := l.stream(sh.folder, sh.fanIn)
@@ -342,16 +343,29 @@ func (m *marker) join(ctx context.Context, js joinStreams, young *youngSlices, c
 	if m.cfg.sharded() {
 		return m.writeCandidates(ctx, js)
 	}
-	index, err := newIndexWriter(ctx, m.bucket, m.dir+indexName, indexFormat, m.budgets().ioBuf)
+	ioBuf, data := m.budgets().ioBuf, m.cfg.dataPrefix+"/"
+	index, err := newSinkWriter(ctx, m.bucket, m.dir+indexName, ioBuf, func(w io.Writer) entrySink {
+		return newCindexEncoder(w, data, m.cfg.recognizer(), m.cfg.recognize == nil, ioBuf)
+	})
 	if err != nil {
 		return 0, err
 	}
-	m.rec = &recorder{index: index, data: m.cfg.dataPrefix + "/", young: young}
+	staged, err := newIndexWriter(ctx, m.bucket, m.dir+stagedName, stagedFormat, ioBuf)
+	if err != nil {
+		index.abort()
+		return 0, err
+	}
+	m.rec = &recorder{index: index, staged: staged, data: data, young: young}
 	n, err := m.writeCandidates(ctx, js)
 	if err == nil {
 		err = index.close()
 	} else {
 		index.abort()
+	}
+	if err == nil {
+		err = staged.close()
+	} else {
+		staged.abort()
 	}
 	var parts int64
 	if err == nil && com.kind == kindParts {

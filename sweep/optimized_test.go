@@ -426,13 +426,26 @@ func TestOptimizedRefuses(t *testing.T) {
 		reason string
 	}{
 		{"no state", func(m *gcModel) { require.NoError(t, m.base.Delete(ctx, dir+stateName)) }, nil, "records"},
-		{"no keep index", func(m *gcModel) { require.NoError(t, m.base.Delete(ctx, dir+indexName)) }, nil, "keep index"},
-		{"corrupt keep index", func(m *gcModel) {
+		{"no committed index", func(m *gcModel) { require.NoError(t, m.base.Delete(ctx, dir+indexName)) }, nil, "committed index"},
+		{"no staged index", func(m *gcModel) { require.NoError(t, m.base.Delete(ctx, dir+stagedName)) }, nil, "staged index"},
+		{"corrupt committed index", func(m *gcModel) {
 			b, err := m.base.ReadAll(ctx, dir+indexName)
 			require.NoError(t, err)
 			b[len(b)/2] ^= 1
 			require.NoError(t, m.base.WriteAll(ctx, dir+indexName, b, nil))
-		}, nil, "keep index"},
+		}, nil, "committed index"},
+		{"corrupt staged index", func(m *gcModel) {
+			b, err := m.base.ReadAll(ctx, dir+stagedName)
+			require.NoError(t, err)
+			b[len(b)/2] ^= 1
+			require.NoError(t, m.base.WriteAll(ctx, dir+stagedName, b, nil))
+		}, nil, "staged index"},
+		{"records of version 2", func(m *gcModel) {
+			b, err := m.base.ReadAll(ctx, dir+stateName)
+			require.NoError(t, err)
+			b = bytes.Replace(b, []byte(`"version":3`), []byte(`"version":2`), 1)
+			require.NoError(t, m.base.WriteAll(ctx, dir+stateName, b, nil))
+		}, nil, "version 2"},
 		{"failed", func(m *gcModel) {
 			require.NoError(t, m.base.WriteAll(ctx, dir+"summary.json", []byte(`{"run_id":"prev","success":false}`), nil))
 		}, nil, "failed"},
