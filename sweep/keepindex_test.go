@@ -294,6 +294,7 @@ func TestKeepIndexMatchesClean(t *testing.T) {
 	sources := map[string]int{}
 	kinds := map[string]int{}
 	var stepsRun, damaged, damagedClean, partsRead, partsTotal, recounts, lateUploads, lateMisses, contradictions, heldRemoved int
+	var copied, decoded int64
 	for _, layout := range []struct {
 		name string
 		flat bool
@@ -411,6 +412,8 @@ func TestKeepIndexMatchesClean(t *testing.T) {
 					got := collect(t, Candidates(m.ctx, m.b, DefaultStoragePrefix, opt))
 					kinds[sum.RunKind]++
 					sources[sum.KeepSource]++
+					copied += sum.IndexBlocksCopied
+					decoded += sum.IndexBlocksDecoded
 					stepsRun++
 					if sum.KeepSource == KeepPartsChanged {
 						partsRead += opened
@@ -461,8 +464,9 @@ func TestKeepIndexMatchesClean(t *testing.T) {
 			})
 		}
 	}
-	t.Logf("%d steps: run kinds %v, keep sources %v; parts-changed runs read %d parts of %d; %d optimized runs counted every part; %d damaged records, %d then clean; %d late uploads, missed %d times by optimized runs; %d changes contradicted the index; %d removed spellings of keys still given",
-		stepsRun, kinds, sources, partsRead, partsTotal, recounts, damaged, damagedClean, lateUploads, lateMisses, contradictions, heldRemoved)
+	t.Logf("%d steps: run kinds %v, keep sources %v; parts-changed runs read %d parts of %d; %d optimized runs counted every part; %d damaged records, %d then clean; %d late uploads, missed %d times by optimized runs; %d changes contradicted the index; %d removed spellings of keys still given; committed index blocks %d copied, %d decoded",
+		stepsRun, kinds, sources, partsRead, partsTotal, recounts, damaged, damagedClean, lateUploads, lateMisses, contradictions, heldRemoved, copied, decoded)
+	require.Positive(t, copied, "blocks of the committed index copied whole")
 	require.Greater(t, kinds[RunOptimized], kinds[RunClean])
 	require.Positive(t, sources[KeepPartsChanged])
 	require.Positive(t, sources[KeepChanges])
@@ -475,13 +479,17 @@ func TestKeepIndexMatchesClean(t *testing.T) {
 }
 
 // damageRecords damages the records of run id: flips a byte of, cuts or
-// removes its keep index or parts record. It says what it did.
+// removes its committed index, staged index or parts record. It says what
+// it did.
 func (m *gcModel) damageRecords(id string) string {
 	r := m.pr
 	dir := reportDir(DefaultStoragePrefix, id)
 	name := dir + indexName
-	if r.IntN(3) == 0 {
+	switch r.IntN(4) {
+	case 0:
 		name = dir + partsName
+	case 1:
+		name = dir + stagedName
 	}
 	b, err := m.base.ReadAll(m.ctx, name)
 	if err != nil {
