@@ -51,7 +51,6 @@ import (
 // ID, the number of its keys and, in aux, a CRC-32C of its keys (each
 // preceded by its length as a uvarint).
 const (
-	indexMagic  = "lakegc-index\x00v1\n"
 	partsMagic  = "lakegc-parts\x00v1\n"
 	stagedMagic = "lakegc-staged\x00v1\n"
 )
@@ -63,8 +62,6 @@ var (
 	errBadIndex = fmt.Errorf("%w: keep index", ErrInvalidInput)
 	errBadParts = fmt.Errorf("%w: parts record", ErrInvalidInput)
 
-	indexFormat = &keycount.Format{Magic: indexMagic, Name: "keep index", Corrupt: errBadIndex,
-		Valid: func(c int64, aux uint64) bool { return c >= 0 && aux <= idxListed && (c > 0 || aux == idxListed) }}
 	// blockFormat is a block's body in the committed index (cindex.go):
 	// committed keys only.
 	blockFormat = &keycount.Format{Magic: cblockMagic, Name: "committed index's block", Corrupt: errBadIndex,

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -47,7 +46,7 @@ func TestIndexWriterSurfacesEncoderError(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			bucket := memblob.OpenBucket(nil)
 			defer bucket.Close()
-			iw, err := newIndexWriter(ctx, bucket, "index", indexFormat, 512)
+			iw, err := newIndexWriter(ctx, bucket, "index", stagedFormat, 512)
 			require.NoError(t, err)
 			var addErr error
 			added := 0
@@ -101,7 +100,7 @@ func TestIndexWriterMany(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 33))
 	bucket := memblob.OpenBucket(nil)
 	defer bucket.Close()
-	iw, err := newIndexWriter(ctx, bucket, "index", indexFormat, 512)
+	iw, err := newIndexWriter(ctx, bucket, "index", stagedFormat, 512)
 	require.NoError(t, err)
 	var want []indexEntry
 	for i := range 3*entryBatchKeys + 77 {
@@ -121,7 +120,7 @@ func TestIndexWriterMany(t *testing.T) {
 	require.NoError(t, iw.close())
 	b, err := bucket.ReadAll(ctx, "index")
 	require.NoError(t, err)
-	got, err := decodeCounts(b, indexFormat)
+	got, err := decodeCounts(b, stagedFormat)
 	require.NoError(t, err)
 	require.Equal(t, want, got)
 }
@@ -406,18 +405,4 @@ func TestJoinWalkWallsCheckCanary(t *testing.T) {
 	require.Greater(t, failed, 5, "trials that must fail")
 	require.Less(t, failed, 200, "trials that must fail")
 	require.Greater(t, copied, int64(25), "blocks copied whole")
-}
-
-// writeIndexFile writes a keep index of entries to the file name.
-func writeIndexFile(t *testing.T, name string, entries map[string]indexEntry) {
-	t.Helper()
-	f, err := os.Create(name)
-	require.NoError(t, err)
-	enc := keycount.NewEncoder(f, indexFormat, 512)
-	for _, k := range slices.Sorted(maps.Keys(entries)) {
-		e := entries[k]
-		require.NoError(t, enc.Add([]byte(k), e.count, e.aux))
-	}
-	require.NoError(t, enc.Finish())
-	require.NoError(t, f.Close())
 }
