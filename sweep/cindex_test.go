@@ -336,3 +336,55 @@ func FuzzCindex(f *testing.F) {
 		}
 	})
 }
+
+// TestCopyable: Mark copies a block of the previous committed index only
+// when every key of it is in a slice the run does not list (older than the
+// previous run's boundary, not young) and older than the run's cutoff,
+// under no wall, with the header's flags set; the block's first key is in
+// its newest slice.
+func TestCopyable(t *testing.T) {
+	hours := func(h int) time.Time { return t0.Add(-time.Duration(h) * time.Hour) }
+	names := map[int]string{} // descendingName draws its name's other bytes
+	name := func(h int) string {
+		if _, ok := names[h]; !ok {
+			names[h] = descendingName(hours(h))
+		}
+		return names[h]
+	}
+	key := func(h int, obj string) []byte { return []byte("data/" + name(h) + "/" + obj) }
+	prev := &previous{boundary: hours(10), young: map[string]struct{}{name(30): {}}}
+	m := &marker{cfg: newMarkConfig(nil), walls: []string{"data/" + name(50) + "/nested/"}}
+	m.sum.CutoffTime = hours(20)
+	copyable := m.copyable(prev)
+	block := func(first, last []byte) *blockHeader {
+		return &blockHeader{first: first, last: last, n: 2, flags: blockFlags}
+	}
+	for _, c := range []struct {
+		name string
+		h    *blockHeader
+		want bool
+	}{
+		{"old slices", block(key(21, "a"), key(29, "b")), true},
+		{"one old slice", block(key(40, "a"), key(40, "b")), true},
+		{"newer than the cutoff", block(key(15, "a"), key(25, "b")), false},
+		{"listed by age", block(key(5, "a"), key(25, "b")), false},
+		{"a young slice inside", block(key(25, "a"), key(35, "b")), false},
+		{"the young slice first", block(key(30, "a"), key(35, "b")), false},
+		{"the young slice last", block(key(25, "a"), key(30, "b")), false},
+		{"a wall inside", block(key(45, "a"), key(55, "b")), false},
+		{"in the walled slice, before the wall", block(key(50, "a"), key(50, "b")), true},
+		{"in the walled slice, over the wall", block(key(50, "a"), key(50, "z")), false},
+		{"starting under the wall", block(key(50, "nested/x"), key(60, "b")), false},
+		{"not all in slices", &blockHeader{first: key(21, "a"), last: key(29, "b"), n: 2, flags: blockRecognized}, false},
+		{"recognized not counted", &blockHeader{first: key(21, "a"), last: key(29, "b"), n: 2, flags: blockInSlices}, false},
+		{"first key not in a slice", block([]byte("data/legacy/x"), key(29, "b")), false},
+		{"last key not in a slice", block(key(21, "a"), []byte("data/zz")), false},
+	} {
+		require.Equal(t, c.want, copyable(c.h), c.name)
+	}
+	// A boundary older than the cutoff: the slices between them are
+	// listed.
+	copyable = m.copyable(&previous{boundary: hours(40)})
+	require.False(t, copyable(block(key(25, "a"), key(28, "b"))), "listed by age, older than the cutoff")
+	require.True(t, copyable(block(key(41, "a"), key(45, "b"))), "older than the boundary")
+}
