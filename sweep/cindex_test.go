@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"maps"
@@ -11,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -387,4 +390,69 @@ func TestCopyable(t *testing.T) {
 	copyable = m.copyable(&previous{boundary: hours(40)})
 	require.False(t, copyable(block(key(25, "a"), key(28, "b"))), "listed by age, older than the cutoff")
 	require.True(t, copyable(block(key(41, "a"), key(45, "b"))), "older than the boundary")
+}
+
+// TestPeeked: a stream read ahead gives, through Next, exactly its entries
+// in order, whatever is read ahead between (at); a key Next returned stays
+// as it was while the stream is read ahead; at gives the entries after the
+// last one Next returned, false past the end, and errPeekFull past its
+// bounds, after which Next still gives every entry.
+func TestPeeked(t *testing.T) {
+	r := rand.New(rand.NewPCG(35, 2))
+	for trial := range 200 {
+		n := r.IntN(60)
+		if trial%50 == 0 {
+			n = peekKeys + 100
+		}
+		type ent struct {
+			k []byte
+			c int64
+			f bool
+		}
+		var want []ent
+		for i := range n {
+			want = append(want, ent{fmt.Appendf(nil, "k%08d%s", i, strings.Repeat("x", r.IntN(20))), int64(i), i%3 == 0})
+		}
+		i := 0
+		buf := make([]byte, 0, 64)
+		p := &peeked{next: func() ([]byte, int64, bool, bool, error) {
+			if i == len(want) {
+				return nil, 0, false, false, nil
+			}
+			e := want[i]
+			i++
+			buf = append(buf[:0], e.k...) // one buffer, reused, as a stream's
+			return buf, e.c, e.f, true, nil
+		}}
+		for got := 0; ; got++ {
+			k, c, f, ok, err := p.Next()
+			require.NoError(t, err)
+			if got == len(want) {
+				require.False(t, ok)
+				break
+			}
+			require.True(t, ok)
+			require.Equal(t, want[got], ent{slices.Clone(k), c, f}, "trial %d entry %d", trial, got)
+			held := slices.Clone(k)
+			ahead := r.IntN(5)
+			if trial%50 == 0 && got == 3 {
+				ahead = peekKeys + 50
+			}
+			for a := range ahead {
+				ak, aok, err := p.at(a)
+				if errors.Is(err, errPeekFull) {
+					require.GreaterOrEqual(t, a, peekKeys-8, "trial %d: full early", trial) // entries read ahead before count too
+					break
+				}
+				require.NoError(t, err)
+				if got+1+a >= len(want) {
+					require.False(t, aok, "trial %d: past the end", trial)
+					break
+				}
+				require.True(t, aok)
+				require.Equal(t, string(want[got+1+a].k), string(ak), "trial %d: ahead %d of %d", trial, a, got)
+			}
+			require.Equal(t, held, k, "trial %d: the key Next returned changed", trial)
+		}
+	}
 }
