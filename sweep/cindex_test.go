@@ -441,7 +441,7 @@ func TestPeeked(t *testing.T) {
 			for a := range ahead {
 				ak, aok, err := p.at(a)
 				if errors.Is(err, errPeekFull) {
-					require.GreaterOrEqual(t, a, peekKeys-8, "trial %d: full early", trial) // entries read ahead before count too
+					require.GreaterOrEqual(t, a, peekKeys-5, "trial %d: full early", trial) // a few read ahead before
 					break
 				}
 				require.NoError(t, err)

@@ -197,8 +197,21 @@ var errPeekFull = errors.New("sweep: read ahead full")
 
 // at returns the key of the i-th entry after the last one Next returned
 // (i ≥ 0), valid until the next call of Next; false past the end,
-// errPeekFull past the bounds.
+// errPeekFull when more than peekKeys entries or peekBytes bytes would be
+// read ahead.
 func (p *peeked) at(i int) ([]byte, bool, error) {
+	if p.qi+i >= len(p.q) && p.qi > 0 {
+		// The entries Next returned leave the queue, so that the bounds
+		// count only what is ahead. No key at returned since the last
+		// Next is held: qi moves only in Next.
+		start := p.q[p.qi-1].end
+		p.data = p.data[:copy(p.data, p.data[start:])]
+		n := copy(p.q, p.q[p.qi:])
+		p.q, p.qi = p.q[:n], 0
+		for j := range p.q {
+			p.q[j].end -= start
+		}
+	}
 	for p.qi+i >= len(p.q) {
 		if len(p.data) >= peekBytes || len(p.q) >= peekKeys {
 			return nil, false, errPeekFull
