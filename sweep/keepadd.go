@@ -12,8 +12,8 @@ import "github.com/lakegc/lakegc/internal/extsort"
 // The batches count against no budget: there are keepBatches of them, each
 // of at most keepBatchBytes of keys (a key that does not fit starts the next
 // batch; keepKeyErr bounds a key to 64 KiB) and keepBatchKeys ends, 432 KiB
-// in all at most, taken as they fill (an input of a few keys takes a few
-// bytes).
+// in all at most, taken as they fill (an input of a few keys takes about a
+// KiB).
 const (
 	keepBatchBytes = 128 << 10 // key bytes a batch holds at most
 	keepBatchKeys  = 4096      // keys a batch holds at most: 16 KiB of ends
