@@ -66,7 +66,7 @@ func drain(t *testing.T, s *extsort.Sorter) []string {
 // bytes, into a sorter whose block spills: every key comes out, once.
 func TestReadKeepKeepsEveryKey(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	keys := keepAdderKeys(r, 2*keepBatchKeys*keepBatches+123)
+	keys := keepAdderKeys(r, keepBatchKeys*keepBatches+123)
 	s, _ := newKeepSorter(t, 256<<10)
 	withAdderCheck(t, func(ctx context.Context) {
 		require.NoError(t, readKeep(ctx, seqOf(keys), s))
@@ -83,7 +83,7 @@ func TestReadKeepKeepsEveryKey(t *testing.T) {
 // refused, and returns only once the adder has stopped.
 func TestReadKeepErrors(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	keys := make([]string, 6*keepBatchKeys)
+	keys := make([]string, 5*keepBatchKeys)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("data/%04d/%08x", r.IntN(50), r.Uint32())
 	}
@@ -151,7 +151,7 @@ func TestReadKeepErrors(t *testing.T) {
 		err := read(t, input(len(keys), invalid), broken(t))
 		require.Error(t, err)
 		require.NotErrorIs(t, err, ErrInvalidInput, "the input was read to its end")
-		require.Less(t, yielded, (keepBatches+2)*keepBatchKeys, "read on after the sorter failed")
+		require.Less(t, yielded, (keepBatches+1)*keepBatchKeys, "read on after the sorter failed")
 	})
 	t.Run("sorter fails before an invalid key", func(t *testing.T) {
 		// The invalid key is read before the sorter has the batch whose
@@ -191,19 +191,23 @@ func TestKeepBatchBounded(t *testing.T) {
 	for i := range 2 * keepBatchKeys {
 		keys = append(keys, fmt.Sprintf("data/%04d/%08x", i%50, r.Uint32()))
 	}
-	for _, key := range append(keys, keepAdderKeys(r, 2*keepBatchKeys)...) {
+	bounded := func() {
+		require.LessOrEqual(t, cap(b.data), keepBatchBytes)
+		require.LessOrEqual(t, cap(b.ends), keepBatchKeys)
+	}
+	for _, key := range append(keys, keepAdderKeys(r, keepBatchKeys)...) {
 		if !b.fits(key) {
 			if len(b.ends) == keepBatchKeys {
 				byCount++
 			} else {
 				byBytes++
 			}
+			bounded()
 			b.data, b.ends = b.data[:0], b.ends[:0]
 		}
 		b.put(key)
-		require.LessOrEqual(t, cap(b.data), keepBatchBytes)
-		require.LessOrEqual(t, cap(b.ends), keepBatchKeys)
 	}
+	bounded()
 	require.Positive(t, byBytes, "no batch filled its bytes")
 	require.Positive(t, byCount, "no batch filled its keys")
 }
