@@ -10,7 +10,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-	"unsafe"
 
 	"gocloud.dev/blob"
 
@@ -458,27 +457,58 @@ func fullURI(key string) bool { return nsaddr.IsFull(key) }
 
 // readKeep adds every key of seq to the keep sorter, refusing keys that could
 // never match a listed key and so would leave their object unprotected.
+//
+// seq is read on this goroutine and the keys are added on another (a
+// keepAdder), in seq's order, so that decoding the input and sorting the
+// keys overlap. What readKeep returns is what it returned when it added
+// each key before reading the next: the first error in seq's order (a
+// key the sorter refused comes before a later key's refusal, seq's error
+// or ctx's end), or seq's panic, which, like every way out, returns only
+// once the other goroutine has stopped: keep is for the caller's use then.
 func readKeep(ctx context.Context, seq iter.Seq2[string, error], keep *extsort.Sorter) error {
-	var n int64
-	for key, err := range seq {
-		if err != nil {
-			return fmt.Errorf("sweep: input: %w", err)
+	a := startKeepAdder(keep)
+	defer a.stop()
+	b := <-a.free
+	var (
+		n   int64
+		err error
+	)
+	for key, kerr := range seq {
+		if kerr != nil {
+			err = fmt.Errorf("sweep: input: %w", kerr)
+			break
 		}
-		if err := keepKeyErr(key); err != nil {
-			return err
+		if err = keepKeyErr(key); err != nil {
+			break
 		}
-		// The sorter copies the key's bytes and never writes to them.
-		if err := keep.Add(unsafe.Slice(unsafe.StringData(key), len(key))); err != nil {
-			if errors.Is(err, extsort.ErrKeyTooLong) {
-				return fmt.Errorf("%w: keep key: %w", ErrInvalidInput, err)
+		if !b.fits(key) {
+			if b = a.next(b); b == nil {
+				break // the adder failed: finish says why
 			}
-			return err
 		}
+		b.put(key)
 		if n++; n%4096 == 0 && ctx.Err() != nil {
-			return ctx.Err()
+			err = ctx.Err()
+			break
 		}
 	}
+	// The adder's keys came before this goroutine's error.
+	if aerr := a.finish(b); aerr != nil {
+		return aerr
+	}
+	if err != nil {
+		return err
+	}
 	return ctx.Err()
+}
+
+// keepAddErr is the error of a key the keep sorter refused: one too long
+// (ErrKeyTooLong) is invalid input.
+func keepAddErr(err error) error {
+	if errors.Is(err, extsort.ErrKeyTooLong) {
+		return fmt.Errorf("%w: keep key: %w", ErrInvalidInput, err)
+	}
+	return err
 }
 
 // removeStale removes what a failed run with the same ID left: its
