@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -130,7 +131,8 @@ func (it *indexIter) Next() ([]byte, int64, bool, bool, error) {
 func (it *indexIter) Close() error { return it.p.Close() }
 
 // Bounds of what the walk reads ahead of a stream to decide whether a block
-// is copied: past them, the block is decoded.
+// is copied, at most (less with a small memory budget: 16 file buffers):
+// past them, the block is decoded.
 const (
 	peekKeys  = 1 << 15
 	peekBytes = 1 << 20
@@ -141,12 +143,14 @@ const (
 // until the next call of Next); at reads ahead of the last one Next
 // returned. Not safe for concurrent use.
 type peeked struct {
-	next  func() ([]byte, int64, bool, bool, error)
-	ended bool
-	cur   []byte
-	q     []peekEntry // read ahead, from qi on
-	data  []byte
-	qi    int
+	next func() ([]byte, int64, bool, bool, error)
+	// maxKeys and maxBytes bound the read ahead (0: peekKeys, peekBytes).
+	maxKeys, maxBytes int
+	ended             bool
+	cur               []byte
+	q                 []peekEntry // read ahead, from qi on
+	data              []byte
+	qi                int
 }
 
 type peekEntry struct {
@@ -197,7 +201,7 @@ var errPeekFull = errors.New("sweep: read ahead full")
 
 // at returns the key of the i-th entry after the last one Next returned
 // (i ≥ 0), valid until the next call of Next; false past the end,
-// errPeekFull when more than peekKeys entries or peekBytes bytes would be
+// errPeekFull when more than maxKeys entries or maxBytes bytes would be
 // read ahead.
 func (p *peeked) at(i int) ([]byte, bool, error) {
 	if p.qi+i >= len(p.q) && p.qi > 0 {
@@ -213,7 +217,7 @@ func (p *peeked) at(i int) ([]byte, bool, error) {
 		}
 	}
 	for p.qi+i >= len(p.q) {
-		if len(p.data) >= peekBytes || len(p.q) >= peekKeys {
+		if len(p.data) >= cmp.Or(p.maxBytes, peekBytes) || len(p.q) >= cmp.Or(p.maxKeys, peekKeys) {
 			return nil, false, errPeekFull
 		}
 		k, c, f, ok, err := p.read()
@@ -315,11 +319,13 @@ func (j *joiner) walk(js *joinStreams) error {
 		cl, ul                  bool
 		err                     error
 	)
+	maxBytes := min(peekBytes, 16*j.m.budgets().ioBuf)
+	maxKeys := max(maxBytes/16, 64)
 	S := &peeked{next: func() ([]byte, int64, bool, bool, error) {
 		k, ok, err := js.staged.Next()
 		return k, 0, false, ok, err
-	}}
-	U := &peeked{ended: true}
+	}, maxKeys: maxKeys, maxBytes: maxBytes}
+	U := &peeked{ended: true, maxKeys: maxKeys, maxBytes: maxBytes}
 	if js.stagedIdx != nil {
 		U.ended, U.next = false, js.stagedIdx.Next
 	}
