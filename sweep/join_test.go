@@ -147,14 +147,18 @@ func (w *joinWorld) model() ([]string, []indexEntry, bool) {
 // listed keys (by the listing, or carried by the index) that are neither
 // staged nor counted above 0, records exactly the keep index a model
 // computes, and fails on a count below 0 or an index whose size its state
-// contradicts.
+// contradicts. 600 trials; 200 under the race detector.
 func TestJoinWalkModel(t *testing.T) {
 	r := rand.New(rand.NewPCG(33, 1))
 	ctx := context.Background()
 	dir := t.TempDir()
 	failed := 0
 	var copied int64
-	for trial := range 600 {
+	trials := 600
+	if raceEnabled {
+		trials = 200
+	}
+	for trial := range trials {
 		var univ []string
 		var names []string
 		for i := range 1 + r.IntN(4) {
@@ -271,9 +275,10 @@ func TestJoinWalkModel(t *testing.T) {
 		require.Equal(t, wantU, gotU, "trial %d: staged index", trial)
 		require.NoError(t, bucket.Close())
 	}
-	require.Greater(t, failed, 10, "trials that must fail")
-	require.Less(t, failed, 300, "trials that must fail")
-	require.Greater(t, copied, int64(50), "blocks copied whole")
+	require.Greater(t, failed, trials/60, "trials that must fail")
+	require.Less(t, failed, trials/2, "trials that must fail")
+	require.Greater(t, copied, int64(trials/12), "blocks copied whole")
+	t.Logf("%d of %d trials failed, %d blocks copied", failed, trials, copied)
 }
 
 // TestJoinIndexFailureLeavesNoCandidates: when the keep index cannot be

@@ -271,15 +271,13 @@ func churnSpellings(r *rand.Rand, extra map[string]int, keys []string) {
 // the set: the run must fall back (clean, or counting every part) and stay
 // exact. Objects uploaded into old slices later than the margin allows are
 // garbage only a clean run finds: the optimized run may miss them, and
-// nothing else. LAKEGC_INDEX_SEEDS=n runs n sequences per layout (default 3, 2
-// under the race detector), LAKEGC_INDEX_STEPS=n makes each n steps long
-// (default 40): a longer chain of optimized runs.
+// nothing else. LAKEGC_INDEX_SEEDS=n runs n sequences per layout (default 3, 1
+// under the race detector or with -short), LAKEGC_INDEX_STEPS=n makes each n
+// steps long (default 40): a longer chain of optimized runs.
 func TestKeepIndexMatchesClean(t *testing.T) {
 	seeds, steps := 3, 40
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		seeds = 1
-	} else if raceEnabled {
-		seeds = 2
 	}
 	if s := os.Getenv("LAKEGC_INDEX_SEEDS"); s != "" {
 		var err error

@@ -301,10 +301,11 @@ func (m *gcModel) mark(runID string, extra ...MarkOption) (*Summary, []string) {
 // moment; the optimized run's candidates that exist must be exactly the
 // clean run's (so a subset: it deletes no object the clean run keeps, and
 // finds all garbage the clean run finds). Optimized runs are swept or not at
-// random. LAKEGC_OPT_SEEDS=n runs n sequences per layout.
+// random. LAKEGC_OPT_SEEDS=n runs n sequences per layout (default 2, 1
+// under the race detector or with -short).
 func TestOptimizedMatchesClean(t *testing.T) {
 	seeds, steps := 2, 30
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		seeds = 1
 	}
 	if s := os.Getenv("LAKEGC_OPT_SEEDS"); s != "" {
