@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -246,4 +247,30 @@ func TestPeekedFull(t *testing.T) {
 		require.NoError(t, err)
 		require.False(t, ok)
 	}
+}
+
+// TestCindexHeaderStrict: the reader holds a header to what the layout
+// says (cindex.go): a varint longer than its value needs, or a block of
+// more than cblockEntries entries (which a copy would count whole, from
+// its header), is refused with errBadIndex.
+func TestCindexHeaderStrict(t *testing.T) {
+	good := cindexOf(t, 4, []indexEntry{{"data/a", 1, 0}, {"data/b", 1, 0}})
+	_, _, err := decodeCindex(t, good)
+	require.NoError(t, err)
+	t.Run("varint", func(t *testing.T) {
+		// The first key's length, 6, as two bytes.
+		at := len(cindexMagic)
+		require.Equal(t, byte(6), good[at])
+		long := slices.Concat(good[:at], []byte{0x86, 0x00}, good[at+1:])
+		_, _, err = decodeCindex(t, reseal(long))
+		require.ErrorIs(t, err, errBadIndex, "a varint of two bytes for 6")
+	})
+	t.Run("entries", func(t *testing.T) {
+		var entries []indexEntry
+		for i := range cblockEntries + 1 {
+			entries = append(entries, indexEntry{fmt.Sprintf("data/k%06d", i), 1, 0})
+		}
+		_, _, err = decodeCindex(t, cindexOf(t, cblockEntries+1, entries))
+		require.ErrorIs(t, err, errBadIndex, "a block of %d entries", cblockEntries+1)
+	})
 }
