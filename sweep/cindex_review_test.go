@@ -16,7 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"gocloud.dev/blob/memblob"
 
+	"github.com/lakegc/lakegc/internal/extsort"
 	"github.com/lakegc/lakegc/internal/keycount"
+	"github.com/lakegc/lakegc/internal/layout"
 )
 
 // writeIndexes writes a committed index of the entries committed (one
@@ -273,4 +275,95 @@ func TestCindexHeaderStrict(t *testing.T) {
 		_, _, err = decodeCindex(t, cindexOf(t, cblockEntries+1, entries))
 		require.ErrorIs(t, err, errBadIndex, "a block of %d entries", cblockEntries+1)
 	})
+}
+
+// walkCounts runs the join's walk over js as writeCandidates does and
+// returns the joiner, its candidates part aborted.
+func walkCounts(t *testing.T, ctx context.Context, m *marker, js joinStreams) (*joiner, error) {
+	t.Helper()
+	js.list = extsort.Strict(js.list, "listing")
+	js.staged = extsort.Strict(js.staged, "keep set")
+	js.counts = &bufCounts{}
+	w, err := newPartWriter[addressRow](ctx, m.bucket, m.dir+layout.DeletedFolder+partName)
+	require.NoError(t, err)
+	defer w.Abort()
+	j := &joiner{m: m, ctx: ctx, w: w, can: newCanaryCount(m.cfg, m.sum.CutoffTime), walls: layout.NewWallCursor(m.walls)}
+	return j, j.walk(&js)
+}
+
+// TestJoinCopyCountsMatchDecode: a join that copies blocks whole counts
+// what the same join with every block decoded counts — the canary's keep,
+// in-scope, outside and matched keys, the kept, marked and walled keys —
+// and writes the same records: a block's header stands in for its keys
+// exactly.
+func TestJoinCopyCountsMatchDecode(t *testing.T) {
+	r := rand.New(rand.NewPCG(35, 3))
+	ctx := context.Background()
+	dir := t.TempDir()
+	var copied int64
+	for trial := range 24 {
+		var univ []string
+		for i := range 1 + r.IntN(4) {
+			at := t0.Add(-time.Duration(10+i) * time.Hour)
+			name := randDescendingName(r, at)
+			for range r.IntN(30) {
+				univ = append(univ, "data/"+name+"/"+randXID(r, at))
+			}
+		}
+		index := map[string]indexEntry{}
+		prevStaged := map[string]bool{}
+		var staged []string
+		for _, k := range univ {
+			if r.IntN(4) != 0 {
+				e := indexEntry{key: k, count: r.Int64N(3)}
+				if e.count == 0 || r.IntN(2) == 0 {
+					e.aux = idxListed
+				}
+				index[k] = e
+				prevStaged[k] = e.count == 0 || r.IntN(5) == 0
+			}
+			if r.IntN(6) == 0 && (prevStaged[k] || r.IntN(4) == 0) {
+				staged = append(staged, k)
+			}
+		}
+		slices.Sort(staged)
+		staged = slices.Compact(staged)
+		cname, uname, cn, un := writePrevIndex(t, dir, index, prevStaged, 1+r.IntN(6))
+		type result struct {
+			can                  [4]int64 // keep, inScope, outside, matched
+			total                Progress
+			committed, stagedIdx []indexEntry
+		}
+		var res [2]result
+		for i, copy := range []bool{false, true} {
+			bucket := memblob.OpenBucket(nil)
+			m := &marker{bucket: bucket, cfg: newMarkConfig(nil), dir: reportDir(DefaultStoragePrefix, "r"), cnt: &counters{}}
+			m.sum.CutoffTime = t0.Add(-time.Hour)
+			m.rec = newTestRecorder(t, ctx, bucket, m.dir, 1+r.IntN(6), nil)
+			ci, err := openCindex(cname, 512, cn)
+			require.NoError(t, err)
+			uf, err := keycount.OpenFile(uname, stagedFormat, 512)
+			require.NoError(t, err)
+			js := joinStreams{list: &bufIter{}, staged: &bufIter{keys: slices.Clone(staged)}, committed: ci,
+				stagedIdx: newIndexIter(&indexSource{f: uf, want: un}), base: true,
+				carry: func(k []byte) bool { _, _, ok := sliceOf(k, "data/"); return ok }}
+			if copy {
+				js.copyable = func(h *blockHeader) bool { return h.flags == blockFlags }
+			}
+			j, err := walkCounts(t, ctx, m, js)
+			require.NoError(t, err, "trial %d", trial)
+			require.NoError(t, js.close())
+			require.NoError(t, j.m.rec.close())
+			if copy {
+				copied += j.copied
+			}
+			c := j.can
+			res[i].can = [4]int64{c.keep, c.inScope, c.outside, c.matched}
+			res[i].total = j.total
+			res[i].committed, res[i].stagedIdx = readRecords(t, ctx, bucket, m.dir)
+			require.NoError(t, bucket.Close())
+		}
+		require.Equal(t, res[0], res[1], "trial %d: copied against decoded", trial)
+	}
+	require.Greater(t, copied, int64(10), "blocks copied")
 }
