@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"math/rand/v2"
 	"slices"
@@ -153,12 +154,15 @@ func TestRecognizerRulesCarry(t *testing.T) {
 			m.put(odd, m.mods[oldest])
 			staged = append(staged, indexEntry{odd, 0, idxListed})
 			slices.SortFunc(staged, func(a, b indexEntry) int { return strings.Compare(a.key, b.key) })
-			require.NoError(t, m.base.WriteAll(ctx, dir+stagedName, encodeCounts(t, stagedFormat, staged), nil))
+			sb := encodeCounts(t, stagedFormat, staged)
+			require.NoError(t, m.base.WriteAll(ctx, dir+stagedName, sb, nil))
+			stagedSum := binary.BigEndian.Uint32(sb[len(sb)-4:])
 			sb, err := m.base.ReadAll(ctx, dir+stateName)
 			require.NoError(t, err)
 			var st map[string]any
 			require.NoError(t, json.Unmarshal(sb, &st))
 			st["staged_keys"] = st["staged_keys"].(float64) + 1
+			st["staged_crc32c"] = stagedSum
 			st["live_keys"] = st["live_keys"].(float64) + 1
 			require.Equal(t, float64(layout.RecognizerRules), st["recognizer_rules"], "the state says the run's rules")
 			delete(st, "recognizer_rules")

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -39,8 +38,8 @@ import (
 //
 // Blocks ascend: each block's first key is above the previous block's last,
 // and its last key is not below its first. A block holds at most
-// cblockEntries entries; its body passes cblockBytes only by its last
-// entry. recognized counts the entries that are listed or that the run's
+// cblockEntries entries; its body passes cblockBytes by at most the
+// encoder's buffer (4 KiB) and one entry. recognized counts the entries that are listed or that the run's
 // recognizer accepts, and is meaningful only under blockRecognized (a run
 // with a custom recognizer does not count it); blockInSlices says every
 // key of the block is in a slice of the data folder. Every varint is as
@@ -140,6 +139,10 @@ func (e *cindexEncoder) write(b []byte) {
 }
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// Sum returns the checksum Finish wrote: the index's last 4 bytes,
+// big-endian.
+func (e *cindexEncoder) Sum() uint32 { return e.crc }
 
 // N returns the number of entries written, in closed blocks and the block
 // being built.
@@ -302,12 +305,19 @@ func openCindex(name string, ioBuf int, want int64) (*cindexReader, error) {
 func (r *cindexReader) Close() error { return r.f.Close() }
 
 func (r *cindexReader) uvarint(what string, max uint64) (uint64, error) {
-	v, err := binary.ReadUvarint(r.r)
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
+	var v uint64
+	for s := 0; ; s += 7 {
+		b, err := r.r.ReadByte()
+		if err != nil {
+			return 0, fmt.Errorf("%w: %s cut short", errBadIndex, what)
 		}
-		return 0, fmt.Errorf("%w: %s: %v", errBadIndex, what, err)
+		if s == 63 && b > 1 || b == 0 && s > 0 {
+			return 0, fmt.Errorf("%w: %s: a bad varint", errBadIndex, what) // too long, or longer than its value needs
+		}
+		v |= uint64(b&0x7f) << s
+		if b < 0x80 {
+			break
+		}
 	}
 	if v > max {
 		return 0, fmt.Errorf("%w: %s %d", errBadIndex, what, v)
@@ -386,7 +396,7 @@ func (r *cindexReader) next() (*blockHeader, bool, error) {
 	}
 	h.n, h.listed, h.recognized, h.size = int64(v[0]), int64(v[1]), int64(v[2]), int(v[3])
 	switch {
-	case h.n == 0 || h.listed > h.recognized || h.recognized > h.n:
+	case h.n == 0 || h.n > cblockEntries || h.listed > h.recognized || h.recognized > h.n:
 		return nil, false, fmt.Errorf("%w: a block of %d entries, %d listed, %d recognized", errBadIndex, h.n, h.listed, h.recognized)
 	case h.size > cblockMax:
 		return nil, false, fmt.Errorf("%w: a block of %d bytes", errBadIndex, h.size)

@@ -185,6 +185,17 @@ func (p *peeked) Next() ([]byte, int64, bool, bool, error) {
 		p.cur = append(p.cur[:0], p.key(p.qi)...)
 		if p.qi++; p.qi == len(p.q) {
 			p.q, p.data, p.qi = p.q[:0], p.data[:0], 0
+		} else if p.qi >= 64 && 2*p.qi >= len(p.q) {
+			// Half of the queue is behind Next: it leaves (a key at
+			// returned is valid only until Next), so that the queue holds
+			// at most twice its bounds.
+			start := p.q[p.qi-1].end
+			p.data = p.data[:copy(p.data, p.data[start:])]
+			n := copy(p.q, p.q[p.qi:])
+			p.q, p.qi = p.q[:n], 0
+			for j := range p.q {
+				p.q[j].end -= start
+			}
 		}
 		return p.cur, e.count, e.flag, true, nil
 	}
@@ -204,20 +215,14 @@ var errPeekFull = errors.New("sweep: read ahead full")
 // errPeekFull when more than maxKeys entries or maxBytes bytes would be
 // read ahead.
 func (p *peeked) at(i int) ([]byte, bool, error) {
-	if p.qi+i >= len(p.q) && p.qi > 0 {
-		// The entries Next returned leave the queue, so that the bounds
-		// count only what is ahead. No key at returned since the last
-		// Next is held: qi moves only in Next.
-		start := p.q[p.qi-1].end
-		p.data = p.data[:copy(p.data, p.data[start:])]
-		n := copy(p.q, p.q[p.qi:])
-		p.q, p.qi = p.q[:n], 0
-		for j := range p.q {
-			p.q[j].end -= start
-		}
-	}
 	for p.qi+i >= len(p.q) {
-		if len(p.data) >= cmp.Or(p.maxBytes, peekBytes) || len(p.q) >= cmp.Or(p.maxKeys, peekKeys) {
+		// The bounds count what is ahead of Next (the entries it returned
+		// leave the queue in Next).
+		start := 0
+		if p.qi > 0 {
+			start = p.q[p.qi-1].end
+		}
+		if len(p.data)-start >= cmp.Or(p.maxBytes, peekBytes) || len(p.q)-p.qi >= cmp.Or(p.maxKeys, peekKeys) {
 			return nil, false, errPeekFull
 		}
 		k, c, f, ok, err := p.read()

@@ -354,8 +354,10 @@ func (m *marker) copyable(prev *previous) func(h *blockHeader) bool {
 		if !ok || !prev.skip(first, t) || !t.Before(m.sum.CutoffTime) {
 			return false
 		}
-		last, _, ok := sliceOf(h.last, data)
-		if !ok {
+		// Names descend with time but where xid's seconds wrap: a last
+		// slice newer than the first is across it.
+		last, tl, ok := sliceOf(h.last, data)
+		if !ok || tl.After(t) {
 			return false
 		}
 		if i, _ := slices.BinarySearch(young, first); i < len(young) && young[i] <= last {
@@ -406,6 +408,7 @@ type entrySink interface {
 	Add(key []byte, count int64, aux uint64) error
 	Finish() error
 	N() int64
+	Sum() uint32 // the checksum Finish wrote
 }
 
 type rawSink interface {

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -630,12 +631,14 @@ func asOlderSetIndex(t *testing.T, m *gcModel, id string) {
 			es[i].count = min(es[i].count, 1)
 		}
 	}
-	require.NoError(t, m.base.WriteAll(m.ctx, dir+indexName, cindexOf(t, cblockEntries, committed), nil))
-	require.NoError(t, m.base.WriteAll(m.ctx, dir+stagedName, encodeCounts(t, stagedFormat, staged), nil))
+	cb, sb := cindexOf(t, cblockEntries, committed), encodeCounts(t, stagedFormat, staged)
+	require.NoError(t, m.base.WriteAll(m.ctx, dir+indexName, cb, nil))
+	require.NoError(t, m.base.WriteAll(m.ctx, dir+stagedName, sb, nil))
 	st, err := readState(m.ctx, m.base, dir)
 	require.NoError(t, err)
 	require.Equal(t, kindMultiset, st.KeepKind)
 	st.KeepKind = kindSet
+	st.IndexSum, st.StagedSum = binary.BigEndian.Uint32(cb[len(cb)-4:]), binary.BigEndian.Uint32(sb[len(sb)-4:])
 	require.NoError(t, writeJSON(m.ctx, m.base, dir+stateName, st))
 }
 

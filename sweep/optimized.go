@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -140,10 +141,16 @@ type runState struct {
 	// Version 3: the keep index is the committed index (_lakegc/index,
 	// IndexKeys entries) and the staged index (_lakegc/staged, StagedKeys
 	// entries); LiveKeys is the number of listed keys of both.
-	IndexKeys  int64  `json:"index_keys,omitempty"`
-	StagedKeys int64  `json:"staged_keys,omitempty"`
-	KeepKind   string `json:"keep_kind,omitempty"`
-	Parts      int64  `json:"parts,omitempty"`
+	IndexKeys  int64 `json:"index_keys,omitempty"`
+	StagedKeys int64 `json:"staged_keys,omitempty"`
+	// IndexSum and StagedSum are the two indexes' checksums (their last 4
+	// bytes): a run reads the pair its state names, never one index of
+	// another run beside this one's (the join trusts that the two count a
+	// key alike where it does not decode the committed one).
+	IndexSum  uint32 `json:"index_crc32c,omitempty"`
+	StagedSum uint32 `json:"staged_crc32c,omitempty"`
+	KeepKind  string `json:"keep_kind,omitempty"`
+	Parts     int64  `json:"parts,omitempty"`
 	// PartsVersion is the Parts.Version of the parts counted.
 	PartsVersion string `json:"parts_version,omitempty"`
 }
@@ -466,7 +473,7 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 	p.carry = keep
 	if p.indexFile != "" {
 		// The index's listed keys are read by the join itself
-		// (indexStream).
+		// (indexStreams).
 		runs = runs[1:]
 	}
 	var iters []extsort.Iter
@@ -514,8 +521,41 @@ func (m *marker) loadIndex(ctx context.Context, dir string, p *previous) (string
 		}
 		p.partsFile = parts
 	}
+	for _, f := range []struct {
+		name, what string
+		want       uint32
+	}{{name, "committed", st.IndexSum}, {staged, "staged", st.StagedSum}} {
+		if sum, err := lastSum(f.name); err != nil || sum != f.want {
+			os.Remove(name)
+			os.Remove(staged)
+			if p.partsFile != "" {
+				os.Remove(p.partsFile)
+				p.partsFile = ""
+			}
+			if err == nil {
+				err = fmt.Errorf("checksum %08x, its state says %08x: another run's", sum, f.want)
+			}
+			return "", fmt.Errorf("previous run's %s index: %w", f.what, err)
+		}
+	}
 	p.indexFile, p.stagedFile = name, staged
 	return name, nil
+}
+
+// lastSum returns the checksum at the end of a record's local copy: its
+// last 4 bytes, big-endian.
+func lastSum(name string) (uint32, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var b [4]byte
+	st, err := f.Stat()
+	if err == nil {
+		_, err = f.ReadAt(b[:], st.Size()-4)
+	}
+	return binary.BigEndian.Uint32(b[:]), err
 }
 
 // wasSwept reports whether Sweep deleted every candidate of the run in dir:
@@ -723,6 +763,8 @@ func (m *marker) writeState(ctx context.Context, rec *recorder, kind, version st
 		LiveKeys:         rec.index.listed + rec.stagedListed,
 		IndexKeys:        rec.index.enc.N(),
 		StagedKeys:       rec.staged.enc.N(),
+		IndexSum:         rec.index.enc.Sum(),
+		StagedSum:        rec.staged.enc.Sum(),
 		KeepKind:         kind,
 		Parts:            parts,
 		PartsVersion:     version,

@@ -441,6 +441,18 @@ func TestOptimizedRefuses(t *testing.T) {
 			b[len(b)/2] ^= 1
 			require.NoError(t, m.base.WriteAll(ctx, dir+stagedName, b, nil))
 		}, nil, "staged index"},
+		{"staged index of another run", func(m *gcModel) {
+			m.mark("other")
+			b, err := m.base.ReadAll(ctx, reportDir(DefaultStoragePrefix, "other")+stagedName)
+			require.NoError(t, err)
+			require.NoError(t, m.base.WriteAll(ctx, dir+stagedName, b, nil))
+		}, nil, "another run's"},
+		{"committed index of another run", func(m *gcModel) {
+			m.mark("other")
+			b, err := m.base.ReadAll(ctx, reportDir(DefaultStoragePrefix, "other")+indexName)
+			require.NoError(t, err)
+			require.NoError(t, m.base.WriteAll(ctx, dir+indexName, b, nil))
+		}, nil, "another run's"},
 		{"records of version 2", func(m *gcModel) {
 			b, err := m.base.ReadAll(ctx, dir+stateName)
 			require.NoError(t, err)
