@@ -167,6 +167,24 @@ func TestReadKeepErrors(t *testing.T) {
 			readKeep(ctx, input(after, func(func(string, error) bool) { panic("input panicked") }), s)
 		})
 	})
+	t.Run("sorter fails, then the input panics", func(t *testing.T) {
+		// The one way out that may differ from adding each key before
+		// reading the next (readKeep's comment): the input is read past
+		// the key the sorter refused, up to when readKeep sees the
+		// adder has stopped, and its panic there comes out. Which of
+		// the two comes out depends on when readKeep sees it.
+		withAdderCheck(t, func(ctx context.Context) {
+			defer func() {
+				if p := recover(); p != nil {
+					require.Equal(t, "input panicked", p)
+					require.Equal(t, 2*keepBatchKeys, yielded)
+				}
+			}()
+			err := readKeep(ctx, input(2*keepBatchKeys, func(func(string, error) bool) { panic("input panicked") }), broken(t))
+			require.Error(t, err)
+			require.Less(t, yielded, 2*keepBatchKeys, "read to the panic, yet no panic")
+		})
+	})
 	t.Run("sorter panics", func(t *testing.T) {
 		// A nil sorter panics in Add, on the adder's goroutine: the panic
 		// reaches readKeep's caller, as when readKeep added the keys itself.

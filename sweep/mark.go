@@ -465,6 +465,9 @@ func fullURI(key string) bool { return nsaddr.IsFull(key) }
 // key the sorter refused comes before a later key's refusal, seq's error
 // or ctx's end), or seq's panic, which, like every way out, returns only
 // once the other goroutine has stopped: keep is for the caller's use then.
+// But for one case: seq is read on past a key the sorter refused or
+// panicked on, by up to keepBatches batches, and a panic of seq's there
+// comes out instead of the sorter's error or panic.
 func readKeep(ctx context.Context, seq iter.Seq2[string, error], keep *extsort.Sorter) error {
 	a := startKeepAdder(keep)
 	defer a.stop()
