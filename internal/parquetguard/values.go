@@ -19,7 +19,7 @@ const plainDictionary format.Encoding = 2
 // past its values: a writer pads its last bit-packed run, to a multiple of 8
 // (parquet-go, Arrow) or of 256 (DuckDB, whose bit-packed runs of
 // dictionary indexes are 256 values long: a page of 848 values has 1,024).
-// The values past the page's are never read.
+// The values past the page's are checked for nothing and never used.
 const levelSlack = 256
 
 // levelsV1 checks the levels at the start of a v1 data page, after their
