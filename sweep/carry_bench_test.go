@@ -15,7 +15,7 @@ import (
 
 // BenchmarkCarried reads the listed keys of a keep index of 1 M entries in
 // 100 slices (all listed, of slices an optimized run does not list) through
-// the join's indexSource (its carried keys only), deciding each key: per key as runs did
+// a staged index's decoder, deciding each listed key: per key as runs did
 // before (the slice's name decoded, its verdict and the recognizer asked for
 // each key), per slice with the recognizer asked for each key (a previous
 // state of other rules, or a custom recognizer), and per slice alone (the
@@ -41,7 +41,7 @@ func BenchmarkCarried(b *testing.B) {
 		b.Fatal(err)
 	}
 	w := bufio.NewWriter(f)
-	enc := keycount.NewEncoder(w, indexFormat, 64<<10)
+	enc := keycount.NewEncoder(w, stagedFormat, 64<<10)
 	for i, k := range keys {
 		if err := enc.Add([]byte(k), int64(i%2), idxListed); err != nil {
 			b.Fatal(err)
@@ -72,23 +72,25 @@ func BenchmarkCarried(b *testing.B) {
 		b.Run(v.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				kf, err := keycount.OpenFile(name, indexFormat, 64<<10)
+				kf, err := keycount.OpenFile(name, stagedFormat, 64<<10)
 				if err != nil {
 					b.Fatal(err)
 				}
-				it := &indexSource{f: kf, carry: v.keep()}
+				keep := v.keep()
 				got := 0
 				for {
-					_, ok, err := it.Next()
+					k, _, aux, ok, err := kf.Entry()
 					if err != nil {
 						b.Fatal(err)
 					}
 					if !ok {
 						break
 					}
-					got++
+					if aux&idxListed != 0 && keep(k) {
+						got++
+					}
 				}
-				it.Close()
+				kf.Close()
 				if got != len(keys) {
 					b.Fatalf("%d keys carried, want %d", got, len(keys))
 				}

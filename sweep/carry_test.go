@@ -1,8 +1,8 @@
 package sweep
 
 import (
-	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"math/rand/v2"
 	"slices"
@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lakegc/lakegc/internal/keycount"
 	"github.com/lakegc/lakegc/internal/layout"
 	"github.com/stretchr/testify/require"
 )
@@ -139,48 +138,31 @@ func TestRecognizerRulesCarry(t *testing.T) {
 			m.advance(40 * time.Hour)
 			m.mark("prev")
 			m.advance(5 * time.Hour)
-			// Read the index, and add a listed key to the oldest slice it
-			// has listed keys of (DescendingID: the greatest name).
-			b, err := m.base.ReadAll(ctx, dir+indexName)
-			require.NoError(t, err)
-			d, err := keycount.NewDecoder(bytes.NewReader(b), indexFormat, 4096)
-			require.NoError(t, err)
-			type entry struct {
-				key   string
-				count int64
-				aux   uint64
-			}
-			var entries []entry
+			// Read the indexes, and add a listed key to the oldest slice
+			// they have listed keys of (DescendingID: the greatest name),
+			// in the staged index, counted 0.
+			committed, staged := readRecords(t, ctx, m.base, dir)
 			var oldest string
-			for {
-				k, c, aux, ok, err := d.Next()
-				require.NoError(t, err)
-				if !ok {
-					break
-				}
-				entries = append(entries, entry{string(k), c, aux})
-				if aux&idxListed != 0 {
-					oldest = string(k)
+			for _, e := range append(committed, staged...) {
+				if e.aux&idxListed != 0 && e.key > oldest {
+					oldest = e.key
 				}
 			}
 			require.NotEmpty(t, oldest)
 			odd := oldest[:strings.LastIndexByte(oldest, '/')+1] + "report.csv"
 			require.Equal(t, layout.Unrecognized, layout.Recognize(odd, layout.DataPrefix))
 			m.put(odd, m.mods[oldest])
-			entries = append(entries, entry{odd, 0, idxListed})
-			slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.key, b.key) })
-			var out bytes.Buffer
-			enc := keycount.NewEncoder(&out, indexFormat, 4096)
-			for _, e := range entries {
-				require.NoError(t, enc.Add([]byte(e.key), e.count, e.aux))
-			}
-			require.NoError(t, enc.Finish())
-			require.NoError(t, m.base.WriteAll(ctx, dir+indexName, out.Bytes(), nil))
+			staged = append(staged, indexEntry{odd, 0, idxListed})
+			slices.SortFunc(staged, func(a, b indexEntry) int { return strings.Compare(a.key, b.key) })
+			sb := encodeCounts(t, stagedFormat, staged)
+			require.NoError(t, m.base.WriteAll(ctx, dir+stagedName, sb, nil))
+			stagedSum := binary.BigEndian.Uint32(sb[len(sb)-4:])
 			sb, err := m.base.ReadAll(ctx, dir+stateName)
 			require.NoError(t, err)
 			var st map[string]any
 			require.NoError(t, json.Unmarshal(sb, &st))
-			st["index_keys"] = st["index_keys"].(float64) + 1
+			st["staged_keys"] = st["staged_keys"].(float64) + 1
+			st["staged_crc32c"] = stagedSum
 			st["live_keys"] = st["live_keys"].(float64) + 1
 			require.Equal(t, float64(layout.RecognizerRules), st["recognizer_rules"], "the state says the run's rules")
 			delete(st, "recognizer_rules")
@@ -204,10 +186,10 @@ func TestRecognizerRulesCarry(t *testing.T) {
 // TestStateRecognizerRules: the state records the rules' version, and a
 // negative one is refused.
 func TestStateRecognizerRules(t *testing.T) {
-	st, err := parseState([]byte(`{"version":2,"keep_kind":"set","recognizer_rules":3}`))
+	st, err := parseState([]byte(`{"version":3,"keep_kind":"set","recognizer_rules":3}`))
 	require.NoError(t, err)
 	require.Equal(t, 3, st.RecognizerRules)
-	_, err = parseState([]byte(`{"version":2,"keep_kind":"set","recognizer_rules":-1}`))
+	_, err = parseState([]byte(`{"version":3,"keep_kind":"set","recognizer_rules":-1}`))
 	require.ErrorIs(t, err, ErrInvalidInput)
 }
 

@@ -149,20 +149,34 @@
 //     (each part's keys are sorted, so nothing is sorted), or every key of
 //     Committed, sorted. Summary.KeepSource and PartsRead say which.
 //
-// The index holds every committed key, listed or not (an address committed
-// before its object is listed keeps its count), and the keys a run kept in
-// the slices for an uncommitted reference, with a listed flag on each key
-// the run found in its slice older than the cutoff and kept. The uncommitted
-// keys are read in full every run.
+// The index is two records. The committed index holds every committed key,
+// listed or not (an address committed before its object is listed keeps
+// its count), in blocks of at most 4,096 keys (64 KiB), each under a header
+// that says its first and last keys and how many of its keys are listed and
+// recognized. The staged index holds the keys the run kept for the staged
+// keys (the uncommitted ones and the young listed ones), each with its
+// committed count. Both have a listed flag on each key the run found in its
+// slice older than the cutoff and kept. The uncommitted keys are read in
+// full every run.
 //
-// An optimized run sorts no committed key and reads no part that did not
-// change: its work grows with what changed, the uncommitted keys and what it
-// lists, plus two sequential passes over the index — the previous one
-// decoded once, on a goroutine of its own, where a key no other input names
-// costs one comparison in the join, and this run's encoded and written,
-// on another — whose copy takes its size on WithTempDir's disk (a few to a
-// few tens of bytes a key). The cost of each kind of run is in
-// docs/sweep-design.md.
+// An optimized run sorts no committed key, reads no part that did not
+// change and decodes no block of the committed index that nothing changed
+// in. A block is copied to this run's committed index undecoded, its
+// header's numbers added to the run's, when every key of it is in a slice
+// the run does not list and that is older than its cutoff, no wall reaches
+// into it, no listed key and no change of the counts falls in its range,
+// and every staged key in its range is in the previous staged index; else
+// it is decoded and joined. A key that left staging is judged from the
+// staged index (its count, its listed flag), with no lookup in the
+// committed one. So the work of an optimized run is
+// O(U + K + L + B + D·4096): the uncommitted keys (U, read, sorted, and
+// joined with the previous staged index), the keys of what changed (K),
+// what it lists (L), the committed index's B blocks (read and written as
+// bytes: a sequential copy of its size, a few bytes a key, through
+// WithTempDir's disk) and the D blocks decoded. A clean run writes the
+// index from scratch; a run that recounts every part, reads Committed in
+// full, or checks carried keys with the recognizer again decodes every
+// block. The cost of each kind of run is in docs/sweep-design.md.
 //
 // The slice margin (WithSliceMargin) defaults to DefaultSliceInterval + the
 // link TTL + the clock skew: 25 hours 5 minutes with the defaults. A host
@@ -198,22 +212,26 @@
 //
 // Each run leaves what the next needs in
 // <prefix>/retention/gc/unified/<run_id>/_lakegc/, which lakeFS's readers
-// never read: state.json (version 2: the settings an optimized run must
+// never read: state.json (version 3: the settings an optimized run must
 // share with it, and the slices where it kept young objects or found a
 // wall, at most 1,000 of them, beyond which the next run is clean), index
-// (the keep index) and, with Parts, parts (every part counted, with the
-// number of its keys and their CRC-32C). Their formats are in
-// docs/sweep-design.md.
+// (the committed index), staged (the staged index) and, with Parts, parts
+// (every part counted, with the number of its keys and their CRC-32C).
+// Their formats are in docs/sweep-design.md.
 //
 // A record that is missing, cut short or altered (its magic, its
 // checksum), or that disagrees with the state, makes the run clean, which
-// says why. The index's entries are checked as the join reads them: a key
-// over 64 KiB or out of order, a count or flag the writer cannot write, or
-// a number of entries other than the state's fails the run (only a faulty
-// writer makes such an index whose checksum holds). A keep key over 64 KiB
-// (no store takes one) fails a mark with ErrInvalidInput. Records of
-// version 1 (a live record of the kept slice keys, no index) are still
-// read: the run after them counts its keep set in full.
+// says why. The indexes' entries are checked as the join reads them: a key
+// over 64 KiB or out of order, a count or flag the writer cannot write, a
+// block that its header contradicts, a key the two indexes count
+// differently, or a number of entries other than the state's fails the run
+// (only a faulty writer makes such an index whose checksum holds); a block
+// copied whole is not decoded, so its entries are checked when a later run
+// decodes it. A keep key over 64 KiB (no store takes one) fails a mark with
+// ErrInvalidInput. Records of version 1 (a live record of the kept slice
+// keys, no index) are still read: the run after them counts its keep set in
+// full. Records of version 2 (one keep index, before the committed and
+// staged indexes) are not: the run after them is clean.
 //
 // # Inventory reports
 //

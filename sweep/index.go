@@ -26,19 +26,33 @@ import (
 // format's rules allow (Format.Valid); it never holds more than its buffer
 // and one key of at most keycount.MaxKey bytes.
 //
-// The keep index (_lakegc/index) holds, for every key of the committed keep
-// set, its reference count (the number of parts that hold it; 1 for a flat
-// keep set) and, in aux, the flag idxListed: the key is in a slice, and the
-// run found its object there older than the cutoff and kept it (what the
-// live record of earlier versions held). A key whose count is 0 is there
-// only with that flag (an object kept for an uncommitted reference).
+// The keep index is two records (version 3 of the records):
+//
+//   - the committed index (_lakegc/index) holds, for every key of the
+//     committed keep set, its reference count (the number of parts that
+//     hold it; 1 for a flat keep set; always above 0) and, in aux, the flag
+//     idxListed: the key is in a slice, and the run found its object there
+//     older than the cutoff and kept it (what the live record of earlier
+//     versions held). Its entries are in blocks under headers (cindex.go),
+//     so that a run copies the blocks nothing changed in without decoding
+//     them;
+//   - the staged index (_lakegc/staged, stagedFormat) holds every key the
+//     run kept for the staged keys (the uncommitted keys and the young
+//     listed ones) that it records: with the flag idxListed, or committed.
+//     Its count is the key's committed count (0: the staged keys alone kept
+//     it), the same as the committed index's when both hold the key.
+//
+// A key kept is recorded when it is committed, or listed in a slice; the
+// next run judges the listed keys of the slices it does not list from
+// these records: a key of the staged index that is no longer staged, with
+// a count of 0 and no change to it, is garbage there.
 //
 // The parts record (_lakegc/parts) holds, for every part a run counted, its
 // ID, the number of its keys and, in aux, a CRC-32C of its keys (each
 // preceded by its length as a uvarint).
 const (
-	indexMagic = "lakegc-index\x00v1\n"
-	partsMagic = "lakegc-parts\x00v1\n"
+	partsMagic  = "lakegc-parts\x00v1\n"
+	stagedMagic = "lakegc-staged\x00v1\n"
 )
 
 // idxListed is the index's flag of a kept key found in its slice.
@@ -48,7 +62,13 @@ var (
 	errBadIndex = fmt.Errorf("%w: keep index", ErrInvalidInput)
 	errBadParts = fmt.Errorf("%w: parts record", ErrInvalidInput)
 
-	indexFormat = &keycount.Format{Magic: indexMagic, Name: "keep index", Corrupt: errBadIndex,
+	// blockFormat is a block's body in the committed index (cindex.go):
+	// committed keys only.
+	blockFormat = &keycount.Format{Magic: cblockMagic, Name: "committed index's block", Corrupt: errBadIndex,
+		Valid: func(c int64, aux uint64) bool { return c > 0 && aux <= idxListed }}
+	// stagedFormat is the staged index: the keys the run kept for the
+	// staged keys (uncommitted and young), each with its committed count.
+	stagedFormat = &keycount.Format{Magic: stagedMagic, Name: "staged index", Corrupt: errBadIndex,
 		Valid: func(c int64, aux uint64) bool { return c >= 0 && aux <= idxListed && (c > 0 || aux == idxListed) }}
 	partsFormat = &keycount.Format{Magic: partsMagic, Name: "parts record", Corrupt: errBadParts,
 		Valid: func(c int64, aux uint64) bool { return c >= 0 && aux <= math.MaxUint32 }}

@@ -51,7 +51,7 @@ func decodeCounts(b []byte, f *keycount.Format) ([]indexEntry, error) {
 	}
 }
 
-func decodeIndex(b []byte) ([]indexEntry, error) { return decodeCounts(b, indexFormat) }
+func decodeIndex(b []byte) ([]indexEntry, error) { return decodeCounts(b, stagedFormat) }
 
 var indexSeeds = [][]indexEntry{
 	nil,
@@ -62,7 +62,7 @@ var indexSeeds = [][]indexEntry{
 
 func TestIndexRoundTrip(t *testing.T) {
 	for _, entries := range indexSeeds {
-		b := encodeCounts(t, indexFormat, entries)
+		b := encodeCounts(t, stagedFormat, entries)
 		got, err := decodeIndex(b)
 		require.NoError(t, err)
 		require.Equal(t, entries, got)
@@ -93,7 +93,7 @@ func TestIndexEncoderRefuses(t *testing.T) {
 		{{string(make([]byte, maxRecordKey+1)), 1, 0}},
 	} {
 		var buf bytes.Buffer
-		e := keycount.NewEncoder(&buf, indexFormat, 64)
+		e := keycount.NewEncoder(&buf, stagedFormat, 64)
 		var err error
 		for _, x := range tc {
 			if err = e.Add([]byte(x.key), x.count, x.aux); err != nil {
@@ -109,19 +109,19 @@ func TestIndexEncoderRefuses(t *testing.T) {
 // key, and what it accepts the encoder writes to the same bytes.
 func FuzzKeepIndex(f *testing.F) {
 	for _, entries := range indexSeeds {
-		b := encodeCounts(f, indexFormat, entries)
+		b := encodeCounts(f, stagedFormat, entries)
 		f.Add(b)
 		f.Add(b[:len(b)/2])
 	}
-	f.Add([]byte(indexMagic + "\x00\x00\x00"))
-	f.Add([]byte(indexMagic + "\x00\x01a\x02\x00\x00\x00\x01\x00\x00\x00\x00"))
+	f.Add([]byte(stagedMagic + "\x00\x00\x00"))
+	f.Add([]byte(stagedMagic + "\x00\x01a\x02\x00\x00\x00\x01\x00\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		got, err := decodeIndex(b)
 		if err != nil {
 			require.ErrorIs(t, err, ErrInvalidInput)
 			return
 		}
-		require.Equal(t, b, encodeCounts(t, indexFormat, got))
+		require.Equal(t, b, encodeCounts(t, stagedFormat, got))
 	})
 }
 

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -48,7 +46,7 @@ func TestIndexWriterSurfacesEncoderError(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			bucket := memblob.OpenBucket(nil)
 			defer bucket.Close()
-			iw, err := newIndexWriter(ctx, bucket, "index", indexFormat, 512)
+			iw, err := newIndexWriter(ctx, bucket, "index", stagedFormat, 512)
 			require.NoError(t, err)
 			var addErr error
 			added := 0
@@ -102,7 +100,7 @@ func TestIndexWriterMany(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 33))
 	bucket := memblob.OpenBucket(nil)
 	defer bucket.Close()
-	iw, err := newIndexWriter(ctx, bucket, "index", indexFormat, 512)
+	iw, err := newIndexWriter(ctx, bucket, "index", stagedFormat, 512)
 	require.NoError(t, err)
 	var want []indexEntry
 	for i := range 3*entryBatchKeys + 77 {
@@ -122,7 +120,7 @@ func TestIndexWriterMany(t *testing.T) {
 	require.NoError(t, iw.close())
 	b, err := bucket.ReadAll(ctx, "index")
 	require.NoError(t, err)
-	got, err := decodeCounts(b, indexFormat)
+	got, err := decodeCounts(b, stagedFormat)
 	require.NoError(t, err)
 	require.Equal(t, want, got)
 }
@@ -162,7 +160,7 @@ func (w *reviewWorld) model() (cands []string, entries []indexEntry, young []str
 	for k := range w.index {
 		keys[k] = true
 	}
-	if w.countsMode && w.wrongWant {
+	if w.wrongWant {
 		return nil, nil, nil, nil, nil, false
 	}
 	ys := map[string]bool{}
@@ -230,10 +228,12 @@ func TestJoinWalkWallsCheckCanary(t *testing.T) {
 	dir := t.TempDir()
 	cutoff := t0
 	failed := 0
+	var copied int64
 	for trial := range 400 {
 		var univ, names []string
 		w := &reviewWorld{joinWorld: joinWorld{list: map[string]bool{}, staged: map[string]bool{}, counts: map[string]int64{},
-			index: map[string]indexEntry{}, carried: map[string]bool{}, countsMode: r.IntN(2) == 0, wrongWant: r.IntN(25) == 0},
+			index: map[string]indexEntry{}, prevStaged: map[string]bool{}, carried: map[string]bool{}, countsMode: r.IntN(2) == 0,
+			wrongWant: r.IntN(25) == 0, blockN: 1 + r.IntN(5)},
 			spare: map[string]bool{}, check: r.IntN(2) == 0, shard: r.IntN(6) == 0}
 		for i := range 1 + r.IntN(4) {
 			at := t0.Add(-time.Duration(10+i) * time.Hour)
@@ -279,6 +279,7 @@ func TestJoinWalkWallsCheckCanary(t *testing.T) {
 				}
 				if e.count > 0 || e.aux == idxListed {
 					w.index[k] = e
+					w.prevStaged[k] = w.staged[k] && r.IntN(6) != 0 || r.IntN(5) == 0
 				}
 			}
 			if r.IntN(3) == 0 {
@@ -296,28 +297,27 @@ func TestJoinWalkWallsCheckCanary(t *testing.T) {
 		}
 		wantCands, wantEntries, wantYoung, wantKept, wantMatched, ok := w.model()
 
-		name := filepath.Join(dir, fmt.Sprintf("index%d", trial))
-		writeIndexFile(t, name, w.index)
+		cname, uname, cn, un := writePrevIndex(t, dir, w.index, w.prevStaged, w.blockN)
+		wrongC := r.IntN(2) == 0
 		// streams builds the join's streams afresh: the join runs twice,
 		// once through writeCandidates and once by hand for the canary.
 		streams := func() joinStreams {
-			kf, err := keycount.OpenFile(name, indexFormat, 512)
-			require.NoError(t, err)
-			want := int64(len(w.index))
-			if w.wrongWant {
-				want++
-			}
 			cKeys := slices.Sorted(maps.Keys(w.counts))
 			var cCounts []int64
 			for _, k := range cKeys {
 				cCounts = append(cCounts, w.counts[k])
 			}
-			return joinStreams{
+			js := joinStreams{
 				list:   extsort.NewPrefetchSize(&bufIter{keys: slices.Sorted(maps.Keys(w.list))}, 8, 1+r.IntN(3)),
 				staged: extsort.NewPrefetchSize(&bufIter{keys: slices.Sorted(maps.Keys(w.staged))}, 8, 1+r.IntN(3)),
 				counts: keycount.Prefetch(&bufCounts{keys: cKeys, counts: cCounts}),
-				index:  newIndexIter(&indexSource{f: kf, counts: w.countsMode, want: want, carry: w.carry}),
 			}
+			w.prevStreams(t, &js, cname, uname, cn, un, wrongC)
+			if js.copyable != nil {
+				// Mark's rule: no block with a wall in its range.
+				js.copyable = func(h *blockHeader) bool { return w.copyable(h) && !wallsMeet(w.walls, h.first, h.last) }
+			}
+			return js
 		}
 		var opts []MarkOption
 		var asked []string
@@ -334,30 +334,29 @@ func TestJoinWalkWallsCheckCanary(t *testing.T) {
 		bucket := memblob.OpenBucket(nil)
 		m := &marker{bucket: bucket, cfg: newMarkConfig(opts), dir: reportDir(DefaultStoragePrefix, "r"), cnt: &counters{}, walls: w.walls}
 		m.sum.CutoffTime = cutoff
-		var iw *indexWriter
+		var records *recorder
 		young := new(youngSlices)
 		if !w.shard {
-			var err error
-			iw, err = newIndexWriter(ctx, bucket, m.dir+indexName, indexFormat, 512)
-			require.NoError(t, err)
-			m.rec = &recorder{index: iw, data: "data/", young: young}
+			records = newTestRecorder(t, ctx, bucket, m.dir, 1+r.IntN(5), young)
+			m.rec = records
 		}
 		js := streams()
 		n, err := m.writeCandidates(ctx, js)
 		require.NoError(t, js.close())
 		if !ok {
 			require.Error(t, err, "trial %d", trial)
-			if iw != nil {
-				iw.abort()
+			if records != nil {
+				records.abort()
 			}
 			require.NoError(t, bucket.Close())
 			failed++
 			continue
 		}
 		require.NoError(t, err, "trial %d", trial)
-		if iw != nil {
-			require.NoError(t, iw.close())
+		if records != nil {
+			require.NoError(t, records.close())
 		}
+		copied += m.sum.IndexBlocksCopied
 		require.Equal(t, int64(len(wantCands)), n, "trial %d", trial)
 		var got []string
 		for k, err := range Candidates(ctx, bucket, DefaultStoragePrefix, "r") {
@@ -367,11 +366,10 @@ func TestJoinWalkWallsCheckCanary(t *testing.T) {
 		require.Equal(t, wantCands, got, "trial %d: candidates", trial)
 		require.True(t, slices.IsSorted(asked), "trial %d: the check's keys out of order", trial)
 		if !w.shard {
-			b, err := bucket.ReadAll(ctx, m.dir+indexName)
-			require.NoError(t, err)
-			gotEntries, err := decodeCounts(b, indexFormat)
-			require.NoError(t, err)
-			require.Equal(t, wantEntries, gotEntries, "trial %d: keep index", trial)
+			wantC, wantU := w.split(wantEntries)
+			gotC, gotU := readRecords(t, ctx, bucket, m.dir)
+			require.Equal(t, wantC, gotC, "trial %d: committed index", trial)
+			require.Equal(t, wantU, gotU, "trial %d: staged index", trial)
 			require.Equal(t, wantYoung, slices.Sorted(maps.Keys(young.names)), "trial %d: young slices", trial)
 		}
 		require.NoError(t, bucket.Close())
@@ -387,11 +385,15 @@ func TestJoinWalkWallsCheckCanary(t *testing.T) {
 		js = streams()
 		pw, err := newPartWriter[addressRow](ctx, memblob.OpenBucket(nil), "x/"+partName)
 		require.NoError(t, err)
-		m2 := &marker{bucket: bucket, cfg: newMarkConfig(opts), dir: "y/", cnt: &counters{}, walls: w.walls}
+		b2 := memblob.OpenBucket(nil)
+		m2 := &marker{bucket: b2, cfg: newMarkConfig(opts), dir: "y/", cnt: &counters{}, walls: w.walls}
+		m2.rec = newTestRecorder(t, ctx, b2, m2.dir, 3, nil)
 		j := &joiner{m: m2, ctx: ctx, w: pw, can: newCanaryCount(m2.cfg, cutoff), walls: layout.NewWallCursor(w.walls)}
-		require.NoError(t, j.walk(js.list, js.staged, js.counts, js.index), "trial %d", trial)
+		require.NoError(t, j.walk(&js), "trial %d", trial)
 		require.NoError(t, js.close())
 		pw.Abort()
+		m2.rec.abort()
+		require.NoError(t, b2.Close())
 		ref := newCanaryCount(m2.cfg, cutoff)
 		for _, k := range wantKept {
 			ref.keepKey([]byte(k), false)
@@ -402,18 +404,5 @@ func TestJoinWalkWallsCheckCanary(t *testing.T) {
 	}
 	require.Greater(t, failed, 5, "trials that must fail")
 	require.Less(t, failed, 200, "trials that must fail")
-}
-
-// writeIndexFile writes a keep index of entries to the file name.
-func writeIndexFile(t *testing.T, name string, entries map[string]indexEntry) {
-	t.Helper()
-	f, err := os.Create(name)
-	require.NoError(t, err)
-	enc := keycount.NewEncoder(f, indexFormat, 512)
-	for _, k := range slices.Sorted(maps.Keys(entries)) {
-		e := entries[k]
-		require.NoError(t, enc.Add([]byte(k), e.count, e.aux))
-	}
-	require.NoError(t, enc.Finish())
-	require.NoError(t, f.Close())
+	require.Greater(t, copied, int64(25), "blocks copied whole")
 }

@@ -1,13 +1,9 @@
 package sweep
 
 import (
-	"bufio"
 	"context"
-	"fmt"
 	"maps"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -24,10 +20,75 @@ import (
 type joinWorld struct {
 	list, staged map[string]bool
 	counts       map[string]int64 // the counts stream (changes when countsMode)
-	index        map[string]indexEntry
-	carried      map[string]bool // the slices whose listed index keys are carried
-	countsMode   bool            // the index's counts join
-	wrongWant    bool            // the state's entry count of the index is wrong
+	// index is the previous keep index: its entries counted above 0 are
+	// the committed index, those counted 0 or in prevStaged the staged
+	// index.
+	index      map[string]indexEntry
+	prevStaged map[string]bool
+	carried    map[string]bool // the slices whose listed index keys are carried
+	countsMode bool            // the index's counts join
+	wrongWant  bool            // the state's entry count of an index is wrong
+	// badStaged is a committed key whose count in the staged index is
+	// wrong ("": none).
+	badStaged string
+	blockN    int  // entries of a block of the previous committed index
+	noCopy    bool // no block may be copied
+}
+
+// copyable is the world's rule for copying a block whole: every slice from
+// its first key's to its last's is carried, as Mark's rule ensures.
+func (w *joinWorld) copyable(h *blockHeader) bool {
+	if w.noCopy || h.flags&blockInSlices == 0 {
+		return false
+	}
+	first, _, ok1 := sliceOf(h.first, "data/")
+	last, _, ok2 := sliceOf(h.last, "data/")
+	if !ok1 || !ok2 {
+		return false
+	}
+	for name, c := range w.carried {
+		if name >= first && name <= last && !c {
+			return false
+		}
+	}
+	return true
+}
+
+// prevStreams opens the previous index's files (written by writePrevIndex)
+// as the join reads them.
+func (w *joinWorld) prevStreams(t testing.TB, js *joinStreams, cname, uname string, cn, un int64, wrongC bool) {
+	t.Helper()
+	if w.wrongWant {
+		if wrongC {
+			cn++
+		} else {
+			un++
+		}
+	}
+	ci, err := openCindex(cname, 512, cn)
+	require.NoError(t, err)
+	uf, err := keycount.OpenFile(uname, stagedFormat, 512)
+	require.NoError(t, err)
+	js.committed, js.stagedIdx = ci, newIndexIter(&indexSource{f: uf, want: un})
+	js.base, js.carry = w.countsMode, w.carry
+	if w.countsMode {
+		js.copyable = w.copyable
+	}
+}
+
+// split returns the records a run writes of the keep index's entries:
+// those counted above 0 in the committed index, those staged in the staged
+// index.
+func (w *joinWorld) split(entries []indexEntry) (committed, staged []indexEntry) {
+	for _, x := range entries {
+		if x.count > 0 {
+			committed = append(committed, x)
+		}
+		if w.staged[x.key] {
+			staged = append(staged, x)
+		}
+	}
+	return committed, staged
 }
 
 func (w *joinWorld) carry(k []byte) bool {
@@ -50,7 +111,7 @@ func (w *joinWorld) model() ([]string, []indexEntry, bool) {
 	for k := range w.index {
 		keys[k] = true
 	}
-	if w.countsMode && w.wrongWant {
+	if w.wrongWant || w.badStaged != "" {
 		return nil, nil, false
 	}
 	var cands []string
@@ -86,13 +147,18 @@ func (w *joinWorld) model() ([]string, []indexEntry, bool) {
 // listed keys (by the listing, or carried by the index) that are neither
 // staged nor counted above 0, records exactly the keep index a model
 // computes, and fails on a count below 0 or an index whose size its state
-// contradicts.
+// contradicts. 600 trials; 200 under the race detector.
 func TestJoinWalkModel(t *testing.T) {
 	r := rand.New(rand.NewPCG(33, 1))
 	ctx := context.Background()
 	dir := t.TempDir()
 	failed := 0
-	for trial := range 600 {
+	var copied int64
+	trials := 600
+	if raceEnabled {
+		trials = 200
+	}
+	for trial := range trials {
 		var univ []string
 		var names []string
 		for i := range 1 + r.IntN(4) {
@@ -105,7 +171,8 @@ func TestJoinWalkModel(t *testing.T) {
 		}
 		univ = append(univ, "data/not-a-slice", "top-level", "data/"+names[0]+"x/y")
 		w := &joinWorld{list: map[string]bool{}, staged: map[string]bool{}, counts: map[string]int64{},
-			index: map[string]indexEntry{}, carried: map[string]bool{}, countsMode: r.IntN(2) == 0, wrongWant: r.IntN(20) == 0}
+			index: map[string]indexEntry{}, prevStaged: map[string]bool{}, carried: map[string]bool{}, countsMode: r.IntN(2) == 0,
+			wrongWant: r.IntN(20) == 0, blockN: 1 + r.IntN(6)}
 		for _, name := range names {
 			w.carried[name] = r.IntN(2) == 0
 		}
@@ -122,6 +189,12 @@ func TestJoinWalkModel(t *testing.T) {
 					e.aux = idxListed
 				}
 				w.index[k] = e
+				// Mostly, a key staged now was staged then (the staged
+				// index holds it): else its block is decoded.
+				w.prevStaged[k] = w.staged[k] && r.IntN(6) != 0 || r.IntN(5) == 0
+			}
+			if r.IntN(4) != 0 {
+				continue // most keys unchanged, so that blocks are copied
 			}
 			if r.IntN(3) == 0 {
 				c := r.Int64N(5) - 1
@@ -133,26 +206,29 @@ func TestJoinWalkModel(t *testing.T) {
 				}
 			}
 		}
+		if r.IntN(15) == 0 {
+			// A committed key of the staged index with another count:
+			// found when its block is decoded (never copied here).
+			for _, k := range slices.Sorted(maps.Keys(w.index)) {
+				if w.index[k].count > 0 && w.prevStaged[k] {
+					w.badStaged, w.noCopy = k, true
+					break
+				}
+			}
+		}
 		wantCands, wantEntries, ok := w.model()
 
-		// The previous index, in a file.
-		name := filepath.Join(dir, fmt.Sprintf("index%d", trial))
-		f, err := os.Create(name)
-		require.NoError(t, err)
-		bw := bufio.NewWriter(f)
-		enc := keycount.NewEncoder(bw, indexFormat, 512)
-		for _, k := range slices.Sorted(maps.Keys(w.index)) {
-			e := w.index[k]
-			require.NoError(t, enc.Add([]byte(k), e.count, e.aux))
-		}
-		require.NoError(t, enc.Finish())
-		require.NoError(t, bw.Flush())
-		require.NoError(t, f.Close())
-		kf, err := keycount.OpenFile(name, indexFormat, 512)
-		require.NoError(t, err)
-		want := int64(len(w.index))
-		if w.wrongWant {
-			want++
+		// The previous index, in files.
+		index := maps.Clone(w.index)
+		cname, uname, cn, un := writePrevIndex(t, dir, index, w.prevStaged, w.blockN)
+		if w.badStaged != "" {
+			// Write the staged index again, that key's count one more.
+			e := index[w.badStaged]
+			e.count++
+			index[w.badStaged] = e
+			var cn2 int64
+			_, uname, cn2, un = writePrevIndex(t, dir, index, w.prevStaged, w.blockN)
+			require.Equal(t, cn, cn2)
 		}
 
 		var list, staged extsort.Iter = &bufIter{keys: slices.Sorted(maps.Keys(w.list))}, &bufIter{keys: slices.Sorted(maps.Keys(w.staged))}
@@ -167,25 +243,25 @@ func TestJoinWalkModel(t *testing.T) {
 			staged = extsort.NewPrefetchSize(staged, 8, 1+r.IntN(3))
 			counts = keycount.Prefetch(counts)
 		}
-		js := joinStreams{list: list, staged: staged, counts: counts,
-			index: newIndexIter(&indexSource{f: kf, counts: w.countsMode, want: want, carry: w.carry})}
+		js := joinStreams{list: list, staged: staged, counts: counts}
+		w.prevStreams(t, &js, cname, uname, cn, un, r.IntN(2) == 0)
 
 		bucket := memblob.OpenBucket(nil)
 		m := &marker{bucket: bucket, cfg: newMarkConfig(nil), dir: reportDir(DefaultStoragePrefix, "r"), cnt: &counters{}}
-		iw, err := newIndexWriter(ctx, bucket, m.dir+indexName, indexFormat, 512)
-		require.NoError(t, err)
-		m.rec = &recorder{index: iw, data: "data/", young: new(youngSlices)}
+		rec := newTestRecorder(t, ctx, bucket, m.dir, 1+r.IntN(6), nil)
+		m.rec = rec
 		n, err := m.writeCandidates(ctx, js)
 		require.NoError(t, js.close())
 		if !ok {
 			require.Error(t, err, "trial %d", trial)
-			iw.abort()
+			rec.abort()
 			require.NoError(t, bucket.Close())
 			failed++
 			continue
 		}
 		require.NoError(t, err, "trial %d", trial)
-		require.NoError(t, iw.close())
+		require.NoError(t, rec.close())
+		copied += m.sum.IndexBlocksCopied
 		require.Equal(t, int64(len(wantCands)), n, "trial %d", trial)
 		var got []string
 		for k, err := range Candidates(ctx, bucket, DefaultStoragePrefix, "r") {
@@ -193,15 +269,16 @@ func TestJoinWalkModel(t *testing.T) {
 			got = append(got, k)
 		}
 		require.Equal(t, wantCands, got, "trial %d: candidates", trial)
-		b, err := bucket.ReadAll(ctx, m.dir+indexName)
-		require.NoError(t, err)
-		gotEntries, err := decodeCounts(b, indexFormat)
-		require.NoError(t, err)
-		require.Equal(t, wantEntries, gotEntries, "trial %d: keep index", trial)
+		wantC, wantU := w.split(wantEntries)
+		gotC, gotU := readRecords(t, ctx, bucket, m.dir)
+		require.Equal(t, wantC, gotC, "trial %d: committed index", trial)
+		require.Equal(t, wantU, gotU, "trial %d: staged index", trial)
 		require.NoError(t, bucket.Close())
 	}
-	require.Greater(t, failed, 10, "trials that must fail")
-	require.Less(t, failed, 300, "trials that must fail")
+	require.Greater(t, failed, trials/60, "trials that must fail")
+	require.Less(t, failed, trials/2, "trials that must fail")
+	require.Greater(t, copied, int64(trials/12), "blocks copied whole")
+	t.Logf("%d of %d trials failed, %d blocks copied", failed, trials, copied)
 }
 
 // TestJoinIndexFailureLeavesNoCandidates: when the keep index cannot be
@@ -212,16 +289,15 @@ func TestJoinIndexFailureLeavesNoCandidates(t *testing.T) {
 	bucket := memblob.OpenBucket(nil)
 	defer bucket.Close()
 	m := &marker{bucket: bucket, cfg: newMarkConfig(nil), dir: reportDir(DefaultStoragePrefix, "r"), cnt: &counters{}}
-	iw, err := newIndexWriter(ctx, bucket, m.dir+indexName, indexFormat, 512)
-	require.NoError(t, err)
-	require.NoError(t, iw.add([]byte("data/zzzz"), 1, 0))
-	m.rec = &recorder{index: iw, data: "data/", young: new(youngSlices)}
+	rec := newTestRecorder(t, ctx, bucket, m.dir, 4, nil)
+	require.NoError(t, rec.index.add([]byte("data/zzzz"), 1, 0))
+	m.rec = rec
 	js := listKeep(&bufIter{keys: []string{"data/a", "data/b"}}, &bufIter{keys: []string{"data/b"}})
 	js.counts = &bufCounts{keys: []string{"data/c"}, counts: []int64{1}}
-	_, err = m.writeCandidates(ctx, js)
+	_, err := m.writeCandidates(ctx, js)
 	require.ErrorIs(t, err, errBadIndex)
 	require.NoError(t, js.close())
-	iw.abort()
+	rec.abort()
 	ok, err := bucket.Exists(ctx, m.dir+"deleted/"+partName)
 	require.NoError(t, err)
 	require.False(t, ok, "candidates written by a run whose keep index failed")

@@ -2,9 +2,11 @@ package sweep
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -24,8 +26,9 @@ import (
 
 // The records of the keep index, beside state.json.
 const (
-	indexName = recordDir + "index"
-	partsName = recordDir + "parts"
+	indexName  = recordDir + "index"
+	stagedName = recordDir + "staged"
+	partsName  = recordDir + "parts"
 )
 
 // Kinds of keep index, in the state.
@@ -305,22 +308,77 @@ func (m *marker) counts(c *committed) (keycount.Iter, error) {
 	return keycount.Prefetch(keycount.NewMerge(iters)), nil
 }
 
-// indexStream returns the previous run's keep index as the join reads it:
-// its carried keys (listed in a slice this run does not list) and, when
-// its counts are this run's starting point (c.index), every counted key;
-// nil when there is no index.
-func (m *marker) indexStream(c *committed, prev *previous) (*indexIter, error) {
+// indexStreams sets js's previous keep index: its committed and staged
+// indexes, whose counts are this run's starting point when c.index; none
+// when there is no index.
+func (m *marker) indexStreams(js *joinStreams, c *committed, prev *previous) error {
 	if prev == nil || prev.indexFile == "" {
 		if c.index {
-			return nil, fmt.Errorf("%w: counts relative to a keep index the previous run did not leave", errBadIndex)
+			return fmt.Errorf("%w: counts relative to a keep index the previous run did not leave", errBadIndex)
 		}
-		return nil, nil
+		return nil
 	}
-	f, err := keycount.OpenFile(prev.indexFile, indexFormat, m.spill.IOBuf())
+	ci, err := openCindex(prev.indexFile, m.spill.IOBuf(), prev.state.IndexKeys)
 	if err != nil {
-		return nil, fmt.Errorf("sweep: previous run's keep index: %w", err)
+		return err
 	}
-	return newIndexIter(&indexSource{f: f, counts: c.index, want: prev.state.IndexKeys, carry: prev.carry}), nil
+	f, err := keycount.OpenFile(prev.stagedFile, stagedFormat, m.spill.IOBuf())
+	if err != nil {
+		ci.Close()
+		return fmt.Errorf("sweep: previous run's staged index: %w", err)
+	}
+	js.committed = ci
+	js.stagedIdx = newIndexIter(&indexSource{f: f, want: prev.state.StagedKeys})
+	js.base, js.carry = c.index, prev.carry
+	if c.index && !prev.recheck && !m.cfg.sharded() && m.cfg.recognize == nil {
+		js.copyable = m.copyable(prev)
+	}
+	return nil
+}
+
+// copyable returns whether a block of the previous run's committed index
+// lies where this run decides nothing on its own account: every key of it
+// in slices this run does not list (older than the previous run's boundary,
+// not young), older than this run's cutoff, and under no wall. The block's
+// first key is in its newest slice (slices' names descend with time), its
+// last in its oldest, and every slice between them is between them in
+// time.
+func (m *marker) copyable(prev *previous) func(h *blockHeader) bool {
+	data := m.cfg.dataPrefix + "/"
+	young := slices.Sorted(mapKeys(prev.young))
+	return func(h *blockHeader) bool {
+		if h.flags != blockFlags {
+			return false
+		}
+		first, t, ok := sliceOf(h.first, data)
+		if !ok || !prev.skip(first, t) || !t.Before(m.sum.CutoffTime) {
+			return false
+		}
+		// Names descend with time but where xid's seconds wrap: a last
+		// slice newer than the first is across it.
+		last, tl, ok := sliceOf(h.last, data)
+		if !ok || tl.After(t) {
+			return false
+		}
+		if i, _ := slices.BinarySearch(young, first); i < len(young) && young[i] <= last {
+			return false
+		}
+		return !wallsMeet(m.walls, h.first, h.last)
+	}
+}
+
+// wallsMeet reports whether a key under one of walls (sorted) can lie
+// between first and last.
+func wallsMeet(walls []string, first, last []byte) bool {
+	for _, w := range walls {
+		if w > string(last) {
+			return false
+		}
+		if w >= string(first) || bytes.HasPrefix(first, []byte(w)) {
+			return true
+		}
+	}
+	return false
 }
 
 // indexWriter streams this run's keep index to the bucket; nothing is
@@ -330,7 +388,7 @@ func (m *marker) indexStream(c *committed, prev *previous) (*indexIter, error) {
 type indexWriter struct {
 	bw     *blobio.Writer
 	w      *bufio.Writer
-	enc    *keycount.Encoder
+	enc    entrySink
 	key    string
 	listed int64
 
@@ -344,12 +402,29 @@ type indexWriter struct {
 	ended  bool // full is closed
 }
 
-// entryBatch is a run of consecutive entries: the i-th key ends at ends[i].
+// entrySink is what an indexWriter encodes to: a keycount.Encoder, or a
+// cindexEncoder, which takes whole blocks too (rawSink).
+type entrySink interface {
+	Add(key []byte, count int64, aux uint64) error
+	Finish() error
+	N() int64
+	Sum() uint32 // the checksum Finish wrote
+}
+
+type rawSink interface {
+	Raw(h *blockHeader, body []byte) error
+}
+
+// entryBatch is a run of consecutive entries: the i-th key ends at ends[i];
+// or, with raw set, a block of a previous committed index, its header and
+// its body (data).
 type entryBatch struct {
 	data   []byte
 	ends   []uint32
 	counts []int64
 	aux    []uint64
+	raw    bool
+	hdr    blockHeader
 }
 
 // Batches of an indexWriter: at most about 3 × 128 KiB of keys.
@@ -360,13 +435,18 @@ const (
 )
 
 func newIndexWriter(ctx context.Context, bucket *blob.Bucket, key string, f *keycount.Format, bufSize int) (*indexWriter, error) {
+	return newSinkWriter(ctx, bucket, key, bufSize, func(w io.Writer) entrySink { return keycount.NewEncoder(w, f, bufSize) })
+}
+
+// newSinkWriter is newIndexWriter with the encoder sink returns.
+func newSinkWriter(ctx context.Context, bucket *blob.Bucket, key string, bufSize int, sink func(io.Writer) entrySink) (*indexWriter, error) {
 	bw, err := blobio.NewWriter(ctx, bucket, key, &blob.WriterOptions{ContentType: "application/octet-stream"})
 	if err != nil {
 		return nil, fmt.Errorf("sweep: write %s: %w", key, err)
 	}
 	iw := &indexWriter{bw: bw, w: bufio.NewWriterSize(bw, bufSize), key: key,
 		full: make(chan *entryBatch, entryBatches), free: make(chan *entryBatch, entryBatches), done: make(chan struct{})}
-	iw.enc = keycount.NewEncoder(iw.w, f, bufSize)
+	iw.enc = sink(iw.w)
 	for range entryBatches - 1 {
 		iw.free <- &entryBatch{}
 	}
@@ -380,7 +460,12 @@ func newIndexWriter(ctx context.Context, bucket *blob.Bucket, key string, f *key
 func (iw *indexWriter) run() {
 	defer close(iw.done)
 	for b := range iw.full {
-		for i := 0; iw.err == nil && i < len(b.ends); i++ {
+		if b.raw && iw.err == nil {
+			if iw.err = iw.enc.(rawSink).Raw(&b.hdr, b.data); iw.err != nil {
+				iw.failed.Store(true)
+			}
+		}
+		for i := 0; iw.err == nil && !b.raw && i < len(b.ends); i++ {
 			start := uint32(0)
 			if i > 0 {
 				start = b.ends[i-1]
@@ -389,7 +474,7 @@ func (iw *indexWriter) run() {
 				iw.failed.Store(true)
 			}
 		}
-		b.data, b.ends, b.counts, b.aux = b.data[:0], b.ends[:0], b.counts[:0], b.aux[:0]
+		b.data, b.ends, b.counts, b.aux, b.raw = b.data[:0], b.ends[:0], b.counts[:0], b.aux[:0], false
 		iw.free <- b // never blocks: free has room for every batch
 	}
 }
@@ -404,12 +489,36 @@ func (iw *indexWriter) add(key []byte, count int64, aux uint64) error {
 		iw.listed++
 	}
 	if len(b.data) >= entryBatchBytes || len(b.ends) >= entryBatchKeys {
-		if iw.failed.Load() {
-			return fmt.Errorf("sweep: write %s: %w", iw.key, iw.err)
-		}
-		iw.full <- b
-		iw.cur = <-iw.free
+		return iw.send()
 	}
+	return nil
+}
+
+// raw adds a block of a previous committed index, whole, after the entries
+// added; the writer's sink must be a rawSink.
+func (iw *indexWriter) raw(h *blockHeader, body []byte) error {
+	if len(iw.cur.ends) > 0 {
+		if err := iw.send(); err != nil {
+			return err
+		}
+	}
+	b := iw.cur
+	b.raw = true
+	b.data = append(b.data[:0], body...)
+	b.hdr.first = append(b.hdr.first[:0], h.first...)
+	b.hdr.last = append(b.hdr.last[:0], h.last...)
+	b.hdr.n, b.hdr.listed, b.hdr.recognized, b.hdr.flags, b.hdr.size = h.n, h.listed, h.recognized, h.flags, h.size
+	iw.listed += h.listed
+	return iw.send()
+}
+
+// send hands the current batch to the goroutine and takes a free one.
+func (iw *indexWriter) send() error {
+	if iw.failed.Load() {
+		return fmt.Errorf("sweep: write %s: %w", iw.key, iw.err)
+	}
+	iw.full <- iw.cur
+	iw.cur = <-iw.free
 	return nil
 }
 

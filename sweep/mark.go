@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"math"
 	"slices"
 	"sync"
 	"time"
-	"unsafe"
 
 	"gocloud.dev/blob"
 
@@ -301,7 +301,7 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	if js.counts, err = m.counts(com); err != nil {
 		return err
 	}
-	if js.index, err = m.indexStream(com, prev); err != nil {
+	if err := m.indexStreams(&js, com, prev); err != nil {
 		return err
 	}
 	listIt, err := l.stream(sh.folder, sh.fanIn)
@@ -342,16 +342,29 @@ func (m *marker) join(ctx context.Context, js joinStreams, young *youngSlices, c
 	if m.cfg.sharded() {
 		return m.writeCandidates(ctx, js)
 	}
-	index, err := newIndexWriter(ctx, m.bucket, m.dir+indexName, indexFormat, m.budgets().ioBuf)
+	ioBuf, data := m.budgets().ioBuf, m.cfg.dataPrefix+"/"
+	index, err := newSinkWriter(ctx, m.bucket, m.dir+indexName, ioBuf, func(w io.Writer) entrySink {
+		return newCindexEncoder(w, data, m.cfg.recognizer(), m.cfg.recognize == nil, ioBuf)
+	})
 	if err != nil {
 		return 0, err
 	}
-	m.rec = &recorder{index: index, data: m.cfg.dataPrefix + "/", young: young}
+	staged, err := newIndexWriter(ctx, m.bucket, m.dir+stagedName, stagedFormat, ioBuf)
+	if err != nil {
+		index.abort()
+		return 0, err
+	}
+	m.rec = &recorder{index: index, staged: staged, data: data, young: young}
 	n, err := m.writeCandidates(ctx, js)
 	if err == nil {
 		err = index.close()
 	} else {
 		index.abort()
+	}
+	if err == nil {
+		err = staged.close()
+	} else {
+		staged.abort()
 	}
 	var parts int64
 	if err == nil && com.kind == kindParts {
@@ -444,27 +457,61 @@ func fullURI(key string) bool { return nsaddr.IsFull(key) }
 
 // readKeep adds every key of seq to the keep sorter, refusing keys that could
 // never match a listed key and so would leave their object unprotected.
+//
+// seq is read on this goroutine and the keys are added on another (a
+// keepAdder), in seq's order, so that decoding the input and sorting the
+// keys overlap. What readKeep returns is what it returned when it added
+// each key before reading the next: the first error in seq's order (a
+// key the sorter refused comes before a later key's refusal, seq's error
+// or ctx's end), or seq's panic, which, like every way out, returns only
+// once the other goroutine has stopped: keep is for the caller's use then.
+// But for one case: seq is read on past a key the sorter refused or
+// panicked on, by up to keepBatches batches, and a panic of seq's there
+// comes out instead of the sorter's error or panic.
 func readKeep(ctx context.Context, seq iter.Seq2[string, error], keep *extsort.Sorter) error {
-	var n int64
-	for key, err := range seq {
-		if err != nil {
-			return fmt.Errorf("sweep: input: %w", err)
+	a := startKeepAdder(keep)
+	defer a.stop()
+	b := <-a.free
+	var (
+		n   int64
+		err error
+	)
+	for key, kerr := range seq {
+		if kerr != nil {
+			err = fmt.Errorf("sweep: input: %w", kerr)
+			break
 		}
-		if err := keepKeyErr(key); err != nil {
-			return err
+		if err = keepKeyErr(key); err != nil {
+			break
 		}
-		// The sorter copies the key's bytes and never writes to them.
-		if err := keep.Add(unsafe.Slice(unsafe.StringData(key), len(key))); err != nil {
-			if errors.Is(err, extsort.ErrKeyTooLong) {
-				return fmt.Errorf("%w: keep key: %w", ErrInvalidInput, err)
+		if !b.fits(key) {
+			if b = a.next(b); b == nil {
+				break // the adder failed: finish says why
 			}
-			return err
 		}
+		b.put(key)
 		if n++; n%4096 == 0 && ctx.Err() != nil {
-			return ctx.Err()
+			err = ctx.Err()
+			break
 		}
 	}
+	// The adder's keys came before this goroutine's error.
+	if aerr := a.finish(b); aerr != nil {
+		return aerr
+	}
+	if err != nil {
+		return err
+	}
 	return ctx.Err()
+}
+
+// keepAddErr is the error of a key the keep sorter refused: one too long
+// (ErrKeyTooLong) is invalid input.
+func keepAddErr(err error) error {
+	if errors.Is(err, extsort.ErrKeyTooLong) {
+		return fmt.Errorf("%w: keep key: %w", ErrInvalidInput, err)
+	}
+	return err
 }
 
 // removeStale removes what a failed run with the same ID left: its

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"iter"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -136,7 +138,17 @@ type runState struct {
 	// which LiveKeys have the listed flag) in place of the live record, of
 	// a keep set of KeepKind; for the kind "parts", the parts record
 	// (_lakegc/parts) of Parts parts.
-	IndexKeys int64  `json:"index_keys,omitempty"`
+	// Version 3: the keep index is the committed index (_lakegc/index,
+	// IndexKeys entries) and the staged index (_lakegc/staged, StagedKeys
+	// entries); LiveKeys is the number of listed keys of both.
+	IndexKeys  int64 `json:"index_keys,omitempty"`
+	StagedKeys int64 `json:"staged_keys,omitempty"`
+	// IndexSum and StagedSum are the two indexes' checksums (their last 4
+	// bytes): a run reads the pair its state names, never one index of
+	// another run beside this one's (the join trusts that the two count a
+	// key alike where it does not decode the committed one).
+	IndexSum  uint32 `json:"index_crc32c,omitempty"`
+	StagedSum uint32 `json:"staged_crc32c,omitempty"`
 	KeepKind  string `json:"keep_kind,omitempty"`
 	Parts     int64  `json:"parts,omitempty"`
 	// PartsVersion is the Parts.Version of the parts counted.
@@ -145,7 +157,8 @@ type runState struct {
 
 // stateVersion is the version a run writes; a run reads version 1 too (a
 // live record and no keep index: its successor counts the keep set in full).
-const stateVersion = 2
+// A run after one of version 2 (one keep index file) is clean.
+const stateVersion = 3
 
 // readState reads and checks a run's state.json.
 func readState(ctx context.Context, bucket *blob.Bucket, dir string) (*runState, error) {
@@ -164,6 +177,8 @@ func parseState(b []byte) (*runState, error) {
 		return nil, fmt.Errorf("%w: state: %v", ErrInvalidInput, err)
 	}
 	switch {
+	case s.Version == 2:
+		return nil, fmt.Errorf("%w: state version 2, whose keep index this version does not read", ErrInvalidInput)
 	case s.Version != stateVersion && s.Version != 1:
 		return nil, fmt.Errorf("%w: state version %d", ErrInvalidInput, s.Version)
 	case s.Version == 1 && (s.KeepKind != "" || s.IndexKeys != 0 || s.Parts != 0):
@@ -172,10 +187,12 @@ func parseState(b []byte) (*runState, error) {
 		return nil, fmt.Errorf("%w: state: keep kind %q", ErrInvalidInput, s.KeepKind)
 	case s.KeepKind != kindParts && (s.Parts != 0 || s.PartsVersion != ""):
 		return nil, fmt.Errorf("%w: state: parts of a keep set of kind %q", ErrInvalidInput, s.KeepKind)
-	case s.MinAge < 0 || s.Margin < 0 || s.SinceClean < 0 || s.LiveKeys < 0 || s.IndexKeys < 0 || s.Parts < 0 || s.RecognizerRules < 0:
+	case s.Version == 1 && s.StagedKeys != 0:
+		return nil, fmt.Errorf("%w: state of version 1 with a staged index", ErrInvalidInput)
+	case s.MinAge < 0 || s.Margin < 0 || s.SinceClean < 0 || s.LiveKeys < 0 || s.IndexKeys < 0 || s.StagedKeys < 0 || s.Parts < 0 || s.RecognizerRules < 0:
 		return nil, fmt.Errorf("%w: state: negative value", ErrInvalidInput)
-	case s.Version == stateVersion && s.LiveKeys > s.IndexKeys:
-		return nil, fmt.Errorf("%w: state: %d listed keys of %d", ErrInvalidInput, s.LiveKeys, s.IndexKeys)
+	case s.Version == stateVersion && (s.IndexKeys > math.MaxInt64/2 || s.StagedKeys > math.MaxInt64/2 || s.LiveKeys > s.IndexKeys+s.StagedKeys):
+		return nil, fmt.Errorf("%w: state: %d listed keys of %d and %d", ErrInvalidInput, s.LiveKeys, s.IndexKeys, s.StagedKeys)
 	case len(s.YoungSlices) > maxYoungSl:
 		return nil, fmt.Errorf("%w: state names %d young slices", ErrInvalidInput, len(s.YoungSlices))
 	}
@@ -257,9 +274,12 @@ type previous struct {
 	// listed keys it accepts are judged again. Not safe for concurrent
 	// use.
 	carry func([]byte) bool
-	// indexFile and partsFile are local copies of the previous run's keep
-	// index and parts record, checked ("": none, a version 1 run's).
-	indexFile, partsFile string
+	// indexFile, stagedFile and partsFile are local copies of the previous
+	// run's committed index, staged index and parts record, their
+	// checksums verified ("": none, a version 1 run's).
+	indexFile, stagedFile, partsFile string
+	// recheck says the carried keys are checked by the recognizer again.
+	recheck bool
 }
 
 // skip reports whether the slice name, started at t, is judged from the
@@ -424,6 +444,7 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 	if recheck && cfg.recognize == nil {
 		m.log("sweep: carried keys checked by the recognizer again", "previous_rules", st.RecognizerRules, "rules", layout.RecognizerRules)
 	}
+	p.recheck = recheck
 	keep := newCarryFilter(cfg.dataPrefix+"/", p.skip, cfg.recognizer(), recheck)
 	var live string
 	if st.Version == 1 {
@@ -452,7 +473,7 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 	p.carry = keep
 	if p.indexFile != "" {
 		// The index's listed keys are read by the join itself
-		// (indexStream).
+		// (indexStreams).
 		runs = runs[1:]
 	}
 	var iters []extsort.Iter
@@ -473,13 +494,19 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 	return p, ""
 }
 
-// loadIndex copies the previous run's keep index (and parts record) in dir
-// to spill files, checking them against its state, and returns the index's.
+// loadIndex copies the previous run's keep index (its committed and staged
+// indexes) and parts record in dir to spill files, checking their
+// checksums, and returns the committed index's.
 func (m *marker) loadIndex(ctx context.Context, dir string, p *previous) (string, error) {
 	st := p.state
-	name, err := m.copyChecked(ctx, dir+indexName, indexFormat)
+	name, err := m.copyChecked(ctx, dir+indexName, cindexFormat)
 	if err != nil {
-		return "", fmt.Errorf("previous run's keep index: %w", err)
+		return "", fmt.Errorf("previous run's committed index: %w", err)
+	}
+	staged, err := m.copyChecked(ctx, dir+stagedName, stagedFormat)
+	if err != nil {
+		os.Remove(name)
+		return "", fmt.Errorf("previous run's staged index: %w", err)
 	}
 	if st.KeepKind == kindParts {
 		parts, n, err := m.copyRecord(ctx, dir+partsName, partsFormat)
@@ -489,12 +516,46 @@ func (m *marker) loadIndex(ctx context.Context, dir string, p *previous) (string
 		}
 		if err != nil {
 			os.Remove(name)
+			os.Remove(staged)
 			return "", fmt.Errorf("previous run's parts record: %w", err)
 		}
 		p.partsFile = parts
 	}
-	p.indexFile = name
+	for _, f := range []struct {
+		name, what string
+		want       uint32
+	}{{name, "committed", st.IndexSum}, {staged, "staged", st.StagedSum}} {
+		if sum, err := lastSum(f.name); err != nil || sum != f.want {
+			os.Remove(name)
+			os.Remove(staged)
+			if p.partsFile != "" {
+				os.Remove(p.partsFile)
+				p.partsFile = ""
+			}
+			if err == nil {
+				err = fmt.Errorf("checksum %08x, its state says %08x: another run's", sum, f.want)
+			}
+			return "", fmt.Errorf("previous run's %s index: %w", f.what, err)
+		}
+	}
+	p.indexFile, p.stagedFile = name, staged
 	return name, nil
+}
+
+// lastSum returns the checksum at the end of a record's local copy: its
+// last 4 bytes, big-endian.
+func lastSum(name string) (uint32, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var b [4]byte
+	st, err := f.Stat()
+	if err == nil {
+		_, err = f.ReadAt(b[:], st.Size()-4)
+	}
+	return binary.BigEndian.Uint32(b[:]), err
 }
 
 // wasSwept reports whether Sweep deleted every candidate of the run in dir:
@@ -597,9 +658,13 @@ func (m *marker) copyKeys(ctx context.Context, next func() ([]byte, bool, error)
 // the committed keep set with its count, and the listed flag of the kept
 // keys of the slices.
 type recorder struct {
-	index *indexWriter
-	data  string
-	young *youngSlices
+	index  *indexWriter // the committed index
+	staged *indexWriter // the staged index
+	data   string
+	young  *youngSlices
+	// stagedListed counts the listed keys of the staged index that the
+	// committed index does not hold.
+	stagedListed int64
 
 	// The keys come in order, slice after slice: the folder of the last
 	// key judged, data + name + "/", and whether it is a slice, decide
@@ -610,17 +675,29 @@ type recorder struct {
 
 // entry records a key of the keep set with its committed count; listed says
 // the listing (or the previous run's records) found its object older than
-// the cutoff, and it was kept, not walled. A key is recorded when it is
-// committed, or listed in a slice.
-func (r *recorder) entry(key []byte, count int64, listed bool) error {
+// the cutoff, and it was kept, not walled; staged that the staged keys hold
+// it; committed that the committed index is to get it (not when it is in
+// a block copied). A key is recorded when it is committed, or listed in a
+// slice: in the committed index when it is committed, in the staged index
+// when it is staged.
+func (r *recorder) entry(key []byte, count int64, listed, staged, committed bool) error {
 	if listed && !r.slice(key) {
 		listed = false
 	}
-	switch {
-	case listed:
-		return r.index.add(key, count, idxListed)
-	case count > 0:
-		return r.index.add(key, count, 0)
+	var aux uint64
+	if listed {
+		aux = idxListed
+	}
+	if committed && count > 0 {
+		if err := r.index.add(key, count, aux); err != nil {
+			return err
+		}
+	}
+	if staged && (listed || count > 0) {
+		if count == 0 {
+			r.stagedListed++
+		}
+		return r.staged.add(key, count, aux)
 	}
 	return nil
 }
@@ -683,8 +760,11 @@ func (m *marker) writeState(ctx context.Context, rec *recorder, kind, version st
 		MinAge:           int64(m.cfg.minAge / time.Second),
 		Margin:           int64(m.cfg.margin() / time.Second),
 		SinceClean:       m.sinceClean,
-		LiveKeys:         rec.index.listed,
+		LiveKeys:         rec.index.listed + rec.stagedListed,
 		IndexKeys:        rec.index.enc.N(),
+		StagedKeys:       rec.staged.enc.N(),
+		IndexSum:         rec.index.enc.Sum(),
+		StagedSum:        rec.staged.enc.Sum(),
 		KeepKind:         kind,
 		Parts:            parts,
 		PartsVersion:     version,

@@ -301,10 +301,11 @@ func (m *gcModel) mark(runID string, extra ...MarkOption) (*Summary, []string) {
 // moment; the optimized run's candidates that exist must be exactly the
 // clean run's (so a subset: it deletes no object the clean run keeps, and
 // finds all garbage the clean run finds). Optimized runs are swept or not at
-// random. LAKEGC_OPT_SEEDS=n runs n sequences per layout.
+// random. LAKEGC_OPT_SEEDS=n runs n sequences per layout (default 2, 1
+// under the race detector or with -short).
 func TestOptimizedMatchesClean(t *testing.T) {
 	seeds, steps := 2, 30
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		seeds = 1
 	}
 	if s := os.Getenv("LAKEGC_OPT_SEEDS"); s != "" {
@@ -426,13 +427,38 @@ func TestOptimizedRefuses(t *testing.T) {
 		reason string
 	}{
 		{"no state", func(m *gcModel) { require.NoError(t, m.base.Delete(ctx, dir+stateName)) }, nil, "records"},
-		{"no keep index", func(m *gcModel) { require.NoError(t, m.base.Delete(ctx, dir+indexName)) }, nil, "keep index"},
-		{"corrupt keep index", func(m *gcModel) {
+		{"no committed index", func(m *gcModel) { require.NoError(t, m.base.Delete(ctx, dir+indexName)) }, nil, "committed index"},
+		{"no staged index", func(m *gcModel) { require.NoError(t, m.base.Delete(ctx, dir+stagedName)) }, nil, "staged index"},
+		{"corrupt committed index", func(m *gcModel) {
 			b, err := m.base.ReadAll(ctx, dir+indexName)
 			require.NoError(t, err)
 			b[len(b)/2] ^= 1
 			require.NoError(t, m.base.WriteAll(ctx, dir+indexName, b, nil))
-		}, nil, "keep index"},
+		}, nil, "committed index"},
+		{"corrupt staged index", func(m *gcModel) {
+			b, err := m.base.ReadAll(ctx, dir+stagedName)
+			require.NoError(t, err)
+			b[len(b)/2] ^= 1
+			require.NoError(t, m.base.WriteAll(ctx, dir+stagedName, b, nil))
+		}, nil, "staged index"},
+		{"staged index of another run", func(m *gcModel) {
+			m.mark("other")
+			b, err := m.base.ReadAll(ctx, reportDir(DefaultStoragePrefix, "other")+stagedName)
+			require.NoError(t, err)
+			require.NoError(t, m.base.WriteAll(ctx, dir+stagedName, b, nil))
+		}, nil, "another run's"},
+		{"committed index of another run", func(m *gcModel) {
+			m.mark("other")
+			b, err := m.base.ReadAll(ctx, reportDir(DefaultStoragePrefix, "other")+indexName)
+			require.NoError(t, err)
+			require.NoError(t, m.base.WriteAll(ctx, dir+indexName, b, nil))
+		}, nil, "another run's"},
+		{"records of version 2", func(m *gcModel) {
+			b, err := m.base.ReadAll(ctx, dir+stateName)
+			require.NoError(t, err)
+			b = bytes.Replace(b, []byte(`"version":3`), []byte(`"version":2`), 1)
+			require.NoError(t, m.base.WriteAll(ctx, dir+stateName, b, nil))
+		}, nil, "version 2"},
 		{"failed", func(m *gcModel) {
 			require.NoError(t, m.base.WriteAll(ctx, dir+"summary.json", []byte(`{"run_id":"prev","success":false}`), nil))
 		}, nil, "failed"},

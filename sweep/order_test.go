@@ -140,16 +140,16 @@ func TestRecorderSlices(t *testing.T) {
 		}
 		bucket := memblob.OpenBucket(nil)
 		ctx := context.Background()
-		iw, err := newIndexWriter(ctx, bucket, "index", indexFormat, 512)
+		iw, err := newIndexWriter(ctx, bucket, "index", stagedFormat, 512)
 		require.NoError(t, err)
-		rec := &recorder{index: iw, data: "data/"}
+		rec := &recorder{staged: iw, data: "data/"}
 		for _, k := range keys {
-			require.NoError(t, rec.entry([]byte(k), 0, true))
+			require.NoError(t, rec.entry([]byte(k), 0, true, true, true))
 		}
 		require.NoError(t, iw.close())
 		b, err := bucket.ReadAll(ctx, "index")
 		require.NoError(t, err)
-		got, err := decodeIndex(b)
+		got, err := decodeCounts(b, stagedFormat)
 		require.NoError(t, err)
 		var gotKeys []string
 		for _, e := range got {

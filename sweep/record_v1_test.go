@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -83,14 +85,16 @@ func TestOptimizedFromVersion1(t *testing.T) {
 	m.mark("prev")
 	// Rewrite prev's records as version 1 wrote them.
 	dir := reportDir(DefaultStoragePrefix, "prev")
-	b, err := m.base.ReadAll(m.ctx, dir+indexName)
-	require.NoError(t, err)
-	entries, err := decodeIndex(b)
-	require.NoError(t, err)
+	committed, staged := readRecords(t, m.ctx, m.base, dir)
+	entries := map[string]indexEntry{}
+	for _, e := range append(committed, staged...) {
+		entries[e.key] = e
+	}
 	lw, err := newLiveWriter(m.ctx, m.base, dir+liveName, 512)
 	require.NoError(t, err)
 	var live int64
-	for _, e := range entries {
+	for _, k := range slices.Sorted(maps.Keys(entries)) {
+		e := entries[k]
 		if e.aux&idxListed != 0 {
 			require.NoError(t, lw.add([]byte(e.key)))
 			live++
@@ -98,10 +102,11 @@ func TestOptimizedFromVersion1(t *testing.T) {
 	}
 	require.NoError(t, lw.close())
 	require.NoError(t, m.base.Delete(m.ctx, dir+indexName))
+	require.NoError(t, m.base.Delete(m.ctx, dir+stagedName))
 	st, err := readState(m.ctx, m.base, dir)
 	require.NoError(t, err)
 	require.Equal(t, live, st.LiveKeys)
-	st.Version, st.IndexKeys, st.KeepKind, st.Parts = 1, 0, "", 0
+	st.Version, st.IndexKeys, st.StagedKeys, st.KeepKind, st.Parts = 1, 0, 0, "", 0
 	js, err := json.Marshal(st)
 	require.NoError(t, err)
 	require.NoError(t, m.base.WriteAll(m.ctx, dir+stateName, js, nil))

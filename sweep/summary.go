@@ -100,6 +100,12 @@ type Summary struct {
 	// all). Mark's own; lakeFS ignores them.
 	KeepSource string `json:"keep_source,omitempty"`
 	PartsRead  int64  `json:"parts_read,omitempty"`
+	// IndexBlocksCopied and IndexBlocksDecoded count the blocks of the
+	// previous run's committed index that an optimized run copied whole
+	// (nothing it reads changes them) and decoded. Mark's own; lakeFS
+	// ignores them.
+	IndexBlocksCopied  int64 `json:"index_blocks_copied,omitempty"`
+	IndexBlocksDecoded int64 `json:"index_blocks_decoded,omitempty"`
 	// ShardIndex and ShardCount say which shard of a sharded mark the run
 	// was (WithShard): shard_count is left out of a run that was not
 	// sharded, and shard_index of shard 0. Mark's own; lakeFS ignores
@@ -173,7 +179,7 @@ func (s *Summary) UnmarshalJSON(b []byte) error {
 	if v.InventoryTime, err = parseTime(j.InventoryTime); err != nil {
 		return err
 	}
-	if v.NumDeletedObjects < 0 || v.NumYoungObjects < 0 || v.NumKeptObjects < 0 || v.SlicesListed < 0 || v.SlicesSkipped < 0 || v.PartsRead < 0 ||
+	if v.NumDeletedObjects < 0 || v.NumYoungObjects < 0 || v.NumKeptObjects < 0 || v.SlicesListed < 0 || v.SlicesSkipped < 0 || v.PartsRead < 0 || v.IndexBlocksCopied < 0 || v.IndexBlocksDecoded < 0 ||
 		v.NumUnrecognizedObjects < 0 || v.UnrecognizedBytes < 0 || v.NumWalledObjects < 0 || v.InventoryObjects < 0 {
 		return fmt.Errorf("%w: summary: negative object count", ErrInvalidInput)
 	}

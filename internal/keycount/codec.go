@@ -366,3 +366,6 @@ func (d *Decoder) Count() int64 { return d.n }
 
 // N returns the number of entries added so far.
 func (e *Encoder) N() int64 { return e.n }
+
+// Sum returns the checksum Finish wrote: the stream's last 4 bytes, big-endian.
+func (e *Encoder) Sum() uint32 { return e.crc }

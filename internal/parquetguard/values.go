@@ -15,9 +15,12 @@ import (
 // page, PLAIN in a dictionary page.
 const plainDictionary format.Encoding = 2
 
-// levelSlack is how many values an RLE/bit-packed run may hold past a
-// page's values: a writer pads the last bit-packed run to a multiple of 8.
-const levelSlack = 64
+// levelSlack is how many values the RLE/bit-packed runs of a page may hold
+// past its values: a writer pads its last bit-packed run, to a multiple of 8
+// (parquet-go, Arrow) or of 256 (DuckDB, whose bit-packed runs of
+// dictionary indexes are 256 values long: a page of 848 values has 1,024).
+// The values past the page's are checked for nothing and never used.
+const levelSlack = 256
 
 // levelsV1 checks the levels at the start of a v1 data page, after their
 // 4-byte length as parquet-go reads them, and returns the bytes after them.

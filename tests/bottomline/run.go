@@ -668,7 +668,11 @@ func (res *Result) print(w io.Writer) {
 		keep = fmt.Sprintf("ranges of %d entries: %d in the keep set, %d read, in %d opens (%d from the cache, %d from the table)",
 			res.Host.rangeEntries(), len(res.Host.ranges()), res.RangesRead, res.RangeHits+res.RangeMisses, res.RangeHits, res.RangeMisses)
 	}
-	fmt.Fprintf(w, "committed keep set: %s; mark's keep source %q, %d parts read\n", keep, r.Mark.Summary.KeepSource, r.Mark.Summary.PartsRead)
+	fmt.Fprintf(w, "committed keep set: %s; mark's keep source %q, %d parts read", keep, r.Mark.Summary.KeepSource, r.Mark.Summary.PartsRead)
+	if s := r.Mark.Summary; s.IndexBlocksCopied+s.IndexBlocksDecoded > 0 {
+		fmt.Fprintf(w, "; previous committed index: %d blocks copied, %d decoded", s.IndexBlocksCopied, s.IndexBlocksDecoded)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "peak live heap %s MiB, %s MiB above the start's heap; the store's overlay grew %s MiB of it at most\n",
 		mib(res.Total.PeakLive), mib(res.Total.PeakLive-res.StartHeap), mib(res.Overlay-res.StartOverlay))
 	fmt.Fprintf(w, "list pages %d (of the slices' folders %d); peak temporary disk %s MiB", res.Total.Requests.ListPages, res.DataList, mib(res.Total.PeakTmp))

@@ -464,11 +464,12 @@ func (c *chain) checkFilesWhole() {
 			}
 		case "rules": // written by the world, in protobuf
 		case "quarantine-object": // a data object, moved
-		case "mark-live", "mark-index", "mark-parts":
+		case "mark-live", "mark-index", "mark-staged", "mark-parts":
 			// The optimized runs' records (sweep/index.go; the live
 			// record of version 1, sweep/record.go): a magic line first,
 			// a CRC-32C of everything before it last.
-			magic := map[string]string{"mark-live": "lakegc-live\x00v1\n", "mark-index": "lakegc-index\x00v1\n", "mark-parts": "lakegc-parts\x00v1\n"}[k]
+			magic := map[string]string{"mark-live": "lakegc-live\x00v1\n", "mark-index": "lakegc-cindex\x00v1\n",
+				"mark-staged": "lakegc-staged\x00v1\n", "mark-parts": "lakegc-parts\x00v1\n"}[k]
 			n := len(b) - 4
 			if !bytes.HasPrefix(b, []byte(magic)) || n < len(magic)+3 ||
 				crc32.Checksum(b[:n], crc32.MakeTable(crc32.Castagnoli)) != binary.BigEndian.Uint32(b[n:]) {

@@ -165,6 +165,8 @@ func kind(key string) string {
 			return "mark-live"
 		case strings.HasSuffix(key, "/_lakegc/index"):
 			return "mark-index"
+		case strings.HasSuffix(key, "/_lakegc/staged"):
+			return "mark-staged"
 		case strings.HasSuffix(key, "/_lakegc/parts"):
 			return "mark-parts"
 		}

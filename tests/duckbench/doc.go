@@ -15,9 +15,10 @@
 // # Inputs
 //
 // The namespace is sweep's BenchmarkMark's: -keys objects spread evenly over
-// -slices lakeFS slices (default 400), keys data/<slice xid>/o<19 digits>,
-// every object modified 200 hours before the benchmark's clock and every
-// slice started 100 hours or more before it, so age protects nothing. Three
+// -slices lakeFS slices (default 400), keys data/<slice xid>/o<18 digits>0
+// (the name an xid, so that Mark recognizes every key as lakeFS's), every
+// object modified 200 hours before the benchmark's clock and every slice
+// started 100 hours or more before it, so age protects nothing. Three
 // quarters of the objects are kept: 1 in 40 by the uncommitted export, the
 // rest by the commits, each set in a scattered order (a stride through the
 // keys, as a commit's addresses come ordered by path); the last quarter is

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lakegc/lakegc/pathprovider"
+	"github.com/lakegc/lakegc/sweep"
 	"github.com/rs/xid"
 	"gocloud.dev/blob/driver"
 )
@@ -197,9 +198,10 @@ func TestBucketRefuses(t *testing.T) {
 }
 
 // TestLayout checks the generated keys: every key has the shape of sweep's
-// benchmark, data/<20-character slice xid>/o<19 digits>, the slices are
-// distinct and sorted, and the keep sets and the candidates partition the
-// keys.
+// benchmark, data/<20-character slice xid>/o<18 digits>0, which Mark's
+// default recognizer accepts (a key it does not is never a candidate), the
+// slices are distinct and sorted, and the keep sets and the candidates
+// partition the keys.
 func TestLayout(t *testing.T) {
 	l, err := newLayout(4000, 8)
 	if err != nil {
@@ -207,6 +209,16 @@ func TestLayout(t *testing.T) {
 	}
 	if _, err := newLayout(4001, 8); err == nil {
 		t.Error("4001 keys divided into 8 slices")
+	}
+	if _, err := newLayout(int(maxPerSlice+1), 1); err == nil {
+		t.Error("newLayout accepted a slice of 10^18+1 objects, more than 18 digits number")
+	}
+	big, err := newLayout(int(maxPerSlice), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := string(big.appendKey(nil, 0, int(maxPerSlice-1))); len(k) != 46 || !recognized(k) {
+		t.Errorf("the last key of the largest slice, %q, is not a recognized key of 46 bytes", k)
 	}
 	if !slices.IsSorted(l.names) || len(slices.Compact(slices.Clone(l.names))) != 8 {
 		t.Fatalf("slice names %v", l.names)
@@ -239,8 +251,14 @@ func TestLayout(t *testing.T) {
 		if n != 1 || !ok || len(rest) != 41 || rest[20:22] != "/o" {
 			t.Fatalf("key %q seen %d times", k, n)
 		}
+		if !recognized(k) {
+			t.Fatalf("key %q is not one Mark recognizes as lakeFS's: it would never be a candidate", k)
+		}
 		if _, err := strconv.ParseUint(rest[22:], 10, 64); err != nil {
 			t.Fatalf("key %q: %v", k, err)
 		}
 	}
 }
+
+// recognized is Mark's default recognizer, with the default data folder.
+var recognized = sweep.DefaultRecognizer("")

@@ -27,7 +27,9 @@ var (
 )
 
 // layout is the generated namespace: slices × perSlice objects with keys
-// data/<slice>/o<19 digits>, the shape of sweep's BenchmarkMark. Object n
+// data/<slice>/o<18 digits>0, the shape of sweep's BenchmarkMark: the name
+// is a valid xid (its last character holds four padding bits, which must be
+// zero), so Mark recognizes every key as lakeFS's and judges it. Object n
 // (n = slice index × perSlice + j, slices in ascending name order) is kept
 // by the uncommitted export when n%40 == 1, by the commits when n%4 != 0
 // and n%40 != 1, and is garbage (a candidate) when n%4 == 0: a quarter.
@@ -41,6 +43,9 @@ type layout struct {
 func newLayout(keys, nSlices int) (*layout, error) {
 	if nSlices <= 0 || keys <= 0 || keys%nSlices != 0 {
 		return nil, fmt.Errorf("duckbench: %d keys do not divide into %d slices", keys, nSlices)
+	}
+	if int64(keys/nSlices) > maxPerSlice {
+		return nil, fmt.Errorf("duckbench: %d keys a slice, more than the %d an 18-digit name numbers", keys/nSlices, maxPerSlice)
 	}
 	l := &layout{Slices: nSlices, PerSlice: keys / nSlices}
 	for i := range nSlices {
@@ -56,9 +61,15 @@ func newLayout(keys, nSlices int) (*layout, error) {
 	return l, nil
 }
 
+// maxPerSlice is the most objects a slice holds: their names number them
+// in 18 digits.
+const maxPerSlice int64 = 1e18
+
 func (l *layout) total() int { return l.Slices * l.PerSlice }
 
-// appendKey appends the key of object j of slice i.
+// appendKey appends the key of object j of slice i: "o", j in 18 digits and
+// a '0' that makes the name an xid Mark recognizes (a name ending in another
+// digit is no xid, never a candidate).
 func (l *layout) appendKey(buf []byte, i, j int) []byte {
 	buf = append(buf, "data/"...)
 	buf = append(buf, l.names[i]...)
@@ -66,8 +77,9 @@ func (l *layout) appendKey(buf []byte, i, j int) []byte {
 	n := len(buf)
 	buf = strconv.AppendInt(buf, int64(j), 10)
 	digits := len(buf) - n
-	buf = append(buf[:n], "0000000000000000000"[:19-digits]...)
-	return strconv.AppendInt(buf, int64(j), 10)
+	buf = append(buf[:n], "000000000000000000"[:18-digits]...)
+	buf = strconv.AppendInt(buf, int64(j), 10)
+	return append(buf, '0')
 }
 
 func isUncommitted(n int) bool { return n%40 == 1 }
@@ -137,7 +149,7 @@ const (
 	committedFile   = "keep/committed.parquet"
 	manifestFile    = "inputs.json"
 	rowsPerGroup    = 128 << 10
-	inputsFormat    = 1 // the version of the files' layout; bump it when they change
+	inputsFormat    = 2 // the version of the files' layout; bump it when they change (2: keys o<18 digits>0, valid xids)
 )
 
 // writeInputs writes the listing and the keep set of l under dir, unless a

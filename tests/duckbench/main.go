@@ -96,6 +96,11 @@ func verify(ctx context.Context, c *config, st stats, want model) error {
 		if s, err = sweep.ReadSummary(ctx, bucket, sweep.DefaultStoragePrefix, runID); err == nil && !s.Success {
 			err = fmt.Errorf("summary says failure")
 		}
+		if err == nil && s.NumUnrecognizedObjects != 0 {
+			// Mark never marks a key it does not recognize as lakeFS's:
+			// the model's candidates would not be Mark's.
+			err = fmt.Errorf("sweep.Mark did not recognize %d generated keys (%q the smallest): not of lakeFS's shape", s.NumUnrecognizedObjects, s.UnrecognizedSample[:min(1, len(s.UnrecognizedSample))])
+		}
 		if err == nil {
 			n, sum, err = digest(sweep.Candidates(ctx, bucket, sweep.DefaultStoragePrefix, runID))
 		}
