@@ -33,6 +33,13 @@ var ErrNoRun = errors.New("uncommitted: no such run")
 // or row counts differ from its manifest.
 var ErrIncomplete = errors.New("uncommitted: incomplete run")
 
+// guardLimits are parquetguard's default limits, with the layout check of
+// parquet-go's row reader: ReadRun reads rows with it, and Addresses falls
+// back to it. Addresses' ReadPlain and Check ask for the layout too,
+// so that a file is read by both or refused by both: a dictionary page not
+// where the footer says refuses it however its column is stored.
+var guardLimits = parquetguard.Limits{RowReaderLayout: true}
+
 // readWindow is how much of a file ReadRun and Addresses fetch per range
 // read; a variable for tests only.
 var readWindow = 1 << 20
@@ -347,9 +354,9 @@ func openFile(ra io.ReaderAt, size int64, columns ...string) (f *parquet.File, p
 	}
 	pinned = &pinnedTail{r: ra, off: size - int64(len(tail)), tail: tail}
 	if len(columns) == 0 {
-		f, err = parquetguard.OpenFooter(pinned, size, parquetguard.Limits{})
+		f, err = parquetguard.OpenFooter(pinned, size, guardLimits)
 	} else {
-		f, err = parquetguard.Open(pinned, size, parquetguard.Limits{}, columns...)
+		f, err = parquetguard.Open(pinned, size, guardLimits, columns...)
 	}
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("%w: %w", ErrInvalidFile, err)

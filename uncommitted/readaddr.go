@@ -53,7 +53,7 @@ func readAddresses(ctx context.Context, bucket *blob.Bucket, key string, size, w
 	if plainFallbackHook != nil {
 		plainFallbackHook()
 	}
-	if err := parquetguard.Check(pinned, size, parquetguard.Limits{}, "physical_address"); err != nil {
+	if err := parquetguard.Check(pinned, size, guardLimits, "physical_address"); err != nil {
 		return fail(fmt.Errorf("%w: %w", ErrInvalidFile, err))
 	}
 	return readPages(ctx, f, col, read, fail, yield)
@@ -95,7 +95,7 @@ func readPlain(ctx context.Context, r io.ReaderAt, size int64, f *parquet.File, 
 	values := make([]int64, len(rgs)) // the values read of each row group
 	var ours error                    // what the page function ended ReadPlain with
 	pages := 0                        // counted for plainPageHook only
-	err = parquetguard.ReadPlain(r, size, parquetguard.Limits{}, "physical_address", func(rg int, page []byte, n int) error {
+	err = parquetguard.ReadPlain(r, size, guardLimits, "physical_address", func(rg int, page []byte, n int) error {
 		if plainPageHook != nil {
 			pages++
 			if err := plainPageHook(pages); err != nil {

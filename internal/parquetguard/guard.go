@@ -14,6 +14,8 @@ import (
 )
 
 // Limits bounds what a file may claim. A zero field means its default.
+// RowReaderLayout, not a bound, asks for the layout check parquet-go's
+// row reader needs (see the package documentation).
 type Limits struct {
 	// MaxFooterSize bounds the Thrift-encoded footer, in bytes.
 	MaxFooterSize int
@@ -35,6 +37,16 @@ type Limits struct {
 	MaxPageValues int
 	// MaxValueSize bounds every BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY value.
 	MaxValueSize int
+	// RowReaderLayout, when true, refuses a chunk whose footer gives a
+	// dictionary_page_offset (not 0) other than its data_page_offset
+	// unless its first page is a dictionary page ending exactly at the
+	// data_page_offset (and a chunk of no bytes so laid out): set it when
+	// parquet-go's row reader (a parquet.Reader, GenericReader or a
+	// RowGroup's Rows) will read the file, which seeks a chunk to its
+	// data_page_offset. A caller that reads pages with ColumnChunk.Pages
+	// from the chunk's start, in order, leaves it false: such a reader
+	// reads the pages Check walked, in any layout.
+	RowReaderLayout bool
 }
 
 // The default limits. Writers make pages of about 1 MiB (parquet-mr, Arrow)
@@ -81,9 +93,9 @@ var ErrUnsupportedCodec = errors.New("compression codec not supported")
 // named by its dotted path), and returns an error if parquet-go, opening the
 // file with SkipPageIndex and SkipBloomFilters and reading those columns,
 // could allocate more than the limits allow, or read other bytes than
-// Check did: a page that does not match its header's CRC-32, a dictionary
-// page not where the footer says (see the package documentation). An
-// error of r is wrapped.
+// Check did: a page that does not match its header's CRC-32, and, when
+// lim.RowReaderLayout is set, a dictionary page not where the footer says
+// (see the package documentation). An error of r is wrapped.
 func Check(r io.ReaderAt, size int64, lim Limits, columns ...string) error {
 	return check(r, size, lim, columns, nil)
 }

@@ -127,22 +127,26 @@ type guarded struct {
 	handed []string
 }
 
-func guardA(t *testing.T, data []byte) guarded {
+func guardA(t *testing.T, data []byte, lim parquetguard.Limits) guarded {
 	t.Helper()
 	var g guarded
-	g.check = parquetguard.Check(bytes.NewReader(data), int64(len(data)), parquetguard.Limits{}, "a")
-	_, g.open = parquetguard.Open(bytes.NewReader(data), int64(len(data)), parquetguard.Limits{}, "a")
-	g.handed, g.plain = readPlain(t, data)
+	g.check = parquetguard.Check(bytes.NewReader(data), int64(len(data)), lim, "a")
+	_, g.open = parquetguard.Open(bytes.NewReader(data), int64(len(data)), lim, "a")
+	g.handed, _, g.plain = readPlainGroups(t, data, lim)
 	return g
 }
 
-// refused fails t unless Check, Open and ReadPlain all refuse column a of
-// data with an error naming why, ReadPlain not with ErrNotPlain (which
+// rowReader are the limits of a caller that reads rows with parquet-go's
+// row reader (package uncommitted): the layout it needs is checked.
+var rowReader = parquetguard.Limits{RowReaderLayout: true}
+
+// refused fails t unless Check, Open and ReadPlain, with RowReaderLayout
+// set, all refuse column a of data with an error naming why, ReadPlain not with ErrNotPlain (which
 // would ask for parquet-go's reading) and having handed over exactly the
 // first handed of layoutValues.
 func refused(t *testing.T, data []byte, why string, handed int) {
 	t.Helper()
-	g := guardA(t, data)
+	g := guardA(t, data, rowReader)
 	for _, err := range []error{g.check, g.open, g.plain} {
 		if err == nil || !strings.Contains(err.Error(), why) {
 			t.Errorf("Check %v; Open %v; ReadPlain %v; want each to name %q", g.check, g.open, g.plain, why)
@@ -163,7 +167,12 @@ func refused(t *testing.T, data []byte, why string, handed int) {
 // over any page of the chunk (of PLAIN values too, where the first page is
 // not a dictionary); they accept the chunks that start at their
 // data_page_offset, with no dictionary_page_offset or the same, and
-// parquet-go reads them as written.
+// parquet-go reads them as written. That is with Limits.RowReaderLayout
+// set; without it, the layout is not checked: each file is refused only
+// for what the walk from dictionary_page_offset finds (pagesWhy), and
+// where the walk covers every page, parquet-go's page reader, which reads
+// in order from there as package inventory and parquetio do, reads the
+// values as written (DuckDB's layout before 0.10.1 among them).
 func TestDictionaryLayout(t *testing.T) {
 	const codec = format.Uncompressed
 	empty := withCRC(guardtest.DataPage(codec, format.Plain, 0, nil))
@@ -185,46 +194,69 @@ func TestDictionaryLayout(t *testing.T) {
 		edit  func(md *format.ColumnMetaData, _ []guardtest.Page, at []int64)
 		// why the file is refused, empty if it is not.
 		why string
+		// pagesWhy is why, without RowReaderLayout: empty if accepted,
+		// "-" if also accepted but with pages left out of the walk.
+		pagesWhy string
 	}{
-		{"dictionary page, then data pages from data_page_offset", dictPages(codec), offsets(0, 1), ""},
-		{"dictionary page at data_page_offset, no dictionary_page_offset", dictPages(codec), offsets(-1, 0), ""},
-		{"dictionary page at data_page_offset, dictionary_page_offset the same", dictPages(codec), offsets(0, 0), ""},
-		{"PLAIN pages, no dictionary_page_offset", plainPages(codec), offsets(-1, 0), ""},
-		{"PLAIN pages, dictionary_page_offset at data_page_offset", plainPages(codec), offsets(0, 0), ""},
+		{"dictionary page, then data pages from data_page_offset", dictPages(codec), offsets(0, 1), "", ""},
+		{"dictionary page at data_page_offset, no dictionary_page_offset", dictPages(codec), offsets(-1, 0), "", ""},
+		{"dictionary page at data_page_offset, dictionary_page_offset the same", dictPages(codec), offsets(0, 0), "", ""},
+		{"PLAIN pages, no dictionary_page_offset", plainPages(codec), offsets(-1, 0), "", ""},
+		{"PLAIN pages, dictionary_page_offset at data_page_offset", plainPages(codec), offsets(0, 0), "", ""},
 
 		{"an empty data page between the dictionary and data_page_offset", slices.Insert(dictPages(codec), 1, empty), offsets(0, 2),
-			"data pages at data_page_offset"},
+			"data pages at data_page_offset", ""},
 		{"a damaged empty page between the dictionary and data_page_offset", slices.Insert(dictPages(codec), 1, damaged), offsets(0, 2),
-			"data pages at data_page_offset"},
+			"data pages at data_page_offset", "crc32 checksum mismatch"},
 		{"an empty data page at dictionary_page_offset, before the dictionary", slices.Insert(dictPages(codec), 0, empty), offsets(0, 2),
-			"DATA_PAGE page at the chunk's dictionary_page_offset"},
-		{"data_page_offset at the second data page", dictPages(codec), offsets(0, 2), "data pages at data_page_offset"},
+			"DATA_PAGE page at the chunk's dictionary_page_offset", ""},
+		{"data_page_offset at the second data page", dictPages(codec), offsets(0, 2), "data pages at data_page_offset", ""},
 		// As DuckDB before 0.10.1 wrote them (duckdb/duckdb#10829).
 		{"data_page_offset short of the dictionary page by its header", dictPages(codec), func(md *format.ColumnMetaData, _ []guardtest.Page, at []int64) {
 			md.DictionaryPageOffset, md.DataPageOffset = at[0], at[0]+int64(len(dictPages(codec)[0].Data))
-		}, "data pages at data_page_offset"},
+		}, "data pages at data_page_offset", ""},
 		{"data_page_offset inside the first data page", dictPages(codec), func(md *format.ColumnMetaData, _ []guardtest.Page, at []int64) {
 			md.DictionaryPageOffset, md.DataPageOffset = at[0], at[1]+1
-		}, "data pages at data_page_offset"},
+		}, "data pages at data_page_offset", ""},
 		{"data_page_offset before dictionary_page_offset", dictPages(codec), func(md *format.ColumnMetaData, _ []guardtest.Page, at []int64) {
 			md.DictionaryPageOffset, md.DataPageOffset = at[0], at[0]-1
-		}, "data pages at data_page_offset"},
+		}, "data pages at data_page_offset", ""},
 		{"no bytes, dictionary_page_offset apart from data_page_offset", plainPages(codec), func(md *format.ColumnMetaData, _ []guardtest.Page, at []int64) {
 			md.DictionaryPageOffset, md.DataPageOffset, md.TotalCompressedSize = at[0], at[1], 0
-		}, "dictionary page at the chunk's dictionary_page_offset"},
+		}, "dictionary page at the chunk's dictionary_page_offset", "-"},
 		{"PLAIN pages, dictionary_page_offset at the first, data_page_offset at the second", plainPages(codec), offsets(0, 1),
-			"DATA_PAGE page at the chunk's dictionary_page_offset"},
+			"DATA_PAGE page at the chunk's dictionary_page_offset", ""},
 		{"PLAIN pages, dictionary_page_offset at the second, data_page_offset at the first", plainPages(codec), func(md *format.ColumnMetaData, _ []guardtest.Page, at []int64) {
 			md.DictionaryPageOffset, md.DataPageOffset, md.TotalCompressedSize = at[1], at[0], at[len(at)-1]-at[1]
-		}, "DATA_PAGE_V2 page at the chunk's dictionary_page_offset"},
+		}, "DATA_PAGE_V2 page at the chunk's dictionary_page_offset", "-"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := layoutFile(codec, tc.pages, nil, tc.edit)
+			pages := guardA(t, data, parquetguard.Limits{})
+			if tc.pagesWhy == "" || tc.pagesWhy == "-" {
+				if pages.check != nil || pages.open != nil || (pages.plain != nil && !errors.Is(pages.plain, parquetguard.ErrNotPlain)) {
+					t.Errorf("without RowReaderLayout: Check %v; Open %v; ReadPlain %v", pages.check, pages.open, pages.plain)
+				}
+				if got, err := parquetGoValues(data); tc.pagesWhy == "" && (err != nil || !slices.Equal(got, layoutValues)) {
+					t.Errorf("parquet-go's page reader reads %q, %v; want %q", got, err, layoutValues)
+				}
+			} else {
+				// ReadPlain stops at a dictionary page before (ErrNotPlain).
+				for i, err := range []error{pages.check, pages.open, pages.plain} {
+					if i == 2 && errors.Is(err, parquetguard.ErrNotPlain) {
+						continue
+					}
+					if err == nil || !strings.Contains(err.Error(), tc.pagesWhy) {
+						t.Errorf("without RowReaderLayout: Check %v; Open %v; ReadPlain %v; want each to name %q", pages.check, pages.open, pages.plain, tc.pagesWhy)
+						break
+					}
+				}
+			}
 			if tc.why != "" {
 				refused(t, data, tc.why, 0)
 				return
 			}
-			g := guardA(t, data)
+			g := guardA(t, data, rowReader)
 			if g.check != nil || g.open != nil {
 				t.Fatalf("Check %v; Open %v", g.check, g.open)
 			}
@@ -292,7 +324,7 @@ func TestReadPlainLayoutOfALaterRowGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := buf.Bytes()
-	if _, err := readPlain(t, data); err != nil {
+	if _, _, err := readPlainGroups(t, data, rowReader); err != nil {
 		t.Fatal(err)
 	}
 	data = editFooter(t, data, func(md *format.FileMetaData) {
@@ -309,7 +341,7 @@ func TestReadPlainLayoutOfALaterRowGroup(t *testing.T) {
 			t.Fatal("a chunk of one page")
 		}
 	})
-	got, err := readPlain(t, data)
+	got, _, err := readPlainGroups(t, data, rowReader)
 	want := make([]string, 20)
 	for i := range want {
 		want[i] = rows[i].A

@@ -41,7 +41,8 @@ type chunk struct {
 	// before its dictionary page.
 	dictLen int
 	// dataAt is the chunk's data_page_offset when the footer gives it a
-	// dictionary_page_offset apart from it, else -1: its first page must
+	// dictionary_page_offset apart from it and Limits.RowReaderLayout is
+	// set, else -1: its first page must
 	// then be a dictionary page that ends there (checkLayout), and a chunk
 	// of no bytes, which has none, is refused.
 	dataAt int64
@@ -65,7 +66,7 @@ func (g *guard) checkChunk(r io.ReaderAt, footerAt int64, col *leaf, md *format.
 	}
 	g.br.Reset(io.NewSectionReader(r, start, size))
 	c := &chunk{guard: g, col: col, codec: md.Codec, dictLen: -1, dataAt: -1}
-	if md.DictionaryPageOffset != 0 && md.DictionaryPageOffset != md.DataPageOffset {
+	if g.lim.RowReaderLayout && md.DictionaryPageOffset != 0 && md.DictionaryPageOffset != md.DataPageOffset {
 		c.dataAt = md.DataPageOffset
 		if size == 0 {
 			return fmt.Errorf("no dictionary page at the chunk's dictionary_page_offset %d: the chunk has no bytes", start)
@@ -124,8 +125,9 @@ func (c *chunk) checkPage(page int, at, left int64) (int64, error) {
 	return int64(hlen) + int64(h.CompressedPageSize), err
 }
 
-// checkLayout checks the first page of a chunk whose footer gives a
-// dictionary_page_offset apart from its data_page_offset: the page, h at
+// checkLayout checks, when Limits.RowReaderLayout is set, the first page
+// of a chunk whose footer gives a dictionary_page_offset apart from its
+// data_page_offset: the page, h at
 // offset at (the dictionary_page_offset, where the walk starts), ending
 // at end, must be a dictionary page that ends at the data_page_offset.
 //

@@ -40,9 +40,11 @@ type PageFunc func(rowGroup int, values []byte, n int) error
 // claims) ends it with an error wrapping ErrNotPlain, after the pages
 // before it were handed over. Both may come after some pages: the values
 // of a page are whole and checked when page sees them, but not the pages
-// after it; a chunk whose dictionary page is not where its footer says
-// (see Check) is refused at its first page, before any page of it is
-// handed over. The row groups' row counts are the caller's to compare with
+// after it; with lim.RowReaderLayout set, a chunk whose dictionary page is
+// not where its footer says (see Check) is refused at its first page,
+// before any page of it is handed over (ReadPlain reads pages in order from
+// the chunk's start, and needs no layout: the option is for a caller that
+// also reads the file with parquet-go's row reader). The row groups' row counts are the caller's to compare with
 // the values it was handed. Memory is Check's.
 func ReadPlain(r io.ReaderAt, size int64, lim Limits, column string, page PageFunc) error {
 	if page == nil {

@@ -19,7 +19,8 @@ import (
 // TestArrowWrittenLayoutRead: files that Arrow's Go Parquet writer lays out
 // (a dictionary page, then its data pages; a dictionary abandoned for
 // PLAIN within a chunk; several row groups and pages; pages v1 and v2) pass
-// parquetguard's dictionary-page layout check and are read by
+// parquetguard's dictionary-page layout check (Limits.RowReaderLayout, as
+// package uncommitted reads files) and are read by
 // parquetio.OpenStrings, value for value. The reverse of the rest of the
 // package: lakegc reads what the independent writer wrote.
 func TestArrowWrittenLayoutRead(t *testing.T) {
@@ -64,7 +65,7 @@ func TestArrowWrittenLayoutRead(t *testing.T) {
 			}
 			data := buf.Bytes()
 			r := bytes.NewReader(data)
-			if err := parquetguard.Check(r, int64(len(data)), parquetguard.Limits{}); err != nil {
+			if err := parquetguard.Check(r, int64(len(data)), parquetguard.Limits{RowReaderLayout: true}); err != nil {
 				t.Fatalf("parquetguard refuses Arrow's file: %v", err)
 			}
 			s, err := parquetio.OpenStrings(r, int64(len(data)), "address")
