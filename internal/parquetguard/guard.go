@@ -292,7 +292,8 @@ func Open(r io.ReaderAt, size int64, lim Limits, columns ...string) (*parquet.Fi
 // column chunk per leaf in every row group), and opens the file with
 // parquet-go as Open does, without reading any page: for a caller that
 // reads the pages with ReadPlain, or checks them with Check before
-// parquet-go reads them.
+// parquet-go reads them. lim.RowReaderLayout is for those: OpenFooter
+// reads no page, and checks no layout.
 func OpenFooter(r io.ReaderAt, size int64, lim Limits) (*parquet.File, error) {
 	return openChecked(r, size, func() error {
 		_, _, _, err := checkFooter(r, size, lim.withDefaults())
