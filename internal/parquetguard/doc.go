@@ -51,7 +51,9 @@
 // duckdb/duckdb#10829): a reader of pages in order, from the chunk's
 // start, reads them right, and leaves RowReaderLayout unset (package
 // inventory, and parquetio); package uncommitted, whose ReadRun reads
-// rows, sets it on every file it reads.
+// rows, sets it on every file it reads. A file Check accepted without it
+// may make the row reader read bytes Check did not check, outside the
+// bound below: it holds for the row reader only with RowReaderLayout set.
 //
 // Every codec parquet-go reads is accepted: UNCOMPRESSED, SNAPPY, GZIP,
 // BROTLI, ZSTD, LZ4_RAW. LZ4 in Hadoop's framing (what Spark's "lz4" wrote

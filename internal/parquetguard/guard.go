@@ -45,7 +45,8 @@ type Limits struct {
 	// RowGroup's Rows) will read the file, which seeks a chunk to its
 	// data_page_offset. A caller that reads pages with ColumnChunk.Pages
 	// from the chunk's start, in order, leaves it false: such a reader
-	// reads the pages Check walked, in any layout.
+	// reads the pages Check walked, in any layout. Without it, the row
+	// reader may read bytes Check did not check.
 	RowReaderLayout bool
 }
 
