@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -212,9 +215,12 @@ func TestDamagedDictionary(t *testing.T) {
 
 // TestDictionaryLayout: a chunk whose dictionary_page_offset is not the
 // start of a dictionary page right before its data pages is refused by
-// both readers: parquet-go's row reader seeks to data_page_offset, and
-// would skip, unread and unchecked, the pages Addresses reads from the
-// chunk's start.
+// both readers, having yielded nothing: parquet-go's row reader seeks to
+// data_page_offset, and would skip, unread and unchecked, the pages
+// Addresses reads from the chunk's start. parquetguard's walk refuses the
+// chunk at its first page (its TestDictionaryLayout has every layout), so
+// Addresses refuses a chunk of PLAIN addresses too before it yields any of
+// them.
 func TestDictionaryLayout(t *testing.T) {
 	empty := guardtest.DataPage(format.Uncompressed, format.Plain, 0, nil)
 	empty.Header.CRC = int32(crc32.ChecksumIEEE(nil))
@@ -237,6 +243,27 @@ func TestDictionaryLayout(t *testing.T) {
 		"data page skipped": func(pages []guardtest.Page) (int, int, []guardtest.Page) {
 			return 0, 2, pages
 		},
+		// PLAIN addresses only, which Addresses reads from ReadPlain's
+		// pages: dictionary_page_offset at the first, data_page_offset at
+		// the second.
+		"PLAIN page at dictionary_page_offset": func([]guardtest.Page) (int, int, []guardtest.Page) {
+			var first, second [][]byte
+			for i, a := range crcAddresses {
+				if i < 4 {
+					first = append(first, []byte(a))
+				} else {
+					second = append(second, []byte(a))
+				}
+			}
+			pages := []guardtest.Page{
+				guardtest.DataPage(format.Uncompressed, format.Plain, 4, guardtest.Plain(first...)),
+				dataPageV2(format.Uncompressed, guardtest.Plain(second...), 4),
+			}
+			for i := range pages {
+				pages[i].Header.CRC = int32(crc32.ChecksumIEEE(pages[i].Data))
+			}
+			return 0, 1, pages
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cols := crcColumns(format.Uncompressed)
@@ -255,8 +282,8 @@ func TestDictionaryLayout(t *testing.T) {
 				offset += int64(len(guardtest.Marshal(&p.Header)) + len(p.Data))
 			}
 			rows, rerr, addresses, aerr := readCRC(t, guardtest.WithFooter(data, guardtest.Marshal(md)))
-			if !errors.Is(rerr, uncommitted.ErrInvalidFile) || !errors.Is(aerr, uncommitted.ErrInvalidFile) {
-				t.Errorf("ReadRun %q, %v; Addresses %q, %v; want both to refuse the file", rows, rerr, addresses, aerr)
+			if !errors.Is(rerr, uncommitted.ErrInvalidFile) || !errors.Is(aerr, uncommitted.ErrInvalidFile) || len(rows) != 0 || len(addresses) != 0 {
+				t.Errorf("ReadRun %q, %v; Addresses %q, %v; want both to refuse the file, having yielded nothing", rows, rerr, addresses, aerr)
 			}
 		})
 	}
@@ -370,6 +397,43 @@ func TestPlainV2LevelBytes(t *testing.T) {
 				}
 			}
 			restore()
+		}
+	}
+}
+
+// TestFuzzAddressesFinds: the files FuzzAddresses found, its seeds in
+// testdata, are refused by both readers with ErrInvalidFile, having
+// yielded nothing (FuzzAddresses itself only asks that they agree): a
+// dictionary page that does not match its CRC at a dictionary_page_offset
+// apart from its data pages (ReadRun yielded its altered address), a
+// dictionary_page_offset before the file's start.
+func TestFuzzAddressesFinds(t *testing.T) {
+	for name, why := range map[string]string{
+		"cfb614e5025a9f1d": "crc32 checksum mismatch",
+		"4105036f81965552": "outside the file",
+	} {
+		text, err := os.ReadFile(filepath.Join("testdata", "fuzz", "FuzzAddresses", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(text), "\n")
+		quoted, ok := strings.CutPrefix(lines[1], "[]byte(")
+		if !ok || lines[0] != "go test fuzz v1" {
+			t.Fatalf("%s: not a fuzz input of []byte", name)
+		}
+		data, err := strconv.Unquote(strings.TrimSuffix(quoted, ")"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, rerr, addresses, aerr := readCRC(t, []byte(data))
+		for _, err := range []error{rerr, aerr} {
+			if !errors.Is(err, uncommitted.ErrInvalidFile) || !strings.Contains(err.Error(), why) {
+				t.Errorf("%s: ReadRun %q, %v; Addresses %q, %v; want both to refuse it naming %q", name, rows, rerr, addresses, aerr, why)
+				break
+			}
+		}
+		if len(rows) != 0 || len(addresses) != 0 {
+			t.Errorf("%s: ReadRun yielded %q, Addresses %q", name, rows, addresses)
 		}
 	}
 }

@@ -18,9 +18,8 @@ import (
 // past the file's end) is refused with ErrInvalidFile by both readers,
 // having yielded nothing — not with an error of the store's reader, which
 // a caller could take for a failure of the store rather than of the file.
-// Addresses reads the dictionary page's header before any page of the
-// chunk (its layout must be as ReadRun's reader needs it), so that read
-// must not trust the footer's offsets either.
+// parquetguard's walk refuses such a chunk before it reads a page of it
+// (its TestChunkOutsideFile); this is the readers' side.
 func TestDictionaryOffsetOutsideChunk(t *testing.T) {
 	addresses := make([]string, 50)
 	for i := range addresses {

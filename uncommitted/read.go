@@ -33,6 +33,13 @@ var ErrNoRun = errors.New("uncommitted: no such run")
 // or row counts differ from its manifest.
 var ErrIncomplete = errors.New("uncommitted: incomplete run")
 
+// guardLimits are parquetguard's default limits, with the layout check of
+// parquet-go's row reader: ReadRun reads rows with it, and Addresses falls
+// back to it. Addresses' ReadPlain and Check ask for the layout too,
+// so that a file is read by both or refused by both: a dictionary page not
+// where the footer says refuses it however its column is stored.
+var guardLimits = parquetguard.Limits{RowReaderLayout: true}
+
 // readWindow is how much of a file ReadRun and Addresses fetch per range
 // read; a variable for tests only.
 var readWindow = 1 << 20
@@ -321,12 +328,13 @@ func (cr *columnReaderAt) ReadAt(p []byte, off int64) (int, error) {
 // are read, and returns the index of its physical_address column. The
 // footer is read once and pinned, so that parquetguard and parquet-go see
 // the same bytes; parquetguard checks the footer and every page of those
-// columns first, so that what parquet-go allocates for them stays bounded;
-// the footer's chunks must agree with its schema and row counts.
+// columns first, so that what parquet-go allocates for them stays bounded
+// and the pages it reads are those checked (their CRCs, a dictionary page
+// where the footer says); the footer's chunks must agree with its schema
+// and row counts.
 // parquet-go may still panic on a corrupt file: that is reported as
 // ErrInvalidFile. With no column named, no page is read: the caller checks
-// the pages it reads, then their dictionary pages' layout
-// (readAddresses).
+// the pages it reads (readAddresses).
 func openFile(ra io.ReaderAt, size int64, columns ...string) (f *parquet.File, pinned *pinnedTail, col int, err error) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -346,9 +354,9 @@ func openFile(ra io.ReaderAt, size int64, columns ...string) (f *parquet.File, p
 	}
 	pinned = &pinnedTail{r: ra, off: size - int64(len(tail)), tail: tail}
 	if len(columns) == 0 {
-		f, err = parquetguard.OpenFooter(pinned, size, parquetguard.Limits{})
+		f, err = parquetguard.OpenFooter(pinned, size, guardLimits)
 	} else {
-		f, err = parquetguard.Open(pinned, size, parquetguard.Limits{}, columns...)
+		f, err = parquetguard.Open(pinned, size, guardLimits, columns...)
 	}
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("%w: %w", ErrInvalidFile, err)
@@ -362,14 +370,6 @@ func openFile(ra io.ReaderAt, size int64, columns ...string) (f *parquet.File, p
 	}
 	if err := checkChunks(f); err != nil {
 		return nil, nil, 0, err
-	}
-	// With no column named, the caller checks the layout of the pages it
-	// reads once it has checked them (readAddresses): checkDictionaryPages
-	// reads at the footer's offsets, which only that check bounds.
-	if len(columns) > 0 {
-		if err := checkDictionaryPages(pinned, f, columns...); err != nil {
-			return nil, nil, 0, err
-		}
 	}
 	return f, pinned, leaf.ColumnIndex, nil
 }

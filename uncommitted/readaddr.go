@@ -2,10 +2,10 @@ package uncommitted
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding"
@@ -24,8 +24,8 @@ import (
 // does not hand over (optional, with a dictionary or other encodings) is
 // read as before, from where readPlain stopped: parquetguard checks every
 // page of the column, then parquet-go decodes them (readPages). Every row
-// group's chunk must hold as many values as the row group has rows, and
-// the file as many as its footer says: parquet-go's page reader can stop
+// group's chunk must hold as many values as the row group has rows (whose
+// sum openFile checked is the footer's): parquet-go's page reader can stop
 // short of a damaged chunk's end without an error.
 func readAddresses(ctx context.Context, bucket *blob.Bucket, key string, size, wantRows int64, yield func(string, error) bool) bool {
 	fail := func(err error) bool {
@@ -41,28 +41,20 @@ func readAddresses(ctx context.Context, bucket *blob.Bucket, key string, size, w
 	if wantRows >= 0 && f.NumRows() != wantRows {
 		return fail(fmt.Errorf("%w: the footer says %d rows, the manifest %d", ErrIncomplete, f.NumRows(), wantRows))
 	}
-	// The page at a chunk's dictionary_page_offset must be laid out as
-	// ReadRun's reader needs it (checkDictionaryPages), which is checked
-	// once the chunk's pages are: the footer's offsets are bounded by that
-	// check alone (openFile, with no column named, reads no page).
 	read, err := readPlain(ctx, pinned, size, f, yield)
 	switch {
 	case err == nil:
-		if err := checkDictionaryPages(pinned, f, "physical_address"); err != nil {
-			return fail(err)
-		}
 		return true
 	case errors.Is(err, errStopped):
 		return false
 	case !errors.Is(err, parquetguard.ErrNotPlain):
 		return fail(err)
 	}
-	plainFallbacks.Add(1)
-	if err := parquetguard.Check(pinned, size, parquetguard.Limits{}, "physical_address"); err != nil {
-		return fail(fmt.Errorf("%w: %w", ErrInvalidFile, err))
+	if plainFallbackHook != nil {
+		plainFallbackHook()
 	}
-	if err := checkDictionaryPages(pinned, f, "physical_address"); err != nil {
-		return fail(err)
+	if err := parquetguard.Check(pinned, size, guardLimits, "physical_address"); err != nil {
+		return fail(fmt.Errorf("%w: %w", ErrInvalidFile, err))
 	}
 	return readPages(ctx, f, col, read, fail, yield)
 }
@@ -70,12 +62,16 @@ func readAddresses(ctx context.Context, bucket *blob.Bucket, key string, size, w
 // errStopped ends readPlain when its consumer stops.
 var errStopped = errors.New("uncommitted: stopped")
 
-// For tests: plainFallbacks counts the files readPlain did not read whole;
-// plainPages, when positive, makes it stop after that many pages of a file,
-// as at a page it cannot read, so that the rest is read by readPages.
+// Hooks for tests, nil otherwise: plainFallbackHook is called for each
+// file readPlain did not read whole, before the rest is read through
+// parquet-go; plainPageHook for each page ReadPlain hands over, with its
+// number in the file (from 1), before its addresses are yielded: an error
+// wrapping parquetguard.ErrNotPlain makes readPlain stop there, as at a
+// page ReadPlain does not hand over, so that the rest is read by
+// readPages.
 var (
-	plainFallbacks atomic.Int64
-	plainPages     int
+	plainFallbackHook func()
+	plainPageHook     func(page int) error
 )
 
 // readPlain yields the addresses of f, a file of size bytes read through r,
@@ -85,41 +81,36 @@ var (
 // after the last yielded are still to be read. The values of a page are
 // copied into one string, which its addresses share: a page costs one
 // allocation, not one a row. errStopped says the consumer stopped.
+//
+// A page is as parquetguard.PageFunc states: n values, each after its
+// length, that fill it exactly, of row group rg of the footer ReadPlain
+// decodes from r, which holds the bytes f was opened from (the pinned
+// tail): rg indexes f's row groups. Nothing of that is checked again here.
+// What ReadPlain leaves to its caller is: every row group's chunk must hold
+// as many values as it has rows (a required column: one a row), or the
+// file is refused. The file's rows are then the footer's, as openFile's
+// checkChunks made the row groups' rows add up to it.
 func readPlain(ctx context.Context, r io.ReaderAt, size int64, f *parquet.File, yield func(string, error) bool) (read int64, err error) {
 	rgs := f.Metadata().RowGroups
 	values := make([]int64, len(rgs)) // the values read of each row group
 	var ours error                    // what the page function ended ReadPlain with
-	pages := 0
-	err = parquetguard.ReadPlain(r, size, parquetguard.Limits{}, "physical_address", func(rg int, page []byte, n int) error {
-		if pages++; plainPages > 0 && pages > plainPages {
-			return fmt.Errorf("%w: stopped after %d pages (a test)", parquetguard.ErrNotPlain, plainPages)
-		}
-		if rg < 0 || rg >= len(values) {
-			ours = fmt.Errorf("%w: values of row group %d of %d", ErrInvalidFile, rg, len(values))
-			return ours
+	pages := 0                        // counted for plainPageHook only
+	err = parquetguard.ReadPlain(r, size, guardLimits, "physical_address", func(rg int, page []byte, n int) error {
+		if plainPageHook != nil {
+			pages++
+			if err := plainPageHook(pages); err != nil {
+				return err
+			}
 		}
 		all := string(page)
-		count := 0
-		for off := 0; off < len(all); count++ {
-			if len(all)-off < 4 {
-				ours = fmt.Errorf("%w: a value's length cut short", ErrInvalidFile)
-				return ours
-			}
-			l := int(all[off]) | int(all[off+1])<<8 | int(all[off+2])<<16 | int(all[off+3])<<24
+		for off := 0; off < len(all); {
+			l := int(binary.LittleEndian.Uint32(page[off:]))
 			off += 4
-			if l > len(all)-off {
-				ours = fmt.Errorf("%w: a value of %d bytes, %d left", ErrInvalidFile, l, len(all)-off)
-				return ours
-			}
 			if !yield(all[off:off+l], nil) {
 				ours = errStopped
 				return ours
 			}
 			off += l
-		}
-		if count != n {
-			ours = fmt.Errorf("%w: a page of %d values claims %d", ErrInvalidFile, count, n)
-			return ours
 		}
 		values[rg] += int64(n)
 		read += int64(n)
@@ -142,9 +133,6 @@ func readPlain(ctx context.Context, r io.ReaderAt, size int64, f *parquet.File, 
 			return read, fmt.Errorf("%w: row group %d: %d values of physical_address, %d rows", ErrInvalidFile, i, values[i], rg.NumRows)
 		}
 	}
-	if read != f.NumRows() {
-		return read, fmt.Errorf("%w: %d rows, the footer says %d", ErrInvalidFile, read, f.NumRows())
-	}
 	return read, nil
 }
 
@@ -152,7 +140,6 @@ func readPlain(ctx context.Context, r io.ReaderAt, size int64, f *parquet.File, 
 // decoded by parquet-go, whose pages parquetguard checked; it returns
 // false when iteration must stop.
 func readPages(ctx context.Context, f *parquet.File, col int, skip int64, fail func(error) bool, yield func(string, error) bool) bool {
-	var read int64
 	var page addressPage
 	for i, rg := range f.Metadata().RowGroups {
 		pages, err := columnPages(f, i, col)
@@ -189,10 +176,6 @@ func readPages(ctx context.Context, f *parquet.File, col int, skip int64, fail f
 		if values != rg.NumRows {
 			return fail(fmt.Errorf("%w: row group %d: %d values of physical_address, %d rows", ErrInvalidFile, i, values, rg.NumRows))
 		}
-		read += values
-	}
-	if read != f.NumRows() {
-		return fail(fmt.Errorf("%w: %d rows, the footer says %d", ErrInvalidFile, read, f.NumRows()))
 	}
 	return true
 }

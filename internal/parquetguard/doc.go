@@ -32,6 +32,29 @@
 //     page refers to it, a delta prefix as often as it is repeated — are at
 //     most MaxPageSize.
 //
+// Check also refuses what would make parquet-go read other bytes than it
+// checked: a page whose stored bytes do not match the CRC-32 its header
+// carries (when not 0; parquet-go checks it on the pages it reads in
+// order, not on the dictionary page its row reader loads apart). Check
+// walks a chunk's pages from its dictionary_page_offset when the footer
+// gives one, from its data_page_offset otherwise, as parquet-go's page
+// reader (ColumnChunk.Pages) does.
+//
+// parquet-go's row reader does not: it seeks a chunk to its
+// data_page_offset, and would skip what lies before unread, or read from
+// the middle of a page. With [Limits.RowReaderLayout] set, Check (and so
+// Open and ReadPlain) also refuses a chunk whose footer gives a
+// dictionary_page_offset (not 0) other than its data_page_offset, where
+// the page at that offset is not a dictionary page ending at
+// data_page_offset. Files DuckDB wrote before 0.10.1 can be so (a
+// data_page_offset short of the dictionary page's end by its header,
+// duckdb/duckdb#10829): a reader of pages in order, from the chunk's
+// start, reads them right, and leaves RowReaderLayout unset (package
+// inventory, and parquetio); package uncommitted, whose ReadRun reads
+// rows, sets it on every file it reads. A file Check accepted without it
+// may make the row reader read bytes Check did not check, outside the
+// bound below: it holds for the row reader only with RowReaderLayout set.
+//
 // Every codec parquet-go reads is accepted: UNCOMPRESSED, SNAPPY, GZIP,
 // BROTLI, ZSTD, LZ4_RAW. LZ4 in Hadoop's framing (what Spark's "lz4" wrote
 // before parquet-mr 1.12) and LZO are refused with [ErrUnsupportedCodec], as

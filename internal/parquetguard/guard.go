@@ -14,6 +14,8 @@ import (
 )
 
 // Limits bounds what a file may claim. A zero field means its default.
+// RowReaderLayout, not a bound, asks for the layout check parquet-go's
+// row reader needs (see the package documentation).
 type Limits struct {
 	// MaxFooterSize bounds the Thrift-encoded footer, in bytes.
 	MaxFooterSize int
@@ -35,6 +37,17 @@ type Limits struct {
 	MaxPageValues int
 	// MaxValueSize bounds every BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY value.
 	MaxValueSize int
+	// RowReaderLayout, when true, refuses a chunk whose footer gives a
+	// dictionary_page_offset (not 0) other than its data_page_offset
+	// unless its first page is a dictionary page ending exactly at the
+	// data_page_offset (and a chunk of no bytes so laid out): set it when
+	// parquet-go's row reader (a parquet.Reader, GenericReader or a
+	// RowGroup's Rows) will read the file, which seeks a chunk to its
+	// data_page_offset. A caller that reads pages with ColumnChunk.Pages
+	// from the chunk's start, in order, leaves it false: such a reader
+	// reads the pages Check walked, in any layout. Without it, the row
+	// reader may read bytes Check did not check.
+	RowReaderLayout bool
 }
 
 // The default limits. Writers make pages of about 1 MiB (parquet-mr, Arrow)
@@ -80,8 +93,10 @@ var ErrUnsupportedCodec = errors.New("compression codec not supported")
 // of the named columns (every column if none is named; a nested column is
 // named by its dotted path), and returns an error if parquet-go, opening the
 // file with SkipPageIndex and SkipBloomFilters and reading those columns,
-// could allocate more than the limits allow: see the package documentation.
-// An error of r is wrapped.
+// could allocate more than the limits allow, or read other bytes than
+// Check did: a page that does not match its header's CRC-32, and, when
+// lim.RowReaderLayout is set, a dictionary page not where the footer says
+// (see the package documentation). An error of r is wrapped.
 func Check(r io.ReaderAt, size int64, lim Limits, columns ...string) error {
 	return check(r, size, lim, columns, nil)
 }
@@ -90,18 +105,9 @@ func Check(r io.ReaderAt, size int64, lim Limits, columns ...string) error {
 // page of the one column named (ReadPlain).
 func check(r io.ReaderAt, size int64, lim Limits, columns []string, onPage PageFunc) error {
 	lim = lim.withDefaults()
-	md, footerAt, err := readFooter(r, size, lim)
+	md, cols, footerAt, err := checkFooter(r, size, lim)
 	if err != nil {
 		return err
-	}
-	cols, err := leaves(md.Schema, lim)
-	if err != nil {
-		return err
-	}
-	for i, rg := range md.RowGroups {
-		if len(rg.Columns) != len(cols) {
-			return fmt.Errorf("parquet: row group %d has %d columns, the schema %d", i, len(rg.Columns), len(cols))
-		}
 	}
 	if onPage != nil {
 		if err := plainColumn(cols, columns); err != nil {
@@ -128,6 +134,27 @@ func check(r io.ReaderAt, size int64, lim Limits, columns []string, onPage PageF
 		}
 	}
 	return nil
+}
+
+// checkFooter reads and decodes the footer (readFooter), and checks its
+// schema (leaves) and that every row group has a column chunk per leaf; it
+// returns the footer, the schema's leaves and where the footer starts. lim
+// has its defaults.
+func checkFooter(r io.ReaderAt, size int64, lim Limits) (*format.FileMetaData, []leaf, int64, error) {
+	md, footerAt, err := readFooter(r, size, lim)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	cols, err := leaves(md.Schema, lim)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	for i, rg := range md.RowGroups {
+		if len(rg.Columns) != len(cols) {
+			return nil, nil, 0, fmt.Errorf("parquet: row group %d has %d columns, the schema %d", i, len(rg.Columns), len(cols))
+		}
+	}
+	return md, cols, footerAt, nil
 }
 
 // readFooter reads and decodes the footer, after checking its Thrift
@@ -257,13 +284,33 @@ func (w *schemaWalk) node(depth int, path []string, def, rep int) error {
 // will be: with SkipPageIndex and SkipBloomFilters. A panic of parquet-go
 // while it opens the file is an error, as is what Check refuses; an error
 // of r is wrapped.
-func Open(r io.ReaderAt, size int64, lim Limits, columns ...string) (f *parquet.File, err error) {
+func Open(r io.ReaderAt, size int64, lim Limits, columns ...string) (*parquet.File, error) {
+	return openChecked(r, size, func() error { return Check(r, size, lim, columns...) })
+}
+
+// OpenFooter checks the footer of the Parquet file r, of size bytes, as
+// Check does (its size, Thrift encoding, decoded size, schema, and a
+// column chunk per leaf in every row group), and opens the file with
+// parquet-go as Open does, without reading any page: for a caller that
+// reads the pages with ReadPlain, or checks them with Check before
+// parquet-go reads them. lim.RowReaderLayout is for those: OpenFooter
+// reads no page, and checks no layout.
+func OpenFooter(r io.ReaderAt, size int64, lim Limits) (*parquet.File, error) {
+	return openChecked(r, size, func() error {
+		_, _, _, err := checkFooter(r, size, lim.withDefaults())
+		return err
+	})
+}
+
+// openChecked opens r with parquet-go as Check assumes it will be, once
+// verify accepted it; a panic of either is an error.
+func openChecked(r io.ReaderAt, size int64, verify func() error) (f *parquet.File, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			f, err = nil, fmt.Errorf("parquet: corrupt file: %v", v)
 		}
 	}()
-	if err := Check(r, size, lim, columns...); err != nil {
+	if err := verify(); err != nil {
 		return nil, err
 	}
 	f, err = parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))

@@ -392,3 +392,43 @@ func TestOpen(t *testing.T) {
 		t.Fatal("Open accepted a footer of 2^28 schema elements")
 	}
 }
+
+// TestOpenFooter: OpenFooter opens what parquet-go writes, with the rows
+// it wrote, and a file whose pages Check refuses, which it does not read;
+// it refuses, as Open and Check do, the footers Check refuses: 2^28 schema
+// elements in 9 bytes, a row group without a chunk for each column.
+func TestOpenFooter(t *testing.T) {
+	rows := randomRows(rand.New(rand.NewPCG(2, 2)), 300)
+	var buf bytes.Buffer
+	if err := parquet.Write(&buf, rows); err != nil {
+		t.Fatal(err)
+	}
+	f, err := parquetguard.OpenFooter(bytes.NewReader(buf.Bytes()), int64(buf.Len()), parquetguard.Limits{})
+	if err != nil || f.NumRows() != int64(len(rows)) {
+		t.Fatalf("OpenFooter: %v", err)
+	}
+	bomb := guardtest.DataPage(format.Gzip, format.Plain, 1, guardtest.Plain([]byte("x")))
+	bomb.Header.UncompressedPageSize = 1 << 30
+	pages := column(format.Gzip, bomb)
+	if _, err := parquetguard.OpenFooter(bytes.NewReader(pages), int64(len(pages)), parquetguard.Limits{}); err != nil {
+		t.Errorf("OpenFooter of a file of a bad page: %v", err)
+	}
+	if _, err := parquetguard.Open(bytes.NewReader(pages), int64(len(pages)), parquetguard.Limits{}); err == nil {
+		t.Error("Open accepted a page that claims 1 GiB")
+	}
+	data, md := guardtest.Layout(1,
+		guardtest.Column{Name: "a", Type: format.ByteArray, Pages: []guardtest.Page{guardtest.DataPage(format.Uncompressed, format.Plain, 1, guardtest.Plain([]byte("x")))}},
+		guardtest.Column{Name: "b", Type: format.ByteArray, Pages: []guardtest.Page{guardtest.DataPage(format.Uncompressed, format.Plain, 1, guardtest.Plain([]byte("y")))}})
+	md.RowGroups[0].Columns = md.RowGroups[0].Columns[:1]
+	for name, file := range map[string][]byte{
+		"2^28 schema elements":  []byte("PAR1\x15\x02\x19\xfc\x80\x80\x80\x80\x01\x09\x00\x00\x00PAR1"),
+		"a chunk for 2 columns": guardtest.WithFooter(data, guardtest.Marshal(md)),
+	} {
+		_, err := parquetguard.OpenFooter(bytes.NewReader(file), int64(len(file)), parquetguard.Limits{})
+		_, oerr := parquetguard.Open(bytes.NewReader(file), int64(len(file)), parquetguard.Limits{})
+		cerr := parquetguard.Check(bytes.NewReader(file), int64(len(file)), parquetguard.Limits{})
+		if err == nil || oerr == nil || cerr == nil || err.Error() != cerr.Error() || oerr.Error() != cerr.Error() {
+			t.Errorf("%s: OpenFooter %v; Open %v; Check %v; want the same refusal", name, err, oerr, cerr)
+		}
+	}
+}

@@ -40,6 +40,12 @@ type chunk struct {
 	// dictLen is the number of entries of the chunk's dictionary, -1
 	// before its dictionary page.
 	dictLen int
+	// dataAt is the chunk's data_page_offset when the footer gives it a
+	// dictionary_page_offset apart from it and Limits.RowReaderLayout is
+	// set, else -1: its first page must
+	// then be a dictionary page that ends there (checkLayout), and a chunk
+	// of no bytes, which has none, is refused.
+	dataAt int64
 }
 
 // checkChunk walks the pages of a column chunk from where parquet-go starts
@@ -59,9 +65,15 @@ func (g *guard) checkChunk(r io.ReaderAt, footerAt int64, col *leaf, md *format.
 		return fmt.Errorf("pages at [%d, +%d) outside the file's [4, %d)", start, size, footerAt)
 	}
 	g.br.Reset(io.NewSectionReader(r, start, size))
-	c := &chunk{guard: g, col: col, codec: md.Codec, dictLen: -1}
+	c := &chunk{guard: g, col: col, codec: md.Codec, dictLen: -1, dataAt: -1}
+	if g.lim.RowReaderLayout && md.DictionaryPageOffset != 0 && md.DictionaryPageOffset != md.DataPageOffset {
+		c.dataAt = md.DataPageOffset
+		if size == 0 {
+			return fmt.Errorf("no dictionary page at the chunk's dictionary_page_offset %d: the chunk has no bytes", start)
+		}
+	}
 	for page, left := 0, size; left > 0; page++ {
-		n, err := c.checkPage(left)
+		n, err := c.checkPage(page, start+size-left, left)
 		if err != nil {
 			return fmt.Errorf("page %d: %w", page, err)
 		}
@@ -70,9 +82,10 @@ func (g *guard) checkChunk(r io.ReaderAt, footerAt int64, col *leaf, md *format.
 	return nil
 }
 
-// checkPage checks the page at the reader's position, with left bytes of
-// the chunk left, and returns its size, header included.
-func (c *chunk) checkPage(left int64) (int64, error) {
+// checkPage checks page number page of the chunk, at the reader's
+// position, offset at in the file, with left bytes of the chunk left, and
+// returns its size, header included.
+func (c *chunk) checkPage(page int, at, left int64) (int64, error) {
 	h, hlen, err := c.readHeader(left)
 	if err != nil {
 		return 0, err
@@ -82,6 +95,11 @@ func (c *chunk) checkPage(left int64) (int64, error) {
 	}
 	if int64(h.CompressedPageSize) > left-int64(hlen) {
 		return 0, fmt.Errorf("%d bytes, past the end of its column chunk", h.CompressedPageSize)
+	}
+	if page == 0 && c.dataAt >= 0 {
+		if err := c.checkLayout(h, at, at+int64(hlen)+int64(h.CompressedPageSize)); err != nil {
+			return 0, err
+		}
 	}
 	c.stored = grow(c.stored, int(h.CompressedPageSize))
 	if _, err := io.ReadFull(c.br, c.stored); err != nil {
@@ -105,6 +123,30 @@ func (c *chunk) checkPage(left int64) (int64, error) {
 		err = c.checkDataPageV2(h)
 	}
 	return int64(hlen) + int64(h.CompressedPageSize), err
+}
+
+// checkLayout checks, when Limits.RowReaderLayout is set, the first page
+// of a chunk whose footer gives a dictionary_page_offset apart from its
+// data_page_offset: the page, h at
+// offset at (the dictionary_page_offset, where the walk starts), ending
+// at end, must be a dictionary page that ends at the data_page_offset.
+//
+// parquet-go reads a chunk's pages from its dictionary_page_offset, but its
+// row reader first seeks to row 0, which moves the reader of a chunk (the
+// first row group's, in v0.32) to its data_page_offset, and then reads the
+// dictionary page apart, when a data page first refers to it, without
+// checking its CRC. With this layout, what that reader reads is what the
+// walk checked (the dictionary's CRC included): no page before the
+// data_page_offset skipped unread, none taken for a dictionary or read
+// from its middle.
+func (c *chunk) checkLayout(h *format.PageHeader, at, end int64) error {
+	if h.Type != format.DictionaryPage {
+		return fmt.Errorf("a %v page at the chunk's dictionary_page_offset %d", h.Type, at)
+	}
+	if end != c.dataAt {
+		return fmt.Errorf("data pages at data_page_offset %d, the dictionary page before them ends at %d", c.dataAt, end)
+	}
+	return nil
 }
 
 // readHeader decodes the page header at the reader's position. It is

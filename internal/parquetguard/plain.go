@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 )
 
@@ -16,11 +15,18 @@ import (
 // and parquet-go reads: the caller reads it that way.
 var ErrNotPlain = errors.New("parquet: column not stored as plain values")
 
-// PageFunc is handed the values of a data page by [ReadPlain]: n PLAIN
-// byte arrays, each after its length (4 bytes, little-endian), which fill
-// values exactly, each at most MaxValueSize; rowGroup is the page's row
-// group. values is valid during the call only. An error it returns ends
-// ReadPlain, which returns it wrapped.
+// PageFunc is handed the values of a data page by [ReadPlain]. values
+// holds exactly n PLAIN byte arrays, each after its length (4 bytes,
+// little-endian) and at most MaxValueSize long, and nothing after the last:
+// a caller may slice them out without checking a length (a page of no
+// values is handed over empty, n 0). The page's stored bytes matched its
+// header's CRC-32, if it has one. rowGroup is the page's row group, its
+// index in the row groups of the footer ReadPlain decoded from r, with
+// parquet-go's Thrift decoder (so 0 <= rowGroup < their number, and a
+// parquet.File opened from the same bytes has the same row groups); pages
+// come in the file's order, rowGroup never decreasing. values is valid
+// during the call only. An error it returns ends ReadPlain, which returns
+// it wrapped.
 type PageFunc func(rowGroup int, values []byte, n int) error
 
 // ReadPlain checks the file r as Check(r, size, lim, column) does and hands
@@ -34,7 +40,11 @@ type PageFunc func(rowGroup int, values []byte, n int) error
 // claims) ends it with an error wrapping ErrNotPlain, after the pages
 // before it were handed over. Both may come after some pages: the values
 // of a page are whole and checked when page sees them, but not the pages
-// after it. The row groups' row counts are the caller's to compare with
+// after it; with lim.RowReaderLayout set, a chunk whose dictionary page is
+// not where its footer says (see Check) is refused at its first page,
+// before any page of it is handed over (ReadPlain reads pages in order from
+// the chunk's start, and needs no layout: the option is for a caller that
+// also reads the file with parquet-go's row reader). The row groups' row counts are the caller's to compare with
 // the values it was handed. Memory is Check's.
 func ReadPlain(r io.ReaderAt, size int64, lim Limits, column string, page PageFunc) error {
 	if page == nil {
@@ -84,37 +94,4 @@ func (c *chunk) plainPage(enc format.Encoding, n int, data []byte) error {
 		return fmt.Errorf("%w: a page of %d values claims %d", ErrNotPlain, count, n)
 	}
 	return c.onPage(c.rowGroup, data, n)
-}
-
-// OpenFooter checks the footer of the Parquet file r, of size bytes, as
-// Check does (its size, Thrift encoding, decoded size, schema, and a
-// column chunk per leaf in every row group), and opens the file with
-// parquet-go as Open does, without reading any page: for a caller that
-// reads the pages with ReadPlain, or checks them with Check before
-// parquet-go reads them.
-func OpenFooter(r io.ReaderAt, size int64, lim Limits) (f *parquet.File, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			f, err = nil, fmt.Errorf("parquet: corrupt file: %v", v)
-		}
-	}()
-	lim = lim.withDefaults()
-	md, _, err := readFooter(r, size, lim)
-	if err != nil {
-		return nil, err
-	}
-	cols, err := leaves(md.Schema, lim)
-	if err != nil {
-		return nil, err
-	}
-	for i, rg := range md.RowGroups {
-		if len(rg.Columns) != len(cols) {
-			return nil, fmt.Errorf("parquet: row group %d has %d columns, the schema %d", i, len(rg.Columns), len(cols))
-		}
-	}
-	f, err = parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
-	if err != nil {
-		return nil, fmt.Errorf("parquet: %w", err)
-	}
-	return f, nil
 }

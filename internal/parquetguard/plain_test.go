@@ -2,6 +2,7 @@ package parquetguard_test
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/lakegc/lakegc/internal/parquetguard"
 	"github.com/lakegc/lakegc/internal/parquetguard/guardtest"
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // plainRow is a row of a required string column of PLAIN values, a, as
@@ -70,24 +72,34 @@ func writePlain(t testing.TB, r *rand.Rand, values []string) []byte {
 }
 
 // readPlain returns what ReadPlain hands over of column a of data, and its
-// error, failing t when a page is not as ReadPlain documents: exactly n
+// error, failing t when a page is not as PageFunc states: exactly n
 // values, each after its length, each within the default MaxValueSize, in
 // row groups that never go back.
 func readPlain(t *testing.T, data []byte) (got []string, err error) {
 	t.Helper()
-	last := 0
-	err = parquetguard.ReadPlain(bytes.NewReader(data), int64(len(data)), parquetguard.Limits{}, "a", func(rg int, values []byte, n int) error {
-		if rg < last {
-			t.Fatalf("a page of row group %d after one of %d", rg, last)
+	got, _, err = readPlainGroups(t, data, parquetguard.Limits{})
+	return got, err
+}
+
+// readPlainGroups is readPlain with limits lim, and returns as well how
+// many values it handed over of each row group (groups[rg]).
+func readPlainGroups(t *testing.T, data []byte, lim parquetguard.Limits) (got []string, groups []int, err error) {
+	t.Helper()
+	maxValue := uint32(cmp.Or(lim.MaxValueSize, parquetguard.DefaultMaxValueSize))
+	err = parquetguard.ReadPlain(bytes.NewReader(data), int64(len(data)), lim, "a", func(rg int, values []byte, n int) error {
+		if rg < max(0, len(groups)-1) {
+			t.Fatalf("a page of row group %d after one of %d", rg, len(groups)-1)
 		}
-		last = rg
+		for len(groups) <= rg {
+			groups = append(groups, 0)
+		}
 		count := 0
 		for len(values) > 0 {
 			if len(values) < 4 {
 				t.Fatalf("a page ends with %d bytes of a length", len(values))
 			}
 			l := binary.LittleEndian.Uint32(values)
-			if uint64(l) > uint64(len(values)-4) || l > parquetguard.DefaultMaxValueSize {
+			if uint64(l) > uint64(len(values)-4) || l > maxValue {
 				t.Fatalf("a value of %d bytes, %d left", l, len(values)-4)
 			}
 			got = append(got, string(values[4:4+l]))
@@ -97,9 +109,10 @@ func readPlain(t *testing.T, data []byte) (got []string, err error) {
 		if count != n {
 			t.Fatalf("a page of %d values handed over as %d", count, n)
 		}
+		groups[rg] += n
 		return nil
 	})
-	return got, err
+	return got, groups, err
 }
 
 // parquetGoValues reads column a of data with parquet-go, a panic an error.
@@ -147,7 +160,7 @@ func parquetGoValues(data []byte) (out []string, err error) {
 }
 
 // TestReadPlainModel: ReadPlain hands over exactly the values written, in
-// order, whatever the layout; and refuses, with ErrNotPlain and before any
+// order, each row group's with its index, whatever the layout; and refuses, with ErrNotPlain and before any
 // value, a column it does not hand over (a dictionary, an optional column,
 // another type, a missing or doubled name). An error of the page function
 // ends it, wrapped.
@@ -156,9 +169,23 @@ func TestReadPlainModel(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 35))
 		want := randomValues(r, r.IntN(3000))
 		data := writePlain(t, r, want)
-		got, err := readPlain(t, data)
+		got, groups, err := readPlainGroups(t, data, parquetguard.Limits{})
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
+		}
+		// Each row group's values, in the row group the footer says.
+		f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rgs := f.Metadata().RowGroups
+		if len(groups) > len(rgs) {
+			t.Fatalf("seed %d: values of row group %d of %d", seed, len(groups)-1, len(rgs))
+		}
+		for i, rg := range rgs {
+			if n := append(groups, make([]int, len(rgs))...)[i]; int64(n) != rg.NumRows {
+				t.Fatalf("seed %d: %d values of row group %d, of %d rows", seed, n, i, rg.NumRows)
+			}
 		}
 		if len(got) != len(want) {
 			t.Fatalf("seed %d: %d values, want %d", seed, len(got), len(want))
@@ -281,5 +308,59 @@ func plainThenRead(t *testing.T, data []byte) {
 	}
 	if want, werr := parquetGoValues(data); werr == nil && !slices.Equal(got, want) {
 		t.Fatalf("ReadPlain hands over %d values, parquet-go reads %d, not the same", len(got), len(want))
+	}
+}
+
+// TestPageFuncContract: the clauses of PageFunc that the files of
+// TestReadPlainModel, all honest, cannot break. A page holds exactly n
+// values: one whose header claims more is not handed over (ErrNotPlain:
+// parquet-go reads it, short), nor one that holds more, or a value that
+// overruns it, or a length cut short (Check's refusal). A value is at most
+// MaxValueSize, whatever the limit. A page of no values is handed over
+// empty, with n 0.
+func TestPageFuncContract(t *testing.T) {
+	page := func(n int32, data []byte) []byte {
+		return guardtest.File(int64(n), guardtest.Column{Name: "a", Type: format.ByteArray, Pages: []guardtest.Page{
+			guardtest.DataPage(format.Uncompressed, format.Plain, n, data)}})
+	}
+	two := guardtest.Plain([]byte("data/a"), []byte("data/bb"))
+	for _, tc := range []struct {
+		name     string
+		file     []byte
+		notPlain bool
+	}{
+		{"fewer values than its header claims", page(3, two), true},
+		{"more values than its header claims", page(1, two), false},
+		{"a value past the page's end", page(2, two[:len(two)-1]), false},
+		{"a length cut short", page(3, append(slices.Clone(two), 7, 0)), false},
+	} {
+		got, err := readPlain(t, tc.file)
+		if err == nil || errors.Is(err, parquetguard.ErrNotPlain) != tc.notPlain || len(got) != 0 {
+			t.Errorf("%s: handed over %q, %v; want nothing and an error (ErrNotPlain: %v)", tc.name, got, err, tc.notPlain)
+		}
+	}
+
+	// A value of 7 bytes, within a limit of 7, over one of 6.
+	file := page(2, two)
+	for _, limit := range []int{7, 6} {
+		got, _, err := readPlainGroups(t, file, parquetguard.Limits{MaxValueSize: limit})
+		if (limit == 7) != (err == nil && slices.Equal(got, []string{"data/a", "data/bb"})) || limit == 6 && len(got) != 0 {
+			t.Errorf("MaxValueSize %d: handed over %q, %v", limit, got, err)
+		}
+	}
+
+	// An empty page between two others.
+	empty := guardtest.File(2, guardtest.Column{Name: "a", Type: format.ByteArray, Pages: []guardtest.Page{
+		guardtest.DataPage(format.Uncompressed, format.Plain, 1, guardtest.Plain([]byte("data/a"))),
+		guardtest.DataPage(format.Uncompressed, format.Plain, 0, nil),
+		guardtest.DataPage(format.Uncompressed, format.Plain, 1, guardtest.Plain([]byte("data/b"))),
+	}})
+	var sizes, counts []int
+	err := parquetguard.ReadPlain(bytes.NewReader(empty), int64(len(empty)), parquetguard.Limits{}, "a", func(rg int, values []byte, n int) error {
+		sizes, counts = append(sizes, len(values)), append(counts, n)
+		return nil
+	})
+	if err != nil || !slices.Equal(counts, []int{1, 0, 1}) || sizes[1] != 0 {
+		t.Errorf("pages of %v values, of %v bytes: %v", counts, sizes, err)
 	}
 }
