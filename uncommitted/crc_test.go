@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -412,20 +410,11 @@ func TestFuzzAddressesFinds(t *testing.T) {
 		"cfb614e5025a9f1d": "crc32 checksum mismatch",
 		"4105036f81965552": "outside the file",
 	} {
-		text, err := os.ReadFile(filepath.Join("testdata", "fuzz", "FuzzAddresses", name))
+		data, err := guardtest.FuzzInput(filepath.Join("testdata", "fuzz", "FuzzAddresses", name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		lines := strings.Split(string(text), "\n")
-		quoted, ok := strings.CutPrefix(lines[1], "[]byte(")
-		if !ok || lines[0] != "go test fuzz v1" {
-			t.Fatalf("%s: not a fuzz input of []byte", name)
-		}
-		data, err := strconv.Unquote(strings.TrimSuffix(quoted, ")"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows, rerr, addresses, aerr := readCRC(t, []byte(data))
+		rows, rerr, addresses, aerr := readCRC(t, data)
 		for _, err := range []error{rerr, aerr} {
 			if !errors.Is(err, uncommitted.ErrInvalidFile) || !strings.Contains(err.Error(), why) {
 				t.Errorf("%s: ReadRun %q, %v; Addresses %q, %v; want both to refuse it naming %q", name, rows, rerr, addresses, aerr, why)

@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -531,20 +529,11 @@ func TestFoundByFuzzAddresses(t *testing.T) {
 		"cfb614e5025a9f1d": "crc32 checksum mismatch",
 		"4105036f81965552": "outside the file",
 	} {
-		text, err := os.ReadFile("testdata/fuzz/FuzzCheck/" + name)
+		data, err := guardtest.FuzzInput("testdata/fuzz/FuzzCheck/" + name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		lines := strings.Split(string(text), "\n")
-		quoted, ok := strings.CutPrefix(lines[1], "[]byte(")
-		if !ok || lines[0] != "go test fuzz v1" {
-			t.Fatalf("%s: not a fuzz input of []byte", name)
-		}
-		data, err := strconv.Unquote(strings.TrimSuffix(quoted, ")"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = parquetguard.Check(strings.NewReader(data), int64(len(data)), parquetguard.Limits{})
+		err = parquetguard.Check(bytes.NewReader(data), int64(len(data)), parquetguard.Limits{})
 		if err == nil || !strings.Contains(err.Error(), why) {
 			t.Errorf("%s: %v, want an error naming %q", name, err, why)
 		}

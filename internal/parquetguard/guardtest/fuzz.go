@@ -1,6 +1,11 @@
 package guardtest
 
 import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
 	"github.com/parquet-go/parquet-go/format"
 )
 
@@ -95,4 +100,24 @@ func FuzzSeeds() []Fuzzed {
 		)
 	}
 	return seeds
+}
+
+// FuzzInput returns the bytes of a saved fuzz input of one []byte (a file
+// of testdata/fuzz/<target>/ that `go test -fuzz` wrote), so that a test can
+// say what a checker must answer to it.
+func FuzzInput(name string) ([]byte, error) {
+	text, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(string(text), "\n")
+	quoted, ok := strings.CutPrefix(lines[min(1, len(lines)-1)], "[]byte(")
+	if !ok || lines[0] != "go test fuzz v1" {
+		return nil, fmt.Errorf("%s: not a fuzz input of one []byte", name)
+	}
+	data, err := strconv.Unquote(strings.TrimSuffix(quoted, ")"))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return []byte(data), nil
 }
