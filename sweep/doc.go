@@ -371,7 +371,10 @@
 // that follows the store: it widens while the caller mostly waits for
 // answers, halves (once per round) on a throttled answer (ResourceExhausted:
 // S3's SlowDown and 503, 429, Azure's ServerBusy; see BatchDeleter), and
-// other errors leave it. It starts at DefaultListConcurrency (8) listing
+// other errors leave it. It widens by one request a round, but for Mark's
+// listing window at first: that one doubles each round until the first
+// throttled answer (or its upper bound), since listing requests are light
+// and each slice is a prefix of its own, which the store rates apart. It starts at DefaultListConcurrency (8) listing
 // requests and DefaultDeleteConcurrency (16) delete calls, within
 // [WithListConcurrencyRange] and [WithDeleteConcurrencyRange] (by default
 // up to 32 and 64; never above 1024); [WithListConcurrency] and

@@ -1,6 +1,7 @@
 // Package aimd bounds the requests a client keeps in flight to a store, and
 // moves the bound with the store's answers: additive increase,
-// multiplicative decrease, as TCP does with its congestion window. Package
+// multiplicative decrease, as TCP does with its congestion window (and, from
+// NewDoubling, its slow start). Package
 // sweep lists (Mark) and deletes (Sweep) through a [Window].
 package aimd
 
@@ -23,10 +24,17 @@ import (
 //     of throttled answers to requests sent together counts once.
 //   - Any other answer (another error) leaves it as it is.
 //
+// A window from [NewDoubling] first grows faster: by one request for each
+// such answer, so that it doubles each round (TCP's slow start), until the
+// first throttled answer, or until it reaches hi; from then on, as above.
+//
 // The window never leaves [lo, hi]; with lo == hi it is fixed. Safe for
 // concurrent use.
 type Window struct {
 	lo, hi float64
+	// doubling says the window grows by one request per answer: no
+	// request was throttled yet.
+	doubling bool
 
 	mu       sync.Mutex
 	size     float64 // in [lo, hi]; int(size) requests may be in flight
@@ -45,6 +53,17 @@ func New(lo, start, hi int) *Window {
 		size: float64(min(max(start, lo), hi)),
 		wake: make(chan struct{}),
 	}
+}
+
+// NewDoubling returns a window of start requests (clamped to [lo, hi]),
+// 1 <= lo <= hi, that doubles each round until the first throttled answer
+// or until it reaches hi (see [Window]): a caller that sends many requests
+// to a store that is far from its limits reaches hi in a few rounds rather
+// than in hi-start rounds.
+func NewDoubling(lo, start, hi int) *Window {
+	w := New(lo, start, hi)
+	w.doubling = w.size < w.hi
+	return w
 }
 
 // Outcome is what a request's answer tells the window.
@@ -102,6 +121,11 @@ func (w *Window) adjust(epoch uint64, o Outcome, latency, work time.Duration) {
 	case o == Throttled && epoch == w.epoch:
 		w.size = max(w.size/2, w.lo)
 		w.epoch++
+		w.doubling = false
+	case o == Answered && latency >= work && w.doubling:
+		if w.size = min(w.size+1, w.hi); w.size == w.hi {
+			w.doubling = false
+		}
 	case o == Answered && latency >= work:
 		w.size = min(w.size+1/w.size, w.hi)
 	}
