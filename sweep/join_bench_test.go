@@ -39,11 +39,9 @@ func BenchmarkJoinWalk(b *testing.B) {
 	w := &joinWorld{list: map[string]bool{}, staged: map[string]bool{}, counts: map[string]int64{},
 		index: map[string]indexEntry{}, prevStaged: map[string]bool{}, carried: map[string]bool{}, countsMode: true}
 	const old = 100
-	var names []string
 	for i := range old {
 		at := t0.Add(-time.Duration(48+i) * time.Hour)
 		name := randDescendingName(r, at)
-		names = append(names, name)
 		w.carried[name] = true
 		for range n / old {
 			k := "data/" + name + "/" + randXID(r, at)
