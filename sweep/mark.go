@@ -97,6 +97,7 @@ func Mark(ctx context.Context, bucket *blob.Bucket, runID string, in Inputs, opt
 		sum:    Summary{RunID: runID},
 		cnt:    &counters{progress: cfg.progress},
 	}
+	m.cnt.phase("start")
 	// A Mark killed before it could remove its spill folder left it
 	// behind; the lock tells it from a live Mark's. Removed first, so
 	// that a rerun refused below, of a Mark killed after its summary,
