@@ -393,7 +393,20 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 	if cfg.inventory != nil {
 		return nil, inventoryReason
 	}
+	// The state is read while the summary is: both are small, and each is
+	// a request's wait.
+	dir := reportDir(cfg.storagePrefix, id)
+	var (
+		st     *runState
+		stErr  error
+		stRead = make(chan struct{})
+	)
+	go func() {
+		defer close(stRead)
+		st, stErr = readState(ctx, m.bucket, dir)
+	}()
 	sum, err := ReadSummary(ctx, m.bucket, cfg.storagePrefix, id, cfg.classify...)
+	<-stRead
 	if err != nil {
 		return nil, "previous run's summary: " + err.Error()
 	}
@@ -403,10 +416,8 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 	if sum.ShardCount > 1 {
 		return nil, fmt.Sprintf("the previous run was shard %d of %d", sum.ShardIndex, sum.ShardCount)
 	}
-	dir := reportDir(cfg.storagePrefix, id)
-	st, err := readState(ctx, m.bucket, dir)
-	if err != nil {
-		return nil, "previous run's records: " + err.Error()
+	if stErr != nil {
+		return nil, "previous run's records: " + stErr.Error()
 	}
 	newest, sliced := layout.SliceTime(sum.FirstSlice)
 	switch {
@@ -446,6 +457,17 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 	}
 	p.recheck = recheck
 	keep := newCarryFilter(cfg.dataPrefix+"/", p.skip, cfg.recognizer(), recheck)
+	// Whether the previous run was swept is read while its records are.
+	var (
+		swept  bool
+		why    string
+		sweptR = make(chan struct{})
+	)
+	go func() {
+		defer close(sweptR)
+		swept, why = m.wasSwept(ctx, dir)
+	}()
+	defer func() { <-sweptR }()
 	var live string
 	if st.Version == 1 {
 		var n int64
@@ -460,7 +482,7 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 		return nil, err.Error()
 	}
 	runs := []string{live}
-	swept, why := m.wasSwept(ctx, dir)
+	<-sweptR
 	if !swept {
 		m.log("sweep: previous run's candidates judged again", "previous_run_id", id, "why", why)
 		cands, err := m.copyCandidates(ctx, id, sum.NumDeletedObjects, keep)
