@@ -382,6 +382,23 @@ func (j *joiner) walk(js *joinStreams) error {
 	// committed keys up to it are in that block, counted there.
 	var shadow []byte
 	for {
+		// The common case of an optimized run, judged without the general
+		// path's comparisons: the least key is a staged key that the
+		// previous staged index holds counted 0, and no other stream is at
+		// it; key would judge it so (count 0, listed if carried).
+		for sok && uok && uc == 0 && bytes.Equal(sk, uk) &&
+			(!lok || bytes.Compare(sk, lk) < 0) && (!dok || bytes.Compare(sk, dk) < 0) &&
+			(!cok || bytes.Compare(sk, ck) < 0) && (hdr == nil || bytes.Compare(sk, hdr.first) < 0) {
+			if err := j.judge(sk, false, true, 0, ul && js.carry(sk)); err != nil {
+				return err
+			}
+			if sk, _, _, sok, err = S.Next(); err != nil {
+				return err
+			}
+			if uk, uc, ul, uok, err = U.Next(); err != nil {
+				return err
+			}
+		}
 		// other is the least head of the streams but the committed index.
 		other, otherOK := lk, lok
 		if sok && (!otherOK || bytes.Compare(sk, other) < 0) {
