@@ -373,8 +373,10 @@
 // S3's SlowDown and 503, 429, Azure's ServerBusy; see BatchDeleter), and
 // other errors leave it. It widens by one request a round, but for Mark's
 // listing window at first: that one doubles each round until the first
-// throttled answer (or its upper bound), since listing requests are light
-// and each slice is a prefix of its own, which the store rates apart. It starts at DefaultListConcurrency (8) listing
+// throttled answer or four times its start (32 by default), as TCP's slow
+// start does. A slice is listed one request at a time, so a store that
+// rates prefixes apart sees at most one listing request a prefix at once:
+// the window only sets how many slices are listed at once. It starts at DefaultListConcurrency (8) listing
 // requests and DefaultDeleteConcurrency (16) delete calls, within
 // [WithListConcurrencyRange] and [WithDeleteConcurrencyRange] (by default
 // up to 32 and 64; never above 1024); [WithListConcurrency] and

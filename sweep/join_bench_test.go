@@ -23,12 +23,14 @@ import (
 // staged index too, counted 0) and the rest committed (counted 1, listed by
 // the previous run, in blocks of 4,096); the counts change in one slice (as
 // a commit's objects were uploaded together): half of its committed keys
-// drop to 0, and as many new keys are committed; two young slices are listed
+// drop to 0, and half a slice's worth of new keys are committed; two young
+// slices are listed
 // (LAKEGC_JOIN_BENCH_KEYS/100 keys, half of them garbage). Every old slice
 // is carried, so the committed blocks no change reaches are copied. It
 // reports the time and the process's CPU time (every goroutine of the join:
-// the walk, the streams' read-ahead, the indexes' encoders) per staged key,
-// the walk's largest stream:
+// the walk, the streams' read-ahead, the indexes' encoders; not the
+// uploads' tail after it, nor what the read-ahead did before it started)
+// per staged key, the walk's largest stream:
 //
 //	go test -run XXX -bench JoinWalk -benchtime 5x ./sweep/
 func BenchmarkJoinWalk(b *testing.B) {

@@ -15,8 +15,9 @@ import (
 // its bounds; a throttled request sent since the last decrease halves it (to
 // no less than lo), an older one leaves it; an answer that came while the
 // caller mostly waited (latency at least the work) grows it unless it is at
-// hi, and one that came while the caller mostly worked, or an error, leaves
-// it.
+// hi — by one request in a doubling window (NewDoubling) until its first
+// fresh throttle or four times its start, else by 1/size — and one that
+// came while the caller mostly worked, or an error, leaves it.
 func TestWindowProperties(t *testing.T) {
 	for seed := range uint64(200) {
 		rng := rand.New(rand.NewPCG(seed, 1))
@@ -25,8 +26,12 @@ func TestWindowProperties(t *testing.T) {
 		w := New(lo, rng.IntN(hi+2), hi)
 		doubling := seed%2 == 1
 		if doubling {
-			w = NewDoubling(lo, rng.IntN(hi+2), hi)
-			doubling = w.size < w.hi
+			start := rng.IntN(hi + 2)
+			w = NewDoubling(lo, start, hi)
+			// It doubles up to four times its start (clamped), at most hi.
+			until := min(4*float64(min(max(start, lo), hi)), w.hi)
+			require.Equal(t, until, w.until)
+			doubling = w.size < until
 		}
 		require.GreaterOrEqual(t, w.size, w.lo)
 		require.LessOrEqual(t, w.size, w.hi)
@@ -50,8 +55,8 @@ func TestWindowProperties(t *testing.T) {
 					bad = "a fresh throttle did not halve it"
 				}
 			case o == Answered && latency >= work && before < w.hi && doubling:
-				if after != min(before+1, w.hi) {
-					bad = "a slow answer did not grow a doubling window by one"
+				if after != min(before+1, w.until) {
+					bad = "a slow answer did not grow a doubling window by one, to at most four times its start"
 				}
 			case o == Answered && latency >= work && before < w.hi:
 				if after <= before || after-before > 1/before+1e-9 {
@@ -68,7 +73,7 @@ func TestWindowProperties(t *testing.T) {
 			}
 			// A window doubles until the first throttle, or until it
 			// reaches hi: then it grows as New's.
-			if o == Throttled && fresh || after == w.hi {
+			if o == Throttled && fresh || after == w.hi || after == w.until {
 				doubling = false
 			}
 			require.Equal(t, doubling, w.doubling, "seed %d step %d", seed, step)
@@ -150,6 +155,14 @@ func TestWindowDoublesUntilThrottled(t *testing.T) {
 	require.Equal(t, 32, round(w, Answered))
 	require.Equal(t, 8, round(plain, Answered)) // 8 + 8 × about 1/8
 	require.Equal(t, 9, round(plain, Answered))
+
+	// A wide range: doubling stops at four times the start, then one a
+	// round.
+	w = NewDoubling(1, 8, 1024)
+	require.Equal(t, 16, round(w, Answered))
+	require.Equal(t, 32, round(w, Answered))
+	require.Equal(t, 32, round(w, Answered)) // 32 + 32 × about 1/32
+	require.Equal(t, 33, round(w, Answered))
 
 	w = NewDoubling(1, 8, 64)
 	require.Equal(t, 16, round(w, Answered))
