@@ -374,14 +374,14 @@
 // other errors leave it. It widens by one request a round, but for Mark's
 // listing window at first: that one doubles each round until the first
 // throttled answer or four times its start (32 by default), as TCP's slow
-// start does. A slice is listed one request at a time, so a store that
-// rates prefixes apart sees at most one listing request a prefix at once:
-// the window only sets how many slices are listed at once. It starts at DefaultListConcurrency (8) listing
+// start does. A window starts at DefaultListConcurrency (8) listing
 // requests and DefaultDeleteConcurrency (16) delete calls, within
 // [WithListConcurrencyRange] and [WithDeleteConcurrencyRange] (by default
 // up to 32 and 64; never above 1024); [WithListConcurrency] and
 // [WithDeleteConcurrency] fix it instead. A slice is listed by one request
-// at a time, so the upper bound also bounds the slices listed at once. A
+// at a time, so a store that rates prefixes apart sees at most one listing
+// request a prefix at once: the window sets how many slices are listed at
+// once, and its upper bound bounds them. A
 // page is the bucket's ListPage, or a PageLister's ([WithPageLister];
 // package s3list decodes S3's pages for a tenth of the SDK's CPU): the
 // window, retries and checks of the listing stay the same.
