@@ -387,6 +387,7 @@ func (s settings) classifiers() []sweep.ErrorClassifier {
 // minimum age is a candidate.
 func (c *cycle) mark(ctx context.Context) error {
 	done := c.phase(ctx, PhaseMark)
+	c.progress(Progress{Phase: PhaseMark})
 	var counters sweep.Progress
 	var prev string
 	if c.cfg.Optimized {
@@ -500,6 +501,7 @@ func (c *cycle) keptUncommitted(ctx context.Context) iter.Seq2[string, error] {
 // resumeMark reads the summary of a finished mark, to sweep it.
 func (c *cycle) resumeMark(ctx context.Context) error {
 	done := c.phase(ctx, PhaseMark)
+	c.progress(Progress{Phase: PhaseMark})
 	sum, err := sweep.ReadSummary(ctx, c.cfg.Bucket, c.cfg.StoragePrefix, c.report.RunID, c.cfg.classifiers()...)
 	if err != nil {
 		return fmt.Errorf("lakegc: resume mark %s: %w", c.report.RunID, err)
@@ -524,6 +526,7 @@ func (c *cycle) resumeMark(ctx context.Context) error {
 // sweep deletes the candidates of the mark.
 func (c *cycle) sweep(ctx context.Context) error {
 	done := c.phase(ctx, PhaseSweep)
+	c.progress(Progress{Phase: PhaseSweep})
 	var counters sweep.Progress
 	opts := c.cfg.decided(c.progressTo(&counters, PhaseSweep), false, "")
 	sweepOpts := append(slices.Clip(c.cfg.SweepOptions), opts.Sweep...)

@@ -138,9 +138,10 @@ type Config struct {
 	// Logger, if set, receives the start and end of each phase, and the
 	// packages' own progress logs.
 	Logger *slog.Logger
-	// Progress, if set, is called after each call of the export and with
-	// the counters of the mark and the sweep. Calls never overlap and
-	// Collect waits for each: it may be slow, but it should not fail.
+	// Progress, if set, is called after each call of the export, as each
+	// later phase starts, and with the counters of the mark and the sweep.
+	// Calls never overlap and Collect waits for each: it may be slow, but
+	// it should not fail.
 	Progress func(Progress)
 
 	// Sweep deletes the marked candidates. Without it, Collect only marks:

@@ -371,12 +371,17 @@
 // that follows the store: it widens while the caller mostly waits for
 // answers, halves (once per round) on a throttled answer (ResourceExhausted:
 // S3's SlowDown and 503, 429, Azure's ServerBusy; see BatchDeleter), and
-// other errors leave it. It starts at DefaultListConcurrency (8) listing
+// other errors leave it. It widens by one request a round, but for Mark's
+// listing window at first: that one doubles each round until the first
+// throttled answer or four times its start (32 by default), as TCP's slow
+// start does. A window starts at DefaultListConcurrency (8) listing
 // requests and DefaultDeleteConcurrency (16) delete calls, within
 // [WithListConcurrencyRange] and [WithDeleteConcurrencyRange] (by default
 // up to 32 and 64; never above 1024); [WithListConcurrency] and
 // [WithDeleteConcurrency] fix it instead. A slice is listed by one request
-// at a time, so the upper bound also bounds the slices listed at once. A
+// at a time, so a store that rates prefixes apart sees at most one listing
+// request a prefix at once: the window sets how many slices are listed at
+// once, and its upper bound bounds them. A
 // page is the bucket's ListPage, or a PageLister's ([WithPageLister];
 // package s3list decodes S3's pages for a tenth of the SDK's CPU): the
 // window, retries and checks of the listing stay the same.

@@ -139,8 +139,9 @@ const (
 )
 
 // peeked is a stream of keys, with a count and a flag each, that can be
-// read ahead: Next returns its entries in order, each key copied (valid
-// until the next call of Next); at reads ahead of the last one Next
+// read ahead: Next returns its entries in order, each key valid until the
+// next call of Next (a key read ahead stays in the queue until then, one
+// not read ahead is copied); at reads ahead of the last one Next
 // returned. Not safe for concurrent use.
 type peeked struct {
 	next func() ([]byte, int64, bool, bool, error)
@@ -175,29 +176,33 @@ func (p *peeked) key(i int) []byte {
 	if i > 0 {
 		start = p.q[i-1].end
 	}
-	return p.data[start:p.q[i].end]
+	return p.data[start:p.q[i].end:p.q[i].end]
 }
 
 // Next returns the next entry.
 func (p *peeked) Next() ([]byte, int64, bool, bool, error) {
-	if p.qi < len(p.q) {
-		e := p.q[p.qi]
-		p.cur = append(p.cur[:0], p.key(p.qi)...)
-		if p.qi++; p.qi == len(p.q) {
-			p.q, p.data, p.qi = p.q[:0], p.data[:0], 0
-		} else if p.qi >= 64 && 2*p.qi >= len(p.q) {
-			// Half of the queue is behind Next: it leaves (a key at
-			// returned is valid only until Next), so that the queue holds
-			// at most twice its bounds.
-			start := p.q[p.qi-1].end
-			p.data = p.data[:copy(p.data, p.data[start:])]
-			n := copy(p.q, p.q[p.qi:])
-			p.q, p.qi = p.q[:n], 0
-			for j := range p.q {
-				p.q[j].end -= start
-			}
+	// The key the last call returned, and those at returned, are no longer
+	// used: the queue may move.
+	if p.qi > 0 && p.qi == len(p.q) {
+		p.q, p.data, p.qi = p.q[:0], p.data[:0], 0
+	} else if p.qi >= 64 && 2*p.qi >= len(p.q) {
+		// Half of the queue is behind Next: it leaves, so that the queue
+		// holds at most twice its bounds.
+		start := p.q[p.qi-1].end
+		p.data = p.data[:copy(p.data, p.data[start:])]
+		n := copy(p.q, p.q[p.qi:])
+		p.q, p.qi = p.q[:n], 0
+		for j := range p.q {
+			p.q[j].end -= start
 		}
-		return p.cur, e.count, e.flag, true, nil
+	}
+	if p.qi < len(p.q) {
+		// The key stays in the queue until the next call: at only
+		// appends to it.
+		e := p.q[p.qi]
+		k := p.key(p.qi)
+		p.qi++
+		return k, e.count, e.flag, true, nil
 	}
 	k, c, f, ok, err := p.read()
 	if err != nil || !ok {
@@ -377,16 +382,33 @@ func (j *joiner) walk(js *joinStreams) error {
 	// committed keys up to it are in that block, counted there.
 	var shadow []byte
 	for {
-		// other is the least head of the streams but the committed index.
-		var other []byte
-		otherOK := false
-		for _, h := range [...]struct {
-			k  []byte
-			ok bool
-		}{{lk, lok}, {sk, sok}, {dk, dok}, {uk, uok}} {
-			if h.ok && (!otherOK || bytes.Compare(h.k, other) < 0) {
-				other, otherOK = h.k, true
+		// The common case of an optimized run, judged without the general
+		// path's comparisons: the least key is a staged key that the
+		// previous staged index holds counted 0, and no other stream is at
+		// it; key would judge it so (count 0, listed if carried).
+		for sok && uok && uc == 0 && bytes.Equal(sk, uk) &&
+			(!lok || bytes.Compare(sk, lk) < 0) && (!dok || bytes.Compare(sk, dk) < 0) &&
+			(!cok || bytes.Compare(sk, ck) < 0) && (hdr == nil || bytes.Compare(sk, hdr.first) < 0) {
+			if err := j.judge(sk, false, true, 0, ul && js.carry(sk)); err != nil {
+				return err
 			}
+			if sk, _, _, sok, err = S.Next(); err != nil {
+				return err
+			}
+			if uk, uc, ul, uok, err = U.Next(); err != nil {
+				return err
+			}
+		}
+		// other is the least head of the streams but the committed index.
+		other, otherOK := lk, lok
+		if sok && (!otherOK || bytes.Compare(sk, other) < 0) {
+			other, otherOK = sk, true
+		}
+		if dok && (!otherOK || bytes.Compare(dk, other) < 0) {
+			other, otherOK = dk, true
+		}
+		if uok && (!otherOK || bytes.Compare(uk, other) < 0) {
+			other, otherOK = uk, true
 		}
 		if hdr != nil && (!otherOK || bytes.Compare(other, hdr.first) >= 0) {
 			// Every key below the block is judged: copy it, or decode it.

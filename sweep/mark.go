@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"gocloud.dev/blob"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/lakegc/lakegc/internal/extsort"
 	"github.com/lakegc/lakegc/internal/layout"
@@ -97,6 +98,7 @@ func Mark(ctx context.Context, bucket *blob.Bucket, runID string, in Inputs, opt
 		sum:    Summary{RunID: runID},
 		cnt:    &counters{progress: cfg.progress},
 	}
+	m.cnt.phase("start")
 	// A Mark killed before it could remove its spill folder left it
 	// behind; the lock tells it from a live Mark's. Removed first, so
 	// that a rerun refused below, of a Mark killed after its summary,
@@ -517,12 +519,13 @@ func keepAddErr(err error) error {
 // removeStale removes what a failed run with the same ID left: its
 // candidates, and any sweep report.
 func (m *marker) removeStale(ctx context.Context) error {
+	// At once: a new run's folders are empty, and each is a request's wait.
+	g, gctx := errgroup.WithContext(ctx)
 	for _, sub := range []string{layout.DeletedFolder, "failed/", "unrecognized/", recordDir} {
-		if err := removeFolder(ctx, m.bucket, m.cfg.classify, m.dir+sub); err != nil {
-			return err
-		}
+		g.Go(func() error { return removeFolder(gctx, m.bucket, m.cfg.classify, m.dir+sub) })
 	}
-	return removeObject(ctx, m.bucket, m.cfg.classify, m.dir+"sweep.json")
+	g.Go(func() error { return removeObject(gctx, m.bucket, m.cfg.classify, m.dir+"sweep.json") })
+	return g.Wait()
 }
 
 // fail records a failed run: no candidates, and a summary with success

@@ -393,7 +393,20 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 	if cfg.inventory != nil {
 		return nil, inventoryReason
 	}
+	// The state is read while the summary is: both are small, and each is
+	// a request's wait.
+	dir := reportDir(cfg.storagePrefix, id)
+	var (
+		st     *runState
+		stErr  error
+		stRead = make(chan struct{})
+	)
+	go func() {
+		defer close(stRead)
+		st, stErr = readState(ctx, m.bucket, dir)
+	}()
 	sum, err := ReadSummary(ctx, m.bucket, cfg.storagePrefix, id, cfg.classify...)
+	<-stRead
 	if err != nil {
 		return nil, "previous run's summary: " + err.Error()
 	}
@@ -403,10 +416,8 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 	if sum.ShardCount > 1 {
 		return nil, fmt.Sprintf("the previous run was shard %d of %d", sum.ShardIndex, sum.ShardCount)
 	}
-	dir := reportDir(cfg.storagePrefix, id)
-	st, err := readState(ctx, m.bucket, dir)
-	if err != nil {
-		return nil, "previous run's records: " + err.Error()
+	if stErr != nil {
+		return nil, "previous run's records: " + stErr.Error()
 	}
 	newest, sliced := layout.SliceTime(sum.FirstSlice)
 	switch {
@@ -446,6 +457,17 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 	}
 	p.recheck = recheck
 	keep := newCarryFilter(cfg.dataPrefix+"/", p.skip, cfg.recognizer(), recheck)
+	// Whether the previous run was swept is read while its records are.
+	var (
+		swept  bool
+		why    string
+		sweptR = make(chan struct{})
+	)
+	go func() {
+		defer close(sweptR)
+		swept, why = m.wasSwept(ctx, dir)
+	}()
+	defer func() { <-sweptR }()
 	var live string
 	if st.Version == 1 {
 		var n int64
@@ -460,7 +482,7 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 		return nil, err.Error()
 	}
 	runs := []string{live}
-	swept, why := m.wasSwept(ctx, dir)
+	<-sweptR
 	if !swept {
 		m.log("sweep: previous run's candidates judged again", "previous_run_id", id, "why", why)
 		cands, err := m.copyCandidates(ctx, id, sum.NumDeletedObjects, keep)
@@ -499,28 +521,44 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 // checksums, and returns the committed index's.
 func (m *marker) loadIndex(ctx context.Context, dir string, p *previous) (string, error) {
 	st := p.state
-	name, err := m.copyChecked(ctx, dir+indexName, cindexFormat)
-	if err != nil {
-		return "", fmt.Errorf("previous run's committed index: %w", err)
+	// The records are copied at once: each is one request's wait, then
+	// the store's and the disk's speed. A copy that fails leaves no file.
+	var (
+		name, staged, parts string
+		nParts              int64
+		errs                [3]error
+		wg                  sync.WaitGroup
+	)
+	goWait := func(f func()) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f()
+		}()
 	}
-	staged, err := m.copyChecked(ctx, dir+stagedName, stagedFormat)
-	if err != nil {
-		os.Remove(name)
-		return "", fmt.Errorf("previous run's staged index: %w", err)
-	}
+	goWait(func() { name, errs[0] = m.copyChecked(ctx, dir+indexName, cindexFormat) })
+	goWait(func() { staged, errs[1] = m.copyChecked(ctx, dir+stagedName, stagedFormat) })
 	if st.KeepKind == kindParts {
-		parts, n, err := m.copyRecord(ctx, dir+partsName, partsFormat)
-		if err == nil && n != st.Parts {
-			os.Remove(parts)
-			err = fmt.Errorf("holds %d parts, its state says %d", n, st.Parts)
-		}
-		if err != nil {
-			os.Remove(name)
-			os.Remove(staged)
-			return "", fmt.Errorf("previous run's parts record: %w", err)
-		}
-		p.partsFile = parts
+		goWait(func() {
+			parts, nParts, errs[2] = m.copyRecord(ctx, dir+partsName, partsFormat)
+			if errs[2] == nil && nParts != st.Parts {
+				os.Remove(parts)
+				parts, errs[2] = "", fmt.Errorf("holds %d parts, its state says %d", nParts, st.Parts)
+			}
+		})
 	}
+	wg.Wait()
+	for i, what := range []string{"committed index", "staged index", "parts record"} {
+		if errs[i] != nil {
+			for _, f := range []string{name, staged, parts} {
+				if f != "" {
+					os.Remove(f)
+				}
+			}
+			return "", fmt.Errorf("previous run's %s: %w", what, errs[i])
+		}
+	}
+	p.partsFile = parts
 	for _, f := range []struct {
 		name, what string
 		want       uint32

@@ -325,6 +325,10 @@ type span struct{ lo, start, hi int }
 // window returns a window over the span.
 func (s span) window() *aimd.Window { return aimd.New(s.lo, s.start, s.hi) }
 
+// doublingWindow returns a window over the span that doubles each round
+// until the first throttled answer (aimd.NewDoubling).
+func (s span) doublingWindow() *aimd.Window { return aimd.NewDoubling(s.lo, s.start, s.hi) }
+
 // concurrencyRange returns an option setting the span *field to [lo, hi]
 // (0: 1 for lo, the larger of defaultHi and lo for hi), starting at
 // defaultStart within it; what names the span in the error of an invalid

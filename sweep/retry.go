@@ -17,7 +17,7 @@ const deleteAttempts = 5
 // prefix as fileblob does; otherwise a page is the bucket's ListPage, or
 // WithPageLister's lister's.
 func (l *lister) pages(opts *blob.ListOptions) *retry.Pager {
-	l.winOnce.Do(func() { l.win = l.cfg.list.window() })
+	l.winOnce.Do(func() { l.win = l.cfg.list.doublingWindow() })
 	cls := l.cfg.classify.classifier()
 	var p *retry.Pager
 	if l.cfg.localDir != "" {

@@ -83,7 +83,9 @@ func (l *lake) collect(ctx context.Context, opts gcOptions, between func(next *u
 		ExportFileSize: opts.exportFileSize,
 		Progress: func(p lakegc.Progress) {
 			if p.Phase != lakegc.PhaseExport {
-				if opts.progress != nil {
+				// The mark's and the sweep's counters; a phase's start
+				// has none yet.
+				if opts.progress != nil && p.Counters.Phase != "" {
 					opts.progress(p.Counters)
 				}
 				return

@@ -1,7 +1,8 @@
 // Package aimd bounds the requests a client keeps in flight to a store, and
 // moves the bound with the store's answers: additive increase,
-// multiplicative decrease, as TCP does with its congestion window. Package
-// sweep lists (Mark) and deletes (Sweep) through a [Window].
+// multiplicative decrease, as TCP does with its congestion window (and, from
+// NewDoubling, its slow start). Package sweep lists (Mark) and deletes
+// (Sweep) through a [Window].
 package aimd
 
 import (
@@ -23,13 +24,22 @@ import (
 //     of throttled answers to requests sent together counts once.
 //   - Any other answer (another error) leaves it as it is.
 //
+// A window from [NewDoubling] first grows faster: by one request for each
+// such answer, so that it doubles each round (TCP's slow start), until the
+// first throttled answer, or until it reaches four times its start (TCP's
+// slow-start threshold) or hi; from then on, as above.
+//
 // The window never leaves [lo, hi]; with lo == hi it is fixed. Safe for
 // concurrent use.
 type Window struct {
 	lo, hi float64
+	until  float64 // where a doubling window stops doubling
 
-	mu       sync.Mutex
-	size     float64 // in [lo, hi]; int(size) requests may be in flight
+	mu   sync.Mutex
+	size float64 // in [lo, hi]; int(size) requests may be in flight
+	// doubling says the window grows by one request per answer: no
+	// request was throttled yet, and it is below until.
+	doubling bool
 	inflight int
 	epoch    uint64        // decreases so far
 	wake     chan struct{} // closed when a slot may have come free
@@ -45,6 +55,20 @@ func New(lo, start, hi int) *Window {
 		size: float64(min(max(start, lo), hi)),
 		wake: make(chan struct{}),
 	}
+}
+
+// NewDoubling returns a window of start requests (clamped to [lo, hi]),
+// 1 <= lo <= hi, that doubles each round until the first throttled answer
+// or until it reaches four times its start or hi (see [Window]): a caller
+// that sends many requests to a store far from its limits gets there in
+// two rounds rather than in three times start rounds, and climbs by one a
+// round past it, so that a wide range (hi in the hundreds) is not reached
+// in a few rounds of requests that a store-wide limit would all throttle.
+func NewDoubling(lo, start, hi int) *Window {
+	w := New(lo, start, hi)
+	w.until = min(4*w.size, w.hi)
+	w.doubling = w.size < w.until
+	return w
 }
 
 // Outcome is what a request's answer tells the window.
@@ -102,6 +126,11 @@ func (w *Window) adjust(epoch uint64, o Outcome, latency, work time.Duration) {
 	case o == Throttled && epoch == w.epoch:
 		w.size = max(w.size/2, w.lo)
 		w.epoch++
+		w.doubling = false
+	case o == Answered && latency >= work && w.doubling:
+		if w.size = min(w.size+1, w.until); w.size == w.until {
+			w.doubling = false
+		}
 	case o == Answered && latency >= work:
 		w.size = min(w.size+1/w.size, w.hi)
 	}

@@ -15,14 +15,24 @@ import (
 // its bounds; a throttled request sent since the last decrease halves it (to
 // no less than lo), an older one leaves it; an answer that came while the
 // caller mostly waited (latency at least the work) grows it unless it is at
-// hi, and one that came while the caller mostly worked, or an error, leaves
-// it.
+// hi — by one request in a doubling window (NewDoubling) until its first
+// fresh throttle or four times its start, else by 1/size — and one that
+// came while the caller mostly worked, or an error, leaves it.
 func TestWindowProperties(t *testing.T) {
 	for seed := range uint64(200) {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		lo := 1 + rng.IntN(4)
 		hi := lo + rng.IntN(40)
 		w := New(lo, rng.IntN(hi+2), hi)
+		doubling := seed%2 == 1
+		if doubling {
+			start := rng.IntN(hi + 2)
+			w = NewDoubling(lo, start, hi)
+			// It doubles up to four times its start (clamped), at most hi.
+			until := min(4*float64(min(max(start, lo), hi)), w.hi)
+			require.Equal(t, until, w.until)
+			doubling = w.size < until
+		}
 		require.GreaterOrEqual(t, w.size, w.lo)
 		require.LessOrEqual(t, w.size, w.hi)
 		for step := range 500 {
@@ -44,9 +54,13 @@ func TestWindowProperties(t *testing.T) {
 				if after != max(before/2, w.lo) {
 					bad = "a fresh throttle did not halve it"
 				}
+			case o == Answered && latency >= work && before < w.hi && doubling:
+				if after != min(before+1, w.until) {
+					bad = "a slow answer did not grow a doubling window by one, to at most four times its start"
+				}
 			case o == Answered && latency >= work && before < w.hi:
-				if after <= before || after-before > 1 {
-					bad = "a slow answer did not grow it by at most one"
+				if after <= before || after-before > 1/before+1e-9 {
+					bad = "a slow answer did not grow it by 1/size"
 				}
 			default:
 				if after != before {
@@ -54,9 +68,15 @@ func TestWindowProperties(t *testing.T) {
 				}
 			}
 			if bad != "" {
-				t.Fatalf("seed %d step %d: [%v, %v], %v (fresh %v, latency %v, work %v): %v -> %v: %s",
-					seed, step, w.lo, w.hi, o, fresh, latency, work, before, after, bad)
+				t.Fatalf("seed %d step %d: [%v, %v], %v (fresh %v, latency %v, work %v, doubling %v): %v -> %v: %s",
+					seed, step, w.lo, w.hi, o, fresh, latency, work, doubling, before, after, bad)
 			}
+			// A window doubles until the first throttle, or until it
+			// reaches hi: then it grows as New's.
+			if o == Throttled && fresh || after == w.hi || after == w.until {
+				doubling = false
+			}
+			require.Equal(t, doubling, w.doubling, "seed %d step %d", seed, step)
 		}
 	}
 }
@@ -108,6 +128,47 @@ func TestWindowFollowsCapacity(t *testing.T) {
 		}
 		require.LessOrEqual(t, w.MaxInFlight(), c.hi)
 	}
+}
+
+// TestWindowDoublesUntilThrottled: a doubling window of 8 against a store
+// with room for 100 requests at once reaches its bound of 32 in two rounds
+// (a window from New needs 24); after a throttled answer it halves and then
+// grows by about one request a round.
+func TestWindowDoublesUntilThrottled(t *testing.T) {
+	ctx := context.Background()
+	round := func(w *Window, o Outcome) int {
+		n := w.Limit()
+		slots := make([]Ticket, n)
+		for i := range slots {
+			var err error
+			slots[i], err = w.Acquire(ctx)
+			require.NoError(t, err)
+		}
+		for _, s := range slots {
+			w.Release(s, o, 0)
+		}
+		return w.Limit()
+	}
+	w, plain := NewDoubling(1, 8, 32), New(1, 8, 32)
+	require.Equal(t, 16, round(w, Answered))
+	require.Equal(t, 32, round(w, Answered))
+	require.Equal(t, 32, round(w, Answered))
+	require.Equal(t, 8, round(plain, Answered)) // 8 + 8 × about 1/8
+	require.Equal(t, 9, round(plain, Answered))
+
+	// A wide range: doubling stops at four times the start, then one a
+	// round.
+	w = NewDoubling(1, 8, 1024)
+	require.Equal(t, 16, round(w, Answered))
+	require.Equal(t, 32, round(w, Answered))
+	require.Equal(t, 32, round(w, Answered)) // 32 + 32 × about 1/32
+	require.Equal(t, 33, round(w, Answered))
+
+	w = NewDoubling(1, 8, 64)
+	require.Equal(t, 16, round(w, Answered))
+	require.Equal(t, 8, round(w, Throttled))
+	require.Equal(t, 8, round(w, Answered))
+	require.Equal(t, 9, round(w, Answered))
 }
 
 // TestWindowBurstHalvesOnce sends a window's worth of requests together and
