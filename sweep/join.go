@@ -245,11 +245,13 @@ func (m *marker) writeCandidates(ctx context.Context, js joinStreams) (int64, er
 	return m.closeCandidates(w)
 }
 
-// closeCandidates closes the candidates' part w and returns its rows.
+// closeCandidates closes the candidates' part w and returns its rows; the
+// summary gets its size.
 func (m *marker) closeCandidates(w *partWriter[addressRow]) (int64, error) {
 	if err := w.Close(); err != nil {
 		return 0, err
 	}
+	m.sum.CandidatesBytes = w.Size()
 	return w.Rows(), nil
 }
 

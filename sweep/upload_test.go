@@ -190,6 +190,9 @@ func TestMarkWritesStateLast(t *testing.T) {
 	require.Equal(t, 2, checked)
 	require.Empty(t, problems)
 	require.Equal(t, RunOptimized, sum.RunKind)
+	part, err := m.base.Attributes(m.ctx, dir+"deleted/"+partName)
+	require.NoError(t, err)
+	require.Equal(t, part.Size, sum.CandidatesBytes)
 }
 
 // TestMarkClosesAtOnce: the join's four uploads are in flight together.
