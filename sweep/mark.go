@@ -590,7 +590,9 @@ func (m *marker) fail(ctx context.Context, cause error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	m.sum.Success = false
-	m.sum.NumDeletedObjects = 0
+	// No candidates: neither their number nor the size of a part that
+	// closed before the failure (and is removed below).
+	m.sum.NumDeletedObjects, m.sum.CandidatesBytes = 0, 0
 	for _, sub := range []string{layout.DeletedFolder, recordDir} {
 		if err := removeFolder(ctx, m.bucket, m.cfg.classify, m.dir+sub); err != nil {
 			m.log("sweep: mark failed; removing "+sub+" failed too", "error", err)

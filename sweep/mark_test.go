@@ -45,6 +45,7 @@ func requireFailedRun(t *testing.T, b *blob.Bucket, runID string) {
 	require.NoError(t, err)
 	require.False(t, sum.Success)
 	require.Zero(t, sum.NumDeletedObjects)
+	require.Zero(t, sum.CandidatesBytes, "a failed run has no candidates to size")
 	require.Empty(t, collect(t, Candidates(ctx, b, DefaultStoragePrefix, runID)))
 	_, err = Sweep(ctx, b, runID)
 	require.ErrorIs(t, err, ErrRunFailed)

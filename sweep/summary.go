@@ -138,8 +138,9 @@ type Summary struct {
 	// CandidatesBytes is the size in bytes of the candidates' file Mark
 	// wrote under deleted/ (never 0: a file without rows has its
 	// header and footer), so that a host reports it without listing the
-	// folder; 0 in a summary that lakeFS's client, or a Mark before this
-	// field, wrote. Mark's own; lakeFS ignores it.
+	// folder; 0 in a failed run's summary, and in one that lakeFS's
+	// client, or a Mark before this field, wrote. Mark's own; lakeFS
+	// ignores it.
 	CandidatesBytes int64 `json:"candidates_bytes,omitempty"`
 }
 
