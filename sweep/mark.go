@@ -399,39 +399,72 @@ func (m *marker) join(ctx context.Context, js joinStreams, young *youngSlices, c
 }
 
 // goWait runs f on a goroutine of its own and returns a function that
-// waits for it to return and gives its error (each call the same).
+// waits for it to return and gives its error (each call the same); a panic
+// of f's is raised again by each call, on the caller's goroutine.
 func goWait(f func() error) func() error {
 	done := make(chan struct{})
-	var err error
+	var (
+		err      error
+		panicked any
+	)
 	go func() {
 		defer close(done)
+		defer func() { panicked = recover() }()
 		err = f()
 	}()
 	return func() error {
 		<-done
+		if panicked != nil {
+			panic(panicked)
+		}
 		return err
 	}
 }
 
 // closeAll runs each of fs on a goroutine of its own and waits for all of
 // them. The first error is returned, and cancel is called as soon as it
-// comes (before the error of another that the cancellation caused).
+// comes (before the error of another that the cancellation caused). A
+// panic of one of fs cancels the others too, and is raised again on the
+// caller's goroutine once all of them have returned: a caller that
+// recovers it finds no upload still writing.
 func closeAll(cancel context.CancelFunc, fs ...func() error) error {
 	var (
-		wg    sync.WaitGroup
-		once  sync.Once
-		first error
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		first    error
+		panicked any
 	)
+	failed := func(err error, p any) {
+		mu.Lock()
+		defer mu.Unlock()
+		if first == nil && panicked == nil {
+			cancel()
+		}
+		if first == nil {
+			first = err
+		}
+		if panicked == nil {
+			panicked = p
+		}
+	}
 	wg.Add(len(fs))
 	for _, f := range fs {
 		go func() {
 			defer wg.Done()
+			defer func() {
+				if p := recover(); p != nil {
+					failed(nil, p)
+				}
+			}()
 			if err := f(); err != nil {
-				once.Do(func() { first = err; cancel() })
+				failed(err, nil)
 			}
 		}()
 	}
 	wg.Wait()
+	if panicked != nil {
+		panic(panicked)
+	}
 	return first
 }
 

@@ -224,3 +224,37 @@ func TestMarkClosesAtOnce(t *testing.T) {
 	require.Equal(t, KeepPartsChanged, sum.KeepSource)
 	require.Equal(t, int32(len(joined)), started.Load())
 }
+
+// TestMarkUploadPanics: a panic in one of the uploads a mark closes at once
+// (here the store's, in the staged index's Close), or in the unrecognized
+// objects' report's, reaches Mark's caller, as it did when the uploads were
+// closed on Mark's goroutine, and only once every other upload has ended:
+// none is still writing to the bucket when it does.
+func TestMarkUploadPanics(t *testing.T) {
+	m, in := uploadModel(t)
+	for i, name := range []string{stagedName, "unrecognized/" + partName} {
+		t.Run(name, func(t *testing.T) {
+			id := fmt.Sprintf("p%d", i)
+			dir := reportDir(DefaultStoragePrefix, id)
+			var open atomic.Int32 // Closes under way
+			b := wrapBucket(m.b, faultblob.WithHook(faultblob.Close, func(ctx context.Context, c *faultblob.Call) error {
+				if c.Key == dir+name {
+					panic("injected panic")
+				}
+				open.Add(1)
+				defer open.Add(-1)
+				// The others are still open when the panic comes, and
+				// take a while to end even once aborted.
+				time.Sleep(30 * time.Millisecond)
+				return ctx.Err()
+			}))
+			require.PanicsWithValue(t, "injected panic", func() {
+				Mark(m.ctx, b, id, in(), m.opts(WithPrevious("r1"))...) //nolint:errcheck // it panics
+			})
+			require.Zero(t, open.Load(), "an upload still open after Mark returned")
+			ok, err := m.base.Exists(m.ctx, dir+stateName)
+			require.NoError(t, err)
+			require.False(t, ok, "a state was written")
+		})
+	}
+}
