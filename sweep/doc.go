@@ -218,8 +218,9 @@
 // (the committed index), staged (the staged index) and, with Parts, parts
 // (every part counted, with the number of its keys and their CRC-32C).
 // Their formats are in docs/sweep-design.md. The candidates and the
-// records other than the state are uploaded at once; the state only once
-// all of them are complete, and the summary after it. A run whose upload
+// records other than the state stream to the store during the join and
+// are closed (their uploads finished) at once; the state is written only
+// once all of them are complete, and the summary after it. A run whose upload
 // fails fails: it has no state, and the next run from it is clean.
 //
 // A record that is missing, cut short or altered (its magic, its

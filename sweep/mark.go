@@ -260,10 +260,15 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	// The unrecognized objects' report is written even if the mark fails
 	// later, its canary included: it says what the listing found. Its
 	// upload runs beside the join, and every way out waits for it: it is
-	// closed, never aborted, whatever the join does, and complete (or its
-	// error the mark's) before the summary.
+	// closed, never aborted, whatever the join does, and complete before
+	// the state and the summary. Its error is the mark's when the mark has
+	// none, and is logged.
 	unrecClosed := goWait(l.unrec.w.Close)
-	defer unrecClosed()
+	defer func() {
+		if uerr := unrecClosed(); uerr != nil {
+			m.log("sweep: the unrecognized objects' report failed", "error", uerr)
+		}
+	}()
 	m.sum.FirstSlice = l.firstSlice
 	m.sum.SlicesListed, m.sum.SlicesSkipped = l.listed, l.skipped
 	m.sum.InventoryObjects = l.reportRead

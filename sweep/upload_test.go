@@ -145,7 +145,9 @@ func TestMarkUploadFails(t *testing.T) {
 // part, both indexes, the parts record and the unrecognized objects'
 // report are stored; when the summary's starts, the state is too. The
 // uploads before them are slowed down, so that a mark that wrote the state
-// or the summary before they completed would be caught.
+// or the summary before the join's uploads completed would be caught (the
+// unrecognized objects' report usually completes long before the join
+// ends: TestMarkUploadFails is what catches a state written before it).
 func TestMarkWritesStateLast(t *testing.T) {
 	m, in := uploadModel(t)
 	dir := reportDir(DefaultStoragePrefix, "o")
