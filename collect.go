@@ -426,7 +426,7 @@ func (c *cycle) mark(ctx context.Context) error {
 		Walled:            sum.NumWalledObjects,
 	}
 	c.report.Mark = rep
-	if rep.Bytes, err = folderSize(ctx, c.cfg.Bucket, rep.Report+layout.DeletedFolder); err != nil {
+	if rep.Bytes, err = candidatesSize(ctx, c.cfg.Bucket, rep.Report, sum); err != nil {
 		return fmt.Errorf("lakegc: mark: %w", err)
 	}
 	rep.Duration = done("candidates", sum.NumDeletedObjects, "cutoff", sum.CutoffTime)
@@ -516,7 +516,7 @@ func (c *cycle) resumeMark(ctx context.Context) error {
 	}
 	rep := &MarkReport{Summary: sum, Report: c.reportFolder()}
 	c.report.Mark = rep
-	if rep.Bytes, err = folderSize(ctx, c.cfg.Bucket, rep.Report+layout.DeletedFolder); err != nil {
+	if rep.Bytes, err = candidatesSize(ctx, c.cfg.Bucket, rep.Report, sum); err != nil {
 		return fmt.Errorf("lakegc: resume mark %s: %w", c.report.RunID, err)
 	}
 	rep.Duration = done("candidates", sum.NumDeletedObjects)
@@ -547,6 +547,18 @@ func (c *cycle) sweep(ctx context.Context) error {
 	}
 	c.report.Sweep.Duration = done("deleted", res.Deleted, "failed", res.Failed, "refused", res.Refused)
 	return nil
+}
+
+// candidatesSize returns the size of the candidates' files of the mark
+// whose report folder is report: the summary's CandidatesBytes, the one
+// file Mark wrote under deleted/ (it removed what a failed run of the same
+// ID left there), or, in a summary without it (lakeFS's client's, an older
+// Mark's), the size of what deleted/ holds.
+func candidatesSize(ctx context.Context, bucket *blob.Bucket, report string, sum *sweep.Summary) (int64, error) {
+	if sum.CandidatesBytes > 0 {
+		return sum.CandidatesBytes, nil
+	}
+	return folderSize(ctx, bucket, report+layout.DeletedFolder)
 }
 
 // folderSize returns the total size of the objects under prefix (or of the

@@ -38,6 +38,10 @@ func TestCollectDryRunMarksExactlyTheGarbage(t *testing.T) {
 	if want := "_lakefs/retention/gc/unified/" + rep.RunID + "/"; rep.Mark.Report != want {
 		t.Errorf("report folder %q, want %q", rep.Mark.Report, want)
 	}
+	// The candidates' size, from the summary, is the stored file's.
+	if size := w.candidatesSize(rep.RunID); rep.Mark.Bytes != size || rep.Mark.Summary.CandidatesBytes != size {
+		t.Errorf("candidates' bytes: report %d, summary %d; stored %d", rep.Mark.Bytes, rep.Mark.Summary.CandidatesBytes, size)
+	}
 	// The cutoff is anchored at the export's start.
 	if want := gcTime.Add(-24*time.Hour - sweep.DefaultClockSkew - sweep.StagingMargin); !rep.Mark.Summary.CutoffTime.Equal(want) {
 		t.Errorf("cutoff %v, want %v", rep.Mark.Summary.CutoffTime, want)
@@ -90,11 +94,35 @@ func TestCollectResumeMarkSweepsIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A summary without the candidates' size (lakeFS's client's, an older
+	// Mark's): the resumed mark lists deleted/ for it.
+	key := rep.Mark.Report + "summary.json"
+	raw, err := w.bucket.ReadAll(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := fields["candidates_bytes"]; !ok {
+		t.Fatalf("summary without candidates_bytes: %s", raw)
+	}
+	delete(fields, "candidates_bytes")
+	if raw, err = json.Marshal(fields); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.bucket.WriteAll(context.Background(), key, raw, nil); err != nil {
+		t.Fatal(err)
+	}
 	cfg := w.config()
 	cfg.ResumeMark, cfg.Sweep = rep.RunID, true
 	swept, err := lakegc.Collect(context.Background(), lakegc.Host{}, cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if swept.Mark.Bytes != rep.Mark.Bytes || swept.Mark.Bytes <= 0 {
+		t.Errorf("resumed mark's bytes %d, the mark's %d", swept.Mark.Bytes, rep.Mark.Bytes)
 	}
 	if gone := w.expectLiveKept(); len(gone) != len(w.garbage) {
 		t.Errorf("swept %q, want all of %d garbage objects", gone, len(w.garbage))

@@ -195,6 +195,16 @@ func (w *world) expectLiveKept() (gone []string) {
 	return gone
 }
 
+// candidatesSize is the size of the candidates' file of run runID.
+func (w *world) candidatesSize(runID string) int64 {
+	w.t.Helper()
+	a, err := w.bucket.Attributes(context.Background(), "_lakefs/retention/gc/unified/"+runID+"/deleted/part-00000.snappy.parquet")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return a.Size
+}
+
 func (w *world) exists(key string) bool {
 	w.t.Helper()
 	ok, err := w.bucket.Exists(context.Background(), key)

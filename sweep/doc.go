@@ -217,7 +217,11 @@
 // wall, at most 1,000 of them, beyond which the next run is clean), index
 // (the committed index), staged (the staged index) and, with Parts, parts
 // (every part counted, with the number of its keys and their CRC-32C).
-// Their formats are in docs/sweep-design.md.
+// Their formats are in docs/sweep-design.md. The candidates and the
+// records other than the state stream to the store during the join and
+// are closed (their uploads finished) at once; the state is written only
+// once all of them are complete, and the summary after it. A run whose upload
+// fails fails: it has no state, and the next run from it is clean.
 //
 // A record that is missing, cut short or altered (its magic, its
 // checksum), or that disagrees with the state, makes the run clean, which
@@ -330,8 +334,9 @@
 //   - unrecognized/: Parquet as deleted/, with the columns address, size
 //     and last_modified (milliseconds, null when the listing had no time)
 //     of the listed objects the recognizer did not accept, in no order;
-//     written once the listing is done, even when the mark fails after
-//     (its canary included), and read by no lakeFS reader;
+//     written once the listing is done (its upload runs beside the join,
+//     and ends before the state and the summary), even when the mark
+//     fails after (its canary included), and read by no lakeFS reader;
 //   - after a sweep, failed/ (address, error) and sweep.json.
 //
 // A failed Mark leaves success:false and no candidates.

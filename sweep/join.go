@@ -240,13 +240,36 @@ func (p *peeked) at(i int) ([]byte, bool, error) {
 	return p.key(p.qi + i), true, nil
 }
 
-// writeCandidates walks the join's streams and writes the listed keys that
+// writeCandidates is joinCandidates, then the candidates' part closed: it
+// returns the number of candidates.
+func (m *marker) writeCandidates(ctx context.Context, js joinStreams) (int64, error) {
+	w, err := m.joinCandidates(ctx, js)
+	if err != nil {
+		return 0, err
+	}
+	return m.closeCandidates(w)
+}
+
+// closeCandidates closes the candidates' part w and returns its rows; the
+// summary gets its size.
+func (m *marker) closeCandidates(w *partWriter[addressRow]) (int64, error) {
+	if err := w.Close(); err != nil {
+		return 0, err
+	}
+	m.sum.CandidatesBytes = w.Size()
+	return w.Rows(), nil
+}
+
+// joinCandidates walks the join's streams and writes the listed keys that
 // are not kept, nor under a wall, to deleted/, once the canary passed; with
 // m.rec, it records every key of the keep set with its count and listed
 // flag. A key is listed when the listing holds it or the index carries it;
 // kept when it is staged or counted above 0. A count below 0 (the changes
 // contradict the previous index) or a stream out of order fails the run.
-func (m *marker) writeCandidates(ctx context.Context, js joinStreams) (int64, error) {
+// It returns the candidates' part with every row written and the canary
+// passed, for the caller to close (or abort); on an error, the part is
+// aborted.
+func (m *marker) joinCandidates(ctx context.Context, js joinStreams) (*partWriter[addressRow], error) {
 	js.list = extsort.Strict(js.list, "listing")
 	js.staged = extsort.Strict(js.staged, "keep set")
 	if js.counts == nil {
@@ -254,28 +277,28 @@ func (m *marker) writeCandidates(ctx context.Context, js joinStreams) (int64, er
 	}
 	w, err := newPartWriter[addressRow](ctx, m.bucket, m.dir+layout.DeletedFolder+partName)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	j := &joiner{m: m, ctx: ctx, w: w, can: newCanaryCount(m.cfg, m.sum.CutoffTime), walls: layout.NewWallCursor(m.walls)}
 	err = j.walk(&js)
 	m.sum.IndexBlocksCopied, m.sum.IndexBlocksDecoded = j.copied, j.decoded
 	if err != nil {
 		w.Abort()
-		return 0, err
+		return nil, err
 	}
 	if js.committed != nil {
 		m.log("sweep: previous committed index read", "blocks_copied", j.copied, "blocks_decoded", j.decoded)
 	}
 	// Every entry of the keep index encoded before the candidates part is
 	// closed: a run whose index failed to encode leaves no candidates
-	// part. The indexes' uploads end after it (in join), and a run whose
-	// upload fails fails: no state names it, and its candidates are never
-	// swept.
+	// part. The indexes' uploads end beside the part's (in join), and a
+	// run whose upload fails fails: no state names it, and its
+	// candidates are never swept.
 	if m.rec != nil {
 		for _, iw := range []*indexWriter{m.rec.index, m.rec.staged} {
 			if err := iw.finish(); err != nil {
 				w.Abort()
-				return 0, fmt.Errorf("sweep: write %s: %w", iw.key, err)
+				return nil, fmt.Errorf("sweep: write %s: %w", iw.key, err)
 			}
 		}
 	}
@@ -286,13 +309,10 @@ func (m *marker) writeCandidates(ctx context.Context, js joinStreams) (int64, er
 	// from rule B.
 	if err := j.can.check(m.cfg.canary, m.cnt.snapshot().Young, j.total.Kept-j.spared, j.total.Walled, j.total.Marked+j.spared); err != nil {
 		w.Abort()
-		return 0, err
+		return nil, err
 	}
 	m.cnt.phase("write")
-	if err := w.Close(); err != nil {
-		return 0, err
-	}
-	return w.Rows(), nil
+	return w, nil
 }
 
 // joiner judges the keys of the join one by one. Not safe for concurrent

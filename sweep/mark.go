@@ -260,10 +260,17 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 	}
 	m.sum.KeepSource, m.sum.PartsRead = com.source, com.partsRead
 	// The unrecognized objects' report is written even if the mark fails
-	// later, its canary included: it says what the listing found.
-	if err := l.unrec.w.Close(); err != nil {
-		return err
-	}
+	// later, its canary included: it says what the listing found. Its
+	// upload runs beside the join, and every way out waits for it: it is
+	// closed, never aborted, whatever the join does, and complete before
+	// the state and the summary. Its error is the mark's when the mark has
+	// none, and is logged.
+	unrecClosed := goWait(l.unrec.w.Close)
+	defer func() {
+		if uerr := unrecClosed(); uerr != nil {
+			m.log("sweep: the unrecognized objects' report failed", "error", uerr)
+		}
+	}()
 	m.sum.FirstSlice = l.firstSlice
 	m.sum.SlicesListed, m.sum.SlicesSkipped = l.listed, l.skipped
 	m.sum.InventoryObjects = l.reportRead
@@ -318,7 +325,10 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 		prev.carried = nil
 	}
 	js.list = extsort.NewPrefetch(listIt)
-	n, err := m.join(ctx, js, l.young, com, prev)
+	n, err := m.join(ctx, js, l.young, com, prev, unrecClosed)
+	if uerr := unrecClosed(); err == nil {
+		err = uerr
+	}
 	if err != nil {
 		return err
 	}
@@ -340,42 +350,129 @@ func (m *marker) run(ctx context.Context, in Inputs) error {
 // (which leaves no records: the next run is clean), the records an
 // optimized run starts from: the keep index, the parts record of a keep set
 // given as parts, and the state.
-func (m *marker) join(ctx context.Context, js joinStreams, young *youngSlices, com *committed, prev *previous) (int64, error) {
+//
+// The candidates' part, the committed and staged indexes and the parts
+// record are independent objects: they are closed at once, each upload on
+// a goroutine of its own (see closeAll). The state names the indexes and
+// the parts record, by their entries and checksums, so it is written only
+// once every one of the four is complete, as is the unrecognized objects'
+// report (unrec waits for its upload); the first that fails cancels the
+// uploads of the four still open and fails the run, with no state written.
+func (m *marker) join(ctx context.Context, js joinStreams, young *youngSlices, com *committed, prev *previous, unrec func() error) (int64, error) {
 	if m.cfg.sharded() {
 		return m.writeCandidates(ctx, js)
 	}
+	// The writers share a context that the first failed upload cancels.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	ioBuf, data := m.budgets().ioBuf, m.cfg.dataPrefix+"/"
-	index, err := newSinkWriter(ctx, m.bucket, m.dir+indexName, ioBuf, func(w io.Writer) entrySink {
+	index, err := newSinkWriter(wctx, m.bucket, m.dir+indexName, ioBuf, func(w io.Writer) entrySink {
 		return newCindexEncoder(w, data, m.cfg.recognizer(), m.cfg.recognize == nil, ioBuf)
 	})
 	if err != nil {
 		return 0, err
 	}
-	staged, err := newIndexWriter(ctx, m.bucket, m.dir+stagedName, stagedFormat, ioBuf)
+	staged, err := newIndexWriter(wctx, m.bucket, m.dir+stagedName, stagedFormat, ioBuf)
 	if err != nil {
 		index.abort()
 		return 0, err
 	}
 	m.rec = &recorder{index: index, staged: staged, data: data, young: young}
-	n, err := m.writeCandidates(ctx, js)
-	if err == nil {
-		err = index.close()
-	} else {
+	w, err := m.joinCandidates(wctx, js)
+	if err != nil {
 		index.abort()
-	}
-	if err == nil {
-		err = staged.close()
-	} else {
 		staged.abort()
+		return 0, err
 	}
-	var parts int64
-	if err == nil && com.kind == kindParts {
-		parts, err = m.writeParts(ctx, com, prev)
+	var n, parts int64
+	err = closeAll(cancel,
+		func() (err error) { n, err = m.closeCandidates(w); return err },
+		index.close,
+		staged.close,
+		func() (err error) {
+			if com.kind == kindParts {
+				parts, err = m.writeParts(wctx, com, prev)
+			}
+			return err
+		},
+		unrec)
+	if err != nil {
+		return 0, err
 	}
-	if err == nil {
-		err = m.writeState(ctx, m.rec, com.kind, com.version, parts)
+	if err := m.writeState(ctx, m.rec, com.kind, com.version, parts); err != nil {
+		return 0, err
 	}
-	return n, err
+	return n, nil
+}
+
+// goWait runs f on a goroutine of its own and returns a function that
+// waits for it to return and gives its error (each call the same); a panic
+// of f's is raised again by each call, on the caller's goroutine.
+func goWait(f func() error) func() error {
+	done := make(chan struct{})
+	var (
+		err      error
+		panicked any
+	)
+	go func() {
+		defer close(done)
+		defer func() { panicked = recover() }()
+		err = f()
+	}()
+	return func() error {
+		<-done
+		if panicked != nil {
+			panic(panicked)
+		}
+		return err
+	}
+}
+
+// closeAll runs each of fs on a goroutine of its own and waits for all of
+// them. The first error is returned, and cancel is called as soon as it
+// comes (before the error of another that the cancellation caused). A
+// panic of one of fs cancels the others too, and is raised again on the
+// caller's goroutine once all of them have returned: a caller that
+// recovers it finds no upload still writing.
+func closeAll(cancel context.CancelFunc, fs ...func() error) error {
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		first    error
+		panicked any
+	)
+	failed := func(err error, p any) {
+		mu.Lock()
+		defer mu.Unlock()
+		if first == nil && panicked == nil {
+			cancel()
+		}
+		if first == nil {
+			first = err
+		}
+		if panicked == nil {
+			panicked = p
+		}
+	}
+	wg.Add(len(fs))
+	for _, f := range fs {
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if p := recover(); p != nil {
+					failed(nil, p)
+				}
+			}()
+			if err := f(); err != nil {
+				failed(err, nil)
+			}
+		}()
+	}
+	wg.Wait()
+	if panicked != nil {
+		panic(panicked)
+	}
+	return first
 }
 
 // newLister returns the lister of the namespace. Young listed keys go to a
@@ -534,7 +631,9 @@ func (m *marker) fail(ctx context.Context, cause error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	m.sum.Success = false
-	m.sum.NumDeletedObjects = 0
+	// No candidates: neither their number nor the size of a part that
+	// closed before the failure (and is removed below).
+	m.sum.NumDeletedObjects, m.sum.CandidatesBytes = 0, 0
 	for _, sub := range []string{layout.DeletedFolder, recordDir} {
 		if err := removeFolder(ctx, m.bucket, m.cfg.classify, m.dir+sub); err != nil {
 			m.log("sweep: mark failed; removing "+sub+" failed too", "error", err)

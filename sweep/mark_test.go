@@ -45,6 +45,7 @@ func requireFailedRun(t *testing.T, b *blob.Bucket, runID string) {
 	require.NoError(t, err)
 	require.False(t, sum.Success)
 	require.Zero(t, sum.NumDeletedObjects)
+	require.Zero(t, sum.CandidatesBytes, "a failed run has no candidates to size")
 	require.Empty(t, collect(t, Candidates(ctx, b, DefaultStoragePrefix, runID)))
 	_, err = Sweep(ctx, b, runID)
 	require.ErrorIs(t, err, ErrRunFailed)
@@ -271,7 +272,12 @@ func TestMarkEmptyNamespace(t *testing.T) {
 	b := memblob.OpenBucket(nil)
 	sum, err := Mark(ctx, b, "run1", Inputs{Uncommitted: seqOf([]string{"data/x/y"}), Committed: seqOf(nil), ExportStart: t0}, WithClock(fixedClock))
 	require.NoError(t, err)
-	require.Equal(t, &Summary{RunID: "run1", Success: true, StartTime: t0, CutoffTime: t0.Add(-DefaultMinAge - DefaultClockSkew - StagingMargin), RunKind: RunClean}, sum)
+	// Even a part without rows has its bytes: what was stored.
+	part, err := b.Attributes(ctx, reportDir(DefaultStoragePrefix, "run1")+"deleted/"+partName)
+	require.NoError(t, err)
+	require.Positive(t, part.Size)
+	require.Equal(t, &Summary{RunID: "run1", Success: true, StartTime: t0, CutoffTime: t0.Add(-DefaultMinAge - DefaultClockSkew - StagingMargin), RunKind: RunClean,
+		CandidatesBytes: part.Size}, sum)
 	require.Empty(t, collect(t, Candidates(ctx, b, DefaultStoragePrefix, "run1")))
 	res, err := Sweep(ctx, b, "run1")
 	require.NoError(t, err)

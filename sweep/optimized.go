@@ -789,7 +789,8 @@ func (y *youngSlices) add(name string) {
 	y.names[name] = struct{}{}
 }
 
-// writeState writes state.json, after the live record and before the summary.
+// writeState writes state.json, once the candidates' part, the indexes and
+// the parts record are complete, and before the summary.
 func (m *marker) writeState(ctx context.Context, rec *recorder, kind, version string, parts int64) error {
 	st := runState{
 		Version:          stateVersion,

@@ -123,6 +123,7 @@ func TestReportFormat(t *testing.T) {
 		"num_deleted_objects": float64(len(keys)),
 		// Mark's own fields, which lakeFS's readers ignore.
 		"run_kind": "clean", "slices_listed": float64(len(slicesOf(keys))),
+		"candidates_bytes": float64(len(data)), // the part's size, as stored
 	}, m)
 }
 

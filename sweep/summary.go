@@ -135,6 +135,13 @@ type Summary struct {
 	InventorySource  string    `json:"inventory,omitempty"`
 	InventoryTime    time.Time `json:"inventory_time,omitzero"`
 	InventoryObjects int64     `json:"inventory_objects,omitempty"`
+	// CandidatesBytes is the size in bytes of the candidates' file Mark
+	// wrote under deleted/ (never 0: a file without rows has its
+	// header and footer), so that a host reports it without listing the
+	// folder; 0 in a failed run's summary, and in one that lakeFS's
+	// client, or a Mark before this field, wrote. Mark's own; lakeFS
+	// ignores it.
+	CandidatesBytes int64 `json:"candidates_bytes,omitempty"`
 }
 
 // summaryJSON is a Summary as summary.json spells it: its fields by their
@@ -180,8 +187,8 @@ func (s *Summary) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	if v.NumDeletedObjects < 0 || v.NumYoungObjects < 0 || v.NumKeptObjects < 0 || v.SlicesListed < 0 || v.SlicesSkipped < 0 || v.PartsRead < 0 || v.IndexBlocksCopied < 0 || v.IndexBlocksDecoded < 0 ||
-		v.NumUnrecognizedObjects < 0 || v.UnrecognizedBytes < 0 || v.NumWalledObjects < 0 || v.InventoryObjects < 0 {
-		return fmt.Errorf("%w: summary: negative object count", ErrInvalidInput)
+		v.NumUnrecognizedObjects < 0 || v.UnrecognizedBytes < 0 || v.NumWalledObjects < 0 || v.InventoryObjects < 0 || v.CandidatesBytes < 0 {
+		return fmt.Errorf("%w: summary: negative count or size", ErrInvalidInput)
 	}
 	if v.ShardCount < 0 || v.ShardIndex < 0 || v.ShardIndex > 0 && v.ShardIndex >= v.ShardCount {
 		return fmt.Errorf("%w: summary: shard %d of %d", ErrInvalidInput, v.ShardIndex, v.ShardCount)

@@ -14,6 +14,7 @@ import (
 type Writer struct {
 	cancel context.CancelFunc
 	w      *blob.Writer
+	n      int64 // the bytes written
 }
 
 // NewWriter starts writing the object key of bucket with ctx and opts (as
@@ -29,7 +30,15 @@ func NewWriter(ctx context.Context, bucket *blob.Bucket, key string, opts *blob.
 }
 
 // Write writes p to the object.
-func (w *Writer) Write(p []byte) (int, error) { return w.w.Write(p) }
+func (w *Writer) Write(p []byte) (int, error) {
+	n, err := w.w.Write(p)
+	w.n += int64(n)
+	return n, err
+}
+
+// Written counts the bytes written: the object's size once Close
+// succeeded.
+func (w *Writer) Written() int64 { return w.n }
 
 // Close finishes the object; the object exists if and only if it returns
 // nil.

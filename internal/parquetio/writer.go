@@ -86,5 +86,9 @@ func (w *Writer[T]) Close() error {
 // Rows counts the rows written.
 func (w *Writer[T]) Rows() int64 { return w.rows }
 
+// Size is the object's size in bytes once Close succeeded (before, what
+// was written of it).
+func (w *Writer[T]) Size() int64 { return w.bw.Written() }
+
 // Abort gives the object up: nothing appears under its name.
 func (w *Writer[T]) Abort() { w.bw.Abort() }

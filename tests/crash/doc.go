@@ -48,9 +48,11 @@
 // world; the later kills of the chain (up to -crash.kills-per-chain,
 // default 4) pick an operation in the first half of that trace, and the
 // last child runs to the end. Every choice is drawn from the chain's seed:
-// a chain is reproducible, up to the order in which concurrent listings
-// and deletes reach the counter. The whole cycle, with the most kinds of
-// operation, gets two chains for every one of the other steps.
+// a chain is reproducible, up to the order in which concurrent listings,
+// deletes and uploads (the five a mark closes at once: the candidates,
+// three records and the unrecognized objects' report) reach the counter.
+// The whole cycle, with the most kinds of operation, gets two chains for
+// every one of the other steps.
 //
 // # What is checked
 //
