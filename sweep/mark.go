@@ -418,10 +418,11 @@ func (l *lister) inputsRead(keep *extsort.Sorter) {
 // or Changes on this goroutine after the uncommitted keys, since their
 // sorters first take keep's block (see readCommitted). The first error
 // stops the others, and is returned once all have stopped. A panic of the
-// parts' sequences comes out here, on Mark's caller's goroutine, as one of
-// Uncommitted's does, once all have stopped, whatever else failed. When the
-// inputs are read, the pool gets what the last sorter's block did not take
-// of its share.
+// parts' Open or sequences comes out here, on Mark's caller's goroutine,
+// once all have stopped, whatever else failed, as one of Uncommitted's
+// does (which comes out instead when both panic). When the inputs are
+// read, the pool gets what the last sorter's block did not take of its
+// share.
 func (m *marker) readAndList(ctx context.Context, in Inputs, prev *previous, keep, hold *extsort.Sorter, l *lister) (*committed, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	var (
@@ -492,6 +493,8 @@ type partsReader struct {
 	exited   bool // runtime.Goexit: neither returned nor panicked
 }
 
+// startParts starts reading p on a goroutine of its own; fail gets its
+// error, and cancel stops the rest when it panics.
 func (m *marker) startParts(ctx context.Context, p *Parts, prev *previous, fail func(error), cancel context.CancelFunc) *partsReader {
 	r := &partsReader{done: make(chan struct{})}
 	go func() {
