@@ -60,16 +60,10 @@ func (p *Parts) Count(ctx context.Context, d *extsort.SpillDir, ids []string, w 
 	for len(ids) > 0 {
 		group := ids[:min(fanIn, len(ids))]
 		ids = ids[len(group):]
-		iters := make([]Iter, len(group))
-		parts := make([]*part, len(group))
-		for i, id := range group {
-			var ws *Stat
-			if want != nil {
-				s := want[id]
-				ws = &s
-			}
-			parts[i] = p.open(ctx, id, w, ws)
-			iters[i] = parts[i]
+		parts := p.openGroup(ctx, group, w, want)
+		iters := make([]Iter, len(parts))
+		for i, pt := range parts {
+			iters[i] = pt
 		}
 		p.readAhead(parts)
 		name, err := Spill(d, NewMerge(iters))
@@ -82,6 +76,29 @@ func (p *Parts) Count(ctx context.Context, d *extsort.SpillDir, ids []string, w 
 		}
 	}
 	return names, stats, nil
+}
+
+// openGroup opens the parts ids. When Open panics (or calls
+// runtime.Goexit) the parts opened before are stopped first: each holds a
+// coroutine that would otherwise wait for ever.
+func (p *Parts) openGroup(ctx context.Context, ids []string, w int64, want map[string]Stat) (parts []*part) {
+	parts = make([]*part, 0, len(ids))
+	defer func() {
+		if len(parts) < len(ids) {
+			for _, pt := range parts {
+				pt.stop()
+			}
+		}
+	}()
+	for _, id := range ids {
+		var ws *Stat
+		if want != nil {
+			s := want[id]
+			ws = &s
+		}
+		parts = append(parts, p.open(ctx, id, w, ws))
+	}
+	return parts
 }
 
 // readAhead pulls the first batch of each of parts, from up to p.ReadAhead
