@@ -29,9 +29,9 @@ import (
 // wrong one. Keys must be spelled as the store lists them.
 type Inputs struct {
 	// Uncommitted yields the addresses of the uncommitted export (for
-	// example from uncommitted.ReadRun). It is consumed first, on the
-	// goroutine that called Mark, while Mark lists the namespace on others
-	// (and reads Parts, if given, on another).
+	// example from uncommitted.ReadRun). It is consumed before Committed
+	// or Changes, on the goroutine that called Mark, while Mark lists the
+	// namespace on others (and reads Parts, if given, on another).
 	Uncommitted iter.Seq2[string, error]
 	// Committed yields the addresses of the active commits, in any order,
 	// a key as often as the host likes: the keep index counts each time
@@ -45,7 +45,8 @@ type Inputs struct {
 	// Uncommitted is, on a goroutine of Mark's own, so Parts.Open and its
 	// sequences must be safe to use while Uncommitted's sequence runs; a
 	// panic of theirs comes out of Mark, on its caller's goroutine, once
-	// Mark has stopped reading and listing.
+	// Mark has stopped reading and listing (when both panic,
+	// Uncommitted's).
 	Parts *Parts
 	// Changes, with Committed, is what changed in Committed since a
 	// previous run; Mark reads it in place of Committed when it starts
