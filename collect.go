@@ -382,9 +382,10 @@ func (s settings) classifiers() []sweep.ErrorClassifier {
 	return cs
 }
 
-// mark marks the garbage: the export's addresses are read first, then the
-// active commits', and nothing newer than the export's start minus the
-// minimum age is a candidate.
+// mark marks the garbage: the export's addresses are read, and the active
+// commits' (after them, or beside them when the host gives parts), and
+// nothing newer than the export's start minus the minimum age is a
+// candidate.
 func (c *cycle) mark(ctx context.Context) error {
 	done := c.phase(ctx, PhaseMark)
 	c.progress(Progress{Phase: PhaseMark})

@@ -43,7 +43,10 @@ type CommittedParts interface {
 	// parts' ReadAhead is the mark's (sweep.Parts.ReadAhead): above 1, Open
 	// and distinct sequences must be safe for concurrent use, and Collect
 	// reads up to that many parts at once, each still from one goroutine
-	// at a time.
+	// at a time. Either way the mark reads the parts while it reads the
+	// uncommitted addresses (the export's, then Host.Copies'), on another
+	// goroutine (sweep.Inputs.Parts): Open and its sequences must be safe
+	// to use while those are read.
 	CommittedParts(ctx context.Context, active []retention.ActiveCommit) (*sweep.Parts, error)
 }
 

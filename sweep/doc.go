@@ -36,14 +36,16 @@
 // listed more than once is kept when any listed copy is young or of unknown
 // age.
 //
-// The keep set is Inputs.Uncommitted, read first, then the committed keep
-// set, read while the namespace is listed; a failure of either stops the
-// other. The committed keep set is given in one of two ways: flat, every
-// key in Inputs.Committed (with, optionally, Inputs.Changes, what changed in
-// it since a previous run), or as immutable named parts, Inputs.Parts
-// (lakeFS's ranges), each part's keys sorted. Either way a run records a
-// counted keep index from which the next optimized run starts (see "Clean
-// and optimized runs").
+// The keep set is Inputs.Uncommitted and the committed keep set, read
+// while the namespace is listed: a committed keep set given as parts at the
+// same time as Uncommitted, on a goroutine of Mark's own, a flat one after
+// Uncommitted, on the goroutine that called Mark. A failure of any of them
+// stops the others. The committed keep set is given in one of two ways:
+// flat, every key in Inputs.Committed (with, optionally, Inputs.Changes,
+// what changed in it since a previous run), or as immutable named parts,
+// Inputs.Parts (lakeFS's ranges), each part's keys sorted. Either way a run
+// records a counted keep index from which the next optimized run starts
+// (see "Clean and optimized runs").
 // Keep keys match listed keys byte for byte, without any normalisation; a
 // keep key that cannot match a listed key (a full URI, a leading '/', an
 // empty key) fails the mark with ErrInvalidInput. Both sides are sorted

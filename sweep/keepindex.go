@@ -116,36 +116,42 @@ func (c *committed) release() {
 	}
 }
 
-// readCommitted reads the committed keep set on the goroutine that reads the
-// inputs: the parts that changed since the previous run (or all of them),
-// Changes' keys, or Committed's, into spill files and sorters. keep holds
-// the uncommitted keys read so far; when a sorter needs its memory, its keys
-// move to hold.
+// readParts reads the committed keep set given as parts: the parts that
+// changed since the previous run, or all of them, into spill files. It uses
+// no sorter of the inputs (see readAndList): readAndList runs it on a
+// goroutine of its own while the uncommitted keys are read.
+func (m *marker) readParts(ctx context.Context, p *Parts, prev *previous) (*committed, error) {
+	c := &committed{kind: kindParts, version: p.Version}
+	ids := partIDs(p)
+	if prev != nil && prev.state.KeepKind == kindParts && prev.partsFile != "" && prev.state.PartsVersion != p.Version {
+		m.log("sweep: counting every part", "why", "the parts' version changed", "previous", prev.state.PartsVersion, "version", p.Version)
+	} else if prev != nil && prev.state.KeepKind == kindParts && prev.partsFile != "" {
+		err := m.partsChanged(ctx, p, ids, prev, c)
+		if err == nil {
+			return c, nil
+		}
+		c.release()
+		if !errors.Is(err, keycount.ErrChanged) {
+			return nil, err
+		}
+		m.log("sweep: counting every part", "why", err.Error())
+		c = &committed{kind: kindParts, version: p.Version}
+	}
+	c.source = KeepParts
+	var err error
+	c.files, c.stats, err = m.partSource(p, c).Count(ctx, m.spill, ids, 1, nil, m.budgets().fanIn)
+	return c, err
+}
+
+// readCommitted reads a flat committed keep set (Inputs.Parts is nil), on
+// the goroutine that read the uncommitted keys, after them: Changes' keys,
+// or Committed's, into sorters. keep holds the uncommitted keys; their
+// block moves to hold first, so that a sorter of committed keys has its
+// memory. It returns the last sorter, whose block's unused share the pool
+// gets.
 func (m *marker) readCommitted(ctx context.Context, in Inputs, prev *previous, keep, hold *extsort.Sorter) (*committed, *extsort.Sorter, error) {
 	sh := m.budgets()
 	share := sh.keep - sh.young
-	if in.Parts != nil {
-		c := &committed{kind: kindParts, version: in.Parts.Version}
-		ids := partIDs(in.Parts)
-		if prev != nil && prev.state.KeepKind == kindParts && prev.partsFile != "" && prev.state.PartsVersion != in.Parts.Version {
-			m.log("sweep: counting every part", "why", "the parts' version changed", "previous", prev.state.PartsVersion, "version", in.Parts.Version)
-		} else if prev != nil && prev.state.KeepKind == kindParts && prev.partsFile != "" {
-			err := m.partsChanged(ctx, in.Parts, ids, prev, c)
-			if err == nil {
-				return c, keep, nil
-			}
-			c.release()
-			if !errors.Is(err, keycount.ErrChanged) {
-				return nil, nil, err
-			}
-			m.log("sweep: counting every part", "why", err.Error())
-			c = &committed{kind: kindParts, version: in.Parts.Version}
-		}
-		c.source = KeepParts
-		var err error
-		c.files, c.stats, err = m.partSource(in.Parts, c).Count(ctx, m.spill, ids, 1, nil, sh.fanIn)
-		return c, keep, err
-	}
 	// A flat keep set, counted: each key by how many times it is given.
 	// Changes when they are relative to the run this one starts from and
 	// its index counted a flat keep set so; else Committed.

@@ -1,12 +1,14 @@
 package sweep
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"iter"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -28,8 +30,9 @@ import (
 // wrong one. Keys must be spelled as the store lists them.
 type Inputs struct {
 	// Uncommitted yields the addresses of the uncommitted export (for
-	// example from uncommitted.ReadRun). It is consumed first, on the
-	// goroutine that called Mark, while Mark lists the namespace on others.
+	// example from uncommitted.ReadRun). It is consumed before Committed
+	// or Changes, on the goroutine that called Mark, while Mark lists the
+	// namespace on others (and reads Parts, if given, on another).
 	Uncommitted iter.Seq2[string, error]
 	// Committed yields the addresses of the active commits, in any order,
 	// a key as often as the host likes: the keep index counts each time
@@ -39,7 +42,12 @@ type Inputs struct {
 	Committed iter.Seq2[string, error]
 	// Parts is the committed keep set as immutable, named parts (lakeFS's
 	// ranges), in place of Committed: a run reads only the parts that
-	// changed since the previous run (see Parts).
+	// changed since the previous run (see Parts). They are read while
+	// Uncommitted is, on a goroutine of Mark's own, so Parts.Open and its
+	// sequences must be safe to use while Uncommitted's sequence runs; a
+	// panic of theirs comes out of Mark, on its caller's goroutine, once
+	// Mark has stopped reading and listing (when both panic,
+	// Uncommitted's).
 	Parts *Parts
 	// Changes, with Committed, is what changed in Committed since a
 	// previous run; Mark reads it in place of Committed when it starts
@@ -503,11 +511,18 @@ func (l *lister) inputsRead(keep *extsort.Sorter) {
 	l.pool.Give(int64(max(keep.MaxBytes()-keep.Size(), 0)))
 }
 
-// readAndList reads the inputs on this goroutine while l lists the
-// namespace on another: the uncommitted keys into keep, then the committed
-// keep set (see readCommitted). The first error stops both, and is
-// returned once both have stopped. When the inputs are read, the pool gets
-// what the last sorter's block did not take of its share.
+// readAndList reads the inputs while l lists the namespace on another
+// goroutine: the uncommitted keys into keep on this one and, when the
+// committed keep set is parts, those at the same time on a goroutine of
+// their own (partsReader: they use neither keep nor hold); a flat keep set
+// or Changes on this goroutine after the uncommitted keys, since their
+// sorters first take keep's block (see readCommitted). The first error
+// stops the others, and is returned once all have stopped. A panic of the
+// parts' Open or sequences comes out here, on Mark's caller's goroutine,
+// once all have stopped, whatever else failed, as one of Uncommitted's
+// does (which comes out instead when both panic). When the inputs are
+// read, the pool gets what the last sorter's block did not take of its
+// share.
 func (m *marker) readAndList(ctx context.Context, in Inputs, prev *previous, keep, hold *extsort.Sorter, l *lister) (*committed, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	var (
@@ -526,27 +541,96 @@ func (m *marker) readAndList(ctx context.Context, in Inputs, prev *previous, kee
 			fail(err)
 		}
 	}()
-	// Every way out, an input's panic included, stops the listing and waits
-	// for it: Mark frees the pool and removes the spill folder after.
+	var parts *partsReader
+	// Every way out, an input's panic included, stops the listing and the
+	// parts' reading and waits for them: Mark frees the pool and removes
+	// the spill folder after.
 	defer func() {
 		cancel()
+		if parts != nil {
+			<-parts.done
+		}
 		<-listed
 	}()
-	var com *committed
-	err := readKeep(ctx, in.Uncommitted, keep)
-	if err == nil {
-		var last *extsort.Sorter
-		com, last, err = m.readCommitted(ctx, in, prev, keep, hold)
-		if err == nil {
-			l.inputsRead(last)
-			m.cnt.phase("list")
-		}
+	if in.Parts != nil {
+		parts = m.startParts(ctx, in.Parts, prev, fail, cancel)
 	}
+	var com *committed
+	last := keep
+	err := readKeep(ctx, in.Uncommitted, keep)
 	if err != nil {
 		fail(err)
 	}
+	switch {
+	case parts != nil:
+		var perr error
+		com, perr = parts.wait()
+		err = cmp.Or(err, perr)
+	case err == nil:
+		if com, last, err = m.readCommitted(ctx, in, prev, keep, hold); err != nil {
+			fail(err)
+		}
+	}
+	if err == nil {
+		l.inputsRead(last)
+		m.cnt.phase("list")
+	}
 	<-listed // first is set, if at all, before listed closes
 	return com, first
+}
+
+// partsReader reads a committed keep set given as parts (readParts) on a
+// goroutine of its own, while readAndList reads the uncommitted keys. Its
+// error goes to fail; its panic, or its runtime.Goexit (a host's test
+// calling t.FailNow in a part's sequence), is kept and raised again on the
+// goroutine that waits for it, and cancels the rest first. done closes once
+// the goroutine has returned: only then may the other fields be read.
+type partsReader struct {
+	done     chan struct{}
+	com      *committed
+	err      error
+	panicked any
+	exited   bool // runtime.Goexit: neither returned nor panicked
+}
+
+// startParts starts reading p on a goroutine of its own; fail gets its
+// error, and cancel stops the rest when it panics.
+func (m *marker) startParts(ctx context.Context, p *Parts, prev *previous, fail func(error), cancel context.CancelFunc) *partsReader {
+	r := &partsReader{done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		returned := false
+		defer func() {
+			if returned {
+				return
+			}
+			// Since Go 1.21 a panic's recovered value is never nil:
+			// nil is a Goexit.
+			if r.panicked = recover(); r.panicked == nil {
+				r.exited = true
+			}
+			cancel()
+		}()
+		r.com, r.err = m.readParts(ctx, p, prev)
+		returned = true
+		if r.err != nil {
+			fail(r.err)
+		}
+	}()
+	return r
+}
+
+// wait waits for the goroutine and returns what it read and its error; its
+// panic panics here, and its Goexit exits this goroutine.
+func (r *partsReader) wait() (*committed, error) {
+	<-r.done
+	if r.panicked != nil {
+		panic(r.panicked)
+	}
+	if r.exited {
+		runtime.Goexit()
+	}
+	return r.com, r.err
 }
 
 // fullURI reports whether key is a full address in any spelling

@@ -35,8 +35,10 @@ type Parts struct {
 	// may hold several sequences open at once (at most the merge fan-in,
 	// 64, each with a batch of up to 32 KiB of its keys, outside the memory
 	// budget), and reads them from one goroutine at a time unless
-	// ReadAhead says otherwise. Open must be safe to call again for the
-	// same ID.
+	// ReadAhead says otherwise, while Uncommitted is read on another (see
+	// Inputs.Parts). Open must be safe to call again for the same ID. A
+	// panic of Open or of a sequence comes out of Mark, on its caller's
+	// goroutine, with ReadAhead too.
 	Open func(ctx context.Context, id string) iter.Seq2[string, error]
 	// Version names the rules by which Open spells a part's keys from
 	// what the part holds (how addresses become keys, the namespace they

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"iter"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -44,7 +45,7 @@ type Parts struct {
 	// before it merges the group from one. 1 or less: one at a time, as the
 	// merge first pulls them. With more, Open and distinct sequences must
 	// be safe for concurrent use; each sequence is read by one goroutine at
-	// a time.
+	// a time, and a panic of one comes out of Count, as without.
 	ReadAhead int
 }
 
@@ -59,16 +60,10 @@ func (p *Parts) Count(ctx context.Context, d *extsort.SpillDir, ids []string, w 
 	for len(ids) > 0 {
 		group := ids[:min(fanIn, len(ids))]
 		ids = ids[len(group):]
-		iters := make([]Iter, len(group))
-		parts := make([]*part, len(group))
-		for i, id := range group {
-			var ws *Stat
-			if want != nil {
-				s := want[id]
-				ws = &s
-			}
-			parts[i] = p.open(ctx, id, w, ws)
-			iters[i] = parts[i]
+		parts := p.openGroup(ctx, group, w, want)
+		iters := make([]Iter, len(parts))
+		for i, pt := range parts {
+			iters[i] = pt
 		}
 		p.readAhead(parts)
 		name, err := Spill(d, NewMerge(iters))
@@ -83,30 +78,85 @@ func (p *Parts) Count(ctx context.Context, d *extsort.SpillDir, ids []string, w 
 	return names, stats, nil
 }
 
+// openGroup opens the parts ids. When Open panics (or calls
+// runtime.Goexit) the parts opened before are stopped first: each holds a
+// coroutine that would otherwise wait for ever.
+func (p *Parts) openGroup(ctx context.Context, ids []string, w int64, want map[string]Stat) (parts []*part) {
+	parts = make([]*part, 0, len(ids))
+	defer func() {
+		if len(parts) < len(ids) {
+			for _, pt := range parts {
+				pt.stop()
+			}
+		}
+	}()
+	for _, id := range ids {
+		var ws *Stat
+		if want != nil {
+			s := want[id]
+			ws = &s
+		}
+		parts = append(parts, p.open(ctx, id, w, ws))
+	}
+	return parts
+}
+
 // readAhead pulls the first batch of each of parts, from up to p.ReadAhead
 // goroutines at once: the parts' reads wait for their stores together
 // rather than one after the other as the merge first pulls them. It holds
 // what the merge would hold anyway: one batch a part. An error is kept in
-// the part's batch, for the merge to meet.
+// the part's batch, for the merge to meet. A sequence's panic (or
+// runtime.Goexit) is raised again on the caller's goroutine once every
+// goroutine has returned and every part is stopped, as it would be were the
+// part pulled there: never is a part whose pull did not return read as
+// ended.
 func (p *Parts) readAhead(parts []*part) {
 	n := min(p.ReadAhead, len(parts))
 	if n <= 1 {
 		return
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
+	var (
+		next     atomic.Int64
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		raised   bool
+		panicked any
+	)
 	wg.Add(n)
 	for range n {
 		go func() {
 			defer wg.Done()
+			returned := false
+			defer func() {
+				if returned {
+					return
+				}
+				r := recover() // nil: a Goexit
+				mu.Lock()
+				if !raised {
+					raised, panicked = true, r
+				}
+				mu.Unlock()
+			}()
 			for i := int(next.Add(1) - 1); i < len(parts); i = int(next.Add(1) - 1) {
 				if b, ok := parts[i].pull(); ok {
 					parts[i].cur, parts[i].i = b, 0
 				}
 			}
+			returned = true
 		}()
 	}
 	wg.Wait()
+	if !raised {
+		return
+	}
+	for _, pt := range parts {
+		pt.stop()
+	}
+	if panicked != nil {
+		panic(panicked)
+	}
+	runtime.Goexit()
 }
 
 // part reads one part's keys, each with count w, checking them and that
