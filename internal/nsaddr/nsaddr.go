@@ -76,6 +76,12 @@ func HasScheme(s string) bool {
 	return i > 0 && validScheme(s[:i])
 }
 
+// isSchemeChar reports whether c may be in a scheme (RFC 3986: ALPHA,
+// DIGIT, "+", "-", ".").
+func isSchemeChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'
+}
+
 func validScheme(s string) bool {
 	for j := 0; j < len(s); j++ {
 		c := s[j]
@@ -94,6 +100,17 @@ func validScheme(s string) bool {
 // with a single slash ("file:/srv/lake/x"). Anything else is a key relative
 // to the namespace.
 func IsFull(s string) bool {
+	// Either way the address starts with a scheme and its first ':': an
+	// address whose first character past a run of scheme characters is
+	// not ':' is relative, found without a scan of the whole key (the
+	// keep set's keys are checked one by one).
+	j := 0
+	for j < len(s) && isSchemeChar(s[j]) {
+		j++
+	}
+	if j == len(s) || s[j] != ':' {
+		return false
+	}
 	if HasScheme(s) {
 		return true
 	}

@@ -3,6 +3,7 @@ package nsaddr
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
@@ -301,6 +302,42 @@ func TestProberErrors(t *testing.T) {
 	closed.Close()
 	if err := NewProber(closed, "s3://bucket/repo1", 0).Probe(context.Background(), "file:///x/"+tail, tail); err == nil || errors.Is(err, ErrMismatch) {
 		t.Errorf("closed bucket: %v, want its error", err)
+	}
+}
+
+// isFullModel is IsFull as it was before its short cut: both rules on the
+// whole address.
+func isFullModel(s string) bool {
+	if HasScheme(s) {
+		return true
+	}
+	scheme, rest, ok := strings.Cut(s, ":")
+	return ok && strings.HasPrefix(rest, "/") && (strings.EqualFold(scheme, "file") || strings.EqualFold(scheme, "local"))
+}
+
+// TestIsFullModel: IsFull's short cut (the first character past the
+// scheme characters must be ':') changes no answer of the two rules, on
+// addresses built from the characters that matter.
+func TestIsFullModel(t *testing.T) {
+	r := rand.New(rand.NewPCG(36, 1))
+	parts := []string{"s3", "file", "FILE", "local", "Local", "a", "1", "+", "-", ".", ":", "/", "//", "://", ":/", "x", "é", " ", "data/"}
+	full := 0
+	for range 200000 {
+		var b strings.Builder
+		for range r.IntN(6) {
+			b.WriteString(parts[r.IntN(len(parts))])
+		}
+		s := b.String()
+		want := isFullModel(s)
+		if got := IsFull(s); got != want {
+			t.Fatalf("IsFull(%q) = %v, the two rules say %v", s, got, want)
+		}
+		if want {
+			full++
+		}
+	}
+	if full < 1000 {
+		t.Fatalf("only %d full addresses drawn", full)
 	}
 }
 
