@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -326,12 +327,18 @@ func TestCollectProgress(t *testing.T) {
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	var phases []string
 	var exports []lakegc.Progress
+	// The first two calls of the mark and of the sweep: the phase's
+	// start, without counters, then the package's first phase.
+	firsts := map[string][]string{}
 	cfg.Progress = func(p lakegc.Progress) {
 		if len(phases) == 0 || phases[len(phases)-1] != p.Phase {
 			phases = append(phases, p.Phase)
 		}
 		if p.Phase == lakegc.PhaseExport {
 			exports = append(exports, p)
+		}
+		if (p.Phase == lakegc.PhaseMark || p.Phase == lakegc.PhaseSweep) && len(firsts[p.Phase]) < 2 {
+			firsts[p.Phase] = append(firsts[p.Phase], p.Counters.Phase)
 		}
 	}
 	rep, err := lakegc.Collect(context.Background(), w.host.host(), cfg)
@@ -341,6 +348,9 @@ func TestCollectProgress(t *testing.T) {
 	want := []string{lakegc.PhaseExport, lakegc.PhaseRules, lakegc.PhaseCommits, lakegc.PhaseMark, lakegc.PhaseSweep}
 	if !slices.Equal(phases, want) {
 		t.Errorf("phases %q, want %q", phases, want)
+	}
+	if want := map[string][]string{lakegc.PhaseMark: {"", "start"}, lakegc.PhaseSweep: {"", "delete"}}; !maps.EqualFunc(firsts, want, slices.Equal) {
+		t.Errorf("first progress calls of the mark and the sweep %q, want %q", firsts, want)
 	}
 	if len(exports) != rep.Export.Calls {
 		t.Errorf("%d export progress calls, %d export calls", len(exports), rep.Export.Calls)
