@@ -180,6 +180,7 @@ type Progress struct {
 	// Files and Rows count what the export wrote so far.
 	Files int
 	Rows  int64
-	// Counters are those of the mark and the sweep.
+	// Counters are those of the mark and the sweep: zero, with an empty
+	// Counters.Phase, in the call at the mark's or the sweep's start.
 	Counters sweep.Progress
 }

@@ -388,10 +388,10 @@
 // [WithDeleteConcurrency] fix it instead. A slice is listed by one request
 // at a time, so a store that rates prefixes apart sees at most one listing
 // request a prefix at once: the window sets how many slices are listed at
-// once, and its upper bound bounds them. A
-// page is the bucket's ListPage, or a PageLister's ([WithPageLister];
-// package s3list decodes S3's pages for a tenth of the SDK's CPU): the
-// window, retries and checks of the listing stay the same.
+// once, and its upper bound bounds them. A page is the bucket's ListPage,
+// or a PageLister's ([WithPageLister]; package s3list decodes S3's pages
+// for a tenth of the SDK's CPU): the window, retries and checks of the
+// listing stay the same.
 //
 // A request that fails with a transient error (throttled, Unknown, Internal,
 // DeadlineExceeded) is tried again after a backoff of [WithBackoff], from

@@ -405,7 +405,10 @@ func (j *joiner) walk(js *joinStreams) error {
 		// The common case of an optimized run, judged without the general
 		// path's comparisons: the least key is a staged key that the
 		// previous staged index holds counted 0, and no other stream is at
-		// it; key would judge it so (count 0, listed if carried).
+		// it; key would judge it so (count 0, listed if carried). It stays
+		// below the next block's first key: keys are judged in ascending
+		// order (the walls' cursor depends on it), and a decoded block's
+		// keys meet the staged index's counts.
 		for sok && uok && uc == 0 && bytes.Equal(sk, uk) &&
 			(!lok || bytes.Compare(sk, lk) < 0) && (!dok || bytes.Compare(sk, dk) < 0) &&
 			(!cok || bytes.Compare(sk, ck) < 0) && (hdr == nil || bytes.Compare(sk, hdr.first) < 0) {

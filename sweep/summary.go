@@ -230,8 +230,9 @@ type sweepJSON struct {
 }
 
 // Progress is a snapshot of the counters of Mark or Sweep, given to the
-// function of WithProgress. Phase is one of "start" (Mark's checks and the
-// previous run's records read, for an optimized run), "keep" (reading the
+// function of WithProgress. Phase is one of "start" (Mark's checks, a
+// failed run's leftovers removed and, for an optimized run, the previous
+// run's records read), "keep" (reading the
 // inputs, while the listing runs beside it), "list" (the listing, once the
 // inputs are read), "join" (sorting and subtracting), "write", "delete" and
 // "done".

@@ -79,6 +79,10 @@ func (p *progress) collect(c lakegc.Progress) {
 	case lakegc.PhaseCommits:
 		p.set("commits: lakeFS applies the retention rules…", true)
 	case lakegc.PhaseMark:
+		if s.Phase == "" || s.Phase == "start" {
+			p.set("mark: starting (the previous run's records)…", false)
+			break
+		}
 		p.set(fmt.Sprintf("listing: %d objects listed, %d kept, %d marked", s.Listed, s.Kept, s.Marked), false)
 	case lakegc.PhaseSweep:
 		p.set(fmt.Sprintf("deleting: %d deleted, %d already gone, %d failed", s.Deleted, s.AlreadyGone, s.Failed), false)
