@@ -487,7 +487,7 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 		m.log("sweep: previous run's candidates judged again", "previous_run_id", id, "why", why)
 		cands, err := m.copyCandidates(ctx, id, sum.NumDeletedObjects, keep)
 		if err != nil {
-			os.Remove(live)
+			p.removeCopies(live)
 			return nil, "previous run's candidates: " + err.Error()
 		}
 		runs = append(runs, cands)
@@ -503,9 +503,7 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 		fr, err := extsort.OpenRun(name, m.spill.IOBuf())
 		if err != nil {
 			extsort.CloseAll(iters)
-			for _, n := range runs {
-				os.Remove(n)
-			}
+			p.removeCopies(runs...)
 			return nil, "previous run's records: " + err.Error()
 		}
 		iters = append(iters, fr)
@@ -514,6 +512,18 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 		p.carried = extsort.NewMerge(iters)
 	}
 	return p, ""
+}
+
+// removeCopies removes the files named, and the copies of the previous
+// run's records p holds: a run that does not start from them leaves none
+// in the spill folder for the clean run it makes.
+func (p *previous) removeCopies(names ...string) {
+	for _, n := range append(names, p.indexFile, p.stagedFile, p.partsFile) {
+		if n != "" {
+			os.Remove(n)
+		}
+	}
+	p.indexFile, p.stagedFile, p.partsFile = "", "", ""
 }
 
 // loadIndex copies the previous run's keep index (its committed and staged
