@@ -341,6 +341,22 @@ func TestIsFullModel(t *testing.T) {
 	}
 }
 
+// FuzzIsFull: IsFull's short cut gives the two rules' answer on any bytes
+// (TestIsFullModel draws from a few parts; this reaches the rest: bytes
+// past 0x7f, a scheme that starts with a digit or a sign, colons before or
+// after the "://").
+func FuzzIsFull(f *testing.F) {
+	for _, s := range []string{"", ":", "1:/x", "+a://x", "a+://x", "-:/", "file:/x", "FiLe:/", "local:x",
+		"a.b-c+d://x", "\x80:/x", "\xc5\xbfile:/x", "s3:/x", "a:b://x", "data/s3://x", "file::/x", " s3://x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := IsFull(s), isFullModel(s); got != want {
+			t.Fatalf("IsFull(%q) = %v, the two rules say %v", s, got, want)
+		}
+	})
+}
+
 func TestIsFull(t *testing.T) {
 	for s, want := range map[string]bool{
 		"s3://b/x": true, "file:/x": true, "FILE:/x": true, "local:/x": true, "file:x": false,
