@@ -232,10 +232,9 @@ type sweepJSON struct {
 // Progress is a snapshot of the counters of Mark or Sweep, given to the
 // function of WithProgress. Phase is one of "start" (Mark's checks, a
 // failed run's leftovers removed and, for an optimized run, the previous
-// run's records read), "keep" (reading the
-// inputs, while the listing runs beside it), "list" (the listing, once the
-// inputs are read), "join" (sorting and subtracting), "write", "delete" and
-// "done".
+// run's records read), "keep" (reading the inputs, while the listing runs
+// beside it), "list" (the listing, once the inputs are read), "join"
+// (sorting and subtracting), "write", "delete" and "done".
 //
 // Of the Listed objects, Unrecognized ones are never judged (their key has
 // no shape the recognizer accepts: WithRecognizer, WithInclude), Young ones

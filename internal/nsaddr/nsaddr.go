@@ -101,9 +101,9 @@ func validScheme(s string) bool {
 // to the namespace.
 func IsFull(s string) bool {
 	// Either way the address starts with a scheme and its first ':': an
-	// address whose first character past a run of scheme characters is
-	// not ':' is relative, found without a scan of the whole key (the
-	// keep set's keys are checked one by one).
+	// address whose run of leading scheme characters is not followed by
+	// ':' (or is all of it) is relative, found without a scan of the
+	// whole key (the keep set's keys are checked one by one).
 	j := 0
 	for j < len(s) && isSchemeChar(s[j]) {
 		j++

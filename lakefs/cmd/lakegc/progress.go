@@ -80,7 +80,7 @@ func (p *progress) collect(c lakegc.Progress) {
 		p.set("commits: lakeFS applies the retention rules…", true)
 	case lakegc.PhaseMark:
 		if s.Phase == "" || s.Phase == "start" {
-			p.set("mark: starting (the previous run's records)…", false)
+			p.set("mark: starting…", false)
 			break
 		}
 		p.set(fmt.Sprintf("listing: %d objects listed, %d kept, %d marked", s.Listed, s.Kept, s.Marked), false)
