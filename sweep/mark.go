@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"gocloud.dev/blob"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/lakegc/lakegc/internal/extsort"
 	"github.com/lakegc/lakegc/internal/layout"
@@ -701,12 +700,13 @@ func keepAddErr(err error) error {
 // candidates, and any sweep report.
 func (m *marker) removeStale(ctx context.Context) error {
 	// At once: a new run's folders are empty, and each is a request's wait.
-	g, gctx := errgroup.WithContext(ctx)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	removals := []func() error{func() error { return removeObject(ctx, m.bucket, m.cfg.classify, m.dir+"sweep.json") }}
 	for _, sub := range []string{layout.DeletedFolder, "failed/", "unrecognized/", recordDir} {
-		g.Go(func() error { return removeFolder(gctx, m.bucket, m.cfg.classify, m.dir+sub) })
+		removals = append(removals, func() error { return removeFolder(ctx, m.bucket, m.cfg.classify, m.dir+sub) })
 	}
-	g.Go(func() error { return removeObject(gctx, m.bucket, m.cfg.classify, m.dir+"sweep.json") })
-	return g.Wait()
+	return closeAll(cancel, removals...)
 }
 
 // fail records a failed run: no candidates, and a summary with success

@@ -396,17 +396,13 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 	// The state is read while the summary is: both are small, and each is
 	// a request's wait.
 	dir := reportDir(cfg.storagePrefix, id)
-	var (
-		st     *runState
-		stErr  error
-		stRead = make(chan struct{})
-	)
-	go func() {
-		defer close(stRead)
-		st, stErr = readState(ctx, m.bucket, dir)
-	}()
+	var st *runState
+	stateRead := goWait(func() (err error) {
+		st, err = readState(ctx, m.bucket, dir)
+		return err
+	})
 	sum, err := ReadSummary(ctx, m.bucket, cfg.storagePrefix, id, cfg.classify...)
-	<-stRead
+	stErr := stateRead()
 	if err != nil {
 		return nil, "previous run's summary: " + err.Error()
 	}
@@ -459,15 +455,14 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 	keep := newCarryFilter(cfg.dataPrefix+"/", p.skip, cfg.recognizer(), recheck)
 	// Whether the previous run was swept is read while its records are.
 	var (
-		swept  bool
-		why    string
-		sweptR = make(chan struct{})
+		swept bool
+		why   string
 	)
-	go func() {
-		defer close(sweptR)
+	sweptRead := goWait(func() error {
 		swept, why = m.wasSwept(ctx, dir)
-	}()
-	defer func() { <-sweptR }()
+		return nil
+	})
+	defer sweptRead() // every way out waits for it
 	var live string
 	if st.Version == 1 {
 		var n int64
@@ -482,7 +477,7 @@ func (m *marker) loadPrevious(ctx context.Context) (*previous, string) {
 		return nil, err.Error()
 	}
 	runs := []string{live}
-	<-sweptR
+	sweptRead()
 	if !swept {
 		m.log("sweep: previous run's candidates judged again", "previous_run_id", id, "why", why)
 		cands, err := m.copyCandidates(ctx, id, sum.NumDeletedObjects, keep)
@@ -532,32 +527,30 @@ func (p *previous) removeCopies(names ...string) {
 func (m *marker) loadIndex(ctx context.Context, dir string, p *previous) (string, error) {
 	st := p.state
 	// The records are copied at once: each is one request's wait, then
-	// the store's and the disk's speed. A copy that fails leaves no file.
+	// the store's and the disk's speed. A copy that fails leaves no file;
+	// none is cancelled when another fails, so that the error named is the
+	// first record's of the three that failed. A panic of the bucket's
+	// comes out here once every copy has ended (closeAll).
 	var (
 		name, staged, parts string
-		nParts              int64
 		errs                [3]error
-		wg                  sync.WaitGroup
 	)
-	goWait := func(f func()) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f()
-		}()
+	copies := []func() error{
+		func() error { name, errs[0] = m.copyChecked(ctx, dir+indexName, cindexFormat); return nil },
+		func() error { staged, errs[1] = m.copyChecked(ctx, dir+stagedName, stagedFormat); return nil },
 	}
-	goWait(func() { name, errs[0] = m.copyChecked(ctx, dir+indexName, cindexFormat) })
-	goWait(func() { staged, errs[1] = m.copyChecked(ctx, dir+stagedName, stagedFormat) })
 	if st.KeepKind == kindParts {
-		goWait(func() {
-			parts, nParts, errs[2] = m.copyRecord(ctx, dir+partsName, partsFormat)
-			if errs[2] == nil && nParts != st.Parts {
+		copies = append(copies, func() error {
+			var n int64
+			parts, n, errs[2] = m.copyRecord(ctx, dir+partsName, partsFormat)
+			if errs[2] == nil && n != st.Parts {
 				os.Remove(parts)
-				parts, errs[2] = "", fmt.Errorf("holds %d parts, its state says %d", nParts, st.Parts)
+				parts, errs[2] = "", fmt.Errorf("holds %d parts, its state says %d", n, st.Parts)
 			}
+			return nil
 		})
 	}
-	wg.Wait()
+	closeAll(func() {}, copies...)
 	for i, what := range []string{"committed index", "staged index", "parts record"} {
 		if errs[i] != nil {
 			for _, f := range []string{name, staged, parts} {
