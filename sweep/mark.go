@@ -414,7 +414,9 @@ func (m *marker) join(ctx context.Context, js joinStreams, young *youngSlices, c
 
 // goWait runs f on a goroutine of its own and returns a function that
 // waits for it to return and gives its error (each call the same); a panic
-// of f's is raised again by each call, on the caller's goroutine.
+// of f's is raised again by each call, on the caller's goroutine, and a
+// runtime.Goexit (a test's FailNow in a bucket it wraps) exits the caller's
+// goroutine too, rather than read as f returning nil.
 func goWait(f func() error) func() error {
 	done := make(chan struct{})
 	var (
@@ -423,24 +425,54 @@ func goWait(f func() error) func() error {
 	)
 	go func() {
 		defer close(done)
-		defer func() { panicked = recover() }()
+		returned := false
+		defer func() {
+			if !returned {
+				panicked = recoveredOrExit(recover())
+			}
+		}()
 		err = f()
+		returned = true
 	}()
 	return func() error {
 		<-done
 		if panicked != nil {
-			panic(panicked)
+			raiseAgain(panicked)
 		}
 		return err
 	}
 }
 
+// goexited stands for a runtime.Goexit where a goroutine's recorder keeps
+// what ended it: since Go 1.21 a panic's recovered value is never nil, so
+// a deferred recover() that returns nil on a goroutine that did not return
+// is a Goexit.
+type goexited struct{}
+
+// recoveredOrExit is what ended a goroutine that did not return: p, its
+// recovered panic, or goexited{} when p is nil.
+func recoveredOrExit(p any) any {
+	if p == nil {
+		return goexited{}
+	}
+	return p
+}
+
+// raiseAgain raises p, from recoveredOrExit, on the caller's goroutine: a
+// Goexit as a Goexit, a panic as a panic.
+func raiseAgain(p any) {
+	if _, ok := p.(goexited); ok {
+		runtime.Goexit()
+	}
+	panic(p)
+}
+
 // closeAll runs each of fs on a goroutine of its own and waits for all of
 // them. The first error is returned, and cancel is called as soon as it
 // comes (before the error of another that the cancellation caused). A
-// panic of one of fs cancels the others too, and is raised again on the
-// caller's goroutine once all of them have returned: a caller that
-// recovers it finds no upload still writing.
+// panic (or a runtime.Goexit) of one of fs cancels the others too, and is
+// raised again on the caller's goroutine once all of them have returned: a
+// caller that recovers it finds no upload still writing.
 func closeAll(cancel context.CancelFunc, fs ...func() error) error {
 	var (
 		wg       sync.WaitGroup
@@ -465,19 +497,22 @@ func closeAll(cancel context.CancelFunc, fs ...func() error) error {
 	for _, f := range fs {
 		go func() {
 			defer wg.Done()
+			returned := false
 			defer func() {
-				if p := recover(); p != nil {
-					failed(nil, p)
+				if !returned {
+					failed(nil, recoveredOrExit(recover()))
 				}
 			}()
-			if err := f(); err != nil {
+			err := f()
+			returned = true
+			if err != nil {
 				failed(err, nil)
 			}
 		}()
 	}
 	wg.Wait()
 	if panicked != nil {
-		panic(panicked)
+		raiseAgain(panicked)
 	}
 	return first
 }
@@ -588,8 +623,7 @@ type partsReader struct {
 	done     chan struct{}
 	com      *committed
 	err      error
-	panicked any
-	exited   bool // runtime.Goexit: neither returned nor panicked
+	panicked any // its panic, or goexited{} (recoveredOrExit)
 }
 
 // startParts starts reading p on a goroutine of its own; fail gets its
@@ -603,11 +637,7 @@ func (m *marker) startParts(ctx context.Context, p *Parts, prev *previous, fail 
 			if returned {
 				return
 			}
-			// Since Go 1.21 a panic's recovered value is never nil:
-			// nil is a Goexit.
-			if r.panicked = recover(); r.panicked == nil {
-				r.exited = true
-			}
+			r.panicked = recoveredOrExit(recover())
 			cancel()
 		}()
 		r.com, r.err = m.readParts(ctx, p, prev)
@@ -624,10 +654,7 @@ func (m *marker) startParts(ctx context.Context, p *Parts, prev *previous, fail 
 func (r *partsReader) wait() (*committed, error) {
 	<-r.done
 	if r.panicked != nil {
-		panic(r.panicked)
-	}
-	if r.exited {
-		runtime.Goexit()
+		raiseAgain(r.panicked)
 	}
 	return r.com, r.err
 }
